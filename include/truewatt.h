@@ -1,0 +1,277 @@
+/*
+ * truewatt.h - the one public header of libtruewatt.
+ *
+ * If a function, type or constant is not declared here, it is not API.
+ * Every exported symbol carries the prefix tw_ (checked by a test).
+ *
+ * Units: one internal unit per quantity, SI throughout: seconds, watts, joules.
+ * Every name that carries a quantity says its unit (t_s, power_w, energy_j).
+ *
+ * Errors: every fallible call returns a tw_status. TW_OK is 0; codes are
+ * append-only and never renumbered. tw_last_error() gives the detail of the
+ * last failure in the calling thread (file and line for bad input).
+ */
+#ifndef TRUEWATT_H
+#define TRUEWATT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TW_API __attribute__((visibility("default")))
+#else
+#define TW_API
+#endif
+
+#define TW_VERSION_MAJOR 0
+#define TW_VERSION_MINOR 1
+#define TW_VERSION_PATCH 0
+#define TW_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+typedef enum tw_status {
+    TW_OK = 0,
+    TW_EINVAL = 1,       /* invalid argument */
+    TW_ENOMEM = 2,       /* out of memory */
+    TW_EIO = 3,          /* a file could not be opened, read or written */
+    TW_EPARSE = 4,       /* malformed input */
+    TW_ENOTFOUND = 5,    /* no such column, backend, event or file */
+    TW_EUNAVAIL = 6,     /* backend unavailable on this machine */
+    TW_EUNSUPPORTED = 7, /* operation or field not supported */
+    TW_EEMPTY = 8,       /* input holds no data */
+    TW_EORDER = 9,       /* timestamps go backwards */
+    TW_ENUMERIC = 10,    /* a fit or estimate could not be computed */
+    TW_EINTERRUPTED = 11 /* stopped by a signal */
+    /* append new codes here; never renumber */
+} tw_status;
+
+/* Short text of a status code, never NULL. */
+TW_API const char *tw_strerror(tw_status status);
+/* Detail of the last failure in this thread ("" when none). */
+TW_API const char *tw_last_error(void);
+/* Library version string, e.g. "0.1.0". */
+TW_API const char *tw_version(void);
+
+/* ---------------------------------------------------------------- readings */
+
+typedef enum tw_quantity {
+    TW_Q_OTHER = 0,
+    TW_Q_TIME = 1,   /* seconds */
+    TW_Q_POWER = 2,  /* watts */
+    TW_Q_ENERGY = 3  /* joules */
+} tw_quantity;
+
+/* One reading (a column of a trace, a channel of a sensor). */
+typedef struct tw_reading_info {
+    const char *name;     /* as named in the source, e.g. "power_instant_mw" */
+    tw_quantity quantity; /* what the value means, after scaling to SI */
+    double scale;         /* factor applied to the source's values (1e-3 for mW) */
+} tw_reading_info;
+
+/* One row of samples on one timeline. Arrays have n entries, one per reading.
+ * A reading whose valid flag is 0 is absent in this row (never read as 0). */
+typedef struct tw_row {
+    double t_s;               /* the row's time on the trace timeline */
+    size_t n;                 /* number of readings */
+    const double *value;      /* SI units */
+    const double *t_value_s;  /* each reading's own timestamp (t_s when it has none) */
+    const uint8_t *valid;     /* 1 = present */
+} tw_row;
+
+/* ---------------------------------------------------------------- trace files */
+
+/* Streaming reader of a CSV trace. The header names the columns; the time
+ * column is "t_s" (or "t", or "time_s"); a column "X_t_s" is the own timestamp
+ * of reading X; unit suffixes (_w _mw _j _mj _s _ms _us _ns) scale values to SI.
+ * Empty cells and "nan" are absent readings. Lines starting with '#' are comments.
+ * Memory is bounded by the longest line, whatever the length of the file. */
+typedef struct tw_trace_reader tw_trace_reader;
+
+TW_API tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out);
+TW_API size_t tw_trace_reader_nreadings(const tw_trace_reader *r);
+TW_API const tw_reading_info *tw_trace_reader_reading(const tw_trace_reader *r, size_t i);
+/* Index of the reading named `name` (TW_ENOTFOUND lists the names in tw_last_error). */
+TW_API tw_status tw_trace_reader_find(const tw_trace_reader *r, const char *name, size_t *idx);
+/* Next row; *eof is set and TW_OK returned at the end. The row's arrays stay
+ * valid until the next call. Time going backwards is TW_EORDER. */
+TW_API tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof);
+TW_API tw_status tw_trace_reader_rewind(tw_trace_reader *r);
+/* Line number of the last row read (1 = header). */
+TW_API uint64_t tw_trace_reader_line(const tw_trace_reader *r);
+TW_API const char *tw_trace_reader_path(const tw_trace_reader *r);
+TW_API void tw_trace_reader_close(tw_trace_reader *r);
+
+/* Streaming CSV writer. Columns: t_s, then each name; with own_timestamps,
+ * also "NAME_t_s" after each reading. Names should carry SI unit suffixes. */
+typedef struct tw_trace_writer tw_trace_writer;
+
+TW_API tw_status tw_trace_writer_open(const char *path, size_t n, const char *const *names,
+                                      bool own_timestamps, tw_trace_writer **out);
+/* Adds a comment line ("# text") before the header; only before the first row. */
+TW_API tw_status tw_trace_writer_comment(tw_trace_writer *w, const char *text);
+TW_API tw_status tw_trace_writer_write(tw_trace_writer *w, const tw_row *row);
+/* Flushes and closes; reports a write error that happened on the way. */
+TW_API tw_status tw_trace_writer_close(tw_trace_writer *w);
+
+/* ---------------------------------------------------------------- events */
+
+/* A span of activity on the trace timeline (a kernel, a region). */
+typedef struct tw_event {
+    const char *name;
+    double start_s;
+    double end_s;
+    int32_t device;       /* -1 when unknown */
+    int64_t stream;       /* -1 when unknown */
+    double true_energy_j; /* ground truth when known (simulator), else NaN */
+} tw_event;
+
+typedef struct tw_events tw_events;
+
+TW_API tw_status tw_events_new(tw_events **out);
+/* CSV with name,start_s,end_s (aliases label,t_start,t_end) and optional
+ * device,stream,true_energy_j. */
+TW_API tw_status tw_events_load(const char *path, tw_events **out);
+TW_API tw_status tw_events_add(tw_events *ev, const tw_event *e);
+TW_API size_t tw_events_count(const tw_events *ev);
+TW_API const tw_event *tw_events_get(const tw_events *ev, size_t i);
+/* Stable sort by start time. */
+TW_API void tw_events_sort(tw_events *ev);
+TW_API tw_status tw_events_save(const tw_events *ev, const char *path);
+TW_API void tw_events_free(tw_events *ev);
+
+/* ---------------------------------------------------------------- simulator scenarios */
+
+typedef enum tw_sim_profile {
+    TW_SIM_K20 = 0, /* Burtscher et al. 2014: RC sensor, C = 0.84 s, ~15 ms updates */
+    TW_SIM_H100 = 1 /* sensors-h100.md: 1 s boxcar, 25 ms window / 100 ms, counter, buffer */
+} tw_sim_profile;
+
+TW_API const char *tw_sim_profile_name(tw_sim_profile p);
+TW_API tw_status tw_sim_profile_parse(const char *name, tw_sim_profile *out);
+
+/* A true power signal: idle, active idle, kernels at their power levels and
+ * the profile's after-kernel behaviour. Piecewise constant, so its energy is exact. */
+typedef struct tw_scenario tw_scenario;
+
+TW_API tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out);
+/* Kernels from a CSV name,start_s,duration_s,power_w. */
+TW_API tw_status tw_scenario_load(const char *path, tw_sim_profile profile, tw_scenario **out);
+TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s,
+                                        double duration_s, double power_w);
+/* Total simulated length; default: last kernel end + the profile's full tail + 1 s. */
+TW_API tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s);
+TW_API double tw_scenario_duration_s(const tw_scenario *s);
+TW_API tw_sim_profile tw_scenario_profile(const tw_scenario *s);
+TW_API double tw_scenario_idle_w(const tw_scenario *s);
+TW_API double tw_scenario_active_idle_w(const tw_scenario *s);
+TW_API double tw_scenario_true_power_w(const tw_scenario *s, double t_s);
+/* Exact integral of the true power over [t0_s, t1_s]. */
+TW_API double tw_scenario_true_energy_j(const tw_scenario *s, double t0_s, double t1_s);
+/* The kernels as events, with true_energy_j filled. */
+TW_API tw_status tw_scenario_events(const tw_scenario *s, tw_events **out);
+TW_API void tw_scenario_free(tw_scenario *s);
+
+/* ---------------------------------------------------------------- sensors */
+
+/* Backend selection and its inputs. Unused fields are ignored by a backend. */
+typedef struct tw_sensor_config {
+    const char *path;             /* replay: the trace file */
+    const tw_scenario *scenario;  /* sim: the true signal (borrowed, must outlive the sensor) */
+    uint64_t seed;                /* sim: noise and jitter */
+} tw_sensor_config;
+
+TW_API size_t tw_backend_count(void);
+TW_API const char *tw_backend_name(size_t i);
+TW_API const char *tw_backend_description(size_t i);
+/* Whether the backend can be used here; when not, why (into why[why_len]). */
+TW_API bool tw_backend_available(const char *name, char *why, size_t why_len);
+
+typedef struct tw_sensor tw_sensor;
+
+TW_API tw_status tw_sensor_open(const char *backend, const tw_sensor_config *cfg, tw_sensor **out);
+TW_API const char *tw_sensor_backend(const tw_sensor *s);
+TW_API size_t tw_sensor_nreadings(const tw_sensor *s);
+TW_API const tw_reading_info *tw_sensor_reading(const tw_sensor *s, size_t i);
+TW_API tw_status tw_sensor_find(const tw_sensor *s, const char *name, size_t *idx);
+/* Next row of readings; *eof at the end of a finite source. */
+TW_API tw_status tw_sensor_next(tw_sensor *s, tw_row *row, bool *eof);
+/* Starts again from the beginning (TW_EUNSUPPORTED for live sensors). */
+TW_API tw_status tw_sensor_rewind(tw_sensor *s);
+TW_API void tw_sensor_close(tw_sensor *s);
+
+/* ---------------------------------------------------------------- analysis */
+
+/* Ways to turn power readings into an event's energy. */
+typedef enum tw_method {
+    TW_METHOD_CORRECTED = 0,      /* Burtscher §5: dedup, RC correction, integrate t1..t2 */
+    TW_METHOD_RAW_T1_T2 = 1,      /* trapezoid of raw readings over the event */
+    TW_METHOD_RAW_T1_T3 = 2,      /* ... until the reading reaches active idle */
+    TW_METHOD_RAW_T1_T4 = 3,      /* ... until the reading reaches idle */
+    TW_METHOD_FIXED_INTERVAL = 4, /* readings of t1..t4 on equal intervals (Fig. 6) */
+    TW_METHOD_MEAN_X_RUNTIME = 5, /* mean reading over the power bump t1..t4 x runtime */
+    TW_METHOD_PAPI = 6,           /* last reading at t2 x runtime */
+    TW_METHOD_MTSM = 7,           /* mean of readings in t1..t2 x runtime (Arafa Eq. 2) */
+    TW_METHOD_COUNT
+} tw_method;
+
+TW_API const char *tw_method_name(tw_method m);
+TW_API const char *tw_method_description(tw_method m);
+
+typedef struct tw_analysis_options {
+    double capacitance_s;   /* RC constant; NaN = 0.84 s (K20) unless fitted */
+    bool fit_capacitance;   /* fit C from the longest event's step response */
+    int slope_half_width;   /* 1 = the paper's symmetric formula; k > 1 = LS slope over 2k+1 */
+    double dedup_gap_s;     /* drop equal consecutive readings at most this far apart (0.004) */
+    double idle_w;          /* NaN = estimate from the trace */
+    double active_idle_w;   /* NaN = estimate from the trace */
+    const char *corrected_path; /* when set, the corrected series is written there (CSV) */
+} tw_analysis_options;
+
+TW_API void tw_analysis_options_init(tw_analysis_options *o);
+
+/* Energy of an event split by cause (from the corrected power). */
+typedef struct tw_energy_split {
+    double idle_j;        /* idle level x duration */
+    double active_idle_j; /* (active idle - idle) x duration */
+    double dynamic_j;     /* what the work added above active idle */
+} tw_energy_split;
+
+typedef struct tw_analysis tw_analysis;
+
+/* Analyses reading `reading` of `src` (a power reading). With events, energies
+ * are per event; without, activity regions are detected where corrected power
+ * rises above active idle, and reported as events named region1, region2, ...
+ * May rewind `src` (fitting, level estimation) when the backend allows. */
+TW_API tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events,
+                            const tw_analysis_options *opt, tw_analysis **out);
+TW_API double tw_analysis_capacitance_s(const tw_analysis *a);
+TW_API bool tw_analysis_capacitance_fitted(const tw_analysis *a);
+/* RMS residual of the capacitance fit in watts (NaN when not fitted). */
+TW_API double tw_analysis_fit_rms_w(const tw_analysis *a);
+TW_API double tw_analysis_idle_w(const tw_analysis *a);
+TW_API double tw_analysis_active_idle_w(const tw_analysis *a);
+TW_API uint64_t tw_analysis_samples_read(const tw_analysis *a);
+TW_API uint64_t tw_analysis_samples_kept(const tw_analysis *a);
+TW_API double tw_analysis_start_s(const tw_analysis *a);
+TW_API double tw_analysis_end_s(const tw_analysis *a);
+/* Whole-trace energy from corrected power, and its split. */
+TW_API double tw_analysis_total_energy_j(const tw_analysis *a);
+TW_API tw_energy_split tw_analysis_total_split(const tw_analysis *a);
+TW_API size_t tw_analysis_event_count(const tw_analysis *a);
+TW_API const tw_event *tw_analysis_event(const tw_analysis *a, size_t i);
+/* NaN when the method cannot say (e.g. no reading inside the event). */
+TW_API double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method m);
+TW_API tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event);
+TW_API void tw_analysis_free(tw_analysis *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRUEWATT_H */

@@ -1,0 +1,35 @@
+/* Shared pieces of the command-line tool. Exit codes: 0 success, 1 the work
+ * failed (bad input, I/O), 2 wrong usage. */
+#ifndef TW_CLI_H
+#define TW_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "truewatt.h"
+
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;
+} cli_command;
+
+int cmd_demo(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+int cmd_backends(int argc, char **argv);
+
+/* "truewatt CMD: detail" from tw_last_error() (or the status text); returns 1. */
+int cli_fail(const char *cmd, tw_status st);
+/* "truewatt CMD: message" + a hint to --help; returns 2. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Strict number parsing: the whole string, finite. */
+bool cli_parse_double(const char *s, double *out);
+bool cli_parse_u64(const char *s, uint64_t *out);
+/* Progress notes go to stderr, so stdout stays clean for --json. */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,175 @@
+/* truewatt analyze: energy per event of a recorded trace, by every method. */
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/report_analysis.h"
+
+static void help(void)
+{
+    printf("usage: truewatt analyze TRACE [--events FILE] [--column NAME]\n"
+           "                        [--capacitance S | --fit-capacitance] [--slope-points N]\n"
+           "                        [--idle W] [--active-idle W] [--corrected-out FILE | --no-corrected-out]\n"
+           "                        [--json]\n\n"
+           "Energy of each event of a power trace by the corrected method of Burtscher et al. 2014\n"
+           "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n\n"
+           "  TRACE                CSV with a time column t_s (or t) and power columns (_w, _mw)\n"
+           "  --events FILE        CSV name,start_s,end_s (label,t_start,t_end also accepted);\n"
+           "                       without it, activity regions are detected from the trace\n"
+           "  --column NAME        the power reading to analyse (default power_w, else the first power column)\n"
+           "  --capacitance S      the sensor's RC constant (default 0.84 s, the K20's)\n"
+           "  --fit-capacitance    fit C by least squares on the longest event's step response\n"
+           "  --slope-points N     points for the slope: 3 = the paper's symmetric formula (default),\n"
+           "                       5, 7, ... = least-squares slope, smoother (paper §6.1)\n"
+           "  --idle W, --active-idle W   levels to use instead of estimating them from the trace\n"
+           "  --corrected-out FILE where to write the corrected power series\n"
+           "                       (default: TRACE's name with .corrected.csv, in the current folder)\n"
+           "  --no-corrected-out   do not write it\n"
+           "  --json               machine-readable output on stdout\n");
+}
+
+typedef struct analyze_args {
+    const char *trace, *events, *column, *corrected;
+    bool json, fit, no_corrected;
+    tw_analysis_options opt;
+    bool c_given;
+} analyze_args;
+
+enum { OPT_EVENTS = 1000, OPT_COLUMN, OPT_C, OPT_FIT, OPT_SLOPE, OPT_IDLE, OPT_AIDLE, OPT_OUT, OPT_NOOUT, OPT_JSON };
+
+static int parse_number_option(const char *name, const char *value, double *out)
+{
+    if (!cli_parse_double(value, out))
+        return cli_usage("analyze", "%s needs a number, got '%s'", name, value);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, analyze_args *a)
+{
+    static const struct option opts[] = {
+        {"events", required_argument, 0, OPT_EVENTS},   {"column", required_argument, 0, OPT_COLUMN},
+        {"capacitance", required_argument, 0, OPT_C},   {"fit-capacitance", no_argument, 0, OPT_FIT},
+        {"slope-points", required_argument, 0, OPT_SLOPE}, {"idle", required_argument, 0, OPT_IDLE},
+        {"active-idle", required_argument, 0, OPT_AIDLE}, {"corrected-out", required_argument, 0, OPT_OUT},
+        {"no-corrected-out", no_argument, 0, OPT_NOOUT}, {"json", no_argument, 0, OPT_JSON},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    int c, rc = 0;
+    double v;
+    optind = 1;
+    opterr = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': help(); return -1;
+        case OPT_EVENTS: a->events = optarg; break;
+        case OPT_COLUMN: a->column = optarg; break;
+        case OPT_C:
+            rc = parse_number_option("--capacitance", optarg, &a->opt.capacitance_s);
+            if (!rc && a->opt.capacitance_s < 0) rc = cli_usage("analyze", "--capacitance must be >= 0");
+            a->c_given = true;
+            break;
+        case OPT_FIT: a->opt.fit_capacitance = true; break;
+        case OPT_SLOPE:
+            rc = parse_number_option("--slope-points", optarg, &v);
+            if (!rc && (v < 3 || v > 33 || fmod(v, 2.0) != 1.0))
+                rc = cli_usage("analyze", "--slope-points must be an odd number from 3 to 33, got '%s'", optarg);
+            a->opt.slope_half_width = (int)((v - 1) / 2);
+            break;
+        case OPT_IDLE: rc = parse_number_option("--idle", optarg, &a->opt.idle_w); break;
+        case OPT_AIDLE: rc = parse_number_option("--active-idle", optarg, &a->opt.active_idle_w); break;
+        case OPT_OUT: a->corrected = optarg; break;
+        case OPT_NOOUT: a->no_corrected = true; break;
+        case OPT_JSON: a->json = true; break;
+        case ':': return cli_usage("analyze", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc) return rc;
+    if (a->c_given && a->opt.fit_capacitance)
+        return cli_usage("analyze", "--capacitance and --fit-capacitance exclude each other");
+    if (optind >= argc) return cli_usage("analyze", "which trace? give a TRACE file");
+    if (optind + 1 < argc) return cli_usage("analyze", "unexpected argument '%s'", argv[optind + 1]);
+    a->trace = argv[optind];
+    return 0;
+}
+
+/* TRACE "dir/run.csv" -> "run.corrected.csv" in the current folder. */
+static char *default_corrected_path(const char *trace)
+{
+    char *copy = strdup(trace);
+    if (!copy) return NULL;
+    const char *base = basename(copy);
+    size_t len = strlen(base);
+    if (len > 4 && !strcmp(base + len - 4, ".csv")) len -= 4;
+    size_t n = len + sizeof ".corrected.csv";
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%.*s.corrected.csv", (int)len, base);
+    free(copy);
+    return out;
+}
+
+/* The default reading is power_w, else the first power column. Returns an exit code. */
+static int pick_reading(tw_sensor *s, const char *column, const char *trace, size_t *idx)
+{
+    if (column) return tw_sensor_find(s, column, idx) == TW_OK ? 0 : cli_fail("analyze", TW_ENOTFOUND);
+    if (tw_sensor_find(s, "power_w", idx) == TW_OK) return 0;
+    for (size_t i = 0; i < tw_sensor_nreadings(s); i++)
+        if (tw_sensor_reading(s, i)->quantity == TW_Q_POWER) {
+            *idx = i;
+            return 0;
+        }
+    fprintf(stderr, "truewatt analyze: %s: no power column (name one with a _w or _mw suffix, or pick one with --column)\n",
+            trace);
+    return CLI_EXIT_FAIL;
+}
+
+static int report(const tw_analysis *an, const analyze_args *a, const char *reading, const char *corrected)
+{
+    report_context ctx = {a->trace, reading, corrected, a->opt.dedup_gap_s, a->c_given,
+                          !isnan(a->opt.idle_w), !isnan(a->opt.active_idle_w), a->events == NULL};
+    if (!a->json) {
+        report_analysis_text(an, &ctx, stdout);
+        return 0;
+    }
+    json j;
+    json_init(&j, stdout);
+    json_begin_object(&j);
+    report_analysis_json_fields(&j, an, &ctx);
+    json_end_object(&j);
+    json_finish(&j);
+    return 0;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+    analyze_args a = {0};
+    tw_analysis_options_init(&a.opt);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    tw_events *events = NULL;
+    tw_sensor *src = NULL;
+    tw_analysis *an = NULL;
+    char *corrected = NULL;
+    size_t reading = 0;
+    tw_sensor_config cfg = {.path = a.trace};
+    tw_status st = TW_OK;
+    if (a.events) st = tw_events_load(a.events, &events);
+    if (st == TW_OK) st = tw_sensor_open("replay", &cfg, &src);
+    if (st == TW_OK && (rc = pick_reading(src, a.column, a.trace, &reading)) != 0) goto out;
+    if (st == TW_OK && !a.no_corrected) {
+        corrected = a.corrected ? strdup(a.corrected) : default_corrected_path(a.trace);
+        if (!corrected) st = TW_ENOMEM;
+        a.opt.corrected_path = corrected;
+    }
+    if (st == TW_OK) st = tw_analyze(src, reading, events, &a.opt, &an);
+    rc = st == TW_OK ? report(an, &a, tw_sensor_reading(src, reading)->name, corrected) : cli_fail("analyze", st);
+out:
+    tw_analysis_free(an);
+    tw_sensor_close(src);
+    tw_events_free(events);
+    free(corrected);
+    return rc;
+}

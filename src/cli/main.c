@@ -1,0 +1,46 @@
+/* truewatt: GPU energy from the built-in power sensor, corrected. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_command commands[] = {
+    {"demo", cmd_demo, "reproduce Burtscher et al. 2014 on the simulated K20 (table and plots)"},
+    {"analyze", cmd_analyze, "energy per event of a recorded power trace, by every method"},
+    {"sim", cmd_sim, "simulate a sensor (k20, h100) over a scenario and write the trace"},
+    {"backends", cmd_backends, "list the sensor backends and why any is unavailable"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: truewatt [--version] [--help] COMMAND [ARGS]\n\n"
+            "How much energy GPU code really uses, from the GPU's power sensor.\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'truewatt COMMAND --help' describes a command. Numbers: add --json for machine output.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V") || !strcmp(cmd, "version")) {
+        printf("truewatt %s\n", tw_version());
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "truewatt: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,146 @@
+/* Rendering one analysis as text or JSON, from the same accessors. */
+#include "cli/report_analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "report/table.h"
+
+static bool any_truth(const tw_analysis *a)
+{
+    for (size_t i = 0; i < tw_analysis_event_count(a); i++)
+        if (!isnan(tw_analysis_event(a, i)->true_energy_j)) return true;
+    return false;
+}
+
+static void energy_table(const tw_analysis *a, FILE *f)
+{
+    bool truth = any_truth(a);
+    const char *head[4 + 1 + TW_METHOD_COUNT + 1];
+    size_t nc = 0;
+    head[nc++] = "event";
+    head[nc++] = "start_s";
+    head[nc++] = "end_s";
+    if (truth) head[nc++] = "truth_j";
+    for (int m = 0; m < TW_METHOD_COUNT; m++) head[nc++] = tw_method_name((tw_method)m);
+    if (truth) head[nc++] = "corrected_err_%";
+    table *t = table_new(nc, head);
+    if (!t) return;
+    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
+        const tw_event *e = tw_analysis_event(a, i);
+        table_cell(t, "%s", e->name);
+        table_cell(t, "%.4f", e->start_s);
+        table_cell(t, "%.4f", e->end_s);
+        if (truth) table_cell(t, "%.3f", e->true_energy_j);
+        for (int m = 0; m < TW_METHOD_COUNT; m++) table_cell(t, "%.3f", tw_analysis_energy_j(a, i, (tw_method)m));
+        if (truth)
+            table_cell(t, "%+.2f", 100.0 * (tw_analysis_energy_j(a, i, TW_METHOD_CORRECTED) / e->true_energy_j - 1.0));
+    }
+    fprintf(f, "\nenergy per event [J]\n");
+    table_print(t, f);
+    table_free(t);
+}
+
+static void split_table(const tw_analysis *a, FILE *f)
+{
+    static const char *const head[] = {"event", "duration_s", "idle_j", "active_idle_j", "dynamic_j", "total_j"};
+    table *t = table_new(6, head);
+    if (!t) return;
+    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
+        const tw_event *e = tw_analysis_event(a, i);
+        tw_energy_split s = tw_analysis_split(a, i);
+        table_cell(t, "%s", e->name);
+        table_cell(t, "%.4f", e->end_s - e->start_s);
+        table_cell(t, "%.3f", s.idle_j);
+        table_cell(t, "%.3f", s.active_idle_j);
+        table_cell(t, "%.3f", s.dynamic_j);
+        table_cell(t, "%.3f", tw_analysis_energy_j(a, i, TW_METHOD_CORRECTED));
+    }
+    tw_energy_split s = tw_analysis_total_split(a);
+    table_cell(t, "%s", "whole trace");
+    table_cell(t, "%.4f", tw_analysis_end_s(a) - tw_analysis_start_s(a));
+    table_cell(t, "%.3f", s.idle_j);
+    table_cell(t, "%.3f", s.active_idle_j);
+    table_cell(t, "%.3f", s.dynamic_j);
+    table_cell(t, "%.3f", tw_analysis_total_energy_j(a));
+    fprintf(f, "\nwhere the energy went (corrected power) [J]\n");
+    table_print(t, f);
+    table_free(t);
+}
+
+void report_analysis_text(const tw_analysis *a, const report_context *ctx, FILE *f)
+{
+    fprintf(f, "trace      %s\n", ctx->trace);
+    fprintf(f, "reading    %s: %llu samples, %llu distinct readings (repeats within %.3g ms dropped), %.3f .. %.3f s\n",
+            ctx->reading, (unsigned long long)tw_analysis_samples_read(a),
+            (unsigned long long)tw_analysis_samples_kept(a), ctx->dedup_gap_s * 1e3, tw_analysis_start_s(a),
+            tw_analysis_end_s(a));
+    if (tw_analysis_capacitance_fitted(a))
+        fprintf(f, "sensor     RC model, C = %.4f s, fitted from the longest event (residual %.3f W rms)\n",
+                tw_analysis_capacitance_s(a), tw_analysis_fit_rms_w(a));
+    else
+        fprintf(f, "sensor     RC model, C = %.4f s (%s)\n", tw_analysis_capacitance_s(a),
+                ctx->capacitance_given ? "given" : "K20 default; --fit-capacitance fits it");
+    fprintf(f, "levels     idle %.2f W (%s), active idle %.2f W (%s)\n", tw_analysis_idle_w(a),
+            ctx->idle_given ? "given" : "estimated", tw_analysis_active_idle_w(a),
+            ctx->active_idle_given ? "given" : "estimated");
+    if (ctx->events_detected)
+        fprintf(f, "events     none given: %zu activity regions detected from the corrected power\n",
+                tw_analysis_event_count(a));
+    energy_table(a, f);
+    split_table(a, f);
+    if (ctx->corrected_path) fprintf(f, "\ncorrected series written to %s\n", ctx->corrected_path);
+}
+
+static void json_split(json *j, const char *key, tw_energy_split s)
+{
+    json_key(j, key);
+    json_begin_object(j);
+    json_kv_number(j, "idle_j", s.idle_j);
+    json_kv_number(j, "active_idle_j", s.active_idle_j);
+    json_kv_number(j, "dynamic_j", s.dynamic_j);
+    json_end_object(j);
+}
+
+void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx)
+{
+    json_kv_string(j, "trace", ctx->trace);
+    json_kv_string(j, "reading", ctx->reading);
+    json_kv_uint(j, "samples_read", tw_analysis_samples_read(a));
+    json_kv_uint(j, "samples_kept", tw_analysis_samples_kept(a));
+    json_kv_number(j, "start_s", tw_analysis_start_s(a));
+    json_kv_number(j, "end_s", tw_analysis_end_s(a));
+    json_kv_string(j, "model", "rc");
+    json_kv_number(j, "capacitance_s", tw_analysis_capacitance_s(a));
+    json_kv_bool(j, "capacitance_fitted", tw_analysis_capacitance_fitted(a));
+    json_kv_number(j, "fit_rms_w", tw_analysis_fit_rms_w(a));
+    json_kv_number(j, "idle_w", tw_analysis_idle_w(a));
+    json_kv_number(j, "active_idle_w", tw_analysis_active_idle_w(a));
+    json_kv_bool(j, "events_detected", ctx->events_detected);
+    json_kv_number(j, "total_energy_j", tw_analysis_total_energy_j(a));
+    json_split(j, "total_split", tw_analysis_total_split(a));
+    json_key(j, "events");
+    json_begin_array(j);
+    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
+        const tw_event *e = tw_analysis_event(a, i);
+        json_begin_object(j);
+        json_kv_string(j, "name", e->name);
+        json_kv_number(j, "start_s", e->start_s);
+        json_kv_number(j, "end_s", e->end_s);
+        json_kv_number(j, "true_energy_j", e->true_energy_j);
+        json_key(j, "energy_j");
+        json_begin_object(j);
+        for (int m = 0; m < TW_METHOD_COUNT; m++)
+            json_kv_number(j, tw_method_name((tw_method)m), tw_analysis_energy_j(a, i, (tw_method)m));
+        json_end_object(j);
+        json_split(j, "split", tw_analysis_split(a, i));
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_key(j, "methods");
+    json_begin_object(j);
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        json_kv_string(j, tw_method_name((tw_method)m), tw_method_description((tw_method)m));
+    json_end_object(j);
+    json_kv_string(j, "corrected_series", ctx->corrected_path);
+}

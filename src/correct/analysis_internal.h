@@ -1,0 +1,71 @@
+/* State shared by the analysis passes (analysis.c drives them, passes.c
+ * holds the per-pass consumers). Internal. */
+#ifndef TW_CORRECT_ANALYSIS_INTERNAL_H
+#define TW_CORRECT_ANALYSIS_INTERNAL_H
+
+#include "truewatt.h"
+#include "correct/dedup.h"
+#include "correct/hist.h"
+#include "correct/rc.h"
+
+#define TW_DEFAULT_C_S 0.84
+#define TW_DEFAULT_DEDUP_GAP_S 0.004
+
+typedef struct tw_ev_result {
+    double energy_j[TW_METHOD_COUNT];
+    tw_energy_split split;
+} tw_ev_result;
+
+struct tw_analysis {
+    tw_analysis_options opt;
+    double c_s;
+    bool fitted;
+    double fit_rms_w;
+    double idle_w;
+    double active_idle_w;
+    uint64_t n_read;
+    uint64_t n_kept;
+    double t_start_s;
+    double t_end_s;
+    double total_j;
+    tw_energy_split total_split;
+    tw_events *events; /* own copy, sorted by start */
+    tw_ev_result *res;
+    bool source_used; /* a pass has read the source: the next must rewind it */
+};
+
+/* Raw sample -> dedup -> RC correction, one sample at a time. */
+typedef struct tw_corr_stream {
+    tw_dedup dedup;
+    tw_rc rc;
+} tw_corr_stream;
+
+void tw_corr_stream_init(tw_corr_stream *s, double c_s, int half, double gap_s);
+/* Feeds one raw sample; writes 0 or 1 corrected samples; returns the count.
+ * *kept tells whether the sample survived dedup. */
+size_t tw_corr_stream_push(tw_corr_stream *s, double t_s, double w, bool *kept, double *t_out,
+                           double *raw_out, double *corr_out);
+/* The last samples held back by the slope window (at most TW_RC_MAX_HALF). */
+size_t tw_corr_stream_finish(tw_corr_stream *s, double *t_out, double *raw_out, double *corr_out);
+
+/* A consumer of one pass over the source. */
+typedef struct tw_pass {
+    void *ctx;
+    /* every valid raw reading, in time order */
+    tw_status (*on_raw)(void *ctx, double t_s, double w);
+    /* every deduplicated reading with its corrected power */
+    tw_status (*on_corrected)(void *ctx, double t_s, double raw_w, double corr_w);
+    tw_status (*on_end)(void *ctx);
+} tw_pass;
+
+/* Streams the source once from the start through the consumer (rewinding
+ * it when an earlier pass has read it). */
+tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass);
+
+/* Passes (passes.c). Each returns TW_OK or a status with tw_last_error set. */
+tw_status tw_pass_detect_regions(tw_analysis *a, tw_sensor *src, size_t reading);
+tw_status tw_pass_fit(tw_analysis *a, tw_sensor *src, size_t reading);
+tw_status tw_pass_levels(tw_analysis *a, tw_sensor *src, size_t reading);
+tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading);
+
+#endif

@@ -1,0 +1,47 @@
+#include "tw_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char paths[8][512];
+
+static const char *tmpdir(void)
+{
+    const char *d = getenv("TW_TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+const char *tw_test_path(int slot, const char *name)
+{
+    snprintf(paths[slot & 7], sizeof paths[0], "%s/tw-%d-%d-%s", tmpdir(), (int)getpid(), slot, name);
+    return paths[slot & 7];
+}
+
+const char *tw_test_file(int slot, const char *text)
+{
+    const char *p = tw_test_path(slot, "input.csv");
+    FILE *f = fopen(p, "w");
+    if (!f) return NULL;
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+char *tw_test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[n] = '\0';
+    fclose(f);
+    return buf;
+}

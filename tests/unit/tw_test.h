@@ -1,0 +1,19 @@
+/* Helpers shared by the unit tests. Include after <cmocka.h>'s prerequisites. */
+#ifndef TW_TEST_H
+#define TW_TEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Writes `text` to a fresh file under $TW_TMPDIR (or /tmp) and returns its
+ * path in a static buffer per call slot (slot 0..7). */
+const char *tw_test_file(int slot, const char *text);
+/* A path for an output file in the temp dir (slot 0..7). */
+const char *tw_test_path(int slot, const char *name);
+/* Whole content of a file (malloc'd, caller frees), NULL if unreadable. */
+char *tw_test_slurp(const char *path);
+
+#endif
