@@ -182,7 +182,8 @@ TW_API void tw_scenario_free(tw_scenario *s);
 /* Backend selection and its inputs. Unused fields are ignored by a backend. */
 typedef struct tw_sensor_config {
     const char *path;             /* replay: the trace file */
-    const tw_scenario *scenario;  /* sim: the true signal (borrowed, must outlive the sensor) */
+    const tw_scenario *scenario;  /* sim: the true signal (borrowed: must outlive the sensor
+                                     and not change while it is open) */
     uint64_t seed;                /* sim: noise and jitter */
 } tw_sensor_config;
 
@@ -209,7 +210,8 @@ TW_API void tw_sensor_close(tw_sensor *s);
 
 /* Ways to turn power readings into an event's energy. */
 typedef enum tw_method {
-    TW_METHOD_CORRECTED = 0,      /* Burtscher §5: dedup, RC correction, integrate t1..t2 */
+    TW_METHOD_CORRECTED = 0,      /* Burtscher §5: repeats dropped, P + C dP/dt integrated over t1..t2,
+                                     exactly: the integral of P plus C (P(t2) - P(t1)) */
     TW_METHOD_RAW_T1_T2 = 1,      /* trapezoid of raw readings over the event */
     TW_METHOD_RAW_T1_T3 = 2,      /* ... until the reading reaches active idle */
     TW_METHOD_RAW_T1_T4 = 3,      /* ... until the reading reaches idle */
@@ -217,6 +219,8 @@ typedef enum tw_method {
     TW_METHOD_MEAN_X_RUNTIME = 5, /* mean reading over the power bump t1..t4 x runtime */
     TW_METHOD_PAPI = 6,           /* last reading at t2 x runtime */
     TW_METHOD_MTSM = 7,           /* mean of readings in t1..t2 x runtime (Arafa Eq. 2) */
+    TW_METHOD_CORRECTED_SAMPLED = 8, /* trapezoid of the corrected samples (the paper's literal
+                                        procedure: each step is smeared over +-1 sample) */
     TW_METHOD_COUNT
 } tw_method;
 

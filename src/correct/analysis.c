@@ -10,7 +10,7 @@ static const struct {
     const char *name;
     const char *description;
 } methods[TW_METHOD_COUNT] = {
-    [TW_METHOD_CORRECTED] = {"corrected", "Burtscher et al. 2014: repeats dropped, RC lag undone, integrated over the event"},
+    [TW_METHOD_CORRECTED] = {"corrected", "Burtscher et al. 2014: repeats dropped, RC lag undone (P + C dP/dt), integrated exactly over the event"},
     [TW_METHOD_RAW_T1_T2] = {"raw_t1_t2", "trapezoid of the raw readings from kernel start to end"},
     [TW_METHOD_RAW_T1_T3] = {"raw_t1_t3", "trapezoid of the raw readings until they reach active idle"},
     [TW_METHOD_RAW_T1_T4] = {"raw_t1_t4", "trapezoid of the raw readings until they reach idle"},
@@ -18,6 +18,7 @@ static const struct {
     [TW_METHOD_MEAN_X_RUNTIME] = {"mean_x_runtime", "mean raw reading over the power bump t1..t4 times the runtime"},
     [TW_METHOD_PAPI] = {"papi", "PAPI-style: the last reading at kernel end times the runtime"},
     [TW_METHOD_MTSM] = {"mtsm", "MTSM-style (Arafa Eq. 2): mean of readings within the kernel times the runtime"},
+    [TW_METHOD_CORRECTED_SAMPLED] = {"corrected_sampled", "trapezoid of the corrected samples (symmetric-slope formula): steps smear over +-1 sample"},
 };
 
 const char *tw_method_name(tw_method m)

@@ -278,14 +278,18 @@ typedef struct final_ctx {
     tw_event *ev;        /* a flat copy of the events, sorted by start */
     size_t n_ev;
     raw_acc *raw;
-    double *corr_j;
+    double *corr_j;      /* trapezoid of the corrected samples over t1..t2 */
+    double *meas_j;      /* trapezoid of the distinct readings over t1..t2 */
+    double *p1_w, *p2_w; /* distinct readings interpolated at t1 and t2 */
     size_t *active;      /* indices of events in raw phases IN..TAIL4 */
     size_t n_active, next_raw;
     bool have_raw;
     double raw_t, raw_w;
     size_t corr_first;
     bool have_corr;
-    double corr_t, corr_w;
+    double corr_t, corr_w, corr_raw_w;
+    double pp_t, pp_w;   /* the distinct reading before (corr_t, corr_raw_w) */
+    uint64_t n_distinct;
     double total_j;
     double tol_w;
     tw_trace_writer *writer;
@@ -376,6 +380,30 @@ static tw_status write_corrected(final_ctx *f, double t, double raw, double corr
     return tw_trace_writer_write(f->writer, &row);
 }
 
+/* The line through (t0,y0) and (t1,y1) at t; y1 when the points coincide. */
+static double on_line(double t0, double y0, double t1, double y1, double t)
+{
+    return t1 > t0 ? y0 + (y1 - y0) * (t - t0) / (t1 - t0) : y1;
+}
+
+/* One segment between distinct readings, for event k: the sampled corrected
+ * integral, the readings' integral and the reading at the event's edges.
+ * Activity changes at an edge, so the reading bends there: its value at the
+ * edge comes from the readings before it (extrapolated), not from a chord
+ * across the bend. */
+static void corrected_segment(final_ctx *f, size_t k, double ta, double ca, double ra, double tb, double cb,
+                              double rb)
+{
+    const tw_event *e = &f->ev[k];
+    f->corr_j[k] += tw_seg_integral(ta, ca, tb, cb, e->start_s, e->end_s);
+    f->meas_j[k] += tw_seg_integral(ta, ra, tb, rb, e->start_s, e->end_s);
+    bool have_pp = f->n_distinct >= 3;
+    if (ta <= e->start_s && e->start_s < tb)
+        f->p1_w[k] = have_pp ? on_line(f->pp_t, f->pp_w, ta, ra, e->start_s) : on_line(ta, ra, tb, rb, e->start_s);
+    if (ta < e->end_s && e->end_s <= tb)
+        f->p2_w[k] = have_pp ? on_line(f->pp_t, f->pp_w, ta, ra, e->end_s) : on_line(ta, ra, tb, rb, e->end_s);
+}
+
 static tw_status final_on_corrected(void *ctx, double t, double raw, double corr)
 {
     final_ctx *f = ctx;
@@ -383,12 +411,16 @@ static tw_status final_on_corrected(void *ctx, double t, double raw, double corr
         double ta = f->corr_t, ya = f->corr_w;
         f->total_j += tw_seg_integral(ta, ya, t, corr, ta, t);
         while (f->corr_first < f->n_ev && f->ev[f->corr_first].end_s <= ta) f->corr_first++;
-        for (size_t k = f->corr_first; k < f->n_ev && f->ev[k].start_s < t; k++)
-            if (f->ev[k].end_s > ta) f->corr_j[k] += tw_seg_integral(ta, ya, t, corr, f->ev[k].start_s, f->ev[k].end_s);
+        for (size_t k = f->corr_first; k < f->n_ev && f->ev[k].start_s <= t; k++)
+            if (f->ev[k].end_s >= ta) corrected_segment(f, k, ta, ya, f->corr_raw_w, t, corr, raw);
     }
+    f->pp_t = f->corr_t;
+    f->pp_w = f->corr_raw_w;
     f->have_corr = true;
     f->corr_t = t;
     f->corr_w = corr;
+    f->corr_raw_w = raw;
+    f->n_distinct++;
     return f->writer ? write_corrected(f, t, raw, corr) : TW_OK;
 }
 
@@ -409,8 +441,16 @@ static void set_all_nan(tw_ev_result *r)
     r->split = (tw_energy_split){NAN, NAN, NAN};
 }
 
+/* The RC model P_true = P + C dP/dt integrates exactly over [t1, t2] to
+ * the readings' integral plus C (P(t2) - P(t1)): no slope samples, so no
+ * smearing of the steps at the event's edges. */
+static double corrected_exact(const final_ctx *f, size_t k)
+{
+    return f->meas_j[k] + f->a->c_s * (f->p2_w[k] - f->p1_w[k]);
+}
+
 static void finish_event(const tw_analysis *a, const tw_event *e, const raw_acc *r, double corr_j,
-                         tw_ev_result *out)
+                         double sampled_j, tw_ev_result *out)
 {
     double dur = e->end_s - e->start_s;
     bool covered = e->start_s >= a->t_start_s && e->end_s <= a->t_end_s;
@@ -429,6 +469,7 @@ static void finish_event(const tw_analysis *a, const tw_event *e, const raw_acc 
     en[TW_METHOD_MEAN_X_RUNTIME] = r->n_bump ? r->sum_bump / (double)r->n_bump * dur : NAN;
     en[TW_METHOD_PAPI] = r->papi_set ? r->papi_w * dur : NAN;
     en[TW_METHOD_MTSM] = r->n_in ? r->sum_in / (double)r->n_in * dur : NAN;
+    en[TW_METHOD_CORRECTED_SAMPLED] = sampled_j;
     out->split.idle_j = a->idle_w * dur;
     out->split.active_idle_j = (a->active_idle_w - a->idle_w) * dur;
     out->split.dynamic_j = corr_j - a->active_idle_w * dur;
@@ -465,10 +506,13 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
     for (size_t i = 0; f.ev && i < n; i++) f.ev[i] = *tw_events_get(a->events, i);
     f.raw = calloc(n ? n : 1, sizeof *f.raw);
     f.corr_j = calloc(n ? n : 1, sizeof *f.corr_j);
+    f.meas_j = calloc(n ? n : 1, sizeof *f.meas_j);
+    f.p1_w = calloc(n ? n : 1, sizeof *f.p1_w);
+    f.p2_w = calloc(n ? n : 1, sizeof *f.p2_w);
     f.active = calloc(n ? n : 1, sizeof *f.active);
     a->res = calloc(n ? n : 1, sizeof *a->res);
     tw_status st = TW_OK;
-    if (!f.ev || !f.raw || !f.corr_j || !f.active || !a->res) st = tw_fail(TW_ENOMEM, "out of memory");
+    if (!f.ev || !f.raw || !f.corr_j || !f.meas_j || !f.p1_w || !f.p2_w || !f.active || !a->res) st = tw_fail(TW_ENOMEM, "out of memory");
     f.tol_w = fmax(0.5, 0.01 * fabs(a->active_idle_w));
     for (size_t i = 0; st == TW_OK && i < n; i++) f.raw[i].cap_s = next_start_after(a->events, f.ev[i].end_s);
     if (st == TW_OK && a->opt.corrected_path) st = open_writer(a, &f.writer);
@@ -481,12 +525,16 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
         if (st == TW_OK) st = wst;
     }
     if (st == TW_OK) {
-        for (size_t i = 0; i < n; i++) finish_event(a, &f.ev[i], &f.raw[i], f.corr_j[i], &a->res[i]);
+        for (size_t i = 0; i < n; i++)
+            finish_event(a, &f.ev[i], &f.raw[i], corrected_exact(&f, i), f.corr_j[i], &a->res[i]);
         finish_totals(a, f.total_j);
     }
     free(f.ev);
     free(f.raw);
     free(f.corr_j);
+    free(f.meas_j);
+    free(f.p1_w);
+    free(f.p2_w);
     free(f.active);
     return st;
 }
