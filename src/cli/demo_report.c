@@ -49,9 +49,9 @@ int demo_write_csv(const char *path, const demo_results *r)
     return fclose(f) == 0 && !failed ? 0 : -1;
 }
 
-static void plot_run(FILE *f, const demo_results *r, const char *id, const char *title)
+static void plot_run(FILE *f, const demo_results *r, const char *id, const char *png, const char *title)
 {
-    fprintf(f, "set output '%s.png'\nset title \"%s\"\nunset object\n", id, title);
+    fprintf(f, "set output '%s'\nset title \"%s\"\nunset object\n", png, title);
     int obj = 1;
     for (size_t i = 0; i < r->n; i++) {
         const demo_row *w = &r->rows[i];
@@ -60,7 +60,7 @@ static void plot_run(FILE *f, const demo_results *r, const char *id, const char 
                 obj++, w->start_s, w->start_s + w->duration_s);
     }
     fprintf(f,
-            "plot '%s.trace.csv' using 1:3 with lines lw 1 lc rgb '#999999' title 'true power', \\\n"
+            "plot '%s.trace.csv' using 1:3 with lines lw 1 dt 2 lc rgb '#000000' title 'true power', \\\n"
             "     '%s.trace.csv' using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'raw sensor reading', \\\n"
             "     '%s.corrected.csv' using 1:3 with lines lw 1 lc rgb '#d62728' title 'corrected (C = %.3f s)'\n",
             id, id, id, r->c_fitted_s);
@@ -74,10 +74,9 @@ int demo_write_plot_script(const char *path, const demo_results *r)
                "set datafile separator ','\nset datafile columnheaders\n"
                "set terminal pngcairo size 1100,520 font ',10'\n"
                "set xlabel 'time [s]'\nset ylabel 'power [W]'\nset key top right\nset grid\n");
-    plot_run(f, r, "fig1", "Fig. 1/7: one 5.346 s kernel on the simulated K20");
-    plot_run(f, r, "fig2", "Fig. 2/8: two kernels 1 s apart");
-    plot_run(f, r, "fig3_95k", "Fig. 3: the 0.107 s kernel");
-    fprintf(f, "set output 'fig3.png'\nreplot\n");
+    plot_run(f, r, "fig1", "fig1.png", "Fig. 1/7: one 5.346 s kernel on the simulated K20");
+    plot_run(f, r, "fig2", "fig2.png", "Fig. 2/8: two kernels 1 s apart");
+    plot_run(f, r, "fig3_95k", "fig3.png", "Fig. 3: the 0.107 s kernel (95k bodies)");
     return fclose(f) == 0 ? 0 : -1;
 }
 
