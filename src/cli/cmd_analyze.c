@@ -111,10 +111,21 @@ static char *default_corrected_path(const char *trace)
     return out;
 }
 
+/* Like cli_fail, but names the trace when the library's message does not
+ * (a missing column, no samples): the user must know which file is meant. */
+static int fail_on_trace(const char *trace, tw_status st)
+{
+    const char *detail = tw_last_error();
+    if (!detail || !*detail) detail = tw_strerror(st);
+    if (strncmp(detail, trace, strlen(trace)) == 0) return cli_fail("analyze", st);
+    fprintf(stderr, "truewatt analyze: %s: %s\n", trace, detail);
+    return CLI_EXIT_FAIL;
+}
+
 /* The default reading is power_w, else the first power column. Returns an exit code. */
 static int pick_reading(tw_sensor *s, const char *column, const char *trace, size_t *idx)
 {
-    if (column) return tw_sensor_find(s, column, idx) == TW_OK ? 0 : cli_fail("analyze", TW_ENOTFOUND);
+    if (column) return tw_sensor_find(s, column, idx) == TW_OK ? 0 : fail_on_trace(trace, TW_ENOTFOUND);
     if (tw_sensor_find(s, "power_w", idx) == TW_OK) return 0;
     for (size_t i = 0; i < tw_sensor_nreadings(s); i++)
         if (tw_sensor_reading(s, i)->quantity == TW_Q_POWER) {
@@ -165,7 +176,8 @@ int cmd_analyze(int argc, char **argv)
         a.opt.corrected_path = corrected;
     }
     if (st == TW_OK) st = tw_analyze(src, reading, events, &a.opt, &an);
-    rc = st == TW_OK ? report(an, &a, tw_sensor_reading(src, reading)->name, corrected) : cli_fail("analyze", st);
+    if (st != TW_OK) rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
+    else rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected);
 out:
     tw_analysis_free(an);
     tw_sensor_close(src);
