@@ -11,10 +11,11 @@
 #define GAP 0.004
 #define POLL 0.28e-3
 
-/* A K20-like stream: runs of repeats 0.28 ms apart, then a new value. */
-static const double run_t[] = {0.0, POLL, 2 * POLL, 3 * POLL, 0.015, 0.015 + POLL, 0.015 + 2 * POLL,
-                               0.030, 0.030 + POLL};
-static const double run_p[] = {50.0, 50.0, 50.0, 50.0, 51.25, 51.25, 51.25, 49.5, 49.5};
+/* A K20-like stream: runs of repeats 0.28 ms apart, then a new value; the
+ * last measurement (at 45 ms) happens to equal the one before it. */
+static const double run_t[] = {0.0,   POLL,         2 * POLL, 3 * POLL, 0.015, 0.015 + POLL,
+                               0.015 + 2 * POLL, 0.030, 0.030 + POLL, 0.045, 0.045 + POLL};
+static const double run_p[] = {50.0, 50.0, 50.0, 50.0, 51.25, 51.25, 51.25, 49.5, 49.5, 49.5, 49.5};
 #define NRUN (sizeof run_t / sizeof run_t[0])
 
 static void test_runs_collapse_to_first(void **state)
@@ -24,10 +25,11 @@ static void test_runs_collapse_to_first(void **state)
     tw_dedup_init(&d, GAP);
     double t[NRUN], p[NRUN];
     size_t n = tw_dedup_run(&d, run_t, run_p, NRUN, t, p);
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     assert_true(t[0] == 0.0 && p[0] == 50.0);
     assert_true(t[1] == 0.015 && p[1] == 51.25);
     assert_true(t[2] == 0.030 && p[2] == 49.5);
+    assert_true(t[3] == 0.045 && p[3] == 49.5);
 }
 
 /* A long run: each repeat is close to the previous one, though far from the
