@@ -78,10 +78,11 @@ static tw_status next_sample(tw_sensor *src, size_t reading, double *t, double *
 
 tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass)
 {
-    if (a->source_used) {
-        tw_status st = tw_sensor_rewind(src);
-        if (st != TW_OK) return st;
-    }
+    /* Every pass starts at the source's beginning; a live source that cannot
+     * rewind is read once, from where it is. */
+    tw_status rw = tw_sensor_rewind(src);
+    if (rw != TW_OK && (a->source_used || rw != TW_EUNSUPPORTED)) return rw;
+    tw_clear_error();
     a->source_used = true;
     tw_corr_stream cs;
     tw_corr_stream_init(&cs, a->c_s, a->opt.slope_half_width, a->opt.dedup_gap_s);

@@ -13,8 +13,8 @@
 
 /* A K20-like stream: runs of repeats 0.28 ms apart, then a new value; the
  * last measurement (at 45 ms) happens to equal the one before it. */
-static const double run_t[] = {0.0,   POLL,         2 * POLL, 3 * POLL, 0.015, 0.015 + POLL,
-                               0.015 + 2 * POLL, 0.030, 0.030 + POLL, 0.045, 0.045 + POLL};
+static const double run_t[] = {0.0,   POLL,         2 * POLL, 3 * POLL,    0.015, 0.015 + POLL, 0.015 + 2 * POLL,
+                               0.030, 0.030 + POLL, 0.045,    0.045 + POLL};
 static const double run_p[] = {50.0, 50.0, 50.0, 50.0, 51.25, 51.25, 51.25, 49.5, 49.5, 49.5, 49.5};
 #define NRUN (sizeof run_t / sizeof run_t[0])
 
@@ -59,7 +59,8 @@ static void test_equal_values_far_apart_kept(void **state)
     tw_dedup d;
     tw_dedup_init(&d, GAP);
     assert_int_equal(tw_dedup_run(&d, t, p, 4, to, po), 4);
-    for (int i = 0; i < 4; i++) assert_true(to[i] == t[i] && po[i] == p[i]);
+    for (int i = 0; i < 4; i++)
+        assert_true(to[i] == t[i] && po[i] == p[i]);
 
     /* exactly at the gap is still a repeat ("at most gap_s apart") */
     const double t2[] = {0.0, 0.004};
@@ -113,7 +114,8 @@ static void test_state_carries_across_calls(void **state)
     double t[NRUN], p[NRUN];
     size_t n = 0;
     tw_dedup_init(&d, GAP);
-    for (size_t i = 0; i < NRUN; i++) n += tw_dedup_run(&d, run_t + i, run_p + i, 1, t + n, p + n);
+    for (size_t i = 0; i < NRUN; i++)
+        n += tw_dedup_run(&d, run_t + i, run_p + i, 1, t + n, p + n);
     assert_int_equal(n, nref);
     assert_memory_equal(t, ref_t, n * sizeof *t);
     assert_memory_equal(p, ref_p, n * sizeof *p);

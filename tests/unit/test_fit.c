@@ -127,20 +127,17 @@ static void test_flat_signal(void **state)
         }
         tw_step_fit fit;
         if (tw_fit_step(ts, ps, n, 0.0, &fit) != -1)
-            fail_msg("flat %g W: fit succeeded with C = %g s, start %g W, final %g W", levels[l], fit.c_s,
-                     fit.start_w, fit.final_w);
+            fail_msg("flat %g W: fit succeeded with C = %g s, start %g W, final %g W", levels[l], fit.c_s, fit.start_w,
+                     fit.final_w);
     }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recovers_k20_constant),
-        cmocka_unit_test(test_recovers_short_constant),
-        cmocka_unit_test(test_recovers_long_constant),
-        cmocka_unit_test(test_step_down),
-        cmocka_unit_test(test_too_few_samples),
-        cmocka_unit_test(test_flat_signal),
+        cmocka_unit_test(test_recovers_k20_constant),  cmocka_unit_test(test_recovers_short_constant),
+        cmocka_unit_test(test_recovers_long_constant), cmocka_unit_test(test_step_down),
+        cmocka_unit_test(test_too_few_samples),        cmocka_unit_test(test_flat_signal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,7 +50,8 @@ static void test_quantiles_of_1_to_100(void **state)
 {
     tw_hist *h = *state;
     /* added out of order: 1..100 W */
-    for (int i = 0; i < 100; i++) tw_hist_add(h, (double)((i * 37) % 100 + 1));
+    for (int i = 0; i < 100; i++)
+        tw_hist_add(h, (double)((i * 37) % 100 + 1));
     assert_int_equal(h->count, 100);
     /* the quantile is the value of rank floor(q (n - 1)) */
     assert_near_bin(tw_hist_quantile(h, 0.0), 1.0);
@@ -64,7 +65,8 @@ static void test_single_value(void **state)
 {
     tw_hist *h = *state;
     tw_hist_add(h, 52.5);
-    for (double q = 0.0; q <= 1.0; q += 0.25) assert_near_bin(tw_hist_quantile(h, q), 52.5);
+    for (double q = 0.0; q <= 1.0; q += 0.25)
+        assert_near_bin(tw_hist_quantile(h, q), 52.5);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -24,7 +24,8 @@ typedef struct parser {
 
 static void skip_ws(parser *ps)
 {
-    while (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t') ps->p++;
+    while (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t')
+        ps->p++;
 }
 
 static int hexval(char c)
@@ -50,14 +51,30 @@ static bool parse_string(parser *ps)
         if (c == '\\') {
             char e = *ps->p++;
             switch (e) {
-            case '"': c = '"'; break;
-            case '\\': c = '\\'; break;
-            case '/': c = '/'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
+            case '"':
+                c = '"';
+                break;
+            case '\\':
+                c = '\\';
+                break;
+            case '/':
+                c = '/';
+                break;
+            case 'b':
+                c = '\b';
+                break;
+            case 'f':
+                c = '\f';
+                break;
+            case 'n':
+                c = '\n';
+                break;
+            case 'r':
+                c = '\r';
+                break;
+            case 't':
+                c = '\t';
+                break;
             case 'u': {
                 int v = 0;
                 for (int i = 0; i < 4; i++) {
@@ -69,7 +86,8 @@ static bool parse_string(parser *ps)
                 c = (unsigned char)v;
                 break;
             }
-            default: return false;
+            default:
+                return false;
             }
         }
         if (n + 1 >= sizeof ps->strings[0]) return false;
@@ -83,19 +101,25 @@ static bool parse_number(parser *ps)
 {
     const char *p = ps->p;
     if (*p == '-') p++;
-    if (*p == '0') p++;
-    else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
-    else return false;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return false;
     if (*p == '.') {
         p++;
         if (!(*p >= '0' && *p <= '9')) return false;
-        while (*p >= '0' && *p <= '9') p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
     }
     if (*p == 'e' || *p == 'E') {
         p++;
         if (*p == '+' || *p == '-') p++;
         if (!(*p >= '0' && *p <= '9')) return false;
-        while (*p >= '0' && *p <= '9') p++;
+        while (*p >= '0' && *p <= '9')
+            p++;
     }
     ps->p = p;
     ps->numbers++;
@@ -138,13 +162,23 @@ static bool parse_value(parser *ps)
 {
     skip_ws(ps);
     switch (*ps->p) {
-    case '{': return parse_container(ps, '{', '}', true);
-    case '[': return parse_container(ps, '[', ']', false);
-    case '"': return parse_string(ps);
-    case 't': ps->bools++; return literal(ps, "true");
-    case 'f': ps->bools++; return literal(ps, "false");
-    case 'n': ps->nulls++; return literal(ps, "null");
-    default: return parse_number(ps);
+    case '{':
+        return parse_container(ps, '{', '}', true);
+    case '[':
+        return parse_container(ps, '[', ']', false);
+    case '"':
+        return parse_string(ps);
+    case 't':
+        ps->bools++;
+        return literal(ps, "true");
+    case 'f':
+        ps->bools++;
+        return literal(ps, "false");
+    case 'n':
+        ps->nulls++;
+        return literal(ps, "null");
+    default:
+        return parse_number(ps);
     }
 }
 
@@ -223,37 +257,36 @@ static void write_nested(json *j)
     json_finish(j);
 }
 
-static const char *const NESTED_EXPECTED =
-    "{\n"
-    "  \"name\": \"kernel \\\"k1\\\"\\nsecond line\",\n"
-    "  \"ctrl\": \"a\\tb\\u0001c\\\\d\\r\\u001fe\",\n"
-    "  \"energy_j\": null,\n"
-    "  \"inf\": null,\n"
-    "  \"power_w\": 158.25,\n"
-    "  \"samples\": 18446744073709551615,\n"
-    "  \"fitted\": true,\n"
-    "  \"values\": [\n"
-    "    1.5,\n"
-    "    null,\n"
-    "    -2,\n"
-    "    1e-20,\n"
-    "    false,\n"
-    "    null\n"
-    "  ],\n"
-    "  \"nested\": {\n"
-    "    \"empty_array\": [],\n"
-    "    \"empty_object\": {},\n"
-    "    \"events\": [\n"
-    "      {\n"
-    "        \"key \\\"q\\\"\": \"v\",\n"
-    "        \"e\": 0.1\n"
-    "      },\n"
-    "      [\n"
-    "        0\n"
-    "      ]\n"
-    "    ]\n"
-    "  }\n"
-    "}\n";
+static const char *const NESTED_EXPECTED = "{\n"
+                                           "  \"name\": \"kernel \\\"k1\\\"\\nsecond line\",\n"
+                                           "  \"ctrl\": \"a\\tb\\u0001c\\\\d\\r\\u001fe\",\n"
+                                           "  \"energy_j\": null,\n"
+                                           "  \"inf\": null,\n"
+                                           "  \"power_w\": 158.25,\n"
+                                           "  \"samples\": 18446744073709551615,\n"
+                                           "  \"fitted\": true,\n"
+                                           "  \"values\": [\n"
+                                           "    1.5,\n"
+                                           "    null,\n"
+                                           "    -2,\n"
+                                           "    1e-20,\n"
+                                           "    false,\n"
+                                           "    null\n"
+                                           "  ],\n"
+                                           "  \"nested\": {\n"
+                                           "    \"empty_array\": [],\n"
+                                           "    \"empty_object\": {},\n"
+                                           "    \"events\": [\n"
+                                           "      {\n"
+                                           "        \"key \\\"q\\\"\": \"v\",\n"
+                                           "        \"e\": 0.1\n"
+                                           "      },\n"
+                                           "      [\n"
+                                           "        0\n"
+                                           "      ]\n"
+                                           "    ]\n"
+                                           "  }\n"
+                                           "}\n";
 
 static void test_nested_document_exact(void **state)
 {
@@ -278,11 +311,12 @@ static void test_nested_document_parses_back(void **state)
     static parser ps;
     if (!parse_document(&ps, out)) fail_msg("does not parse at offset %td:\n%s", ps.p - out, out);
     /* the strings come back as they went in, keys included, in order */
-    static const char *const want[] = {"name", QUOTED, "ctrl", CONTROL, "energy_j", "inf", "power_w",
-                                       "samples", "fitted", "values", "nested", "empty_array",
-                                       "empty_object", "events", "key \"q\"", "v", "e"};
+    static const char *const want[] = {"name",         QUOTED,    "ctrl",      CONTROL,  "energy_j", "inf",
+                                       "power_w",      "samples", "fitted",    "values", "nested",   "empty_array",
+                                       "empty_object", "events",  "key \"q\"", "v",      "e"};
     assert_int_equal(ps.nstrings, sizeof want / sizeof want[0]);
-    for (size_t i = 0; i < ps.nstrings; i++) assert_string_equal(ps.strings[i], want[i]);
+    for (size_t i = 0; i < ps.nstrings; i++)
+        assert_string_equal(ps.strings[i], want[i]);
     assert_int_equal(ps.nulls, 4); /* NaN, inf, -NaN, NULL string: all null */
     assert_int_equal(ps.bools, 2);
     assert_int_equal(ps.numbers, 7);

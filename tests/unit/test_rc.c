@@ -57,8 +57,8 @@ static void check_recovers_step(int half)
         if (i < (size_t)half || i + (size_t)half >= n) continue; /* one-sided slopes at the edges */
         double rel = fabs(co[i] - PK_W) / PK_W;
         if (rel > 0.005)
-            fail_msg("half width %d: sample %zu (t = %g s, raw %g W) corrected to %g W, want %g W +- 0.5%%",
-                     half, i, t[i], p[i], co[i], PK_W);
+            fail_msg("half width %d: sample %zu (t = %g s, raw %g W) corrected to %g W, want %g W +- 0.5%%", half, i,
+                     t[i], p[i], co[i], PK_W);
     }
     /* the raw readings themselves are far from Pk: the correction did the work */
     assert_true(fabs(p[n / 10] - PK_W) / PK_W > 0.2);
@@ -112,7 +112,9 @@ static void test_ls_slope_of_a_line(void **state)
         p[i] = 30.0 + 200.0 * x; /* 200 W/s */
         x += 0.01 + 0.01 * uniform01();
     }
-    for (int half = 1; half <= 5; half++) {
+    const int halves[] = {1, 2, 3, 4, 5, TW_RC_MAX_HALF};
+    for (size_t h = 0; h < sizeof halves / sizeof halves[0]; h++) {
+        int half = halves[h];
         tw_rc rc;
         tw_rc_init(&rc, 0.5, half);
         size_t m = tw_rc_run(&rc, t, p, N, to, NULL, co);
@@ -124,8 +126,8 @@ static void test_ls_slope_of_a_line(void **state)
     }
 }
 
-static size_t run_chunked(int half, const double *t, const double *p, size_t n, size_t chunk, double *to,
-                          double *ro, double *co)
+static size_t run_chunked(int half, const double *t, const double *p, size_t n, size_t chunk, double *to, double *ro,
+                          double *co)
 {
     tw_rc rc;
     tw_rc_init(&rc, C_S, half);
@@ -147,7 +149,8 @@ static void test_chunking_is_bit_identical(void **state)
     rng_state = 99;
     size_t n = rc_response(t, p, CAP, 2.0);
     /* some repeats and noise so every path sees non-trivial data */
-    for (size_t i = 0; i < n; i++) p[i] = round((p[i] + (uniform01() - 0.5)) * 100.0) / 100.0;
+    for (size_t i = 0; i < n; i++)
+        p[i] = round((p[i] + (uniform01() - 0.5)) * 100.0) / 100.0;
     const size_t chunks[] = {1, 2, 7, 1000};
     const int halves[] = {1, 2, 3, TW_RC_MAX_HALF};
     for (size_t h = 0; h < sizeof halves / sizeof halves[0]; h++) {
@@ -157,8 +160,7 @@ static void test_chunking_is_bit_identical(void **state)
             memset(cc, 0, sizeof cc);
             size_t m = run_chunked(halves[h], t, p, n, chunks[c], ct, cr, cc);
             if (m != n) fail_msg("half %d chunk %zu: %zu samples out of %zu", halves[h], chunks[c], m, n);
-            if (memcmp(ct, rt, n * sizeof *ct) || memcmp(cr, rr, n * sizeof *cr) ||
-                memcmp(cc, rcorr, n * sizeof *cc))
+            if (memcmp(ct, rt, n * sizeof *ct) || memcmp(cr, rr, n * sizeof *cr) || memcmp(cc, rcorr, n * sizeof *cc))
                 fail_msg("half %d chunk %zu: output differs from one call", halves[h], chunks[c]);
         }
     }
@@ -183,7 +185,8 @@ static void test_finish_emits_the_rest(void **state)
             size_t f = tw_rc_finish(&rc, to + m, NULL, co + m);
             assert_int_equal(f, held);
             assert_int_equal(m + f, n);
-            for (size_t i = 0; i < n; i++) assert_true(to[i] == t[i]);
+            for (size_t i = 0; i < n; i++)
+                assert_true(to[i] == t[i]);
             /* a second finish has nothing left */
             assert_int_equal(tw_rc_finish(&rc, to, NULL, co), 0);
         }
@@ -219,23 +222,21 @@ static void test_duplicate_timestamps_stay_finite(void **state)
     (void)state;
     const double t[] = {0.0, 0.01, 0.01, 0.01, 0.02, 0.03, 0.03};
     const double p[] = {10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0};
-    for (int half = 1; half <= 4; half++) check_finite_with_duplicates(half, t, p, 7);
+    for (int half = 1; half <= 4; half++)
+        check_finite_with_duplicates(half, t, p, 7);
     /* all at one instant */
     const double t2[] = {1.0, 1.0, 1.0, 1.0, 1.0};
-    for (int half = 1; half <= 3; half++) check_finite_with_duplicates(half, t2, p, 5);
+    for (int half = 1; half <= 3; half++)
+        check_finite_with_duplicates(half, t2, p, 5);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recovers_step_paper_formula),
-        cmocka_unit_test(test_recovers_step_ls_slope),
-        cmocka_unit_test(test_symmetric_formula_by_hand),
-        cmocka_unit_test(test_ls_slope_of_a_line),
-        cmocka_unit_test(test_chunking_is_bit_identical),
-        cmocka_unit_test(test_finish_emits_the_rest),
-        cmocka_unit_test(test_half_width_clamped),
-        cmocka_unit_test(test_duplicate_timestamps_stay_finite),
+        cmocka_unit_test(test_recovers_step_paper_formula), cmocka_unit_test(test_recovers_step_ls_slope),
+        cmocka_unit_test(test_symmetric_formula_by_hand),   cmocka_unit_test(test_ls_slope_of_a_line),
+        cmocka_unit_test(test_chunking_is_bit_identical),   cmocka_unit_test(test_finish_emits_the_rest),
+        cmocka_unit_test(test_half_width_clamped),          cmocka_unit_test(test_duplicate_timestamps_stay_finite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
