@@ -99,7 +99,8 @@ static int run(size_t n, int repeats)
     getrusage(RUSAGE_SELF, &ru);
     printf("%-22s N=%zu raw samples (%zu distinct, %.1f s of trace): %.1f M samples/s on one core "
            "(%.3f s CPU), peak RSS %ld KiB, energy in windows %.1f J\n",
-           repeats > 1 ? "K20-like (38 repeats):" : "all distinct:", n, kept_total, g.t, (double)n / cpu / 1e6, cpu, ru.ru_maxrss, energy);
+           repeats > 1 ? "K20-like (38 repeats):" : "all distinct:", n, kept_total, g.t, (double)n / cpu / 1e6, cpu,
+           ru.ru_maxrss, energy);
     free(t), free(p), free(dt), free(dp), free(ot), free(oc);
     return 0;
 }

@@ -62,9 +62,9 @@ TW_API const char *tw_version(void);
 
 typedef enum tw_quantity {
     TW_Q_OTHER = 0,
-    TW_Q_TIME = 1,   /* seconds */
-    TW_Q_POWER = 2,  /* watts */
-    TW_Q_ENERGY = 3  /* joules */
+    TW_Q_TIME = 1,  /* seconds */
+    TW_Q_POWER = 2, /* watts */
+    TW_Q_ENERGY = 3 /* joules */
 } tw_quantity;
 
 /* One reading (a column of a trace, a channel of a sensor). */
@@ -77,11 +77,11 @@ typedef struct tw_reading_info {
 /* One row of samples on one timeline. Arrays have n entries, one per reading.
  * A reading whose valid flag is 0 is absent in this row (never read as 0). */
 typedef struct tw_row {
-    double t_s;               /* the row's time on the trace timeline */
-    size_t n;                 /* number of readings */
-    const double *value;      /* SI units */
-    const double *t_value_s;  /* each reading's own timestamp (t_s when it has none) */
-    const uint8_t *valid;     /* 1 = present */
+    double t_s;              /* the row's time on the trace timeline */
+    size_t n;                /* number of readings */
+    const double *value;     /* SI units */
+    const double *t_value_s; /* each reading's own timestamp (t_s when it has none) */
+    const uint8_t *valid;    /* 1 = present */
 } tw_row;
 
 /* ---------------------------------------------------------------- trace files */
@@ -111,8 +111,8 @@ TW_API void tw_trace_reader_close(tw_trace_reader *r);
  * also "NAME_t_s" after each reading. Names should carry SI unit suffixes. */
 typedef struct tw_trace_writer tw_trace_writer;
 
-TW_API tw_status tw_trace_writer_open(const char *path, size_t n, const char *const *names,
-                                      bool own_timestamps, tw_trace_writer **out);
+TW_API tw_status tw_trace_writer_open(const char *path, size_t n, const char *const *names, bool own_timestamps,
+                                      tw_trace_writer **out);
 /* Adds a comment line ("# text") before the header; only before the first row. */
 TW_API tw_status tw_trace_writer_comment(tw_trace_writer *w, const char *text);
 TW_API tw_status tw_trace_writer_write(tw_trace_writer *w, const tw_row *row);
@@ -162,8 +162,8 @@ typedef struct tw_scenario tw_scenario;
 TW_API tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out);
 /* Kernels from a CSV name,start_s,duration_s,power_w. */
 TW_API tw_status tw_scenario_load(const char *path, tw_sim_profile profile, tw_scenario **out);
-TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s,
-                                        double duration_s, double power_w);
+TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s,
+                                        double power_w);
 /* Total simulated length; default: last kernel end + the profile's full tail + 1 s. */
 TW_API tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s);
 TW_API double tw_scenario_duration_s(const tw_scenario *s);
@@ -181,10 +181,10 @@ TW_API void tw_scenario_free(tw_scenario *s);
 
 /* Backend selection and its inputs. Unused fields are ignored by a backend. */
 typedef struct tw_sensor_config {
-    const char *path;             /* replay: the trace file */
-    const tw_scenario *scenario;  /* sim: the true signal (borrowed: must outlive the sensor
-                                     and not change while it is open) */
-    uint64_t seed;                /* sim: noise and jitter */
+    const char *path;            /* replay: the trace file */
+    const tw_scenario *scenario; /* sim: the true signal (borrowed: must outlive the sensor
+                                    and not change while it is open) */
+    uint64_t seed;               /* sim: noise and jitter */
 } tw_sensor_config;
 
 TW_API size_t tw_backend_count(void);
@@ -210,15 +210,15 @@ TW_API void tw_sensor_close(tw_sensor *s);
 
 /* Ways to turn power readings into an event's energy. */
 typedef enum tw_method {
-    TW_METHOD_CORRECTED = 0,      /* Burtscher §5: repeats dropped, P + C dP/dt integrated over t1..t2,
-                                     exactly: the integral of P plus C (P(t2) - P(t1)) */
-    TW_METHOD_RAW_T1_T2 = 1,      /* trapezoid of raw readings over the event */
-    TW_METHOD_RAW_T1_T3 = 2,      /* ... until the reading reaches active idle */
-    TW_METHOD_RAW_T1_T4 = 3,      /* ... until the reading reaches idle */
-    TW_METHOD_FIXED_INTERVAL = 4, /* readings of t1..t4 on equal intervals (Fig. 6) */
-    TW_METHOD_MEAN_X_RUNTIME = 5, /* mean reading over the power bump t1..t4 x runtime */
-    TW_METHOD_PAPI = 6,           /* last reading at t2 x runtime */
-    TW_METHOD_MTSM = 7,           /* mean of readings in t1..t2 x runtime (Arafa Eq. 2) */
+    TW_METHOD_CORRECTED = 0,         /* Burtscher §5: repeats dropped, P + C dP/dt integrated over t1..t2,
+                                        exactly: the integral of P plus C (P(t2) - P(t1)) */
+    TW_METHOD_RAW_T1_T2 = 1,         /* trapezoid of raw readings over the event */
+    TW_METHOD_RAW_T1_T3 = 2,         /* ... until the reading reaches active idle */
+    TW_METHOD_RAW_T1_T4 = 3,         /* ... until the reading reaches idle */
+    TW_METHOD_FIXED_INTERVAL = 4,    /* readings of t1..t4 on equal intervals (Fig. 6) */
+    TW_METHOD_MEAN_X_RUNTIME = 5,    /* mean reading over the power bump t1..t4 x runtime */
+    TW_METHOD_PAPI = 6,              /* last reading at t2 x runtime */
+    TW_METHOD_MTSM = 7,              /* mean of readings in t1..t2 x runtime (Arafa Eq. 2) */
     TW_METHOD_CORRECTED_SAMPLED = 8, /* trapezoid of the corrected samples (the paper's literal
                                         procedure: each step is smeared over +-1 sample) */
     TW_METHOD_COUNT
@@ -228,12 +228,12 @@ TW_API const char *tw_method_name(tw_method m);
 TW_API const char *tw_method_description(tw_method m);
 
 typedef struct tw_analysis_options {
-    double capacitance_s;   /* RC constant; NaN = 0.84 s (K20) unless fitted */
-    bool fit_capacitance;   /* fit C from the longest event's step response */
-    int slope_half_width;   /* 1 = the paper's symmetric formula; k > 1 = LS slope over 2k+1 */
-    double dedup_gap_s;     /* drop equal consecutive readings at most this far apart (0.004) */
-    double idle_w;          /* NaN = estimate from the trace */
-    double active_idle_w;   /* NaN = estimate from the trace */
+    double capacitance_s;       /* RC constant; NaN = 0.84 s (K20) unless fitted */
+    bool fit_capacitance;       /* fit C from the longest event's step response */
+    int slope_half_width;       /* 1 = the paper's symmetric formula; k > 1 = LS slope over 2k+1 */
+    double dedup_gap_s;         /* drop equal consecutive readings at most this far apart (0.004) */
+    double idle_w;              /* NaN = estimate from the trace */
+    double active_idle_w;       /* NaN = estimate from the trace */
     const char *corrected_path; /* when set, the corrected series is written there (CSV) */
 } tw_analysis_options;
 
@@ -252,8 +252,8 @@ typedef struct tw_analysis tw_analysis;
  * are per event; without, activity regions are detected where corrected power
  * rises above active idle, and reported as events named region1, region2, ...
  * May rewind `src` (fitting, level estimation) when the backend allows. */
-TW_API tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events,
-                            const tw_analysis_options *opt, tw_analysis **out);
+TW_API tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
+                            tw_analysis **out);
 TW_API double tw_analysis_capacitance_s(const tw_analysis *a);
 TW_API bool tw_analysis_capacitance_fitted(const tw_analysis *a);
 /* RMS residual of the capacitance fit in watts (NaN when not fitted). */

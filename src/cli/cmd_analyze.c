@@ -43,48 +43,72 @@ enum { OPT_EVENTS = 1000, OPT_COLUMN, OPT_C, OPT_FIT, OPT_SLOPE, OPT_IDLE, OPT_A
 
 static int parse_number_option(const char *name, const char *value, double *out)
 {
-    if (!cli_parse_double(value, out))
-        return cli_usage("analyze", "%s needs a number, got '%s'", name, value);
+    if (!cli_parse_double(value, out)) return cli_usage("analyze", "%s needs a number, got '%s'", name, value);
     return 0;
 }
 
 static int parse_args(int argc, char **argv, analyze_args *a)
 {
-    static const struct option opts[] = {
-        {"events", required_argument, 0, OPT_EVENTS},   {"column", required_argument, 0, OPT_COLUMN},
-        {"capacitance", required_argument, 0, OPT_C},   {"fit-capacitance", no_argument, 0, OPT_FIT},
-        {"slope-points", required_argument, 0, OPT_SLOPE}, {"idle", required_argument, 0, OPT_IDLE},
-        {"active-idle", required_argument, 0, OPT_AIDLE}, {"corrected-out", required_argument, 0, OPT_OUT},
-        {"no-corrected-out", no_argument, 0, OPT_NOOUT}, {"json", no_argument, 0, OPT_JSON},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    static const struct option opts[] = {{"events", required_argument, 0, OPT_EVENTS},
+                                         {"column", required_argument, 0, OPT_COLUMN},
+                                         {"capacitance", required_argument, 0, OPT_C},
+                                         {"fit-capacitance", no_argument, 0, OPT_FIT},
+                                         {"slope-points", required_argument, 0, OPT_SLOPE},
+                                         {"idle", required_argument, 0, OPT_IDLE},
+                                         {"active-idle", required_argument, 0, OPT_AIDLE},
+                                         {"corrected-out", required_argument, 0, OPT_OUT},
+                                         {"no-corrected-out", no_argument, 0, OPT_NOOUT},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c, rc = 0;
     double v;
     optind = 1;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': help(); return -1;
-        case OPT_EVENTS: a->events = optarg; break;
-        case OPT_COLUMN: a->column = optarg; break;
+        case 'h':
+            help();
+            return -1;
+        case OPT_EVENTS:
+            a->events = optarg;
+            break;
+        case OPT_COLUMN:
+            a->column = optarg;
+            break;
         case OPT_C:
             rc = parse_number_option("--capacitance", optarg, &a->opt.capacitance_s);
             if (!rc && a->opt.capacitance_s < 0) rc = cli_usage("analyze", "--capacitance must be >= 0");
             a->c_given = true;
             break;
-        case OPT_FIT: a->opt.fit_capacitance = true; break;
+        case OPT_FIT:
+            a->opt.fit_capacitance = true;
+            break;
         case OPT_SLOPE:
             rc = parse_number_option("--slope-points", optarg, &v);
             if (!rc && (v < 3 || v > 33 || fmod(v, 2.0) != 1.0))
                 rc = cli_usage("analyze", "--slope-points must be an odd number from 3 to 33, got '%s'", optarg);
             a->opt.slope_half_width = (int)((v - 1) / 2);
             break;
-        case OPT_IDLE: rc = parse_number_option("--idle", optarg, &a->opt.idle_w); break;
-        case OPT_AIDLE: rc = parse_number_option("--active-idle", optarg, &a->opt.active_idle_w); break;
-        case OPT_OUT: a->corrected = optarg; break;
-        case OPT_NOOUT: a->no_corrected = true; break;
-        case OPT_JSON: a->json = true; break;
-        case ':': return cli_usage("analyze", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
+        case OPT_IDLE:
+            rc = parse_number_option("--idle", optarg, &a->opt.idle_w);
+            break;
+        case OPT_AIDLE:
+            rc = parse_number_option("--active-idle", optarg, &a->opt.active_idle_w);
+            break;
+        case OPT_OUT:
+            a->corrected = optarg;
+            break;
+        case OPT_NOOUT:
+            a->no_corrected = true;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            return cli_usage("analyze", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (rc) return rc;
@@ -132,15 +156,22 @@ static int pick_reading(tw_sensor *s, const char *column, const char *trace, siz
             *idx = i;
             return 0;
         }
-    fprintf(stderr, "truewatt analyze: %s: no power column (name one with a _w or _mw suffix, or pick one with --column)\n",
+    fprintf(stderr,
+            "truewatt analyze: %s: no power column (name one with a _w or _mw suffix, or pick one with --column)\n",
             trace);
     return CLI_EXIT_FAIL;
 }
 
 static int report(const tw_analysis *an, const analyze_args *a, const char *reading, const char *corrected)
 {
-    report_context ctx = {a->trace, reading, corrected, a->opt.dedup_gap_s, a->c_given,
-                          !isnan(a->opt.idle_w), !isnan(a->opt.active_idle_w), a->events == NULL};
+    report_context ctx = {a->trace,
+                          reading,
+                          corrected,
+                          a->opt.dedup_gap_s,
+                          a->c_given,
+                          !isnan(a->opt.idle_w),
+                          !isnan(a->opt.active_idle_w),
+                          a->events == NULL};
     if (!a->json) {
         report_analysis_text(an, &ctx, stdout);
         return 0;
@@ -176,8 +207,10 @@ int cmd_analyze(int argc, char **argv)
         a.opt.corrected_path = corrected;
     }
     if (st == TW_OK) st = tw_analyze(src, reading, events, &a.opt, &an);
-    if (st != TW_OK) rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
-    else rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected);
+    if (st != TW_OK)
+        rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
+    else
+        rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected);
 out:
     tw_analysis_free(an);
     tw_sensor_close(src);

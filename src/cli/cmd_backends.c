@@ -24,8 +24,10 @@ int cmd_backends(int argc, char **argv)
             help();
             return 0;
         }
-        if (c == 'j') as_json = true;
-        else return cli_usage("backends", "unknown option '%s'", argv[optind - 1]);
+        if (c == 'j')
+            as_json = true;
+        else
+            return cli_usage("backends", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc) return cli_usage("backends", "unexpected argument '%s'", argv[optind]);
     json j;

@@ -69,23 +69,35 @@ typedef struct demo_args {
 static int parse_args(int argc, char **argv, demo_args *a)
 {
     enum { OPT_OUT = 1000, OPT_SEED, OPT_NOPLOT, OPT_JSON };
-    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"seed", required_argument, 0, OPT_SEED},
-                                         {"no-plot", no_argument, 0, OPT_NOPLOT}, {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"out", required_argument, 0, OPT_OUT},  {"seed", required_argument, 0, OPT_SEED},
+        {"no-plot", no_argument, 0, OPT_NOPLOT}, {"json", no_argument, 0, OPT_JSON},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': help(); return -1;
-        case OPT_OUT: a->out = optarg; break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->seed)) return cli_usage("demo", "--seed needs an integer >= 0, got '%s'", optarg);
+        case 'h':
+            help();
+            return -1;
+        case OPT_OUT:
+            a->out = optarg;
             break;
-        case OPT_NOPLOT: a->no_plot = true; break;
-        case OPT_JSON: a->json = true; break;
-        case ':': return cli_usage("demo", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("demo", "unknown option '%s'", argv[optind - 1]);
+        case OPT_SEED:
+            if (!cli_parse_u64(optarg, &a->seed))
+                return cli_usage("demo", "--seed needs an integer >= 0, got '%s'", optarg);
+            break;
+        case OPT_NOPLOT:
+            a->no_plot = true;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            return cli_usage("demo", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("demo", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc) return cli_usage("demo", "unexpected argument '%s'", argv[optind]);
@@ -158,7 +170,8 @@ static void record_run(demo_results *res, const experiment *x, const tw_analysis
         r->start_s = e->start_s;
         r->duration_s = e->end_s - e->start_s;
         r->true_energy_j = e->true_energy_j;
-        for (int m = 0; m < TW_METHOD_COUNT; m++) r->energy_j[m] = tw_analysis_energy_j(an, i, (tw_method)m);
+        for (int m = 0; m < TW_METHOD_COUNT; m++)
+            r->energy_j[m] = tw_analysis_energy_j(an, i, (tw_method)m);
     }
 }
 
@@ -223,12 +236,12 @@ static void plot(const demo_args *a, demo_results *res)
     }
     char why[512];
     if (plot_run(a->out, "demo.gp", why, sizeof why) == 0) {
-        snprintf(res->plot_note, sizeof res->plot_note, "plots: %s/fig1.png, %s/fig2.png, %s/fig3.png", a->out,
-                 a->out, a->out);
+        snprintf(res->plot_note, sizeof res->plot_note, "plots: %s/fig1.png, %s/fig2.png, %s/fig3.png", a->out, a->out,
+                 a->out);
         res->plotted = true;
     } else {
-        snprintf(res->plot_note, sizeof res->plot_note, "plots not drawn: %s; data and script are in %s (demo.gp)",
-                 why, a->out);
+        snprintf(res->plot_note, sizeof res->plot_note, "plots not drawn: %s; data and script are in %s (demo.gp)", why,
+                 a->out);
     }
 }
 
@@ -256,8 +269,10 @@ int cmd_demo(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     plot(&a, res);
-    if (a.json) demo_print_json(res, stdout);
-    else demo_print_text(res, stdout);
+    if (a.json)
+        demo_print_json(res, stdout);
+    else
+        demo_print_text(res, stdout);
     free(res);
     return 0;
 }

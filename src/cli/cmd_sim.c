@@ -60,36 +60,55 @@ static int parse_kernel(tw_scenario *s, const char *spec)
 
 static int parse_args(int argc, char **argv, sim_args *a)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'},        {"profile", required_argument, 0, OPT_PROFILE},
-        {"scenario", required_argument, 0, OPT_SCENARIO}, {"kernel", required_argument, 0, OPT_KERNEL},
-        {"duration", required_argument, 0, OPT_DURATION}, {"seed", required_argument, 0, OPT_SEED},
-        {"events-out", required_argument, 0, OPT_EVENTS}, {"json", no_argument, 0, OPT_JSON},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
+                                         {"scenario", required_argument, 0, OPT_SCENARIO},
+                                         {"kernel", required_argument, 0, OPT_KERNEL},
+                                         {"duration", required_argument, 0, OPT_DURATION},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"events-out", required_argument, 0, OPT_EVENTS},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
         switch (c) {
-        case 'h': help(); return -1;
-        case 'o': a->out = optarg; break;
+        case 'h':
+            help();
+            return -1;
+        case 'o':
+            a->out = optarg;
+            break;
         case OPT_PROFILE:
             if (tw_sim_profile_parse(optarg, &a->profile) != TW_OK)
                 return cli_usage("sim", "unknown profile '%s' (profiles: k20, h100)", optarg);
             break;
-        case OPT_SCENARIO: a->scenario_path = optarg; break;
-        case OPT_KERNEL: a->kernels[a->n_kernels++] = optarg; break;
+        case OPT_SCENARIO:
+            a->scenario_path = optarg;
+            break;
+        case OPT_KERNEL:
+            a->kernels[a->n_kernels++] = optarg;
+            break;
         case OPT_DURATION:
             if (!cli_parse_double(optarg, &a->duration_s) || a->duration_s <= 0)
                 return cli_usage("sim", "--duration needs a positive number of seconds, got '%s'", optarg);
             break;
         case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->seed)) return cli_usage("sim", "--seed needs an integer >= 0, got '%s'", optarg);
+            if (!cli_parse_u64(optarg, &a->seed))
+                return cli_usage("sim", "--seed needs an integer >= 0, got '%s'", optarg);
             break;
-        case OPT_EVENTS: a->events_out = optarg; break;
-        case OPT_JSON: a->json = true; break;
-        case ':': return cli_usage("sim", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage("sim", "unknown option '%s'", argv[optind - 1]);
+        case OPT_EVENTS:
+            a->events_out = optarg;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            return cli_usage("sim", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("sim", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc) return cli_usage("sim", "unexpected argument '%s'", argv[optind]);
@@ -101,8 +120,8 @@ static int parse_args(int argc, char **argv, sim_args *a)
 
 static int build_scenario(const sim_args *a, tw_scenario **out)
 {
-    tw_status st = a->scenario_path ? tw_scenario_load(a->scenario_path, a->profile, out)
-                                    : tw_scenario_new(a->profile, out);
+    tw_status st =
+        a->scenario_path ? tw_scenario_load(a->scenario_path, a->profile, out) : tw_scenario_new(a->profile, out);
     if (st != TW_OK) return cli_fail("sim", st);
     for (size_t i = 0; i < a->n_kernels; i++) {
         int rc = parse_kernel(*out, a->kernels[i]);
@@ -186,8 +205,10 @@ int cmd_sim(int argc, char **argv)
         tw_status st = sim_run_to_file(sc, a.seed, a.out, &r);
         if (st == TW_OK) st = tw_scenario_events(sc, &ev);
         if (st == TW_OK) st = tw_events_save(ev, a.events_out);
-        if (st == TW_OK) print_summary(&a, &r, ev);
-        else rc = cli_fail("sim", st);
+        if (st == TW_OK)
+            print_summary(&a, &r, ev);
+        else
+            rc = cli_fail("sim", st);
     }
     tw_events_free(ev);
     tw_scenario_free(sc);

@@ -7,8 +7,8 @@
 #include "report/table.h"
 
 /* The paper's numbers for the anomalies, raw integral t1..t2 (§4.1). */
-#define PAPER_DOUBLED 2.16 /* 1579 J / 732 J */
-#define PAPER_SECOND 1.29  /* 147 J / 114 J */
+#define PAPER_DOUBLED 2.16   /* 1579 J / 732 J */
+#define PAPER_SECOND 1.29    /* 147 J / 114 J */
 #define PAPER_FIXED_PCT 13.0 /* 1205 J vs 1066 J */
 
 static const demo_row *find(const demo_results *r, const char *kernel)
@@ -37,12 +37,14 @@ int demo_write_csv(const char *path, const demo_results *r)
     fprintf(f, "# truewatt %s demo: simulated K20, seed %llu, C fitted %.6f s (simulator %.2f s)\n", tw_version(),
             (unsigned long long)r->seed, r->c_fitted_s, r->c_sim_s);
     fprintf(f, "experiment,kernel,start_s,duration_s,true_energy_j");
-    for (int m = 0; m < TW_METHOD_COUNT; m++) fprintf(f, ",%s_j", tw_method_name((tw_method)m));
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        fprintf(f, ",%s_j", tw_method_name((tw_method)m));
     fputc('\n', f);
     for (size_t i = 0; i < r->n; i++) {
         const demo_row *w = &r->rows[i];
         fprintf(f, "%s,%s,%.6f,%.6f,%.6f", w->experiment, w->kernel, w->start_s, w->duration_s, w->true_energy_j);
-        for (int m = 0; m < TW_METHOD_COUNT; m++) fprintf(f, ",%.6f", w->energy_j[m]);
+        for (int m = 0; m < TW_METHOD_COUNT; m++)
+            fprintf(f, ",%.6f", w->energy_j[m]);
         fputc('\n', f);
     }
     bool failed = ferror(f) != 0;
@@ -88,7 +90,8 @@ static void main_table(const demo_results *r, FILE *f)
     head[nc++] = "runtime_s";
     head[nc++] = "truth_j";
     /* corrected last, beside the naive methods it replaces */
-    for (int m = 1; m < TW_METHOD_COUNT; m++) head[nc++] = tw_method_name((tw_method)m);
+    for (int m = 1; m < TW_METHOD_COUNT; m++)
+        head[nc++] = tw_method_name((tw_method)m);
     head[nc++] = "corrected";
     table *t = table_new(nc, head);
     if (!t) return;
@@ -125,16 +128,19 @@ static void anomaly_table(const demo_results *r, FILE *f)
 
 void demo_print_text(const demo_results *r, FILE *f)
 {
-    fprintf(f, "truewatt demo: Burtscher et al. 2014 on the simulated K20 (seed %llu)\n\n", (unsigned long long)r->seed);
-    fprintf(f, "sensor identified from fig1's step response: C = %.4f s (simulator %.2f s, %+.2f%%), residual %.3f W rms\n",
-            r->c_fitted_s, r->c_sim_s, err_pct(r->c_fitted_s, r->c_sim_s), r->c_fit_rms_w);
+    fprintf(f, "truewatt demo: Burtscher et al. 2014 on the simulated K20 (seed %llu)\n\n",
+            (unsigned long long)r->seed);
+    fprintf(
+        f, "sensor identified from fig1's step response: C = %.4f s (simulator %.2f s, %+.2f%%), residual %.3f W rms\n",
+        r->c_fitted_s, r->c_sim_s, err_pct(r->c_fitted_s, r->c_sim_s), r->c_fit_rms_w);
     fprintf(f, "levels estimated from fig1: idle %.2f W, active idle %.2f W\n", r->fig1_idle_w, r->fig1_active_idle_w);
     main_table(r, f);
     anomaly_table(r, f);
     const demo_row *t = find(r, "nb_700k");
     if (t) {
         double real = t->energy_j[TW_METHOD_RAW_T1_T4], fixed = t->energy_j[TW_METHOD_FIXED_INTERVAL];
-        fprintf(f, "\nFig. 6, fig1 over t1..t4: real intervals %.1f J, fixed intervals %.1f J (%+.1f%%; paper +%.0f%%)\n",
+        fprintf(f,
+                "\nFig. 6, fig1 over t1..t4: real intervals %.1f J, fixed intervals %.1f J (%+.1f%%; paper +%.0f%%)\n",
                 real, fixed, err_pct(fixed, real), PAPER_FIXED_PCT);
     }
     fprintf(f, "\nfiles: %s/ (traces, events, corrected series, demo.csv)\n%s\n", r->out_dir, r->plot_note);
@@ -144,7 +150,8 @@ static void json_methods(json *j, const char *key, const double *v)
 {
     json_key(j, key);
     json_begin_object(j);
-    for (int m = 0; m < TW_METHOD_COUNT; m++) json_kv_number(j, tw_method_name((tw_method)m), v[m]);
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        json_kv_number(j, tw_method_name((tw_method)m), v[m]);
     json_end_object(j);
 }
 
@@ -169,7 +176,8 @@ void demo_print_json(const demo_results *r, FILE *f)
     for (size_t i = 0; i < r->n; i++) {
         const demo_row *w = &r->rows[i];
         double err[TW_METHOD_COUNT];
-        for (int m = 0; m < TW_METHOD_COUNT; m++) err[m] = err_pct(w->energy_j[m], w->true_energy_j);
+        for (int m = 0; m < TW_METHOD_COUNT; m++)
+            err[m] = err_pct(w->energy_j[m], w->true_energy_j);
         json_begin_object(&j);
         json_kv_string(&j, "experiment", w->experiment);
         json_kv_string(&j, "kernel", w->kernel);

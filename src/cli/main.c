@@ -15,11 +15,11 @@ static const cli_command commands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: truewatt [--version] [--help] COMMAND [ARGS]\n\n"
-            "How much energy GPU code really uses, from the GPU's power sensor.\n\n"
-            "commands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "usage: truewatt [--version] [--help] COMMAND [ARGS]\n\n"
+               "How much energy GPU code really uses, from the GPU's power sensor.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'truewatt COMMAND --help' describes a command. Numbers: add --json for machine output.\n");
 }
 

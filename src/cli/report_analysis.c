@@ -22,7 +22,8 @@ static void energy_table(const tw_analysis *a, FILE *f)
     head[nc++] = "start_s";
     head[nc++] = "end_s";
     if (truth) head[nc++] = "truth_j";
-    for (int m = 0; m < TW_METHOD_COUNT; m++) head[nc++] = tw_method_name((tw_method)m);
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        head[nc++] = tw_method_name((tw_method)m);
     if (truth) head[nc++] = "corrected_err_%";
     table *t = table_new(nc, head);
     if (!t) return;
@@ -32,7 +33,8 @@ static void energy_table(const tw_analysis *a, FILE *f)
         table_cell(t, "%.4f", e->start_s);
         table_cell(t, "%.4f", e->end_s);
         if (truth) table_cell(t, "%.3f", e->true_energy_j);
-        for (int m = 0; m < TW_METHOD_COUNT; m++) table_cell(t, "%.3f", tw_analysis_energy_j(a, i, (tw_method)m));
+        for (int m = 0; m < TW_METHOD_COUNT; m++)
+            table_cell(t, "%.3f", tw_analysis_energy_j(a, i, (tw_method)m));
         if (truth)
             table_cell(t, "%+.2f", 100.0 * (tw_analysis_energy_j(a, i, TW_METHOD_CORRECTED) / e->true_energy_j - 1.0));
     }

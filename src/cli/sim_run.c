@@ -7,13 +7,13 @@
 
 #define PROGRESS_EVERY_S 60.0
 
-static tw_status open_writer(tw_sensor *s, const tw_scenario *sc, uint64_t seed, const char *path,
-                             tw_trace_writer **w)
+static tw_status open_writer(tw_sensor *s, const tw_scenario *sc, uint64_t seed, const char *path, tw_trace_writer **w)
 {
     size_t n = tw_sensor_nreadings(s);
     const char **names = malloc(n * sizeof *names);
     if (!names) return TW_ENOMEM;
-    for (size_t i = 0; i < n; i++) names[i] = tw_sensor_reading(s, i)->name;
+    for (size_t i = 0; i < n; i++)
+        names[i] = tw_sensor_reading(s, i)->name;
     bool own_ts = tw_scenario_profile(sc) == TW_SIM_H100;
     tw_status st = tw_trace_writer_open(path, n, names, own_ts, w);
     free(names);

@@ -22,8 +22,7 @@ static const char *const status_text[] = {
 
 const char *tw_strerror(tw_status status)
 {
-    if ((unsigned)status >= sizeof status_text / sizeof status_text[0] || !status_text[status])
-        return "unknown error";
+    if ((unsigned)status >= sizeof status_text / sizeof status_text[0] || !status_text[status]) return "unknown error";
     return status_text[status];
 }
 

@@ -24,7 +24,8 @@ void tw_rng_seed(tw_rng *r, uint64_t seed, uint64_t stream)
     uint64_t x = stream;
     uint64_t mix = splitmix64(&x);
     x = seed ^ mix;
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&x);
     /* splitmix64 is a bijection of a counter, so the four words cannot all be
      * zero (the one state xoshiro must avoid); the check is cheap insurance. */
     if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1;

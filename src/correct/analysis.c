@@ -10,7 +10,9 @@ static const struct {
     const char *name;
     const char *description;
 } methods[TW_METHOD_COUNT] = {
-    [TW_METHOD_CORRECTED] = {"corrected", "Burtscher et al. 2014: repeats dropped, RC lag undone (P + C dP/dt), integrated exactly over the event"},
+    [TW_METHOD_CORRECTED] =
+        {"corrected",
+         "Burtscher et al. 2014: repeats dropped, RC lag undone (P + C dP/dt), integrated exactly over the event"},
     [TW_METHOD_RAW_T1_T2] = {"raw_t1_t2", "trapezoid of the raw readings from kernel start to end"},
     [TW_METHOD_RAW_T1_T3] = {"raw_t1_t3", "trapezoid of the raw readings until they reach active idle"},
     [TW_METHOD_RAW_T1_T4] = {"raw_t1_t4", "trapezoid of the raw readings until they reach idle"},
@@ -18,18 +20,14 @@ static const struct {
     [TW_METHOD_MEAN_X_RUNTIME] = {"mean_x_runtime", "mean raw reading over the power bump t1..t4 times the runtime"},
     [TW_METHOD_PAPI] = {"papi", "PAPI-style: the last reading at kernel end times the runtime"},
     [TW_METHOD_MTSM] = {"mtsm", "MTSM-style (Arafa Eq. 2): mean of readings within the kernel times the runtime"},
-    [TW_METHOD_CORRECTED_SAMPLED] = {"corrected_sampled", "trapezoid of the corrected samples (symmetric-slope formula): steps smear over +-1 sample"},
+    [TW_METHOD_CORRECTED_SAMPLED] =
+        {"corrected_sampled",
+         "trapezoid of the corrected samples (symmetric-slope formula): steps smear over +-1 sample"},
 };
 
-const char *tw_method_name(tw_method m)
-{
-    return (unsigned)m < TW_METHOD_COUNT ? methods[m].name : NULL;
-}
+const char *tw_method_name(tw_method m) { return (unsigned)m < TW_METHOD_COUNT ? methods[m].name : NULL; }
 
-const char *tw_method_description(tw_method m)
-{
-    return (unsigned)m < TW_METHOD_COUNT ? methods[m].description : NULL;
-}
+const char *tw_method_description(tw_method m) { return (unsigned)m < TW_METHOD_COUNT ? methods[m].description : NULL; }
 
 void tw_analysis_options_init(tw_analysis_options *o)
 {
@@ -48,8 +46,8 @@ void tw_corr_stream_init(tw_corr_stream *s, double c_s, int half, double gap_s)
     tw_rc_init(&s->rc, c_s, half);
 }
 
-size_t tw_corr_stream_push(tw_corr_stream *s, double t_s, double w, bool *kept, double *t_out,
-                           double *raw_out, double *corr_out)
+size_t tw_corr_stream_push(tw_corr_stream *s, double t_s, double w, bool *kept, double *t_out, double *raw_out,
+                           double *corr_out)
 {
     double t1, w1;
     *kept = tw_dedup_run(&s->dedup, &t_s, &w, 1, &t1, &w1) == 1;
@@ -109,8 +107,7 @@ tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_p
         for (size_t i = 0; i < k && pass->on_corrected; i++)
             if ((st = pass->on_corrected(pass->ctx, to[i], ro[i], co[i])) != TW_OK) return st;
     }
-    if (n_read == 0)
-        return tw_fail(TW_EEMPTY, "reading '%s' has no valid samples", info ? info->name : "?");
+    if (n_read == 0) return tw_fail(TW_EEMPTY, "reading '%s' has no valid samples", info ? info->name : "?");
     size_t k = tw_corr_stream_finish(&cs, to, ro, co);
     for (size_t i = 0; i < k && pass->on_corrected; i++) {
         tw_status st = pass->on_corrected(pass->ctx, to[i], ro[i], co[i]);
@@ -138,8 +135,7 @@ static tw_status check_options(const tw_analysis_options *o)
         return tw_fail(TW_EINVAL, "capacitance must be a finite number of seconds >= 0, got %g", o->capacitance_s);
     if (o->slope_half_width < 1 || o->slope_half_width > TW_RC_MAX_HALF)
         return tw_fail(TW_EINVAL, "slope half width must be 1..%d, got %d", TW_RC_MAX_HALF, o->slope_half_width);
-    if (!(o->dedup_gap_s >= 0))
-        return tw_fail(TW_EINVAL, "dedup gap must be >= 0 s, got %g", o->dedup_gap_s);
+    if (!(o->dedup_gap_s >= 0)) return tw_fail(TW_EINVAL, "dedup gap must be >= 0 s, got %g", o->dedup_gap_s);
     return TW_OK;
 }
 
@@ -153,8 +149,8 @@ static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading, co
     return st;
 }
 
-tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events,
-                     const tw_analysis_options *opt, tw_analysis **out)
+tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
+                     tw_analysis **out)
 {
     tw_clear_error();
     if (!src || !out) return tw_fail(TW_EINVAL, "tw_analyze: NULL argument");

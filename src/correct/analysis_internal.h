@@ -43,8 +43,8 @@ typedef struct tw_corr_stream {
 void tw_corr_stream_init(tw_corr_stream *s, double c_s, int half, double gap_s);
 /* Feeds one raw sample; writes 0 or 1 corrected samples; returns the count.
  * *kept tells whether the sample survived dedup. */
-size_t tw_corr_stream_push(tw_corr_stream *s, double t_s, double w, bool *kept, double *t_out,
-                           double *raw_out, double *corr_out);
+size_t tw_corr_stream_push(tw_corr_stream *s, double t_s, double w, bool *kept, double *t_out, double *raw_out,
+                           double *corr_out);
 /* The last samples held back by the slope window (at most TW_RC_MAX_HALF). */
 size_t tw_corr_stream_finish(tw_corr_stream *s, double *t_out, double *raw_out, double *corr_out);
 

@@ -8,8 +8,7 @@ void tw_dedup_init(tw_dedup *d, double gap_s)
     d->prev_w = 0.0;
 }
 
-size_t tw_dedup_run(tw_dedup *d, const double *t_s, const double *p_w, size_t n, double *t_out,
-                    double *p_out)
+size_t tw_dedup_run(tw_dedup *d, const double *t_s, const double *p_w, size_t n, double *t_out, double *p_out)
 {
     size_t kept = 0;
     bool have = d->have_prev;

@@ -16,7 +16,6 @@ typedef struct tw_dedup {
 void tw_dedup_init(tw_dedup *d, double gap_s);
 /* Filters n samples; keeps the first of each run. t_out/p_out may alias t/p.
  * Returns the number kept. */
-size_t tw_dedup_run(tw_dedup *d, const double *t_s, const double *p_w, size_t n, double *t_out,
-                    double *p_out);
+size_t tw_dedup_run(tw_dedup *d, const double *t_s, const double *p_w, size_t n, double *t_out, double *p_out);
 
 #endif

@@ -7,8 +7,7 @@
 #define GRID 60
 
 /* Linear least squares of p on exp(-(t-t0)/c); returns the SSE, fills A, B. */
-static double sse_for(const double *t, const double *p, size_t n, double t0, double c, double *a,
-                      double *b)
+static double sse_for(const double *t, const double *p, size_t n, double t0, double c, double *a, double *b)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = 0; i < n; i++) {

@@ -7,10 +7,10 @@
 #include <stddef.h>
 
 typedef struct tw_step_fit {
-    double c_s;       /* fitted constant */
-    double final_w;   /* A: the level approached */
-    double start_w;   /* A + B: the level at t0 */
-    double rms_w;     /* residual RMS */
+    double c_s;     /* fitted constant */
+    double final_w; /* A: the level approached */
+    double start_w; /* A + B: the level at t0 */
+    double rms_w;   /* residual RMS */
 } tw_step_fit;
 
 /* Fits samples (t_s[i], p_w[i]), i < n, taken from t0_s on. Returns 0 on

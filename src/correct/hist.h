@@ -14,7 +14,7 @@ typedef struct tw_hist {
     uint64_t count;
 } tw_hist;
 
-int tw_hist_init(tw_hist *h);   /* 0 on success */
+int tw_hist_init(tw_hist *h); /* 0 on success */
 void tw_hist_free(tw_hist *h);
 void tw_hist_add(tw_hist *h, double w);
 /* q in [0,1]; NaN when empty. Resolution: one bin. */

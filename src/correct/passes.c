@@ -142,8 +142,9 @@ tw_status tw_pass_fit(tw_analysis *a, tw_sensor *src, size_t reading)
     tw_status st = tw_run_pass(a, src, reading, &pass);
     tw_step_fit fit;
     if (st == TW_OK && tw_fit_step(f.t, f.w, f.n, e->start_s, &fit) != 0)
-        st = tw_fail(TW_ENUMERIC, "cannot fit the capacitance: event '%s' (%zu distinct readings) shows no step response",
-                     e->name, f.n);
+        st = tw_fail(TW_ENUMERIC,
+                     "cannot fit the capacitance: event '%s' (%zu distinct readings) shows no step response", e->name,
+                     f.n);
     free(f.t);
     free(f.w);
     if (st != TW_OK) return st;
@@ -175,7 +176,8 @@ typedef struct levels_ctx {
 
 static bool in_post_window(levels_ctx *l, double t)
 {
-    while (l->first < l->n_post && l->post_w[l->first].hi < t) l->first++;
+    while (l->first < l->n_post && l->post_w[l->first].hi < t)
+        l->first++;
     for (size_t i = l->first; i < l->n_post && l->post_w[i].lo <= t; i++)
         if (t <= l->post_w[i].hi) return true;
     return false;
@@ -202,8 +204,10 @@ static double next_start_after(const tw_events *ev, double t)
     size_t lo = 0, hi = tw_events_count(ev);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (tw_events_get(ev, mid)->start_s < t) lo = mid + 1;
-        else hi = mid;
+        if (tw_events_get(ev, mid)->start_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < tw_events_count(ev) ? tw_events_get(ev, lo)->start_s : INFINITY;
 }
@@ -244,8 +248,7 @@ tw_status tw_pass_levels(tw_analysis *a, tw_sensor *src, size_t reading)
     tw_pass pass = {&l, NULL, levels_on_corrected, NULL};
     tw_status st = tw_run_pass(a, src, reading, &pass);
     if (st == TW_OK) {
-        double idle = l.pre.count >= MIN_LEVEL_SAMPLES ? tw_hist_quantile(&l.pre, 0.5)
-                                                        : tw_hist_quantile(&l.all, 0.05);
+        double idle = l.pre.count >= MIN_LEVEL_SAMPLES ? tw_hist_quantile(&l.pre, 0.5) : tw_hist_quantile(&l.all, 0.05);
         if (isnan(a->idle_w)) a->idle_w = idle;
         double active = l.post.count >= MIN_LEVEL_SAMPLES ? tw_hist_quantile(&l.post, 0.5) : a->idle_w;
         if (isnan(a->active_idle_w)) a->active_idle_w = active;
@@ -261,11 +264,11 @@ typedef enum phase { PH_WAIT, PH_IN, PH_TAIL3, PH_TAIL4, PH_DONE } phase;
 /* What the naive methods need of one event, from the raw readings. */
 typedef struct raw_acc {
     phase ph;
-    double cap_s;            /* the next event's start: no tail beyond it */
+    double cap_s; /* the next event's start: no tail beyond it */
     double int_in, int_tail3, int_tail4;
     double t3, t4;
-    int sign_at_t2;          /* side of active idle the reading was on at t2 */
-    double sum_in;           /* readings within t1..t2 */
+    int sign_at_t2; /* side of active idle the reading was on at t2 */
+    double sum_in;  /* readings within t1..t2 */
     uint64_t n_in;
     double sum_bump, first_bump, last_bump; /* readings within t1..t4 */
     uint64_t n_bump;
@@ -275,7 +278,7 @@ typedef struct raw_acc {
 
 typedef struct final_ctx {
     tw_analysis *a;
-    tw_event *ev;        /* a flat copy of the events, sorted by start */
+    tw_event *ev; /* a flat copy of the events, sorted by start */
     size_t n_ev;
     raw_acc *raw;
     double *corr_j;      /* trapezoid of the corrected samples over t1..t2 */
@@ -288,7 +291,7 @@ typedef struct final_ctx {
     size_t corr_first;
     bool have_corr;
     double corr_t, corr_w, corr_raw_w;
-    double pp_t, pp_w;   /* the distinct reading before (corr_t, corr_raw_w) */
+    double pp_t, pp_w; /* the distinct reading before (corr_t, corr_raw_w) */
     uint64_t n_distinct;
     double total_j;
     double tol_w;
@@ -311,8 +314,7 @@ static void count_sample(raw_acc *r, double t, double w, const tw_event *e)
 }
 
 /* Advances one event over the raw segment (ta,ya)-(tb,yb). */
-static void raw_segment(final_ctx *f, raw_acc *r, const tw_event *e, double ta, double ya, double tb,
-                        double yb)
+static void raw_segment(final_ctx *f, raw_acc *r, const tw_event *e, double ta, double ya, double tb, double yb)
 {
     const double ai = f->a->active_idle_w, idle = f->a->idle_w;
     if (r->ph == PH_WAIT) {
@@ -336,8 +338,10 @@ static void raw_segment(final_ctx *f, raw_acc *r, const tw_event *e, double ta, 
     double lo = r->ph == PH_TAIL3 ? e->end_s : r->t3;
     double hi = tb < r->cap_s ? tb : r->cap_s;
     double part = tw_seg_integral(ta, ya, tb, yb, lo, hi);
-    if (r->ph == PH_TAIL3) r->int_tail3 += part;
-    else r->int_tail4 += part;
+    if (r->ph == PH_TAIL3)
+        r->int_tail3 += part;
+    else
+        r->int_tail4 += part;
     if (tb >= r->cap_s) {
         if (r->ph == PH_TAIL3) r->t3 = r->cap_s;
         r->t4 = r->cap_s;
@@ -357,7 +361,8 @@ static void raw_segment(final_ctx *f, raw_acc *r, const tw_event *e, double ta, 
 static tw_status final_on_raw(void *ctx, double t, double w)
 {
     final_ctx *f = ctx;
-    while (f->next_raw < f->n_ev && f->ev[f->next_raw].start_s <= t) f->active[f->n_active++] = f->next_raw++;
+    while (f->next_raw < f->n_ev && f->ev[f->next_raw].start_s <= t)
+        f->active[f->n_active++] = f->next_raw++;
     double ta = f->have_raw ? f->raw_t : t, ya = f->have_raw ? f->raw_w : w;
     size_t keep = 0;
     for (size_t i = 0; i < f->n_active; i++) {
@@ -391,8 +396,7 @@ static double on_line(double t0, double y0, double t1, double y1, double t)
  * Activity changes at an edge, so the reading bends there: its value at the
  * edge comes from the readings before it (extrapolated), not from a chord
  * across the bend. */
-static void corrected_segment(final_ctx *f, size_t k, double ta, double ca, double ra, double tb, double cb,
-                              double rb)
+static void corrected_segment(final_ctx *f, size_t k, double ta, double ca, double ra, double tb, double cb, double rb)
 {
     const tw_event *e = &f->ev[k];
     f->corr_j[k] += tw_seg_integral(ta, ca, tb, cb, e->start_s, e->end_s);
@@ -410,7 +414,8 @@ static tw_status final_on_corrected(void *ctx, double t, double raw, double corr
     if (f->have_corr) {
         double ta = f->corr_t, ya = f->corr_w;
         f->total_j += tw_seg_integral(ta, ya, t, corr, ta, t);
-        while (f->corr_first < f->n_ev && f->ev[f->corr_first].end_s <= ta) f->corr_first++;
+        while (f->corr_first < f->n_ev && f->ev[f->corr_first].end_s <= ta)
+            f->corr_first++;
         for (size_t k = f->corr_first; k < f->n_ev && f->ev[k].start_s <= t; k++)
             if (f->ev[k].end_s >= ta) corrected_segment(f, k, ta, ya, f->corr_raw_w, t, corr, raw);
     }
@@ -437,7 +442,8 @@ static tw_status final_on_end(void *ctx)
 
 static void set_all_nan(tw_ev_result *r)
 {
-    for (int m = 0; m < TW_METHOD_COUNT; m++) r->energy_j[m] = NAN;
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        r->energy_j[m] = NAN;
     r->split = (tw_energy_split){NAN, NAN, NAN};
 }
 
@@ -449,8 +455,8 @@ static double corrected_exact(const final_ctx *f, size_t k)
     return f->meas_j[k] + f->a->c_s * (f->p2_w[k] - f->p1_w[k]);
 }
 
-static void finish_event(const tw_analysis *a, const tw_event *e, const raw_acc *r, double corr_j,
-                         double sampled_j, tw_ev_result *out)
+static void finish_event(const tw_analysis *a, const tw_event *e, const raw_acc *r, double corr_j, double sampled_j,
+                         tw_ev_result *out)
 {
     double dur = e->end_s - e->start_s;
     bool covered = e->start_s >= a->t_start_s && e->end_s <= a->t_end_s;
@@ -503,7 +509,8 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
     size_t n = tw_events_count(a->events);
     final_ctx f = {.a = a, .n_ev = n};
     f.ev = calloc(n ? n : 1, sizeof *f.ev);
-    for (size_t i = 0; f.ev && i < n; i++) f.ev[i] = *tw_events_get(a->events, i);
+    for (size_t i = 0; f.ev && i < n; i++)
+        f.ev[i] = *tw_events_get(a->events, i);
     f.raw = calloc(n ? n : 1, sizeof *f.raw);
     f.corr_j = calloc(n ? n : 1, sizeof *f.corr_j);
     f.meas_j = calloc(n ? n : 1, sizeof *f.meas_j);
@@ -512,9 +519,11 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
     f.active = calloc(n ? n : 1, sizeof *f.active);
     a->res = calloc(n ? n : 1, sizeof *a->res);
     tw_status st = TW_OK;
-    if (!f.ev || !f.raw || !f.corr_j || !f.meas_j || !f.p1_w || !f.p2_w || !f.active || !a->res) st = tw_fail(TW_ENOMEM, "out of memory");
+    if (!f.ev || !f.raw || !f.corr_j || !f.meas_j || !f.p1_w || !f.p2_w || !f.active || !a->res)
+        st = tw_fail(TW_ENOMEM, "out of memory");
     f.tol_w = fmax(0.5, 0.01 * fabs(a->active_idle_w));
-    for (size_t i = 0; st == TW_OK && i < n; i++) f.raw[i].cap_s = next_start_after(a->events, f.ev[i].end_s);
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        f.raw[i].cap_s = next_start_after(a->events, f.ev[i].end_s);
     if (st == TW_OK && a->opt.corrected_path) st = open_writer(a, &f.writer);
     if (st == TW_OK) {
         tw_pass pass = {&f, final_on_raw, final_on_corrected, final_on_end};

@@ -41,8 +41,7 @@ static double slope_at(const tw_rc *rc, size_t lo, size_t hi)
     return ls_slope(rc, lo, hi);
 }
 
-static void emit(tw_rc *rc, size_t i, size_t lo, size_t hi, double *t_out, double *raw_out,
-                 double *corr_out, size_t k)
+static void emit(tw_rc *rc, size_t i, size_t lo, size_t hi, double *t_out, double *raw_out, double *corr_out, size_t k)
 {
     double p = rc->p[i % TW_RC_RING];
     t_out[k] = rc->t[i % TW_RC_RING];
@@ -51,8 +50,8 @@ static void emit(tw_rc *rc, size_t i, size_t lo, size_t hi, double *t_out, doubl
 }
 
 /* The paper's formula once the ring holds two samples: the hot path when k == 1. */
-static size_t run_symmetric(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out,
-                            double *raw_out, double *corr_out)
+static size_t run_symmetric(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out, double *raw_out,
+                            double *corr_out)
 {
     size_t s = rc->seen;
     double tp = rc->t[(s - 2) % TW_RC_RING], pp = rc->p[(s - 2) % TW_RC_RING];
@@ -78,8 +77,8 @@ static size_t run_symmetric(tw_rc *rc, const double *t_s, const double *p_w, siz
     return n;
 }
 
-size_t tw_rc_run(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out,
-                 double *raw_out, double *corr_out)
+size_t tw_rc_run(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out, double *raw_out,
+                 double *corr_out)
 {
     size_t out = 0, i = 0;
     size_t k = (size_t)rc->half;
@@ -96,8 +95,7 @@ size_t tw_rc_run(tw_rc *rc, const double *t_s, const double *p_w, size_t n, doub
         rc->emitted = j + 1;
     }
     if (i < n)
-        out += run_symmetric(rc, t_s + i, p_w + i, n - i, t_out + out, raw_out ? raw_out + out : NULL,
-                             corr_out + out);
+        out += run_symmetric(rc, t_s + i, p_w + i, n - i, t_out + out, raw_out ? raw_out + out : NULL, corr_out + out);
     return out;
 }
 

@@ -13,9 +13,9 @@
 
 typedef struct tw_rc {
     double c_s;
-    int half;          /* k */
-    size_t seen;       /* samples pushed so far */
-    size_t emitted;    /* samples emitted so far */
+    int half;       /* k */
+    size_t seen;    /* samples pushed so far */
+    size_t emitted; /* samples emitted so far */
     double t[TW_RC_RING];
     double p[TW_RC_RING];
 } tw_rc;
@@ -24,8 +24,8 @@ typedef struct tw_rc {
 void tw_rc_init(tw_rc *rc, double c_s, int half);
 /* Pushes n samples; writes up to n corrected samples (time, raw, corrected).
  * raw_out may be NULL. Returns how many were written. */
-size_t tw_rc_run(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out,
-                 double *raw_out, double *corr_out);
+size_t tw_rc_run(tw_rc *rc, const double *t_s, const double *p_w, size_t n, double *t_out, double *raw_out,
+                 double *corr_out);
 /* Emits the last k samples (slope from the neighbours that exist); returns count. */
 size_t tw_rc_finish(tw_rc *rc, double *t_out, double *raw_out, double *corr_out);
 

@@ -13,7 +13,8 @@ void json_init(json *j, FILE *f)
 static void indent(json *j)
 {
     fputc('\n', j->f);
-    for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
 }
 
 /* Separator and indentation before a value or a key. */
@@ -55,14 +56,26 @@ static void write_escaped(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
         default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
         }
     }
     fputc('"', f);
@@ -79,15 +92,19 @@ void json_key(json *j, const char *key)
 void json_string(json *j, const char *s)
 {
     before_item(j);
-    if (s) write_escaped(j->f, s);
-    else fputs("null", j->f);
+    if (s)
+        write_escaped(j->f, s);
+    else
+        fputs("null", j->f);
 }
 
 void json_number(json *j, double v)
 {
     before_item(j);
-    if (isfinite(v)) fprintf(j->f, "%.10g", v);
-    else fputs("null", j->f);
+    if (isfinite(v))
+        fprintf(j->f, "%.10g", v);
+    else
+        fputs("null", j->f);
 }
 
 void json_uint(json *j, uint64_t v)
@@ -102,9 +119,25 @@ void json_bool(json *j, bool v)
     fputs(v ? "true" : "false", j->f);
 }
 
-void json_kv_string(json *j, const char *key, const char *s) { json_key(j, key); json_string(j, s); }
-void json_kv_number(json *j, const char *key, double v) { json_key(j, key); json_number(j, v); }
-void json_kv_uint(json *j, const char *key, uint64_t v) { json_key(j, key); json_uint(j, v); }
-void json_kv_bool(json *j, const char *key, bool v) { json_key(j, key); json_bool(j, v); }
+void json_kv_string(json *j, const char *key, const char *s)
+{
+    json_key(j, key);
+    json_string(j, s);
+}
+void json_kv_number(json *j, const char *key, double v)
+{
+    json_key(j, key);
+    json_number(j, v);
+}
+void json_kv_uint(json *j, const char *key, uint64_t v)
+{
+    json_key(j, key);
+    json_uint(j, v);
+}
+void json_kv_bool(json *j, const char *key, bool v)
+{
+    json_key(j, key);
+    json_bool(j, v);
+}
 
 void json_finish(json *j) { fputc('\n', j->f); }

@@ -63,13 +63,17 @@ void table_print(const table *t, FILE *f)
     for (size_t i = 0; i < t->ncells; i++) {
         size_t c = i % t->ncols;
         if (c >= nc) continue;
-        if (c == 0) fprintf(f, "%-*s", (int)w[c], t->cells[i]);
-        else fprintf(f, "  %*s", (int)w[c], t->cells[i]);
+        if (c == 0)
+            fprintf(f, "%-*s", (int)w[c], t->cells[i]);
+        else
+            fprintf(f, "  %*s", (int)w[c], t->cells[i]);
         if (c == t->ncols - 1 || i == t->ncells - 1) fputc('\n', f);
         if (i == t->ncols - 1) {
             size_t total = 0;
-            for (size_t k = 0; k < nc; k++) total += w[k] + (k ? 2 : 0);
-            for (size_t k = 0; k < total; k++) fputc('-', f);
+            for (size_t k = 0; k < nc; k++)
+                total += w[k] + (k ? 2 : 0);
+            for (size_t k = 0; k < total; k++)
+                fputc('-', f);
             fputc('\n', f);
         }
     }
@@ -78,7 +82,8 @@ void table_print(const table *t, FILE *f)
 void table_free(table *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->ncells; i++) free(t->cells[i]);
+    for (size_t i = 0; i < t->ncells; i++)
+        free(t->cells[i]);
     free(t->cells);
     free(t);
 }

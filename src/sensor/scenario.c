@@ -16,11 +16,11 @@
 
 /* Levels and timing of each profile's idle behaviour. */
 typedef struct profile_params {
-    double idle_w;        /* no work (K20), no CUDA context (H100) */
-    double active_idle_w; /* right after a kernel (K20), context alive (H100) */
-    double hold_s;        /* K20 tail: active idle held this long after a kernel */
-    double step_s;        /* K20 tail: then one step down every step_s */
-    int nsteps;           /* K20 tail: steps from active idle down to idle (0: no tail) */
+    double idle_w;         /* no work (K20), no CUDA context (H100) */
+    double active_idle_w;  /* right after a kernel (K20), context alive (H100) */
+    double hold_s;         /* K20 tail: active idle held this long after a kernel */
+    double step_s;         /* K20 tail: then one step down every step_s */
+    int nsteps;            /* K20 tail: steps from active idle down to idle (0: no tail) */
     double context_lead_s; /* H100: the context exists this long before the first kernel */
 } profile_params;
 
@@ -53,8 +53,10 @@ struct tw_scenario {
 const char *tw_sim_profile_name(tw_sim_profile p)
 {
     switch (p) {
-    case TW_SIM_K20: return "k20";
-    case TW_SIM_H100: return "h100";
+    case TW_SIM_K20:
+        return "k20";
+    case TW_SIM_H100:
+        return "h100";
     }
     return "unknown";
 }
@@ -77,8 +79,10 @@ tw_status tw_sim_profile_parse(const char *name, tw_sim_profile *out)
 static const profile_params *params_of(tw_sim_profile p)
 {
     switch (p) {
-    case TW_SIM_K20: return &k20_params;
-    case TW_SIM_H100: return &h100_params;
+    case TW_SIM_K20:
+        return &k20_params;
+    case TW_SIM_H100:
+        return &h100_params;
     }
     return NULL;
 }
@@ -237,7 +241,8 @@ tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out)
 void tw_scenario_free(tw_scenario *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->nk; i++) free(s->k[i].name);
+    for (size_t i = 0; i < s->nk; i++)
+        free(s->k[i].name);
     free(s->k);
     free(s->seg);
     free(s->cum_j);
@@ -250,12 +255,10 @@ static tw_status check_kernel(const char *name, double start_s, double duration_
     if (!isfinite(start_s) || start_s < 0)
         return tw_fail(TW_EINVAL, "kernel '%s': start_s must be finite and >= 0 (got %g)", name, start_s);
     if (!isfinite(duration_s) || duration_s <= 0)
-        return tw_fail(TW_EINVAL, "kernel '%s': duration_s must be finite and > 0 (got %g)", name,
-                       duration_s);
+        return tw_fail(TW_EINVAL, "kernel '%s': duration_s must be finite and > 0 (got %g)", name, duration_s);
     if (!isfinite(power_w) || power_w <= 0)
         return tw_fail(TW_EINVAL, "kernel '%s': power_w must be finite and > 0 (got %g)", name, power_w);
-    if (!isfinite(start_s + duration_s))
-        return tw_fail(TW_EINVAL, "kernel '%s': end time overflows", name);
+    if (!isfinite(start_s + duration_s)) return tw_fail(TW_EINVAL, "kernel '%s': end time overflows", name);
     return TW_OK;
 }
 
@@ -266,15 +269,16 @@ static bool kernels_overlap(const kernel *a, double start_s, double end_s)
 
 /* Validates and inserts a kernel in start order. With rebuild, the signal
  * is rebuilt too; a loader defers that to the end (one build for the file). */
-static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s,
-                            double power_w, bool rebuild)
+static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s, double power_w,
+                            bool rebuild)
 {
     tw_status st = check_kernel(name, start_s, duration_s, power_w);
     if (st != TW_OK) return st;
 
     /* Kernels mostly come in time order: search from the end. */
     size_t pos = s->nk;
-    while (pos > 0 && s->k[pos - 1].start_s > start_s) pos--;
+    while (pos > 0 && s->k[pos - 1].start_s > start_s)
+        pos--;
     double end_s = start_s + duration_s;
     if (pos > 0 && kernels_overlap(&s->k[pos - 1], start_s, end_s))
         return tw_fail(TW_EINVAL, "kernel '%s' overlaps kernel '%s'", name, s->k[pos - 1].name);
@@ -299,8 +303,7 @@ static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, do
     return TW_OK;
 }
 
-tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s,
-                                 double power_w)
+tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s, double power_w)
 {
     tw_clear_error();
     if (!s) return tw_fail(TW_EINVAL, "tw_scenario_add_kernel: NULL scenario");
@@ -375,15 +378,17 @@ static const char *const col_names[NCOLS] = {"name", "start_s", "duration_s", "p
 typedef struct csv_ctx {
     const char *path;
     unsigned long line;
-    size_t col[NCOLS];  /* field index of each required column */
-    size_t nheader;     /* fields in the header */
+    size_t col[NCOLS]; /* field index of each required column */
+    size_t nheader;    /* fields in the header */
 } csv_ctx;
 
 static char *trim(char *p)
 {
-    while (isspace((unsigned char)*p)) p++;
+    while (isspace((unsigned char)*p))
+        p++;
     char *end = p + strlen(p);
-    while (end > p && isspace((unsigned char)end[-1])) *--end = '\0';
+    while (end > p && isspace((unsigned char)end[-1]))
+        *--end = '\0';
     return p;
 }
 
@@ -395,7 +400,8 @@ static bool split_fields(char *line, char **field, size_t max, size_t *n)
     size_t count = 0;
     char *p = line;
     for (;;) {
-        while (*p == ' ' || *p == '\t') p++;
+        while (*p == ' ' || *p == '\t')
+            p++;
         char *start = p;
         bool quoted = *p == '"';
         if (quoted) {
@@ -413,10 +419,12 @@ static bool split_fields(char *line, char **field, size_t max, size_t *n)
                     *w++ = *p++;
                 }
             }
-            while (*p && *p != ',') p++; /* anything after the closing quote is dropped */
+            while (*p && *p != ',')
+                p++; /* anything after the closing quote is dropped */
             *w = '\0';
         } else {
-            while (*p && *p != ',') p++;
+            while (*p && *p != ',')
+                p++;
         }
         bool last = *p == '\0';
         *p = '\0';
@@ -432,33 +440,32 @@ static bool split_fields(char *line, char **field, size_t max, size_t *n)
 static void strip_eol(char *line)
 {
     size_t len = strlen(line);
-    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        line[--len] = '\0';
 }
 
 static bool skippable(const char *line)
 {
-    while (isspace((unsigned char)*line)) line++;
+    while (isspace((unsigned char)*line))
+        line++;
     return *line == '\0' || *line == '#';
 }
 
 static tw_status parse_header(csv_ctx *c, char **field, size_t n)
 {
     if (n > KCSV_MAX_FIELDS)
-        return tw_fail(TW_EPARSE, "%s:%lu: too many columns (%zu, at most %d)", c->path, c->line, n,
-                       KCSV_MAX_FIELDS);
+        return tw_fail(TW_EPARSE, "%s:%lu: too many columns (%zu, at most %d)", c->path, c->line, n, KCSV_MAX_FIELDS);
     c->nheader = n;
     for (int j = 0; j < NCOLS; j++) {
         c->col[j] = SIZE_MAX;
         for (size_t i = 0; i < n; i++) {
             if (strcmp(field[i], col_names[j]) != 0) continue;
             if (c->col[j] != SIZE_MAX)
-                return tw_fail(TW_EPARSE, "%s:%lu: column '%s' appears twice", c->path, c->line,
-                               col_names[j]);
+                return tw_fail(TW_EPARSE, "%s:%lu: column '%s' appears twice", c->path, c->line, col_names[j]);
             c->col[j] = i;
         }
         if (c->col[j] == SIZE_MAX)
-            return tw_fail(TW_EPARSE,
-                           "%s:%lu: missing column '%s' (header must have name,start_s,duration_s,power_w)",
+            return tw_fail(TW_EPARSE, "%s:%lu: missing column '%s' (header must have name,start_s,duration_s,power_w)",
                            c->path, c->line, col_names[j]);
     }
     return TW_OK;
@@ -471,8 +478,7 @@ static tw_status parse_number(const csv_ctx *c, const char *text, int col, doubl
     errno = 0;
     double v = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return tw_fail(TW_EPARSE, "%s:%lu: %s is not a finite number: '%s'", c->path, c->line,
-                       col_names[col], text);
+        return tw_fail(TW_EPARSE, "%s:%lu: %s is not a finite number: '%s'", c->path, c->line, col_names[col], text);
     *out = v;
     return TW_OK;
 }
@@ -480,15 +486,13 @@ static tw_status parse_number(const csv_ctx *c, const char *text, int col, doubl
 static tw_status parse_kernel_line(tw_scenario *s, const csv_ctx *c, char **field, size_t n)
 {
     if (n != c->nheader)
-        return tw_fail(TW_EPARSE, "%s:%lu: expected %zu fields, found %zu", c->path, c->line, c->nheader,
-                       n);
+        return tw_fail(TW_EPARSE, "%s:%lu: expected %zu fields, found %zu", c->path, c->line, c->nheader, n);
     double v[NCOLS];
     for (int j = COL_START; j < NCOLS; j++) {
         tw_status st = parse_number(c, field[c->col[j]], j, &v[j]);
         if (st != TW_OK) return st;
     }
-    tw_status st = add_kernel(s, field[c->col[COL_NAME]], v[COL_START], v[COL_DURATION], v[COL_POWER],
-                              false);
+    tw_status st = add_kernel(s, field[c->col[COL_NAME]], v[COL_START], v[COL_DURATION], v[COL_POWER], false);
     if (st == TW_OK || st == TW_ENOMEM) return st;
     /* A bad value in a file is malformed input; say where. The detail is
      * copied first because tw_fail writes over it. */
@@ -526,8 +530,7 @@ static tw_status read_kernels(tw_scenario *s, FILE *f, csv_ctx *c)
     if (st != TW_OK) return st;
     if (read_error) return tw_fail(TW_EIO, "%s: read error", c->path);
     if (!have_header)
-        return tw_fail(TW_EEMPTY, "%s: empty file (expected a header name,start_s,duration_s,power_w)",
-                       c->path);
+        return tw_fail(TW_EEMPTY, "%s: empty file (expected a header name,start_s,duration_s,power_w)", c->path);
     if (s->nk == 0) return tw_fail(TW_EEMPTY, "%s: no kernels", c->path);
     return TW_OK;
 }

@@ -22,10 +22,7 @@ size_t tw_backend_count(void) { return NBACKENDS; }
 
 const char *tw_backend_name(size_t i) { return i < NBACKENDS ? backends[i]->name : NULL; }
 
-const char *tw_backend_description(size_t i)
-{
-    return i < NBACKENDS ? backends[i]->description : NULL;
-}
+const char *tw_backend_description(size_t i) { return i < NBACKENDS ? backends[i]->description : NULL; }
 
 static const tw_backend *find_backend(const char *name)
 {

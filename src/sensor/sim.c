@@ -19,22 +19,22 @@
 
 /* K20 (Burtscher §4.1, §4.3, §5) */
 #define K20_CAPACITANCE_S 0.84
-#define K20_POLL_S 0.283e-3       /* a poll answered from the last measurement */
+#define K20_POLL_S 0.283e-3 /* a poll answered from the last measurement */
 #define K20_POLL_JITTER_S 0.02e-3
-#define K20_BUSY_S 4.7e-3         /* a poll that waits for a new measurement */
+#define K20_BUSY_S 4.7e-3 /* a poll that waits for a new measurement */
 #define K20_BUSY_JITTER_S 0.3e-3
-#define K20_PERIOD_S 15e-3        /* between new measurements */
+#define K20_PERIOD_S 15e-3 /* between new measurements */
 #define K20_PERIOD_JITTER_S 1.5e-3
-#define K20_STALL_P 0.004         /* chance that a measurement stalls the driver */
+#define K20_STALL_P 0.004 /* chance that a measurement stalls the driver */
 #define K20_STALL_MIN_S 20e-3
 #define K20_STALL_MAX_S 130e-3
 #define K20_NOISE_W 0.02
-#define K20_QUANTUM_PER_W 100.0   /* readings are multiples of 0.01 W */
+#define K20_QUANTUM_PER_W 100.0 /* readings are multiples of 0.01 W */
 
 /* H100 (sensors-h100.md) */
 #define H100_POLL_MIN_S 0.9e-3
 #define H100_POLL_MAX_S 1.1e-3
-#define H100_UPDATE_S 0.100       /* publication period of the held readings */
+#define H100_UPDATE_S 0.100 /* publication period of the held readings */
 #define H100_AVG_WINDOW_S 1.0
 #define H100_INSTANT_WINDOW_S 0.025
 #define H100_NOISE_W 0.5
@@ -56,26 +56,25 @@ static const tw_reading_info k20_readings[K20_NREADINGS] = {
 };
 
 static const tw_reading_info h100_readings[H100_NREADINGS] = {
-    {"power_usage_w", TW_Q_POWER, 1.0},   {"power_avg_w", TW_Q_POWER, 1.0},
-    {"power_instant_w", TW_Q_POWER, 1.0}, {"energy_j", TW_Q_ENERGY, 1.0},
-    {"power_buffer_w", TW_Q_POWER, 1.0},  {"true_power_w", TW_Q_POWER, 1.0},
+    {"power_usage_w", TW_Q_POWER, 1.0}, {"power_avg_w", TW_Q_POWER, 1.0},    {"power_instant_w", TW_Q_POWER, 1.0},
+    {"energy_j", TW_Q_ENERGY, 1.0},     {"power_buffer_w", TW_Q_POWER, 1.0}, {"true_power_w", TW_Q_POWER, 1.0},
 };
 
 /* ---------------------------------------------------------------- state */
 
 typedef struct k20_state {
-    double meas_w;   /* latest measurement, repeated by ordinary polls */
-    double due_s;    /* when the next measurement is due */
-    double rc_t_s;   /* the RC output is known at this time ... */
-    double rc_w;     /* ... with this value */
-    size_t rc_seg;   /* segment holding rc_t_s */
+    double meas_w;    /* latest measurement, repeated by ordinary polls */
+    double due_s;     /* when the next measurement is due */
+    double rc_t_s;    /* the RC output is known at this time ... */
+    double rc_w;      /* ... with this value */
+    size_t rc_seg;    /* segment holding rc_t_s */
     size_t next_step; /* first K20 tail step not yet stalled on */
 } k20_state;
 
 typedef struct h100_state {
-    double phase_s;   /* update k happens at phase_s + k * H100_UPDATE_S */
-    uint64_t next_k;  /* next update index */
-    bool published;   /* an update has happened (held readings valid) */
+    double phase_s;  /* update k happens at phase_s + k * H100_UPDATE_S */
+    uint64_t next_k; /* next update index */
+    bool published;  /* an update has happened (held readings valid) */
     double avg_w, inst_w, inst_t_s, energy_j;
     double buf_prev_s; /* the pending buffer sample covers (buf_prev_s, buf_next_s] */
     double buf_next_s;
@@ -149,7 +148,8 @@ static bool k20_take_tail_step(sim_state *st, double t_s)
     const tw_segment *seg = tw_scenario_segments(st->sc);
     size_t nseg = tw_scenario_nsegments(st->sc);
     k20_state *k = &st->k20;
-    while (k->next_step < nseg && !seg[k->next_step].tail_step) k->next_step++;
+    while (k->next_step < nseg && !seg[k->next_step].tail_step)
+        k->next_step++;
     if (k->next_step >= nseg || seg[k->next_step].t0_s > t_s) return false;
     k->next_step++;
     return true;
@@ -177,8 +177,7 @@ static double k20_poll_length(sim_state *st, double poll_s, bool *busy)
 {
     k20_state *k = &st->k20;
     *busy = poll_s >= k->due_s - K20_BUSY_S;
-    if (!*busy)
-        return tw_rng_range(&st->timing, K20_POLL_S - K20_POLL_JITTER_S, K20_POLL_S + K20_POLL_JITTER_S);
+    if (!*busy) return tw_rng_range(&st->timing, K20_POLL_S - K20_POLL_JITTER_S, K20_POLL_S + K20_POLL_JITTER_S);
     double len = tw_rng_range(&st->timing, K20_BUSY_S - K20_BUSY_JITTER_S, K20_BUSY_S + K20_BUSY_JITTER_S);
     /* The coin is thrown even when a tail step forces the stall, so the random
      * stalls fall on the same measurements whatever the scenario's tails. */

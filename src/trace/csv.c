@@ -22,11 +22,9 @@ static char *split_quoted(char *p)
     char *w = p; /* the unquoted text is shorter, so it can overwrite the quoted */
     p++;
     for (;;) {
-        if (*p == '\0')
-            return NULL;
+        if (*p == '\0') return NULL;
         if (*p == '"') {
-            if (p[1] != '"')
-                break;
+            if (p[1] != '"') break;
             p++;
         }
         *w++ = *p++;
@@ -34,8 +32,7 @@ static char *split_quoted(char *p)
     p++;
     while (is_blank(*p))
         p++;
-    if (*p != ',' && *p != '\0')
-        return NULL;
+    if (*p != ',' && *p != '\0') return NULL;
     *w = '\0'; /* w trails p by at least the two quotes */
     return p;
 }
@@ -51,21 +48,17 @@ bool tw_csv_split(char *line, char **fields, size_t cap, size_t *count)
         char *end;
         if (*p == '"') {
             end = split_quoted(p);
-            if (!end)
-                return false;
+            if (!end) return false;
         } else {
             end = p + strcspn(p, ",");
             char *t = end;
             while (t > start && is_blank(t[-1]))
                 t--;
-            if (t < end)
-                *t = '\0';
+            if (t < end) *t = '\0';
         }
-        if (n < cap)
-            fields[n] = start;
+        if (n < cap) fields[n] = start;
         n++;
-        if (*end == '\0')
-            break;
+        if (*end == '\0') break;
         *end = '\0';
         p = end + 1;
     }
@@ -84,23 +77,19 @@ static const double pow10_exact[] = {
 
 /* Reads decimal digits into a mantissa; leading zeros are not significant.
  * Returns false when there are more significant digits than fit exactly. */
-static bool read_digits(const char **pp, uint64_t *mant, int *ndig, int *exp10, bool fraction,
-                        bool *any)
+static bool read_digits(const char **pp, uint64_t *mant, int *ndig, int *exp10, bool fraction, bool *any)
 {
     const char *p = *pp;
     while (*p >= '0' && *p <= '9') {
         unsigned d = (unsigned)(*p - '0');
         *any = true;
         if (*mant == 0 && d == 0) {
-            if (fraction)
-                (*exp10)--;
+            if (fraction) (*exp10)--;
         } else {
-            if (*ndig >= 19)
-                return false;
+            if (*ndig >= 19) return false;
             *mant = *mant * 10 + d;
             (*ndig)++;
-            if (fraction)
-                (*exp10)--;
+            if (fraction) (*exp10)--;
         }
         p++;
     }
@@ -119,38 +108,30 @@ static bool parse_fast(const char *p, double *out)
     return false; /* extended-precision intermediates would round twice */
 #else
     bool neg = false;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
     uint64_t mant = 0;
     int ndig = 0, exp10 = 0;
     bool any = false;
-    if (!read_digits(&p, &mant, &ndig, &exp10, false, &any))
-        return false;
+    if (!read_digits(&p, &mant, &ndig, &exp10, false, &any)) return false;
     if (*p == '.') {
         p++;
-        if (!read_digits(&p, &mant, &ndig, &exp10, true, &any))
-            return false;
+        if (!read_digits(&p, &mant, &ndig, &exp10, true, &any)) return false;
     }
-    if (!any)
-        return false;
+    if (!any) return false;
     if (*p == 'e' || *p == 'E') {
         p++;
         int sign = 1, e = 0, edig = 0;
-        if (*p == '+' || *p == '-')
-            sign = *p++ == '-' ? -1 : 1;
+        if (*p == '+' || *p == '-') sign = *p++ == '-' ? -1 : 1;
         while (*p >= '0' && *p <= '9') {
-            if (++edig > 4)
-                return false;
+            if (++edig > 4) return false;
             e = e * 10 + (*p++ - '0');
         }
-        if (edig == 0)
-            return false;
+        if (edig == 0) return false;
         exp10 += sign * e;
     }
     while (is_blank(*p))
         p++;
-    if (*p != '\0' || mant > MAX_EXACT_MANTISSA)
-        return false;
+    if (*p != '\0' || mant > MAX_EXACT_MANTISSA) return false;
     double v = (double)mant;
     if (mant == 0)
         v = 0.0;
@@ -167,26 +148,21 @@ static bool parse_fast(const char *p, double *out)
 
 static bool is_nan_word(const char *s, size_t len)
 {
-    return len == 3 && (memcmp(s, "nan", 3) == 0 || memcmp(s, "NaN", 3) == 0 ||
-                        memcmp(s, "NAN", 3) == 0);
+    return len == 3 && (memcmp(s, "nan", 3) == 0 || memcmp(s, "NaN", 3) == 0 || memcmp(s, "NAN", 3) == 0);
 }
 
 static bool parse_strtod(const char *s, locale_t c_locale, double *out)
 {
     locale_t old = (locale_t)0;
-    if (c_locale)
-        old = uselocale(c_locale);
+    if (c_locale) old = uselocale(c_locale);
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (c_locale)
-        uselocale(old);
-    if (end == s)
-        return false;
+    if (c_locale) uselocale(old);
+    if (end == s) return false;
     while (is_blank(*end))
         end++;
-    if (*end != '\0' || !isfinite(v))
-        return false;
+    if (*end != '\0' || !isfinite(v)) return false;
     *out = v;
     return true;
 }
@@ -198,10 +174,8 @@ tw_csv_num tw_csv_number(const char *cell, locale_t c_locale, double *out)
     size_t len = strlen(cell);
     while (len > 0 && is_blank(cell[len - 1]))
         len--;
-    if (len == 0 || is_nan_word(cell, len))
-        return TW_CSV_NUM_ABSENT;
-    if (parse_fast(cell, out))
-        return TW_CSV_NUM_OK;
+    if (len == 0 || is_nan_word(cell, len)) return TW_CSV_NUM_ABSENT;
+    if (parse_fast(cell, out)) return TW_CSV_NUM_OK;
     /* strtod's "inf", "nan(...)" and overflow land here as non-finite */
     return parse_strtod(cell, c_locale, out) ? TW_CSV_NUM_OK : TW_CSV_NUM_BAD;
 }
@@ -213,8 +187,7 @@ int tw_csv_write_exact(FILE *f, double v)
     char buf[40];
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
+        if (strtod(buf, NULL) == v) break;
     }
     return fputs(buf, f);
 }
@@ -224,8 +197,7 @@ int tw_csv_write_exact(FILE *f, double v)
 bool tw_csv_needs_quotes(const char *s)
 {
     size_t len = strlen(s);
-    if (len == 0 || s[0] == '#' || is_blank(s[0]) || is_blank(s[len - 1]))
-        return true;
+    if (len == 0 || s[0] == '#' || is_blank(s[0]) || is_blank(s[len - 1])) return true;
     return strpbrk(s, ",\"\r\n") != NULL;
 }
 
@@ -233,15 +205,11 @@ bool tw_csv_storable(const char *s) { return strpbrk(s, "\r\n") == NULL; }
 
 int tw_csv_write_field(FILE *f, const char *s)
 {
-    if (!tw_csv_needs_quotes(s))
-        return fputs(s, f);
-    if (putc('"', f) == EOF)
-        return -1;
+    if (!tw_csv_needs_quotes(s)) return fputs(s, f);
+    if (putc('"', f) == EOF) return -1;
     for (; *s; s++) {
-        if (*s == '"' && putc('"', f) == EOF)
-            return -1;
-        if (putc(*s, f) == EOF)
-            return -1;
+        if (*s == '"' && putc('"', f) == EOF) return -1;
+        if (putc(*s, f) == EOF) return -1;
     }
     return putc('"', f) == EOF ? -1 : 0;
 }
@@ -252,8 +220,7 @@ tw_status tw_csv_open(tw_csv_file *cf, const char *path)
 {
     memset(cf, 0, sizeof *cf);
     cf->path = strdup(path);
-    if (!cf->path)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    if (!cf->path) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
     cf->f = fopen(path, "r");
     if (!cf->f) {
         tw_status st = tw_fail(TW_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -292,11 +259,10 @@ static tw_status read_line(tw_csv_file *cf, size_t *len, bool *eof)
         ssize_t n = getline(&cf->buf, &cf->bufcap, cf->f);
         if (n < 0) {
             if (ferror(cf->f))
-                return tw_fail(TW_EIO, "%s:%llu: read error: %s", cf->path,
-                               (unsigned long long)(cf->line + 1), strerror(errno ? errno : EIO));
+                return tw_fail(TW_EIO, "%s:%llu: read error: %s", cf->path, (unsigned long long)(cf->line + 1),
+                               strerror(errno ? errno : EIO));
             if (errno == ENOMEM)
-                return tw_fail(TW_ENOMEM, "%s:%llu: out of memory", cf->path,
-                               (unsigned long long)(cf->line + 1));
+                return tw_fail(TW_ENOMEM, "%s:%llu: out of memory", cf->path, (unsigned long long)(cf->line + 1));
             *eof = true;
             return TW_OK;
         }
@@ -321,11 +287,9 @@ static tw_status read_line(tw_csv_file *cf, size_t *len, bool *eof)
 
 static tw_status ensure_fields(tw_csv_file *cf, size_t need)
 {
-    if (need <= cf->fieldcap)
-        return TW_OK;
+    if (need <= cf->fieldcap) return TW_OK;
     char **p = realloc(cf->field, need * sizeof *p);
-    if (!p)
-        return tw_fail(TW_ENOMEM, "%s:%llu: out of memory", cf->path, (unsigned long long)cf->line);
+    if (!p) return tw_fail(TW_ENOMEM, "%s:%llu: out of memory", cf->path, (unsigned long long)cf->line);
     cf->field = p;
     cf->fieldcap = need;
     return TW_OK;
@@ -344,13 +308,10 @@ tw_status tw_csv_read(tw_csv_file *cf, bool header, size_t *count, bool *eof)
 {
     size_t len = 0;
     tw_status st = read_line(cf, &len, eof);
-    if (st != TW_OK || *eof)
-        return st;
-    if (header && (st = ensure_fields(cf, max_fields(cf->buf, len))) != TW_OK)
-        return st;
+    if (st != TW_OK || *eof) return st;
+    if (header && (st = ensure_fields(cf, max_fields(cf->buf, len))) != TW_OK) return st;
     if (!tw_csv_split(cf->buf, cf->field, cf->fieldcap, count))
-        return tw_fail(TW_EPARSE, "%s:%llu: malformed quoted field", cf->path,
-                       (unsigned long long)cf->line);
+        return tw_fail(TW_EPARSE, "%s:%llu: malformed quoted field", cf->path, (unsigned long long)cf->line);
     return TW_OK;
 }
 
@@ -358,15 +319,13 @@ tw_status tw_csv_read_header(tw_csv_file *cf, size_t *count)
 {
     bool eof = false;
     tw_status st = tw_csv_read(cf, true, count, &eof);
-    if (st == TW_OK && eof)
-        return tw_fail(TW_EEMPTY, "%s: empty file (no header)", cf->path);
+    if (st == TW_OK && eof) return tw_fail(TW_EEMPTY, "%s: empty file (no header)", cf->path);
     return st;
 }
 
 void tw_csv_close(tw_csv_file *cf)
 {
-    if (cf->f)
-        fclose(cf->f);
+    if (cf->f) fclose(cf->f);
     free(cf->buf);
     free(cf->field);
     free(cf->path);

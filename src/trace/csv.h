@@ -23,9 +23,9 @@
 bool tw_csv_split(char *line, char **fields, size_t cap, size_t *count);
 
 typedef enum tw_csv_num {
-    TW_CSV_NUM_OK = 0,   /* a finite number */
-    TW_CSV_NUM_ABSENT,   /* empty (after blanks) or nan/NaN/NAN */
-    TW_CSV_NUM_BAD       /* anything else, "inf" and out-of-range included */
+    TW_CSV_NUM_OK = 0, /* a finite number */
+    TW_CSV_NUM_ABSENT, /* empty (after blanks) or nan/NaN/NAN */
+    TW_CSV_NUM_BAD     /* anything else, "inf" and out-of-range included */
 } tw_csv_num;
 
 /* Parses a whole cell as a finite double. Blanks around it are allowed.
@@ -50,12 +50,12 @@ int tw_csv_write_field(FILE *f, const char *s);
 /* A CSV file read record by record with getline: memory is bounded by the
  * longest line. Blank lines and '#' comment lines are skipped. */
 typedef struct tw_csv_file {
-    char *path;       /* owned copy, for messages */
+    char *path; /* owned copy, for messages */
     FILE *f;
-    char *buf;        /* getline buffer, reused */
+    char *buf; /* getline buffer, reused */
     size_t bufcap;
-    uint64_t line;    /* physical lines consumed so far */
-    char **field;     /* field pointers into buf */
+    uint64_t line; /* physical lines consumed so far */
+    char **field;  /* field pointers into buf */
     size_t fieldcap;
 } tw_csv_file;
 

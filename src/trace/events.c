@@ -25,23 +25,18 @@ struct tw_events {
 tw_status tw_events_new(tw_events **out)
 {
     tw_clear_error();
-    if (!out)
-        return tw_fail(TW_EINVAL, "tw_events_new: out is NULL");
+    if (!out) return tw_fail(TW_EINVAL, "tw_events_new: out is NULL");
     *out = calloc(1, sizeof **out);
     return *out ? TW_OK : tw_fail(TW_ENOMEM, "tw_events_new: out of memory");
 }
 
 size_t tw_events_count(const tw_events *ev) { return ev ? ev->n : 0; }
 
-const tw_event *tw_events_get(const tw_events *ev, size_t i)
-{
-    return ev && i < ev->n ? &ev->item[i].e : NULL;
-}
+const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < ev->n ? &ev->item[i].e : NULL; }
 
 void tw_events_free(tw_events *ev)
 {
-    if (!ev)
-        return;
+    if (!ev) return;
     for (size_t i = 0; i < ev->n; i++)
         free((char *)ev->item[i].e.name);
     free(ev->item);
@@ -50,12 +45,10 @@ void tw_events_free(tw_events *ev)
 
 static tw_status grow(tw_events *ev)
 {
-    if (ev->n < ev->cap)
-        return TW_OK;
+    if (ev->n < ev->cap) return TW_OK;
     size_t cap = ev->cap ? 2 * ev->cap : 16;
     ev_item *p = realloc(ev->item, cap * sizeof *p);
-    if (!p)
-        return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
+    if (!p) return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
     ev->item = p;
     ev->cap = cap;
     return TW_OK;
@@ -64,20 +57,15 @@ static tw_status grow(tw_events *ev)
 tw_status tw_events_add(tw_events *ev, const tw_event *e)
 {
     tw_clear_error();
-    if (!ev || !e || !e->name)
-        return tw_fail(TW_EINVAL, "tw_events_add: NULL argument or name");
+    if (!ev || !e || !e->name) return tw_fail(TW_EINVAL, "tw_events_add: NULL argument or name");
     if (!isfinite(e->start_s) || !isfinite(e->end_s))
         return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a non-finite time", e->name);
-    if (e->end_s < e->start_s)
-        return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
-    if (isinf(e->true_energy_j))
-        return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has an infinite energy", e->name);
+    if (e->end_s < e->start_s) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
+    if (isinf(e->true_energy_j)) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has an infinite energy", e->name);
     tw_status st = grow(ev);
-    if (st != TW_OK)
-        return st;
+    if (st != TW_OK) return st;
     char *name = strdup(e->name);
-    if (!name)
-        return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
+    if (!name) return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
     ev_item *it = &ev->item[ev->n++];
     it->e = *e;
     it->e.name = name;
@@ -88,15 +76,13 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
 static int by_start(const void *a, const void *b)
 {
     const ev_item *x = a, *y = b;
-    if (x->e.start_s != y->e.start_s)
-        return x->e.start_s < y->e.start_s ? -1 : 1;
+    if (x->e.start_s != y->e.start_s) return x->e.start_s < y->e.start_s ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 void tw_events_sort(tw_events *ev)
 {
-    if (!ev || ev->n < 2)
-        return;
+    if (!ev || ev->n < 2) return;
     for (size_t i = 0; i < ev->n; i++)
         ev->item[i].seq = i;
     qsort(ev->item, ev->n, sizeof *ev->item, by_start);
@@ -108,9 +94,9 @@ enum { COL_NAME, COL_START, COL_END, COL_DEVICE, COL_STREAM, COL_ENERGY, NCOLS }
 
 /* Accepted header names per column; the first is the one reported missing. */
 static const char *const col_names[NCOLS][3] = {
-    [COL_NAME] = {"name", "label", NULL},     [COL_START] = {"start_s", "t_start", NULL},
-    [COL_END] = {"end_s", "t_end", NULL},     [COL_DEVICE] = {"device", NULL, NULL},
-    [COL_STREAM] = {"stream", NULL, NULL},    [COL_ENERGY] = {"true_energy_j", NULL, NULL},
+    [COL_NAME] = {"name", "label", NULL},  [COL_START] = {"start_s", "t_start", NULL},
+    [COL_END] = {"end_s", "t_end", NULL},  [COL_DEVICE] = {"device", NULL, NULL},
+    [COL_STREAM] = {"stream", NULL, NULL}, [COL_ENERGY] = {"true_energy_j", NULL, NULL},
 };
 
 #define NO_COL ((size_t)-1)
@@ -119,7 +105,7 @@ typedef struct loader {
     tw_csv_file cf;
     locale_t c_locale;
     size_t ncols;
-    size_t col[NCOLS];           /* header position of each column, or NO_COL */
+    size_t col[NCOLS];            /* header position of each column, or NO_COL */
     const char *col_title[NCOLS]; /* the header name as written, for messages */
     tw_events *ev;
 } loader;
@@ -127,8 +113,7 @@ typedef struct loader {
 static const char *match_alias(int k, const char *s)
 {
     for (int a = 0; a < 3 && col_names[k][a]; a++)
-        if (strcmp(s, col_names[k][a]) == 0)
-            return col_names[k][a];
+        if (strcmp(s, col_names[k][a]) == 0) return col_names[k][a];
     return NULL;
 }
 
@@ -147,16 +132,15 @@ static tw_status map_header(loader *L, size_t count)
     }
     for (int k = COL_NAME; k <= COL_END; k++)
         if (L->col[k] == NO_COL)
-            return tw_fail(TW_EPARSE, "%s:%llu: missing column '%s'", L->cf.path,
-                           (unsigned long long)L->cf.line, col_names[k][0]);
+            return tw_fail(TW_EPARSE, "%s:%llu: missing column '%s'", L->cf.path, (unsigned long long)L->cf.line,
+                           col_names[k][0]);
     return TW_OK;
 }
 
 static tw_status bad_cell(const loader *L, int k, const char *what)
 {
-    return tw_fail(TW_EPARSE, "%s:%llu: column '%s': '%.*s' is not %s", L->cf.path,
-                   (unsigned long long)L->cf.line, L->col_title[k], CELL_SHOWN,
-                   L->cf.field[L->col[k]], what);
+    return tw_fail(TW_EPARSE, "%s:%llu: column '%s': '%.*s' is not %s", L->cf.path, (unsigned long long)L->cf.line,
+                   L->col_title[k], CELL_SHOWN, L->cf.field[L->col[k]], what);
 }
 
 static tw_status parse_time(const loader *L, int k, double *out)
@@ -165,8 +149,7 @@ static tw_status parse_time(const loader *L, int k, double *out)
     case TW_CSV_NUM_OK:
         return TW_OK;
     case TW_CSV_NUM_ABSENT:
-        return tw_fail(TW_EPARSE, "%s:%llu: missing %s", L->cf.path,
-                       (unsigned long long)L->cf.line, L->col_title[k]);
+        return tw_fail(TW_EPARSE, "%s:%llu: missing %s", L->cf.path, (unsigned long long)L->cf.line, L->col_title[k]);
     default:
         return bad_cell(L, k, "a number");
     }
@@ -176,35 +159,29 @@ static tw_status parse_time(const loader *L, int k, double *out)
 static tw_status parse_optional_number(const loader *L, int k, double *out)
 {
     *out = NAN;
-    if (L->col[k] == NO_COL)
-        return TW_OK;
+    if (L->col[k] == NO_COL) return TW_OK;
     tw_csv_num r = tw_csv_number(L->cf.field[L->col[k]], L->c_locale, out);
-    if (r == TW_CSV_NUM_ABSENT)
-        *out = NAN;
+    if (r == TW_CSV_NUM_ABSENT) *out = NAN;
     return r == TW_CSV_NUM_BAD ? bad_cell(L, k, "a number") : TW_OK;
 }
 
 /* Blank or absent column: -1. Integers are read as integers: stream ids may
  * exceed what a double holds exactly. */
-static tw_status parse_optional_int(const loader *L, int k, long long lo, long long hi,
-                                    long long *out)
+static tw_status parse_optional_int(const loader *L, int k, long long lo, long long hi, long long *out)
 {
     *out = -1;
-    if (L->col[k] == NO_COL)
-        return TW_OK;
+    if (L->col[k] == NO_COL) return TW_OK;
     const char *s = L->cf.field[L->col[k]];
     while (*s == ' ' || *s == '\t')
         s++;
-    if (*s == '\0')
-        return TW_OK;
+    if (*s == '\0') return TW_OK;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     bool ok = end != s && errno == 0 && v >= lo && v <= hi;
     while (*end == ' ' || *end == '\t')
         end++;
-    if (!ok || *end != '\0')
-        return bad_cell(L, k, "an integer");
+    if (!ok || *end != '\0') return bad_cell(L, k, "an integer");
     *out = v;
     return TW_OK;
 }
@@ -212,13 +189,12 @@ static tw_status parse_optional_int(const loader *L, int k, long long lo, long l
 static tw_status parse_event(const loader *L, size_t count, tw_event *e)
 {
     if (count != L->ncols)
-        return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", L->cf.path,
-                       (unsigned long long)L->cf.line, L->ncols, count);
+        return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", L->cf.path, (unsigned long long)L->cf.line,
+                       L->ncols, count);
     long long device, stream;
     e->name = L->cf.field[L->col[COL_NAME]];
     tw_status st;
-    if ((st = parse_time(L, COL_START, &e->start_s)) != TW_OK ||
-        (st = parse_time(L, COL_END, &e->end_s)) != TW_OK ||
+    if ((st = parse_time(L, COL_START, &e->start_s)) != TW_OK || (st = parse_time(L, COL_END, &e->end_s)) != TW_OK ||
         (st = parse_optional_int(L, COL_DEVICE, INT32_MIN, INT32_MAX, &device)) != TW_OK ||
         (st = parse_optional_int(L, COL_STREAM, INT64_MIN, INT64_MAX, &stream)) != TW_OK ||
         (st = parse_optional_number(L, COL_ENERGY, &e->true_energy_j)) != TW_OK)
@@ -237,34 +213,28 @@ static tw_status load_rows(loader *L)
         size_t count = 0;
         bool eof = false;
         tw_status st = tw_csv_read(&L->cf, false, &count, &eof);
-        if (st != TW_OK || eof)
-            return st;
+        if (st != TW_OK || eof) return st;
         tw_event e;
-        if ((st = parse_event(L, count, &e)) != TW_OK || (st = tw_events_add(L->ev, &e)) != TW_OK)
-            return st;
+        if ((st = parse_event(L, count, &e)) != TW_OK || (st = tw_events_add(L->ev, &e)) != TW_OK) return st;
     }
 }
 
 tw_status tw_events_load(const char *path, tw_events **out)
 {
     tw_clear_error();
-    if (!out)
-        return tw_fail(TW_EINVAL, "tw_events_load: out is NULL");
+    if (!out) return tw_fail(TW_EINVAL, "tw_events_load: out is NULL");
     *out = NULL;
-    if (!path)
-        return tw_fail(TW_EINVAL, "tw_events_load: path is NULL");
+    if (!path) return tw_fail(TW_EINVAL, "tw_events_load: path is NULL");
     loader L = {0};
     size_t count = 0;
     tw_status st = tw_csv_open(&L.cf, path);
-    if (st != TW_OK)
-        return st;
+    if (st != TW_OK) return st;
     L.c_locale = tw_csv_c_locale();
     if ((st = tw_csv_read_header(&L.cf, &count)) == TW_OK && (st = map_header(&L, count)) == TW_OK &&
         (st = tw_events_new(&L.ev)) == TW_OK)
         st = load_rows(&L);
     tw_csv_close(&L.cf);
-    if (L.c_locale)
-        freelocale(L.c_locale);
+    if (L.c_locale) freelocale(L.c_locale);
     if (st != TW_OK) {
         tw_events_free(L.ev);
         return st;
@@ -277,45 +247,35 @@ tw_status tw_events_load(const char *path, tw_events **out)
 
 static int write_row(FILE *f, const tw_event *e)
 {
-    if (tw_csv_write_field(f, e->name) < 0 || putc(',', f) == EOF ||
-        tw_csv_write_exact(f, e->start_s) < 0 || putc(',', f) == EOF ||
-        tw_csv_write_exact(f, e->end_s) < 0 || putc(',', f) == EOF)
+    if (tw_csv_write_field(f, e->name) < 0 || putc(',', f) == EOF || tw_csv_write_exact(f, e->start_s) < 0 ||
+        putc(',', f) == EOF || tw_csv_write_exact(f, e->end_s) < 0 || putc(',', f) == EOF)
         return -1;
-    if (e->device != -1 && fprintf(f, "%d", (int)e->device) < 0)
-        return -1;
-    if (putc(',', f) == EOF)
-        return -1;
-    if (e->stream != -1 && fprintf(f, "%lld", (long long)e->stream) < 0)
-        return -1;
-    if (putc(',', f) == EOF)
-        return -1;
-    if (!isnan(e->true_energy_j) && tw_csv_write_exact(f, e->true_energy_j) < 0)
-        return -1;
+    if (e->device != -1 && fprintf(f, "%d", (int)e->device) < 0) return -1;
+    if (putc(',', f) == EOF) return -1;
+    if (e->stream != -1 && fprintf(f, "%lld", (long long)e->stream) < 0) return -1;
+    if (putc(',', f) == EOF) return -1;
+    if (!isnan(e->true_energy_j) && tw_csv_write_exact(f, e->true_energy_j) < 0) return -1;
     return putc('\n', f) == EOF ? -1 : 0;
 }
 
 static int write_all(FILE *f, const tw_events *ev)
 {
-    if (fputs("name,start_s,end_s,device,stream,true_energy_j\n", f) < 0)
-        return -1;
+    if (fputs("name,start_s,end_s,device,stream,true_energy_j\n", f) < 0) return -1;
     for (size_t i = 0; i < ev->n; i++)
-        if (write_row(f, &ev->item[i].e) < 0)
-            return -1;
+        if (write_row(f, &ev->item[i].e) < 0) return -1;
     return fflush(f) == EOF || ferror(f) ? -1 : 0;
 }
 
 tw_status tw_events_save(const tw_events *ev, const char *path)
 {
     tw_clear_error();
-    if (!ev || !path)
-        return tw_fail(TW_EINVAL, "tw_events_save: NULL argument");
+    if (!ev || !path) return tw_fail(TW_EINVAL, "tw_events_save: NULL argument");
     /* refused before the file is touched: a line break cannot be read back */
     for (size_t i = 0; i < ev->n; i++)
         if (!tw_csv_storable(ev->item[i].e.name))
             return tw_fail(TW_EINVAL, "%s: event %zu: name holds a line break", path, i + 1);
     locale_t c_locale = tw_csv_c_locale();
-    if (!c_locale)
-        return tw_fail(TW_ENOMEM, "%s: cannot create the C locale", path);
+    if (!c_locale) return tw_fail(TW_ENOMEM, "%s: cannot create the C locale", path);
     FILE *f = fopen(path, "w");
     if (!f) {
         tw_status st = tw_fail(TW_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
@@ -329,9 +289,7 @@ tw_status tw_events_save(const tw_events *ev, const char *path)
     uselocale(old);
     freelocale(c_locale);
     errno = 0;
-    if (fclose(f) != 0 && !err)
-        err = errno ? errno : EIO;
-    if (err)
-        return tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(err));
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (err) return tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(err));
     return TW_OK;
 }

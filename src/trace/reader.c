@@ -25,25 +25,25 @@ typedef struct scaling {
 struct tw_trace_reader {
     tw_csv_file cf;
     locale_t c_locale;
-    size_t ncols;        /* fields per row, from the header */
-    char *names;         /* all column names, back to back */
-    char **colname;      /* per column, into names */
+    size_t ncols;   /* fields per row, from the header */
+    char *names;    /* all column names, back to back */
+    char **colname; /* per column, into names */
     size_t time_col;
-    size_t n;            /* readings */
+    size_t n; /* readings */
     tw_reading_info *info;
-    size_t *col;         /* reading -> its column */
-    size_t *ts_col;      /* reading -> its own-timestamp column, or NO_COL */
+    size_t *col;    /* reading -> its column */
+    size_t *ts_col; /* reading -> its own-timestamp column, or NO_COL */
     scaling *scale;
     double *value;
     double *t_value;
     uint8_t *valid;
-    off_t data_off;      /* file offset just after the header; -1 when not seekable */
+    off_t data_off; /* file offset just after the header; -1 when not seekable */
     uint64_t header_line;
     uint64_t row_line;
     double prev_t;
     bool have_prev;
     bool at_eof;
-    tw_status sticky;    /* first error of next(); repeated until rewind */
+    tw_status sticky; /* first error of next(); repeated until rewind */
     char sticky_msg[1024];
 };
 
@@ -56,10 +56,9 @@ typedef struct unit_suffix {
 } unit_suffix;
 
 static const unit_suffix units[] = {
-    {"_w", TW_Q_POWER, 1},     {"_mw", TW_Q_POWER, 1e-3},  {"_uw", TW_Q_POWER, 1e-6},
-    {"_kw", TW_Q_POWER, 1e3},  {"_j", TW_Q_ENERGY, 1},     {"_mj", TW_Q_ENERGY, 1e-3},
-    {"_uj", TW_Q_ENERGY, 1e-6}, {"_s", TW_Q_TIME, 1},      {"_ms", TW_Q_TIME, 1e-3},
-    {"_us", TW_Q_TIME, 1e-6},  {"_ns", TW_Q_TIME, 1e-9},
+    {"_w", TW_Q_POWER, 1},    {"_mw", TW_Q_POWER, 1e-3},  {"_uw", TW_Q_POWER, 1e-6},  {"_kw", TW_Q_POWER, 1e3},
+    {"_j", TW_Q_ENERGY, 1},   {"_mj", TW_Q_ENERGY, 1e-3}, {"_uj", TW_Q_ENERGY, 1e-6}, {"_s", TW_Q_TIME, 1},
+    {"_ms", TW_Q_TIME, 1e-3}, {"_us", TW_Q_TIME, 1e-6},   {"_ns", TW_Q_TIME, 1e-9},
 };
 
 static bool ends_with(const char *s, size_t len, const char *suffix)
@@ -84,8 +83,7 @@ static void unit_of(const char *name, tw_quantity *q, double *scale)
 
 static scaling scaling_of(double scale)
 {
-    if (scale < 1)
-        return (scaling){round(1 / scale), true};
+    if (scale < 1) return (scaling){round(1 / scale), true};
     return (scaling){scale, false};
 }
 
@@ -101,8 +99,7 @@ static bool is_time_name(const char *s)
 static size_t find_column(const tw_trace_reader *r, const char *name, size_t len)
 {
     for (size_t c = 0; c < r->ncols; c++)
-        if (strlen(r->colname[c]) == len && memcmp(r->colname[c], name, len) == 0)
-            return c;
+        if (strlen(r->colname[c]) == len && memcmp(r->colname[c], name, len) == 0) return c;
     return NO_COL;
 }
 
@@ -114,8 +111,7 @@ static bool is_ts_column(const tw_trace_reader *r, size_t c, unsigned char *memo
         const char *name = r->colname[c];
         size_t len = strlen(name);
         size_t x = NO_COL;
-        if (len > TS_SUFFIX_LEN && ends_with(name, len, TS_SUFFIX))
-            x = find_column(r, name, len - TS_SUFFIX_LEN);
+        if (len > TS_SUFFIX_LEN && ends_with(name, len, TS_SUFFIX)) x = find_column(r, name, len - TS_SUFFIX_LEN);
         /* X is strictly shorter than c's name, so this recursion ends */
         bool yes = x != NO_COL && x != r->time_col && !is_ts_column(r, x, memo, NULL);
         memo[c] = yes ? 1 : 2;
@@ -134,8 +130,7 @@ static tw_status copy_names(tw_trace_reader *r, size_t count)
         total += strlen(r->cf.field[c]) + 1;
     r->names = malloc(total);
     r->colname = malloc(count * sizeof *r->colname);
-    if (!r->names || !r->colname)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", r->cf.path);
+    if (!r->names || !r->colname) return tw_fail(TW_ENOMEM, "%s: out of memory", r->cf.path);
     char *p = r->names;
     for (size_t c = 0; c < count; c++) {
         size_t len = strlen(r->cf.field[c]) + 1;
@@ -155,8 +150,7 @@ static tw_status check_names(const tw_trace_reader *r)
             return tw_fail(TW_EPARSE, "%s:%llu: column %zu has no name", r->cf.path, line, c + 1);
         for (size_t d = 0; d < c; d++)
             if (strcmp(r->colname[c], r->colname[d]) == 0)
-                return tw_fail(TW_EPARSE, "%s:%llu: duplicate column '%s'", r->cf.path, line,
-                               r->colname[c]);
+                return tw_fail(TW_EPARSE, "%s:%llu: duplicate column '%s'", r->cf.path, line, r->colname[c]);
     }
     return TW_OK;
 }
@@ -169,8 +163,7 @@ static tw_status find_time_column(tw_trace_reader *r)
             return TW_OK;
         }
     }
-    return tw_fail(TW_EPARSE, "%s:%llu: no time column (expected t_s)", r->cf.path,
-                   (unsigned long long)r->header_line);
+    return tw_fail(TW_EPARSE, "%s:%llu: no time column (expected t_s)", r->cf.path, (unsigned long long)r->header_line);
 }
 
 static tw_status alloc_readings(tw_trace_reader *r, size_t n)
@@ -192,12 +185,10 @@ static tw_status alloc_readings(tw_trace_reader *r, size_t n)
 static tw_status classify_columns(tw_trace_reader *r)
 {
     unsigned char *memo = calloc(r->ncols, 1);
-    if (!memo)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", r->cf.path);
+    if (!memo) return tw_fail(TW_ENOMEM, "%s: out of memory", r->cf.path);
     size_t n = 0;
     for (size_t c = 0; c < r->ncols; c++)
-        if (c != r->time_col && !is_ts_column(r, c, memo, NULL))
-            n++;
+        if (c != r->time_col && !is_ts_column(r, c, memo, NULL)) n++;
     tw_status st = alloc_readings(r, n);
     if (st != TW_OK) {
         free(memo);
@@ -205,8 +196,7 @@ static tw_status classify_columns(tw_trace_reader *r)
     }
     size_t i = 0;
     for (size_t c = 0; c < r->ncols; c++) {
-        if (c == r->time_col || is_ts_column(r, c, memo, NULL))
-            continue;
+        if (c == r->time_col || is_ts_column(r, c, memo, NULL)) continue;
         tw_reading_info *info = &r->info[i];
         info->name = r->colname[c];
         unit_of(info->name, &info->quantity, &info->scale);
@@ -217,11 +207,9 @@ static tw_status classify_columns(tw_trace_reader *r)
     }
     for (size_t c = 0; c < r->ncols; c++) {
         size_t owner = NO_COL;
-        if (!is_ts_column(r, c, memo, &owner))
-            continue;
+        if (!is_ts_column(r, c, memo, &owner)) continue;
         for (size_t k = 0; k < r->n; k++)
-            if (r->col[k] == owner)
-                r->ts_col[k] = c;
+            if (r->col[k] == owner) r->ts_col[k] = c;
     }
     free(memo);
     return TW_OK;
@@ -231,11 +219,10 @@ static tw_status read_header(tw_trace_reader *r)
 {
     size_t count = 0;
     tw_status st = tw_csv_read_header(&r->cf, &count);
-    if (st != TW_OK)
-        return st;
+    if (st != TW_OK) return st;
     r->header_line = r->row_line = r->cf.line;
-    if ((st = copy_names(r, count)) != TW_OK || (st = check_names(r)) != TW_OK ||
-        (st = find_time_column(r)) != TW_OK || (st = classify_columns(r)) != TW_OK)
+    if ((st = copy_names(r, count)) != TW_OK || (st = check_names(r)) != TW_OK || (st = find_time_column(r)) != TW_OK ||
+        (st = classify_columns(r)) != TW_OK)
         return st;
     r->data_off = ftello(r->cf.f);
     return TW_OK;
@@ -246,17 +233,13 @@ static tw_status read_header(tw_trace_reader *r)
 tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out)
 {
     tw_clear_error();
-    if (!out)
-        return tw_fail(TW_EINVAL, "tw_trace_reader_open: out is NULL");
+    if (!out) return tw_fail(TW_EINVAL, "tw_trace_reader_open: out is NULL");
     *out = NULL;
-    if (!path)
-        return tw_fail(TW_EINVAL, "tw_trace_reader_open: path is NULL");
+    if (!path) return tw_fail(TW_EINVAL, "tw_trace_reader_open: path is NULL");
     tw_trace_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    if (!r) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
     tw_status st = tw_csv_open(&r->cf, path);
-    if (st == TW_OK)
-        st = read_header(r);
+    if (st == TW_OK) st = read_header(r);
     if (st != TW_OK) {
         tw_trace_reader_close(r);
         return st;
@@ -283,8 +266,7 @@ static void list_names(const tw_trace_reader *r, char *buf, size_t len)
     for (size_t i = 0; i < r->n && used < len; i++) {
         int k = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", r->info[i].name);
         if (k < 0 || (size_t)k >= len - used) {
-            if (len >= 4)
-                memcpy(buf + len - 4, "...", 4);
+            if (len >= 4) memcpy(buf + len - 4, "...", 4);
             return;
         }
         used += (size_t)k;
@@ -294,8 +276,7 @@ static void list_names(const tw_trace_reader *r, char *buf, size_t len)
 tw_status tw_trace_reader_find(const tw_trace_reader *r, const char *name, size_t *idx)
 {
     tw_clear_error();
-    if (!r || !name || !idx)
-        return tw_fail(TW_EINVAL, "tw_trace_reader_find: NULL argument");
+    if (!r || !name || !idx) return tw_fail(TW_EINVAL, "tw_trace_reader_find: NULL argument");
     for (size_t i = 0; i < r->n; i++) {
         if (strcmp(r->info[i].name, name) == 0) {
             *idx = i;
@@ -304,8 +285,7 @@ tw_status tw_trace_reader_find(const tw_trace_reader *r, const char *name, size_
     }
     char names[768];
     list_names(r, names, sizeof names);
-    return tw_fail(TW_ENOTFOUND, "%s: no column '%s' (readings: %s)", r->cf.path, name,
-                   r->n ? names : "none");
+    return tw_fail(TW_ENOTFOUND, "%s: no column '%s' (readings: %s)", r->cf.path, name, r->n ? names : "none");
 }
 
 static tw_status remember(tw_trace_reader *r, tw_status st)
@@ -327,14 +307,13 @@ static tw_status parse_time(tw_trace_reader *r, double *t)
     case TW_CSV_NUM_OK:
         break;
     case TW_CSV_NUM_ABSENT:
-        return tw_fail(TW_EPARSE, "%s:%llu: missing time", r->cf.path,
-                       (unsigned long long)r->cf.line);
+        return tw_fail(TW_EPARSE, "%s:%llu: missing time", r->cf.path, (unsigned long long)r->cf.line);
     default:
         return bad_number(r, r->time_col);
     }
     if (r->have_prev && *t < r->prev_t)
-        return tw_fail(TW_EORDER, "%s:%llu: time goes backwards (t_s = %.9g after %.9g)",
-                       r->cf.path, (unsigned long long)r->cf.line, *t, r->prev_t);
+        return tw_fail(TW_EORDER, "%s:%llu: time goes backwards (t_s = %.9g after %.9g)", r->cf.path,
+                       (unsigned long long)r->cf.line, *t, r->prev_t);
     return TW_OK;
 }
 
@@ -356,13 +335,10 @@ static tw_status parse_readings(tw_trace_reader *r, double t)
             return bad_number(r, r->col[i]);
         }
         r->t_value[i] = t;
-        if (r->ts_col[i] == NO_COL)
-            continue;
+        if (r->ts_col[i] == NO_COL) continue;
         tw_csv_num k = tw_csv_number(field[r->ts_col[i]], r->c_locale, &v);
-        if (k == TW_CSV_NUM_BAD)
-            return bad_number(r, r->ts_col[i]);
-        if (k == TW_CSV_NUM_OK)
-            r->t_value[i] = v;
+        if (k == TW_CSV_NUM_BAD) return bad_number(r, r->ts_col[i]);
+        if (k == TW_CSV_NUM_OK) r->t_value[i] = v;
     }
     return TW_OK;
 }
@@ -370,14 +346,12 @@ static tw_status parse_readings(tw_trace_reader *r, double t)
 static tw_status parse_row(tw_trace_reader *r, size_t count, tw_row *row)
 {
     if (count != r->ncols)
-        return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", r->cf.path,
-                       (unsigned long long)r->cf.line, r->ncols, count);
+        return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", r->cf.path, (unsigned long long)r->cf.line,
+                       r->ncols, count);
     double t;
     tw_status st = parse_time(r, &t);
-    if (st == TW_OK)
-        st = parse_readings(r, t);
-    if (st != TW_OK)
-        return st;
+    if (st == TW_OK) st = parse_readings(r, t);
+    if (st != TW_OK) return st;
     r->prev_t = t;
     r->have_prev = true;
     r->row_line = r->cf.line;
@@ -392,31 +366,25 @@ static tw_status parse_row(tw_trace_reader *r, size_t count, tw_row *row)
 tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof)
 {
     tw_clear_error();
-    if (!r || !row || !eof)
-        return tw_fail(TW_EINVAL, "tw_trace_reader_next: NULL argument");
-    if (r->sticky != TW_OK)
-        return tw_fail(r->sticky, "%s", r->sticky_msg);
+    if (!r || !row || !eof) return tw_fail(TW_EINVAL, "tw_trace_reader_next: NULL argument");
+    if (r->sticky != TW_OK) return tw_fail(r->sticky, "%s", r->sticky_msg);
     *eof = r->at_eof;
-    if (r->at_eof)
-        return TW_OK;
+    if (r->at_eof) return TW_OK;
     size_t count = 0;
     tw_status st = tw_csv_read(&r->cf, false, &count, eof);
     if (st == TW_OK && *eof) {
         r->at_eof = true;
         return TW_OK;
     }
-    if (st == TW_OK)
-        st = parse_row(r, count, row);
+    if (st == TW_OK) st = parse_row(r, count, row);
     return st == TW_OK ? TW_OK : remember(r, st);
 }
 
 tw_status tw_trace_reader_rewind(tw_trace_reader *r)
 {
     tw_clear_error();
-    if (!r)
-        return tw_fail(TW_EINVAL, "tw_trace_reader_rewind: NULL reader");
-    if (r->data_off < 0)
-        return tw_fail(TW_EUNSUPPORTED, "%s: cannot rewind: not a regular file", r->cf.path);
+    if (!r) return tw_fail(TW_EINVAL, "tw_trace_reader_rewind: NULL reader");
+    if (r->data_off < 0) return tw_fail(TW_EUNSUPPORTED, "%s: cannot rewind: not a regular file", r->cf.path);
     clearerr(r->cf.f);
     if (fseeko(r->cf.f, r->data_off, SEEK_SET) != 0)
         return tw_fail(TW_EIO, "%s: cannot rewind: %s", r->cf.path, strerror(errno));
@@ -433,11 +401,9 @@ const char *tw_trace_reader_path(const tw_trace_reader *r) { return r ? r->cf.pa
 
 void tw_trace_reader_close(tw_trace_reader *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     tw_csv_close(&r->cf);
-    if (r->c_locale)
-        freelocale(r->c_locale);
+    if (r->c_locale) freelocale(r->c_locale);
     free(r->names);
     free(r->colname);
     free(r->info);

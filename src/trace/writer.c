@@ -29,14 +29,12 @@ struct tw_trace_writer {
  * once a write failed every later call reports it. */
 static void note_io(tw_trace_writer *w, int rc)
 {
-    if (rc < 0 && w->write_errno == 0)
-        w->write_errno = errno ? errno : EIO;
+    if (rc < 0 && w->write_errno == 0) w->write_errno = errno ? errno : EIO;
 }
 
 static tw_status io_status(const tw_trace_writer *w)
 {
-    if (w->write_errno)
-        return tw_fail(TW_EIO, "%s: write failed: %s", w->path, strerror(w->write_errno));
+    if (w->write_errno) return tw_fail(TW_EIO, "%s: write failed: %s", w->path, strerror(w->write_errno));
     return TW_OK;
 }
 
@@ -48,14 +46,12 @@ static tw_status check_io(tw_trace_writer *w, int rc)
 
 static void free_writer(tw_trace_writer *w)
 {
-    if (!w)
-        return;
+    if (!w) return;
     if (w->names)
         for (size_t i = 0; i < w->n; i++)
             free(w->names[i]);
     free(w->names);
-    if (w->c_locale)
-        freelocale(w->c_locale);
+    if (w->c_locale) freelocale(w->c_locale);
     free(w->path);
     free(w);
 }
@@ -74,22 +70,17 @@ static tw_status check_names(size_t n, const char *const *names)
 {
     for (size_t i = 0; i < n; i++) {
         const char *a = names[i];
-        if (!a || !*a)
-            return tw_fail(TW_EINVAL, "tw_trace_writer_open: name %zu is empty", i + 1);
-        if (!tw_csv_storable(a))
-            return tw_fail(TW_EINVAL, "tw_trace_writer_open: name %zu holds a line break", i + 1);
+        if (!a || !*a) return tw_fail(TW_EINVAL, "tw_trace_writer_open: name %zu is empty", i + 1);
+        if (!tw_csv_storable(a)) return tw_fail(TW_EINVAL, "tw_trace_writer_open: name %zu holds a line break", i + 1);
         if (strcmp(a, "t_s") == 0)
             return tw_fail(TW_EINVAL, "tw_trace_writer_open: name '%s' is taken by the time column", a);
         for (size_t j = 0; j < n; j++) {
             const char *b = names[j];
-            if (!b)
-                continue;
-            if (j < i && strcmp(a, b) == 0)
-                return tw_fail(TW_EINVAL, "tw_trace_writer_open: duplicate name '%s'", a);
+            if (!b) continue;
+            if (j < i && strcmp(a, b) == 0) return tw_fail(TW_EINVAL, "tw_trace_writer_open: duplicate name '%s'", a);
             if (j != i && ts_name_is(a, b))
-                return tw_fail(TW_EINVAL,
-                               "tw_trace_writer_open: name '%s' would read back as the timestamp of '%s'",
-                               a, b);
+                return tw_fail(TW_EINVAL, "tw_trace_writer_open: name '%s' would read back as the timestamp of '%s'", a,
+                               b);
         }
     }
     return TW_OK;
@@ -98,30 +89,24 @@ static tw_status check_names(size_t n, const char *const *names)
 static tw_status copy_names(tw_trace_writer *w, size_t n, const char *const *names)
 {
     w->names = calloc(n ? n : 1, sizeof *w->names);
-    if (!w->names)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", w->path);
+    if (!w->names) return tw_fail(TW_ENOMEM, "%s: out of memory", w->path);
     w->n = n;
     for (size_t i = 0; i < n; i++)
-        if (!(w->names[i] = strdup(names[i])))
-            return tw_fail(TW_ENOMEM, "%s: out of memory", w->path);
+        if (!(w->names[i] = strdup(names[i]))) return tw_fail(TW_ENOMEM, "%s: out of memory", w->path);
     return TW_OK;
 }
 
-tw_status tw_trace_writer_open(const char *path, size_t n, const char *const *names,
-                               bool own_timestamps, tw_trace_writer **out)
+tw_status tw_trace_writer_open(const char *path, size_t n, const char *const *names, bool own_timestamps,
+                               tw_trace_writer **out)
 {
     tw_clear_error();
-    if (!out)
-        return tw_fail(TW_EINVAL, "tw_trace_writer_open: out is NULL");
+    if (!out) return tw_fail(TW_EINVAL, "tw_trace_writer_open: out is NULL");
     *out = NULL;
-    if (!path || (n > 0 && !names))
-        return tw_fail(TW_EINVAL, "tw_trace_writer_open: path or names is NULL");
+    if (!path || (n > 0 && !names)) return tw_fail(TW_EINVAL, "tw_trace_writer_open: path or names is NULL");
     tw_status st = check_names(n, names);
-    if (st != TW_OK)
-        return st;
+    if (st != TW_OK) return st;
     tw_trace_writer *w = calloc(1, sizeof *w);
-    if (!w)
-        return tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    if (!w) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
     w->own_ts = own_timestamps;
     w->path = strdup(path);
     if (!w->path) {
@@ -169,11 +154,9 @@ static int write_header_cells(tw_trace_writer *w)
     int rc = fputs("t_s", w->f);
     for (size_t i = 0; i < w->n && rc >= 0; i++) {
         rc = putc(',', w->f) == EOF ? -1 : tw_csv_write_field(w->f, w->names[i]);
-        if (rc >= 0 && w->own_ts)
-            rc = putc(',', w->f) == EOF ? -1 : write_ts_name(w->f, w->names[i]);
+        if (rc >= 0 && w->own_ts) rc = putc(',', w->f) == EOF ? -1 : write_ts_name(w->f, w->names[i]);
     }
-    if (rc >= 0)
-        rc = putc('\n', w->f) == EOF ? -1 : 0;
+    if (rc >= 0) rc = putc('\n', w->f) == EOF ? -1 : 0;
     w->header_done = true;
     return rc;
 }
@@ -181,38 +164,29 @@ static int write_header_cells(tw_trace_writer *w)
 tw_status tw_trace_writer_comment(tw_trace_writer *w, const char *text)
 {
     tw_clear_error();
-    if (!w || !text)
-        return tw_fail(TW_EINVAL, "tw_trace_writer_comment: NULL argument");
-    if (w->header_done)
-        return tw_fail(TW_EINVAL, "%s: comments must come before the first row", w->path);
+    if (!w || !text) return tw_fail(TW_EINVAL, "tw_trace_writer_comment: NULL argument");
+    if (w->header_done) return tw_fail(TW_EINVAL, "%s: comments must come before the first row", w->path);
     /* every line of a multi-line text becomes its own comment line */
     errno = 0;
     int rc = 0;
     const char *p = text;
     do {
         size_t len = strcspn(p, "\r\n");
-        if (fprintf(w->f, "# %.*s\n", (int)len, p) < 0)
-            rc = -1;
+        if (fprintf(w->f, "# %.*s\n", (int)len, p) < 0) rc = -1;
         p += len;
-        if (*p == '\r' && p[1] == '\n')
-            p++;
-        if (*p)
-            p++;
+        if (*p == '\r' && p[1] == '\n') p++;
+        if (*p) p++;
     } while (*p && rc >= 0);
     return check_io(w, rc);
 }
 
 static tw_status check_row(const tw_trace_writer *w, const tw_row *row)
 {
-    if (row->n != w->n)
-        return tw_fail(TW_EINVAL, "%s: row has %zu readings, the writer %zu", w->path, row->n, w->n);
-    if (w->n > 0 && !row->value)
-        return tw_fail(TW_EINVAL, "%s: row has no values", w->path);
-    if (!isfinite(row->t_s))
-        return tw_fail(TW_EINVAL, "%s: row time is not finite", w->path);
+    if (row->n != w->n) return tw_fail(TW_EINVAL, "%s: row has %zu readings, the writer %zu", w->path, row->n, w->n);
+    if (w->n > 0 && !row->value) return tw_fail(TW_EINVAL, "%s: row has no values", w->path);
+    if (!isfinite(row->t_s)) return tw_fail(TW_EINVAL, "%s: row time is not finite", w->path);
     if (w->have_prev && row->t_s < w->prev_t)
-        return tw_fail(TW_EORDER, "%s: time goes backwards (t_s = %.9g after %.9g)", w->path,
-                       row->t_s, w->prev_t);
+        return tw_fail(TW_EORDER, "%s: time goes backwards (t_s = %.9g after %.9g)", w->path, row->t_s, w->prev_t);
     for (size_t i = 0; i < w->n; i++)
         if (isinf(row->value[i]) && (!row->valid || row->valid[i]))
             return tw_fail(TW_EINVAL, "%s: reading '%s' is infinite", w->path, w->names[i]);
@@ -227,30 +201,24 @@ static int write_cells(tw_trace_writer *w, const tw_row *row)
     for (size_t i = 0; i < w->n && rc >= 0; i++) {
         bool valid = (!row->valid || row->valid[i]) && !isnan(row->value[i]);
         rc = putc(',', f) == EOF ? -1 : 0;
-        if (rc >= 0 && valid)
-            rc = fprintf(f, "%.10g", row->value[i]);
+        if (rc >= 0 && valid) rc = fprintf(f, "%.10g", row->value[i]);
         if (rc >= 0 && w->own_ts) {
             double t = row->t_value_s ? row->t_value_s[i] : row->t_s;
             rc = putc(',', f) == EOF ? -1 : 0;
-            if (rc >= 0 && valid && isfinite(t))
-                rc = fprintf(f, "%.9f", t);
+            if (rc >= 0 && valid && isfinite(t)) rc = fprintf(f, "%.9f", t);
         }
     }
-    if (rc >= 0)
-        rc = putc('\n', f) == EOF ? -1 : 0;
+    if (rc >= 0) rc = putc('\n', f) == EOF ? -1 : 0;
     return rc;
 }
 
 tw_status tw_trace_writer_write(tw_trace_writer *w, const tw_row *row)
 {
     tw_clear_error();
-    if (!w || !row)
-        return tw_fail(TW_EINVAL, "tw_trace_writer_write: NULL argument");
+    if (!w || !row) return tw_fail(TW_EINVAL, "tw_trace_writer_write: NULL argument");
     tw_status st = check_row(w, row);
-    if (st != TW_OK)
-        return st;
-    if (!w->header_done && (st = check_io(w, write_header_cells(w))) != TW_OK)
-        return st;
+    if (st != TW_OK) return st;
+    if (!w->header_done && (st = check_io(w, write_header_cells(w))) != TW_OK) return st;
     locale_t old = uselocale(w->c_locale); /* '.' as decimal point, whatever setlocale said */
     errno = 0;
     int rc = write_cells(w, row);
@@ -263,10 +231,8 @@ tw_status tw_trace_writer_write(tw_trace_writer *w, const tw_row *row)
 tw_status tw_trace_writer_close(tw_trace_writer *w)
 {
     tw_clear_error();
-    if (!w)
-        return TW_OK;
-    if (!w->header_done)
-        note_io(w, write_header_cells(w));
+    if (!w) return TW_OK;
+    if (!w->header_done) note_io(w, write_header_cells(w));
     errno = 0;
     note_io(w, fflush(w->f) == EOF || ferror(w->f) ? -1 : 0);
     errno = 0;

@@ -31,7 +31,8 @@ int main(int argc, char **argv)
             codes[n++] = v;
         }
     } else {
-        for (long v = 0; v <= TW_EINTERRUPTED; v++) codes[n++] = v;
+        for (long v = 0; v <= TW_EINTERRUPTED; v++)
+            codes[n++] = v;
     }
 
     int bad = 0;

@@ -493,8 +493,8 @@ static void test_second_analysis_of_same_source(void **state)
     double e2 = r.a ? energy(&r, 0, TW_METHOD_CORRECTED) : NAN, idle2 = tw_analysis_idle_w(r.a);
     run_free(&r);
     if (st != TW_OK)
-        fail_msg("a second tw_analyze of the same sim sensor gives %s (%s); the first gave %.6g J",
-                 tw_strerror(st), why, e1);
+        fail_msg("a second tw_analyze of the same sim sensor gives %s (%s); the first gave %.6g J", tw_strerror(st),
+                 why, e1);
     assert_true(e2 == e1);
     assert_true(idle2 == idle1);
 }

@@ -15,16 +15,14 @@
 static void assert_error(tw_status got, tw_status want, const char *path, const char *needle)
 {
     const char *m = tw_last_error();
-    if (got != want)
-        fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
+    if (got != want) fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
     if ((path && !strstr(m, path)) || !strstr(m, needle))
         fail_msg("detail '%s' lacks '%s' or '%s'", m, path ? path : "", needle);
 }
 
 static void assert_ok(tw_status st)
 {
-    if (st != TW_OK)
-        fail_msg("%s: %s", tw_strerror(st), tw_last_error());
+    if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
 }
 
 static tw_events *load_ok(const char *text)
@@ -45,8 +43,7 @@ static void load_fails(const char *text, tw_status want, const char *needle)
 
 static tw_event ev_make(const char *name, double start, double end)
 {
-    return (tw_event){.name = name, .start_s = start, .end_s = end, .device = -1, .stream = -1,
-                      .true_energy_j = NAN};
+    return (tw_event){.name = name, .start_s = start, .end_s = end, .device = -1, .stream = -1, .true_energy_j = NAN};
 }
 
 /* ---------------------------------------------------------------- load */
@@ -117,8 +114,7 @@ static void test_load_header_only(void **state)
 static void test_load_h100_probe(void **state)
 {
     (void)state;
-    if (access(H100_EVENTS, R_OK) != 0)
-        skip();
+    if (access(H100_EVENTS, R_OK) != 0) skip();
     tw_events *ev = NULL;
     assert_ok(tw_events_load(H100_EVENTS, &ev));
     assert_true(tw_events_count(ev) >= 4);
@@ -141,14 +137,12 @@ static void test_load_bad_numbers(void **state)
 {
     (void)state;
     load_fails("name,start_s,end_s\nk,abc,2\n", TW_EPARSE, ":2: column 'start_s': 'abc' is not a number");
-    load_fails("name,t_start,t_end\nk,1,2\nk,1,inf\n", TW_EPARSE,
-               ":3: column 't_end': 'inf' is not a number");
+    load_fails("name,t_start,t_end\nk,1,2\nk,1,inf\n", TW_EPARSE, ":3: column 't_end': 'inf' is not a number");
     load_fails("name,start_s,end_s\nk,,2\n", TW_EPARSE, ":2: missing start_s");
     load_fails("name,start_s,end_s\nk,1,nan\n", TW_EPARSE, ":2: missing end_s");
     load_fails("name,start_s,end_s,true_energy_j\nk,1,2,lots\n", TW_EPARSE,
                ":2: column 'true_energy_j': 'lots' is not a number");
-    load_fails("name,start_s,end_s,device\nk,1,2,1.5\n", TW_EPARSE,
-               ":2: column 'device': '1.5' is not an integer");
+    load_fails("name,start_s,end_s,device\nk,1,2,1.5\n", TW_EPARSE, ":2: column 'device': '1.5' is not an integer");
     load_fails("name,start_s,end_s,device\nk,1,2,4294967296\n", TW_EPARSE,
                ":2: column 'device': '4294967296' is not an integer");
     load_fails("name,start_s,end_s,stream\nk,1,2,99999999999999999999\n", TW_EPARSE,
@@ -165,8 +159,7 @@ static void test_load_field_count(void **state)
 static void test_load_ends_before_start(void **state)
 {
     (void)state;
-    load_fails("name,start_s,end_s\nk1,1,2\nk2,3,2.5\n", TW_EPARSE,
-               ":3: event 'k2' ends before it starts");
+    load_fails("name,start_s,end_s\nk1,1,2\nk2,3,2.5\n", TW_EPARSE, ":3: event 'k2' ends before it starts");
 }
 
 static void test_load_empty_and_missing(void **state)
@@ -251,8 +244,7 @@ static void test_sort_is_stable(void **state)
     for (int i = 1; i < N; i++) {
         const tw_event *a = tw_events_get(ev, (size_t)i - 1), *b = tw_events_get(ev, (size_t)i);
         assert_true(a->start_s <= b->start_s);
-        if (a->start_s == b->start_s)
-            assert_true(strcmp(a->name, b->name) < 0); /* insertion order kept */
+        if (a->start_s == b->start_s) assert_true(strcmp(a->name, b->name) < 0); /* insertion order kept */
     }
     /* sorting again, after more adds, keeps the current order of ties */
     tw_event e = ev_make("z-last", 0, 1);
@@ -260,8 +252,7 @@ static void test_sort_is_stable(void **state)
     tw_events_sort(ev);
     size_t last_zero = 0;
     for (size_t i = 0; i < tw_events_count(ev); i++)
-        if (tw_events_get(ev, i)->start_s == 0)
-            last_zero = i;
+        if (tw_events_get(ev, i)->start_s == 0) last_zero = i;
     assert_string_equal(tw_events_get(ev, last_zero)->name, "z-last");
     tw_events_sort(NULL);
     tw_events_free(ev);

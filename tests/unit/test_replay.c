@@ -17,16 +17,13 @@
 static void assert_error(tw_status got, tw_status want, const char *needle)
 {
     const char *m = tw_last_error();
-    if (got != want)
-        fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
-    if (!strstr(m, needle))
-        fail_msg("detail '%s' lacks '%s'", m, needle);
+    if (got != want) fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
+    if (!strstr(m, needle)) fail_msg("detail '%s' lacks '%s'", m, needle);
 }
 
 static void assert_ok(tw_status st)
 {
-    if (st != TW_OK)
-        fail_msg("%s: %s", tw_strerror(st), tw_last_error());
+    if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
 }
 
 /* What replay_small.csv holds, in SI units. */
@@ -35,9 +32,8 @@ static const struct {
     int p_ok, e_ok;
     unsigned line;
 } small[] = {
-    {0.0, 50, 0.0, 0, 1, 1, 3},        {0.1, 52, 0.09, 5.1, 1, 1, 4},
-    {0.2, NAN, 0.2, 10.3, 0, 1, 5},    {0.2, 150, 0.19, NAN, 1, 0, 6},
-    {0.35, 148, 0.34, 32.5, 1, 1, 7},
+    {0.0, 50, 0.0, 0, 1, 1, 3},     {0.1, 52, 0.09, 5.1, 1, 1, 4},    {0.2, NAN, 0.2, 10.3, 0, 1, 5},
+    {0.2, 150, 0.19, NAN, 1, 0, 6}, {0.35, 148, 0.34, 32.5, 1, 1, 7},
 };
 #define NSMALL (sizeof small / sizeof small[0])
 
@@ -47,10 +43,8 @@ static void check_small_row(const tw_row *row, size_t i)
     assert_int_equal(row->n, 2);
     assert_int_equal(row->valid[0], small[i].p_ok);
     assert_int_equal(row->valid[1], small[i].e_ok);
-    if (small[i].p_ok)
-        assert_true(fabs(row->value[0] - small[i].p) < 1e-12);
-    if (small[i].e_ok)
-        assert_true(row->value[1] == small[i].e);
+    if (small[i].p_ok) assert_true(fabs(row->value[0] - small[i].p) < 1e-12);
+    if (small[i].e_ok) assert_true(row->value[1] == small[i].e);
     assert_true(row->t_value_s[0] == small[i].p_t);
     assert_true(row->t_value_s[1] == small[i].t);
 }
@@ -187,8 +181,7 @@ static void test_public_sensor_api(void **state)
 static void test_replay_h100_trace(void **state)
 {
     (void)state;
-    if (access(H100_TRACE, R_OK) != 0)
-        skip();
+    if (access(H100_TRACE, R_OK) != 0) skip();
     tw_sensor_config cfg = {.path = H100_TRACE};
     tw_sensor *s = NULL;
     assert_ok(tw_sensor_open("replay", &cfg, &s));

@@ -59,7 +59,7 @@ static void test_k20_levels_and_tail(void **state)
     assert_power(s, 1.999, 25.0);
     assert_power(s, 2.0, 100.0);
     assert_power(s, 4.999, 100.0);
-    assert_power(s, 5.0, 52.5);  /* active idle held 3.5 s */
+    assert_power(s, 5.0, 52.5); /* active idle held 3.5 s */
     assert_power(s, 8.499, 52.5);
     assert_power(s, 8.5, 45.625); /* then four 1 s steps */
     assert_power(s, 9.499, 45.625);
@@ -84,8 +84,8 @@ static void test_k20_tail_cancelled_and_restarted(void **state)
     assert_power(s, 1.0, 52.5);
     assert_power(s, 4.5, 45.625); /* a's tail reached its first step ... */
     assert_power(s, 4.999, 45.625);
-    assert_power(s, 5.0, 80.0);   /* ... when b cancelled it */
-    assert_power(s, 6.0, 52.5);   /* and the tail restarts after b */
+    assert_power(s, 5.0, 80.0); /* ... when b cancelled it */
+    assert_power(s, 6.0, 52.5); /* and the tail restarts after b */
     assert_power(s, 9.499, 52.5);
     assert_power(s, 9.5, 45.625);
     assert_power(s, 12.5, 25.0);
@@ -142,8 +142,8 @@ static void test_exact_energy(void **state)
     (void)state;
     tw_scenario *s = make(TW_SIM_K20);
     add(s, "a", 2.0, 3.0, 100.0);
-    assert_energy(s, 2.0, 5.0, 300.0);                           /* the kernel */
-    assert_energy(s, 1.0, 3.0, 25.0 + 100.0);                    /* idle into kernel */
+    assert_energy(s, 2.0, 5.0, 300.0);                             /* the kernel */
+    assert_energy(s, 1.0, 3.0, 25.0 + 100.0);                      /* idle into kernel */
     assert_energy(s, 4.0, 9.0, 100.0 + 52.5 * 3.5 + 45.625 * 0.5); /* across three segments */
     assert_energy(s, 0.0, 13.5, 25 * 2 + 300 + 52.5 * 3.5 + 45.625 + 38.75 + 31.875 + 25 * 2);
     assert_energy(s, 3.0, 3.0, 0.0);
@@ -201,13 +201,12 @@ static void test_invalid_kernels(void **state)
 static void test_load_good(void **state)
 {
     (void)state;
-    const char *path = tw_test_file(0,
-                                    "# kernels of a test\n"
-                                    "name,start_s,duration_s,power_w\r\n"
-                                    "\n"
-                                    "k1, 1.0, 2.0, 150\r\n"
-                                    "# a comment between rows\n"
-                                    "\"k,2\",4,0.5,90\n");
+    const char *path = tw_test_file(0, "# kernels of a test\n"
+                                       "name,start_s,duration_s,power_w\r\n"
+                                       "\n"
+                                       "k1, 1.0, 2.0, 150\r\n"
+                                       "# a comment between rows\n"
+                                       "\"k,2\",4,0.5,90\n");
     assert_non_null(path);
     tw_scenario *s = NULL;
     assert_int_equal(tw_scenario_load(path, TW_SIM_K20, &s), TW_OK);
@@ -229,8 +228,7 @@ static void test_load_good(void **state)
 }
 
 /* Loads `text` and expects `status` with a message holding the path and `where`. */
-static void expect_load_error(int slot, const char *text, tw_status status, const char *where,
-                              const char *why)
+static void expect_load_error(int slot, const char *text, tw_status status, const char *where, const char *why)
 {
     const char *path = tw_test_file(slot, text);
     assert_non_null(path);

@@ -297,10 +297,7 @@ static void test_k20_stall_at_tail_steps(void **state)
     tw_scenario_free(sc);
 }
 
-static double rc_step(double p0, double p1, double t)
-{
-    return p1 + (p0 - p1) * exp(-t / 0.84);
-}
+static double rc_step(double p0, double p1, double t) { return p1 + (p0 - p1) * exp(-t / 0.84); }
 
 static void test_k20_rc_curve(void **state)
 {
@@ -327,14 +324,15 @@ static void test_k20_rc_curve(void **state)
         /* linear interpolation between the measurements around t1 + C */
         if (isnan(at_c) && t >= t1 + 0.84) {
             size_t j = i - 1;
-            while (r.t[j] - r.t[j - 1] < 0.004) j--;
+            while (r.t[j] - r.t[j - 1] < 0.004)
+                j--;
             double tp = r.t[j], vp = V(&r, j, 0);
             at_c = vp + (v - vp) * (t1 + 0.84 - tp) / (t - tp);
         }
     }
     double target = p0 + 0.632 * (p1 - p0);
-    printf("k20 RC: %zu measurements, max |reading - RC curve| %.3f W; at t1+C %.3f W (63.2%%: %.3f W)\n",
-           nmeas, max_err, at_c, target);
+    printf("k20 RC: %zu measurements, max |reading - RC curve| %.3f W; at t1+C %.3f W (63.2%%: %.3f W)\n", nmeas,
+           max_err, at_c, target);
     assert_true(nmeas > 700);
     assert_true(max_err < 0.12); /* noise sigma 0.02 W + quantization 0.005 W */
     assert_true(fabs(at_c - target) < 1.0);
@@ -414,7 +412,8 @@ static void test_h100_rows(void **state)
 static size_t row_at(const rows *r, double t)
 {
     size_t i = 0;
-    while (i < r->n && r->t[i] < t) i++;
+    while (i < r->n && r->t[i] < t)
+        i++;
     assert_true(i < r->n);
     return i;
 }

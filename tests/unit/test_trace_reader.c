@@ -19,25 +19,21 @@
 static void assert_error(tw_status got, tw_status want, const char *path, const char *needle)
 {
     const char *m = tw_last_error();
-    if (got != want)
-        fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
-    if (!strstr(m, path) || !strstr(m, needle))
-        fail_msg("detail '%s' lacks '%s' or '%s'", m, path, needle);
+    if (got != want) fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
+    if (!strstr(m, path) || !strstr(m, needle)) fail_msg("detail '%s' lacks '%s' or '%s'", m, path, needle);
 }
 
 /* cmocka 1.1 compares floats only */
 static void assert_near(double got, double want, double tol)
 {
-    if (!(fabs(got - want) <= tol))
-        fail_msg("%.17g is not within %g of %.17g", got, tol, want);
+    if (!(fabs(got - want) <= tol)) fail_msg("%.17g is not within %g of %.17g", got, tol, want);
 }
 
 static tw_trace_reader *open_ok(const char *path)
 {
     tw_trace_reader *r = NULL;
     tw_status st = tw_trace_reader_open(path, &r);
-    if (st != TW_OK)
-        fail_msg("open %s: %s", path, tw_last_error());
+    if (st != TW_OK) fail_msg("open %s: %s", path, tw_last_error());
     return r;
 }
 
@@ -45,8 +41,7 @@ static void next_ok(tw_trace_reader *r, tw_row *row)
 {
     bool eof = true;
     tw_status st = tw_trace_reader_next(r, row, &eof);
-    if (st != TW_OK)
-        fail_msg("next: %s", tw_last_error());
+    if (st != TW_OK) fail_msg("next: %s", tw_last_error());
     assert_false(eof);
 }
 
@@ -141,13 +136,11 @@ static void test_unit_suffixes(void **state)
         double scale;
         double value; /* of the cell "1000" */
     } cases[] = {
-        {"a_w", TW_Q_POWER, 1, 1000},        {"a_mw", TW_Q_POWER, 1e-3, 1},
-        {"a_uw", TW_Q_POWER, 1e-6, 1e-3},    {"a_kw", TW_Q_POWER, 1e3, 1e6},
-        {"a_j", TW_Q_ENERGY, 1, 1000},       {"a_mj", TW_Q_ENERGY, 1e-3, 1},
-        {"a_uj", TW_Q_ENERGY, 1e-6, 1e-3},   {"a_s", TW_Q_TIME, 1, 1000},
-        {"a_ms", TW_Q_TIME, 1e-3, 1},        {"a_us", TW_Q_TIME, 1e-6, 1e-3},
-        {"a_ns", TW_Q_TIME, 1e-9, 1e-6},     {"a_W", TW_Q_OTHER, 1, 1000},
-        {"watts", TW_Q_OTHER, 1, 1000},      {"a_c", TW_Q_OTHER, 1, 1000},
+        {"a_w", TW_Q_POWER, 1, 1000},      {"a_mw", TW_Q_POWER, 1e-3, 1},   {"a_uw", TW_Q_POWER, 1e-6, 1e-3},
+        {"a_kw", TW_Q_POWER, 1e3, 1e6},    {"a_j", TW_Q_ENERGY, 1, 1000},   {"a_mj", TW_Q_ENERGY, 1e-3, 1},
+        {"a_uj", TW_Q_ENERGY, 1e-6, 1e-3}, {"a_s", TW_Q_TIME, 1, 1000},     {"a_ms", TW_Q_TIME, 1e-3, 1},
+        {"a_us", TW_Q_TIME, 1e-6, 1e-3},   {"a_ns", TW_Q_TIME, 1e-9, 1e-6}, {"a_W", TW_Q_OTHER, 1, 1000},
+        {"watts", TW_Q_OTHER, 1, 1000},    {"a_c", TW_Q_OTHER, 1, 1000},
     };
     size_t n = sizeof cases / sizeof cases[0];
     char head[512] = "t_s", row1[512] = "0";
@@ -298,8 +291,7 @@ static void test_bom_and_blanks(void **state)
 static void test_nan_spellings(void **state)
 {
     (void)state;
-    tw_trace_reader *r =
-        open_ok(tw_test_file(0, "t_s,a,b,c,d,e\n0,nan,NaN,NAN,,  \n1,1e3,-2.5E-1,+3,.5,0x10\n"));
+    tw_trace_reader *r = open_ok(tw_test_file(0, "t_s,a,b,c,d,e\n0,nan,NaN,NAN,,  \n1,1e3,-2.5E-1,+3,.5,0x10\n"));
     tw_row row;
     next_ok(r, &row);
     for (int i = 0; i < 5; i++)
@@ -369,8 +361,7 @@ static void test_find(void **state)
     size_t idx = 0;
     assert_int_equal(tw_trace_reader_find(r, "c", &idx), TW_OK);
     assert_int_equal(idx, 2);
-    assert_error(tw_trace_reader_find(r, "d", &idx), TW_ENOTFOUND, path,
-                 ": no column 'd' (readings: a, b, c)");
+    assert_error(tw_trace_reader_find(r, "d", &idx), TW_ENOTFOUND, path, ": no column 'd' (readings: a, b, c)");
     assert_int_equal(tw_trace_reader_find(r, "t_s", &idx), TW_ENOTFOUND);
     assert_int_equal(tw_trace_reader_find(r, "A", &idx), TW_ENOTFOUND);
     tw_trace_reader_close(r);
@@ -506,8 +497,7 @@ static void test_missing_file(void **state)
 static void test_unreadable_file(void **state)
 {
     (void)state;
-    if (geteuid() == 0)
-        skip(); /* root reads anything */
+    if (geteuid() == 0) skip(); /* root reads anything */
     const char *path = tw_test_file(7, "t_s\n");
     assert_int_equal(chmod(path, 0), 0);
     tw_trace_reader *r = NULL;
@@ -581,8 +571,7 @@ static void test_missing_time(void **state)
 static void test_time_backwards(void **state)
 {
     (void)state;
-    row_fails("t_s,p_w\n1,1\n2,2\n# c\n1.5,3\n", 2, TW_EORDER,
-              ":5: time goes backwards (t_s = 1.5 after 2)");
+    row_fails("t_s,p_w\n1,1\n2,2\n# c\n1.5,3\n", 2, TW_EORDER, ":5: time goes backwards (t_s = 1.5 after 2)");
 }
 
 /* ---------------------------------------------------------------- csv.c */
@@ -621,24 +610,35 @@ static void test_number_fast_path_matches_strtod(void **state)
 {
     (void)state;
     /* the fast path must give strtod's result to the bit */
-    const char *fixed[] = {"0",         "-0",          "0.000166",         "77076",
-                           "1795320791462462",         "9007199254740993", "0.1",
-                           "123456789.123456789",      "1e22",             "1e23",
-                           "4.9e-324",  "1.7976931348623157e308",          "2.5e-22",
-                           "3.14159265358979323846",   "000123.4500",      "1.",
-                           ".5e1",      "-12.75e-3"};
+    const char *fixed[] = {"0",
+                           "-0",
+                           "0.000166",
+                           "77076",
+                           "1795320791462462",
+                           "9007199254740993",
+                           "0.1",
+                           "123456789.123456789",
+                           "1e22",
+                           "1e23",
+                           "4.9e-324",
+                           "1.7976931348623157e308",
+                           "2.5e-22",
+                           "3.14159265358979323846",
+                           "000123.4500",
+                           "1.",
+                           ".5e1",
+                           "-12.75e-3"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         double a = 0;
         assert_int_equal(tw_csv_number(fixed[i], (locale_t)0, &a), TW_CSV_NUM_OK);
         double b = strtod(fixed[i], NULL);
-        if (memcmp(&a, &b, sizeof a) != 0)
-            fail_msg("'%s': %.17g vs strtod %.17g", fixed[i], a, b);
+        if (memcmp(&a, &b, sizeof a) != 0) fail_msg("'%s': %.17g vs strtod %.17g", fixed[i], a, b);
     }
     srand(12345);
     for (int i = 0; i < 200000; i++) {
         char buf[64];
-        unsigned long long mant = ((unsigned long long)rand() << 31 | (unsigned)rand()) %
-                                  (i % 3 == 0 ? 1000ULL : 100000000000000000ULL);
+        unsigned long long mant =
+            ((unsigned long long)rand() << 31 | (unsigned)rand()) % (i % 3 == 0 ? 1000ULL : 100000000000000000ULL);
         int e = rand() % 50 - 25;
         int decimals = rand() % 12;
         if (i % 2)
@@ -648,8 +648,7 @@ static void test_number_fast_path_matches_strtod(void **state)
         double a = 0;
         assert_int_equal(tw_csv_number(buf, (locale_t)0, &a), TW_CSV_NUM_OK);
         double b = strtod(buf, NULL);
-        if (memcmp(&a, &b, sizeof a) != 0)
-            fail_msg("'%s': %.17g vs strtod %.17g", buf, a, b);
+        if (memcmp(&a, &b, sizeof a) != 0) fail_msg("'%s': %.17g vs strtod %.17g", buf, a, b);
     }
 }
 
@@ -675,8 +674,7 @@ static void test_number_ignores_locale(void **state)
     (void)state;
     /* a program may setlocale() to one with ',' as decimal point */
     locale_t de = newlocale(LC_NUMERIC_MASK, "de_DE.UTF-8", (locale_t)0);
-    if (!de)
-        skip();
+    if (!de) skip();
     locale_t c = tw_csv_c_locale();
     assert_non_null(c);
     locale_t old = uselocale(de);
@@ -695,8 +693,7 @@ static void test_number_ignores_locale(void **state)
 static void test_h100_trace(void **state)
 {
     (void)state;
-    if (access(H100_TRACE, R_OK) != 0)
-        skip();
+    if (access(H100_TRACE, R_OK) != 0) skip();
     tw_trace_reader *r = open_ok(H100_TRACE);
     static const struct {
         const char *name;
@@ -721,8 +718,7 @@ static void test_h100_trace(void **state)
     unsigned long lines = 0, data = 0;
     while (fgets(line, sizeof line, f)) {
         lines++;
-        if (lines > 1 && line[0] != '#' && line[0] != '\n')
-            data++;
+        if (lines > 1 && line[0] != '#' && line[0] != '\n') data++;
     }
     fclose(f);
 
@@ -732,10 +728,8 @@ static void test_h100_trace(void **state)
     bool eof = false;
     for (;;) {
         tw_status st = tw_trace_reader_next(r, &row, &eof);
-        if (st != TW_OK)
-            fail_msg("%s", tw_last_error());
-        if (eof)
-            break;
+        if (st != TW_OK) fail_msg("%s", tw_last_error());
+        if (eof) break;
         if (rows == 0) {
             assert_near(row.value[0], 77.076, 1e-12);
             assert_true(row.t_s == 0.000166);
@@ -793,12 +787,10 @@ int main(void)
         cmocka_unit_test(test_h100_trace),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    if (failed)
-        return failed;
+    if (failed) return failed;
     /* ctest reads 77 as "skipped": the real-trace check could not run */
     if (access(H100_TRACE, R_OK) != 0) {
-        fprintf(stderr, "skipped: %s not found (the recorded H100 trace lives in shared/)\n",
-                H100_TRACE);
+        fprintf(stderr, "skipped: %s not found (the recorded H100 trace lives in shared/)\n", H100_TRACE);
         return 77;
     }
     return 0;

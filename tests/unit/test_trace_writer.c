@@ -14,24 +14,20 @@
 static void assert_error(tw_status got, tw_status want, const char *needle)
 {
     const char *m = tw_last_error();
-    if (got != want)
-        fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
-    if (!strstr(m, needle))
-        fail_msg("detail '%s' lacks '%s'", m, needle);
+    if (got != want) fail_msg("status %d (%s), expected %d; detail: %s", got, tw_strerror(got), want, m);
+    if (!strstr(m, needle)) fail_msg("detail '%s' lacks '%s'", m, needle);
 }
 
 static void assert_ok(tw_status st)
 {
-    if (st != TW_OK)
-        fail_msg("%s: %s", tw_strerror(st), tw_last_error());
+    if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
 }
 
 static void assert_file(const char *path, const char *want)
 {
     char *got = tw_test_slurp(path);
     assert_non_null(got);
-    if (strcmp(got, want) != 0)
-        fail_msg("file holds:\n%s\nexpected:\n%s", got, want);
+    if (strcmp(got, want) != 0) fail_msg("file holds:\n%s\nexpected:\n%s", got, want);
     free(got);
 }
 
@@ -110,8 +106,7 @@ static void test_round_trip(void **state)
         assert_true(fabs(row.t_s - t[i]) <= 5e-10);
         for (int k = 0; k < N; k++) {
             assert_int_equal(row.valid[k], ok[i][k]);
-            if (!ok[i][k])
-                continue;
+            if (!ok[i][k]) continue;
             /* "%.10g": ten significant digits */
             assert_true(fabs(row.value[k] - v[i][k]) <= fabs(v[i][k]) * 5e-10);
             assert_true(fabs(row.t_value_s[k] - tv[i][k]) <= 5e-10);
@@ -221,8 +216,7 @@ static void test_close_reports_write_error(void **state)
 {
     (void)state;
     const char *full = "/dev/full";
-    if (access(full, W_OK) != 0)
-        skip();
+    if (access(full, W_OK) != 0) skip();
     const char *names[] = {"a_w"};
     tw_trace_writer *w = NULL;
     assert_ok(tw_trace_writer_open(full, 1, names, false, &w));
@@ -236,8 +230,7 @@ static void test_write_reports_error_on_the_way(void **state)
 {
     (void)state;
     const char *full = "/dev/full";
-    if (access(full, W_OK) != 0)
-        skip();
+    if (access(full, W_OK) != 0) skip();
     const char *names[] = {"a_w"};
     tw_trace_writer *w = NULL;
     assert_ok(tw_trace_writer_open(full, 1, names, false, &w));
