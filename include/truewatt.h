@@ -235,6 +235,8 @@ typedef struct tw_analysis_options {
     double idle_w;              /* NaN = estimate from the trace */
     double active_idle_w;       /* NaN = estimate from the trace */
     const char *corrected_path; /* when set, the corrected series is written there (CSV) */
+    const volatile int *cancel; /* when set and nonzero, the analysis stops with TW_EINTERRUPTED
+                                   (e.g. a flag set by a SIGINT handler) */
 } tw_analysis_options;
 
 TW_API void tw_analysis_options_init(tw_analysis_options *o);

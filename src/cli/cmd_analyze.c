@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/report_analysis.h"
 
 static void help(void)
@@ -206,7 +207,17 @@ int cmd_analyze(int argc, char **argv)
         if (!corrected) st = TW_ENOMEM;
         a.opt.corrected_path = corrected;
     }
-    if (st == TW_OK) st = tw_analyze(src, reading, events, &a.opt, &an);
+    if (st == TW_OK) {
+        cli_interrupt_install();
+        a.opt.cancel = &cli_interrupted;
+        st = tw_analyze(src, reading, events, &a.opt, &an);
+    }
+    if (st == TW_EINTERRUPTED) {
+        fprintf(stderr, "truewatt analyze: interrupted; nothing reported%s%s\n",
+                corrected ? ", the corrected series so far is in " : "", corrected ? corrected : "");
+        rc = CLI_EXIT_INTERRUPTED;
+        goto out;
+    }
     if (st != TW_OK)
         rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
     else

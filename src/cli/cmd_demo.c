@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/demo_report.h"
+#include "cli/interrupt.h"
 #include "cli/sim_run.h"
 #include "report/plot.h"
 
@@ -153,6 +154,7 @@ static tw_status analyze(const experiment *x, const demo_args *a, const tw_event
     opt.fit_capacitance = fit;
     if (!fit) opt.capacitance_s = c_s;
     opt.corrected_path = fit ? NULL : corrected;
+    opt.cancel = &cli_interrupted;
     tw_status st = tw_sensor_open("replay", &cfg, &src);
     if (st == TW_OK) st = tw_sensor_find(src, "power_w", &reading);
     if (st == TW_OK) st = tw_analyze(src, reading, events, &opt, out);
@@ -255,7 +257,13 @@ int cmd_demo(int argc, char **argv)
     if (!res) return cli_fail("demo", TW_ENOMEM);
     res->out_dir = a.out;
     res->seed = a.seed;
+    cli_interrupt_install();
     tw_status st = run_experiments(&a, res);
+    if (st == TW_EINTERRUPTED) {
+        free(res);
+        fprintf(stderr, "truewatt demo: interrupted; the files written so far are in %s\n", a.out);
+        return CLI_EXIT_INTERRUPTED;
+    }
     if (st != TW_OK) {
         free(res);
         return cli_fail("demo", st);

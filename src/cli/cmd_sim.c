@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/sim_run.h"
 #include "report/json.h"
 #include "report/table.h"
@@ -202,13 +203,19 @@ int cmd_sim(int argc, char **argv)
     }
     if (rc == 0) {
         sim_run_result r;
-        tw_status st = sim_run_to_file(sc, a.seed, a.out, &r);
-        if (st == TW_OK) st = tw_scenario_events(sc, &ev);
+        cli_interrupt_install();
+        tw_status st = sim_run_to_file(sc, a.seed, a.out, &r), run_st = st;
+        if (st == TW_OK || st == TW_EINTERRUPTED) st = tw_scenario_events(sc, &ev);
         if (st == TW_OK) st = tw_events_save(ev, a.events_out);
-        if (st == TW_OK)
+        if (st == TW_OK && run_st == TW_EINTERRUPTED) {
+            fprintf(stderr, "truewatt sim: interrupted at %.3f s of %.3f s; the trace so far is in %s\n", r.duration_s,
+                    tw_scenario_duration_s(sc), a.out);
+            rc = CLI_EXIT_INTERRUPTED;
+        } else if (st == TW_OK) {
             print_summary(&a, &r, ev);
-        else
+        } else {
             rc = cli_fail("sim", st);
+        }
     }
     tw_events_free(ev);
     tw_scenario_free(sc);

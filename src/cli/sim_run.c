@@ -1,11 +1,13 @@
 #include "cli/sim_run.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 
-#define PROGRESS_EVERY_S 60.0
+#define PROGRESS_MIN_S 120.0 /* shorter runs finish too fast to need progress */
 
 static tw_status open_writer(tw_sensor *s, const tw_scenario *sc, uint64_t seed, const char *path, tw_trace_writer **w)
 {
@@ -33,18 +35,23 @@ tw_status sim_run_to_file(const tw_scenario *sc, uint64_t seed, const char *path
     if (st == TW_OK) st = open_writer(s, sc, seed, path, &w);
     out->rows = 0;
     out->duration_s = 0;
-    double next_note = PROGRESS_EVERY_S, total = tw_scenario_duration_s(sc);
+    double total = tw_scenario_duration_s(sc), step = total / 10;
+    double next_note = total >= PROGRESS_MIN_S ? step : INFINITY;
     while (st == TW_OK) {
         tw_row row;
         bool eof;
+        if (cli_interrupted) {
+            st = TW_EINTERRUPTED;
+            break;
+        }
         st = tw_sensor_next(s, &row, &eof);
         if (st != TW_OK || eof) break;
         st = tw_trace_writer_write(w, &row);
         out->rows++;
         out->duration_s = row.t_s;
         if (row.t_s >= next_note) {
-            cli_note("sim: %.0f of %.0f s simulated", row.t_s, total);
-            next_note += PROGRESS_EVERY_S;
+            cli_note("sim: %.0f%% (%.0f of %.0f s simulated)", 100 * row.t_s / total, row.t_s, total);
+            next_note += step;
         }
     }
     if (w) {

@@ -12,6 +12,7 @@ typedef struct sim_run_result {
     double duration_s;
 } sim_run_result;
 
+/* Stops early with TW_EINTERRUPTED on Ctrl-C; the rows so far stay in the file. */
 tw_status sim_run_to_file(const tw_scenario *sc, uint64_t seed, const char *path, sim_run_result *out);
 
 #endif

@@ -38,6 +38,7 @@ void tw_analysis_options_init(tw_analysis_options *o)
     o->idle_w = NAN;
     o->active_idle_w = NAN;
     o->corrected_path = NULL;
+    o->cancel = NULL;
 }
 
 void tw_corr_stream_init(tw_corr_stream *s, double c_s, int half, double gap_s)
@@ -94,6 +95,7 @@ tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_p
         tw_status st = next_sample(src, reading, &t, &w, &eof);
         if (st != TW_OK) return st;
         if (eof) break;
+        if (a->opt.cancel && *a->opt.cancel) return tw_fail(TW_EINTERRUPTED, "interrupted");
         if (t < prev_t)
             return tw_fail(TW_EORDER, "reading '%s': its timestamps go backwards (%.9g s after %.9g s)",
                            info ? info->name : "?", t, prev_t);
