@@ -129,13 +129,14 @@ typedef struct tw_event {
     int32_t device;       /* -1 when unknown */
     int64_t stream;       /* -1 when unknown */
     double true_energy_j; /* ground truth when known (simulator), else NaN */
+    const char *kind;     /* "kernel", "memcpy", "memset", "nvtx", ...; NULL when unknown */
 } tw_event;
 
 typedef struct tw_events tw_events;
 
 TW_API tw_status tw_events_new(tw_events **out);
 /* CSV with name,start_s,end_s (aliases label,t_start,t_end) and optional
- * device,stream,true_energy_j. */
+ * device,stream,true_energy_j,kind. */
 TW_API tw_status tw_events_load(const char *path, tw_events **out);
 TW_API tw_status tw_events_add(tw_events *ev, const tw_event *e);
 TW_API size_t tw_events_count(const tw_events *ev);
@@ -180,18 +181,43 @@ TW_API void tw_scenario_free(tw_scenario *s);
 /* ---------------------------------------------------------------- sensors */
 
 /* Backend selection and its inputs. Unused fields are ignored by a backend. */
+/* Reading groups: fast ones are cheap to read (power, fields, sample buffer),
+ * slow ones are not (the energy counter costs ~4 ms on an H100; clocks,
+ * temperature, memory) and are read on their own cadence. */
+#define TW_READ_FAST 1u
+#define TW_READ_SLOW 2u
+#define TW_READ_ALL (TW_READ_FAST | TW_READ_SLOW)
+
 typedef struct tw_sensor_config {
     const char *path;            /* replay: the trace file */
     const tw_scenario *scenario; /* sim: the true signal (borrowed: must outlive the sensor
                                     and not change while it is open) */
     uint64_t seed;               /* sim: noise and jitter */
+    const char *device;          /* nvml: index ("0") or UUID ("GPU-..."); NULL = "0" */
+    unsigned groups;             /* nvml: TW_READ_FAST, TW_READ_SLOW or both (0 = both) */
+    const char *library;         /* nvml: libnvidia-ml path; NULL = $TW_NVML_LIBRARY, then
+                                    libnvidia-ml.so.1 */
+    uint64_t t0_mono_ns;         /* nvml: the trace timeline's origin on CLOCK_MONOTONIC
+                                    (ns); 0 = when the sensor opens */
 } tw_sensor_config;
+
+/* A device a backend can read. */
+typedef struct tw_device_info {
+    unsigned index;
+    char uuid[96];
+    char name[96];
+} tw_device_info;
 
 TW_API size_t tw_backend_count(void);
 TW_API const char *tw_backend_name(size_t i);
 TW_API const char *tw_backend_description(size_t i);
 /* Whether the backend can be used here; when not, why (into why[why_len]). */
 TW_API bool tw_backend_available(const char *name, char *why, size_t why_len);
+/* The devices the backend sees (cfg->library is used for nvml). Fills up to
+ * cap entries, sets *n to the number of devices. TW_EUNSUPPORTED for backends
+ * without devices (sim, replay: one implicit device). */
+TW_API tw_status tw_backend_devices(const char *name, const tw_sensor_config *cfg, tw_device_info *out, size_t cap,
+                                    size_t *n);
 
 typedef struct tw_sensor tw_sensor;
 

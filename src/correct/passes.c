@@ -48,7 +48,7 @@ static tw_status add_region(detect_ctx *d, double end_s)
 {
     char name[32];
     snprintf(name, sizeof name, "region%u", ++d->count);
-    tw_event e = {name, d->start_s, end_s, -1, -1, NAN};
+    tw_event e = {name, d->start_s, end_s, -1, -1, NAN, "region"};
     return tw_events_add(d->a->events, &e);
 }
 

@@ -20,9 +20,12 @@ typedef struct tw_backend {
     tw_status (*next)(void *state, tw_row *row, bool *eof);
     tw_status (*rewind)(void *state); /* NULL when the source cannot rewind */
     void (*close)(void *state);
+    /* optional: the devices this backend sees (NULL: none to choose from) */
+    tw_status (*devices)(const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n);
 } tw_backend;
 
 extern const tw_backend tw_backend_sim;
 extern const tw_backend tw_backend_replay;
+extern const tw_backend tw_backend_nvml;
 
 #endif

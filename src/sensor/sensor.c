@@ -9,6 +9,7 @@
 static const tw_backend *const backends[] = {
     &tw_backend_sim,
     &tw_backend_replay,
+    &tw_backend_nvml,
 };
 
 #define NBACKENDS (sizeof backends / sizeof backends[0])
@@ -48,6 +49,16 @@ bool tw_backend_available(const char *name, char *why, size_t why_len)
     }
     char dummy[1];
     return b->available(why && why_len ? why : dummy, why && why_len ? why_len : sizeof dummy);
+}
+
+tw_status tw_backend_devices(const char *name, const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n)
+{
+    tw_clear_error();
+    const tw_backend *b = find_backend(name);
+    if (!b) return tw_fail(TW_ENOTFOUND, "no sensor backend '%s'", name ? name : "(null)");
+    if (!b->devices) return tw_fail(TW_EUNSUPPORTED, "backend '%s' has no devices to choose from", b->name);
+    tw_sensor_config none = {0};
+    return b->devices(cfg ? cfg : &none, out, cap, n);
 }
 
 tw_status tw_sensor_open(const char *backend, const tw_sensor_config *cfg, tw_sensor **out)

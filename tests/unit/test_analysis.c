@@ -336,8 +336,8 @@ static void test_event_outside_trace(void **state)
     run r;
     run_open(&r, &k, 1);
     double end = tw_scenario_duration_s(r.sc);
-    tw_event beyond = {"beyond", end + 10.0, end + 11.0, -1, -1, NAN};
-    tw_event straddle = {"straddle", end - 0.5, end + 0.5, -1, -1, NAN};
+    tw_event beyond = {"beyond", end + 10.0, end + 11.0, -1, -1, NAN, NULL};
+    tw_event straddle = {"straddle", end - 0.5, end + 0.5, -1, -1, NAN, NULL};
     assert_ok(tw_events_add(r.ev, &beyond));
     assert_ok(tw_events_add(r.ev, &straddle));
     run_analyze(&r, NULL, true);
