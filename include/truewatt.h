@@ -231,6 +231,48 @@ TW_API tw_status tw_sensor_next(tw_sensor *s, tw_row *row, bool *eof);
 /* Starts again from the beginning (TW_EUNSUPPORTED for live sensors). */
 TW_API tw_status tw_sensor_rewind(tw_sensor *s);
 TW_API void tw_sensor_close(tw_sensor *s);
+/* What the backend found when it opened (e.g. readings probed as unsupported,
+ * with the vendor's message), one per line; "" when nothing to say. */
+TW_API const char *tw_sensor_notes(const tw_sensor *s);
+
+/* ---------------------------------------------------------------- sampler */
+
+/* Samples sensors in the background and streams them to a trace file: per
+ * device one thread for the fast readings and one for the slow ones, each
+ * pushing rows into a lock-free ring; a writer thread merges the rings in
+ * time order into the CSV, so memory stays bounded over hours. */
+typedef struct tw_sampler_config {
+    const char *backend;        /* "nvml" (or "sim" for tests) */
+    const char *const *devices; /* indices or UUIDs; NULL/0 = all devices */
+    size_t n_devices;
+    const tw_sensor_config *base; /* backend settings (library, ...); may be NULL */
+    double fast_period_s;         /* fast readings' period (0 = 0.001 s) */
+    double slow_period_s;         /* slow readings' period (0 = 0.1 s) */
+    const char *trace_path;       /* CSV written while sampling */
+    uint64_t t0_mono_ns;          /* timeline origin (CLOCK_MONOTONIC ns); 0 = now */
+} tw_sampler_config;
+
+/* Achieved behaviour of one reading over the run. */
+typedef struct tw_sampler_reading_stats {
+    const char *name; /* column name in the trace */
+    uint64_t polls;   /* valid values read */
+    uint64_t updates; /* values that differed from the previous one */
+    double polls_per_s;
+    double updates_per_s;
+} tw_sampler_reading_stats;
+
+typedef struct tw_sampler tw_sampler;
+
+TW_API tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out);
+/* Stops the threads, flushes and closes the trace; keeps the stats. */
+TW_API tw_status tw_sampler_stop(tw_sampler *s);
+TW_API size_t tw_sampler_reading_count(const tw_sampler *s);
+TW_API const tw_sampler_reading_stats *tw_sampler_reading(const tw_sampler *s, size_t i);
+/* CPU time the sampler's threads used, and the wall time it ran. */
+TW_API double tw_sampler_cpu_s(const tw_sampler *s);
+TW_API double tw_sampler_wall_s(const tw_sampler *s);
+TW_API const char *tw_sampler_notes(const tw_sampler *s);
+TW_API void tw_sampler_free(tw_sampler *s);
 
 /* ---------------------------------------------------------------- analysis */
 

@@ -20,6 +20,8 @@ typedef struct tw_backend {
     tw_status (*next)(void *state, tw_row *row, bool *eof);
     tw_status (*rewind)(void *state); /* NULL when the source cannot rewind */
     void (*close)(void *state);
+    /* optional: what open() found worth telling (unsupported readings), or NULL */
+    const char *(*notes)(const void *state);
     /* optional: the devices this backend sees (NULL: none to choose from) */
     tw_status (*devices)(const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n);
 } tw_backend;

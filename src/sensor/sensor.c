@@ -130,6 +130,13 @@ tw_status tw_sensor_rewind(tw_sensor *s)
     return s->ops->rewind(s->state);
 }
 
+const char *tw_sensor_notes(const tw_sensor *s)
+{
+    if (!s || !s->ops->notes) return "";
+    const char *n = s->ops->notes(s->state);
+    return n ? n : "";
+}
+
 void tw_sensor_close(tw_sensor *s)
 {
     if (!s) return;
