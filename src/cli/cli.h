@@ -21,6 +21,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* "truewatt CMD: detail" from tw_last_error() (or the status text); returns 1. */
 int cli_fail(const char *cmd, tw_status st);

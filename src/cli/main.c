@@ -9,6 +9,7 @@ static const cli_command commands[] = {
     {"analyze", cmd_analyze, "energy per event of a recorded power trace, by every method"},
     {"sim", cmd_sim, "simulate a sensor (k20, h100) over a scenario and write the trace"},
     {"backends", cmd_backends, "list the sensor backends and why any is unavailable"},
+    {"run", cmd_run, "run a command and report the GPU energy of each kernel (power sensor + CUPTI)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -1,20 +1,974 @@
-/* The NVML backend: placeholder until the real one lands (it says why it is
- * unavailable, as every backend must). */
+/* The "nvml" backend: NVIDIA GPUs through libnvidia-ml, loaded with dlopen
+ * (no nvml.h at build time: nvml_api.h declares the subset we call).
+ *
+ * One sensor reads one device and one or both reading groups:
+ *   FAST  power_usage_w (nvmlDeviceGetPowerUsage), power_avg_w / power_instant_w
+ *         (fields 185/186, GPU scope), mem_power_avg_w / mem_power_instant_w
+ *         (the same fields, memory scope; all four in one nvmlDeviceGetFieldValues
+ *         call) and power_buffer_w (the driver's ~20 ms sample buffer, drained
+ *         without loss, one sample per row);
+ *   SLOW  energy_j (nvmlDeviceGetTotalEnergyConsumption, ~4 ms a call on an
+ *         H100), sm_clock_mhz, mem_clock_mhz, temperature_c, memory_used_mib.
+ * Readings a device does not support are probed at open and left out, with a
+ * line in the notes. Every reading carries its own timestamp on the trace
+ * timeline (seconds since cfg->t0_mono_ns on CLOCK_MONOTONIC): NVML's field and
+ * sample timestamps are CLOCK_REALTIME microseconds and are converted with the
+ * realtime - monotonic offset, measured at open and on every slow read.
+ *
+ * The library is loaded once per process and reference-counted (nvmlInit /
+ * nvmlShutdown are reference-counted by NVML too), under a mutex, so sensors
+ * for several devices and groups can be open at once in different threads.
+ * A sensor itself must be used by one thread at a time. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "sensor/backend.h"
+#include "sensor/nvml_api.h"
+
+/* ---------------------------------------------------------------- constants */
+
+#define NS_PER_S 1000000000LL
+/* Drain the sample buffer at most this often: each drain costs ~0.3 ms of CPU
+ * on an H100, and the driver keeps 120 samples (~2.4 s), so 100 ms loses
+ * nothing and keeps the sampler under 5 % of a core. */
+#define BUFFER_POLL_NS (100 * 1000000LL)
+#define OFFSET_REFRESH_NS NS_PER_S /* fast-only sensors: re-measure the clock offset */
+#define SAMPLES_MIN_CAP 64u
+#define SAMPLES_MAX_CAP 65536u
+#define DEAD_ROWS 5      /* rows in a row where every reading failed ... */
+#define DEAD_NS NS_PER_S /* ... spanning at least this long: the device is gone */
+#define NOTES_CAP 4096   /* fixed, so the notes pointer stays valid while next() adds to it */
+#define FAIL_KINDS 4     /* distinct failure codes noted per reading */
+#define DEFAULT_SONAME "libnvidia-ml.so.1"
+
+/* ---------------------------------------------------------------- the library */
+
+/* Member names are the NVML names; versioned entry points resolve to the
+ * newest one present (nvmlInit_v2, else nvmlInit). */
+typedef struct nvml_api {
+    nvmlInit_fn nvmlInit;
+    nvmlShutdown_fn nvmlShutdown;
+    nvmlErrorString_fn nvmlErrorString;
+    nvmlDeviceGetCount_fn nvmlDeviceGetCount;
+    nvmlDeviceGetHandleByIndex_fn nvmlDeviceGetHandleByIndex;
+    nvmlDeviceGetUUID_fn nvmlDeviceGetUUID;
+    nvmlDeviceGetName_fn nvmlDeviceGetName;
+    /* optional: a reading whose function is missing is left out, with a note */
+    nvmlDeviceGetPowerUsage_fn nvmlDeviceGetPowerUsage;
+    nvmlDeviceGetFieldValues_fn nvmlDeviceGetFieldValues;
+    nvmlDeviceGetSamples_fn nvmlDeviceGetSamples;
+    nvmlDeviceGetTotalEnergyConsumption_fn nvmlDeviceGetTotalEnergyConsumption;
+    nvmlDeviceGetClockInfo_fn nvmlDeviceGetClockInfo;
+    nvmlDeviceGetTemperature_fn nvmlDeviceGetTemperature;
+    nvmlDeviceGetMemoryInfo_fn nvmlDeviceGetMemoryInfo;
+} nvml_api;
+
+_Static_assert(sizeof(nvmlInit_fn) == sizeof(void *), "function pointers are object-pointer sized (POSIX dlsym)");
+
+typedef struct api_symbol {
+    const char *names[2]; /* newest first; NULL when there is no older one */
+    size_t offset;        /* of the member in nvml_api */
+    int required;
+} api_symbol;
+
+#define SYMBOL(member, required, newest, older)                                                                        \
+    {                                                                                                                  \
+        {newest, older}, offsetof(nvml_api, member), required                                                          \
+    }
+
+static const api_symbol api_symbols[] = {
+    SYMBOL(nvmlInit, 1, "nvmlInit_v2", "nvmlInit"),
+    SYMBOL(nvmlShutdown, 1, "nvmlShutdown", NULL),
+    SYMBOL(nvmlErrorString, 1, "nvmlErrorString", NULL),
+    SYMBOL(nvmlDeviceGetCount, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+    SYMBOL(nvmlDeviceGetHandleByIndex, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+    SYMBOL(nvmlDeviceGetUUID, 1, "nvmlDeviceGetUUID", NULL),
+    SYMBOL(nvmlDeviceGetName, 1, "nvmlDeviceGetName", NULL),
+    SYMBOL(nvmlDeviceGetPowerUsage, 0, "nvmlDeviceGetPowerUsage", NULL),
+    SYMBOL(nvmlDeviceGetFieldValues, 0, "nvmlDeviceGetFieldValues", NULL),
+    SYMBOL(nvmlDeviceGetSamples, 0, "nvmlDeviceGetSamples", NULL),
+    SYMBOL(nvmlDeviceGetTotalEnergyConsumption, 0, "nvmlDeviceGetTotalEnergyConsumption", NULL),
+    SYMBOL(nvmlDeviceGetClockInfo, 0, "nvmlDeviceGetClockInfo", NULL),
+    SYMBOL(nvmlDeviceGetTemperature, 0, "nvmlDeviceGetTemperature", NULL),
+    SYMBOL(nvmlDeviceGetMemoryInfo, 0, "nvmlDeviceGetMemoryInfo", NULL),
+};
+
+/* The loaded library: one per process, shared by every open sensor. */
+typedef struct nvml_lib {
+    void *dl;
+    unsigned refs;
+    char path[PATH_MAX]; /* the name it was loaded by */
+    nvml_api api;
+} nvml_lib;
+
+static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
+static nvml_lib lib;
+
+static const char *nvml_text(const nvml_api *a, nvmlReturn_t r)
+{
+    const char *s = a && a->nvmlErrorString ? a->nvmlErrorString(r) : NULL;
+    return s && *s ? s : "unknown NVML error";
+}
+
+static tw_status status_of(nvmlReturn_t r)
+{
+    switch (r) {
+    case NVML_ERROR_NOT_SUPPORTED:
+        return TW_EUNSUPPORTED;
+    case NVML_ERROR_NOT_FOUND:
+        return TW_ENOTFOUND;
+    case NVML_ERROR_INVALID_ARGUMENT:
+        return TW_EINVAL;
+    default:
+        return TW_EUNAVAIL;
+    }
+}
+
+/* Records a failed call as "function: NVML's message (code)" in tw_last_error. */
+static nvmlReturn_t nvml_check(const nvml_api *a, nvmlReturn_t r, const char *fn, nvmlReturn_t also_ok)
+{
+    if (r != NVML_SUCCESS && r != also_ok) (void)tw_fail(status_of(r), "%s: %s (%d)", fn, nvml_text(a, r), (int)r);
+    return r;
+}
+
+/* Every NVML call goes through these: the status is returned and, on
+ * failure, recorded with the function's name and NVML's own message. */
+#define NVML_CALL(a, fn, ...) nvml_check((a), (a)->fn(__VA_ARGS__), #fn, NVML_SUCCESS)
+/* The same where one more code is an expected answer (NOT_FOUND: no new samples). */
+#define NVML_CALL_OR(a, ok, fn, ...) nvml_check((a), (a)->fn(__VA_ARGS__), #fn, (ok))
+
+static const char *dl_text(void)
+{
+    const char *e = dlerror();
+    return e ? e : "unknown dlopen error";
+}
+
+/* Loads the library and calls nvmlInit; lib_mu held, lib.refs == 0. */
+static tw_status lib_load(const char *req, const char *from)
+{
+    void *dl = NULL;
+    const char *name = req;
+    if (req) {
+        dl = dlopen(req, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (library from %s)", dl_text(), from);
+    } else {
+        static const char *const sonames[] = {DEFAULT_SONAME, "libnvidia-ml.so"};
+        char first[512] = "";
+        for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && !dl; i++) {
+            dl = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+            if (dl)
+                name = sonames[i];
+            else if (i == 0)
+                snprintf(first, sizeof first, "%s", dl_text());
+            else
+                (void)dlerror();
+        }
+        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (no NVIDIA driver here? set TW_NVML_LIBRARY)", first);
+    }
+
+    nvml_api api;
+    memset(&api, 0, sizeof api);
+    for (size_t i = 0; i < sizeof api_symbols / sizeof api_symbols[0]; i++) {
+        const api_symbol *sym = &api_symbols[i];
+        void *p = NULL;
+        for (size_t k = 0; k < 2 && !p && sym->names[k]; k++) {
+            (void)dlerror();
+            p = dlsym(dl, sym->names[k]);
+        }
+        if (!p && sym->required) {
+            dlclose(dl);
+            return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libnvidia-ml?)", name, sym->names[0],
+                           sym->names[1] ? " nor " : "", sym->names[1] ? sym->names[1] : "");
+        }
+        memcpy((char *)&api + sym->offset, &p, sizeof p);
+    }
+
+    if (NVML_CALL(&api, nvmlInit) != NVML_SUCCESS) {
+        /* The message is in tw_last_error already; keep it past dlclose. */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tw_last_error());
+        dlclose(dl);
+        return tw_fail(TW_EUNAVAIL, "%s", msg);
+    }
+    lib.dl = dl;
+    lib.api = api;
+    lib.refs = 1;
+    snprintf(lib.path, sizeof lib.path, "%s", name);
+    return TW_OK;
+}
+
+/* Takes a reference on the library, loading and initialising it first if
+ * needed: `library` (cfg->library), else $TW_NVML_LIBRARY, else the sonames.
+ * With any_loaded, an already loaded library is fine whatever its path. */
+static tw_status lib_acquire(const char *library, bool any_loaded, const nvml_api **out)
+{
+    const char *req = library && *library ? library : NULL;
+    const char *from = "the sensor configuration";
+    if (!req) {
+        const char *env = getenv("TW_NVML_LIBRARY");
+        if (env && *env) {
+            req = env;
+            from = "TW_NVML_LIBRARY";
+        }
+    }
+    tw_status st = TW_OK;
+    pthread_mutex_lock(&lib_mu);
+    if (lib.refs > 0) {
+        if (req && !any_loaded && strcmp(req, lib.path) != 0)
+            st = tw_fail(TW_EINVAL, "libnvidia-ml is already loaded from '%s' by an open sensor; cannot also load '%s'",
+                         lib.path, req);
+        else
+            lib.refs++;
+    } else {
+        st = lib_load(req, from);
+    }
+    if (st == TW_OK) *out = &lib.api;
+    pthread_mutex_unlock(&lib_mu);
+    return st;
+}
+
+static void lib_release(void)
+{
+    pthread_mutex_lock(&lib_mu);
+    if (lib.refs > 0 && --lib.refs == 0) {
+        (void)NVML_CALL(&lib.api, nvmlShutdown);
+        dlclose(lib.dl);
+        memset(&lib, 0, sizeof lib);
+    }
+    pthread_mutex_unlock(&lib_mu);
+}
+
+/* ---------------------------------------------------------------- clocks */
+
+static int64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static int64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+/* ---------------------------------------------------------------- readings */
+
+enum {
+    R_USAGE,
+    R_AVG,
+    R_INSTANT,
+    R_MEM_AVG,
+    R_MEM_INSTANT,
+    R_BUFFER,
+    R_ENERGY,
+    R_SM_CLOCK,
+    R_MEM_CLOCK,
+    R_TEMPERATURE,
+    R_MEM_USED,
+    R_COUNT
+};
+
+typedef struct reading_def {
+    const char *name;
+    tw_quantity quantity;
+    double scale; /* source unit -> SI (mW -> W, mJ -> J, bytes -> MiB) */
+    unsigned group;
+    const char *source; /* what it reads, for the notes */
+} reading_def;
+
+static const reading_def defs[R_COUNT] = {
+    [R_USAGE] = {"power_usage_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "nvmlDeviceGetPowerUsage"},
+    [R_AVG] = {"power_avg_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 185"},
+    [R_INSTANT] = {"power_instant_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 186"},
+    [R_MEM_AVG] = {"mem_power_avg_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 185 (memory scope)"},
+    [R_MEM_INSTANT] = {"mem_power_instant_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 186 (memory scope)"},
+    [R_BUFFER] = {"power_buffer_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "nvmlDeviceGetSamples"},
+    [R_ENERGY] = {"energy_j", TW_Q_ENERGY, 1e-3, TW_READ_SLOW, "nvmlDeviceGetTotalEnergyConsumption"},
+    [R_SM_CLOCK] = {"sm_clock_mhz", TW_Q_OTHER, 1.0, TW_READ_SLOW, "nvmlDeviceGetClockInfo(SM)"},
+    [R_MEM_CLOCK] = {"mem_clock_mhz", TW_Q_OTHER, 1.0, TW_READ_SLOW, "nvmlDeviceGetClockInfo(MEM)"},
+    [R_TEMPERATURE] = {"temperature_c", TW_Q_OTHER, 1.0, TW_READ_SLOW, "nvmlDeviceGetTemperature"},
+    [R_MEM_USED] = {"memory_used_mib", TW_Q_OTHER, 1.0 / 1048576.0, TW_READ_SLOW, "nvmlDeviceGetMemoryInfo"},
+};
+
+/* The four field readings, in R_AVG .. R_MEM_INSTANT order. */
+#define NFIELDS 4
+static const struct {
+    unsigned field, scope;
+} field_of[NFIELDS] = {
+    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_GPU},
+    {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_GPU},
+    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_MEMORY},
+    {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_MEMORY},
+};
+
+typedef struct nvml_sensor {
+    const nvml_api *api;
+    nvmlDevice_t dev;
+    unsigned index;
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+    unsigned groups;
+    int64_t t0_ns;        /* timeline origin, CLOCK_MONOTONIC */
+    int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+    int64_t rt_off_at_ns; /* when it was measured (monotonic) */
+
+    int col[R_COUNT]; /* column of each reading; -1 when left out */
+    size_t n;
+    tw_reading_info info[R_COUNT];
+    double value[R_COUNT];
+    double t_value[R_COUNT];
+    uint8_t valid[R_COUNT];
+
+    nvmlFieldValue_t fv[NFIELDS]; /* the fields read in one call */
+    int fv_reading[NFIELDS];
+    int nfv;
+
+    nvmlSample_t *sbuf; /* one nvmlDeviceGetSamples answer */
+    unsigned scap;
+    double *q_mw; /* samples drained but not yet emitted (FIFO, capacity scap) */
+    double *q_t_s;
+    unsigned q_head, q_count;
+    unsigned long long last_seen_us;
+    int64_t last_poll_ns;
+
+    nvmlReturn_t noted[R_COUNT][FAIL_KINDS]; /* failure codes already in the notes */
+    unsigned fail_rows;
+    int64_t fail_since_ns;
+    bool dead;
+    char dead_msg[768];
+
+    char notes[NOTES_CAP];
+    size_t notes_len;
+} nvml_sensor;
+
+static void add_note(nvml_sensor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_note(nvml_sensor *s, const char *fmt, ...)
+{
+    if (s->notes_len + 2 >= sizeof s->notes) return;
+    if (s->notes_len > 0) s->notes[s->notes_len++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(s->notes + s->notes_len, sizeof s->notes - s->notes_len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        s->notes_len += (size_t)w < sizeof s->notes - s->notes_len ? (size_t)w : sizeof s->notes - s->notes_len - 1;
+    s->notes[s->notes_len] = '\0';
+}
+
+static void refresh_offset(nvml_sensor *s)
+{
+    int64_t a = mono_ns();
+    int64_t r = clock_ns(CLOCK_REALTIME);
+    int64_t b = mono_ns();
+    s->rt_off_ns = r - (a + (b - a) / 2);
+    s->rt_off_at_ns = b;
+}
+
+static double timeline_s(const nvml_sensor *s, int64_t mono) { return (double)(mono - s->t0_ns) * 1e-9; }
+
+/* NVML's CLOCK_REALTIME microseconds on the timeline; `fallback` (a
+ * monotonic time) when the stamp is missing or out of range. */
+static double realtime_us_s(const nvml_sensor *s, long long us, int64_t fallback)
+{
+    if (us <= 0 || us > INT64_MAX / 1000) return timeline_s(s, fallback);
+    return timeline_s(s, (int64_t)us * 1000 - s->rt_off_ns);
+}
+
+static bool value_of(nvmlValueType_t type, const nvmlValue_t *v, double *out)
+{
+    switch (type) {
+    case NVML_VALUE_TYPE_DOUBLE:
+        *out = v->dVal;
+        return true;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+        *out = v->uiVal;
+        return true;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        *out = (double)v->ulVal;
+        return true;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        *out = (double)v->ullVal;
+        return true;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        *out = (double)v->sllVal;
+        return true;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        *out = v->siVal;
+        return true;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+        *out = v->usVal;
+        return true;
+    }
+    return false;
+}
+
+static void add_reading(nvml_sensor *s, int r)
+{
+    s->col[r] = (int)s->n;
+    s->info[s->n] = (tw_reading_info){defs[r].name, defs[r].quantity, defs[r].scale};
+    s->n++;
+}
+
+/* ---------------------------------------------------------------- probing at open */
+
+static void probe_failed(nvml_sensor *s, int r, nvmlReturn_t code)
+{
+    add_note(s, "%s: %s %s: %s (%d)", defs[r].name, defs[r].source,
+             code == NVML_ERROR_NOT_SUPPORTED ? "not supported" : "failed", nvml_text(s->api, code), (int)code);
+}
+
+static void probe_missing(nvml_sensor *s, int r, const char *fn)
+{
+    add_note(s, "%s: %s is not in %s (driver too old?)", defs[r].name, fn, lib.path);
+}
+
+static void probe_fields(nvml_sensor *s)
+{
+    const nvml_api *a = s->api;
+    if (!a->nvmlDeviceGetFieldValues) {
+        for (int i = 0; i < NFIELDS; i++)
+            probe_missing(s, R_AVG + i, "nvmlDeviceGetFieldValues");
+        return;
+    }
+    nvmlFieldValue_t fv[NFIELDS];
+    memset(fv, 0, sizeof fv);
+    for (int i = 0; i < NFIELDS; i++) {
+        fv[i].fieldId = field_of[i].field;
+        fv[i].scopeId = field_of[i].scope;
+    }
+    nvmlReturn_t r = NVML_CALL(a, nvmlDeviceGetFieldValues, s->dev, NFIELDS, fv);
+    for (int i = 0; i < NFIELDS; i++) {
+        int rd = R_AVG + i;
+        nvmlReturn_t code = r != NVML_SUCCESS ? r : fv[i].nvmlReturn;
+        double v = 0, gpu_v = 0;
+        if (code != NVML_SUCCESS) {
+            probe_failed(s, rd, code);
+            continue;
+        }
+        if (!value_of(fv[i].valueType, &fv[i].value, &v)) {
+            add_note(s, "%s: %s has an unknown value type %d", defs[rd].name, defs[rd].source, (int)fv[i].valueType);
+            continue;
+        }
+        if (field_of[i].scope == NVML_POWER_SCOPE_MEMORY) {
+            /* A driver without power scopes answers the GPU-scope value; a GPU
+             * without a memory rail answers 0. Neither is memory power. */
+            const nvmlFieldValue_t *g = &fv[i - 2];
+            if (v == 0) {
+                add_note(s, "%s: %s reads 0 W (no memory power sensor)", defs[rd].name, defs[rd].source);
+                continue;
+            }
+            if (g->nvmlReturn == NVML_SUCCESS && value_of(g->valueType, &g->value, &gpu_v) && gpu_v == v &&
+                g->timestamp == fv[i].timestamp) {
+                add_note(s, "%s: %s equals the GPU-scope value (this driver ignores the scope)", defs[rd].name,
+                         defs[rd].source);
+                continue;
+            }
+        }
+        add_reading(s, rd);
+        s->fv[s->nfv] = (nvmlFieldValue_t){.fieldId = field_of[i].field, .scopeId = field_of[i].scope};
+        s->fv_reading[s->nfv] = rd;
+        s->nfv++;
+    }
+}
+
+static void probe_buffer(nvml_sensor *s)
+{
+    const nvml_api *a = s->api;
+    if (!a->nvmlDeviceGetSamples) {
+        probe_missing(s, R_BUFFER, "nvmlDeviceGetSamples");
+        return;
+    }
+    /* With samples == NULL the driver says how many it can return. */
+    unsigned count = 0;
+    nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    nvmlReturn_t r = NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES, 0ULL,
+                                  &type, &count, NULL);
+    if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND) {
+        probe_failed(s, R_BUFFER, r);
+        return;
+    }
+    unsigned cap = count < SAMPLES_MIN_CAP ? SAMPLES_MIN_CAP : count > SAMPLES_MAX_CAP ? SAMPLES_MAX_CAP : count;
+    s->sbuf = calloc(cap, sizeof *s->sbuf);
+    s->q_mw = calloc(cap, sizeof *s->q_mw);
+    s->q_t_s = calloc(cap, sizeof *s->q_t_s);
+    if (!s->sbuf || !s->q_mw || !s->q_t_s) {
+        add_note(s, "%s: out of memory for %u samples", defs[R_BUFFER].name, cap);
+        return;
+    }
+    s->scap = cap;
+    /* What the buffer holds now predates the sensor: skip it. */
+    count = cap;
+    r = NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES, 0ULL, &type,
+                     &count, s->sbuf);
+    if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND) {
+        probe_failed(s, R_BUFFER, r);
+        return;
+    }
+    if (r == NVML_SUCCESS)
+        for (unsigned i = 0; i < count && i < cap; i++)
+            if (s->sbuf[i].timeStamp > s->last_seen_us) s->last_seen_us = s->sbuf[i].timeStamp;
+    s->last_poll_ns = mono_ns();
+    add_reading(s, R_BUFFER);
+}
+
+static void probe_fast(nvml_sensor *s)
+{
+    const nvml_api *a = s->api;
+    if (!a->nvmlDeviceGetPowerUsage) {
+        probe_missing(s, R_USAGE, "nvmlDeviceGetPowerUsage");
+    } else {
+        unsigned mw = 0;
+        nvmlReturn_t r = NVML_CALL(a, nvmlDeviceGetPowerUsage, s->dev, &mw);
+        if (r == NVML_SUCCESS)
+            add_reading(s, R_USAGE);
+        else
+            probe_failed(s, R_USAGE, r);
+    }
+    probe_fields(s);
+    probe_buffer(s);
+}
+
+/* One probe call of a slow reading; `r` is its status. */
+static void probe_result(nvml_sensor *s, int rd, nvmlReturn_t r)
+{
+    if (r == NVML_SUCCESS)
+        add_reading(s, rd);
+    else
+        probe_failed(s, rd, r);
+}
+
+static void probe_slow(nvml_sensor *s)
+{
+    const nvml_api *a = s->api;
+    unsigned long long mj = 0;
+    unsigned u = 0;
+    nvmlMemory_t mem;
+    if (!a->nvmlDeviceGetTotalEnergyConsumption)
+        probe_missing(s, R_ENERGY, "nvmlDeviceGetTotalEnergyConsumption");
+    else
+        probe_result(s, R_ENERGY, NVML_CALL(a, nvmlDeviceGetTotalEnergyConsumption, s->dev, &mj));
+    if (!a->nvmlDeviceGetClockInfo) {
+        probe_missing(s, R_SM_CLOCK, "nvmlDeviceGetClockInfo");
+        probe_missing(s, R_MEM_CLOCK, "nvmlDeviceGetClockInfo");
+    } else {
+        probe_result(s, R_SM_CLOCK, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_SM, &u));
+        probe_result(s, R_MEM_CLOCK, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_MEM, &u));
+    }
+    if (!a->nvmlDeviceGetTemperature)
+        probe_missing(s, R_TEMPERATURE, "nvmlDeviceGetTemperature");
+    else
+        probe_result(s, R_TEMPERATURE, NVML_CALL(a, nvmlDeviceGetTemperature, s->dev, NVML_TEMPERATURE_GPU, &u));
+    if (!a->nvmlDeviceGetMemoryInfo)
+        probe_missing(s, R_MEM_USED, "nvmlDeviceGetMemoryInfo");
+    else
+        probe_result(s, R_MEM_USED, NVML_CALL(a, nvmlDeviceGetMemoryInfo, s->dev, &mem));
+}
+
+/* ---------------------------------------------------------------- devices */
+
+/* "0 GPU-... (NVIDIA H100 80GB HBM3), 1 ..." into buf. */
+static void list_devices(const nvml_api *a, unsigned count, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < count && used < len; i++) {
+        nvmlDevice_t d;
+        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "?", name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "?";
+        if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, i, &d) == NVML_SUCCESS) {
+            (void)NVML_CALL(a, nvmlDeviceGetUUID, d, uuid, sizeof uuid);
+            (void)NVML_CALL(a, nvmlDeviceGetName, d, name, sizeof name);
+        }
+        used += (size_t)snprintf(buf + used, len - used, "%s%u %s (%s)", i ? ", " : "", i, uuid, name);
+    }
+    if (count == 0) snprintf(buf, len, "none");
+}
+
+static bool all_digits(const char *p)
+{
+    if (!*p) return false;
+    for (; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    return true;
+}
+
+/* Finds the device `spec` names: an index ("0") or a UUID ("GPU-..."). */
+static tw_status pick_device(nvml_sensor *s, const char *spec)
+{
+    const nvml_api *a = s->api;
+    unsigned count = 0;
+    if (NVML_CALL(a, nvmlDeviceGetCount, &count) != NVML_SUCCESS) return TW_EUNAVAIL;
+    char names[1024];
+    if (all_digits(spec)) {
+        unsigned long idx = strtoul(spec, NULL, 10);
+        if (strlen(spec) > 9 || idx >= count) {
+            list_devices(a, count, names, sizeof names);
+            return tw_fail(TW_ENOTFOUND, "nvml: no device %s (%u device%s: %s)", spec, count, count == 1 ? "" : "s",
+                           names);
+        }
+        s->index = (unsigned)idx;
+        if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, s->index, &s->dev) != NVML_SUCCESS) return TW_EUNAVAIL;
+    } else {
+        bool found = false;
+        for (unsigned i = 0; i < count && !found; i++) {
+            char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+            if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, i, &s->dev) != NVML_SUCCESS) continue;
+            if (NVML_CALL(a, nvmlDeviceGetUUID, s->dev, uuid, sizeof uuid) != NVML_SUCCESS) continue;
+            if (strcmp(uuid, spec) == 0) {
+                s->index = i;
+                found = true;
+            }
+        }
+        if (!found) {
+            list_devices(a, count, names, sizeof names);
+            return tw_fail(TW_ENOTFOUND, "nvml: no device with UUID '%s' (%u device%s: %s)", spec, count,
+                           count == 1 ? "" : "s", names);
+        }
+    }
+    if (NVML_CALL(a, nvmlDeviceGetUUID, s->dev, s->uuid, sizeof s->uuid) != NVML_SUCCESS) return TW_EUNAVAIL;
+    if (NVML_CALL(a, nvmlDeviceGetName, s->dev, s->name, sizeof s->name) != NVML_SUCCESS) return TW_EUNAVAIL;
+    return TW_OK;
+}
+
+static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n)
+{
+    if (!n || (cap && !out)) return tw_fail(TW_EINVAL, "nvml devices: NULL argument");
+    *n = 0;
+    const nvml_api *a = NULL;
+    tw_status st = lib_acquire(cfg ? cfg->library : NULL, false, &a);
+    if (st != TW_OK) return st;
+    unsigned count = 0;
+    if (NVML_CALL(a, nvmlDeviceGetCount, &count) != NVML_SUCCESS) {
+        lib_release();
+        return TW_EUNAVAIL;
+    }
+    for (unsigned i = 0; i < count && i < cap; i++) {
+        tw_device_info *d = &out[i];
+        memset(d, 0, sizeof *d);
+        d->index = i;
+        nvmlDevice_t dev;
+        nvmlReturn_t r = NVML_CALL(a, nvmlDeviceGetHandleByIndex, i, &dev);
+        if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetUUID, dev, d->uuid, sizeof d->uuid);
+        if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetName, dev, d->name, sizeof d->name);
+        if (r != NVML_SUCCESS) snprintf(d->name, sizeof d->name, "unavailable: %s", tw_last_error());
+    }
+    *n = count;
+    lib_release();
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- reading rows */
+
+/* What one row's reads came to. */
+typedef struct row_ctx {
+    unsigned tried, failed;
+    bool lost;
+    char msg[512]; /* the GPU_IS_LOST message, else the last failure */
+} row_ctx;
+
+static void reading_ok(nvml_sensor *s, int r, double raw, double t_s)
+{
+    int c = s->col[r];
+    s->value[c] = raw * defs[r].scale;
+    s->t_value[c] = t_s;
+    s->valid[c] = 1;
+}
+
+/* A read that failed: the reading is absent in this row; the first failure
+ * of each code goes to the notes. `msg` is the recorded NVML message. */
+static void reading_failed(nvml_sensor *s, row_ctx *rc, int r, nvmlReturn_t code, const char *msg)
+{
+    rc->failed++;
+    if (!rc->lost) snprintf(rc->msg, sizeof rc->msg, "%s", msg);
+    if (code == NVML_ERROR_GPU_IS_LOST) rc->lost = true;
+    for (int k = 0; k < FAIL_KINDS; k++) {
+        if (s->noted[r][k] == code) return;
+        if (s->noted[r][k] == NVML_SUCCESS) {
+            s->noted[r][k] = code;
+            add_note(s, "%s: read failed: %s (the reading is absent in such rows)", defs[r].name, msg);
+            return;
+        }
+    }
+}
+
+static void read_usage(nvml_sensor *s, row_ctx *rc)
+{
+    unsigned mw = 0;
+    int64_t t1 = mono_ns();
+    nvmlReturn_t r = NVML_CALL(s->api, nvmlDeviceGetPowerUsage, s->dev, &mw);
+    int64_t t2 = mono_ns();
+    rc->tried++;
+    if (r == NVML_SUCCESS)
+        reading_ok(s, R_USAGE, mw, timeline_s(s, t1 + (t2 - t1) / 2));
+    else
+        reading_failed(s, rc, R_USAGE, r, tw_last_error());
+}
+
+static void read_fields(nvml_sensor *s, row_ctx *rc)
+{
+    for (int i = 0; i < s->nfv; i++) {
+        nvmlFieldValue_t *f = &s->fv[i];
+        *f = (nvmlFieldValue_t){.fieldId = f->fieldId, .scopeId = f->scopeId, .nvmlReturn = NVML_ERROR_UNKNOWN};
+    }
+    int64_t t1 = mono_ns();
+    nvmlReturn_t r = NVML_CALL(s->api, nvmlDeviceGetFieldValues, s->dev, s->nfv, s->fv);
+    int64_t t2 = mono_ns();
+    int64_t mid = t1 + (t2 - t1) / 2;
+    for (int i = 0; i < s->nfv; i++) {
+        const nvmlFieldValue_t *f = &s->fv[i];
+        int rd = s->fv_reading[i];
+        double v = 0;
+        rc->tried++;
+        if (r != NVML_SUCCESS) {
+            reading_failed(s, rc, rd, r, tw_last_error());
+        } else if (f->nvmlReturn != NVML_SUCCESS) {
+            (void)tw_fail(status_of(f->nvmlReturn), "nvmlDeviceGetFieldValues: %s: %s (%d)", defs[rd].source,
+                          nvml_text(s->api, f->nvmlReturn), (int)f->nvmlReturn);
+            reading_failed(s, rc, rd, f->nvmlReturn, tw_last_error());
+        } else if (!value_of(f->valueType, &f->value, &v)) {
+            (void)tw_fail(TW_EUNSUPPORTED, "nvmlDeviceGetFieldValues: %s: unknown value type %d", defs[rd].source,
+                          (int)f->valueType);
+            reading_failed(s, rc, rd, NVML_ERROR_UNKNOWN, tw_last_error());
+        } else {
+            reading_ok(s, rd, v, realtime_us_s(s, f->timestamp, mid));
+        }
+    }
+}
+
+/* Sorts one answer by time (the driver gives them in order; this makes sure). */
+static void sort_samples(nvmlSample_t *x, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++) {
+        nvmlSample_t v = x[i];
+        unsigned j = i;
+        for (; j > 0 && x[j - 1].timeStamp > v.timeStamp; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
+    }
+}
+
+/* Drains the driver's buffer into the queue: every sample after the last
+ * one seen, so none is lost while the buffer does not wrap between polls. */
+static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
+{
+    unsigned count = s->scap;
+    nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    s->last_poll_ns = now;
+    rc->tried++;
+    nvmlReturn_t r = NVML_CALL_OR(s->api, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES,
+                                  s->last_seen_us, &type, &count, s->sbuf);
+    if (r == NVML_ERROR_NOT_FOUND) return; /* nothing new */
+    if (r != NVML_SUCCESS) {
+        reading_failed(s, rc, R_BUFFER, r, tw_last_error());
+        return;
+    }
+    if (count > s->scap) count = s->scap;
+    sort_samples(s->sbuf, count);
+    for (unsigned i = 0; i < count; i++) {
+        const nvmlSample_t *x = &s->sbuf[i];
+        double mw;
+        if (x->timeStamp <= s->last_seen_us) continue;
+        if (!value_of(type, &x->sampleValue, &mw)) {
+            (void)tw_fail(TW_EUNSUPPORTED, "nvmlDeviceGetSamples: unknown value type %d", (int)type);
+            reading_failed(s, rc, R_BUFFER, NVML_ERROR_UNKNOWN, tw_last_error());
+            return;
+        }
+        unsigned at = (s->q_head + s->q_count) % s->scap;
+        s->q_mw[at] = mw;
+        s->q_t_s[at] = realtime_us_s(s, (long long)x->timeStamp, now);
+        s->q_count++;
+        s->last_seen_us = x->timeStamp;
+    }
+}
+
+static void read_buffer(nvml_sensor *s, row_ctx *rc, int64_t now)
+{
+    if (s->q_count == 0 && now - s->last_poll_ns >= BUFFER_POLL_NS) poll_samples(s, rc, now);
+    if (s->q_count == 0) return; /* absent in this row: no new sample */
+    reading_ok(s, R_BUFFER, s->q_mw[s->q_head], s->q_t_s[s->q_head]);
+    s->q_head = (s->q_head + 1) % s->scap;
+    s->q_count--;
+}
+
+static void read_fast(nvml_sensor *s, row_ctx *rc, int64_t now)
+{
+    if (s->col[R_USAGE] >= 0) read_usage(s, rc);
+    if (s->nfv > 0) read_fields(s, rc);
+    if (s->col[R_BUFFER] >= 0) read_buffer(s, rc, now);
+}
+
+/* Marks a slow reading from one call that ran from t1 to t2. */
+static void slow_result(nvml_sensor *s, row_ctx *rc, int rd, nvmlReturn_t r, double raw, int64_t t1, int64_t t2)
+{
+    rc->tried++;
+    if (r == NVML_SUCCESS)
+        reading_ok(s, rd, raw, timeline_s(s, t1 + (t2 - t1) / 2));
+    else
+        reading_failed(s, rc, rd, r, tw_last_error());
+}
+
+static void read_slow(nvml_sensor *s, row_ctx *rc)
+{
+    const nvml_api *a = s->api;
+    int64_t t1, t2;
+    nvmlReturn_t r;
+    refresh_offset(s);
+    if (s->col[R_ENERGY] >= 0) {
+        unsigned long long mj = 0;
+        t1 = mono_ns();
+        r = NVML_CALL(a, nvmlDeviceGetTotalEnergyConsumption, s->dev, &mj);
+        t2 = mono_ns();
+        slow_result(s, rc, R_ENERGY, r, (double)mj, t1, t2);
+    }
+    static const struct {
+        int reading;
+        nvmlClockType_t clock;
+    } clocks[] = {{R_SM_CLOCK, NVML_CLOCK_SM}, {R_MEM_CLOCK, NVML_CLOCK_MEM}};
+    for (size_t i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
+        if (s->col[clocks[i].reading] < 0) continue;
+        unsigned mhz = 0;
+        t1 = mono_ns();
+        r = NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, clocks[i].clock, &mhz);
+        t2 = mono_ns();
+        slow_result(s, rc, clocks[i].reading, r, mhz, t1, t2);
+    }
+    if (s->col[R_TEMPERATURE] >= 0) {
+        unsigned c = 0;
+        t1 = mono_ns();
+        r = NVML_CALL(a, nvmlDeviceGetTemperature, s->dev, NVML_TEMPERATURE_GPU, &c);
+        t2 = mono_ns();
+        slow_result(s, rc, R_TEMPERATURE, r, c, t1, t2);
+    }
+    if (s->col[R_MEM_USED] >= 0) {
+        nvmlMemory_t mem = {0, 0, 0};
+        t1 = mono_ns();
+        r = NVML_CALL(a, nvmlDeviceGetMemoryInfo, s->dev, &mem);
+        t2 = mono_ns();
+        slow_result(s, rc, R_MEM_USED, r, (double)mem.used, t1, t2);
+    }
+}
+
+static tw_status nvml_next(void *state, tw_row *row, bool *eof)
+{
+    nvml_sensor *s = state;
+    *eof = false;
+    if (s->dead) return tw_fail(TW_EUNAVAIL, "%s", s->dead_msg);
+    memset(s->valid, 0, sizeof s->valid);
+    row_ctx rc = {0, 0, false, ""};
+    int64_t start = mono_ns();
+    if (s->groups & TW_READ_FAST) read_fast(s, &rc, start);
+    if (s->groups & TW_READ_SLOW)
+        read_slow(s, &rc);
+    else if (start - s->rt_off_at_ns >= OFFSET_REFRESH_NS)
+        refresh_offset(s);
+    int64_t end = mono_ns();
+
+    if (rc.lost) {
+        s->dead = true;
+        snprintf(s->dead_msg, sizeof s->dead_msg, "nvml device %u (%s): %s", s->index, s->uuid, rc.msg);
+        return tw_fail(TW_EUNAVAIL, "%s", s->dead_msg);
+    }
+    if (rc.tried > 0 && rc.failed == rc.tried) {
+        if (s->fail_rows++ == 0) s->fail_since_ns = start;
+        if (s->fail_rows >= DEAD_ROWS && start - s->fail_since_ns >= DEAD_NS) {
+            s->dead = true;
+            snprintf(s->dead_msg, sizeof s->dead_msg, "nvml device %u (%s): every reading failed for %.1f s; last: %s",
+                     s->index, s->uuid, (double)(start - s->fail_since_ns) * 1e-9, rc.msg);
+            return tw_fail(TW_EUNAVAIL, "%s", s->dead_msg);
+        }
+    } else if (rc.tried > rc.failed) {
+        s->fail_rows = 0;
+    }
+
+    row->t_s = timeline_s(s, start + (end - start) / 2);
+    row->n = s->n;
+    row->value = s->value;
+    row->t_value_s = s->t_value;
+    row->valid = s->valid;
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the backend */
 
 static bool nvml_available(char *why, size_t why_len)
 {
-    snprintf(why, why_len, "not built yet");
-    return false;
+    const nvml_api *a = NULL;
+    if (lib_acquire(NULL, true, &a) != TW_OK) {
+        snprintf(why, why_len, "%s", tw_last_error());
+        return false;
+    }
+    lib_release();
+    return true;
+}
+
+static void nvml_close(void *state)
+{
+    nvml_sensor *s = state;
+    if (!s) return;
+    free(s->sbuf);
+    free(s->q_mw);
+    free(s->q_t_s);
+    if (s->api) lib_release();
+    free(s);
 }
 
 static tw_status nvml_open(const tw_sensor_config *cfg, void **state)
 {
-    return tw_fail(TW_EUNAVAIL, "nvml backend not built yet");
+    if (!cfg || !state) return tw_fail(TW_EINVAL, "nvml backend: NULL argument");
+    *state = NULL;
+    unsigned groups = cfg->groups ? cfg->groups : TW_READ_ALL;
+    if (groups & ~TW_READ_ALL)
+        return tw_fail(TW_EINVAL, "nvml: unknown reading groups 0x%x (TW_READ_FAST = 1, TW_READ_SLOW = 2)",
+                       cfg->groups);
+    nvml_sensor *s = calloc(1, sizeof *s);
+    if (!s) return tw_fail(TW_ENOMEM, "out of memory (nvml sensor)");
+    s->groups = groups;
+    for (int r = 0; r < R_COUNT; r++)
+        s->col[r] = -1;
+    tw_status st = lib_acquire(cfg->library, false, &s->api);
+    if (st != TW_OK) {
+        s->api = NULL;
+        nvml_close(s);
+        return st;
+    }
+    st = pick_device(s, cfg->device && *cfg->device ? cfg->device : "0");
+    if (st != TW_OK) {
+        nvml_close(s);
+        return st;
+    }
+    s->t0_ns = cfg->t0_mono_ns ? (int64_t)cfg->t0_mono_ns : mono_ns();
+    refresh_offset(s);
+    if (groups & TW_READ_FAST) probe_fast(s);
+    if (groups & TW_READ_SLOW) probe_slow(s);
+    if (s->n == 0) {
+        st = tw_fail(TW_EUNSUPPORTED, "nvml device %u (%s, %s) supports none of the %s readings:\n%s", s->index,
+                     s->uuid, s->name,
+                     groups == TW_READ_ALL    ? "fast or slow"
+                     : groups == TW_READ_FAST ? "fast"
+                                              : "slow",
+                     s->notes);
+        nvml_close(s);
+        return st;
+    }
+    *state = s;
+    return TW_OK;
 }
+
+static size_t nvml_nreadings(const void *state) { return ((const nvml_sensor *)state)->n; }
+
+static const tw_reading_info *nvml_reading(const void *state, size_t i)
+{
+    const nvml_sensor *s = state;
+    return i < s->n ? &s->info[i] : NULL;
+}
+
+static const char *nvml_notes(const void *state) { return ((const nvml_sensor *)state)->notes; }
 
 const tw_backend tw_backend_nvml = {
     .abi = TW_BACKEND_ABI,
@@ -22,4 +976,11 @@ const tw_backend tw_backend_nvml = {
     .description = "NVIDIA GPUs through libnvidia-ml (dlopen)",
     .available = nvml_available,
     .open = nvml_open,
+    .nreadings = nvml_nreadings,
+    .reading = nvml_reading,
+    .next = nvml_next,
+    .rewind = NULL,
+    .close = nvml_close,
+    .notes = nvml_notes,
+    .devices = nvml_devices,
 };

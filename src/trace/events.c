@@ -37,8 +37,10 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
-    for (size_t i = 0; i < ev->n; i++)
+    for (size_t i = 0; i < ev->n; i++) {
         free((char *)ev->item[i].e.name);
+        free((char *)ev->item[i].e.kind);
+    }
     free(ev->item);
     free(ev);
 }
@@ -65,10 +67,16 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
     tw_status st = grow(ev);
     if (st != TW_OK) return st;
     char *name = strdup(e->name);
-    if (!name) return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
+    char *kind = e->kind ? strdup(e->kind) : NULL;
+    if (!name || (e->kind && !kind)) {
+        free(name);
+        free(kind);
+        return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
+    }
     ev_item *it = &ev->item[ev->n++];
     it->e = *e;
     it->e.name = name;
+    it->e.kind = kind;
     it->seq = 0;
     return TW_OK;
 }
@@ -90,13 +98,14 @@ void tw_events_sort(tw_events *ev)
 
 /* ---------------------------------------------------------------- load */
 
-enum { COL_NAME, COL_START, COL_END, COL_DEVICE, COL_STREAM, COL_ENERGY, NCOLS };
+enum { COL_NAME, COL_START, COL_END, COL_DEVICE, COL_STREAM, COL_ENERGY, COL_KIND, NCOLS };
 
 /* Accepted header names per column; the first is the one reported missing. */
 static const char *const col_names[NCOLS][3] = {
     [COL_NAME] = {"name", "label", NULL},  [COL_START] = {"start_s", "t_start", NULL},
     [COL_END] = {"end_s", "t_end", NULL},  [COL_DEVICE] = {"device", NULL, NULL},
     [COL_STREAM] = {"stream", NULL, NULL}, [COL_ENERGY] = {"true_energy_j", NULL, NULL},
+    [COL_KIND] = {"kind", NULL, NULL},
 };
 
 #define NO_COL ((size_t)-1)
@@ -201,6 +210,8 @@ static tw_status parse_event(const loader *L, size_t count, tw_event *e)
         return st;
     e->device = (int32_t)device;
     e->stream = (int64_t)stream;
+    /* blank or absent kind: unknown */
+    e->kind = L->col[COL_KIND] != NO_COL && L->cf.field[L->col[COL_KIND]][0] ? L->cf.field[L->col[COL_KIND]] : NULL;
     if (e->end_s < e->start_s)
         return tw_fail(TW_EPARSE, "%s:%llu: event '%s' ends before it starts", L->cf.path,
                        (unsigned long long)L->cf.line, e->name);
@@ -245,7 +256,7 @@ tw_status tw_events_load(const char *path, tw_events **out)
 
 /* ---------------------------------------------------------------- save */
 
-static int write_row(FILE *f, const tw_event *e)
+static int write_row(FILE *f, const tw_event *e, bool with_kind)
 {
     if (tw_csv_write_field(f, e->name) < 0 || putc(',', f) == EOF || tw_csv_write_exact(f, e->start_s) < 0 ||
         putc(',', f) == EOF || tw_csv_write_exact(f, e->end_s) < 0 || putc(',', f) == EOF)
@@ -255,14 +266,23 @@ static int write_row(FILE *f, const tw_event *e)
     if (e->stream != -1 && fprintf(f, "%lld", (long long)e->stream) < 0) return -1;
     if (putc(',', f) == EOF) return -1;
     if (!isnan(e->true_energy_j) && tw_csv_write_exact(f, e->true_energy_j) < 0) return -1;
+    if (with_kind && (putc(',', f) == EOF || (e->kind && tw_csv_write_field(f, e->kind) < 0))) return -1;
     return putc('\n', f) == EOF ? -1 : 0;
 }
 
+/* The kind column is written only when some event has a kind, so files of
+ * events without kinds keep their former shape. */
 static int write_all(FILE *f, const tw_events *ev)
 {
-    if (fputs("name,start_s,end_s,device,stream,true_energy_j\n", f) < 0) return -1;
+    bool with_kind = false;
+    for (size_t i = 0; i < ev->n && !with_kind; i++)
+        with_kind = ev->item[i].e.kind != NULL;
+    if (fputs(with_kind ? "name,start_s,end_s,device,stream,true_energy_j,kind\n"
+                        : "name,start_s,end_s,device,stream,true_energy_j\n",
+              f) < 0)
+        return -1;
     for (size_t i = 0; i < ev->n; i++)
-        if (write_row(f, &ev->item[i].e) < 0) return -1;
+        if (write_row(f, &ev->item[i].e, with_kind) < 0) return -1;
     return fflush(f) == EOF || ferror(f) ? -1 : 0;
 }
 
@@ -271,9 +291,12 @@ tw_status tw_events_save(const tw_events *ev, const char *path)
     tw_clear_error();
     if (!ev || !path) return tw_fail(TW_EINVAL, "tw_events_save: NULL argument");
     /* refused before the file is touched: a line break cannot be read back */
-    for (size_t i = 0; i < ev->n; i++)
+    for (size_t i = 0; i < ev->n; i++) {
         if (!tw_csv_storable(ev->item[i].e.name))
             return tw_fail(TW_EINVAL, "%s: event %zu: name holds a line break", path, i + 1);
+        if (ev->item[i].e.kind && !tw_csv_storable(ev->item[i].e.kind))
+            return tw_fail(TW_EINVAL, "%s: event %zu: kind holds a line break", path, i + 1);
+    }
     locale_t c_locale = tw_csv_c_locale();
     if (!c_locale) return tw_fail(TW_ENOMEM, "%s: cannot create the C locale", path);
     FILE *f = fopen(path, "w");

@@ -1,0 +1,677 @@
+/* truewatt run: runs a command while sampling the GPU's power sensor, with
+ * the CUPTI injection library timing its kernels, then reports the energy
+ * per kernel name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attrib/kernels.h"
+#include "cli/cli.h"
+#include "cli/interrupt.h"
+#include "cli/run_report.h"
+#include "report/perfetto.h"
+
+extern char **environ;
+
+#define TAIL_S 0.5 /* sampled after the command ends: the sensor's last update, the return to idle */
+#define MAX_DEVICES 64
+#define CUPTI_DEFAULT "/usr/local/cuda/lib64/libcupti.so.13"
+
+static void help(void)
+{
+    printf("usage: truewatt run [--device LIST] [-o TRACE] [--events-out FILE] [--perfetto FILE] [--json]\n"
+           "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml] -- CMD [ARGS...]\n\n"
+           "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
+           "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
+           "The exit status is CMD's (128 + N when signal N killed it).\n\n"
+           "  --device LIST      GPUs to sample: indices or UUIDs, comma-separated (default: all)\n"
+           "  -o TRACE           the sampled trace, CSV (default truewatt-run.csv)\n"
+           "  --events-out FILE  the kernel timeline, CSV (default truewatt-run.events.csv)\n"
+           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
+           "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
+           "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
+           "  --fast-period S    period of the fast readings: power, sample buffer (default 0.001)\n"
+           "  --slow-period S    period of the slow readings: energy counter, clocks (default 0.1, read\n"
+           "                     less often, down to once a second, where a read costs much CPU: an H100's\n"
+           "                     energy counter takes ~4 ms of CPU a read)\n"
+           "  --backend NAME     the sensor backend (default nvml)\n\n"
+           "Energy per kernel: the energy above the idle level in each interval of the driver's sample\n"
+           "buffer (else of the energy counter) is shared among the kernels running in it, by time.\n"
+           "Idle is the median power while no kernel runs, after the first kernel started.\n\n"
+           "environment:\n"
+           "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
+           "  TW_CUPTI_LIBRARY   libcupti for NVTX ranges (default " CUPTI_DEFAULT " when present)\n"
+           "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
+           "  CMD gets CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
+           "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
+           "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
+}
+
+#define MAX_IDS 64
+
+typedef struct run_args {
+    const char *trace, *events, *perfetto, *backend, *devices;
+    double fast_s, slow_s;
+    bool json, no_inject;
+    char **cmd;
+    char devlist[1024]; /* --device's list, split in place into ids */
+    char *ids[MAX_IDS];
+    size_t nids;
+} run_args;
+
+enum { OPT_DEVICE = 1000, OPT_EVENTS, OPT_PERFETTO, OPT_JSON, OPT_NOINJECT, OPT_FAST, OPT_SLOW, OPT_BACKEND };
+
+static int parse_period(const char *name, const char *v, double *out)
+{
+    if (!cli_parse_double(v, out)) return cli_usage("run", "%s needs a number of seconds, got '%s'", name, v);
+    if (*out < 1e-5 || *out > 3600) return cli_usage("run", "%s must be from 0.00001 to 3600 s, got '%s'", name, v);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"events-out", required_argument, 0, OPT_EVENTS},
+                                         {"perfetto", required_argument, 0, OPT_PERFETTO},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"no-inject", no_argument, 0, OPT_NOINJECT},
+                                         {"fast-period", required_argument, 0, OPT_FAST},
+                                         {"slow-period", required_argument, 0, OPT_SLOW},
+                                         {"backend", required_argument, 0, OPT_BACKEND},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c, rc = 0;
+    optind = 1;
+    opterr = 0;
+    /* '+': options end at the command, so its own options stay its own */
+    while (rc == 0 && (c = getopt_long(argc, argv, "+:ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help();
+            return -1;
+        case 'o':
+            a->trace = optarg;
+            break;
+        case OPT_DEVICE:
+            a->devices = optarg;
+            break;
+        case OPT_EVENTS:
+            a->events = optarg;
+            break;
+        case OPT_PERFETTO:
+            a->perfetto = optarg;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case OPT_NOINJECT:
+            a->no_inject = true;
+            break;
+        case OPT_FAST:
+            rc = parse_period("--fast-period", optarg, &a->fast_s);
+            break;
+        case OPT_SLOW:
+            rc = parse_period("--slow-period", optarg, &a->slow_s);
+            break;
+        case OPT_BACKEND:
+            a->backend = optarg;
+            break;
+        case ':':
+            return cli_usage("run", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc) return rc;
+    if (optind >= argc) return cli_usage("run", "which command? give it after --, e.g. truewatt run -- ./app");
+    if (a->devices) {
+        if (strlen(a->devices) >= sizeof a->devlist) return cli_usage("run", "--device: the list is too long");
+        snprintf(a->devlist, sizeof a->devlist, "%s", a->devices);
+        for (char *save = NULL, *tok = strtok_r(a->devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (a->nids == MAX_IDS) return cli_usage("run", "--device: at most %d GPUs", MAX_IDS);
+            a->ids[a->nids++] = tok;
+        }
+        if (a->nids == 0) return cli_usage("run", "--device needs a list of GPUs, got '%s'", a->devices);
+    }
+    a->cmd = argv + optind;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t child_pid = 0;
+static volatile sig_atomic_t last_signal = 0;
+
+/* Forwards SIGINT and SIGTERM to the command. A Ctrl-C typed at the terminal
+ * reached the command already (same process group): it is not sent twice. */
+static void forward_signal(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    last_signal = sig;
+    cli_interrupted = 1;
+    pid_t pid = (pid_t)child_pid;
+    if (pid > 0 && !(si && si->si_code == SI_KERNEL)) kill(pid, sig);
+}
+
+static void install_forwarding(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static const char *signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+                 {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+                 {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+                 {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+                 {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig) return names[i].name;
+    return "unknown signal";
+}
+
+/* ---------------------------------------------------------------- the command's environment */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* PATH lookup as execvp does it; returns a malloc'd path or NULL (errno set). */
+static char *find_command(const char *cmd)
+{
+    if (strchr(cmd, '/')) {
+        if (access(cmd, X_OK) != 0) return NULL;
+        return strdup(cmd);
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    int err = ENOENT;
+    for (const char *p = path;;) {
+        size_t len = strcspn(p, ":");
+        char full[PATH_MAX];
+        int k = snprintf(full, sizeof full, "%.*s%s%s", (int)len, len ? p : ".", "/", cmd);
+        if (k > 0 && (size_t)k < sizeof full && is_file(full)) {
+            if (access(full, X_OK) == 0) return strdup(full);
+            err = EACCES;
+        }
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    errno = err;
+    return NULL;
+}
+
+static char *absolute(const char *path)
+{
+    if (path[0] == '/') return strdup(path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return strdup(path);
+    size_t n = strlen(cwd) + strlen(path) + 2;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "%s/%s", cwd, path);
+    return out;
+}
+
+/* The injection library: $TW_INJECT_LIBRARY, else beside this executable. */
+static char *inject_library(void)
+{
+    const char *env = getenv("TW_INJECT_LIBRARY");
+    if (env && *env) return absolute(env);
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return NULL;
+    *slash = '\0';
+    size_t len = strlen(exe) + sizeof "/libtruewatt-inject.so";
+    char *out = malloc(len);
+    if (out) snprintf(out, len, "%s/libtruewatt-inject.so", exe);
+    return out;
+}
+
+typedef struct envp {
+    char **v;
+    size_t n;
+} envp;
+
+static bool env_set(envp *e, const char *name, const char *value)
+{
+    size_t len = strlen(name);
+    size_t k = 0;
+    for (size_t i = 0; i < e->n; i++) /* drop an inherited value */
+        if (!(strncmp(e->v[i], name, len) == 0 && e->v[i][len] == '='))
+            e->v[k++] = e->v[i];
+        else
+            free(e->v[i]);
+    e->n = k;
+    size_t n = len + strlen(value) + 2;
+    char *s = malloc(n);
+    if (!s) return false;
+    snprintf(s, n, "%s=%s", name, value);
+    e->v[e->n++] = s;
+    e->v[e->n] = NULL;
+    return true;
+}
+
+static void env_free(envp *e)
+{
+    for (size_t i = 0; e->v && i < e->n; i++)
+        free(e->v[i]);
+    free(e->v);
+}
+
+static bool env_copy(envp *e)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    e->v = calloc(n + 8, sizeof *e->v); /* room for what env_set adds */
+    if (!e->v) return false;
+    for (e->n = 0; e->n < n; e->n++)
+        if (!(e->v[e->n] = strdup(environ[e->n]))) return false;
+    return true;
+}
+
+/* The child's environment; appends warnings. */
+static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64_t t0, char *warn, size_t warn_len)
+{
+    if (!env_copy(e)) return false;
+    char t0s[32];
+    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
+    if (!env_set(e, "TW_EVENTS_PATH", events_abs) || !env_set(e, "TW_T0_MONO_NS", t0s)) return false;
+    if (a->no_inject) return true;
+    char *lib = inject_library();
+    bool ok = true;
+    if (lib && is_file(lib)) {
+        ok = env_set(e, "CUDA_INJECTION64_PATH", lib);
+        const char *cupti = getenv("TW_CUPTI_LIBRARY");
+        if (!(cupti && *cupti)) cupti = CUPTI_DEFAULT;
+        if (ok && is_file(cupti)) {
+            char *abs = absolute(cupti);
+            ok = abs && env_set(e, "NVTX_INJECTION64_PATH", abs);
+            free(abs);
+        }
+    } else {
+        size_t used = strlen(warn);
+        snprintf(warn + used, warn_len - used,
+                 "warning: no injection library at %s: no kernel timeline, whole-run energy only "
+                 "(set TW_INJECT_LIBRARY)\n",
+                 lib ? lib : "(unknown: cannot read /proc/self/exe)");
+    }
+    free(lib);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+/* Mirrors the sampler's choice: the devices asked for, else all the backend
+ * sees, else one; names from the backend where it has them. */
+static void describe_devices(const char *backend, char **ids, size_t nids, run_device *dev, size_t *ndev)
+{
+    tw_device_info info[MAX_DEVICES];
+    size_t nseen = 0;
+    bool list = tw_backend_devices(backend, NULL, info, MAX_DEVICES, &nseen) == TW_OK;
+    if (nseen > MAX_DEVICES) nseen = MAX_DEVICES;
+    size_t n = nids ? nids : (list && nseen ? nseen : 1);
+    for (size_t d = 0; d < n; d++) {
+        run_device *x = &dev[d];
+        memset(x, 0, sizeof *x);
+        x->index = (int)d;
+        const tw_device_info *hit = NULL;
+        if (nids) {
+            char *end;
+            long v = strtol(ids[d], &end, 10);
+            bool num = *ids[d] && !*end;
+            if (num) x->index = (int)v;
+            for (size_t k = 0; list && k < nseen; k++)
+                if ((num && (long)info[k].index == v) || (!num && strcmp(info[k].uuid, ids[d]) == 0)) hit = &info[k];
+            if (hit) x->index = (int)hit->index;
+        } else if (list && d < nseen) {
+            hit = &info[d];
+            x->index = (int)hit->index;
+        }
+        if (hit) snprintf(x->name, sizeof x->name, "%s", hit->name);
+        if (n > 1) snprintf(x->prefix, sizeof x->prefix, "gpu%d_", x->index);
+    }
+    *ndev = n;
+}
+
+/* ---------------------------------------------------------------- descriptors */
+
+/* The command inherits the descriptors truewatt was given (a shell's
+ * redirections, /dev/fd/N arguments), not those truewatt opened itself (the
+ * trace, the driver's device files). */
+#define FD_TRACKED 1024
+
+typedef struct fd_set_snapshot {
+    unsigned char open[FD_TRACKED / 8];
+} fd_set_snapshot;
+
+static void fds_snapshot(fd_set_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    for (int fd = 0; fd < FD_TRACKED; fd++)
+        if (fcntl(fd, F_GETFD) != -1) s->open[fd / 8] |= (unsigned char)(1u << (fd % 8));
+}
+
+static void fds_close_on_exec_new(const fd_set_snapshot *inherited)
+{
+    for (int fd = 3; fd < FD_TRACKED; fd++) {
+        if (inherited->open[fd / 8] & (1u << (fd % 8))) continue;
+        int flags = fcntl(fd, F_GETFD);
+        if (flags != -1 && !(flags & FD_CLOEXEC)) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
+
+/* ---------------------------------------------------------------- running */
+
+static void sleep_s(double s)
+{
+    struct timespec d = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+}
+
+/* Starts the command; returns its pid, or -1 with *err the exec errno. */
+static pid_t start_command(const char *path, char **argv, char **env, bool stdout_to_stderr, int *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        *err = errno;
+        return -1;
+    }
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        *err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) { /* only async-signal-safe calls from here on */
+        close(fds[0]);
+        if (stdout_to_stderr) dup2(2, 1);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(path, argv, env);
+        int e = errno;
+        if (e == ENOEXEC) { /* a script without #!: as execvp does, through the shell */
+            size_t n = 0;
+            while (argv[n] && n < 254)
+                n++;
+            char *sh[256];
+            sh[0] = (char *)"/bin/sh";
+            sh[1] = (char *)path;
+            for (size_t i = 1; i < n; i++)
+                sh[i + 1] = argv[i];
+            sh[n + 1] = NULL;
+            execve("/bin/sh", sh, env);
+        }
+        ssize_t w = write(fds[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    close(fds[1]);
+    int e = 0;
+    ssize_t r;
+    while ((r = read(fds[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
+    close(fds[0]);
+    if (r == (ssize_t)sizeof e) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        *err = e;
+        return -1;
+    }
+    return pid;
+}
+
+static int wait_command(pid_t pid, int *sig)
+{
+    int status = 0;
+    for (;;) {
+        if (waitpid(pid, &status, 0) == pid) break;
+        if (errno != EINTR) return CLI_EXIT_FAIL;
+    }
+    *sig = 0;
+    if (WIFSIGNALED(status)) {
+        *sig = WTERMSIG(status);
+        return 128 + *sig;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAIL;
+}
+
+typedef struct run_state {
+    run_args a;
+    char *cmd_path;
+    char *events_abs;
+    fd_set_snapshot inherited;
+    envp env;
+    char warn[2048];
+    tw_sampler *sampler;
+    tw_events *events;
+    run_device dev[MAX_DEVICES];
+    size_t ndev;
+} run_state;
+
+static void run_free(run_state *s)
+{
+    for (size_t d = 0; d < s->ndev; d++)
+        tw_attrib_free(s->dev[d].attrib);
+    tw_events_free(s->events);
+    tw_sampler_free(s->sampler);
+    env_free(&s->env);
+    free(s->events_abs);
+    free(s->cmd_path);
+}
+
+/* Loads the timeline the injection library wrote; a note says why there is none. */
+static const char *load_events(run_state *s)
+{
+    if (access(s->a.events, F_OK) != 0) {
+        tw_events_new(&s->events);
+        return s->a.no_inject ? "--no-inject: no kernel timeline" : "no events were written";
+    }
+    if (tw_events_load(s->a.events, &s->events) != TW_OK) {
+        static char why[600];
+        snprintf(why, sizeof why, "the timeline could not be read: %s", tw_last_error());
+        tw_events_new(&s->events);
+        return why;
+    }
+    tw_events_sort(s->events);
+    return NULL;
+}
+
+static void analyse(run_state *s)
+{
+    for (size_t d = 0; d < s->ndev; d++) {
+        run_device *x = &s->dev[d];
+        tw_attrib_options o;
+        tw_attrib_options_init(&o);
+        o.prefix = x->prefix;
+        o.device = s->ndev > 1 ? x->index : -1;
+        o.cancel = &cli_interrupted;
+        if (tw_attrib_run(s->a.trace, s->events, &o, &x->attrib) != TW_OK)
+            snprintf(x->attrib_error, sizeof x->attrib_error, "%s", tw_last_error());
+    }
+}
+
+static bool write_perfetto(run_state *s)
+{
+    perfetto_device pd[MAX_DEVICES];
+    const double *energy = NULL;
+    for (size_t d = 0; d < s->ndev; d++) {
+        pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
+        if (s->ndev == 1 && s->dev[d].attrib) energy = s->dev[d].attrib->event_energy_j;
+    }
+    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy) == TW_OK) return true;
+    size_t used = strlen(s->warn);
+    snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
+    return false;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.a.trace = "truewatt-run.csv";
+    s.a.events = "truewatt-run.events.csv";
+    s.a.perfetto = "truewatt-run.perfetto.json";
+    s.a.backend = "nvml";
+    int rc = parse_args(argc, argv, &s.a);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *cmd = s.a.cmd[0];
+    fds_snapshot(&s.inherited);
+
+    /* test hook: the fake NVML reads its time origin from our environment */
+    uint64_t t0 = 0;
+    const char *hook = getenv("TW_RUN_EXPORT_T0_TO_FAKE");
+    if (hook && strcmp(hook, "1") == 0) {
+        t0 = mono_ns();
+        char t0s[32];
+        snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
+        setenv("TW_FAKE_NVML_T0_MONO_NS", t0s, 1);
+    }
+    char why[512] = "";
+    if (!tw_backend_available(s.a.backend, why, sizeof why)) {
+        fprintf(stderr, "truewatt run: cannot measure: the %s backend is unavailable: %s\n", s.a.backend, why);
+        return CLI_EXIT_FAIL;
+    }
+    if (!(s.cmd_path = find_command(cmd))) {
+        int e = errno;
+        fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
+        return e == ENOENT ? 127 : 126;
+    }
+    if (!t0) t0 = mono_ns();
+    s.events_abs = absolute(s.a.events);
+    if (!s.events_abs || !child_env(&s.env, &s.a, s.events_abs, t0, s.warn, sizeof s.warn)) {
+        run_free(&s);
+        return cli_fail("run", TW_ENOMEM);
+    }
+    if (remove(s.a.events) != 0 && errno != ENOENT) {
+        fprintf(stderr, "truewatt run: %s: cannot remove the old timeline: %s\n", s.a.events, strerror(errno));
+        run_free(&s);
+        return CLI_EXIT_FAIL;
+    }
+
+    tw_sampler_config sc = {.backend = s.a.backend,
+                            .devices = (const char *const *)s.a.ids,
+                            .n_devices = s.a.nids,
+                            .fast_period_s = s.a.fast_s,
+                            .slow_period_s = s.a.slow_s,
+                            .trace_path = s.a.trace,
+                            .t0_mono_ns = t0};
+    tw_status st = tw_sampler_start(&sc, &s.sampler);
+    if (st != TW_OK) {
+        rc = cli_fail("run", st);
+        run_free(&s);
+        return rc;
+    }
+    describe_devices(s.a.backend, s.a.ids, s.a.nids, s.dev, &s.ndev);
+    double fast = s.a.fast_s > 0 ? s.a.fast_s : 0.001, slow = s.a.slow_s > 0 ? s.a.slow_s : 0.1;
+    if (s.warn[0]) fputs(s.warn, stderr);
+    cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
+             s.a.backend, s.ndev, s.ndev == 1 ? "" : "s", fast, slow, s.a.trace, cmd);
+
+    install_forwarding();
+    fds_close_on_exec_new(&s.inherited);
+    int err = 0;
+    uint64_t started = mono_ns();
+    pid_t pid = start_command(s.cmd_path, s.a.cmd, s.env.v, s.a.json, &err);
+    if (pid < 0) {
+        tw_sampler_stop(s.sampler);
+        fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd,
+                err == ENOENT ? "command not found" : strerror(err));
+        run_free(&s);
+        return err == ENOENT ? 127 : 126;
+    }
+    child_pid = pid;
+    if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    int sig = 0;
+    rc = wait_command(pid, &sig);
+    child_pid = 0;
+    double child_s = 1e-9 * (double)(mono_ns() - started);
+    sleep_s(TAIL_S);
+    st = tw_sampler_stop(s.sampler);
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: the trace %s is incomplete: %s\n", s.a.trace, tw_last_error());
+        if (rc == 0) rc = CLI_EXIT_FAIL;
+    }
+    if (sig)
+        cli_note("truewatt run: %s was killed by signal %d after %.3f s; computing the report", cmd, sig, child_s);
+    else
+        cli_note("truewatt run: %s exited with status %d after %.3f s; computing the report", cmd, rc, child_s);
+
+    cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
+    const char *events_note = load_events(&s);
+    analyse(&s);
+    if (cli_interrupted) {
+        fprintf(stderr, "truewatt run: interrupted; no report, the trace is in %s\n", s.a.trace);
+        run_free(&s);
+        return CLI_EXIT_INTERRUPTED;
+    }
+    bool perfetto = write_perfetto(&s);
+    run_record r = {s.a.cmd,
+                    rc,
+                    sig,
+                    child_s,
+                    s.a.backend,
+                    (unsigned long long)t0,
+                    fast,
+                    slow,
+                    s.a.trace,
+                    s.a.events,
+                    perfetto ? s.a.perfetto : NULL,
+                    tw_events_count(s.events),
+                    events_note,
+                    s.sampler,
+                    s.dev,
+                    s.ndev,
+                    s.warn};
+    if (s.a.json)
+        run_report_json(&r, stdout);
+    else
+        run_report_text(&r, stdout);
+    fflush(stdout);
+    cli_note("truewatt run: report computed");
+    if (sig)
+        fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the trace so far is in %s\n", cmd, sig,
+                signal_name(sig), s.a.trace);
+    run_free(&s);
+    return rc;
+}

@@ -1,0 +1,390 @@
+/* The report of `truewatt run`: text tables or JSON, from one record. */
+#include "cli/run_report.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "report/json.h"
+#include "report/table.h"
+
+#define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */
+#define CHECK_PCT 2.0
+
+static double pct_of_core(const tw_sampler *s)
+{
+    double w = tw_sampler_wall_s(s);
+    return w > 0 ? 100.0 * tw_sampler_cpu_s(s) / w : NAN;
+}
+
+/* ---------------------------------------------------------------- whole-run methods */
+
+typedef struct method_row {
+    const char *key, *label;
+    double j;
+} method_row;
+
+static size_t methods(const tw_attrib *a, method_row *m)
+{
+    size_t n = 0;
+    m[n++] = (method_row){"energy_counter", "energy counter (difference)", a->counter_j};
+    m[n++] = (method_row){"buffer_integral", "sample buffer (integral)", a->buffer_j};
+    m[n++] = (method_row){"trapezoid_power_usage", "trapezoid of power_usage_w", a->trap_usage_j};
+    m[n++] = (method_row){"trapezoid_power_instant", "trapezoid of power_instant_w", a->trap_instant_j};
+    m[n++] = (method_row){"mean_instant_x_time", "mean power_instant_w x time (MTSM-style)", a->mtsm_j};
+    m[n++] = (method_row){"rc_corrected_k20_model", "RC-corrected power_usage_w (K20 model, not valid on H100)",
+                          a->rc_k20_j};
+    return n;
+}
+
+static void text_methods(const tw_attrib *a, FILE *f)
+{
+    method_row m[8];
+    size_t n = methods(a, m);
+    static const char *const head[] = {"method", "energy_j", "vs_counter_%"};
+    table *t = table_new(3, head);
+    if (!t) return;
+    for (size_t i = 0; i < n; i++) {
+        table_cell(t, "%s", m[i].label);
+        if (isnan(m[i].j))
+            table_cell(t, "-");
+        else
+            table_cell(t, "%.3f", m[i].j);
+        if (i == 0 || isnan(m[i].j) || isnan(a->counter_j))
+            table_cell(t, "-");
+        else
+            table_cell(t, "%+.2f", 100.0 * (m[i].j / a->counter_j - 1.0));
+    }
+    fprintf(f, "\nwhole-run energy by method, %.3f .. %.3f s [J]\n", a->start_s, a->end_s);
+    table_print(t, f);
+    table_free(t);
+    if (isnan(a->rc_k20_j) && a->rc_note[0]) fprintf(f, "  (RC-corrected: %s)\n", a->rc_note);
+}
+
+static void text_split(const tw_attrib *a, FILE *f)
+{
+    static const char *const head[] = {"part", "energy_j", "share_%"};
+    table *t = table_new(3, head);
+    if (!t) return;
+    const struct {
+        const char *label;
+        double j;
+    } rows[] = {
+        {"idle (P_idle x run time)", a->idle_j},
+        {"kernels (above idle)", a->kernels_j},
+        {"memcpy/memset (above idle)", a->copies_j},
+        {"other (above idle, no kernel running)", a->other_j},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        table_cell(t, "%s", rows[i].label);
+        table_cell(t, "%.3f", rows[i].j);
+        table_cell(t, "%.1f", 100.0 * rows[i].j / a->sum_j);
+    }
+    table_cell(t, "sum");
+    table_cell(t, "%.3f", a->sum_j);
+    table_cell(t, "100.0");
+    fprintf(f, "\nwhere the energy went: idle %.2f W (%s) [J]\n", a->idle_w, a->idle_basis);
+    table_print(t, f);
+    table_free(t);
+    if (isnan(a->counter_j))
+        fprintf(f, "check: no energy counter in the trace to check the sum against\n");
+    else
+        fprintf(f, "check: the sum %.3f J vs the energy counter %.3f J: %+.2f %% (%s %.0f %%)\n", a->sum_j,
+                a->counter_j, a->check_pct, fabs(a->check_pct) <= CHECK_PCT ? "within" : "NOT within", CHECK_PCT);
+}
+
+static void text_names(const char *title, const tw_attrib_name *k, size_t n, FILE *f)
+{
+    if (n == 0) return;
+    static const char *const head[] = {"name", "kind", "launches", "time_s", "energy_j", "power_w", "share_%"};
+    table *t = table_new(7, head);
+    if (!t) return;
+    size_t shown = n < TEXT_ROWS ? n : TEXT_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        table_cell(t, "%.60s", k[i].name);
+        table_cell(t, "%s", k[i].kind);
+        table_cell(t, "%llu", (unsigned long long)k[i].launches);
+        table_cell(t, "%.6f", k[i].time_s);
+        table_cell(t, "%.3f", k[i].energy_j);
+        table_cell(t, "%.1f", k[i].power_w);
+        table_cell(t, "%.1f", 100.0 * k[i].share);
+    }
+    fprintf(f, "\n%s, by energy above idle\n", title);
+    table_print(t, f);
+    table_free(t);
+    if (shown < n) fprintf(f, "... and %zu more (all in --json)\n", n - shown);
+}
+
+static void text_ranges(const tw_attrib *a, FILE *f)
+{
+    if (a->nranges == 0) return;
+    static const char *const head[] = {"range", "start_s", "end_s", "energy_j", "above_idle_j"};
+    table *t = table_new(5, head);
+    if (!t) return;
+    size_t shown = a->nranges < TEXT_ROWS ? a->nranges : TEXT_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        const tw_attrib_range *r = &a->ranges[i];
+        table_cell(t, "%.60s", r->name);
+        table_cell(t, "%.4f", r->start_s);
+        table_cell(t, "%.4f", r->end_s);
+        table_cell(t, "%.3f", r->energy_j);
+        table_cell(t, "%.3f", r->above_idle_j);
+    }
+    fprintf(f, "\nNVTX ranges (energy of the time they span; ranges may nest, so they do not add up)\n");
+    table_print(t, f);
+    table_free(t);
+    if (shown < a->nranges) fprintf(f, "... and %zu more (all in --json)\n", a->nranges - shown);
+}
+
+static void text_device(const run_record *r, const run_device *d, FILE *f)
+{
+    if (r->ndev > 1 || d->name[0])
+        fprintf(f, "\n== GPU %d%s%s%s\n", d->index, d->name[0] ? " (" : "", d->name, d->name[0] ? ")" : "");
+    const tw_attrib *a = d->attrib;
+    if (!a) {
+        fprintf(f, "no energy report: %s\n", d->attrib_error);
+        return;
+    }
+    fprintf(f, "energy from %s (%s), %zu intervals over %.3f s\n", a->source_column, tw_attrib_source_name(a->source),
+            a->nintervals, a->run_s);
+    const char *w = a->warnings;
+    while (*w) {
+        size_t len = strcspn(w, "\n");
+        fprintf(f, "warning: %.*s\n", (int)len, w);
+        w += len + (w[len] != '\0');
+    }
+    text_methods(a, f);
+    text_split(a, f);
+    if (a->activities == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
+    text_names("kernels", a->kernels, a->nkernels, f);
+    text_names("memcpy/memset", a->copies, a->ncopies, f);
+    text_ranges(a, f);
+}
+
+/* "1 ms", "100 ms", "2 s" */
+static const char *period_text(double s, char *buf, size_t len)
+{
+    if (s < 1)
+        snprintf(buf, len, "%g ms", 1e3 * s);
+    else
+        snprintf(buf, len, "%g s", s);
+    return buf;
+}
+
+static void text_sampler(const run_record *r, FILE *f)
+{
+    const tw_sampler *s = r->sampler;
+    char fast[32], slow[32];
+    fprintf(f, "\nsampler: %.3f s CPU over %.3f s (%.2f %% of one core), fast readings every %s, slow every %s\n",
+            tw_sampler_cpu_s(s), tw_sampler_wall_s(s), pct_of_core(s), period_text(r->fast_period_s, fast, sizeof fast),
+            period_text(r->slow_period_s, slow, sizeof slow));
+    fprintf(f, "(polls: values read; updates: values that differed from the one before)\n");
+    static const char *const head[] = {"reading", "polls", "polls_per_s", "updates", "updates_per_s"};
+    table *t = table_new(5, head);
+    if (!t) return;
+    for (size_t i = 0; i < tw_sampler_reading_count(s); i++) {
+        const tw_sampler_reading_stats *x = tw_sampler_reading(s, i);
+        table_cell(t, "%s", x->name);
+        table_cell(t, "%llu", (unsigned long long)x->polls);
+        table_cell(t, "%.1f", x->polls_per_s);
+        table_cell(t, "%llu", (unsigned long long)x->updates);
+        table_cell(t, "%.1f", x->updates_per_s);
+    }
+    table_print(t, f);
+    table_free(t);
+    const char *n = tw_sampler_notes(s);
+    if (*n) {
+        fprintf(f, "\nsensor notes:\n");
+        while (*n) {
+            size_t len = strcspn(n, "\n");
+            fprintf(f, "  %.*s\n", (int)len, n);
+            n += len + (n[len] != '\0');
+        }
+    }
+}
+
+void run_report_text(const run_record *r, FILE *f)
+{
+    fprintf(f, "\ntruewatt run: %s", r->argv[0]);
+    for (size_t i = 1; r->argv[i]; i++)
+        fprintf(f, " %s", r->argv[i]);
+    if (r->signal)
+        fprintf(f, "\n  killed by signal %d after %.3f s\n", r->signal, r->child_wall_s);
+    else
+        fprintf(f, "\n  exited with status %d after %.3f s\n", r->exit_code, r->child_wall_s);
+    if (r->warnings && *r->warnings) fprintf(f, "%s", r->warnings);
+    fprintf(f, "timeline: %zu events%s%s%s\n", r->nevents, r->events_note ? " (" : "",
+            r->events_note ? r->events_note : "", r->events_note ? ")" : "");
+    for (size_t d = 0; d < r->ndev; d++)
+        text_device(r, &r->dev[d], f);
+    text_sampler(r, f);
+    fprintf(f, "\nfiles:\n  trace     %s\n", r->trace_path);
+    if (r->events_path) fprintf(f, "  events    %s\n", r->events_path);
+    if (r->perfetto_path) fprintf(f, "  perfetto  %s  (open in ui.perfetto.dev)\n", r->perfetto_path);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void json_names(json *j, const char *key, const tw_attrib_name *k, size_t n)
+{
+    json_key(j, key);
+    json_begin_array(j);
+    for (size_t i = 0; i < n; i++) {
+        json_begin_object(j);
+        json_kv_string(j, "name", k[i].name);
+        json_kv_string(j, "kind", k[i].kind);
+        json_kv_uint(j, "launches", k[i].launches);
+        json_kv_number(j, "time_s", k[i].time_s);
+        json_kv_number(j, "energy_j", k[i].energy_j);
+        json_kv_number(j, "power_w", k[i].power_w);
+        json_kv_number(j, "share", k[i].share);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
+static void json_lines(json *j, const char *key, const char *text)
+{
+    json_key(j, key);
+    json_begin_array(j);
+    while (text && *text) {
+        size_t len = strcspn(text, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, text);
+        if (len) json_string(j, line);
+        text += len + (text[len] != '\0');
+    }
+    json_end_array(j);
+}
+
+static void json_device(json *j, const run_device *d)
+{
+    json_begin_object(j);
+    json_key(j, "index");
+    json_number(j, d->index);
+    json_kv_string(j, "column_prefix", d->prefix);
+    json_kv_string(j, "name", d->name[0] ? d->name : NULL);
+    const tw_attrib *a = d->attrib;
+    json_kv_string(j, "error", a ? NULL : d->attrib_error);
+    if (a) {
+        json_key(j, "energy_source");
+        json_begin_object(j);
+        json_kv_string(j, "reading", a->source_column);
+        json_kv_string(j, "method", tw_attrib_source_name(a->source));
+        json_kv_uint(j, "intervals", a->nintervals);
+        json_end_object(j);
+        json_lines(j, "warnings", a->warnings);
+        json_kv_number(j, "start_s", a->start_s);
+        json_kv_number(j, "end_s", a->end_s);
+        json_kv_number(j, "run_s", a->run_s);
+        json_key(j, "whole_run_energy_j");
+        json_begin_object(j);
+        method_row m[8];
+        size_t n = methods(a, m);
+        for (size_t i = 0; i < n; i++)
+            json_kv_number(j, m[i].key, m[i].j);
+        json_end_object(j);
+        json_kv_string(j, "rc_k20_note", a->rc_note[0] ? a->rc_note : NULL);
+        json_kv_number(j, "idle_w", a->idle_w);
+        json_kv_string(j, "idle_basis", a->idle_basis);
+        json_key(j, "split_j");
+        json_begin_object(j);
+        json_kv_number(j, "idle", a->idle_j);
+        json_kv_number(j, "kernels", a->kernels_j);
+        json_kv_number(j, "copies", a->copies_j);
+        json_kv_number(j, "other", a->other_j);
+        json_kv_number(j, "sum", a->sum_j);
+        json_end_object(j);
+        json_key(j, "check");
+        json_begin_object(j);
+        json_kv_number(j, "sum_j", a->sum_j);
+        json_kv_number(j, "counter_j", a->counter_j);
+        json_kv_number(j, "diff_pct", a->check_pct);
+        json_kv_number(j, "limit_pct", CHECK_PCT);
+        json_kv_bool(j, "ok", fabs(a->check_pct) <= CHECK_PCT);
+        json_end_object(j);
+        json_names(j, "kernels", a->kernels, a->nkernels);
+        json_names(j, "copies", a->copies, a->ncopies);
+        json_key(j, "nvtx_ranges");
+        json_begin_array(j);
+        for (size_t i = 0; i < a->nranges; i++) {
+            json_begin_object(j);
+            json_kv_string(j, "name", a->ranges[i].name);
+            json_kv_number(j, "start_s", a->ranges[i].start_s);
+            json_kv_number(j, "end_s", a->ranges[i].end_s);
+            json_kv_number(j, "energy_j", a->ranges[i].energy_j);
+            json_kv_number(j, "above_idle_j", a->ranges[i].above_idle_j);
+            json_end_object(j);
+        }
+        json_end_array(j);
+    }
+    json_end_object(j);
+}
+
+static void json_sampler(json *j, const run_record *r)
+{
+    const tw_sampler *s = r->sampler;
+    json_key(j, "sampler");
+    json_begin_object(j);
+    json_kv_number(j, "cpu_s", tw_sampler_cpu_s(s));
+    json_kv_number(j, "wall_s", tw_sampler_wall_s(s));
+    json_kv_number(j, "cpu_pct_of_one_core", pct_of_core(s));
+    json_kv_number(j, "fast_period_s", r->fast_period_s);
+    json_kv_number(j, "slow_period_s", r->slow_period_s);
+    json_key(j, "readings");
+    json_begin_array(j);
+    for (size_t i = 0; i < tw_sampler_reading_count(s); i++) {
+        const tw_sampler_reading_stats *x = tw_sampler_reading(s, i);
+        json_begin_object(j);
+        json_kv_string(j, "name", x->name);
+        json_kv_uint(j, "polls", x->polls);
+        json_kv_number(j, "polls_per_s", x->polls_per_s);
+        json_kv_uint(j, "updates", x->updates);
+        json_kv_number(j, "updates_per_s", x->updates_per_s);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_lines(j, "notes", tw_sampler_notes(s));
+    json_end_object(j);
+}
+
+void run_report_json(const run_record *r, FILE *f)
+{
+    json j;
+    json_init(&j, f);
+    json_begin_object(&j);
+    json_key(&j, "command");
+    json_begin_array(&j);
+    for (size_t i = 0; r->argv[i]; i++)
+        json_string(&j, r->argv[i]);
+    json_end_array(&j);
+    json_key(&j, "exit_status");
+    json_number(&j, r->exit_code);
+    json_key(&j, "signal");
+    if (r->signal)
+        json_number(&j, r->signal);
+    else
+        json_string(&j, NULL);
+    json_kv_number(&j, "command_wall_s", r->child_wall_s);
+    json_kv_string(&j, "backend", r->backend);
+    json_kv_uint(&j, "t0_mono_ns", r->t0_mono_ns);
+    json_lines(&j, "warnings", r->warnings);
+    json_key(&j, "timeline");
+    json_begin_object(&j);
+    json_kv_uint(&j, "events", r->nevents);
+    json_kv_string(&j, "note", r->events_note);
+    json_end_object(&j);
+    json_key(&j, "devices");
+    json_begin_array(&j);
+    for (size_t d = 0; d < r->ndev; d++)
+        json_device(&j, &r->dev[d]);
+    json_end_array(&j);
+    json_sampler(&j, r);
+    json_key(&j, "files");
+    json_begin_object(&j);
+    json_kv_string(&j, "trace", r->trace_path);
+    json_kv_string(&j, "events", r->events_path);
+    json_kv_string(&j, "perfetto", r->perfetto_path);
+    json_end_object(&j);
+    json_end_object(&j);
+    json_finish(&j);
+}

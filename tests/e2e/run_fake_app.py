@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""A stand-in for a CUDA program under `truewatt run` (standard library only).
+
+It plays both the program and the injection library: the fake NVML draws the
+power of its kernels from a scenario on the same timeline, and this program
+writes the matching timeline to $TW_EVENTS_PATH, times in seconds since
+$TW_T0_MONO_NS on CLOCK_MONOTONIC, as libtruewatt-inject.so would.
+
+usage: run_fake_app.py kernels          wait until t = 3 s, write the events, exit 0
+       run_fake_app.py sigint READY OUT  write READY, wait; on SIGINT write OUT and die of it
+       run_fake_app.py env OUT          write the environment variables truewatt set to OUT
+"""
+import os
+import signal
+import sys
+import time
+
+EVENTS = [
+    # name, start_s, end_s, device, stream, kind
+    ("memcpy HtoD", 0.50, 0.52, 0, 7, "memcpy"),
+    ("gemm", 1.0, 1.6, 0, 7, "kernel"),
+    ("relu", 2.0, 2.3, 0, 7, "kernel"),
+    ("forward", 0.9, 2.4, -1, -1, "nvtx"),
+]
+
+
+def now_s():
+    t0 = int(os.environ["TW_T0_MONO_NS"])
+    return (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - t0) * 1e-9
+
+
+def kernels():
+    left = 3.0 - now_s()
+    if left > 0:
+        time.sleep(left)
+    with open(os.environ["TW_EVENTS_PATH"], "w") as f:
+        f.write("name,start_s,end_s,device,stream,kind,grid_x,correlation_id\n")
+        for i, (name, start, end, dev, stream, kind) in enumerate(EVENTS):
+            d = "" if dev < 0 else str(dev)
+            s = "" if stream < 0 else str(stream)
+            f.write(f"{name},{start:.9f},{end:.9f},{d},{s},{kind},,{i + 1}\n")
+    return 0
+
+
+def sigint(ready, out):
+    def on_int(sig, frame):
+        with open(out, "w") as f:
+            f.write("got SIGINT\n")
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    signal.signal(signal.SIGINT, on_int)
+    with open(ready, "w") as f:
+        f.write("ready\n")
+    for _ in range(600):
+        time.sleep(0.05)
+    return 1  # no signal came
+
+
+def env(out):
+    names = ["TW_EVENTS_PATH", "TW_T0_MONO_NS", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH"]
+    with open(out, "w") as f:
+        for n in names:
+            f.write(f"{n}={os.environ.get(n, '')}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else "kernels"
+    if mode == "kernels":
+        sys.exit(kernels())
+    if mode == "sigint":
+        sys.exit(sigint(sys.argv[2], sys.argv[3]))
+    if mode == "env":
+        sys.exit(env(sys.argv[2]))
+    sys.exit(f"unknown mode {mode}")
