@@ -390,7 +390,7 @@ static bool vec_push(vec *v, const void *item)
 static size_t find_col(tw_sensor *src, const char *prefix, const char *const *names, char *found, size_t len)
 {
     for (size_t i = 0; names[i]; i++) {
-        char full[160];
+        char full[128];
         snprintf(full, sizeof full, "%s%s", prefix, names[i]);
         size_t idx;
         if (tw_sensor_find(src, full, &idx) == TW_OK) {
@@ -404,7 +404,8 @@ static size_t find_col(tw_sensor *src, const char *prefix, const char *const *na
 
 typedef struct columns {
     size_t buffer, counter, usage, instant;
-    char buffer_name[160], counter_name[160], usage_name[160], instant_name[160];
+    /* column names fit tw_attrib.source_column, where one of them is reported */
+    char buffer_name[128], counter_name[128], usage_name[128], instant_name[128];
 } columns;
 
 static const char *const buffer_names[] = {"power_buffer_w", "power_samples_w", "power_sample_w", NULL};

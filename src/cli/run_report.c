@@ -60,25 +60,30 @@ static void text_methods(const tw_attrib *a, FILE *f)
     if (isnan(a->rc_k20_j) && a->rc_note[0]) fprintf(f, "  (RC-corrected: %s)\n", a->rc_note);
 }
 
+/* Idle is the energy no kernel caused: the idle level under the whole run,
+ * corrected by what kernel-free time really drew (less before the CUDA
+ * context exists, more while the host does GPU work outside kernels). */
 static void text_split(const tw_attrib *a, FILE *f)
 {
     static const char *const head[] = {"part", "energy_j", "share_%"};
     table *t = table_new(3, head);
     if (!t) return;
-    const struct {
-        const char *label;
-        double j;
-    } rows[] = {
-        {"idle (P_idle x run time)", a->idle_j},
-        {"kernels (above idle)", a->kernels_j},
-        {"memcpy/memset (above idle)", a->copies_j},
-        {"other (above idle, no kernel running)", a->other_j},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        table_cell(t, "%s", rows[i].label);
-        table_cell(t, "%.3f", rows[i].j);
-        table_cell(t, "%.1f", 100.0 * rows[i].j / a->sum_j);
-    }
+    double idle = a->idle_j + a->other_j;
+    table_cell(t, "idle: energy no kernel caused");
+    table_cell(t, "%.3f", idle);
+    table_cell(t, "%.1f", 100.0 * idle / a->sum_j);
+    table_cell(t, "  idle level x run time (%.2f W x %.3f s)", a->idle_w, a->end_s - a->start_s);
+    table_cell(t, "%.3f", a->idle_j);
+    table_cell(t, "%s", "");
+    table_cell(t, "  kernel-free time, above (+) or below (-) that level");
+    table_cell(t, "%.3f", a->other_j);
+    table_cell(t, "%s", "");
+    table_cell(t, "kernels (above idle)");
+    table_cell(t, "%.3f", a->kernels_j);
+    table_cell(t, "%.1f", 100.0 * a->kernels_j / a->sum_j);
+    table_cell(t, "memcpy/memset (above idle)");
+    table_cell(t, "%.3f", a->copies_j);
+    table_cell(t, "%.1f", 100.0 * a->copies_j / a->sum_j);
     table_cell(t, "sum");
     table_cell(t, "%.3f", a->sum_j);
     table_cell(t, "100.0");
@@ -88,7 +93,7 @@ static void text_split(const tw_attrib *a, FILE *f)
     if (isnan(a->counter_j))
         fprintf(f, "check: no energy counter in the trace to check the sum against\n");
     else
-        fprintf(f, "check: the sum %.3f J vs the energy counter %.3f J: %+.2f %% (%s %.0f %%)\n", a->sum_j,
+        fprintf(f, "check: kernels + idle = %.3f J vs the energy counter %.3f J: %+.2f %% (%s %.0f %%)\n", a->sum_j,
                 a->counter_j, a->check_pct, fabs(a->check_pct) <= CHECK_PCT ? "within" : "NOT within", CHECK_PCT);
 }
 
@@ -288,10 +293,11 @@ static void json_device(json *j, const run_device *d)
         json_kv_string(j, "idle_basis", a->idle_basis);
         json_key(j, "split_j");
         json_begin_object(j);
-        json_kv_number(j, "idle", a->idle_j);
+        json_kv_number(j, "idle", a->idle_j + a->other_j);
+        json_kv_number(j, "idle_level", a->idle_j);
+        json_kv_number(j, "other", a->other_j);
         json_kv_number(j, "kernels", a->kernels_j);
         json_kv_number(j, "copies", a->copies_j);
-        json_kv_number(j, "other", a->other_j);
         json_kv_number(j, "sum", a->sum_j);
         json_end_object(j);
         json_key(j, "check");

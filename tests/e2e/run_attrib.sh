@@ -61,7 +61,8 @@ c = dev["check"]
 print(f"idle + kernels + copies + other = {c['sum_j']:.3f} J, energy counter {c['counter_j']:.3f} J ({c['diff_pct']:+.2f} %)")
 ok &= abs(c["diff_pct"]) < 2 and c["ok"]
 s = dev["split_j"]
-assert abs(s["idle"] + s["kernels"] + s["copies"] + s["other"] - s["sum"]) < 1e-6 * s["sum"]
+assert abs(s["idle"] + s["kernels"] + s["copies"] - s["sum"]) < 1e-6 * s["sum"]
+assert abs(s["idle_level"] + s["other"] - s["idle"]) < 1e-6 * s["sum"]
 assert [x["name"] for x in dev["copies"]] == ["memcpy HtoD"]
 r = dev["nvtx_ranges"][0]
 want = 120 * 1.5 + 280 * 0.6 + 130 * 0.3
@@ -94,7 +95,7 @@ PY
 "$BIN" run -o t2.csv --events-out ev2.csv --perfetto p2.json -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
     fail "text run: $(cat err2.txt)"
 for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy' '^forward ' \
-    'check: the sum .*\(within 2 %\)' 'energy counter \(difference\)' 'K20 model, not valid on H100' \
+    'check: kernels \+ idle = .*\(within 2 %\)' 'energy counter \(difference\)' 'K20 model, not valid on H100' \
     '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.json'; do
     grep -Eq -- "$pat" r.txt || { cat r.txt; fail "text report lacks /$pat/"; }
 done
