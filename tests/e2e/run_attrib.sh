@@ -8,19 +8,8 @@
 #
 # usage: run_attrib.sh BIN FAKE_LIBNVIDIA_ML
 set -u
-export LC_ALL=C
-BIN=${1:?usage: run_attrib.sh BIN FAKE_LIBNVIDIA_ML}
-case $BIN in /*) ;; *) BIN=$(pwd)/$BIN ;; esac
-FAKE=${2:-${TW_FAKE_NVML_PATH:-}}
-case $FAKE in /* | "") ;; *) FAKE=$(pwd)/$FAKE ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ -f "$FAKE" ] || { echo "SKIP: the fake libnvidia-ml is not built ($FAKE)"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
-export TW_NVML_LIBRARY=$FAKE
-"$BIN" backends | grep -Eq '^nvml +available' || { echo "SKIP: the nvml backend is not available with the fake"; exit 77; }
-
-T=$(mktemp -d "${TW_TMPDIR:-${TMPDIR:-/tmp}}/e2e-run-attrib.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
+. "$HERE/run_common.sh" run-attrib "$@"
 cd "$T" || exit 2
 fail() { echo "FAIL: $*"; exit 1; }
 
