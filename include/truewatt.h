@@ -206,6 +206,7 @@ typedef struct tw_device_info {
     unsigned index;
     char uuid[96];
     char name[96];
+    char driver[32]; /* driver version ("" when the backend cannot tell) */
 } tw_device_info;
 
 TW_API size_t tw_backend_count(void);
@@ -252,6 +253,8 @@ typedef struct tw_sampler_config {
                                      counter burns ~4 ms of CPU per read) */
     const char *trace_path;       /* CSV written while sampling */
     uint64_t t0_mono_ns;          /* timeline origin (CLOCK_MONOTONIC ns); 0 = now */
+    const char *provenance;       /* a line (command, date, GPU, driver) written as a comment at
+                                     the top of the trace; may be NULL */
 } tw_sampler_config;
 
 /* Achieved behaviour of one reading over the run. */

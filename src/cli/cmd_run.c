@@ -487,6 +487,7 @@ typedef struct run_state {
     tw_events *events;
     run_device dev[MAX_DEVICES];
     size_t ndev;
+    char provenance[1024];
 } run_state;
 
 static void run_free(run_state *s)
@@ -539,10 +540,32 @@ static bool write_perfetto(run_state *s)
         pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
         if (s->ndev == 1 && s->dev[d].attrib) energy = s->dev[d].attrib->event_energy_j;
     }
-    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy) == TW_OK) return true;
+    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy, s->provenance) == TW_OK) return true;
     size_t used = strlen(s->warn);
     snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
     return false;
+}
+
+/* One line saying what made the files: truewatt's command line, the date
+ * and the GPUs with their driver; it heads the trace, the timeline, the
+ * Perfetto file and the report. */
+static void make_provenance(char *buf, size_t len, int argc, char **argv, const run_args *a)
+{
+    size_t used = (size_t)snprintf(buf, len, "command: truewatt");
+    for (int i = 0; i < argc && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
+    char date[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (used < len) used += (size_t)snprintf(buf + used, len - used, "; date: %s; truewatt %s", date, tw_version());
+    tw_device_info info[MAX_DEVICES];
+    size_t n = 0;
+    tw_sensor_config cfg = {0};
+    if (tw_backend_devices(a->backend, &cfg, info, MAX_DEVICES, &n) != TW_OK) return;
+    for (size_t i = 0; i < n && i < MAX_DEVICES && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "; gpu %u: %s, driver %s", info[i].index, info[i].name,
+                                 info[i].driver[0] ? info[i].driver : "unknown");
 }
 
 int cmd_run(int argc, char **argv)
@@ -578,8 +601,10 @@ int cmd_run(int argc, char **argv)
         return e == ENOENT ? 127 : 126;
     }
     if (!t0) t0 = mono_ns();
+    make_provenance(s.provenance, sizeof s.provenance, argc, argv, &s.a);
     s.events_abs = absolute(s.a.events);
-    if (!s.events_abs || !child_env(&s.env, &s.a, s.events_abs, t0, s.warn, sizeof s.warn)) {
+    if (!s.events_abs || !child_env(&s.env, &s.a, s.events_abs, t0, s.warn, sizeof s.warn) ||
+        !env_set(&s.env, "TW_PROVENANCE", s.provenance)) {
         run_free(&s);
         return cli_fail("run", TW_ENOMEM);
     }
@@ -595,7 +620,8 @@ int cmd_run(int argc, char **argv)
                             .fast_period_s = s.a.fast_s,
                             .slow_period_s = s.a.slow_s,
                             .trace_path = s.a.trace,
-                            .t0_mono_ns = t0};
+                            .t0_mono_ns = t0,
+                            .provenance = s.provenance};
     tw_status st = tw_sampler_start(&sc, &s.sampler);
     if (st != TW_OK) {
         rc = cli_fail("run", st);
@@ -662,7 +688,8 @@ int cmd_run(int argc, char **argv)
                     s.sampler,
                     s.dev,
                     s.ndev,
-                    s.warn};
+                    s.warn,
+                    s.provenance};
     if (s.a.json)
         run_report_json(&r, stdout);
     else

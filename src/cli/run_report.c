@@ -216,6 +216,7 @@ void run_report_text(const run_record *r, FILE *f)
         fprintf(f, "\n  killed by signal %d after %.3f s\n", r->signal, r->child_wall_s);
     else
         fprintf(f, "\n  exited with status %d after %.3f s\n", r->exit_code, r->child_wall_s);
+    if (r->provenance && *r->provenance) fprintf(f, "  %s\n", r->provenance);
     if (r->warnings && *r->warnings) fprintf(f, "%s", r->warnings);
     fprintf(f, "timeline: %zu events%s%s%s\n", r->nevents, r->events_note ? " (" : "",
             r->events_note ? r->events_note : "", r->events_note ? ")" : "");
@@ -363,6 +364,7 @@ void run_report_json(const run_record *r, FILE *f)
     for (size_t i = 0; r->argv[i]; i++)
         json_string(&j, r->argv[i]);
     json_end_array(&j);
+    json_kv_string(&j, "provenance", r->provenance);
     json_key(&j, "exit_status");
     json_number(&j, r->exit_code);
     json_key(&j, "signal");

@@ -30,7 +30,8 @@ typedef struct run_record {
     const tw_sampler *sampler;
     run_device *dev;
     size_t ndev;
-    const char *warnings; /* lines */
+    const char *warnings;   /* lines */
+    const char *provenance; /* command, date, GPU, driver */
 } run_record;
 
 void run_report_text(const run_record *r, FILE *f);

@@ -293,6 +293,14 @@ static bool open_events(const char *pattern)
     bool locked = fcntl(fd, F_SETLKW, &lk) == 0;
     struct stat st;
     if (fstat(fd, &st) == 0 && st.st_size == 0) {
+        /* what made this file (set by truewatt run): one comment line first */
+        const char *prov = getenv("TW_PROVENANCE");
+        if (prov && *prov && !strchr(prov, '\n')) {
+            char line[1200];
+            int m = snprintf(line, sizeof line, "# %s\n", prov);
+            if (m > 0 && (size_t)m < sizeof line && write(fd, line, (size_t)m) != m)
+                fprintf(stderr, PREFIX "%s: cannot write: %s\n", g.events_path, strerror(errno));
+        }
         const char *h = TWI_CSV_HEADER;
         size_t len = strlen(h);
         if (write(fd, h, len) != (ssize_t)len) {

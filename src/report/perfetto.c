@@ -239,7 +239,7 @@ static void write_names(json *j, const perfetto_device *dev, size_t ndev, const 
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_events *events, const double *event_energy_j)
+                         const tw_events *events, const double *event_energy_j, const char *provenance)
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");
@@ -254,6 +254,12 @@ tw_status perfetto_write(const char *path, const char *trace_path, const perfett
     json_init(&j, f);
     json_begin_object(&j);
     json_kv_string(&j, "displayTimeUnit", "ms");
+    if (provenance && *provenance) {
+        json_key(&j, "metadata");
+        json_begin_object(&j);
+        json_kv_string(&j, "truewatt", provenance);
+        json_end_object(&j);
+    }
     json_key(&j, "traceEvents");
     json_begin_array(&j);
     tracks ts = {0};

@@ -21,8 +21,9 @@ typedef struct perfetto_device {
 
 /* Writes the file at `path`. trace_path may be NULL (no counters), events may
  * be NULL (no slices); event_energy_j (NULL, or one per event, NaN = unknown)
- * adds each slice's attributed energy to its args. */
+ * adds each slice's attributed energy to its args; provenance (may be NULL)
+ * goes into the file's "metadata". */
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_events *events, const double *event_energy_j);
+                         const tw_events *events, const double *event_energy_j, const char *provenance);
 
 #endif

@@ -639,7 +639,7 @@ static tw_status open_producer(tw_sampler *s, const tw_sampler_config *cfg, size
     return TW_OK;
 }
 
-static tw_status open_trace(tw_sampler *s)
+static tw_status open_trace(tw_sampler *s, const char *provenance)
 {
     size_t k = s->ncols ? s->ncols : 1;
     s->val = calloc(k, sizeof *s->val);
@@ -651,6 +651,7 @@ static tw_status open_trace(tw_sampler *s)
         s->stats[c].name = s->colname[c];
     tw_status st = tw_trace_writer_open(s->trace_path, s->ncols, (const char *const *)s->colname, true, &s->w);
     if (st != TW_OK) return st;
+    if (provenance && *provenance && (st = tw_trace_writer_comment(s->w, provenance)) != TW_OK) return st;
     char line[512];
     snprintf(line, sizeof line,
              "truewatt %s sampler: backend %s, %zu device(s), fast readings every %g s, slow every %g s; "
@@ -704,7 +705,7 @@ static tw_status setup(tw_sampler *s, const tw_sampler_config *cfg)
     }
     if (st != TW_OK) return st;
     if (s->ncols == 0) return tw_fail(TW_EEMPTY, "backend '%s' offers no readings to sample", cfg->backend);
-    return open_trace(s);
+    return open_trace(s, cfg->provenance);
 }
 
 static void stop_threads(tw_sampler *s)

@@ -69,6 +69,7 @@ typedef struct nvml_api {
     nvmlDeviceGetClockInfo_fn nvmlDeviceGetClockInfo;
     nvmlDeviceGetTemperature_fn nvmlDeviceGetTemperature;
     nvmlDeviceGetMemoryInfo_fn nvmlDeviceGetMemoryInfo;
+    nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
 } nvml_api;
 
 _Static_assert(sizeof(nvmlInit_fn) == sizeof(void *), "function pointers are object-pointer sized (POSIX dlsym)");
@@ -98,6 +99,7 @@ static const api_symbol api_symbols[] = {
     SYMBOL(nvmlDeviceGetTotalEnergyConsumption, 0, "nvmlDeviceGetTotalEnergyConsumption", NULL),
     SYMBOL(nvmlDeviceGetClockInfo, 0, "nvmlDeviceGetClockInfo", NULL),
     SYMBOL(nvmlDeviceGetTemperature, 0, "nvmlDeviceGetTemperature", NULL),
+    SYMBOL(nvmlSystemGetDriverVersion, 0, "nvmlSystemGetDriverVersion", NULL),
     SYMBOL(nvmlDeviceGetMemoryInfo, 0, "nvmlDeviceGetMemoryInfo", NULL),
 };
 
@@ -657,6 +659,9 @@ static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, 
         if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetUUID, dev, d->uuid, sizeof d->uuid);
         if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetName, dev, d->name, sizeof d->name);
         if (r != NVML_SUCCESS) snprintf(d->name, sizeof d->name, "unavailable: %s", tw_last_error());
+        /* provenance only: an old library without the call leaves it empty */
+        if (a->nvmlSystemGetDriverVersion && a->nvmlSystemGetDriverVersion(d->driver, sizeof d->driver) != NVML_SUCCESS)
+            d->driver[0] = '\0';
     }
     *n = count;
     lib_release();

@@ -67,7 +67,15 @@ assert "gpu0_power_usage_w" in header and "gpu1_energy_j" in header and "power_u
 PY
 TW_FAKE_NVML_DEVICES=2 "$BIN" run --json --device 1 -o d1.csv -- sleep 0.2 >d1.json 2>err
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["index"] for x in d["devices"]] == [1], d["devices"]' d1.json &&
-    head -3 d1.csv | grep -q '^t_s,power_usage_w,' && ok "--device 1" || fail "--device 1: $(cat err)"
+    grep -v '^#' d1.csv | head -1 | grep -q '^t_s,power_usage_w,' && ok "--device 1" || fail "--device 1: $(cat err)"
+python3 - d1.json d1.csv <<'PY' && ok "provenance: command, date, GPU and driver head the trace and the report" || fail "provenance"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["provenance"]
+assert p.startswith("command: truewatt run --json --device 1 -o d1.csv -- sleep 0.2; date: 20"), p
+assert "gpu 1: Fake H100, driver fake-580.0" in p, p
+assert open(sys.argv[2]).readline().strip() == "# " + p
+PY
 TW_FAKE_NVML_DEVICES=2 "$BIN" run --device 7 -- touch "$T/ran7" >out 2>err
 [ $? -eq 1 ] && grep -q "no device 7" err && [ ! -e ran7 ] && ok "--device 7: named, nothing run" || fail "--device 7: $(cat err)"
 

@@ -54,6 +54,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
 FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
 FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
 FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power_mw);
 FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values);
 FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
@@ -349,6 +350,11 @@ FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigne
     return leave(copy_text("Fake H100", name, length));
 }
 
+FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    return copy_text("fake-580.0", version, length);
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power_mw)
 {
     int64_t now;
@@ -497,6 +503,7 @@ SAME_TYPE(nvmlDeviceGetCount_v2, nvmlDeviceGetCount_fn);
 SAME_TYPE(nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByIndex_fn);
 SAME_TYPE(nvmlDeviceGetUUID, nvmlDeviceGetUUID_fn);
 SAME_TYPE(nvmlDeviceGetName, nvmlDeviceGetName_fn);
+SAME_TYPE(nvmlSystemGetDriverVersion, nvmlSystemGetDriverVersion_fn);
 SAME_TYPE(nvmlDeviceGetPowerUsage, nvmlDeviceGetPowerUsage_fn);
 SAME_TYPE(nvmlDeviceGetFieldValues, nvmlDeviceGetFieldValues_fn);
 SAME_TYPE(nvmlDeviceGetSamples, nvmlDeviceGetSamples_fn);

@@ -84,8 +84,9 @@ static void test_one_device(void **state)
     double energy[] = {12.5, 6.0, 3.25, NAN, NAN};
     perfetto_device dev = {0, "", "NVIDIA H100 80GB HBM3"};
     const char *out = tw_test_path(1, "p.json");
-    assert_ok(perfetto_write(out, trace, &dev, 1, ev, energy));
-    py_check(out, "c = [e for e in ev if e['ph'] == 'C']\n"
+    assert_ok(perfetto_write(out, trace, &dev, 1, ev, energy, "command: truewatt run -- app; date: x"));
+    py_check(out, "assert d['metadata']['truewatt'] == 'command: truewatt run -- app; date: x', d.get('metadata')\n"
+                  "c = [e for e in ev if e['ph'] == 'C']\n"
                   "n = collections.Counter(e['name'] for e in c)\n"
                   "assert n['power_usage'] == 5, n\n"
                   "assert n['power_buffer'] == 25, n\n"
@@ -119,7 +120,7 @@ static void test_two_devices(void **state)
     add(ev, "b", 0.1, 0.2, 1, 1, "kernel");
     perfetto_device dev[] = {{0, "gpu0_", NULL}, {1, "gpu1_", NULL}};
     const char *out = tw_test_path(1, "p2.json");
-    assert_ok(perfetto_write(out, trace, dev, 2, ev, NULL));
+    assert_ok(perfetto_write(out, trace, dev, 2, ev, NULL, NULL));
     py_check(out, "c = [e for e in ev if e['ph'] == 'C']\n"
                   "e1 = [e for e in c if e['pid'] == 1]\n"
                   "assert len(e1) == 5 and all(e['name'] == 'energy' and 'J' in e['args'] for e in e1), e1\n"
@@ -136,11 +137,11 @@ static void test_no_trace_and_errors(void **state)
     (void)state;
     if (!have_python()) skip();
     const char *out = tw_test_path(1, "p3.json");
-    assert_ok(perfetto_write(out, NULL, NULL, 0, NULL, NULL));
+    assert_ok(perfetto_write(out, NULL, NULL, 0, NULL, NULL, NULL));
     py_check(out, "assert [e['ph'] for e in ev] == ['M'], ev\n");
-    assert_int_equal(perfetto_write("/nonexistent-dir/p.json", NULL, NULL, 0, NULL, NULL), TW_EIO);
+    assert_int_equal(perfetto_write("/nonexistent-dir/p.json", NULL, NULL, 0, NULL, NULL, NULL), TW_EIO);
     assert_non_null(strstr(tw_last_error(), "/nonexistent-dir/p.json"));
-    assert_int_equal(perfetto_write(out, "/nonexistent-trace.csv", NULL, 0, NULL, NULL), TW_EIO);
+    assert_int_equal(perfetto_write(out, "/nonexistent-trace.csv", NULL, 0, NULL, NULL, NULL), TW_EIO);
 }
 
 int main(void)
