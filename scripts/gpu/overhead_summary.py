@@ -8,7 +8,7 @@ import sys
 
 
 def main(path):
-    rows = list(csv.DictReader(open(path)))
+    rows = list(csv.DictReader(line for line in open(path) if not line.startswith("#")))
     programs = sorted({r["program"] for r in rows})
     print("program  mode            runs  median_wall_s  slowdown_%  sampler_cpu_%_of_one_core(median)")
     for prog in programs:
