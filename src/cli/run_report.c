@@ -179,10 +179,10 @@ static void text_sampler(const run_record *r, FILE *f)
 {
     const tw_sampler *s = r->sampler;
     char fast[32], slow[32];
-    fprintf(f, "\nsampler: %.3f s CPU over %.3f s (%.2f %% of one core); periods asked: fast %s, slow %s\n",
+    fprintf(f, "\nsampler: %.3f s CPU over %.3f s (%.2f %% of one core), fast readings every %s, slow every %s\n",
             tw_sampler_cpu_s(s), tw_sampler_wall_s(s), pct_of_core(s), period_text(r->fast_period_s, fast, sizeof fast),
             period_text(r->slow_period_s, slow, sizeof slow));
-    fprintf(f, "(achieved below; polls: values read; updates: values that differed from the one before)\n");
+    fprintf(f, "(polls: values read; updates: values that differed from the one before)\n");
     static const char *const head[] = {"reading", "polls", "polls_per_s", "updates", "updates_per_s"};
     table *t = table_new(5, head);
     if (!t) return;
