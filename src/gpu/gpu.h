@@ -1,0 +1,80 @@
+/* The GPU driver layer (internal): the CUDA driver API, loaded with dlopen
+ * (cuda_api.h declares the subset we call; libcuda is never linked), enough
+ * to run truewatt's own calibration kernels (kernels.c) on one device:
+ * open a device's primary context, JIT-load PTX, allocate, launch, time.
+ *
+ * Every fallible call returns a tw_status and, on failure, leaves the detail
+ * in tw_last_error(): for a driver call, "function: CUDA_ERROR_NAME: the
+ * driver's message (code)". A tw_gpu and what it made are used by one thread
+ * at a time (each call makes the device's context current on that thread). */
+#ifndef TW_GPU_GPU_H
+#define TW_GPU_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "truewatt.h"
+
+typedef struct tw_gpu tw_gpu;
+typedef struct tw_gpu_module tw_gpu_module;
+typedef uint64_t tw_gpu_ptr; /* a device address (CUdeviceptr) */
+
+/* A kernel of a loaded module: valid while the module is loaded. */
+typedef struct tw_gpu_fn {
+    tw_gpu_module *module;
+    struct CUfunc_st *handle;
+} tw_gpu_fn;
+
+/* Loads the driver library (`library`, else $TW_CUDA_LIBRARY, else
+ * libcuda.so.1), initialises it and retains device `device`'s primary
+ * context. TW_EUNAVAIL, with the reason, when there is no driver, no device
+ * or no such device; TW_EINVAL for a negative device or a NULL out. */
+tw_status tw_gpu_open(const char *library, int device, tw_gpu **out);
+/* Releases the context and the library; NULL is a no-op. Modules must be unloaded first. */
+void tw_gpu_close(tw_gpu *g);
+
+const char *tw_gpu_name(const tw_gpu *g);
+int tw_gpu_device(const tw_gpu *g);
+int tw_gpu_sm_count(const tw_gpu *g);
+/* Compute capability as major * 10 + minor (90 on an H100). */
+int tw_gpu_cc(const tw_gpu *g);
+/* The typical SM clock in kHz as the driver reports it, 0 when unknown. */
+int tw_gpu_clock_khz(const tw_gpu *g);
+
+/* JIT-compiles and loads NUL-terminated PTX text. A PTX the JIT rejects is
+ * TW_EPARSE, with the JIT's error log in tw_last_error(). */
+tw_status tw_gpu_load_ptx(tw_gpu *g, const char *ptx, tw_gpu_module **out);
+/* NULL is a no-op. */
+void tw_gpu_module_unload(tw_gpu_module *m);
+/* The kernel `name` (an .entry of the module): TW_ENOTFOUND when it has none. */
+tw_status tw_gpu_kernel(tw_gpu_module *m, const char *name, tw_gpu_fn *fn);
+
+tw_status tw_gpu_alloc(tw_gpu *g, size_t bytes, tw_gpu_ptr *out);
+/* Sets `count` 32-bit words at p to `value` (synchronous with the host for launches that follow). */
+tw_status tw_gpu_memset32(tw_gpu *g, tw_gpu_ptr p, uint32_t value, size_t count);
+/* 0 is a no-op. */
+void tw_gpu_free(tw_gpu *g, tw_gpu_ptr p);
+
+/* Launches fn on a 1-D grid of `grid` blocks of `block` threads on the default
+ * stream, asynchronously. args: one pointer per kernel parameter, to its
+ * value (cuLaunchKernel's kernelParams), e.g. {&out_ptr, &iterations}. */
+tw_status tw_gpu_launch(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args);
+/* Waits for all work on the device's context (launch errors surface here). */
+tw_status tw_gpu_sync(tw_gpu *g);
+/* Launches like tw_gpu_launch between two events, waits, and stores the
+ * GPU-measured duration in milliseconds. */
+tw_status tw_gpu_time_ms(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args, double *ms);
+
+/* The calibration kernels' PTX (kernels.c; ISA 8.0, .target sm_70):
+ *   tw_spin_fma(.u64 out, .u64 iterations): per thread 8 independent fp32 FMA
+ *     chains, 4 FMAs each per iteration (32 FMAs per thread per iteration),
+ *     their sum stored to ((float *)out)[global thread id]; out holds one float
+ *     per launched thread; the duration is linear in iterations.
+ *   tw_stream_copy(.u64 dst, .u64 src, .u64 n_words, .u64 reps): copies n_words
+ *     16-byte words from src to dst with 128-bit loads and stores, grid-stride,
+ *     reps times over. */
+const char *tw_gpu_calibration_ptx(void);
+
+#define TW_GPU_SPIN_FMA_PER_ITER 32 /* FMAs per thread per iteration of tw_spin_fma */
+
+#endif
