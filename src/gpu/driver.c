@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dl.h"
 #include "core/error.h"
 #include "gpu/cuda_api.h"
 #include "gpu/gpu.h"
@@ -46,20 +47,13 @@ typedef struct cuda_api {
     cuGetErrorString_fn cuGetErrorString;
 } cuda_api;
 
-_Static_assert(sizeof(cuInit_fn) == sizeof(void *), "function pointers are object-pointer sized (POSIX dlsym)");
-
-typedef struct api_symbol {
-    const char *names[2]; /* newest first; NULL when there is no older one */
-    size_t offset;        /* of the member in cuda_api */
-} api_symbol;
-
 #define SYMBOL(member, newest, older)                                                                                  \
     {                                                                                                                  \
-        {newest, older}, offsetof(cuda_api, member)                                                                    \
+        {newest, older}, offsetof(cuda_api, member), 1                                                                 \
     }
 
 /* All are required. cuEventElapsedTime_v2 is new in 12.8 drivers: older ones have the plain one. */
-static const api_symbol api_symbols[] = {
+static const tw_dl_symbol api_symbols[] = {
     SYMBOL(cuInit, "cuInit", NULL),
     SYMBOL(cuDeviceGetCount, "cuDeviceGetCount", NULL),
     SYMBOL(cuDeviceGet, "cuDeviceGet", NULL),
@@ -136,12 +130,6 @@ static CUresult cu_check(const cuda_api *a, CUresult r, const char *fn)
  * failure, recorded with the function's name, the code's name and message. */
 #define CU_CALL(a, fn, ...) cu_check((a), (a)->fn(__VA_ARGS__), #fn)
 
-static const char *dl_text(void)
-{
-    const char *e = dlerror();
-    return e ? e : "unknown dlopen error";
-}
-
 /* Makes the device's context current on the calling thread. */
 static tw_status bind(tw_gpu *g)
 {
@@ -167,22 +155,16 @@ static tw_status load_library(tw_gpu *g, const char *library)
     snprintf(g->library, sizeof g->library, "%s", library);
     g->dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
     if (!g->dl) {
-        if (from) return tw_fail(TW_EUNAVAIL, "cannot load the CUDA driver %s (from %s): %s", library, from, dl_text());
+        if (from)
+            return tw_fail(TW_EUNAVAIL, "cannot load the CUDA driver %s (from %s): %s", library, from, tw_dl_error());
         return tw_fail(TW_EUNAVAIL, "cannot load the CUDA driver %s: %s (no NVIDIA driver here? set TW_CUDA_LIBRARY)",
-                       library, dl_text());
+                       library, tw_dl_error());
     }
-    for (size_t i = 0; i < sizeof api_symbols / sizeof api_symbols[0]; i++) {
-        const api_symbol *sym = &api_symbols[i];
-        void *p = NULL;
-        for (size_t k = 0; k < 2 && !p && sym->names[k]; k++) {
-            (void)dlerror();
-            p = dlsym(g->dl, sym->names[k]);
-        }
-        if (!p)
-            return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libcuda, or a driver too old?)", library,
-                           sym->names[0], sym->names[1] ? " nor " : "", sym->names[1] ? sym->names[1] : "");
-        memcpy((char *)&g->api + sym->offset, &p, sizeof p);
-    }
+    const tw_dl_symbol *missing =
+        tw_dl_resolve(g->dl, api_symbols, sizeof api_symbols / sizeof api_symbols[0], &g->api);
+    if (missing)
+        return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libcuda, or a driver too old?)", library,
+                       missing->names[0], missing->names[1] ? " nor " : "", missing->names[1] ? missing->names[1] : "");
     return TW_OK;
 }
 

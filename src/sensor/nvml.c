@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/dl.h"
 #include "core/error.h"
 #include "sensor/backend.h"
 #include "sensor/nvml_api.h"
@@ -72,20 +73,12 @@ typedef struct nvml_api {
     nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
 } nvml_api;
 
-_Static_assert(sizeof(nvmlInit_fn) == sizeof(void *), "function pointers are object-pointer sized (POSIX dlsym)");
-
-typedef struct api_symbol {
-    const char *names[2]; /* newest first; NULL when there is no older one */
-    size_t offset;        /* of the member in nvml_api */
-    int required;
-} api_symbol;
-
 #define SYMBOL(member, required, newest, older)                                                                        \
     {                                                                                                                  \
         {newest, older}, offsetof(nvml_api, member), required                                                          \
     }
 
-static const api_symbol api_symbols[] = {
+static const tw_dl_symbol api_symbols[] = {
     SYMBOL(nvmlInit, 1, "nvmlInit_v2", "nvmlInit"),
     SYMBOL(nvmlShutdown, 1, "nvmlShutdown", NULL),
     SYMBOL(nvmlErrorString, 1, "nvmlErrorString", NULL),
@@ -147,12 +140,6 @@ static nvmlReturn_t nvml_check(const nvml_api *a, nvmlReturn_t r, const char *fn
 /* The same where one more code is an expected answer (NOT_FOUND: no new samples). */
 #define NVML_CALL_OR(a, ok, fn, ...) nvml_check((a), (a)->fn(__VA_ARGS__), #fn, (ok))
 
-static const char *dl_text(void)
-{
-    const char *e = dlerror();
-    return e ? e : "unknown dlopen error";
-}
-
 /* Loads the library and calls nvmlInit; lib_mu held, lib.refs == 0. */
 static tw_status lib_load(const char *req, const char *from)
 {
@@ -160,7 +147,7 @@ static tw_status lib_load(const char *req, const char *from)
     const char *name = req;
     if (req) {
         dl = dlopen(req, RTLD_NOW | RTLD_LOCAL);
-        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (library from %s)", dl_text(), from);
+        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (library from %s)", tw_dl_error(), from);
     } else {
         static const char *const sonames[] = {DEFAULT_SONAME, "libnvidia-ml.so"};
         char first[512] = "";
@@ -169,7 +156,7 @@ static tw_status lib_load(const char *req, const char *from)
             if (dl)
                 name = sonames[i];
             else if (i == 0)
-                snprintf(first, sizeof first, "%s", dl_text());
+                snprintf(first, sizeof first, "%s", tw_dl_error());
             else
                 (void)dlerror();
         }
@@ -178,19 +165,11 @@ static tw_status lib_load(const char *req, const char *from)
 
     nvml_api api;
     memset(&api, 0, sizeof api);
-    for (size_t i = 0; i < sizeof api_symbols / sizeof api_symbols[0]; i++) {
-        const api_symbol *sym = &api_symbols[i];
-        void *p = NULL;
-        for (size_t k = 0; k < 2 && !p && sym->names[k]; k++) {
-            (void)dlerror();
-            p = dlsym(dl, sym->names[k]);
-        }
-        if (!p && sym->required) {
-            dlclose(dl);
-            return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libnvidia-ml?)", name, sym->names[0],
-                           sym->names[1] ? " nor " : "", sym->names[1] ? sym->names[1] : "");
-        }
-        memcpy((char *)&api + sym->offset, &p, sizeof p);
+    const tw_dl_symbol *missing = tw_dl_resolve(dl, api_symbols, sizeof api_symbols / sizeof api_symbols[0], &api);
+    if (missing) {
+        dlclose(dl);
+        return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libnvidia-ml?)", name, missing->names[0],
+                       missing->names[1] ? " nor " : "", missing->names[1] ? missing->names[1] : "");
     }
 
     if (NVML_CALL(&api, nvmlInit) != NVML_SUCCESS) {
