@@ -329,6 +329,17 @@ static void add(const twi_record *r)
     if (g.buf.len >= WRITE_CHUNK_BYTES) write_out();
 }
 
+/* The fields every timed record on a stream has (kernel, memcpy, memset):
+ * CUPTI gives each kind its own struct, so a macro rather than a function. */
+#define SPAN_ON_STREAM(r, x)                                                                                           \
+    do {                                                                                                               \
+        (r).start_ns = (x)->start;                                                                                     \
+        (r).end_ns = (x)->end;                                                                                         \
+        (r).device = (int32_t)(x)->deviceId;                                                                           \
+        (r).stream = (x)->streamId;                                                                                    \
+        (r).correlation_id = (x)->correlationId;                                                                       \
+    } while (0)
+
 /* One activity record (called with g.lock held). */
 static void handle(const CUpti_Activity *a)
 {
@@ -341,13 +352,9 @@ static void handle(const CUpti_Activity *a)
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
         r.kind = TWI_KERNEL;
         r.name = k->name;
-        r.start_ns = k->start;
-        r.end_ns = k->end;
-        r.device = (int32_t)k->deviceId;
-        r.stream = k->streamId;
+        SPAN_ON_STREAM(r, k);
         r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
         r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
-        r.correlation_id = k->correlationId;
         add(&r);
         break;
     }
@@ -356,11 +363,7 @@ static void handle(const CUpti_Activity *a)
         r.kind = TWI_MEMCPY;
         r.copy_kind = m->copyKind;
         r.bytes = m->bytes;
-        r.start_ns = m->start;
-        r.end_ns = m->end;
-        r.device = (int32_t)m->deviceId;
-        r.stream = m->streamId;
-        r.correlation_id = m->correlationId;
+        SPAN_ON_STREAM(r, m);
         add(&r);
         break;
     }
@@ -368,11 +371,7 @@ static void handle(const CUpti_Activity *a)
         const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
         r.kind = TWI_MEMSET;
         r.bytes = m->bytes;
-        r.start_ns = m->start;
-        r.end_ns = m->end;
-        r.device = (int32_t)m->deviceId;
-        r.stream = m->streamId;
-        r.correlation_id = m->correlationId;
+        SPAN_ON_STREAM(r, m);
         add(&r);
         break;
     }
