@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "report/json.h"
+#include "core/json.h"
 
 static void help(void)
 {

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/sim_run.h"
-#include "report/json.h"
+#include "core/json.h"
 #include "report/table.h"
 
 static void help(void)

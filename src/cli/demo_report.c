@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/json.h"
+#include "core/json.h"
 #include "report/table.h"
 
 /* The paper's numbers for the anomalies, raw integral t1..t2 (§4.1). */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "report/json.h"
+#include "core/json.h"
 #include "truewatt.h"
 
 typedef struct report_context {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/json.h"
+#include "core/json.h"
 #include "report/table.h"
 
 #define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */

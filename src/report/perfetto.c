@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "report/json.h"
+#include "core/json.h"
 
 typedef struct track {
     long long pid, tid;

@@ -1,5 +1,5 @@
-/* Unit tests of the streaming JSON writer (src/report/json.c). It is built
- * into the CLI, not the library, so it is compiled into this test directly. */
+/* Unit tests of the streaming JSON writer (src/core/json.c, internal to the
+ * library: linked from libtruewatt's static build). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 
 #include "tw_test.h"
 
-#include "report/json.c"
+#include "core/json.h"
 
 /* ---------------------------------------------------------------- a minimal JSON parser
  * Enough of RFC 8259 to check that the output parses back: validates the

@@ -10,7 +10,7 @@
 
 #include "tw_test.h"
 
-#include "report/json.c"
+#include "core/json.h"
 #include "report/perfetto.c"
 
 static void assert_ok(tw_status st)

@@ -1,7 +1,8 @@
-/* A small streaming JSON writer: reports and traces are written as they are
- * produced, never built as a tree. NaN and infinities are written as null. */
-#ifndef TW_REPORT_JSON_H
-#define TW_REPORT_JSON_H
+/* A small streaming JSON writer (internal: in the library, not its API):
+ * reports, profiles and traces are written as they are produced, never built
+ * as a tree. NaN and infinities are written as null. */
+#ifndef TW_CORE_JSON_H
+#define TW_CORE_JSON_H
 
 #include <stdbool.h>
 #include <stdint.h>

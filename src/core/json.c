@@ -1,4 +1,4 @@
-#include "report/json.h"
+#include "core/json.h"
 
 #include <math.h>
 
