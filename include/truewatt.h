@@ -165,6 +165,10 @@ TW_API tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out);
 TW_API tw_status tw_scenario_load(const char *path, tw_sim_profile profile, tw_scenario **out);
 TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s,
                                         double power_w);
+/* The GPU context is created at t_s: before it the power is the profile's
+ * idle level, from it the active-idle level (default: H100 a lead of 1 s
+ * before the first kernel; K20 none, idle until the first kernel). */
+TW_API tw_status tw_scenario_set_context(tw_scenario *s, double t_s);
 /* Total simulated length; default: last kernel end + the profile's full tail + 1 s. */
 TW_API tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s);
 TW_API double tw_scenario_duration_s(const tw_scenario *s);

@@ -421,3 +421,64 @@ done:
         if (ev[i]) (void)a->cuEventDestroy(ev[i]);
     return st;
 }
+
+/* Destroys the events that were created (NULL entries are skipped). */
+static void destroy_events(const cuda_api *a, CUevent *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i]) (void)a->cuEventDestroy(ev[i]);
+}
+
+/* Elapsed ms from ev[0] to every event; ev[0] maps to 0. */
+static tw_status event_offsets(const cuda_api *a, CUevent *ev, size_t n, double *ms)
+{
+    ms[0] = 0.0;
+    for (size_t i = 1; i < n; i++) {
+        float e = 0;
+        CUresult r = CU_CALL(a, cuEventElapsedTime, &e, ev[0], ev[i]);
+        if (r != CUDA_SUCCESS) return status_of(r);
+        ms[i] = e;
+    }
+    return TW_OK;
+}
+
+tw_status tw_gpu_run_block(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args, size_t count,
+                           double *offsets_ms)
+{
+    tw_clear_error();
+    if (!offsets_ms || count == 0) return tw_fail(TW_EINVAL, "tw_gpu_run_block: no launches or no output");
+    tw_status st = check_fn(fn, grid, block, "tw_gpu_run_block");
+    if (st != TW_OK) return st;
+    tw_gpu *g = fn->module->gpu;
+    const cuda_api *a = &g->api;
+    if ((st = bind(g)) != TW_OK) return st;
+    size_t nev = count + 1;
+    CUevent *ev = calloc(nev, sizeof *ev);
+    if (!ev) return tw_fail(TW_ENOMEM, "out of memory (%zu events)", nev);
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < nev && r == CUDA_SUCCESS; i++)
+        r = CU_CALL(a, cuEventCreate, &ev[i], CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        st = status_of(r);
+        goto done;
+    }
+    /* Launches are queued back to back; an event between each pair of
+     * launches marks one's end and the next one's start on the GPU clock. */
+    for (size_t i = 0; i < count; i++) {
+        if ((r = CU_CALL(a, cuEventRecord, ev[i], NULL)) != CUDA_SUCCESS) {
+            st = status_of(r);
+            goto done;
+        }
+        if ((st = launch(g, fn, grid, block, args)) != TW_OK) goto done;
+    }
+    if ((r = CU_CALL(a, cuEventRecord, ev[count], NULL)) != CUDA_SUCCESS ||
+        (r = CU_CALL(a, cuEventSynchronize, ev[count])) != CUDA_SUCCESS) {
+        st = status_of(r);
+        goto done;
+    }
+    st = event_offsets(a, ev, nev, offsets_ms);
+done:
+    destroy_events(a, ev, nev);
+    free(ev);
+    return st;
+}

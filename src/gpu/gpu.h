@@ -65,6 +65,12 @@ tw_status tw_gpu_sync(tw_gpu *g);
  * GPU-measured duration in milliseconds. */
 tw_status tw_gpu_time_ms(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args, double *ms);
 
+/* Queues `count` launches back to back with an event before each and after
+ * the last, waits, and stores count + 1 offsets (ms from the first event):
+ * launch i ran from offsets_ms[i] to offsets_ms[i + 1] on the GPU clock. */
+tw_status tw_gpu_run_block(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args, size_t count,
+                           double *offsets_ms);
+
 /* The calibration kernels' PTX (kernels.c; ISA 8.0, .target sm_70):
  *   tw_spin_fma(.u64 out, .u64 iterations): per thread 8 independent fp32 FMA
  *     chains, 4 FMAs each per iteration (32 FMAs per thread per iteration),

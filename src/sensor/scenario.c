@@ -43,6 +43,7 @@ struct tw_scenario {
     kernel *k; /* sorted by start; never overlapping */
     size_t nk, capk;
     double duration_s; /* set_duration's value; NaN = default */
+    double context_s;  /* set_context's value; NaN = the profile's lead before the first kernel */
     tw_segment *seg;
     double *cum_j; /* energy from t = 0 to seg[i].t0_s */
     size_t nseg, capseg;
@@ -153,6 +154,8 @@ static void push_k20_tail(tw_scenario *s, double end_s, double limit_s)
 static void build_k20(tw_scenario *s)
 {
     push_segment(s, 0.0, s->pp->idle_w, false);
+    if (!isnan(s->context_s) && (s->nk == 0 || s->context_s < s->k[0].start_s))
+        push_segment(s, fmax(0.0, s->context_s), s->pp->active_idle_w, false);
     for (size_t i = 0; i < s->nk; i++) {
         const kernel *k = &s->k[i];
         if (i > 0) push_k20_tail(s, s->k[i - 1].start_s + s->k[i - 1].duration_s, k->start_s);
@@ -165,8 +168,15 @@ static void build_h100(tw_scenario *s)
 {
     const profile_params *pp = s->pp;
     push_segment(s, 0.0, pp->idle_w, false);
+    if (!isnan(s->context_s)) {
+        push_segment(s, fmax(0.0, s->context_s), pp->active_idle_w, false);
+        if (s->nk == 0) {
+            push_segment(s, fmax(tw_scenario_duration_s(s), s->context_s), pp->idle_w, false);
+            return;
+        }
+    }
     if (s->nk == 0) return;
-    push_segment(s, fmax(0.0, s->k[0].start_s - pp->context_lead_s), pp->active_idle_w, false);
+    if (isnan(s->context_s)) push_segment(s, fmax(0.0, s->k[0].start_s - pp->context_lead_s), pp->active_idle_w, false);
     for (size_t i = 0; i < s->nk; i++) {
         const kernel *k = &s->k[i];
         push_segment(s, k->start_s, k->power_w, false);
@@ -229,6 +239,7 @@ tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out)
     s->profile = profile;
     s->pp = pp;
     s->duration_s = NAN;
+    s->context_s = NAN;
     if (reserve_segments(s, 0) != TW_OK) {
         tw_scenario_free(s);
         return TW_ENOMEM;
@@ -308,6 +319,16 @@ tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_
     tw_clear_error();
     if (!s) return tw_fail(TW_EINVAL, "tw_scenario_add_kernel: NULL scenario");
     return add_kernel(s, name, start_s, duration_s, power_w, true);
+}
+
+tw_status tw_scenario_set_context(tw_scenario *s, double t_s)
+{
+    tw_clear_error();
+    if (!s) return tw_fail(TW_EINVAL, "tw_scenario_set_context: NULL scenario");
+    if (!isfinite(t_s) || t_s < 0) return tw_fail(TW_EINVAL, "context time must be finite and >= 0 (got %g)", t_s);
+    s->context_s = t_s;
+    build_segments(s);
+    return TW_OK;
 }
 
 tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s)

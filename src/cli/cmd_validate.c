@@ -1,0 +1,148 @@
+/* truewatt validate: the issue-4 validation on a GPU (or the simulator):
+ * identification, then linearity, back-to-back kernels, short kernels and
+ * 10 s loads, each measured by every method; writes the trace, the events,
+ * the identified profile, validation.csv/.md and plots into one folder. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/plans.h"
+#include "cli/cli.h"
+#include "cli/experiment.h"
+#include "cli/validate_report.h"
+
+static void help(void)
+{
+    printf("usage: truewatt validate [--out DIR] [--backend nvml|sim] [--sim k20|h100] [--seed N]\n"
+           "                         [--device N] [--from DIR]\n\n"
+           "Runs the sensor identification (about a minute) and the validation experiments\n"
+           "(about four minutes) on one GPU, then measures every experiment by every method:\n"
+           "  (i)   linearity: one kernel for T and 2T (T = 0.1, 0.5, 2 s), energy ratio\n"
+           "  (ii)  back to back: two 0.5 s kernels 50 ms, 300 ms, 1 s apart, second / first\n"
+           "  (iii) kernels of 1, 3, 10, 30, 100 ms: energy per launch against the reference\n"
+           "        (the same kernel's dynamic power over >= 4 s, times its duration)\n"
+           "  (iv)  energy counter, sample buffer and corrected instant power over 10 s loads\n"
+           "  (v)   the identified sensor profile\n"
+           "Nothing on the card is changed (clocks, limits, modes stay as they are).\n\n"
+           "  --out DIR        where everything goes (default truewatt-validation)\n"
+           "  --backend B      nvml (a GPU, default) or sim (the simulator, exact truth)\n"
+           "  --sim P          simulator profile: h100 (default) or k20\n"
+           "  --seed N         simulator seed (default 1)\n"
+           "  --device N       GPU index (default 0)\n"
+           "  --from DIR       analyse DIR/trace.csv and DIR/events.csv recorded earlier\n");
+}
+
+enum { OPT_OUT = 1000, OPT_BACKEND, OPT_SIM, OPT_SEED, OPT_DEVICE, OPT_FROM };
+
+typedef struct validate_args {
+    cli_exp_args exp;
+    const char *out, *from;
+} validate_args;
+
+static int parse_args(int argc, char **argv, validate_args *a)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
+                                         {"backend", required_argument, 0, OPT_BACKEND},
+                                         {"sim", required_argument, 0, OPT_SIM},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         {"from", required_argument, 0, OPT_FROM},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    uint64_t u;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help();
+            return -1;
+        case OPT_OUT:
+            a->out = optarg;
+            break;
+        case OPT_BACKEND:
+            a->exp.backend = optarg;
+            break;
+        case OPT_SIM:
+            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
+                return cli_usage("validate", "--sim must be k20 or h100, not '%s'", optarg);
+            a->exp.backend = "sim";
+            break;
+        case OPT_SEED:
+            if (!cli_parse_u64(optarg, &a->exp.seed)) return cli_usage("validate", "--seed wants a number");
+            break;
+        case OPT_DEVICE:
+            if (!cli_parse_u64(optarg, &u) || u > 64) return cli_usage("validate", "--device wants a GPU index");
+            a->exp.device = (int)u;
+            break;
+        case OPT_FROM:
+            a->from = optarg;
+            break;
+        case ':':
+            return cli_usage("validate", "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage("validate", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage("validate", "unexpected argument '%s'", argv[optind]);
+    return 0;
+}
+
+static tw_status plan_all(tw_exec *x, void *ctx)
+{
+    (void)ctx;
+    tw_status st = tw_plan_identify(x);
+    return st == TW_OK ? tw_plan_validate(x) : st;
+}
+
+static int make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
+    fprintf(stderr, "truewatt validate: cannot create %s: %s\n", dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+}
+
+static int analyse_recorded(const validate_args *a, char *trace, char *events)
+{
+    tw_sensor *s = NULL;
+    tw_events *ev = NULL;
+    tw_sensor_config cfg = {.path = trace};
+    tw_status st = tw_sensor_open("replay", &cfg, &s);
+    if (st == TW_OK) st = tw_events_load(events, &ev);
+    int rc = st == TW_OK ? validate_report(s, ev, a->out, NULL) : cli_fail("validate", st);
+    tw_sensor_close(s);
+    tw_events_free(ev);
+    return rc;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    validate_args a = {.out = "truewatt-validation"};
+    cli_exp_args_init(&a.exp);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = make_dir(a.out))) return rc;
+    char trace[4096], events[4096];
+    const char *in = a.from ? a.from : a.out;
+    snprintf(trace, sizeof trace, "%s/trace.csv", in);
+    snprintf(events, sizeof events, "%s/events.csv", in);
+    if (a.from) return analyse_recorded(&a, trace, events);
+
+    char prov[1024];
+    cli_exp_provenance(prov, sizeof prov, argc, argv);
+    a.exp.trace_path = trace;
+    a.exp.events_path = events;
+    tw_exec *x = NULL;
+    if ((rc = cli_exp_start("validate", &a.exp, tw_plan_identify_s() + tw_plan_validate_s(), prov, &x))) return rc;
+    rc = cli_exp_run("validate", x, plan_all, NULL);
+    if (rc == 0) {
+        if (!strcmp(x->backend, "sim") && tw_events_save(x->events, events) != TW_OK) rc = cli_fail("validate", TW_EIO);
+        if (rc == 0) rc = validate_report(x->trace, x->events, a.out, x);
+    }
+    tw_exec_free(x);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/* Running an experiment from the command line; see experiment.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/experiment.h"
+#include "cli/interrupt.h"
+
+void cli_exp_args_init(cli_exp_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->backend = "nvml";
+    a->profile = TW_SIM_H100;
+    a->seed = 1;
+}
+
+void cli_exp_provenance(char *buf, size_t len, int argc, char **argv)
+{
+    size_t used = (size_t)snprintf(buf, len, "command: truewatt");
+    for (int i = 0; i < argc && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
+    char date[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (used < len) snprintf(buf + used, len - used, "; date: %s; truewatt %s", date, tw_version());
+}
+
+typedef struct progress_state {
+    double last_note_s;
+} progress_state;
+
+/* A line every ~10 s of schedule, so a long run shows it is alive. */
+static void progress(void *ctx, double done_s, double total_s)
+{
+    progress_state *p = ctx;
+    if (done_s - p->last_note_s < 10.0) return;
+    p->last_note_s = done_s;
+    if (total_s > 0)
+        cli_note("  %.0f of %.0f s (%.0f %%)", done_s, total_s, fmin(100.0, 100.0 * done_s / total_s));
+    else
+        cli_note("  %.0f s", done_s);
+}
+
+static progress_state g_progress;
+
+int cli_exp_start(const char *cmd, const cli_exp_args *a, double planned_s, const char *provenance, tw_exec **out)
+{
+    tw_status st;
+    if (!strcmp(a->backend, "sim")) {
+        st = tw_exec_sim_new(a->profile, a->seed, out);
+    } else if (!strcmp(a->backend, "nvml")) {
+        char why[512] = "";
+        if (!tw_backend_available("nvml", why, sizeof why)) {
+            fprintf(stderr, "truewatt %s: cannot measure: the nvml backend is unavailable: %s\n", cmd, why);
+            return CLI_EXIT_FAIL;
+        }
+        tw_exec_gpu_config cfg = {
+            .device = a->device, .trace_path = a->trace_path, .events_path = a->events_path, .provenance = provenance};
+        st = tw_exec_gpu_new(&cfg, out);
+    } else {
+        return cli_usage(cmd, "--backend must be nvml or sim, not '%s'", a->backend);
+    }
+    if (st != TW_OK) return cli_fail(cmd, st);
+    cli_interrupt_install();
+    tw_exec *x = *out;
+    x->cancel = &cli_interrupted;
+    x->planned_s = planned_s;
+    x->progress = progress;
+    x->progress_ctx = &g_progress;
+    g_progress.last_note_s = 0;
+    cli_note("truewatt %s: %s on %s (%s): about %.0f s%s%s", cmd, x->backend, x->gpu[0] ? x->gpu : "GPU",
+             x->driver[0] ? x->driver : "driver unknown", planned_s, a->trace_path ? "; trace: " : "",
+             a->trace_path && strcmp(a->backend, "sim") ? a->trace_path : "");
+    return 0;
+}
+
+int cli_exp_run(const char *cmd, tw_exec *x, tw_status (*plan)(tw_exec *x, void *ctx), void *ctx)
+{
+    tw_status st = plan(x, ctx);
+    char why[1024];
+    snprintf(why, sizeof why, "%s", st != TW_OK ? tw_last_error() : "");
+    tw_status fin = tw_exec_finish(x);
+    if (st == TW_EINTERRUPTED || cli_interrupted) {
+        fprintf(stderr, "truewatt %s: interrupted; the trace so far is kept\n", cmd);
+        return CLI_EXIT_INTERRUPTED;
+    }
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt %s: the experiment failed: %s%s\n", cmd, why,
+                fin == TW_OK ? " (the trace so far is kept)" : "");
+        return CLI_EXIT_FAIL;
+    }
+    if (fin != TW_OK) return cli_fail(cmd, fin);
+    return 0;
+}

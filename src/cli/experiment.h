@@ -1,0 +1,33 @@
+/* Running an experiment from the command line (identify, validate,
+ * measure-kernel): the executor on the GPU or the simulator, progress on
+ * stderr, Ctrl-C honoured, the trace and events kept in files. */
+#ifndef TW_CLI_EXPERIMENT_H
+#define TW_CLI_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bench/exec.h"
+
+typedef struct cli_exp_args {
+    const char *backend;    /* "nvml" (a real GPU) or "sim" */
+    tw_sim_profile profile; /* sim */
+    uint64_t seed;          /* sim */
+    int device;             /* nvml */
+    const char *trace_path, *events_path;
+} cli_exp_args;
+
+void cli_exp_args_init(cli_exp_args *a);
+
+/* Makes the executor: prints a line on stderr saying where the trace goes and
+ * how long the plan takes. Returns a CLI exit code (0 on success). */
+int cli_exp_start(const char *cmd, const cli_exp_args *a, double planned_s, const char *provenance, tw_exec **out);
+
+/* Runs plan(x, ctx) then finishes the executor; on Ctrl-C or failure the trace
+ * so far is kept and the message names it. Returns a CLI exit code. */
+int cli_exp_run(const char *cmd, tw_exec *x, tw_status (*plan)(tw_exec *x, void *ctx), void *ctx);
+
+/* "command: truewatt ARGS; date: ...; truewatt VERSION" */
+void cli_exp_provenance(char *buf, size_t len, int argc, char **argv);
+
+#endif

@@ -1,0 +1,72 @@
+/* Observations (internal): what a reading says about the true power, once its
+ * model is known. Each observation is the mean true power over a window of
+ * the trace's timeline (the delay already removed). Windows may overlap (a
+ * boxcar's 1 s windows published every 100 ms), leave gaps (a window
+ * reading's 25 ms out of every 100 ms) or tile the time (counter differences,
+ * the driver's sample buffer, a deconvolved boxcar). Estimators
+ * (estimate.h, attrib/regress.h) work on observations alone, so one
+ * estimator serves every reading. */
+#ifndef TW_CORRECT_OBSERVE_H
+#define TW_CORRECT_OBSERVE_H
+
+#include <stddef.h>
+
+#include "correct/profile.h"
+#include "truewatt.h"
+
+typedef struct tw_obs {
+    double t0_s, t1_s; /* the window (t0, t1] whose mean power this is */
+    double power_w;    /* mean true power over the window */
+} tw_obs;
+
+typedef struct tw_obs_series {
+    tw_obs *v; /* in order of t1 (windows may overlap) */
+    size_t n, cap;
+    double period_s; /* the reading's update period (what the windows step by) */
+    double window_s; /* nominal window length */
+} tw_obs_series;
+
+void tw_obs_series_init(tw_obs_series *s);
+tw_status tw_obs_series_push(tw_obs_series *s, double t0_s, double t1_s, double power_w);
+void tw_obs_series_free(tw_obs_series *s);
+
+/* Observations of reading `reading` of `src` (read from its start; rewound
+ * first when `rewind`) under model `m`. Power readings give one observation
+ * per update (a value that differs from the last one, or a new value
+ * timestamp); the update instant is taken halfway between the row that shows
+ * it first and the row before. A counter gives one per pair of updates. rc
+ * gives the corrected power (Burtscher's formula with C) between
+ * deduplicated samples. A boxcar whose window spans at least two periods is
+ * deconvolved into per-period means (tw_deconvolve_boxcar). */
+tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, bool rewind, tw_obs_series *out);
+
+/* Update instants of one reading (row time halfway to the previous row, as
+ * above) with the value that appeared, for identification. For a counter
+ * the value is the cumulative energy in J. */
+typedef struct tw_update {
+    double t_s;
+    double value;
+} tw_update;
+
+typedef struct tw_update_series {
+    tw_update *v;
+    size_t n, cap;
+} tw_update_series;
+
+void tw_update_series_free(tw_update_series *s);
+/* Reads every update of `reading` over the whole source (rewinding it first).
+ * Rows where the reading is invalid are skipped. */
+tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out);
+
+/* Deconvolution of a boxcar-averaged reading: values v_k published at u_k
+ * are means over (u_k - W, u_k] (delay already removed from u_k). With the
+ * cumulative energy F, W v_k = F(u_k) - F(u_k - W), so
+ *   F(u_k) = W v_k + F(u_k - W),
+ * with F(u_k - W) interpolated linearly between earlier F values, and F taken
+ * as v_0 (t - u_0) + W v_0 before the first window is complete (the level
+ * before the series is assumed constant). The output tiles the time:
+ * observation k = (F(u_k) - F(u_{k-1})) / (u_k - u_{k-1}) over (u_{k-1}, u_k].
+ * `in` holds the raw windows (t1 = u_k, t0 = u_k - W). */
+tw_status tw_deconvolve_boxcar(const tw_obs *in, size_t n, double window_s, tw_obs_series *out);
+
+#endif
