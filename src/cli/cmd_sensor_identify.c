@@ -1,10 +1,209 @@
-/* truewatt sensor identify: a placeholder until the real one lands here. */
+/* truewatt sensor identify: runs the identification experiment on a GPU (or
+ * the simulator), or takes a recorded trace and its events, fits each
+ * reading's model and writes the sensor profile (JSON, named by GPU and
+ * driver). */
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
+#include "bench/plans.h"
 #include "cli/cli.h"
+#include "cli/experiment.h"
+#include "cli/interrupt.h"
+#include "correct/identify.h"
+#include "correct/profile.h"
+
+#define CMD "sensor identify"
+
+static void help(void)
+{
+    printf("usage: truewatt sensor identify [--out PROFILE.json] [--backend nvml|sim] [--sim k20|h100]\n"
+           "                                [--seed N] [--device N] [--trace-out CSV] [--json]\n"
+           "       truewatt sensor identify --trace CSV --events CSV [--until S] [--out PROFILE.json]\n\n"
+           "Finds how each power reading of a GPU behaves: idle before a CUDA context exists,\n"
+           "then active idle, steps of 4 s and 2 s, square waves, and isolated kernels of 1 ms\n"
+           "to 1 s at varied phases (about a minute). For every reading it fits the update\n"
+           "period, the averaging window, the delay, the coverage (fraction of the time the\n"
+           "reading sees) and the response: rc (a lagging capacitor, as on Kepler), boxcar\n"
+           "(a moving average), window (a short average held until the next update) or\n"
+           "counter; and the idle, active-idle and kernel levels. Nothing on the card is changed.\n\n"
+           "  --out FILE       the profile (default: <gpu>_<driver>.json in the current folder)\n"
+           "  --backend B      nvml (a GPU, default) or sim (the simulator)\n"
+           "  --sim P          simulator profile h100 (default) or k20\n"
+           "  --seed N         simulator seed (default 1)\n"
+           "  --device N       GPU index (default 0)\n"
+           "  --trace-out CSV  where the recorded trace goes (default truewatt-identify.csv;\n"
+           "                   its events beside it as .events.csv)\n"
+           "  --trace CSV      fit a trace recorded earlier instead (with --events)\n"
+           "  --events CSV     the kernels of --trace, with a 'context' marker\n"
+           "  --until S        fit only the trace up to S seconds\n"
+           "  --json           print the profile as JSON on stdout\n");
+}
+
+enum { OPT_OUT = 1000, OPT_BACKEND, OPT_SIM, OPT_SEED, OPT_DEVICE, OPT_TRACE_OUT, OPT_TRACE, OPT_EVENTS, OPT_UNTIL,
+       OPT_JSON };
+
+typedef struct id_args {
+    cli_exp_args exp;
+    const char *out, *trace_out, *trace, *events;
+    double until_s;
+    bool json;
+} id_args;
+
+static int parse_args(int argc, char **argv, id_args *a)
+{
+    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
+                                         {"backend", required_argument, 0, OPT_BACKEND},
+                                         {"sim", required_argument, 0, OPT_SIM},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         {"trace-out", required_argument, 0, OPT_TRACE_OUT},
+                                         {"trace", required_argument, 0, OPT_TRACE},
+                                         {"events", required_argument, 0, OPT_EVENTS},
+                                         {"until", required_argument, 0, OPT_UNTIL},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    uint64_t u;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help();
+            return -1;
+        case OPT_OUT:
+            a->out = optarg;
+            break;
+        case OPT_BACKEND:
+            a->exp.backend = optarg;
+            break;
+        case OPT_SIM:
+            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
+                return cli_usage(CMD, "--sim must be k20 or h100, not '%s'", optarg);
+            a->exp.backend = "sim";
+            break;
+        case OPT_SEED:
+            if (!cli_parse_u64(optarg, &a->exp.seed)) return cli_usage(CMD, "--seed wants a number");
+            break;
+        case OPT_DEVICE:
+            if (!cli_parse_u64(optarg, &u) || u > 64) return cli_usage(CMD, "--device wants a GPU index");
+            a->exp.device = (int)u;
+            break;
+        case OPT_TRACE_OUT:
+            a->trace_out = optarg;
+            break;
+        case OPT_TRACE:
+            a->trace = optarg;
+            break;
+        case OPT_EVENTS:
+            a->events = optarg;
+            break;
+        case OPT_UNTIL:
+            if (!cli_parse_double(optarg, &a->until_s) || !(a->until_s > 0))
+                return cli_usage(CMD, "--until wants seconds > 0");
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            return cli_usage(CMD, "%s needs a value", argv[optind - 1]);
+        default:
+            return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!a->trace != !a->events) return cli_usage(CMD, "--trace and --events go together");
+    return 0;
+}
+
+static void stamp(tw_profile *p, const char *command)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(p->created, sizeof p->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(p->command, sizeof p->command, "%s", command);
+}
+
+/* Fits, fills the provenance, saves and prints. */
+static int fit_and_save(const id_args *a, tw_sensor *trace, const tw_events *ev, const char *command, tw_profile *p)
+{
+    tw_identify_options o;
+    tw_identify_options_init(&o);
+    o.t_end_s = a->until_s;
+    o.cancel = &cli_interrupted;
+    cli_note("truewatt %s: fitting the models of every reading", CMD);
+    tw_status st = tw_identify(trace, ev, &o, p, NULL);
+    if (st != TW_OK) return cli_fail(CMD, st);
+    stamp(p, command);
+    char name[256];
+    if (!a->out) tw_profile_file_name(p->gpu, p->driver, name, sizeof name);
+    const char *out = a->out ? a->out : name;
+    if ((st = tw_profile_save(p, out)) != TW_OK) return cli_fail(CMD, st);
+    cli_note("truewatt %s: profile written to %s", CMD, out);
+    if (a->json) return tw_profile_write_json(p, stdout) == TW_OK ? 0 : cli_fail(CMD, TW_EIO);
+    return cli_profile_print(out, p);
+}
+
+static int from_files(const id_args *a, const char *command)
+{
+    tw_sensor *s = NULL;
+    tw_events *ev = NULL;
+    tw_sensor_config cfg = {.path = a->trace};
+    tw_status st = tw_sensor_open("replay", &cfg, &s);
+    if (st == TW_OK) st = tw_events_load(a->events, &ev);
+    int rc;
+    if (st != TW_OK) {
+        rc = cli_fail(CMD, st);
+    } else {
+        tw_profile p;
+        tw_profile_init(&p);
+        snprintf(p.backend, sizeof p.backend, "replay");
+        rc = fit_and_save(a, s, ev, command, &p);
+    }
+    tw_sensor_close(s);
+    tw_events_free(ev);
+    return rc;
+}
+
+static tw_status plan(tw_exec *x, void *ctx)
+{
+    (void)ctx;
+    return tw_plan_identify(x);
+}
 
 int tw_cmd_sensor_identify(int argc, char **argv)
 {
-    fprintf(stderr, "truewatt sensor identify: not built yet\n");
-    return CLI_EXIT_USAGE;
+    id_args a = {.until_s = NAN, .trace_out = "truewatt-identify.csv"};
+    cli_exp_args_init(&a.exp);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    char prov[1024];
+    cli_exp_provenance(prov, sizeof prov, argc, argv);
+    char command[256];
+    const char *cmdline = prov + strlen("command: truewatt ");
+    snprintf(command, sizeof command, "truewatt sensor %.*s", (int)strcspn(cmdline, ";"), cmdline);
+    if (a.trace) return from_files(&a, command);
+
+    char events[4096];
+    snprintf(events, sizeof events, "%.*s.events.csv", (int)(strlen(a.trace_out) - (strstr(a.trace_out, ".csv") ? 4 : 0)),
+             a.trace_out);
+    a.exp.trace_path = a.trace_out;
+    a.exp.events_path = events;
+    tw_exec *x = NULL;
+    if ((rc = cli_exp_start(CMD, &a.exp, tw_plan_identify_s(), prov, &x))) return rc;
+    rc = cli_exp_run(CMD, x, plan, NULL);
+    if (rc == 0) {
+        tw_profile p;
+        tw_profile_init(&p);
+        snprintf(p.gpu, sizeof p.gpu, "%s", x->gpu);
+        snprintf(p.driver, sizeof p.driver, "%s", x->driver);
+        snprintf(p.backend, sizeof p.backend, "%s", x->backend);
+        rc = fit_and_save(&a, x->trace, x->events, command, &p);
+    }
+    tw_exec_free(x);
+    return rc;
 }

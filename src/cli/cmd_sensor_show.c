@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "correct/identify.h"
 #include "correct/profile.h"
 #include "report/table.h"
 
@@ -66,7 +67,7 @@ static int print_table(const tw_profile *p, const tw_reading_model *best)
     return 0;
 }
 
-static int show_text(const char *path, const tw_profile *p)
+int cli_profile_print(const char *path, const tw_profile *p)
 {
     printf("sensor profile %s\n", path);
     printf("%-13s %s\n", "gpu:", p->gpu);
@@ -78,7 +79,7 @@ static int show_text(const char *path, const tw_profile *p)
     print_level("active idle:", p->active_idle_w, "context alive, no kernel running");
     print_level("step:", p->step_w, "calibration kernel above active idle");
     printf("\n");
-    const tw_reading_model *best = tw_profile_best(p, NULL, NULL);
+    const tw_reading_model *best = tw_profile_best(p, tw_identify_board_reading, NULL);
     if (p->n == 0) {
         printf("no readings\n");
         return 0;
@@ -121,5 +122,5 @@ int tw_cmd_sensor_show(int argc, char **argv)
         st = tw_profile_write_json(&p, stdout);
         return st ? cli_fail(CMD, st) : 0;
     }
-    return show_text(path, &p);
+    return cli_profile_print(path, &p);
 }

@@ -41,8 +41,8 @@ static const struct {
     {                                                                                                                  \
 #x, offsetof(tw_reading_model, x)                                                                              \
     }
-    F(period_s),      F(period_p10_s), F(period_p90_s), F(window_s), F(delay_s),
-    F(capacitance_s), F(coverage),     F(rms_w),        F(rms_rc_w), F(rms_boxcar_w),
+    F(period_s), F(period_p10_s), F(period_p90_s), F(window_s),     F(delay_s), F(capacitance_s),
+    F(coverage), F(rms_w),        F(rms_rc_w),     F(rms_boxcar_w), F(step_w),
 #undef F
 };
 #define N_MODEL_NUMBERS (sizeof model_numbers / sizeof model_numbers[0])
@@ -109,14 +109,30 @@ static double resolution_s(const tw_reading_model *m)
  * moves the score by at most 10, so coverage decides first and resolution
  * only between equal (rounded) coverages; the score rises with c and falls
  * with r, and every known response scores at least 0 > -1. */
+/* How much noise the model leaves in an energy estimate: the fit's residual,
+ * amplified by deconvolution for a boxcar spanning several periods (W / P),
+ * over windows of the reading's resolution: error ~ rms sqrt(resolution). */
+static double merit(const tw_reading_model *m, double resolution)
+{
+    double rms = isfinite(m->rms_w) ? m->rms_w : 0.0;
+    double amp = m->response == TW_RESP_BOXCAR && m->window_s > m->period_s ? m->window_s / m->period_s : 1.0;
+    return fmin(999.0, rms * amp * sqrt(resolution));
+}
+
 double tw_reading_model_score(const tw_reading_model *m)
 {
     if (m->response <= TW_RESP_UNKNOWN || m->response >= TW_RESP_COUNT) return -1.0;
     double c = isnan(m->coverage) ? 0.0 : fmin(fmax(m->coverage, 0.0), 1.0);
-    c = round(c * 100.0) / 100.0;
+    c = round(c * 10.0) / 10.0; /* 0.97 and 1 are both full coverage */
     double r = resolution_s(m);
     r = isnan(r) ? 10.0 : fmin(fmax(r, 0.0), 10.0);
-    return 1000.0 * c + (10.0 - r);
+    return 10000.0 * c + (999.0 - merit(m, r)) + (10.0 - r) * 1e-3;
+}
+
+bool tw_reading_model_trusted(const tw_reading_model *m)
+{
+    if (!isfinite(m->rms_w) || !isfinite(m->step_w) || m->step_w == 0) return true;
+    return m->rms_w <= TW_PROFILE_TRUST_REL * fabs(m->step_w);
 }
 
 const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(const char *name, void *ctx), void *ctx)
@@ -126,7 +142,8 @@ const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(cons
     for (size_t i = 0; i < p->n; i++) {
         if (usable && !usable(p->r[i].name, ctx)) continue;
         double s = tw_reading_model_score(&p->r[i]);
-        if (s > best_score) best = &p->r[i], best_score = s; /* ties: the first */
+        if (s >= 0 && tw_reading_model_trusted(&p->r[i])) s += 1e7; /* trust first, then the score */
+        if (s > best_score) best = &p->r[i], best_score = s;        /* ties: the first */
     }
     return best;
 }

@@ -44,6 +44,7 @@ typedef struct tw_reading_model {
     double delay_s;       /* from the end of the window to the update */
     double capacitance_s; /* rc only; NaN otherwise */
     double coverage;      /* fraction of the time the reading sees: min(1, window / period); 1 for rc */
+    double step_w;        /* the calibration kernel's power above active idle, as this reading saw it */
     double rms_w;         /* residual of the chosen model's fit */
     double rms_rc_w;      /* residual of the best rc fit, for comparison */
     double rms_boxcar_w;  /* residual of the best boxcar/window fit, for comparison */
@@ -72,12 +73,21 @@ const tw_reading_model *tw_profile_find(const tw_profile *p, const char *name);
 /* Appends (or replaces, by name) a reading model; TW_EINVAL when full. */
 tw_status tw_profile_set(tw_profile *p, const tw_reading_model *m);
 
-/* Ranking for energy measurement: higher is better. Full coverage beats
- * partial coverage, then a shorter resolution (max(period, window) after
- * deconvolution: the period) wins. Unknown responses rank lowest. */
+/* Ranking for energy measurement: higher is better. Full coverage (to one
+ * decimal) beats partial coverage; then the smaller expected noise of an
+ * energy estimate wins: the fit's residual, times W / P for a deconvolved
+ * boxcar, times sqrt(resolution) (resolution: the period, or the window of a
+ * window reading when longer); then the shorter resolution. Unknown
+ * responses rank lowest (-1). */
 double tw_reading_model_score(const tw_reading_model *m);
-/* The best-scoring reading whose name satisfies `usable` (NULL: any), or
- * NULL; a reading of unknown response is never picked. */
+/* Whether the reading's model explains it: the fit's residual is at most
+ * TW_PROFILE_TRUST_REL of the kernel step it saw (true when either is unknown). */
+#define TW_PROFILE_TRUST_REL 0.02
+bool tw_reading_model_trusted(const tw_reading_model *m);
+/* The best reading whose name satisfies `usable` (NULL: any), or NULL: a
+ * trusted model (tw_reading_model_trusted) beats an untrusted one, since a
+ * model that explains its reading poorly corrects it poorly; then the score
+ * decides (ties: the first). An unknown response is never picked. */
 const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(const char *name, void *ctx), void *ctx);
 
 /* JSON (schema "truewatt-sensor-profile", version 1): NaN written as null. */

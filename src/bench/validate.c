@@ -1,0 +1,536 @@
+/* The validation's analysis; see validate.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib/regress.h"
+#include "attrib/repeat.h"
+#include "bench/plans.h"
+#include "bench/validate.h"
+#include "core/error.h"
+#include "correct/estimate.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
+
+#define MAX_METHODS 24
+#define IDLE_MARGIN_S 2.0  /* event-free windows this close to an experiment give its idle level */
+#define BLOCK_GAP_S 0.01   /* launches closer than this belong to one block */
+#define REPEAT_EDGE_S 0.25 /* the first and last block own this much time beyond them */
+#define LIN_TOL_PCT 1.0    /* 2.00 +- 0.02 */
+#define B2B_TOL_PCT 2.0    /* 1.00 +- 0.02 */
+
+/* ---------------------------------------------------------------- methods */
+
+typedef enum { M_NAIVE, M_RAW_COUNTER, M_RAW_TILES, M_MODEL } method_kind;
+
+typedef struct method {
+    method_kind kind;
+    char name[64];
+    const tw_reading_model *model; /* M_MODEL */
+    tw_update_series u;            /* the reading's updates (naive, raw) */
+    tw_obs_series obs;             /* M_MODEL: its observations */
+    bool best;
+} method;
+
+typedef struct ctx {
+    tw_sensor *src;
+    const tw_events *events;
+    const tw_profile *profile;
+    method m[MAX_METHODS];
+    size_t nm;
+    tw_val_result *out;
+} ctx;
+
+static tw_status add_record(tw_val_result *r, const tw_val_record *rec)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        tw_val_record *p = realloc(r->rec, cap * sizeof *p);
+        if (!p) return tw_fail(TW_ENOMEM, "out of memory (validation records)");
+        r->rec = p;
+        r->cap = cap;
+    }
+    r->rec[r->n++] = *rec;
+    return TW_OK;
+}
+
+void tw_val_result_free(tw_val_result *r)
+{
+    if (!r) return;
+    free(r->rec);
+    memset(r, 0, sizeof *r);
+}
+
+static tw_status record(ctx *c, const char *exp, const char *cs, const method *m, const char *method_name,
+                        const char *qty, double value, double sigma, double ref, double tol, unsigned n)
+{
+    tw_val_record rec;
+    memset(&rec, 0, sizeof rec);
+    snprintf(rec.experiment, sizeof rec.experiment, "%s", exp);
+    snprintf(rec.case_name, sizeof rec.case_name, "%s", cs);
+    snprintf(rec.method, sizeof rec.method, "%s", m ? m->name : method_name);
+    snprintf(rec.quantity, sizeof rec.quantity, "%s", qty);
+    rec.value = value;
+    rec.sigma = sigma;
+    rec.reference = ref;
+    rec.error_pct = isfinite(ref) && ref != 0 ? 100.0 * (value / ref - 1.0) : NAN;
+    rec.tolerance_pct = tol;
+    rec.pass = isnan(tol) ? -1 : (isfinite(rec.error_pct) && fabs(rec.error_pct) <= tol);
+    rec.n = n;
+    return add_record(c->out, &rec);
+}
+
+static bool reading_index(tw_sensor *s, const char *name, size_t *i) { return tw_sensor_find(s, name, i) == TW_OK; }
+
+static tw_status add_update_method(ctx *c, method_kind kind, const char *prefix, const char *reading)
+{
+    size_t i;
+    if (c->nm >= MAX_METHODS || !reading_index(c->src, reading, &i)) return TW_OK;
+    method *m = &c->m[c->nm];
+    memset(m, 0, sizeof *m);
+    m->kind = kind;
+    snprintf(m->name, sizeof m->name, "%s%s", prefix, reading);
+    tw_status st = tw_updates_read(c->src, i, &m->u);
+    if (st == TW_OK) c->nm++;
+    return st;
+}
+
+static tw_status add_model_method(ctx *c, const tw_reading_model *rm, bool best)
+{
+    size_t i;
+    if (c->nm >= MAX_METHODS || !reading_index(c->src, rm->name, &i)) return TW_OK;
+    method *m = &c->m[c->nm];
+    memset(m, 0, sizeof *m);
+    m->kind = M_MODEL;
+    m->model = rm;
+    m->best = best;
+    snprintf(m->name, sizeof m->name, "model_%s", rm->name);
+    tw_obs_series_init(&m->obs);
+    tw_status st = tw_observe(c->src, i, rm, true, &m->obs);
+    if (st == TW_OK) c->nm++;
+    return st;
+}
+
+static tw_status build_methods(ctx *c)
+{
+    static const char *const naive[] = {"power_usage_w", "power_instant_w"};
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < 2 && st == TW_OK; i++)
+        st = add_update_method(c, M_NAIVE, "naive_", naive[i]);
+    if (st == TW_OK) st = add_update_method(c, M_RAW_COUNTER, "raw_", "energy_j");
+    if (st == TW_OK) st = add_update_method(c, M_RAW_TILES, "raw_", "power_buffer_w");
+    const tw_reading_model *best = tw_profile_best(c->profile, tw_identify_board_reading, NULL);
+    if (best) snprintf(c->out->best, sizeof c->out->best, "%s", best->name);
+    for (size_t i = 0; i < c->profile->n && st == TW_OK; i++) {
+        const tw_reading_model *rm = &c->profile->r[i];
+        if (rm->response == TW_RESP_UNKNOWN || !tw_identify_board_reading(rm->name, NULL)) continue;
+        st = add_model_method(c, rm, rm == best);
+    }
+    return st;
+}
+
+static void free_methods(ctx *c)
+{
+    for (size_t i = 0; i < c->nm; i++) {
+        tw_update_series_free(&c->m[i].u);
+        tw_obs_series_free(&c->m[i].obs);
+    }
+}
+
+static const method *best_method(const ctx *c)
+{
+    for (size_t i = 0; i < c->nm; i++)
+        if (c->m[i].best) return &c->m[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- integrals of updates */
+
+/* Index of the last update at or before t (SIZE_MAX when none). */
+static size_t update_at(const tw_update_series *u, double t)
+{
+    size_t lo = 0, hi = u->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (u->v[mid].t_s <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? SIZE_MAX : lo - 1;
+}
+
+/* The held value integrated over [a, b] (a poll in between sees the last update). */
+static double hold_integral(const tw_update_series *u, double a, double b)
+{
+    size_t k = update_at(u, a);
+    if (k == SIZE_MAX) return NAN;
+    double sum = 0, t = a;
+    for (; k < u->n && t < b; k++) {
+        double next = k + 1 < u->n ? fmin(b, u->v[k + 1].t_s) : b;
+        if (next > t) sum += u->v[k].value * (next - t);
+        t = fmax(t, next);
+    }
+    return sum;
+}
+
+/* A counter read at t, interpolated between its updates. */
+static double counter_at(const tw_update_series *u, double t)
+{
+    size_t k = update_at(u, t);
+    if (k == SIZE_MAX || k + 1 >= u->n) return NAN;
+    const tw_update *p = &u->v[k], *q = &u->v[k + 1];
+    return p->value + (q->value - p->value) * (t - p->t_s) / (q->t_s - p->t_s);
+}
+
+/* Sample-buffer values as the mean power of the interval each closes. */
+static double tiles_integral(const tw_update_series *u, double a, double b)
+{
+    size_t k = update_at(u, a);
+    if (k == SIZE_MAX) return NAN;
+    double sum = 0;
+    for (k = k + 1; k < u->n; k++) {
+        double t0 = fmax(a, u->v[k - 1].t_s), t1 = fmin(b, u->v[k].t_s);
+        if (t1 > t0) sum += u->v[k].value * (t1 - t0);
+        if (u->v[k - 1].t_s >= b) break;
+    }
+    return k < u->n ? sum : NAN;
+}
+
+/* ---------------------------------------------------------------- event sets */
+
+typedef struct span {
+    double t0, t1;
+    unsigned launches;
+    double kernel_s; /* summed durations */
+} span;
+
+/* Events named `name`, in time order; blocks of back-to-back launches merged
+ * when `merge`. Returns the count (0 when none or out of memory). */
+static size_t spans_of(const tw_events *ev, const char *name, bool merge, span **out)
+{
+    size_t n = tw_events_count(ev), m = 0;
+    span *s = malloc((n ? n : 1) * sizeof *s);
+    if (!s) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *e = tw_events_get(ev, i);
+        if (strcmp(e->name, name) != 0) continue;
+        double d = e->end_s - e->start_s;
+        if (merge && m > 0 && e->start_s - s[m - 1].t1 < BLOCK_GAP_S) {
+            s[m - 1].t1 = e->end_s;
+            s[m - 1].launches++;
+            s[m - 1].kernel_s += d;
+            continue;
+        }
+        s[m++] = (span){e->start_s, e->end_s, 1, d};
+    }
+    *out = s;
+    return m;
+}
+
+static tw_events *events_of_spans(const span *s, size_t n, const char *name)
+{
+    tw_events *ev = NULL;
+    if (tw_events_new(&ev) != TW_OK) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        tw_event e = {name, s[i].t0, s[i].t1, 0, -1, NAN, "kernel"};
+        if (tw_events_add(ev, &e) != TW_OK) {
+            tw_events_free(ev);
+            return NULL;
+        }
+    }
+    return ev;
+}
+
+/* The model's idle level near [t0, t1]: event-free windows within the margin. */
+static double local_idle(const ctx *c, const method *m, double t0, double t1)
+{
+    return tw_estimate_idle_w(m->obs.v, m->obs.n, c->events, t0 - IDLE_MARGIN_S, t1 + IDLE_MARGIN_S);
+}
+
+/* Energy of each span by method m: total (idle + dynamic) into total[], and
+ * for models the dynamic part into dyn[] (NaN otherwise). */
+static tw_status span_energies(const ctx *c, const method *m, const span *s, size_t n, double *total, double *dyn)
+{
+    for (size_t i = 0; i < n; i++)
+        total[i] = dyn[i] = NAN;
+    if (n == 0) return TW_OK;
+    if (m->kind != M_MODEL) {
+        for (size_t i = 0; i < n; i++) {
+            if (m->kind == M_NAIVE)
+                total[i] = hold_integral(&m->u, s[i].t0, s[i].t1);
+            else if (m->kind == M_RAW_COUNTER)
+                total[i] = counter_at(&m->u, s[i].t1) - counter_at(&m->u, s[i].t0);
+            else
+                total[i] = tiles_integral(&m->u, s[i].t0, s[i].t1);
+        }
+        return TW_OK;
+    }
+    double idle = local_idle(c, m, s[0].t0, s[n - 1].t1);
+    if (!isfinite(idle)) return TW_OK;
+    tw_events *ev = events_of_spans(s, n, "span");
+    tw_event_estimate *est = calloc(n, sizeof *est);
+    tw_status st = ev && est ? tw_estimate_events(m->obs.v, m->obs.n, ev, idle, est)
+                             : tw_fail(TW_ENOMEM, "out of memory (validation)");
+    for (size_t i = 0; st == TW_OK && i < n; i++) {
+        dyn[i] = est[i].dyn_j;
+        total[i] = est[i].total_j;
+    }
+    free(est);
+    tw_events_free(ev);
+    return st;
+}
+
+/* Dynamic energy of spans for any method: a model's own; for the others the
+ * total minus the best model's local idle level over the span. */
+static tw_status span_dynamic(const ctx *c, const method *m, const span *s, size_t n, double *dyn)
+{
+    double *total = malloc((n ? n : 1) * sizeof *total);
+    if (!total) return tw_fail(TW_ENOMEM, "out of memory (validation)");
+    tw_status st = span_energies(c, m, s, n, total, dyn);
+    if (st == TW_OK && m->kind != M_MODEL) {
+        const method *b = best_method(c);
+        double idle = b && n ? local_idle(c, b, s[0].t0, s[n - 1].t1) : NAN;
+        for (size_t i = 0; i < n; i++)
+            dyn[i] = total[i] - idle * (s[i].t1 - s[i].t0);
+    }
+    free(total);
+    return st;
+}
+
+static void mean_sd(const double *v, size_t n, double *mean, double *sd, unsigned *count)
+{
+    double s = 0, ss = 0;
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i])) {
+            s += v[i];
+            k++;
+        }
+    *mean = k ? s / k : NAN;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i])) ss += (v[i] - *mean) * (v[i] - *mean);
+    *sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
+    *count = k;
+}
+
+/* ---------------------------------------------------------------- (i), (ii): ratios of pairs */
+
+static tw_status pair_ratios(ctx *c, const char *exp, const char *cs, const char *first, const char *second,
+                             double expect, double tol_pct)
+{
+    span *a = NULL, *b = NULL;
+    size_t na = spans_of(c->events, first, false, &a), nb = spans_of(c->events, second, false, &b);
+    size_t n = na < nb ? na : nb;
+    tw_status st = TW_OK;
+    double *ea = malloc((n ? n : 1) * sizeof *ea), *eb = malloc((n ? n : 1) * sizeof *eb);
+    double *d = malloc((n ? n : 1) * sizeof *d), *r = malloc((n ? n : 1) * sizeof *r);
+    if (!ea || !eb || !d || !r) st = tw_fail(TW_ENOMEM, "out of memory (validation)");
+    for (size_t k = 0; st == TW_OK && n > 0 && k < c->nm; k++) {
+        const method *m = &c->m[k];
+        if ((st = span_energies(c, m, a, n, ea, d)) != TW_OK) break;
+        if ((st = span_energies(c, m, b, n, eb, d)) != TW_OK) break;
+        for (size_t i = 0; i < n; i++)
+            r[i] = eb[i] / ea[i];
+        double mean, sd;
+        unsigned cnt;
+        mean_sd(r, n, &mean, &sd, &cnt);
+        if (cnt == 0) continue;
+        st = record(c, exp, cs, m, NULL, "ratio", mean, cnt > 1 ? sd / sqrt(cnt) : NAN, expect, m->best ? tol_pct : NAN,
+                    cnt);
+    }
+    free(ea);
+    free(eb);
+    free(d);
+    free(r);
+    free(a);
+    free(b);
+    return st;
+}
+
+static tw_status linearity(ctx *c)
+{
+    tw_status st = TW_OK;
+    for (int i = 0; i < TW_VAL_NLIN && st == TW_OK; i++) {
+        char len[16], a[48], b[48], cs[32];
+        tw_plan_len_label(tw_val_lin_t_s[i], len, sizeof len);
+        snprintf(a, sizeof a, "lin_%s_T", len);
+        snprintf(b, sizeof b, "lin_%s_2T", len);
+        snprintf(cs, sizeof cs, "T=%s", len);
+        st = pair_ratios(c, "linearity", cs, a, b, 2.0, LIN_TOL_PCT);
+    }
+    return st;
+}
+
+static tw_status back_to_back(ctx *c)
+{
+    tw_status st = TW_OK;
+    for (int i = 0; i < TW_VAL_NGAP && st == TW_OK; i++) {
+        char len[16], a[48], b[48], cs[32];
+        tw_plan_len_label(tw_val_gap_s[i], len, sizeof len);
+        snprintf(a, sizeof a, "b2b_%s_first", len);
+        snprintf(b, sizeof b, "b2b_%s_second", len);
+        snprintf(cs, sizeof cs, "gap=%s", len);
+        st = pair_ratios(c, "back_to_back", cs, a, b, 1.0, B2B_TOL_PCT);
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- (iii) short kernels */
+
+static double short_tolerance_pct(double d_s) { return d_s < 0.002 ? 10.0 : d_s < 0.02 ? 5.0 : NAN; }
+
+/* The reference: the best model's dynamic power over the >= 4 s block. */
+static double reference_power_w(ctx *c, const char *ref_name)
+{
+    const method *b = best_method(c);
+    span *s = NULL;
+    size_t n = b ? spans_of(c->events, ref_name, true, &s) : 0;
+    double dyn = NAN, p = NAN;
+    if (n >= 1 && span_dynamic(c, b, s, 1, &dyn) == TW_OK) p = dyn / s[0].kernel_s;
+    free(s);
+    return p;
+}
+
+/* Per-launch dynamic energy of isolated launches by every method. */
+static tw_status iso_methods(ctx *c, const char *cs, const char *name, double p_ref, double tol)
+{
+    span *s = NULL;
+    size_t n = spans_of(c->events, name, false, &s);
+    double *dyn = malloc((n ? n : 1) * sizeof *dyn);
+    tw_status st = dyn ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (validation)");
+    double dur = 0;
+    for (size_t i = 0; i < n; i++)
+        dur += s[i].kernel_s / (double)(n ? n : 1);
+    double ref = p_ref * dur;
+    for (size_t k = 0; st == TW_OK && n > 0 && k < c->nm; k++) {
+        const method *m = &c->m[k];
+        if ((st = span_dynamic(c, m, s, n, dyn)) != TW_OK) break;
+        double mean, sd;
+        unsigned cnt;
+        mean_sd(dyn, n, &mean, &sd, &cnt);
+        if (cnt) st = record(c, "short_kernels", cs, m, NULL, "J_per_launch", mean, sd / sqrt(cnt), ref, NAN, cnt);
+    }
+    free(dyn);
+    /* the regression of the best reading's windows on the launches' time */
+    const method *b = best_method(c);
+    tw_events *ev = b && n ? events_of_spans(s, n, name) : NULL;
+    if (st == TW_OK && ev) {
+        tw_regress_options o;
+        tw_regress_options_init(&o);
+        o.margin_s = 0.5;
+        tw_regress *r = NULL;
+        if (tw_regress_names(b->obs.v, b->obs.n, ev, &o, &r) == TW_OK && r->nnames > 0)
+            st = record(c, "short_kernels", cs, NULL, "regression", "J_per_launch", r->names[0].per_launch_j,
+                        r->names[0].per_launch_se_j, ref, tol, (unsigned)r->names[0].launches);
+        tw_regress_free(r);
+    }
+    tw_events_free(ev);
+    free(s);
+    return st;
+}
+
+/* Phase-shifted repetition (attrib/repeat.h) on the best reading. */
+static tw_status repetition(ctx *c, const char *cs, const char *name, double p_ref, double tol)
+{
+    const method *b = best_method(c);
+    span *s = NULL;
+    size_t n = b ? spans_of(c->events, name, true, &s) : 0;
+    tw_status st = TW_OK;
+    if (n > 0) {
+        tw_repeat_result r;
+        double idle = local_idle(c, b, s[0].t0, s[n - 1].t1);
+        if (tw_repeat_estimate(b->obs.v, b->obs.n, c->events, name, idle, REPEAT_EDGE_S, &r) == TW_OK)
+            st = record(c, "short_kernels", cs, NULL, "repetition", "J_per_launch", r.per_launch_j, r.per_launch_se_j,
+                        p_ref * r.mean_launch_s, tol, r.launches);
+    }
+    free(s);
+    return st;
+}
+
+static tw_status short_kernels(ctx *c)
+{
+    tw_status st = TW_OK;
+    for (int i = 0; i < TW_VAL_NSHORT && st == TW_OK; i++) {
+        double d = tw_val_short_s[i];
+        char len[16], ref[48], iso[48], rep[48];
+        tw_plan_len_label(d, len, sizeof len);
+        snprintf(ref, sizeof ref, "short_%s_ref", len);
+        snprintf(iso, sizeof iso, "short_%s_iso", len);
+        snprintf(rep, sizeof rep, "short_%s_rep", len);
+        double p_ref = reference_power_w(c, ref);
+        if (!isfinite(p_ref)) continue;
+        st = record(c, "short_kernels", len, NULL, "reference_power", "W", p_ref, NAN, NAN, NAN, 1);
+        if (st == TW_OK) st = iso_methods(c, len, iso, p_ref, short_tolerance_pct(d));
+        if (st == TW_OK) st = repetition(c, len, rep, p_ref, short_tolerance_pct(d));
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- (iv) loads */
+
+static tw_status load(ctx *c, const char *name)
+{
+    span *s = NULL;
+    size_t n = spans_of(c->events, name, false, &s);
+    tw_status st = TW_OK;
+    if (n == 0) {
+        free(s);
+        return TW_OK;
+    }
+    double t0 = s[0].t0, t1 = s[n - 1].t1;
+    double *total = malloc(n * sizeof *total), *dyn = malloc(n * sizeof *dyn);
+    double e[MAX_METHODS], ref = NAN;
+    if (!total || !dyn) st = tw_fail(TW_ENOMEM, "out of memory (validation)");
+    for (size_t k = 0; st == TW_OK && k < c->nm; k++) {
+        const method *m = &c->m[k];
+        e[k] = NAN;
+        if (m->kind == M_MODEL) {
+            /* idle over the whole span plus each kernel's dynamic energy */
+            if ((st = span_energies(c, m, s, n, total, dyn)) != TW_OK) break;
+            double idle = local_idle(c, m, t0, t1), sum = idle * (t1 - t0);
+            for (size_t i = 0; i < n; i++)
+                sum += isfinite(dyn[i]) ? dyn[i] : 0.0;
+            e[k] = sum;
+        } else {
+            span whole = {t0, t1, 1, 0};
+            if ((st = span_energies(c, m, &whole, 1, &e[k], dyn)) != TW_OK) break;
+        }
+        if (m->kind == M_RAW_COUNTER) ref = e[k];
+    }
+    for (size_t k = 0; st == TW_OK && k < c->nm; k++)
+        if (isfinite(e[k])) st = record(c, "loads", name, &c->m[k], NULL, "J", e[k], NAN, ref, NAN, (unsigned)n);
+    free(total);
+    free(dyn);
+    free(s);
+    return st;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+tw_status tw_validate_analyse(tw_sensor *src, const tw_events *events, const tw_profile *profile, tw_val_result *out)
+{
+    if (!src || !events || !profile || !out) return tw_fail(TW_EINVAL, "tw_validate_analyse: NULL argument");
+    memset(out, 0, sizeof *out);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.src = src;
+    c.events = events;
+    c.profile = profile;
+    c.out = out;
+    tw_status st = build_methods(&c);
+    if (st == TW_OK && !best_method(&c))
+        st = tw_fail(TW_EINVAL, "the sensor profile names no usable reading of this trace");
+    if (st == TW_OK) st = linearity(&c);
+    if (st == TW_OK) st = back_to_back(&c);
+    if (st == TW_OK) st = short_kernels(&c);
+    if (st == TW_OK) st = load(&c, "load_steady");
+    if (st == TW_OK) st = load(&c, "load_square");
+    const method *b = best_method(&c);
+    out->active_idle_w = b ? tw_estimate_idle_w(b->obs.v, b->obs.n, events, NAN, NAN) : NAN;
+    free_methods(&c);
+    if (st == TW_OK && out->n == 0) st = tw_fail(TW_EEMPTY, "no validation experiment found in the events");
+    if (st != TW_OK) tw_val_result_free(out);
+    return st;
+}

@@ -1,0 +1,185 @@
+/* Observations and update instants of one reading; see observe.h. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "correct/analysis_internal.h"
+#include "correct/observe.h"
+
+/* A value stamped this much before the row that carries it has a timestamp
+ * of its own (the driver's sample buffer); otherwise the stamp is the query. */
+#define OWN_STAMP_S 1.5e-3
+/* The poll gap is split in half to place an update, but never by more than
+ * this: a poll that blocked (K20: 4.7 ms) returns a value fresh at its end. */
+#define MAX_HALF_GAP_S 0.5e-3
+#define RC_SLOPE_HALF 1
+
+static tw_status push_update(tw_update_series *s, double t_s, double value)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        tw_update *p = realloc(s->v, cap * sizeof *p);
+        if (!p) return tw_fail(TW_ENOMEM, "out of memory (%zu updates)", cap);
+        s->v = p;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (tw_update){t_s, value};
+    return TW_OK;
+}
+
+tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
+{
+    if (!src || !out) return tw_fail(TW_EINVAL, "tw_updates_read: NULL argument");
+    tw_status st = tw_sensor_rewind(src);
+    if (st != TW_OK) return st;
+    bool have = false;
+    double last_v = NAN, last_stamp = NAN, prev_row = NAN;
+    for (;;) {
+        tw_row row;
+        bool eof = false;
+        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK) return st;
+        if (eof) break;
+        double row_t = row.t_s;
+        if (reading < row.n && row.valid[reading] && isfinite(row.value[reading])) {
+            double v = row.value[reading], stamp = row.t_value_s ? row.t_value_s[reading] : row_t;
+            bool own = row_t - stamp > OWN_STAMP_S;
+            bool fresh = !have || v != last_v || (own && stamp != last_stamp);
+            if (fresh) {
+                double u =
+                    own ? stamp : row_t - (isnan(prev_row) ? 0.0 : fmin(0.5 * (row_t - prev_row), MAX_HALF_GAP_S));
+                if ((st = push_update(out, u, v)) != TW_OK) return st;
+            }
+            have = true;
+            last_v = v;
+            last_stamp = stamp;
+        }
+        prev_row = row_t;
+    }
+    return TW_OK;
+}
+
+/* rc: the corrected power between deduplicated samples (Burtscher §5). */
+static tw_status observe_rc(tw_sensor *src, size_t reading, const tw_reading_model *m, tw_obs_series *out)
+{
+    tw_corr_stream cs;
+    tw_corr_stream_init(&cs, m->capacitance_s, RC_SLOPE_HALF, TW_DEFAULT_DEDUP_GAP_S);
+    double to[TW_RC_RING], ro[TW_RC_RING], co[TW_RC_RING];
+    double pt = NAN, pw = NAN;
+    tw_status st = TW_OK;
+    for (;;) {
+        tw_row row;
+        bool eof = false, kept;
+        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK) return st;
+        size_t k = 0;
+        if (eof)
+            k = tw_corr_stream_finish(&cs, to, ro, co);
+        else if (reading < row.n && row.valid[reading] && isfinite(row.value[reading]))
+            k = tw_corr_stream_push(&cs, row.t_s - m->delay_s, row.value[reading], &kept, to, ro, co);
+        for (size_t i = 0; i < k && st == TW_OK; i++) {
+            if (!isnan(pt) && to[i] > pt) st = tw_obs_series_push(out, pt, to[i], 0.5 * (pw + co[i]));
+            pt = to[i];
+            pw = co[i];
+        }
+        if (eof || st != TW_OK) return st;
+    }
+}
+
+/* A window mean published at each update, or (window about one period, as
+ * the sample buffer) the intervals between updates, which tile the time. */
+static tw_status observe_windows(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out)
+{
+    bool tiles = fabs(m->window_s - m->period_s) <= 0.25 * m->period_s;
+    tw_status st = TW_OK;
+    for (size_t k = tiles ? 1 : 0; k < u->n && st == TW_OK; k++) {
+        double t1 = u->v[k].t_s - m->delay_s;
+        double t0 = tiles ? u->v[k - 1].t_s - m->delay_s : t1 - m->window_s;
+        if (t1 > t0) st = tw_obs_series_push(out, t0, t1, u->v[k].value);
+    }
+    return st;
+}
+
+/* A counter: the mean power between updates. */
+static tw_status observe_counter(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out)
+{
+    tw_status st = TW_OK;
+    for (size_t k = 1; k < u->n && st == TW_OK; k++) {
+        double dt = u->v[k].t_s - u->v[k - 1].t_s;
+        if (dt > 0)
+            st = tw_obs_series_push(out, u->v[k - 1].t_s - m->delay_s, u->v[k].t_s - m->delay_s,
+                                    (u->v[k].value - u->v[k - 1].value) / dt);
+    }
+    return st;
+}
+
+/* A held reading publishes every period, but an unchanged value is not seen
+ * as an update: the publications in a gap of about m periods are put back
+ * (same value), so windows and deconvolved tiles stay one period long. */
+static tw_status fill_held(const tw_update_series *u, double period_s, tw_update_series *out)
+{
+    tw_status st = TW_OK;
+    for (size_t k = 0; k < u->n && st == TW_OK; k++) {
+        if (k > 0 && period_s > 0) {
+            double gap = u->v[k].t_s - u->v[k - 1].t_s;
+            double m = round(gap / period_s);
+            if (m >= 2 && fabs(gap - m * period_s) < 0.3 * period_s)
+                for (double j = 1; j < m && st == TW_OK; j++)
+                    st = push_update(out, u->v[k - 1].t_s + j * gap / m, u->v[k - 1].value);
+        }
+        if (st == TW_OK) st = push_update(out, u->v[k].t_s, u->v[k].value);
+    }
+    return st;
+}
+
+static tw_status observe_boxcar(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out)
+{
+    if (!(m->window_s >= 2 * m->period_s)) return observe_windows(u, m, out);
+    tw_obs_series raw;
+    tw_obs_series_init(&raw);
+    tw_status st = observe_windows(u, m, &raw);
+    if (st == TW_OK) st = tw_deconvolve_boxcar(raw.v, raw.n, m->window_s, out);
+    tw_obs_series_free(&raw);
+    return st;
+}
+
+tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, bool rewind, tw_obs_series *out)
+{
+    if (!src || !m || !out) return tw_fail(TW_EINVAL, "tw_observe: NULL argument");
+    double delay = isfinite(m->delay_s) ? m->delay_s : 0.0;
+    tw_reading_model mm = *m;
+    mm.delay_s = delay;
+    out->period_s = m->period_s;
+    out->window_s = m->window_s;
+    tw_status st;
+    if (m->response == TW_RESP_RC) {
+        if (!(m->capacitance_s >= 0)) return tw_fail(TW_EINVAL, "%s: the rc model needs a capacitance", m->name);
+        if (rewind && (st = tw_sensor_rewind(src)) != TW_OK) return st;
+        return observe_rc(src, reading, &mm, out);
+    }
+    if (m->response != TW_RESP_COUNTER && !(m->window_s > 0 && m->period_s > 0))
+        return tw_fail(TW_EINVAL, "%s: the %s model needs a window and a period", m->name,
+                       tw_response_name(m->response));
+    tw_update_series u = {0};
+    st = tw_updates_read(src, reading, &u);
+    if (st == TW_OK) {
+        switch (m->response) {
+        case TW_RESP_COUNTER:
+            st = observe_counter(&u, &mm, out);
+            break;
+        case TW_RESP_BOXCAR:
+        case TW_RESP_WINDOW: {
+            bool tiles = fabs(mm.window_s - mm.period_s) <= 0.25 * mm.period_s;
+            tw_update_series full = {0};
+            st = tiles ? TW_OK : fill_held(&u, mm.period_s, &full);
+            const tw_update_series *src_u = tiles ? &u : &full;
+            if (st == TW_OK)
+                st = m->response == TW_RESP_BOXCAR ? observe_boxcar(src_u, &mm, out) : observe_windows(src_u, &mm, out);
+            tw_update_series_free(&full);
+            break;
+        }
+        default:
+            st = tw_fail(TW_EINVAL, "%s: no model (response %s)", m->name, tw_response_name(m->response));
+        }
+    }
+    tw_update_series_free(&u);
+    return st;
+}
