@@ -98,10 +98,12 @@ static void assert_same_profile(const tw_profile *a, const tw_profile *b)
         const tw_reading_model *x = &a->r[i], *y = &b->r[i];
         assert_string_equal(x->name, y->name);
         assert_int_equal(x->response, y->response);
-        const double xs[] = {x->period_s,      x->period_p10_s, x->period_p90_s, x->window_s, x->delay_s,
-                             x->capacitance_s, x->coverage,     x->rms_w,        x->rms_rc_w, x->rms_boxcar_w};
-        const double ys[] = {y->period_s,      y->period_p10_s, y->period_p90_s, y->window_s, y->delay_s,
-                             y->capacitance_s, y->coverage,     y->rms_w,        y->rms_rc_w, y->rms_boxcar_w};
+        const double xs[] = {x->period_s, x->period_p10_s,  x->period_p90_s, x->window_s,
+                             x->delay_s,  x->capacitance_s, x->coverage,     x->rms_w,
+                             x->rms_rc_w, x->rms_boxcar_w,  x->step_w};
+        const double ys[] = {y->period_s, y->period_p10_s,  y->period_p90_s, y->window_s,
+                             y->delay_s,  y->capacitance_s, y->coverage,     y->rms_w,
+                             y->rms_rc_w, y->rms_boxcar_w,  y->step_w};
         for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++)
             if (!same_number(xs[k], ys[k])) fail_msg("%s: field %zu: %.17g vs %.17g", x->name, k, xs[k], ys[k]);
         assert_true(x->updates == y->updates);
@@ -126,7 +128,7 @@ static void reading(char *out, size_t cap, const char *response, const char *per
     snprintf(out, cap,
              "{\"name\": \"r\", \"response\": \"%s\", \"period_s\": %s, \"period_p10_s\": 1, "
              "\"period_p90_s\": 1, \"window_s\": 1, \"delay_s\": 1, \"capacitance_s\": 1, "
-             "\"coverage\": 1, \"rms_w\": 1, \"rms_rc_w\": 1, \"rms_boxcar_w\": 1, \"updates\": %s}",
+             "\"coverage\": 1, \"rms_w\": 1, \"rms_rc_w\": 1, \"rms_boxcar_w\": 1, \"step_w\": 1, \"updates\": %s}",
              response, period, updates);
 }
 
@@ -200,26 +202,49 @@ static void test_score_and_best(void **state)
     assert_string_equal(tw_profile_best(&p, NULL, NULL)->name, "power_buffer_w");
     assert_string_equal(tw_profile_best(&p, not_buffer, NULL)->name, "energy_j");
 
-    /* the documented formula: 1000 * round2(clamp(coverage)) + 10 - clamp(resolution, 0, 10) */
-    assert_true(fabs(sb - (1000.0 + 10.0 - 0.020)) < 1e-9);
-    assert_true(fabs(sw - (250.0 + 10.0 - 0.100)) < 1e-9);
-    /* coverage first: 0.50 at 10 s beats 0.49 at 1 ms; coverages equal to 2 decimals: resolution decides */
-    tw_reading_model a = model("a", TW_RESP_BOXCAR, 10.0, 10.0, 0.50), b = model("b", TW_RESP_BOXCAR, 0.001, 1, 0.49);
+    /* the documented formula (the helper's residual is 0.5 W):
+     * 10000 round1(clamp(coverage)) + 999 - merit + 1e-3 (10 - clamp(resolution, 0, 10)) */
+    assert_true(fabs(sb - (10000.0 + 999.0 - 0.5 * sqrt(0.020) + 1e-3 * (10.0 - 0.020))) < 1e-9);
+    assert_true(fabs(sw - (3000.0 + 999.0 - 0.5 * sqrt(0.100) + 1e-3 * (10.0 - 0.100))) < 1e-9);
+    /* coverage first: 0.50 at 10 s beats 0.39 at 1 ms; coverages equal to 1 decimal: resolution decides */
+    tw_reading_model a = model("a", TW_RESP_BOXCAR, 10.0, 10.0, 0.50), b = model("b", TW_RESP_BOXCAR, 0.001, 1, 0.39);
     assert_true(tw_reading_model_score(&a) > tw_reading_model_score(&b));
     a = model("a", TW_RESP_BOXCAR, 0.100, 1.0, 0.999);
-    b = model("b", TW_RESP_BOXCAR, 0.050, 1.0, 0.996);
+    b = model("b", TW_RESP_BOXCAR, 0.050, 1.0, 0.96);
     assert_true(tw_reading_model_score(&b) > tw_reading_model_score(&a));
+    /* then the noise an estimate keeps: rms x (W / P for a deconvolved boxcar) x sqrt(resolution) */
+    a = model("a", TW_RESP_COUNTER, 0.100, 0.100, 1.0);
+    a.rms_w = 1.7;
+    b = model("b", TW_RESP_BOXCAR, 0.100, 1.0, 1.0);
+    b.rms_w = 2.2; /* x 10 by deconvolution */
+    assert_true(tw_reading_model_score(&a) > tw_reading_model_score(&b));
     /* a window longer than the period sets a window reading's resolution; rc: the period */
     a = model("a", TW_RESP_WINDOW, 0.100, 0.300, 1.0);
-    assert_true(fabs(tw_reading_model_score(&a) - (1000.0 + 10.0 - 0.300)) < 1e-9);
+    assert_true(fabs(tw_reading_model_score(&a) - (10000.0 + 999.0 - 0.5 * sqrt(0.300) + 1e-3 * (10.0 - 0.300))) <
+                1e-9);
     a = model("a", TW_RESP_RC, 0.060, NAN, 1.0);
     a.capacitance_s = 0.84;
-    assert_true(fabs(tw_reading_model_score(&a) - (1000.0 + 10.0 - 0.060)) < 1e-9);
+    assert_true(fabs(tw_reading_model_score(&a) - (10000.0 + 999.0 - 0.5 * sqrt(0.060) + 1e-3 * (10.0 - 0.060))) <
+                1e-9);
     /* clamps and NaN: never below 0 for a known response; unknown is -1 */
     a = model("a", TW_RESP_COUNTER, NAN, NAN, NAN);
-    assert_true(tw_reading_model_score(&a) == 0.0);
+    assert_true(fabs(tw_reading_model_score(&a) - (999.0 - 0.5 * sqrt(10.0))) < 1e-9);
     a = model("a", TW_RESP_COUNTER, 100.0, 100.0, 1.7);
-    assert_true(tw_reading_model_score(&a) == 1000.0);
+    assert_true(fabs(tw_reading_model_score(&a) - (10999.0 - 0.5 * sqrt(10.0))) < 1e-9);
+    /* trust: a model whose residual exceeds 2 % of its step loses to any trusted one */
+    tw_profile t;
+    tw_profile_init(&t);
+    a = model("fine", TW_RESP_COUNTER, 0.100, 0.100, 1.0);
+    a.rms_w = 1.7;
+    a.step_w = 170;
+    b = model("coarse", TW_RESP_BOXCAR, 0.020, 0.020, 1.0);
+    b.rms_w = 5.3;
+    b.step_w = 170;
+    assert_false(tw_reading_model_trusted(&b));
+    assert_true(tw_reading_model_trusted(&a));
+    assert_ok(tw_profile_set(&t, &b));
+    assert_ok(tw_profile_set(&t, &a));
+    assert_string_equal(tw_profile_best(&t, NULL, NULL)->name, "fine");
     a = model("a", TW_RESP_UNKNOWN, 0.001, 0.001, 1.0);
     assert_true(tw_reading_model_score(&a) == -1.0);
 
@@ -277,7 +302,8 @@ static void test_unknown_keys_ignored(void **state)
         " \"readings\": [{\"name\": \"energy_j\", \"response\": \"counter\", \"period_s\": 0.1,\n"
         "   \"period_p10_s\": 0.09, \"period_p90_s\": 0.11, \"window_s\": 0.1, \"delay_s\": 0, \"capacitance_s\": "
         "null,\n"
-        "   \"coverage\": 1, \"rms_w\": 0.1, \"rms_rc_w\": null, \"rms_boxcar_w\": null, \"updates\": 42,\n"
+        "   \"coverage\": 1, \"rms_w\": 0.1, \"rms_rc_w\": null, \"rms_boxcar_w\": null, \"step_w\": null, "
+        "\"updates\": 42,\n"
         "   \"extra\": [true, false]}]}\n";
     const char *path = tw_test_file(1, text);
     tw_profile p;
