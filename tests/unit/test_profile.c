@@ -209,8 +209,8 @@ static void test_score_and_best(void **state)
     /* coverage first: 0.50 at 10 s beats 0.39 at 1 ms; coverages equal to 1 decimal: resolution decides */
     tw_reading_model a = model("a", TW_RESP_BOXCAR, 10.0, 10.0, 0.50), b = model("b", TW_RESP_BOXCAR, 0.001, 1, 0.39);
     assert_true(tw_reading_model_score(&a) > tw_reading_model_score(&b));
-    a = model("a", TW_RESP_BOXCAR, 0.100, 1.0, 0.999);
-    b = model("b", TW_RESP_BOXCAR, 0.050, 1.0, 0.96);
+    a = model("a", TW_RESP_BOXCAR, 0.100, 0.100, 0.999);
+    b = model("b", TW_RESP_BOXCAR, 0.050, 0.050, 0.96);
     assert_true(tw_reading_model_score(&b) > tw_reading_model_score(&a));
     /* then the noise an estimate keeps: rms x (W / P for a deconvolved boxcar) x sqrt(resolution) */
     a = model("a", TW_RESP_COUNTER, 0.100, 0.100, 1.0);
