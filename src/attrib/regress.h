@@ -58,3 +58,19 @@ tw_status tw_regress_names(const tw_obs *obs, size_t n, const tw_events *events,
 void tw_regress_free(tw_regress *r);
 
 #endif
+
+/* Distributed lags: a sensor whose response outlasts one window (a lag, a
+ * delay spread) leaks part of a kernel's energy into the next windows, which
+ * biases tw_regress_names low. With `lags` > 0 every kernel also gets
+ * regressors for its time shifted by j * step_s (j = 1..lags): the energy
+ * that shows up j windows later. A name's power is the sum of its lag
+ * coefficients (unbiased for any response shorter than lags + 1 windows);
+ * its standard error combines theirs as if independent (conservative when,
+ * as usual, neighbouring lags are anti-correlated). lags = 0 is
+ * tw_regress_names. */
+tw_status tw_regress_names_lagged(const tw_obs *obs, size_t n, const tw_events *events, const tw_regress_options *opt,
+                                  int lags, double step_s, tw_regress **out);
+
+/* Lags that cover a reading's response: its delay and (rc) 3 C beyond half a
+ * window, in windows of its period; 1 to 4. */
+int tw_regress_lags_for(double period_s, double delay_s, double capacitance_s);

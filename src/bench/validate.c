@@ -421,7 +421,9 @@ static tw_status iso_methods(ctx *c, const char *cs, const char *name, double p_
         tw_regress_options_init(&o);
         o.margin_s = 0.5;
         tw_regress *r = NULL;
-        if (tw_regress_names(b->obs.v, b->obs.n, ev, &o, &r) == TW_OK && r->nnames > 0)
+        const tw_reading_model *bm = b->model;
+        int lags = tw_regress_lags_for(bm->period_s, bm->delay_s, bm->capacitance_s);
+        if (tw_regress_names_lagged(b->obs.v, b->obs.n, ev, &o, lags, bm->period_s, &r) == TW_OK && r->nnames > 0)
             st = record(c, "short_kernels", cs, NULL, "regression", "J_per_launch", r->names[0].per_launch_j,
                         r->names[0].per_launch_se_j, ref, tol, (unsigned)r->names[0].launches);
         tw_regress_free(r);

@@ -58,30 +58,27 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
     return TW_OK;
 }
 
-/* rc: the corrected power between deduplicated samples (Burtscher §5). */
-static tw_status observe_rc(tw_sensor *src, size_t reading, const tw_reading_model *m, tw_obs_series *out)
+/* rc: the corrected power (Burtscher's formula) between updates, each
+ * placed at its own instant (the sample buffer's timestamps, not the rows
+ * that carried them). */
+static tw_status observe_rc(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out)
 {
     tw_corr_stream cs;
     tw_corr_stream_init(&cs, m->capacitance_s, RC_SLOPE_HALF, TW_DEFAULT_DEDUP_GAP_S);
     double to[TW_RC_RING], ro[TW_RC_RING], co[TW_RC_RING];
     double pt = NAN, pw = NAN;
     tw_status st = TW_OK;
-    for (;;) {
-        tw_row row;
-        bool eof = false, kept;
-        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK) return st;
-        size_t k = 0;
-        if (eof)
-            k = tw_corr_stream_finish(&cs, to, ro, co);
-        else if (reading < row.n && row.valid[reading] && isfinite(row.value[reading]))
-            k = tw_corr_stream_push(&cs, row.t_s - m->delay_s, row.value[reading], &kept, to, ro, co);
-        for (size_t i = 0; i < k && st == TW_OK; i++) {
+    for (size_t k = 0; k <= u->n && st == TW_OK; k++) {
+        bool kept;
+        size_t got = k < u->n ? tw_corr_stream_push(&cs, u->v[k].t_s - m->delay_s, u->v[k].value, &kept, to, ro, co)
+                              : tw_corr_stream_finish(&cs, to, ro, co);
+        for (size_t i = 0; i < got && st == TW_OK; i++) {
             if (!isnan(pt) && to[i] > pt) st = tw_obs_series_push(out, pt, to[i], 0.5 * (pw + co[i]));
             pt = to[i];
             pw = co[i];
         }
-        if (eof || st != TW_OK) return st;
     }
+    return st;
 }
 
 /* A window mean published at each update, or (window about one period, as
@@ -150,12 +147,9 @@ tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, 
     out->period_s = m->period_s;
     out->window_s = m->window_s;
     tw_status st;
-    if (m->response == TW_RESP_RC) {
-        if (!(m->capacitance_s >= 0)) return tw_fail(TW_EINVAL, "%s: the rc model needs a capacitance", m->name);
-        if (rewind && (st = tw_sensor_rewind(src)) != TW_OK) return st;
-        return observe_rc(src, reading, &mm, out);
-    }
-    if (m->response != TW_RESP_COUNTER && !(m->window_s > 0 && m->period_s > 0))
+    if (m->response == TW_RESP_RC && !(m->capacitance_s >= 0))
+        return tw_fail(TW_EINVAL, "%s: the rc model needs a capacitance", m->name);
+    if (m->response != TW_RESP_RC && m->response != TW_RESP_COUNTER && !(m->window_s > 0 && m->period_s > 0))
         return tw_fail(TW_EINVAL, "%s: the %s model needs a window and a period", m->name,
                        tw_response_name(m->response));
     tw_update_series u = {0};
@@ -164,6 +158,9 @@ tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, 
         switch (m->response) {
         case TW_RESP_COUNTER:
             st = observe_counter(&u, &mm, out);
+            break;
+        case TW_RESP_RC:
+            st = observe_rc(&u, &mm, out);
             break;
         case TW_RESP_BOXCAR:
         case TW_RESP_WINDOW: {

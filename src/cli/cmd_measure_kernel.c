@@ -1,0 +1,323 @@
+/* truewatt measure-kernel: the energy per launch of one kernel, even one far
+ * shorter than the sensor's update period, by phase-shifted repetition
+ * (after Yang et al. 2024): blocks of back-to-back launches whose starts are
+ * spread over the phases of the best reading's update period, each block
+ * owning the time up to the middle of the gaps around it, so every block's
+ * energy is seen whole; the spread over blocks gives the uncertainty. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attrib/repeat.h"
+#include "bench/plans.h"
+#include "cli/cli.h"
+#include "cli/experiment.h"
+#include "cli/profile_pick.h"
+#include "core/json.h"
+#include "correct/estimate.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
+
+#define CMD "measure-kernel"
+#define REF_S 4.0   /* the steady-state reference block */
+#define EDGE_S 0.25 /* the last block owns this much time after it */
+
+static void help(void)
+{
+    printf("usage: truewatt measure-kernel [--duration-ms D] [--blocks B] [--phases S] [--block-s T]\n"
+           "                               [--gap-s G] [--profile FILE] [--no-reference]\n"
+           "                               [--backend nvml|sim] [--sim h100|k20] [--seed N] [--device N]\n"
+           "                               [--trace-out CSV] [--json]\n\n"
+           "Energy per launch of truewatt's FMA spin kernel run for D ms, however short, by\n"
+           "phase-shifted repetition: B blocks of back-to-back launches (each about T s), the gap\n"
+           "after block b being G + (b mod S) x period / S, the period being the update period of\n"
+           "the reading the sensor profile ranks best, so the blocks start at evenly spread phases.\n"
+           "Each block owns the time to the middle of the gaps around it, so the sensor's lag\n"
+           "stays with the block; the spread over blocks gives the uncertainty. A steady-state\n"
+           "reference (the same launches back to back for 4 s) is measured beside it.\n"
+           "Without a profile for this GPU and driver, the identification runs first (~1 min).\n\n"
+           "  --duration-ms D  launch length (default 1)\n"
+           "  --blocks B       blocks (default 8)\n"
+           "  --phases S       phases the blocks cycle through (default 4)\n"
+           "  --block-s T      length of a block (default 0.2)\n"
+           "  --gap-s G        shortest gap between blocks (default 0.3)\n"
+           "  --profile FILE   the sensor profile (default: looked up, see 'truewatt sensor')\n"
+           "  --no-reference   skip the 4 s steady-state reference\n"
+           "  --backend B      nvml (a GPU, default) or sim (the simulator)\n"
+           "  --sim P, --seed N, --device N, --trace-out CSV (default truewatt-measure.csv)\n"
+           "  --json           machine-readable result on stdout\n");
+}
+
+enum {
+    OPT_DUR = 1000,
+    OPT_BLOCKS,
+    OPT_PHASES,
+    OPT_BLOCK_S,
+    OPT_GAP,
+    OPT_PROFILE,
+    OPT_NOREF,
+    OPT_BACKEND,
+    OPT_SIM,
+    OPT_SEED,
+    OPT_DEVICE,
+    OPT_TRACE_OUT,
+    OPT_JSON
+};
+
+typedef struct mk_args {
+    cli_exp_args exp;
+    double dur_s, block_s, gap_s;
+    uint64_t blocks, phases;
+    const char *profile, *trace_out;
+    bool reference, json;
+} mk_args;
+
+static int positive(const char *s, double *out, const char *what)
+{
+    if (!cli_parse_double(s, out) || !(*out > 0)) return cli_usage(CMD, "%s wants a number > 0", what);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, mk_args *a)
+{
+    static const struct option opts[] = {{"duration-ms", required_argument, 0, OPT_DUR},
+                                         {"blocks", required_argument, 0, OPT_BLOCKS},
+                                         {"phases", required_argument, 0, OPT_PHASES},
+                                         {"block-s", required_argument, 0, OPT_BLOCK_S},
+                                         {"gap-s", required_argument, 0, OPT_GAP},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
+                                         {"no-reference", no_argument, 0, OPT_NOREF},
+                                         {"backend", required_argument, 0, OPT_BACKEND},
+                                         {"sim", required_argument, 0, OPT_SIM},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         {"trace-out", required_argument, 0, OPT_TRACE_OUT},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c, rc = 0;
+    uint64_t u;
+    double ms;
+    optind = 1;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help();
+            return -1;
+        case OPT_DUR:
+            if (!(rc = positive(optarg, &ms, "--duration-ms"))) a->dur_s = ms * 1e-3;
+            break;
+        case OPT_BLOCKS:
+            if (!cli_parse_u64(optarg, &a->blocks) || a->blocks < 2 || a->blocks > 1000)
+                rc = cli_usage(CMD, "--blocks wants 2 to 1000");
+            break;
+        case OPT_PHASES:
+            if (!cli_parse_u64(optarg, &a->phases) || a->phases < 1 || a->phases > 100)
+                rc = cli_usage(CMD, "--phases wants 1 to 100");
+            break;
+        case OPT_BLOCK_S:
+            rc = positive(optarg, &a->block_s, "--block-s");
+            break;
+        case OPT_GAP:
+            rc = positive(optarg, &a->gap_s, "--gap-s");
+            break;
+        case OPT_PROFILE:
+            a->profile = optarg;
+            break;
+        case OPT_NOREF:
+            a->reference = false;
+            break;
+        case OPT_BACKEND:
+            a->exp.backend = optarg;
+            break;
+        case OPT_SIM:
+            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
+                rc = cli_usage(CMD, "--sim must be k20 or h100, not '%s'", optarg);
+            a->exp.backend = "sim";
+            break;
+        case OPT_SEED:
+            if (!cli_parse_u64(optarg, &a->exp.seed)) rc = cli_usage(CMD, "--seed wants a number");
+            break;
+        case OPT_DEVICE:
+            if (!cli_parse_u64(optarg, &u) || u > 64) rc = cli_usage(CMD, "--device wants a GPU index");
+            a->exp.device = (int)u;
+            break;
+        case OPT_TRACE_OUT:
+            a->trace_out = optarg;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            rc = cli_usage(CMD, "%s needs a value", argv[optind - 1]);
+            break;
+        default:
+            rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!rc && optind < argc) rc = cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!rc && a->block_s < a->dur_s) rc = cli_usage(CMD, "--block-s must hold at least one launch");
+    return rc;
+}
+
+typedef struct plan_ctx {
+    const mk_args *a;
+    bool identify;   /* no profile: identification first */
+    double period_s; /* the best reading's update period */
+    char label[48], ref_label[48];
+} plan_ctx;
+
+static tw_status plan(tw_exec *x, void *p)
+{
+    plan_ctx *c = p;
+    const mk_args *a = c->a;
+    tw_status st = c->identify ? tw_plan_identify(x) : TW_OK;
+    if (st == TW_OK && !c->identify) st = tw_exec_idle(x, 1.0);
+    if (st == TW_OK && !c->identify) st = tw_exec_context(x);
+    if (st == TW_OK) st = tw_exec_idle(x, 2.0);
+    size_t per_ref = (size_t)ceil(REF_S / a->dur_s - 1e-9);
+    if (st == TW_OK && a->reference) st = tw_exec_block(x, c->ref_label, a->dur_s, per_ref);
+    if (st == TW_OK && a->reference) st = tw_exec_idle(x, 1.5);
+    size_t per_block = (size_t)ceil(a->block_s / a->dur_s - 1e-9);
+    if (st == TW_OK) st = tw_plan_repeat(x, c->label, a->dur_s, per_block, a->blocks, a->phases, c->period_s, a->gap_s);
+    return st == TW_OK ? tw_exec_idle(x, 1.0) : st;
+}
+
+typedef struct outcome {
+    tw_repeat_result rep, ref;
+    bool have_ref;
+    double idle_w;
+    const tw_reading_model *m;
+} outcome;
+
+static int analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    o->m = tw_profile_best(p, tw_identify_board_reading, NULL);
+    size_t idx;
+    if (!o->m || tw_sensor_find(x->trace, o->m->name, &idx) != TW_OK) {
+        fprintf(stderr, "truewatt %s: the trace has no reading the profile can use\n", CMD);
+        return CLI_EXIT_FAIL;
+    }
+    tw_obs_series obs;
+    tw_obs_series_init(&obs);
+    tw_status st = tw_observe(x->trace, idx, o->m, true, &obs);
+    double first = INFINITY;
+    for (size_t i = 0; i < tw_events_count(x->events); i++) {
+        const tw_event *e = tw_events_get(x->events, i);
+        if (!strcmp(e->name, c->label) || !strcmp(e->name, c->ref_label)) first = fmin(first, e->start_s);
+    }
+    /* idle: the event-free windows of the 2 s before the measurement */
+    o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, first - 2.0, first);
+    if (st == TW_OK) st = tw_repeat_estimate(obs.v, obs.n, x->events, c->label, o->idle_w, EDGE_S, &o->rep);
+    if (st == TW_OK && c->a->reference)
+        o->have_ref = tw_repeat_estimate(obs.v, obs.n, x->events, c->ref_label, o->idle_w, EDGE_S, &o->ref) == TW_OK;
+    tw_obs_series_free(&obs);
+    return st == TW_OK ? 0 : cli_fail(CMD, st);
+}
+
+static void print_text(const mk_args *a, const outcome *o, const char *how)
+{
+    printf("kernel:          tw_spin_fma, %.3f ms per launch (measured mean %.4f ms)\n", a->dur_s * 1e3,
+           o->rep.mean_launch_s * 1e3);
+    printf("reading:         %s (%s, update every %.1f ms, coverage %.0f %%)\n", o->m->name,
+           tw_response_name(o->m->response), o->m->period_s * 1e3, o->m->coverage * 100);
+    printf("profile:         %s\n", how);
+    printf("repetition:      %u blocks, %u launches, active idle %.2f W\n", o->rep.blocks, o->rep.launches, o->idle_w);
+    printf("energy/launch:   %.6g J +- %.2g J (dynamic, above active idle)\n", o->rep.per_launch_j,
+           o->rep.per_launch_se_j);
+    printf("                 %.6g J with its share of active idle (%.2f W x %.4f ms)\n",
+           o->rep.per_launch_j + o->idle_w * o->rep.mean_launch_s, o->idle_w, o->rep.mean_launch_s * 1e3);
+    printf("dynamic power:   %.2f W\n", o->rep.power_w);
+    if (o->have_ref)
+        printf("steady state:    %.2f W dynamic over %.1f s back to back -> %.6g J per launch (%+.2f %%)\n",
+               o->ref.power_w, o->ref.mean_launch_s * o->ref.launches, o->ref.power_w * o->rep.mean_launch_s,
+               100.0 * (o->rep.per_launch_j / (o->ref.power_w * o->rep.mean_launch_s) - 1.0));
+}
+
+static void print_json(const mk_args *a, const outcome *o, const char *how)
+{
+    json j;
+    json_init(&j, stdout);
+    json_begin_object(&j);
+    json_kv_string(&j, "kernel", "tw_spin_fma");
+    json_kv_number(&j, "requested_s", a->dur_s);
+    json_kv_number(&j, "mean_launch_s", o->rep.mean_launch_s);
+    json_kv_string(&j, "reading", o->m->name);
+    json_kv_string(&j, "response", tw_response_name(o->m->response));
+    json_kv_string(&j, "profile", how);
+    json_kv_uint(&j, "blocks", o->rep.blocks);
+    json_kv_uint(&j, "launches", o->rep.launches);
+    json_kv_number(&j, "active_idle_w", o->idle_w);
+    json_kv_number(&j, "energy_per_launch_j", o->rep.per_launch_j);
+    json_kv_number(&j, "energy_per_launch_se_j", o->rep.per_launch_se_j);
+    json_kv_number(&j, "dynamic_power_w", o->rep.power_w);
+    json_kv_number(&j, "steady_state_power_w", o->have_ref ? o->ref.power_w : NAN);
+    json_end_object(&j);
+    json_finish(&j);
+}
+
+int cmd_measure_kernel(int argc, char **argv)
+{
+    mk_args a = {.dur_s = 1e-3,
+                 .block_s = 0.2,
+                 .gap_s = 0.3,
+                 .blocks = 8,
+                 .phases = 4,
+                 .trace_out = "truewatt-measure.csv",
+                 .reference = true};
+    cli_exp_args_init(&a.exp);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    char prov[1024], events[4096];
+    cli_exp_provenance(prov, sizeof prov, argc, argv);
+    snprintf(events, sizeof events, "%s.events.csv", a.trace_out);
+    a.exp.trace_path = a.trace_out;
+    a.exp.events_path = events;
+
+    plan_ctx c = {.a = &a, .period_s = 0.1};
+    snprintf(c.label, sizeof c.label, "measure_%gms", a.dur_s * 1e3);
+    snprintf(c.ref_label, sizeof c.ref_label, "reference_%gms", a.dur_s * 1e3);
+    tw_exec *x = NULL;
+    double per = a.blocks * (a.block_s + a.gap_s + 0.05) + (a.reference ? REF_S + 1.5 : 0) + 4.0;
+    if ((rc = cli_exp_start(CMD, &a.exp, per, prov, &x))) return rc;
+    tw_profile p;
+    tw_profile_init(&p);
+    char how[4352];
+    tw_status st = cli_profile_pick(a.profile, x->gpu, x->driver, &p, how, sizeof how);
+    if (st == TW_ENOTFOUND) {
+        cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
+        c.identify = true;
+        x->planned_s += tw_plan_identify_s();
+    } else if (st != TW_OK) {
+        tw_exec_free(x);
+        return cli_fail(CMD, st);
+    }
+    const tw_reading_model *best = c.identify ? NULL : tw_profile_best(&p, tw_identify_board_reading, NULL);
+    if (best && best->period_s > 0) c.period_s = best->period_s;
+    rc = cli_exp_run(CMD, x, plan, &c);
+    if (rc == 0 && c.identify) {
+        tw_identify_options o;
+        tw_identify_options_init(&o);
+        double end = 0;
+        for (size_t i = 0; i < tw_events_count(x->events); i++) {
+            const tw_event *e = tw_events_get(x->events, i);
+            if (!strncmp(e->name, "id_", 3)) end = fmax(end, e->end_s);
+        }
+        o.t_end_s = end + 2.5;
+        if ((st = tw_identify(x->trace, x->events, &o, &p, NULL)) != TW_OK) rc = cli_fail(CMD, st);
+        snprintf(how, sizeof how, "identified in this run (save one with 'truewatt sensor identify')");
+    }
+    outcome out;
+    if (rc == 0) rc = analyse(&c, x, &p, &out);
+    if (rc == 0) {
+        if (a.json)
+            print_json(&a, &out, how);
+        else
+            print_text(&a, &out, how);
+    }
+    tw_exec_free(x);
+    return rc;
+}

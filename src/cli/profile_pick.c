@@ -1,0 +1,39 @@
+/* Which sensor profile a command uses; see profile_pick.h. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/profile_pick.h"
+#include "core/error.h"
+
+#ifndef TW_PROFILE_DIR_DEFAULT
+#define TW_PROFILE_DIR_DEFAULT "data/profiles"
+#endif
+
+const char *cli_profile_dir(void)
+{
+    const char *env = getenv("TW_PROFILE_DIR");
+    return env && *env ? env : TW_PROFILE_DIR_DEFAULT;
+}
+
+tw_status cli_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
+                           size_t how_cap)
+{
+    tw_status st;
+    if (given) {
+        if ((st = tw_profile_load(given, out)) != TW_OK) return st;
+        snprintf(how, how_cap, "sensor profile %s (given)", given);
+        return TW_OK;
+    }
+    char path[4096];
+    bool exact = false;
+    st = tw_profile_lookup(cli_profile_dir(), gpu ? gpu : "", driver ? driver : "", out, path, sizeof path, &exact);
+    if (st == TW_ENOTFOUND) {
+        snprintf(how, how_cap, "no sensor profile for %s (driver %s) in %s", gpu && *gpu ? gpu : "this GPU",
+                 driver && *driver ? driver : "unknown", cli_profile_dir());
+        return st;
+    }
+    if (st != TW_OK) return st;
+    snprintf(how, how_cap, "sensor profile %s%s", path,
+             exact ? "" : " (identified under another driver: run 'truewatt sensor identify' for this one)");
+    return TW_OK;
+}

@@ -1,0 +1,22 @@
+/* Which sensor profile a command uses: the one given (--profile), else the
+ * one identified for this GPU and driver in the profile folder
+ * ($TW_PROFILE_DIR, else the data/profiles/ folder truewatt was built from),
+ * else one of the same GPU with another driver (said so). */
+#ifndef TW_CLI_PROFILE_PICK_H
+#define TW_CLI_PROFILE_PICK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "correct/profile.h"
+
+/* TW_OK with *out and a line in `how` saying which file and why; TW_ENOTFOUND
+ * when no profile applies (how says where it looked); other errors when a
+ * file is malformed (tw_last_error names it). */
+tw_status cli_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
+                           size_t how_cap);
+
+/* The folder searched. */
+const char *cli_profile_dir(void);
+
+#endif
