@@ -96,6 +96,7 @@ static int by_energy_desc(const void *x, const void *y)
 /* ---------------------------------------------------------------- the sweep */
 
 typedef struct win {
+    tw_obs o; /* the observation, for its weights */
     double t0, t1, p;
     double lo; /* the earliest start of this window and every later one */
 } win;
@@ -135,7 +136,7 @@ static void sweep_to(sweep *s, const win *w)
         double hi = e->end < w->t1 ? e->end : w->t1;
         if (!(hi > lo)) continue;
         if (s->f[e->col] == 0) s->nz[s->nnz++] = e->col;
-        s->f[e->col] += (hi - lo) / dt;
+        s->f[e->col] += tw_obs_weight(&w->o, lo, hi) / dt;
     }
     s->nactive = keep;
 }
@@ -345,7 +346,7 @@ tw_status tw_regress_names(const tw_obs *obs, size_t n, const tw_events *events,
         if (!isfinite(o->t0_s) || !isfinite(o->t1_s) || !isfinite(o->power_w) || !(o->t1_s > o->t0_s)) continue;
         if (o->t0_s < lo || o->t1_s > hi) continue;
         if (nw && o->t1_s < k.w[nw - 1].t1) sorted = false;
-        k.w[nw++] = (win){o->t0_s, o->t1_s, o->power_w, 0};
+        k.w[nw++] = (win){*o, o->t0_s, o->t1_s, o->power_w, 0};
     }
     if (!sorted) qsort(k.w, nw, sizeof *k.w, by_end);
     double wlo = INFINITY;

@@ -103,7 +103,7 @@ tw_status tw_plan_repeat(tw_exec *x, const char *label, double kernel_s, size_t 
 
 static tw_status linearity(tw_exec *x)
 {
-    for (int rep = 0; rep < TW_VAL_REPS; rep++) {
+    for (int rep = 0; rep < TW_VAL_LIN_REPS; rep++) {
         for (int i = 0; i < TW_VAL_NLIN; i++) {
             char len[16], a[48], b[48];
             tw_plan_len_label(tw_val_lin_t_s[i], len, sizeof len);
@@ -150,9 +150,9 @@ static tw_status short_kernels(tw_exec *x)
         snprintf(rep, sizeof rep, "short_%s_rep", len);
         TRY(tw_exec_block(x, ref, d, launches_for(4.0, d)));
         TRY(tw_exec_idle(x, 1.5));
-        for (int k = 0; k < 30; k++) {
+        for (int k = 0; k < TW_VAL_ISO; k++) {
             TRY(tw_exec_block(x, iso, d, 1));
-            TRY(tw_exec_idle(x, tw_rng_range(&rng, 0.08, 0.25)));
+            TRY(tw_exec_idle(x, tw_rng_range(&rng, 0.05, 0.15)));
         }
         TRY(tw_exec_idle(x, 1.0));
         TRY(tw_plan_repeat(x, rep, d, launches_for(0.2, d), 8, 4, SENSOR_PERIOD_S, 0.3));

@@ -44,7 +44,9 @@ extern const double tw_val_lin_t_s[TW_VAL_NLIN];
 extern const double tw_val_gap_s[TW_VAL_NGAP];
 #define TW_VAL_NSHORT 5
 extern const double tw_val_short_s[TW_VAL_NSHORT];
-#define TW_VAL_REPS 3 /* linearity and back-to-back pairs */
+#define TW_VAL_LIN_REPS 5 /* linearity pairs (edge phases scatter a 0.1 s kernel's energy by ~1 %) */
+#define TW_VAL_REPS 3     /* back-to-back pairs */
+#define TW_VAL_ISO 60     /* isolated launches per short-kernel length */
 #define TW_VAL_B2B_KERNEL_S 0.5
 #define TW_VAL_LOAD_S 10.0
 

@@ -31,9 +31,9 @@ typedef struct tw_val_record {
     char method[64];     /* see above */
     char quantity[32];   /* "ratio", "J_per_launch", "J", "W" */
     double value;
-    double sigma;        /* its standard uncertainty (spread over repeats / regression SE); NaN when none */
-    double reference;    /* what it should be: 2, 1, the reference energy; NaN when none */
-    double error_pct;    /* 100 (value / reference - 1); NaN without a reference */
+    double sigma;         /* its standard uncertainty (spread over repeats / regression SE); NaN when none */
+    double reference;     /* what it should be: 2, 1, the reference energy; NaN when none */
+    double error_pct;     /* 100 (value / reference - 1); NaN without a reference */
     double tolerance_pct; /* the target; NaN when the row is for information */
     int pass;             /* 1 pass, 0 fail, -1 no target */
     unsigned n;           /* repeats or launches behind the value */

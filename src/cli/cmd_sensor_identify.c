@@ -42,8 +42,18 @@ static void help(void)
            "  --json           print the profile as JSON on stdout\n");
 }
 
-enum { OPT_OUT = 1000, OPT_BACKEND, OPT_SIM, OPT_SEED, OPT_DEVICE, OPT_TRACE_OUT, OPT_TRACE, OPT_EVENTS, OPT_UNTIL,
-       OPT_JSON };
+enum {
+    OPT_OUT = 1000,
+    OPT_BACKEND,
+    OPT_SIM,
+    OPT_SEED,
+    OPT_DEVICE,
+    OPT_TRACE_OUT,
+    OPT_TRACE,
+    OPT_EVENTS,
+    OPT_UNTIL,
+    OPT_JSON
+};
 
 typedef struct id_args {
     cli_exp_args exp;
@@ -189,8 +199,8 @@ int tw_cmd_sensor_identify(int argc, char **argv)
     if (a.trace) return from_files(&a, command);
 
     char events[4096];
-    snprintf(events, sizeof events, "%.*s.events.csv", (int)(strlen(a.trace_out) - (strstr(a.trace_out, ".csv") ? 4 : 0)),
-             a.trace_out);
+    snprintf(events, sizeof events, "%.*s.events.csv",
+             (int)(strlen(a.trace_out) - (strstr(a.trace_out, ".csv") ? 4 : 0)), a.trace_out);
     a.exp.trace_path = a.trace_out;
     a.exp.events_path = events;
     tw_exec *x = NULL;

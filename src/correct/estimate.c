@@ -25,6 +25,7 @@ typedef struct ev_ref {
 } ev_ref;
 
 typedef struct win {
+    tw_obs o; /* the observation, for its weights */
     double t0, t1, p;
     double lo; /* the earliest start of this window and every later one */
 } win;
@@ -115,7 +116,7 @@ static tw_status collect_windows(const tw_obs *obs, size_t n, double from, doubl
         if (!isfinite(o->t0_s) || !isfinite(o->t1_s) || !isfinite(o->power_w) || !(o->t1_s > o->t0_s)) continue;
         if (o->t0_s < from || o->t1_s > to) continue;
         if (*nw && o->t1_s < (*w)[*nw - 1].t1) sorted = false;
-        (*w)[(*nw)++] = (win){o->t0_s, o->t1_s, o->power_w, 0};
+        (*w)[(*nw)++] = (win){*o, o->t0_s, o->t1_s, o->power_w, 0};
     }
     if (!sorted) qsort(*w, *nw, sizeof **w, by_end);
     double lo = INFINITY;
@@ -146,7 +147,7 @@ static double sweep_to(sweep *s, const win *w)
         if (!(e->end > w->lo)) continue;
         double lo = e->start > w->t0 ? e->start : w->t0;
         double hi = e->end < w->t1 ? e->end : w->t1;
-        double ov = hi > lo ? hi - lo : 0.0;
+        double ov = tw_obs_weight(&w->o, lo, hi);
         s->active[keep] = s->active[i];
         s->ov[keep] = ov;
         keep++;

@@ -28,7 +28,7 @@ tw_status tw_obs_series_push(tw_obs_series *s, double t0_s, double t1_s, double 
         s->v = v;
         s->cap = cap;
     }
-    s->v[s->n++] = (tw_obs){t0_s, t1_s, power_w};
+    s->v[s->n++] = (tw_obs){t0_s, t1_s, power_w, 0.0};
     return TW_OK;
 }
 

@@ -9,6 +9,7 @@
 #ifndef TW_CORRECT_OBSERVE_H
 #define TW_CORRECT_OBSERVE_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "correct/profile.h"
@@ -17,7 +18,23 @@
 typedef struct tw_obs {
     double t0_s, t1_s; /* the window (t0, t1] whose mean power this is */
     double power_w;    /* mean true power over the window */
+    double tau_s;      /* 0: every instant of the window weighs the same; > 0: an rc interval
+                          (observe_rc), in which an instant s weighs e^{-(t1 - s)/tau} */
 } tw_obs;
+
+/* How many seconds of the window [lo, hi] (inside it) stands for: hi - lo
+ * for a plain window; for an rc interval the exponential weight, normalised
+ * so the whole window still counts its length. Estimators use this instead
+ * of the plain overlap, so a short kernel early in an rc interval (which
+ * the interval shows weakly) is expected weakly. */
+static inline double tw_obs_weight(const tw_obs *o, double lo, double hi)
+{
+    if (!(hi > lo)) return 0.0;
+    if (!(o->tau_s > 0)) return hi - lo;
+    double len = o->t1_s - o->t0_s;
+    double a = exp(-len / o->tau_s);
+    return len * (exp(-(o->t1_s - hi) / o->tau_s) - exp(-(o->t1_s - lo) / o->tau_s)) / (1.0 - a);
+}
 
 typedef struct tw_obs_series {
     tw_obs *v; /* in order of t1 (windows may overlap) */

@@ -48,7 +48,7 @@ static tw_obs *windows(const kern *k, size_t nk, double first_end, double last_e
     tw_obs *o = calloc(*n, sizeof *o);
     for (size_t i = 0; i < *n; i++) {
         double t1 = first_end + step * (double)i, t0 = t1 - len;
-        o[i] = (tw_obs){t0, t1, IDLE_W + dyn_energy(k, nk, t0, t1) / len};
+        o[i] = (tw_obs){t0, t1, IDLE_W + dyn_energy(k, nk, t0, t1) / len, 0};
     }
     return o;
 }

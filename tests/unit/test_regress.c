@@ -72,7 +72,7 @@ static void observe(trace *t, tw_rng *rng, double step, double len, double end, 
             double lo = fmax(t0, t->l[i].t0), hi = fmin(t1, t->l[i].t1);
             if (hi > lo) e += t->l[i].w * (hi - lo);
         }
-        t->o[k] = (tw_obs){t0, t1, e / len + noise * tw_rng_gauss(rng)};
+        t->o[k] = (tw_obs){t0, t1, e / len + noise * tw_rng_gauss(rng), 0};
     }
 }
 
