@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "correct/observe.h"
 
 #define NO_COL ((size_t)-1)
 /* The energy counter's own update period (H100: ~100 ms, sensors-h100.md). A
@@ -24,6 +25,8 @@ const char *tw_attrib_source_name(tw_attrib_source s)
         return "energy counter";
     case TW_ATTRIB_TRAPEZOID:
         return "trapezoid (fallback)";
+    case TW_ATTRIB_MODEL:
+        return "profile model";
     }
     return "?";
 }
@@ -33,6 +36,7 @@ void tw_attrib_options_init(tw_attrib_options *o)
     o->prefix = "";
     o->device = -1;
     o->cancel = NULL;
+    o->model = NULL;
 }
 
 tw_attrib_class tw_attrib_classify(const tw_event *e, int device)
@@ -634,6 +638,101 @@ static tw_status pick_intervals(const pass1 *p, const columns *c, tw_attrib_inte
     return TW_OK;
 }
 
+/* ---------------------------------------------------------------- from a profile's model */
+
+/* Whether a model's observations tile the time (tw_observe); why not into `why`. */
+static bool model_tiles(const tw_reading_model *m, char *why, size_t len)
+{
+    double w = m->window_s, p = m->period_s;
+    bool about_period = w > 0 && p > 0 && fabs(w - p) <= 0.25 * p;
+    switch (m->response) {
+    case TW_RESP_COUNTER:
+    case TW_RESP_RC:
+        return true;
+    case TW_RESP_BOXCAR:
+        if (about_period || (p > 0 && w >= 2 * p)) return true;
+        snprintf(why, len,
+                 "its boxcar windows (%.3g ms, published every %.3g ms) overlap and cannot be deconvolved "
+                 "(window under two periods)",
+                 1e3 * w, 1e3 * p);
+        return false;
+    case TW_RESP_WINDOW:
+        if (about_period) return true;
+        snprintf(why, len, "it is a window reading: it sees %.0f %% of the time (%.3g ms of every %.3g ms)",
+                 100.0 * (isfinite(m->coverage) ? m->coverage : w / p), 1e3 * w, 1e3 * p);
+        return false;
+    default:
+        snprintf(why, len, "its response is %s", tw_response_name(m->response));
+        return false;
+    }
+}
+
+/* The model's observations as intervals of known energy, overlapping or
+ * unsorted windows dropped (they should not occur for a tiling model). On
+ * TW_ENOTFOUND (no column, no usable model, no observations) `why` says why;
+ * other errors are failures. */
+static tw_status model_intervals(tw_sensor *src, const char *prefix, const tw_reading_model *m, tw_attrib_interval **iv,
+                                 size_t *n, size_t *dropped, char *name, size_t name_len, char *why, size_t why_len)
+{
+    *iv = NULL;
+    *n = *dropped = 0;
+    char full[sizeof((tw_attrib *)0)->source_column];
+    snprintf(full, sizeof full, "%s%s", prefix, m->name);
+    size_t col;
+    if (tw_sensor_find(src, full, &col) != TW_OK) {
+        tw_clear_error();
+        snprintf(why, why_len, "the trace has no column %s", full);
+        return TW_ENOTFOUND;
+    }
+    if (!model_tiles(m, why, why_len)) return TW_ENOTFOUND;
+    tw_obs_series obs;
+    tw_obs_series_init(&obs);
+    tw_status st = tw_observe(src, col, m, true, &obs);
+    if (st == TW_EINVAL) {
+        snprintf(why, why_len, "%s", tw_last_error());
+        tw_clear_error();
+        tw_obs_series_free(&obs);
+        return TW_ENOTFOUND;
+    }
+    if (st == TW_OK && obs.n > 0 && !(*iv = malloc(obs.n * sizeof **iv))) st = tw_fail(TW_ENOMEM, "out of memory");
+    double last = -INFINITY;
+    for (size_t k = 0; st == TW_OK && k < obs.n; k++) {
+        const tw_obs *o = &obs.v[k];
+        if (!isfinite(o->t0_s) || !isfinite(o->t1_s) || !isfinite(o->power_w) || !(o->t1_s > o->t0_s) ||
+            o->t0_s < last - 1e-12) {
+            (*dropped)++;
+            continue;
+        }
+        (*iv)[(*n)++] = (tw_attrib_interval){o->t0_s, o->t1_s, o->power_w * (o->t1_s - o->t0_s)};
+        last = o->t1_s;
+    }
+    tw_obs_series_free(&obs);
+    if (st == TW_OK && *n == 0) {
+        snprintf(why, why_len, "its model gave no observations of %s", full);
+        st = TW_ENOTFOUND;
+    }
+    if (st != TW_OK) {
+        free(*iv);
+        *iv = NULL;
+        *n = 0;
+        return st;
+    }
+    snprintf(name, name_len, "%s", full);
+    return TW_OK;
+}
+
+/* The integral of the sample buffer's intervals over [a, b]. */
+static double buffer_over(const vec *buf, double a, double b)
+{
+    const tw_attrib_interval *v = buf->p;
+    double e = 0;
+    for (size_t k = 0; k < buf->n; k++) {
+        double lo = fmax(a, v[k].t0_s), hi = fmin(b, v[k].t1_s), dt = v[k].t1_s - v[k].t0_s;
+        if (hi > lo && dt > 0) e += v[k].energy_j * (hi - lo) / dt;
+    }
+    return e;
+}
+
 tw_status tw_attrib_run(const char *trace_path, const tw_events *events, const tw_attrib_options *opt, tw_attrib **out)
 {
     tw_clear_error();
@@ -663,13 +762,35 @@ tw_status tw_attrib_run(const char *trace_path, const tw_events *events, const t
     tw_attrib_source source = TW_ATTRIB_BUFFER;
     char source_name[sizeof((tw_attrib *)0)->source_column] = "";
     tw_attrib *a = NULL;
+    char why[512] = "";
+    size_t dropped = 0;
     st = read_pass1(src, &c, &p, opt->cancel);
-    if (st == TW_OK) st = pick_intervals(&p, &c, &iv, &n, &source, source_name, sizeof source_name);
+    if (st == TW_OK && opt->model) {
+        st = model_intervals(src, prefix, opt->model, &iv, &n, &dropped, source_name, sizeof source_name, why,
+                             sizeof why);
+        if (st == TW_OK) source = TW_ATTRIB_MODEL;
+        if (st == TW_ENOTFOUND) st = TW_OK; /* the built-in choice, with a warning */
+    }
+    if (st == TW_OK && source != TW_ATTRIB_MODEL)
+        st = pick_intervals(&p, &c, &iv, &n, &source, source_name, sizeof source_name);
     if (st == TW_OK) st = tw_attrib_intervals(iv, n, events, opt, &a);
     if (st == TW_OK) {
         a->source = source;
         snprintf(a->source_column, sizeof a->source_column, "%s", source_name);
         if (source == TW_ATTRIB_BUFFER) a->buffer_j = a->sum_j;
+        if (source == TW_ATTRIB_MODEL && p.buf.n >= 1) a->buffer_j = buffer_over(&p.buf, a->start_s, a->end_s);
+        if (opt->model && source != TW_ATTRIB_MODEL) {
+            char w[sizeof why + 3 * TW_PROFILE_NAME_LEN + 128];
+            snprintf(w, sizeof w, "the sensor profile's reading %s%s is not used: %s; energy from %s (%s) instead",
+                     prefix, opt->model->name, why, source_name, tw_attrib_source_name(source));
+            warn(a, w);
+        }
+        if (dropped) {
+            char w[sizeof source_name + 128];
+            snprintf(w, sizeof w, "%zu observation window%s of %s overlapped the one before or was empty: dropped",
+                     dropped, dropped == 1 ? "" : "s", source_name);
+            warn(a, w);
+        }
         if (p.cnt.n >= 2)
             a->counter_j = counter_at(p.cnt.p, p.cnt.n, a->end_s) - counter_at(p.cnt.p, p.cnt.n, a->start_s);
         a->check_pct = 100.0 * (a->sum_j / a->counter_j - 1.0);

@@ -10,7 +10,13 @@
  * in it in proportion to their time in it (concurrent kernels share); an
  * interval without kernels adds it to "other". Memcpy and memset count as
  * activity like kernels and are listed apart; NVTX ranges get the energy of
- * the intervals they overlap (not exclusive: ranges may nest or overlap). */
+ * the intervals they overlap (not exclusive: ranges may nest or overlap).
+ *
+ * With a sensor profile's model of a reading (correct/profile.h), the
+ * intervals are that reading's observations under its model
+ * (correct/observe.h) when they tile the time: a counter, an rc reading
+ * (corrected), a boxcar whose window is about its period (within 25 %) or at
+ * least two periods (deconvolved). */
 #ifndef TW_ATTRIB_KERNELS_H
 #define TW_ATTRIB_KERNELS_H
 
@@ -18,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "correct/profile.h"
 #include "truewatt.h"
 
 /* One interval of known energy. */
@@ -27,9 +34,10 @@ typedef struct tw_attrib_interval {
 } tw_attrib_interval;
 
 typedef enum tw_attrib_source {
-    TW_ATTRIB_BUFFER = 0,   /* power_buffer_w: mean power over each buffer interval */
-    TW_ATTRIB_COUNTER = 1,  /* energy_j: differences of the energy counter */
-    TW_ATTRIB_TRAPEZOID = 2 /* fallback: trapezoid of power_instant_w or power_usage_w */
+    TW_ATTRIB_BUFFER = 0,    /* power_buffer_w: mean power over each buffer interval */
+    TW_ATTRIB_COUNTER = 1,   /* energy_j: differences of the energy counter */
+    TW_ATTRIB_TRAPEZOID = 2, /* fallback: trapezoid of power_instant_w or power_usage_w */
+    TW_ATTRIB_MODEL = 3      /* a sensor profile's model of one reading: its observations, which tile the time */
 } tw_attrib_source;
 
 const char *tw_attrib_source_name(tw_attrib_source s);
@@ -45,6 +53,12 @@ typedef struct tw_attrib_options {
     const char *prefix;         /* trace column prefix: "" or "gpuN_" */
     int device;                 /* only events of this device (and those without one); -1 = all */
     const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED */
+    /* A sensor profile's model of the reading to use (its column: prefix +
+     * model->name), or NULL: the sample buffer, else the counter, else the
+     * trapezoid. When the column is absent or the model's observations do not
+     * tile the time (a window reading), that choice is made instead, with a
+     * warning saying why. Borrowed: it must outlive tw_attrib_run. */
+    const tw_reading_model *model;
 } tw_attrib_options;
 
 void tw_attrib_options_init(tw_attrib_options *o);
@@ -107,7 +121,8 @@ tw_attrib_class tw_attrib_classify(const tw_event *e, int device);
 tw_status tw_attrib_intervals(const tw_attrib_interval *iv, size_t n, const tw_events *events,
                               const tw_attrib_options *opt, tw_attrib **out);
 
-/* From a trace file written by the sampler: builds the intervals from the best
+/* From a trace file written by the sampler: builds the intervals from the
+ * profile's model when given and usable (opt->model), else from the best
  * reading present, attributes, and computes the whole-run energy by every method. */
 tw_status tw_attrib_run(const char *trace_path, const tw_events *events, const tw_attrib_options *opt, tw_attrib **out);
 

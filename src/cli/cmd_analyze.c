@@ -5,19 +5,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "cli/profile_pick.h"
 #include "cli/report_analysis.h"
+#include "core/error.h"
+#include "correct/estimate.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
 
 static void help(void)
 {
     printf("usage: truewatt analyze TRACE [--events FILE] [--column NAME]\n"
            "                        [--capacitance S | --fit-capacitance] [--slope-points N]\n"
            "                        [--idle W] [--active-idle W] [--corrected-out FILE | --no-corrected-out]\n"
-           "                        [--json]\n\n"
+           "                        [--profile FILE] [--json]\n\n"
            "Energy of each event of a power trace by the corrected method of Burtscher et al. 2014\n"
-           "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n\n"
+           "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n"
+           "With a sensor profile, also by the model of its best reading that the trace has.\n\n"
            "  TRACE                CSV with a time column t_s (or t) and power columns (_w, _mw)\n"
            "  --events FILE        CSV name,start_s,end_s (label,t_start,t_end also accepted);\n"
            "                       without it, activity regions are detected from the trace\n"
@@ -30,17 +37,33 @@ static void help(void)
            "  --corrected-out FILE where to write the corrected power series\n"
            "                       (default: TRACE's name with .corrected.csv, in the current folder)\n"
            "  --no-corrected-out   do not write it\n"
+           "  --profile FILE       a sensor profile ('truewatt sensor identify'): adds each event's energy\n"
+           "                       by the model of its best reading (default: the profile of the GPU and\n"
+           "                       driver the trace's header names, when $TW_PROFILE_DIR or the built-in\n"
+           "                       profiles have one)\n"
            "  --json               machine-readable output on stdout\n");
 }
 
 typedef struct analyze_args {
-    const char *trace, *events, *column, *corrected;
+    const char *trace, *events, *column, *corrected, *profile;
     bool json, fit, no_corrected;
     tw_analysis_options opt;
     bool c_given;
 } analyze_args;
 
-enum { OPT_EVENTS = 1000, OPT_COLUMN, OPT_C, OPT_FIT, OPT_SLOPE, OPT_IDLE, OPT_AIDLE, OPT_OUT, OPT_NOOUT, OPT_JSON };
+enum {
+    OPT_EVENTS = 1000,
+    OPT_COLUMN,
+    OPT_C,
+    OPT_FIT,
+    OPT_SLOPE,
+    OPT_IDLE,
+    OPT_AIDLE,
+    OPT_OUT,
+    OPT_NOOUT,
+    OPT_JSON,
+    OPT_PROFILE
+};
 
 static int parse_number_option(const char *name, const char *value, double *out)
 {
@@ -60,6 +83,7 @@ static int parse_args(int argc, char **argv, analyze_args *a)
                                          {"corrected-out", required_argument, 0, OPT_OUT},
                                          {"no-corrected-out", no_argument, 0, OPT_NOOUT},
                                          {"json", no_argument, 0, OPT_JSON},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, rc = 0;
@@ -105,6 +129,9 @@ static int parse_args(int argc, char **argv, analyze_args *a)
             break;
         case OPT_JSON:
             a->json = true;
+            break;
+        case OPT_PROFILE:
+            a->profile = optarg;
             break;
         case ':':
             return cli_usage("analyze", "option '%s' needs a value", argv[optind - 1]);
@@ -163,7 +190,150 @@ static int pick_reading(tw_sensor *s, const char *column, const char *trace, siz
     return CLI_EXIT_FAIL;
 }
 
-static int report(const tw_analysis *an, const analyze_args *a, const char *reading, const char *corrected)
+/* ---------------------------------------------------------------- the sensor profile */
+
+/* The first GPU a trace's provenance comment names ("...; gpu 0: NAME, driver VER; ..."). */
+static bool trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false; /* a pipe is read once, by the analysis */
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[4096];
+    bool found = false;
+    for (int k = 0; k < 16 && !found && fgets(line, sizeof line, f) && line[0] == '#'; k++) {
+        for (const char *p = strstr(line, "gpu "); p && !found; p = strstr(p + 4, "gpu ")) {
+            unsigned idx;
+            int used = 0;
+            if (sscanf(p, "gpu %u: %n", &idx, &used) != 1 || used == 0) continue;
+            const char *name = p + used, *d = strstr(name, ", driver ");
+            if (!d || d == name) continue;
+            const char *v = d + strlen(", driver ");
+            snprintf(gpu, gpu_len, "%.*s", (int)(d - name), name);
+            snprintf(driver, driver_len, "%.*s", (int)strcspn(v, ";\r\n"), v);
+            *index = (int)idx;
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+typedef struct in_trace_ctx {
+    tw_sensor *src;
+    const char *prefix;
+} in_trace_ctx;
+
+/* A reading of the board's power that the trace has (with the prefix). */
+static bool in_trace(const char *name, void *ctx)
+{
+    const in_trace_ctx *c = ctx;
+    if (!tw_identify_board_reading(name, NULL)) return false;
+    char full[160];
+    snprintf(full, sizeof full, "%s%s", c->prefix, name);
+    size_t idx;
+    bool ok = tw_sensor_find(c->src, full, &idx) == TW_OK;
+    tw_clear_error();
+    return ok;
+}
+
+typedef struct profile_work {
+    tw_profile p;
+    char how[1200];
+    int gpu_index;
+    bool have; /* a profile applies */
+    char column[160];
+    char note[768];
+    tw_event_estimate *est;
+    report_profile r;
+} profile_work;
+
+/* The profile for this trace: --profile (loaded before the analysis, so a bad
+ * one fails first), else the one for the GPU and driver its header names. A
+ * profile found by lookup that cannot be read is a warning. */
+static int profile_load(const analyze_args *a, profile_work *w)
+{
+    tw_profile_init(&w->p);
+    if (a->profile) {
+        tw_status st = cli_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
+        if (st != TW_OK) return cli_fail("analyze", st);
+        w->have = true;
+        return 0;
+    }
+    char gpu[128], driver[64];
+    if (!trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
+    tw_status st = cli_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
+    if (st == TW_OK)
+        w->have = true;
+    else if (st != TW_ENOTFOUND)
+        fprintf(stderr, "truewatt analyze: warning: no sensor profile section: %s\n", tw_last_error());
+    tw_clear_error();
+    return 0;
+}
+
+/* Each event's energy by the model of the profile's best reading the trace has. */
+static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile_work *w)
+{
+    report_profile *r = &w->r;
+    *r = (report_profile){.source = w->how, .column = w->column};
+    char prefix[32] = "";
+    in_trace_ctx c = {src, prefix};
+    const tw_reading_model *m = tw_profile_best(&w->p, in_trace, &c);
+    if (!m) { /* a trace of several GPUs: their columns carry a prefix */
+        snprintf(prefix, sizeof prefix, "gpu%d_", w->gpu_index);
+        m = tw_profile_best(&w->p, in_trace, &c);
+    }
+    if (!m) {
+        snprintf(w->note, sizeof w->note, "none of the profile's readings of the board's power is in the trace");
+        r->note = w->note;
+        return TW_OK;
+    }
+    r->m = m;
+    snprintf(w->column, sizeof w->column, "%s%s", prefix, m->name);
+    size_t idx;
+    tw_obs_series obs;
+    tw_obs_series_init(&obs);
+    tw_events *ev = NULL;
+    tw_status st = tw_sensor_find(src, w->column, &idx);
+    if (st == TW_OK) st = tw_observe(src, idx, m, true, &obs);
+    if (st == TW_OK) st = tw_events_new(&ev);
+    size_t n = tw_analysis_event_count(an);
+    double first = NAN;
+    for (size_t i = 0; st == TW_OK && i < n; i++) {
+        const tw_event *e = tw_analysis_event(an, i);
+        st = tw_events_add(ev, e);
+        if (!(e->start_s >= first)) first = e->start_s;
+    }
+    if (st == TW_OK && !(w->est = malloc((n ? n : 1) * sizeof *w->est))) st = tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) {
+        r->observations = obs.n;
+        r->active_idle_w = tw_estimate_idle_w(obs.v, obs.n, ev, first, NAN);
+        r->idle_basis = "median of the windows without events after the first event";
+        if (isnan(r->active_idle_w)) {
+            r->active_idle_w = tw_estimate_idle_w(obs.v, obs.n, ev, NAN, NAN);
+            r->idle_basis = "median of the windows without events";
+        }
+        if (isnan(r->active_idle_w)) {
+            r->active_idle_w = tw_analysis_active_idle_w(an);
+            r->idle_basis = "no window without events: the RC analysis's active idle";
+        }
+        st = tw_estimate_events(obs.v, obs.n, ev, r->active_idle_w, w->est);
+    }
+    if (st == TW_OK) {
+        r->ev = w->est;
+    } else if (st != TW_ENOMEM) { /* the section says why; the analysis stands */
+        snprintf(w->note, sizeof w->note, "%s", tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
+        r->note = w->note;
+        tw_clear_error();
+        st = TW_OK;
+    }
+    tw_obs_series_free(&obs);
+    tw_events_free(ev);
+    return st;
+}
+
+static int report(const tw_analysis *an, const analyze_args *a, const char *reading, const char *corrected,
+                  const report_profile *pr)
 {
     report_context ctx = {a->trace,
                           reading,
@@ -174,13 +344,13 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
                           !isnan(a->opt.active_idle_w),
                           a->events == NULL};
     if (!a->json) {
-        report_analysis_text(an, &ctx, stdout);
+        report_analysis_text(an, &ctx, pr, stdout);
         return 0;
     }
     json j;
     json_init(&j, stdout);
     json_begin_object(&j);
-    report_analysis_json_fields(&j, an, &ctx);
+    report_analysis_json_fields(&j, an, &ctx, pr);
     json_end_object(&j);
     json_finish(&j);
     return 0;
@@ -192,6 +362,12 @@ int cmd_analyze(int argc, char **argv)
     tw_analysis_options_init(&a.opt);
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
+    profile_work *pw = calloc(1, sizeof *pw);
+    if (!pw) return cli_fail("analyze", tw_fail(TW_ENOMEM, "out of memory"));
+    if ((rc = profile_load(&a, pw)) != 0) {
+        free(pw);
+        return rc;
+    }
     tw_events *events = NULL;
     tw_sensor *src = NULL;
     tw_analysis *an = NULL;
@@ -218,11 +394,17 @@ int cmd_analyze(int argc, char **argv)
         rc = CLI_EXIT_INTERRUPTED;
         goto out;
     }
+    if (st == TW_OK && pw->have && (st = profile_estimate(src, an, pw)) != TW_OK) {
+        rc = cli_fail("analyze", st);
+        goto out;
+    }
     if (st != TW_OK)
         rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
     else
-        rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected);
+        rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
 out:
+    free(pw->est);
+    free(pw);
     tw_analysis_free(an);
     tw_sensor_close(src);
     tw_events_free(events);

@@ -17,9 +17,14 @@
 #include <unistd.h>
 
 #include "attrib/kernels.h"
+#include "attrib/regress.h"
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "cli/profile_pick.h"
 #include "cli/run_report.h"
+#include "core/error.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
 #include "report/perfetto.h"
 
 extern char **environ;
@@ -31,7 +36,8 @@ extern char **environ;
 static void help(void)
 {
     printf("usage: truewatt run [--device LIST] [-o TRACE] [--events-out FILE] [--perfetto FILE] [--json]\n"
-           "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml] -- CMD [ARGS...]\n\n"
+           "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
+           "                    [--profile FILE] -- CMD [ARGS...]\n\n"
            "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
            "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
            "The exit status is CMD's (128 + N when signal N killed it).\n\n"
@@ -45,10 +51,17 @@ static void help(void)
            "  --slow-period S    period of the slow readings: energy counter, clocks (default 0.1, read\n"
            "                     less often, down to once a second, where a read costs much CPU: an H100's\n"
            "                     energy counter takes ~4 ms of CPU a read)\n"
-           "  --backend NAME     the sensor backend (default nvml)\n\n"
-           "Energy per kernel: the energy above the idle level in each interval of the driver's sample\n"
-           "buffer (else of the energy counter) is shared among the kernels running in it, by time.\n"
-           "Idle is the median power while no kernel runs, after the first kernel started.\n\n"
+           "  --backend NAME     the sensor backend (default nvml)\n"
+           "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
+           "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n\n"
+           "Energy per kernel: the energy above the idle level in each interval is shared among the\n"
+           "kernels running in it, by time. The intervals are the observations of the best reading\n"
+           "of the GPU's sensor profile ('truewatt sensor identify'), corrected by its model, when\n"
+           "they tile the time; else the driver's sample buffer, else the energy counter. Idle is the\n"
+           "median power while no kernel runs, after the first kernel started. With a profile, kernel\n"
+           "names whose launches are shorter than the reading's update period also get a regression\n"
+           "of the reading's windows on the kernels' time in them: energy per launch with its\n"
+           "standard error.\n\n"
            "environment:\n"
            "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
            "  TW_CUPTI_LIBRARY   libcupti for NVTX ranges (default " CUPTI_DEFAULT " when present)\n"
@@ -61,7 +74,7 @@ static void help(void)
 #define MAX_IDS 64
 
 typedef struct run_args {
-    const char *trace, *events, *perfetto, *backend, *devices;
+    const char *trace, *events, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s;
     bool json, no_inject;
     char **cmd;
@@ -70,7 +83,17 @@ typedef struct run_args {
     size_t nids;
 } run_args;
 
-enum { OPT_DEVICE = 1000, OPT_EVENTS, OPT_PERFETTO, OPT_JSON, OPT_NOINJECT, OPT_FAST, OPT_SLOW, OPT_BACKEND };
+enum {
+    OPT_DEVICE = 1000,
+    OPT_EVENTS,
+    OPT_PERFETTO,
+    OPT_JSON,
+    OPT_NOINJECT,
+    OPT_FAST,
+    OPT_SLOW,
+    OPT_BACKEND,
+    OPT_PROFILE
+};
 
 static int parse_period(const char *name, const char *v, double *out)
 {
@@ -90,6 +113,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"fast-period", required_argument, 0, OPT_FAST},
                                          {"slow-period", required_argument, 0, OPT_SLOW},
                                          {"backend", required_argument, 0, OPT_BACKEND},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, rc = 0;
@@ -127,6 +151,9 @@ static int parse_args(int argc, char **argv, run_args *a)
             break;
         case OPT_BACKEND:
             a->backend = optarg;
+            break;
+        case OPT_PROFILE:
+            a->profile = optarg;
             break;
         case ':':
             return cli_usage("run", "option '%s' needs a value", argv[optind - 1]);
@@ -361,7 +388,10 @@ static void describe_devices(const char *backend, char **ids, size_t nids, run_d
             hit = &info[d];
             x->index = (int)hit->index;
         }
-        if (hit) snprintf(x->name, sizeof x->name, "%s", hit->name);
+        if (hit) {
+            snprintf(x->name, sizeof x->name, "%s", hit->name);
+            snprintf(x->driver, sizeof x->driver, "%s", hit->driver);
+        }
         if (n > 1) snprintf(x->prefix, sizeof x->prefix, "gpu%d_", x->index);
     }
     *ndev = n;
@@ -488,12 +518,17 @@ typedef struct run_state {
     run_device dev[MAX_DEVICES];
     size_t ndev;
     char provenance[1024];
+    tw_profile given;     /* --profile, loaded before the command runs */
+    char given_how[1200]; /* cli_profile_pick's line for it */
 } run_state;
 
 static void run_free(run_state *s)
 {
-    for (size_t d = 0; d < s->ndev; d++)
+    for (size_t d = 0; d < s->ndev; d++) {
         tw_attrib_free(s->dev[d].attrib);
+        tw_regress_free(s->dev[d].short_kernels);
+        tw_events_free(s->dev[d].short_events);
+    }
     tw_events_free(s->events);
     tw_sampler_free(s->sampler);
     env_free(&s->env);
@@ -518,17 +553,106 @@ static const char *load_events(run_state *s)
     return NULL;
 }
 
+/* The sensor profile of one device: --profile, else the one for its GPU
+ * and driver; its best reading of the board's power becomes x->model. Never
+ * fails: what happened is in x->profile and x->profile_how. */
+static void pick_profile(run_state *s, run_device *x)
+{
+    tw_profile p;
+    tw_profile_init(&p);
+    const tw_profile *use = &p;
+    if (s->a.profile) {
+        use = &s->given;
+        snprintf(x->profile_how, sizeof x->profile_how, "%s", s->given_how);
+    } else {
+        tw_status st = cli_profile_pick(NULL, x->name, x->driver, &p, x->profile_how, sizeof x->profile_how);
+        if (st == TW_ENOTFOUND) {
+            snprintf(x->profile_how, sizeof x->profile_how, "no sensor profile for GPU %s (driver %s) in %s",
+                     x->name[0] ? x->name : "(unnamed)", x->driver[0] ? x->driver : "unknown", cli_profile_dir());
+            x->profile = RUN_PROFILE_NONE;
+            return;
+        }
+        if (st != TW_OK) {
+            snprintf(x->profile_how, sizeof x->profile_how, "cannot read the sensor profile: %s", tw_last_error());
+            x->profile = RUN_PROFILE_ERROR;
+            return;
+        }
+    }
+    const tw_reading_model *m = tw_profile_best(use, tw_identify_board_reading, NULL);
+    if (!m) {
+        x->profile = RUN_PROFILE_NO_READING;
+        return;
+    }
+    x->model = *m;
+    x->profile = RUN_PROFILE_MODEL;
+}
+
+/* The device's kernels (all events when there is one device). */
+static const tw_events *device_events(run_state *s, run_device *x)
+{
+    if (s->ndev <= 1) return s->events;
+    if (tw_events_new(&x->short_events) != TW_OK) return NULL;
+    for (size_t i = 0; i < tw_events_count(s->events); i++) {
+        const tw_event *e = tw_events_get(s->events, i);
+        if (tw_attrib_classify(e, x->index) == TW_ACT_KERNEL && tw_events_add(x->short_events, e) != TW_OK) return NULL;
+    }
+    return x->short_events;
+}
+
+/* Kernel names shorter than the model's period: the regression of the
+ * reading's windows on the kernels' time in them. A failure is a note. */
+static void short_kernels(run_state *s, run_device *x)
+{
+    const tw_attrib *a = x->attrib;
+    const tw_reading_model *m = &x->model;
+    if (!a || a->source != TW_ATTRIB_MODEL || !(m->period_s > 0)) return;
+    bool any = false;
+    for (size_t i = 0; i < a->nkernels && !any; i++)
+        any = a->kernels[i].launches && a->kernels[i].time_s / (double)a->kernels[i].launches < m->period_s;
+    if (!any) return;
+    x->short_period_s = m->period_s;
+    x->short_lags = tw_regress_lags_for(m->period_s, m->delay_s, m->capacitance_s);
+    tw_sensor_config cfg = {.path = s->a.trace};
+    tw_sensor *src = NULL;
+    tw_obs_series obs;
+    tw_obs_series_init(&obs);
+    size_t col = 0;
+    tw_status st = tw_sensor_open("replay", &cfg, &src);
+    if (st == TW_OK) st = tw_sensor_find(src, a->source_column, &col);
+    if (st == TW_OK) st = tw_observe(src, col, m, true, &obs);
+    const tw_events *ev = st == TW_OK ? device_events(s, x) : NULL;
+    if (st == TW_OK && !ev) st = tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) {
+        tw_regress_options o;
+        tw_regress_options_init(&o);
+        x->short_windows = obs.n;
+        st = tw_regress_names_lagged(obs.v, obs.n, ev, &o, x->short_lags, m->period_s, &x->short_kernels);
+    }
+    if (st != TW_OK) {
+        snprintf(x->short_note, sizeof x->short_note, "short kernels: no regression over the windows of %s: %s",
+                 a->source_column, tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
+        tw_regress_free(x->short_kernels);
+        x->short_kernels = NULL;
+    }
+    tw_obs_series_free(&obs);
+    tw_sensor_close(src);
+}
+
 static void analyse(run_state *s)
 {
     for (size_t d = 0; d < s->ndev; d++) {
         run_device *x = &s->dev[d];
+        pick_profile(s, x);
         tw_attrib_options o;
         tw_attrib_options_init(&o);
         o.prefix = x->prefix;
         o.device = s->ndev > 1 ? x->index : -1;
         o.cancel = &cli_interrupted;
+        o.model = x->profile == RUN_PROFILE_MODEL ? &x->model : NULL;
         if (tw_attrib_run(s->a.trace, s->events, &o, &x->attrib) != TW_OK)
             snprintf(x->attrib_error, sizeof x->attrib_error, "%s", tw_last_error());
+        else if (!cli_interrupted)
+            short_kernels(s, x);
     }
 }
 
@@ -579,6 +703,11 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
     const char *cmd = s.a.cmd[0];
+    if (s.a.profile) { /* a bad profile fails now, not after the command ran */
+        tw_profile_init(&s.given);
+        tw_status pst = cli_profile_pick(s.a.profile, NULL, NULL, &s.given, s.given_how, sizeof s.given_how);
+        if (pst != TW_OK) return cli_fail("run", pst);
+    }
     fds_snapshot(&s.inherited);
 
     /* test hook: the fake NVML reads its time origin from our environment */

@@ -70,7 +70,72 @@ static void split_table(const tw_analysis *a, FILE *f)
     table_free(t);
 }
 
-void report_analysis_text(const tw_analysis *a, const report_context *ctx, FILE *f)
+/* "reading R (rc, period 20.6 ms, coverage 100 %)" */
+static void reading_text(const report_profile *pr, char *buf, size_t len)
+{
+    const tw_reading_model *m = pr->m;
+    char extra[64] = "";
+    if (m->response == TW_RESP_RC && isfinite(m->capacitance_s))
+        snprintf(extra, sizeof extra, ", C %.3g ms", 1e3 * m->capacitance_s);
+    else if (isfinite(m->window_s))
+        snprintf(extra, sizeof extra, ", window %.3g ms", 1e3 * m->window_s);
+    snprintf(buf, len, "reading %s (%s, period %.3g ms%s, coverage %.0f %%)", pr->column, tw_response_name(m->response),
+             1e3 * m->period_s, extra, 100.0 * m->coverage);
+}
+
+static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f)
+{
+    if (!pr->m) {
+        fprintf(f, "\nby the sensor profile: %s (%s)\n", pr->note ? pr->note : "no estimate", pr->source);
+        return;
+    }
+    char r[256];
+    reading_text(pr, r, sizeof r);
+    fprintf(f, "\nby the sensor profile: %s from %s\n", r, pr->source);
+    if (!pr->ev) {
+        fprintf(f, "no estimate: %s\n", pr->note ? pr->note : "?");
+        return;
+    }
+    fprintf(f, "%zu observations; active idle %.2f W (%s); dynamic = above it\n", pr->observations, pr->active_idle_w,
+            pr->idle_basis);
+    bool truth = any_truth(a);
+    const char *head[8];
+    size_t nc = 0;
+    head[nc++] = "event";
+    head[nc++] = "start_s";
+    head[nc++] = "end_s";
+    if (truth) head[nc++] = "truth_j";
+    head[nc++] = "model_total_j";
+    head[nc++] = "model_dynamic_j";
+    head[nc++] = "seen_%";
+    if (truth) head[nc++] = "model_err_%";
+    table *t = table_new(nc, head);
+    if (!t) return;
+    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
+        const tw_event *e = tw_analysis_event(a, i);
+        const tw_event_estimate *x = &pr->ev[i];
+        table_cell(t, "%s", e->name);
+        table_cell(t, "%.4f", e->start_s);
+        table_cell(t, "%.4f", e->end_s);
+        if (truth) table_cell(t, "%.3f", e->true_energy_j);
+        if (isnan(x->total_j)) { /* an NVTX range, or an event no window saw */
+            table_cell(t, "-");
+            table_cell(t, "-");
+        } else {
+            table_cell(t, "%.3f", x->total_j);
+            table_cell(t, "%.3f", x->dyn_j);
+        }
+        table_cell(t, "%.0f", 100.0 * fmin(1.0, x->seen_frac));
+        if (truth && (isnan(x->total_j) || isnan(e->true_energy_j)))
+            table_cell(t, "-");
+        else if (truth)
+            table_cell(t, "%+.2f", 100.0 * (x->total_j / e->true_energy_j - 1.0));
+    }
+    table_print(t, f);
+    table_free(t);
+}
+
+void report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr, FILE *f)
 {
     fprintf(f, "trace      %s\n", ctx->trace);
     fprintf(f, "reading    %s: %llu samples, %llu distinct readings (repeats within %.3g ms dropped), %.3f .. %.3f s\n",
@@ -91,6 +156,7 @@ void report_analysis_text(const tw_analysis *a, const report_context *ctx, FILE 
                 tw_analysis_event_count(a));
     energy_table(a, f);
     split_table(a, f);
+    if (pr) profile_text(a, pr, f);
     if (ctx->corrected_path) fprintf(f, "\ncorrected series written to %s\n", ctx->corrected_path);
 }
 
@@ -104,7 +170,41 @@ static void json_split(json *j, const char *key, tw_energy_split s)
     json_end_object(j);
 }
 
-void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx)
+static void profile_json(json *j, const tw_analysis *a, const report_profile *pr)
+{
+    const tw_reading_model *m = pr->m;
+    json_key(j, "profile");
+    json_begin_object(j);
+    json_kv_string(j, "source", pr->source);
+    json_kv_string(j, "reading", m ? pr->column : NULL);
+    json_kv_string(j, "response", m ? tw_response_name(m->response) : NULL);
+    json_kv_number(j, "period_s", m ? m->period_s : NAN);
+    json_kv_number(j, "window_s", m ? m->window_s : NAN);
+    json_kv_number(j, "delay_s", m ? m->delay_s : NAN);
+    json_kv_number(j, "capacitance_s", m ? m->capacitance_s : NAN);
+    json_kv_number(j, "coverage", m ? m->coverage : NAN);
+    json_kv_string(j, "note", pr->note);
+    json_kv_uint(j, "observations", pr->observations);
+    json_kv_number(j, "active_idle_w", pr->ev ? pr->active_idle_w : NAN);
+    json_kv_string(j, "idle_basis", pr->ev ? pr->idle_basis : NULL);
+    json_key(j, "events");
+    json_begin_array(j);
+    for (size_t i = 0; pr->ev && i < tw_analysis_event_count(a); i++) {
+        const tw_event *e = tw_analysis_event(a, i);
+        json_begin_object(j);
+        json_kv_string(j, "name", e->name);
+        json_kv_number(j, "start_s", e->start_s);
+        json_kv_number(j, "end_s", e->end_s);
+        json_kv_number(j, "model_total_j", pr->ev[i].total_j);
+        json_kv_number(j, "model_dynamic_j", pr->ev[i].dyn_j);
+        json_kv_number(j, "seen_fraction", pr->ev[i].seen_frac);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_end_object(j);
+}
+
+void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx, const report_profile *pr)
 {
     json_kv_string(j, "trace", ctx->trace);
     json_kv_string(j, "reading", ctx->reading);
@@ -145,4 +245,5 @@ void report_analysis_json_fields(json *j, const tw_analysis *a, const report_con
         json_kv_string(j, tw_method_name((tw_method)m), tw_method_description((tw_method)m));
     json_end_object(j);
     json_kv_string(j, "corrected_series", ctx->corrected_path);
+    if (pr) profile_json(j, a, pr);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 #include "core/json.h"
+#include "correct/estimate.h"
+#include "correct/profile.h"
 #include "truewatt.h"
 
 typedef struct report_context {
@@ -16,8 +18,22 @@ typedef struct report_context {
     bool capacitance_given, idle_given, active_idle_given, events_detected;
 } report_context;
 
-void report_analysis_text(const tw_analysis *a, const report_context *ctx, FILE *f);
-/* Writes the analysis as key/value pairs into an open JSON object. */
-void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx);
+/* The energy of each event by a sensor profile's model of its best reading
+ * (the events are the analysis's, in its order). */
+typedef struct report_profile {
+    const char *source;          /* which profile file and why (cli_profile_pick's line) */
+    const tw_reading_model *m;   /* NULL: no reading the trace has; see note */
+    const char *column;          /* the trace column read (the model's name, perhaps with a prefix) */
+    const char *note;            /* why there is no estimate, or NULL */
+    size_t observations;         /* windows of known mean power */
+    double active_idle_w;        /* the median of the windows without events */
+    const char *idle_basis;      /* how active_idle_w was found */
+    const tw_event_estimate *ev; /* per event of the analysis; NULL with a note */
+} report_profile;
+
+/* pr: NULL when no profile applies (no section). */
+void report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr, FILE *f);
+/* Writes the analysis as key/value pairs into an open JSON object ("profile": only with pr). */
+void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx, const report_profile *pr);
 
 #endif

@@ -7,7 +7,8 @@
 #include "core/json.h"
 #include "report/table.h"
 
-#define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */
+#define TEXT_ROWS 25  /* longest table in the text report; JSON has every row */
+#define SHORT_ROWS 20 /* short kernels shown, in text and JSON */
 #define CHECK_PCT 2.0
 
 static double pct_of_core(const tw_sampler *s)
@@ -140,10 +141,142 @@ static void text_ranges(const tw_attrib *a, FILE *f)
     if (shown < a->nranges) fprintf(f, "... and %zu more (all in --json)\n", a->nranges - shown);
 }
 
+/* ---------------------------------------------------------------- the sensor profile */
+
+static const char *profile_status(run_profile p)
+{
+    switch (p) {
+    case RUN_PROFILE_NONE:
+        return "none";
+    case RUN_PROFILE_ERROR:
+        return "unreadable";
+    case RUN_PROFILE_NO_READING:
+        return "no usable reading";
+    case RUN_PROFILE_MODEL:
+        return "model";
+    }
+    return "?";
+}
+
+static bool model_used(const run_device *d)
+{
+    return d->profile == RUN_PROFILE_MODEL && d->attrib && d->attrib->source == TW_ATTRIB_MODEL;
+}
+
+/* "rc, update every 20.6 ms, coverage 100 %" */
+static void model_text(const tw_reading_model *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s, update every %.3g ms, coverage %.0f %%", tw_response_name(m->response), 1e3 * m->period_s,
+             100.0 * m->coverage);
+}
+
+/* One line: which reading the profile offers and whether it is used, or why there is none. */
+static void profile_line(const run_device *d, char *buf, size_t len)
+{
+    const char *src = d->attrib ? tw_attrib_source_name(d->attrib->source) : "no energy report";
+    char model[160];
+    model_text(&d->model, model, sizeof model);
+    switch (d->profile) {
+    case RUN_PROFILE_MODEL:
+        if (model_used(d))
+            snprintf(buf, len, "reading %s (%s) by its model, from %s", d->model.name, model, d->profile_how);
+        else
+            snprintf(buf, len, "reading %s (%s) of %s is not usable here (see the warning); using the %s",
+                     d->model.name, model, d->profile_how, src);
+        return;
+    case RUN_PROFILE_NONE:
+        snprintf(buf, len, "%s; run 'truewatt sensor identify' to make one; using the %s", d->profile_how, src);
+        return;
+    case RUN_PROFILE_ERROR:
+        snprintf(buf, len, "%s; using the %s", d->profile_how, src);
+        return;
+    case RUN_PROFILE_NO_READING:
+        snprintf(buf, len, "%s has no reading of the board's power with a known model; using the %s", d->profile_how,
+                 src);
+        return;
+    }
+    snprintf(buf, len, "?");
+}
+
+/* Whether a name of the regression is one of the short kernels to show. */
+static bool is_short(const run_device *d, const tw_regress_name *n)
+{
+    return strcmp(n->name, "(other kernels)") != 0 && n->launches > 0 && n->mean_s < d->short_period_s;
+}
+
+/* The regression's warnings name a name's lagged regressors NAME<0x1f>J:
+ * written as "NAME lag J". */
+static void unlag(const char *in, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (; *in && k + 6 < cap; in++) {
+        if (*in == '\x1f') {
+            memcpy(out + k, " lag ", 5);
+            k += 5;
+        } else {
+            out[k++] = *in;
+        }
+    }
+    out[k] = '\0';
+}
+
+static void text_lines(const char *prefix, const char *text, FILE *f)
+{
+    while (text && *text) {
+        size_t len = strcspn(text, "\n");
+        if (len) fprintf(f, "%s%.*s\n", prefix, (int)len, text);
+        text += len + (text[len] != '\0');
+    }
+}
+
+static void text_short(const run_device *d, FILE *f)
+{
+    if (d->short_note[0]) fprintf(f, "\nwarning: %s\n", d->short_note);
+    const tw_regress *g = d->short_kernels;
+    if (!g) return;
+    static const char *const head[] = {"name", "launches", "mean_ms", "j_per_launch", "+-se_j", "power_w", "+-se_w"};
+    table *t = table_new(7, head);
+    if (!t) return;
+    size_t shown = 0, more = 0;
+    for (size_t i = 0; i < g->nnames; i++) {
+        const tw_regress_name *n = &g->names[i];
+        if (!is_short(d, n)) continue;
+        if (shown == SHORT_ROWS) {
+            more++;
+            continue;
+        }
+        shown++;
+        table_cell(t, "%.60s", n->name);
+        table_cell(t, "%llu", (unsigned long long)n->launches);
+        table_cell(t, "%.4f", 1e3 * n->mean_s);
+        table_cell(t, "%.6f", n->per_launch_j);
+        table_cell(t, "%.6f", n->per_launch_se_j);
+        table_cell(t, "%.2f", n->power_w);
+        table_cell(t, "%.2f", n->power_se_w);
+    }
+    fprintf(f,
+            "\nshort kernels (regression over %zu windows of %s, %d lag%s): mean launch under the reading's "
+            "%.3g ms period; energy above idle\n",
+            g->nobs, d->attrib->source_column, d->short_lags, d->short_lags == 1 ? "" : "s", 1e3 * d->short_period_s);
+    if (shown)
+        table_print(t, f);
+    else
+        fprintf(f, "(none: the short names were pooled with others)\n");
+    table_free(t);
+    if (more) fprintf(f, "... and %zu more\n", more);
+    fprintf(f, "fit: idle %.2f W, residual %.3f W rms, R^2 %.4f\n", g->idle_w, g->rms_w, g->r2);
+    char w[2 * sizeof g->warnings];
+    unlag(g->warnings, w, sizeof w);
+    text_lines("warning: ", w, f);
+}
+
 static void text_device(const run_record *r, const run_device *d, FILE *f)
 {
     if (r->ndev > 1 || d->name[0])
         fprintf(f, "\n== GPU %d%s%s%s\n", d->index, d->name[0] ? " (" : "", d->name, d->name[0] ? ")" : "");
+    char line[2048];
+    profile_line(d, line, sizeof line);
+    fprintf(f, "profile: %s\n", line);
     const tw_attrib *a = d->attrib;
     if (!a) {
         fprintf(f, "no energy report: %s\n", d->attrib_error);
@@ -161,6 +294,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_split(a, f);
     if (a->activities == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
     text_names("kernels", a->kernels, a->nkernels, f);
+    text_short(d, f);
     text_names("memcpy/memset", a->copies, a->ncopies, f);
     text_ranges(a, f);
 }
@@ -262,6 +396,70 @@ static void json_lines(json *j, const char *key, const char *text)
     json_end_array(j);
 }
 
+static void json_profile(json *j, const run_device *d)
+{
+    char line[2048];
+    profile_line(d, line, sizeof line);
+    bool m = d->profile == RUN_PROFILE_MODEL;
+    json_key(j, "profile");
+    json_begin_object(j);
+    json_kv_string(j, "line", line);
+    json_kv_string(j, "status", profile_status(d->profile));
+    json_kv_string(j, "source", d->profile_how);
+    json_kv_bool(j, "used", model_used(d));
+    json_kv_string(j, "reading", m ? d->model.name : NULL);
+    json_kv_string(j, "response", m ? tw_response_name(d->model.response) : NULL);
+    json_kv_number(j, "period_s", m ? d->model.period_s : NAN);
+    json_kv_number(j, "window_s", m ? d->model.window_s : NAN);
+    json_kv_number(j, "delay_s", m ? d->model.delay_s : NAN);
+    json_kv_number(j, "capacitance_s", m ? d->model.capacitance_s : NAN);
+    json_kv_number(j, "coverage", m ? d->model.coverage : NAN);
+    json_end_object(j);
+}
+
+static void json_short(json *j, const run_device *d)
+{
+    const tw_regress *g = d->short_kernels;
+    json_key(j, "short_kernels");
+    json_begin_array(j);
+    size_t shown = 0;
+    for (size_t i = 0; g && i < g->nnames && shown < SHORT_ROWS; i++) {
+        const tw_regress_name *n = &g->names[i];
+        if (!is_short(d, n)) continue;
+        shown++;
+        json_begin_object(j);
+        json_kv_string(j, "name", n->name);
+        json_kv_uint(j, "launches", n->launches);
+        json_kv_number(j, "mean_s", n->mean_s);
+        json_kv_number(j, "energy_per_launch_j", n->per_launch_j);
+        json_kv_number(j, "energy_per_launch_se_j", n->per_launch_se_j);
+        json_kv_number(j, "power_w", n->power_w);
+        json_kv_number(j, "power_se_w", n->power_se_w);
+        json_kv_number(j, "windows", n->windows);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_key(j, "short_kernels_fit");
+    if (!g) {
+        json_string(j, NULL);
+    } else {
+        json_begin_object(j);
+        json_kv_string(j, "reading", d->attrib ? d->attrib->source_column : NULL);
+        json_kv_uint(j, "windows", g->nobs);
+        json_key(j, "lags");
+        json_number(j, d->short_lags);
+        json_kv_number(j, "period_s", d->short_period_s);
+        json_kv_number(j, "idle_w", g->idle_w);
+        json_kv_number(j, "rms_w", g->rms_w);
+        json_kv_number(j, "r2", g->r2);
+        char w[2 * sizeof g->warnings];
+        unlag(g->warnings, w, sizeof w);
+        json_lines(j, "warnings", w);
+        json_end_object(j);
+    }
+    json_kv_string(j, "short_kernels_note", d->short_note[0] ? d->short_note : NULL);
+}
+
 static void json_device(json *j, const run_device *d)
 {
     json_begin_object(j);
@@ -269,6 +467,8 @@ static void json_device(json *j, const run_device *d)
     json_number(j, d->index);
     json_kv_string(j, "column_prefix", d->prefix);
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
+    json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
+    json_profile(j, d);
     const tw_attrib *a = d->attrib;
     json_kv_string(j, "error", a ? NULL : d->attrib_error);
     if (a) {
@@ -310,6 +510,7 @@ static void json_device(json *j, const run_device *d)
         json_kv_bool(j, "ok", fabs(a->check_pct) <= CHECK_PCT);
         json_end_object(j);
         json_names(j, "kernels", a->kernels, a->nkernels);
+        json_short(j, d);
         json_names(j, "copies", a->copies, a->ncopies);
         json_key(j, "nvtx_ranges");
         json_begin_array(j);

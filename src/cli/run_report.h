@@ -6,14 +6,35 @@
 #include <stdio.h>
 
 #include "attrib/kernels.h"
+#include "attrib/regress.h"
+#include "correct/profile.h"
 #include "truewatt.h"
+
+/* What the sensor profile of a device gave. */
+typedef enum run_profile {
+    RUN_PROFILE_NONE = 0,       /* no profile for this GPU and driver */
+    RUN_PROFILE_ERROR = 1,      /* one exists but cannot be read */
+    RUN_PROFILE_NO_READING = 2, /* it has no reading of the board's power with a model */
+    RUN_PROFILE_MODEL = 3       /* model: its best reading, given to the attribution */
+} run_profile;
 
 typedef struct run_device {
     int index;
     char prefix[32];
     char name[96];
+    char driver[32];
     tw_attrib *attrib; /* NULL when the attribution failed */
     char attrib_error[512];
+    run_profile profile;
+    char profile_how[1200]; /* which file and why, or where none was found, or why it cannot be read */
+    tw_reading_model model; /* RUN_PROFILE_MODEL: the reading the profile offers */
+    /* kernel names shorter than the model's period: the regression of its windows */
+    tw_regress *short_kernels; /* NULL when not run or failed */
+    double short_period_s;     /* the model's period; 0 when no kernel name is that short */
+    int short_lags;
+    size_t short_windows;    /* observations of the reading */
+    char short_note[768];    /* why the regression failed, "" otherwise */
+    tw_events *short_events; /* the device's kernels (several devices), owned; NULL otherwise */
 } run_device;
 
 typedef struct run_record {

@@ -1,7 +1,9 @@
 /* Unit tests of the energy attribution (src/attrib/kernels.c) on synthetic
  * intervals: the idle level, concurrent kernels sharing an interval, copies
  * and NVTX ranges, the sums; then from small trace files: the choice of the
- * source (buffer, counter, fallback) and the whole-run methods. */
+ * source (buffer, counter, fallback), a sensor profile's model of a reading
+ * (its observations as the intervals, or the fallback with a warning) and
+ * the whole-run methods. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -366,6 +368,117 @@ static void test_run_counter_and_fallback(void **state)
     assert_non_null(strstr(tw_last_error(), "coverage"));
 }
 
+/* A sensor profile's model of one reading. */
+static tw_reading_model model_of(const char *name, tw_response r, double period_s, double window_s, double delay_s)
+{
+    tw_reading_model m;
+    tw_reading_model_init(&m, name);
+    m.response = r;
+    m.period_s = period_s;
+    m.window_s = window_s;
+    m.delay_s = delay_s;
+    m.coverage = fmin(1.0, window_s / period_s);
+    return m;
+}
+
+static void test_run_model_counter(void **state)
+{
+    (void)state;
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    add(ev, "gemm", 1.0, 1.6, 0, 7, "kernel");
+    /* the counter updates at 0.1, 0.2, ... and is polled 50 ms later: with
+     * that delay, its differences are the exact energy of (0.0, 0.1], ... */
+    tw_reading_model m = model_of("energy_j", TW_RESP_COUNTER, 0.1, 0.1, 0.05);
+    tw_attrib_options o;
+    tw_attrib_options_init(&o);
+    assert_null(o.model);
+    o.model = &m;
+    tw_attrib *a;
+    assert_ok(tw_attrib_run(write_trace(2, true, true), ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_MODEL);
+    assert_string_equal(tw_attrib_source_name(a->source), "profile model");
+    assert_string_equal(a->source_column, "energy_j");
+    assert_string_equal(a->warnings, "");
+    assert_int_equal(a->nintervals, 29);
+    near(a->start_s, 0.0, 1e-9, "the first counter difference starts at its first update less the delay");
+    near(a->end_s, 2.9, 1e-9, "end");
+    near(a->idle_w, 120, 1e-3, "idle");
+    near(a->kernels[0].energy_j, 280 * 0.6, 1e-3, "gemm, exact from the counter with its delay");
+    near(a->sum_j, truth_j(0.0, 2.9), 1e-3, "the intervals tile the time");
+    near(a->buffer_j, truth_j(0.02, 2.9), 1e-6, "buffer integral over the same span");
+    assert_true(fabs(a->check_pct) < 0.1);
+    tw_attrib_free(a);
+
+    /* the same trace without a model: the buffer, as before */
+    o.model = NULL;
+    assert_ok(tw_attrib_run(write_trace(2, true, true), ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_BUFFER);
+    tw_attrib_free(a);
+    tw_events_free(ev);
+}
+
+static void test_run_model_deconvolved_and_fallback(void **state)
+{
+    (void)state;
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    add(ev, "gemm", 1.0, 1.6, 0, 7, "kernel");
+    const char *path = write_trace(3, true, true);
+    tw_attrib_options o;
+    tw_attrib_options_init(&o);
+    tw_attrib *a;
+
+    /* a 1 s boxcar published every 100 ms: deconvolved into 100 ms tiles */
+    tw_reading_model box = model_of("power_usage_w", TW_RESP_BOXCAR, 0.1, 1.0, 0.0);
+    o.model = &box;
+    assert_ok(tw_attrib_run(path, ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_MODEL);
+    assert_string_equal(a->source_column, "power_usage_w");
+    near(a->kernels[0].energy_j, 168, 0.03 * 168, "gemm from the deconvolved boxcar");
+    tw_attrib_free(a);
+
+    /* a window reading (1 ms of every 100 ms) does not tile: the buffer instead, said so */
+    tw_reading_model win = model_of("power_instant_w", TW_RESP_WINDOW, 0.1, 0.001, 0.0);
+    o.model = &win;
+    assert_ok(tw_attrib_run(path, ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_BUFFER);
+    assert_string_equal(a->source_column, "power_buffer_w");
+    assert_non_null(strstr(a->warnings, "power_instant_w is not used"));
+    assert_non_null(strstr(a->warnings, "window reading"));
+    near(a->kernels[0].energy_j, 168, 1e-6, "gemm from the buffer");
+    tw_attrib_free(a);
+
+    /* a boxcar between one and two periods: overlapping windows, not deconvolved */
+    tw_reading_model mid = model_of("power_usage_w", TW_RESP_BOXCAR, 0.1, 0.15, 0.0);
+    o.model = &mid;
+    assert_ok(tw_attrib_run(path, ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_BUFFER);
+    assert_non_null(strstr(a->warnings, "overlap"));
+    tw_attrib_free(a);
+
+    /* a reading the trace lacks, with a column prefix */
+    tw_reading_model gone = model_of("energy_j", TW_RESP_COUNTER, 0.1, 0.1, 0.0);
+    o.model = &gone;
+    o.prefix = "gpu1_";
+    assert_int_equal(tw_attrib_run(path, ev, &o, &a), TW_EEMPTY); /* no gpu1_ columns at all */
+    o.prefix = "";
+    snprintf(gone.name, sizeof gone.name, "energy_total_j");
+    assert_ok(tw_attrib_run(path, ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_BUFFER);
+    assert_non_null(strstr(a->warnings, "the trace has no column energy_total_j"));
+    tw_attrib_free(a);
+
+    /* an rc model without a capacitance cannot observe: the buffer, said so */
+    tw_reading_model rc = model_of("power_usage_w", TW_RESP_RC, 0.1, NAN, 0.0);
+    o.model = &rc;
+    assert_ok(tw_attrib_run(path, ev, &o, &a));
+    assert_int_equal(a->source, TW_ATTRIB_BUFFER);
+    assert_non_null(strstr(a->warnings, "capacitance"));
+    tw_attrib_free(a);
+    tw_events_free(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +491,8 @@ int main(void)
         cmocka_unit_test(test_event_kind_round_trip),
         cmocka_unit_test(test_run_buffer),
         cmocka_unit_test(test_run_counter_and_fallback),
+        cmocka_unit_test(test_run_model_counter),
+        cmocka_unit_test(test_run_model_deconvolved_and_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
