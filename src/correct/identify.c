@@ -105,39 +105,56 @@ static double busy_frac(const on_signal *s, double a, double b)
 /* ---------------------------------------------------------------- one reading's data */
 
 typedef struct fit_data {
-    const on_signal *on;
+    const on_signal *on;   /* the kernels */
+    const on_signal *ctx;  /* the context: on from its creation */
     double *u, *y, *uprev; /* update instants, values, previous update (for tiling) */
     size_t n;
-    double *x; /* scratch: predicted unit response */
+    double *x, *z; /* scratch: predicted unit responses to the kernels and to the context */
 } fit_data;
 
+/* y = a + b x + c z: a the level before the context, c the context's step
+ * (active idle = a + c), b the kernels' step. */
 typedef struct fit_result {
-    double rms, a, b;
+    double rms, a, b, c;
 } fit_result;
 
-/* y = a + b x by least squares (centred sums, for precision). */
-static fit_result line_fit(const double *x, const double *y, size_t n)
+/* y = a + b x + c z by least squares (centred sums, for precision); z drops
+ * out when it does not vary over the fit (every window after the context). */
+static fit_result plane_fit(const double *x, const double *z, const double *y, size_t n)
 {
-    double mx = 0, my = 0;
+    double mx = 0, mz = 0, my = 0;
     for (size_t k = 0; k < n; k++) {
         mx += x[k];
+        mz += z[k];
         my += y[k];
     }
     mx /= (double)n;
+    mz /= (double)n;
     my /= (double)n;
-    double sxx = 0, sxy = 0, syy = 0;
+    double sxx = 0, sxz = 0, szz = 0, sxy = 0, szy = 0, syy = 0;
     for (size_t k = 0; k < n; k++) {
-        double dx = x[k] - mx, dy = y[k] - my;
+        double dx = x[k] - mx, dz = z[k] - mz, dy = y[k] - my;
         sxx += dx * dx;
+        sxz += dx * dz;
+        szz += dz * dz;
         sxy += dx * dy;
+        szy += dz * dy;
         syy += dy * dy;
     }
-    fit_result r = {INFINITY, my, 0.0};
+    fit_result r = {INFINITY, my, 0.0, 0.0};
     if (!(sxx > 1e-12 * (double)n)) return r; /* the candidate sees no kernel: useless */
-    r.b = sxy / sxx;
-    r.a = my - r.b * mx;
-    double rss = fmax(0.0, syy - r.b * sxy);
+    double det = sxx * szz - sxz * sxz;
+    if (szz > 1e-9 * (double)n && det > 1e-9 * sxx * szz) {
+        r.b = (szz * sxy - sxz * szy) / det;
+        r.c = (sxx * szy - sxz * sxy) / det;
+    } else {
+        r.b = sxy / sxx;
+    }
+    r.a = my - r.b * mx - r.c * mz;
+    double rss = fmax(0.0, syy - r.b * sxy - r.c * szy);
     r.rms = sqrt(rss / (double)n);
+    /* without a context term the intercept is the active-idle level itself */
+    if (r.c == 0.0) r.c = 0.0;
     return r;
 }
 
@@ -165,21 +182,28 @@ static void rc_response(const on_signal *s, const double *t, size_t n, double c,
     }
 }
 
-static fit_result evaluate(fit_data *d, cand_kind kind, double p, double delay)
+/* The candidate's unit response to signal s at every update, into out. */
+static void respond(const fit_data *d, const on_signal *s, cand_kind kind, double p, double delay, double *out)
 {
     size_t n = d->n;
     if (kind == CAND_RC) {
         for (size_t k = 0; k < n; k++)
-            d->x[k] = d->u[k] - delay; /* times, then responses in place */
-        rc_response(d->on, d->x, n, p, d->x);
-    } else {
-        for (size_t k = 0; k < n; k++) {
-            double t1 = d->u[k] - delay;
-            double t0 = kind == CAND_TILE ? d->uprev[k] - delay : t1 - p;
-            d->x[k] = busy_frac(d->on, t0, t1);
-        }
+            out[k] = d->u[k] - delay; /* times, then responses in place */
+        rc_response(s, out, n, p, out);
+        return;
     }
-    return line_fit(d->x, d->y, n);
+    for (size_t k = 0; k < n; k++) {
+        double t1 = d->u[k] - delay;
+        double t0 = kind == CAND_TILE ? d->uprev[k] - delay : t1 - p;
+        out[k] = busy_frac(s, t0, t1);
+    }
+}
+
+static fit_result evaluate(fit_data *d, cand_kind kind, double p, double delay)
+{
+    respond(d, d->on, kind, p, delay, d->x);
+    respond(d, d->ctx, kind, p, delay, d->z);
+    return plane_fit(d->x, d->z, d->y, d->n);
 }
 
 typedef struct best_fit {
@@ -197,7 +221,7 @@ static void consider(best_fit *b, fit_data *d, cand_kind kind, double p, double 
 /* Coarse grid over (p, delay), p log-spaced, then a shrinking local search. */
 static best_fit search(fit_data *d, cand_kind kind, double pmin, double pmax, int psteps)
 {
-    best_fit b = {kind, NAN, NAN, {INFINITY, NAN, NAN}};
+    best_fit b = {kind, NAN, NAN, {INFINITY, NAN, NAN, NAN}};
     double ratio = pow(pmax / pmin, 1.0 / (psteps - 1));
     for (int i = 0; i < psteps; i++)
         for (double dl = D_MIN_S; dl <= D_MAX_S + 1e-12; dl += D_STEP_S)
@@ -215,8 +239,12 @@ static best_fit search(fit_data *d, cand_kind kind, double pmin, double pmax, in
         double centre = b.delay + (kind == CAND_TILE ? 0.0 : k * b.p);
         for (int i = -2; i <= 2; i++) {
             double p = kind == CAND_TILE ? NAN : b.p * pow(pr, i);
-            for (int j = -2; j <= 2; j++)
+            for (int j = -2; j <= 2; j++) {
                 consider(&c, d, kind, p, centre + j * ds - (kind == CAND_TILE ? 0.0 : k * p));
+                /* and moves that keep the delay: for changes faster than a lag's
+                 * C the centre is not what stays put */
+                if (kind != CAND_TILE) consider(&c, d, kind, p, b.delay + j * ds);
+            }
         }
         b = c;
         ds *= REFINE_SHRINK;
@@ -260,7 +288,8 @@ static tw_status make_points(const tw_update_series *u, bool counter, double t_f
     d->y = malloc((u->n ? u->n : 1) * sizeof *d->y);
     d->uprev = malloc((u->n ? u->n : 1) * sizeof *d->uprev);
     d->x = malloc((u->n ? u->n : 1) * sizeof *d->x);
-    if (!d->u || !d->y || !d->uprev || !d->x) return tw_fail(TW_ENOMEM, "out of memory (%zu updates)", u->n);
+    d->z = malloc((u->n ? u->n : 1) * sizeof *d->z);
+    if (!d->u || !d->y || !d->uprev || !d->x || !d->z) return tw_fail(TW_ENOMEM, "out of memory (%zu updates)", u->n);
     d->n = 0;
     for (size_t k = 1; k < u->n; k++) {
         double t = u->v[k].t_s, tp = u->v[k - 1].t_s;
@@ -279,6 +308,7 @@ static void free_points(fit_data *d)
     free(d->y);
     free(d->uprev);
     free(d->x);
+    free(d->z);
 }
 
 /* The reading's level before the context: its values whose window ended
@@ -324,6 +354,8 @@ static void fill_model(tw_reading_model *m, bool counter, const best_fit *box, c
 
 typedef struct scope {
     double t_ctx, t_from, t_to;
+    double ctx_t0[1], ctx_t1[1], ctx_cum[2]; /* the context as a signal: on from t_ctx */
+    on_signal ctx;
 } scope;
 
 static tw_status identify_reading(tw_sensor *src, size_t i, const on_signal *on, const scope *sc, tw_reading_model *m,
@@ -334,7 +366,7 @@ static tw_status identify_reading(tw_sensor *src, size_t i, const on_signal *on,
     tw_reading_model_init(m, info->name);
     *used = false;
     tw_update_series u = {0};
-    fit_data d = {.on = on};
+    fit_data d = {.on = on, .ctx = &sc->ctx};
     tw_status st = tw_updates_read(src, i, &u);
     if (st == TW_OK) st = make_points(&u, counter, sc->t_from, sc->t_to, &d);
     if (st == TW_OK && d.n >= MIN_UPDATES) {
@@ -342,11 +374,11 @@ static tw_status identify_reading(tw_sensor *src, size_t i, const on_signal *on,
         m->updates = d.n;
         best_fit box = search(&d, CAND_BOX, W_MIN_S, W_MAX_S, W_STEPS);
         best_fit tile = search(&d, CAND_TILE, 1.0, 1.0, 1);
-        best_fit rc = counter ? (best_fit){CAND_RC, NAN, NAN, {INFINITY, NAN, NAN}}
+        best_fit rc = counter ? (best_fit){CAND_RC, NAN, NAN, {INFINITY, NAN, NAN, NAN}}
                               : search(&d, CAND_RC, C_MIN_S, C_MAX_S, C_STEPS);
         fill_model(m, counter, &box, &tile, &rc);
         const best_fit *b = m->response == TW_RESP_RC ? &rc : (tile.r.rms <= box.r.rms ? &tile : &box);
-        ex->active_idle_w = b->r.a;
+        ex->active_idle_w = b->r.a + b->r.c;
         ex->step_w = b->r.b;
         m->step_w = b->r.b;
         ex->idle_w = pre_context_level(&u, counter, sc->t_ctx, m->delay_s);
@@ -382,6 +414,11 @@ static tw_status find_scope(const tw_events *ev, const on_signal *on, const tw_i
         return tw_fail(TW_EINVAL, "identification needs the moment the GPU context was created "
                                   "(an event 'context' of kind 'marker')");
     if (on->n < 3) return tw_fail(TW_EINVAL, "identification needs kernels after the context (found %zu)", on->n);
+    sc->ctx_t0[0] = sc->t_ctx;
+    sc->ctx_t1[0] = 1e300;
+    sc->ctx_cum[0] = 0;
+    sc->ctx_cum[1] = 1e300;
+    sc->ctx = (on_signal){sc->ctx_t0, sc->ctx_t1, sc->ctx_cum, 1};
     sc->t_from = sc->t_ctx + FIT_START_AFTER_CONTEXT_S;
     double last = -INFINITY;
     for (size_t i = 0; i < on->n; i++)
@@ -402,7 +439,7 @@ tw_status tw_identify(tw_sensor *src, const tw_events *events, const tw_identify
         tw_identify_options_init(&o);
     on_signal on = {0};
     tw_status st = on_signal_build(events, &on);
-    scope sc = {NAN, NAN, NAN};
+    scope sc = {.t_ctx = NAN, .t_from = NAN, .t_to = NAN};
     if (st == TW_OK) st = find_scope(events, &on, &o, &sc);
     tw_identify_extra ex[TW_PROFILE_MAX_READINGS];
     out->n = 0;

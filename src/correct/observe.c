@@ -31,7 +31,7 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
     tw_status st = tw_sensor_rewind(src);
     if (st != TW_OK) return st;
     bool have = false;
-    double last_v = NAN, last_stamp = NAN, prev_row = NAN;
+    double last_v = NAN, last_stamp = NAN, prev_row = NAN, prev_gap = INFINITY;
     for (;;) {
         tw_row row;
         bool eof = false;
@@ -43,14 +43,17 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
             bool own = row_t - stamp > OWN_STAMP_S;
             bool fresh = !have || v != last_v || (own && stamp != last_stamp);
             if (fresh) {
-                double u =
-                    own ? stamp : row_t - (isnan(prev_row) ? 0.0 : fmin(0.5 * (row_t - prev_row), MAX_HALF_GAP_S));
+                /* half the poll gap, but no more than half the gap before it: a
+                 * poll that blocked until a new value (K20: 4.7 ms) returns it fresh */
+                double gap = isnan(prev_row) ? 0.0 : fmin(row_t - prev_row, prev_gap);
+                double u = own ? stamp : row_t - fmin(0.5 * gap, MAX_HALF_GAP_S);
                 if ((st = push_update(out, u, v)) != TW_OK) return st;
             }
             have = true;
             last_v = v;
             last_stamp = stamp;
         }
+        if (!isnan(prev_row)) prev_gap = row_t - prev_row;
         prev_row = row_t;
     }
     return TW_OK;

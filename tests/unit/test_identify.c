@@ -111,11 +111,8 @@ static void identify_vs_truth(tw_sim_profile p, uint64_t seed)
     }
     assert_int_equal(fit.n, truth.n); /* nothing identified that the simulator does not have */
     if (v.bad)
-        fail_msg("%s seed %llu: %d parameter(s) out of tolerance:\n%s%s", tw_sim_profile_name(p),
-                 (unsigned long long)seed, v.bad, v.text,
-                 p == TW_SIM_K20
-                     ? "KNOWN FAILURE of identify.c on the K20 delay: see the note above cases[] in test_identify.c\n"
-                     : "");
+        fail_msg("%s seed %llu: %d parameter(s) out of tolerance:\n%s", tw_sim_profile_name(p),
+                 (unsigned long long)seed, v.bad, v.text);
 }
 
 static void test_truth(void **state)
@@ -152,25 +149,10 @@ static void test_case(void **state)
     identify_vs_truth(c->profile, c->seed);
 }
 
-/* KNOWN FAILURE (identification, src/correct/identify.c; to be fixed there,
- * not here): on the K20 the fitted delay is -0.61 to -0.68 ms against the
- * true 0 (tolerance 0.5 ms), and C is 1.1 % high (0.849 s). Found with a
- * scratch copy of identify.c:
- *  - search() refines rc only along delay + C = constant (k = 1), a valley
- *    that holds for inputs slower than C; with C = 0.84 s it stops at
- *    C 0.849 s, delay -0.6 ms (rms 0.107 W) although C 0.840 s, delay
- *    -0.5 ms fits better (rms 0.070 W). Adding moves that keep the delay
- *    while C changes: C 0.841 s, delay -0.13 to -0.19 ms, levels
- *    52.49 / 79.98 W; the H100 fits are unchanged.
- *  - The fit starts 3 s after the context (the plan's active idle), only
- *    3.6 C on the K20: the lag is still 0.77 W below active idle when the
- *    first kernel starts, and rc_response takes it as settled.
- *  - tw_updates_read puts an update at most 0.5 ms before the row that shows
- *    it, but a K20 measurement ends a 4.7 ms busy poll, at that row: every
- *    update is placed 0.5 ms early (-0.5 ms of delay): with the two causes
- *    above removed the fit gives delay -0.6 ms, C 0.8406 s; with all three,
- *    delay -0.07 to -0.09 ms, C 0.8405 s.
- * The assertion stays, so the fix shows here (then drop the names' mark). */
+/* The K20's delay was once fitted -0.6 ms off: the lag's pattern search now
+ * also moves C at a fixed delay, the fit models the context's own step
+ * (a 0.84 s lag has not settled 3 s after it), and an update seen at the end
+ * of a blocking poll is placed at that poll. */
 static id_case cases[] = {
     {TW_SIM_H100, 1}, {TW_SIM_H100, 2}, {TW_SIM_H100, 3}, {TW_SIM_K20, 1}, {TW_SIM_K20, 2}, {TW_SIM_K20, 3},
 };
@@ -182,9 +164,9 @@ int main(void)
         {"h100 seed 1", test_case, NULL, NULL, &cases[0]},
         {"h100 seed 2", test_case, NULL, NULL, &cases[1]},
         {"h100 seed 3", test_case, NULL, NULL, &cases[2]},
-        {"k20 seed 1 (KNOWN FAILURE: delay)", test_case, NULL, NULL, &cases[3]},
-        {"k20 seed 2 (KNOWN FAILURE: delay)", test_case, NULL, NULL, &cases[4]},
-        {"k20 seed 3 (KNOWN FAILURE: delay)", test_case, NULL, NULL, &cases[5]},
+        {"k20 seed 1", test_case, NULL, NULL, &cases[3]},
+        {"k20 seed 2", test_case, NULL, NULL, &cases[4]},
+        {"k20 seed 3", test_case, NULL, NULL, &cases[5]},
     };
     return cmocka_run_group_tests_name("identify", tests, NULL, NULL);
 }
