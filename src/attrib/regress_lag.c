@@ -48,6 +48,42 @@ static int by_energy_desc(const void *x, const void *y)
     return (ea < eb) - (ea > eb);
 }
 
+/* Keeps the warning lines that do not name a single lag term: those are
+ * poorly determined one by one by design (neighbouring lags trade off);
+ * what matters, the folded sum, is checked again below. */
+static void drop_lag_warnings(tw_regress *r)
+{
+    char kept[sizeof r->warnings];
+    size_t used = 0;
+    for (const char *line = r->warnings; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+        if (!memchr(line, LAG_SEP, len) && used + len < sizeof kept) {
+            memcpy(kept + used, line, len);
+            used += len;
+        }
+        line += len;
+    }
+    kept[used] = '\0';
+    memcpy(r->warnings, kept, used + 1);
+}
+
+static void warn_uncertain(tw_regress *r)
+{
+    for (size_t k = 0; k < r->nnames; k++) {
+        const tw_regress_name *x = &r->names[k];
+        if (!(x->power_se_w > 0.5 * fabs(x->power_w))) continue;
+        size_t used = strlen(r->warnings);
+        int n = snprintf(r->warnings + used, sizeof r->warnings - used,
+                         "'%s': energy per launch uncertain (%.3g +- %.2g J)\n", x->name, x->per_launch_j,
+                         x->per_launch_se_j);
+        if (n < 0 || (size_t)n >= sizeof r->warnings - used) {
+            r->warnings[used] = '\0';
+            return;
+        }
+    }
+}
+
 /* Folds "name<SEP>j" entries into their name: powers add, variances add. */
 static tw_status fold(const tw_events *events, tw_regress *r)
 {
@@ -122,6 +158,10 @@ tw_status tw_regress_names_lagged(const tw_obs *obs, size_t n, const tw_events *
     }
     if (st == TW_OK) st = tw_regress_names(obs, n, aug, &o, out);
     if (st == TW_OK) st = fold(events, *out);
+    if (st == TW_OK) {
+        drop_lag_warnings(*out);
+        warn_uncertain(*out);
+    }
     if (st != TW_OK && *out) {
         tw_regress_free(*out);
         *out = NULL;
