@@ -71,6 +71,16 @@ tw_status tw_gpu_time_ms(const tw_gpu_fn *fn, unsigned grid, unsigned block, voi
 tw_status tw_gpu_run_block(const tw_gpu_fn *fn, unsigned grid, unsigned block, void **args, size_t count,
                            double *offsets_ms);
 
+/* NVRTC (dlopen of `library`, else $TW_NVRTC_LIBRARY, else libnvrtc.so.13,
+ * .12, .11.2): compiles CUDA C `source` for compute capability cc (90 on an
+ * H100) into PTX for tw_gpu_load_ptx. *ptx_out is malloc'd; *log_out (may be
+ * NULL) gets the compiler's messages, malloc'd. TW_EUNAVAIL without NVRTC,
+ * TW_EPARSE with the log when the source does not compile. Kernels meant to
+ * be found by name need extern "C". */
+tw_status tw_nvrtc_compile(const char *library, const char *source, const char *name, int cc, char **ptx_out,
+                           char **log_out);
+tw_status tw_nvrtc_version(const char *library, int *major, int *minor);
+
 /* The calibration kernels' PTX (kernels.c; ISA 8.0, .target sm_70):
  *   tw_spin_fma(.u64 out, .u64 iterations): per thread 8 independent fp32 FMA
  *     chains, 4 FMAs each per iteration (32 FMAs per thread per iteration),

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 
@@ -57,6 +58,37 @@ int main(int argc, char **argv)
     double flops = 2.0 * TW_GPU_SPIN_FMA_PER_ITER * (double)iters * grid * block;
     printf("tw_spin_fma: grid %u x %u, %llu iterations: %.3f ms, %.1f TFLOP/s fp32\n", grid, block,
            (unsigned long long)iters, ms, flops / (ms * 1e-3) / 1e12);
+
+    /* NVRTC: the same FMA loop written in CUDA C, compiled at run time, loaded, timed */
+    static const char cuda_spin[] = "extern \"C\" __global__ void tw_spin_cuda(float *out, unsigned long long iters)\n"
+                                    "{\n"
+                                    "    float a = threadIdx.x * 1e-7f, b = a + 1e-7f, c = a + 2e-7f, d = a + 3e-7f;\n"
+                                    "    for (unsigned long long i = 0; i < iters; i++) {\n"
+                                    "        a = fmaf(a, 0.9999999f, 1e-7f); b = fmaf(b, 0.9999999f, 1e-7f);\n"
+                                    "        c = fmaf(c, 0.9999999f, 1e-7f); d = fmaf(d, 0.9999999f, 1e-7f);\n"
+                                    "    }\n"
+                                    "    out[blockIdx.x * blockDim.x + threadIdx.x] = a + b + c + d;\n"
+                                    "}\n";
+    int nv_major = 0, nv_minor = 0;
+    char *cptx = NULL, *clog = NULL;
+    if (tw_nvrtc_version(NULL, &nv_major, &nv_minor) != TW_OK) {
+        printf("nvrtc: unavailable: %s\n", tw_last_error());
+    } else {
+        CHECK(tw_nvrtc_compile(NULL, cuda_spin, "tw_spin_cuda.cu", tw_gpu_cc(g), &cptx, &clog));
+        tw_gpu_module *cm = NULL;
+        tw_gpu_fn cspin;
+        CHECK(tw_gpu_load_ptx(g, cptx, &cm));
+        CHECK(tw_gpu_kernel(cm, "tw_spin_cuda", &cspin));
+        uint64_t citers = 100000;
+        void *cargs[] = {&out, &citers};
+        CHECK(tw_gpu_time_ms(&cspin, grid, block, cargs, &ms));
+        CHECK(tw_gpu_time_ms(&cspin, grid, block, cargs, &ms));
+        printf("nvrtc %d.%d: tw_spin_cuda compiled at run time (%zu bytes of PTX), %llu iterations: %.3f ms\n",
+               nv_major, nv_minor, strlen(cptx), (unsigned long long)citers, ms);
+        tw_gpu_module_unload(cm);
+        free(cptx);
+        free(clog);
+    }
 
     /* the copy kernel: 1 GiB each way, 4 passes */
     uint64_t words = (1ull << 30) / 16, reps = 4;

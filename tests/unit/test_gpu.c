@@ -224,6 +224,45 @@ static void test_sass_stream_copy(void **state)
     assert_true(stg >= 1);
 }
 
+static void test_nvrtc_missing(void **state)
+{
+    (void)state;
+    char *ptx = (char *)1, *log = (char *)1;
+    setenv("TW_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so", 1);
+    assert_int_equal(tw_nvrtc_compile(NULL, "extern \"C\" __global__ void k() {}", "k.cu", 90, &ptx, &log),
+                     TW_EUNAVAIL);
+    assert_null(ptx);
+    assert_null(log);
+    assert_non_null(strstr(tw_last_error(), "/nonexistent/libnvrtc.so"));
+    assert_non_null(strstr(tw_last_error(), "TW_NVRTC_LIBRARY"));
+    unsetenv("TW_NVRTC_LIBRARY");
+    /* a library that loads but is no NVRTC: the checked dlsym says so */
+    assert_int_equal(tw_nvrtc_compile("libm.so.6", "x", "k.cu", 90, &ptx, NULL), TW_EUNAVAIL);
+    assert_non_null(strstr(tw_last_error(), "libm.so.6 has no nvrtc"));
+    assert_int_equal(tw_nvrtc_compile(NULL, NULL, "k.cu", 90, &ptx, NULL), TW_EINVAL);
+    assert_int_equal(tw_nvrtc_compile(NULL, "x", "k.cu", 7, &ptx, NULL), TW_EINVAL);
+}
+
+/* Where NVRTC exists (a CUDA toolkit), it compiles a kernel and reports errors with the log. */
+static void test_nvrtc_compiles(void **state)
+{
+    (void)state;
+    int major = 0, minor = 0;
+    if (tw_nvrtc_version(NULL, &major, &minor) != TW_OK) skip();
+    char *ptx = NULL, *log = NULL;
+    assert_int_equal(tw_nvrtc_compile(NULL, "extern \"C\" __global__ void k(float *o) { o[threadIdx.x] = 1.0f; }",
+                                      "k.cu", 90, &ptx, &log),
+                     TW_OK);
+    assert_non_null(strstr(ptx, ".entry k("));
+    free(ptx);
+    free(log);
+    assert_int_equal(tw_nvrtc_compile(NULL, "extern \"C\" __global__ void k() { bogus; }", "bad.cu", 90, &ptx, &log),
+                     TW_EPARSE);
+    assert_non_null(strstr(tw_last_error(), "bad.cu"));
+    assert_non_null(strstr(log, "bogus"));
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,7 +270,8 @@ int main(void)
         cmocka_unit_test(test_open_default_soname),  cmocka_unit_test(test_open_not_libcuda),
         cmocka_unit_test(test_open_bad_args),        cmocka_unit_test(test_ptx_text),
         cmocka_unit_test(test_ptx_assembles),        cmocka_unit_test(test_sass_spin_fma),
-        cmocka_unit_test(test_sass_stream_copy),
+        cmocka_unit_test(test_sass_stream_copy),     cmocka_unit_test(test_nvrtc_missing),
+        cmocka_unit_test(test_nvrtc_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
