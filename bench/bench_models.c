@@ -1,0 +1,118 @@
+/* Benchmark: the sensor-model path of issue 4 on the simulated H100 -
+ * identification (the ~1 min schedule of `sensor identify`), then, on a long
+ * run of short kernels, a reading's observations (tw_observe), the
+ * window-aware per-event estimate and the lagged per-name regression -
+ * with their speed and the process's peak memory.
+ *
+ *   bench_models [SECONDS]     (default 600: a 10 min run of 1-30 ms kernels)
+ *
+ * Everything is simulated (nothing sleeps), so the times are the tool's own. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "attrib/regress.h"
+#include "bench/exec.h"
+#include "bench/plans.h"
+#include "correct/estimate.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
+#include "core/rng.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int check(tw_status st, const char *what)
+{
+    if (st == TW_OK) return 0;
+    fprintf(stderr, "bench_models: %s: %s\n", what, tw_last_error());
+    return 1;
+}
+
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+}
+
+/* Kernels of four names and 1-30 ms at random gaps, for `seconds`. */
+static tw_status short_kernels(tw_exec *x, double seconds)
+{
+    static const char *const names[] = {"gemm", "relu", "softmax", "copy"};
+    static const double len_s[] = {0.030, 0.001, 0.003, 0.010};
+    tw_rng rng;
+    tw_rng_seed(&rng, 42, 1);
+    tw_status st = TW_OK;
+    double end = x->now_s + seconds;
+    while (st == TW_OK && x->now_s < end) {
+        int k = (int)(tw_rng_uniform(&rng) * 4) & 3;
+        st = tw_exec_block(x, names[k], len_s[k], 1);
+        if (st == TW_OK) st = tw_exec_idle(x, tw_rng_range(&rng, 0.005, 0.06));
+    }
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    double seconds = argc > 1 ? atof(argv[1]) : 600.0;
+    tw_exec *x = NULL;
+    if (check(tw_exec_sim_new(TW_SIM_H100, 1, &x), "simulator")) return 1;
+    if (check(tw_plan_identify(x), "identification schedule")) return 1;
+    double id_end = x->now_s;
+    if (check(short_kernels(x, seconds), "kernels") || check(tw_exec_finish(x), "finish")) return 1;
+    size_t nev = tw_events_count(x->events);
+
+    double t0 = now_s();
+    tw_profile p;
+    tw_profile_init(&p);
+    tw_identify_options o;
+    tw_identify_options_init(&o);
+    o.t_end_s = id_end;
+    if (check(tw_identify(x->trace, x->events, &o, &p, NULL), "identify")) return 1;
+    double t_id = now_s() - t0;
+    printf("identification: %.2f s for %.0f s of simulated schedule, %zu readings\n", t_id, id_end, p.n);
+
+    const tw_reading_model *m = tw_profile_best(&p, tw_identify_board_reading, NULL);
+    size_t idx;
+    if (!m || check(tw_sensor_find(x->trace, m->name, &idx), "best reading")) return 1;
+    tw_obs_series obs;
+    tw_obs_series_init(&obs);
+    t0 = now_s();
+    if (check(tw_observe(x->trace, idx, m, true, &obs), "observe")) return 1;
+    double t_obs = now_s() - t0;
+    printf("observations of %s (%s): %zu in %.3f s (the trace read once: %.1f M rows/s)\n", m->name,
+           tw_response_name(m->response), obs.n, t_obs, (x->now_s * 1000.0) / t_obs / 1e6);
+
+    tw_event_estimate *est = calloc(nev, sizeof *est);
+    t0 = now_s();
+    if (!est || check(tw_estimate_events(obs.v, obs.n, x->events, p.active_idle_w, est), "estimate")) return 1;
+    double t_est = now_s() - t0;
+    printf("window-aware estimate: %zu events over %zu observations in %.3f s\n", nev, obs.n, t_est);
+
+    tw_regress_options ro;
+    tw_regress_options_init(&ro);
+    tw_regress *r = NULL;
+    int lags = tw_regress_lags_for(m->period_s, m->delay_s, m->capacitance_s);
+    t0 = now_s();
+    if (check(tw_regress_names_lagged(obs.v, obs.n, x->events, &ro, lags, m->period_s, &r), "regression")) return 1;
+    double t_reg = now_s() - t0;
+    printf("lagged regression (%d lags): %zu names in %.3f s\n", lags, r->nnames, t_reg);
+    for (size_t i = 0; i < r->nnames; i++)
+        printf("  %-8s %6llu launches  %.4f +- %.4f J per launch (dynamic power %.1f W; simulated 220 W)\n",
+               r->names[i].name, (unsigned long long)r->names[i].launches, r->names[i].per_launch_j,
+               r->names[i].per_launch_se_j, r->names[i].power_w);
+    printf("peak memory: %.1f MiB (the simulated trace is generated on the fly)\n", peak_rss_mib());
+    tw_regress_free(r);
+    free(est);
+    tw_obs_series_free(&obs);
+    tw_exec_free(x);
+    return 0;
+}
