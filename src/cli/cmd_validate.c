@@ -140,7 +140,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_exp_start("validate", &a.exp, tw_plan_identify_s() + tw_plan_validate_s(), prov, &x))) return rc;
     rc = cli_exp_run("validate", x, plan_all, NULL);
     if (rc == 0) {
-        if (!strcmp(x->backend, "sim") && tw_events_save(x->events, events) != TW_OK) rc = cli_fail("validate", TW_EIO);
+        /* the simulator's run is kept like a GPU's, so --from can analyse it again */
+        if (!strcmp(x->backend, "sim")) {
+            tw_status st = tw_events_save(x->events, events);
+            if (st == TW_OK) st = cli_exp_save_trace(x, trace, prov);
+            if (st != TW_OK) rc = cli_fail("validate", st);
+        }
         if (rc == 0) rc = validate_report(x->trace, x->events, a.out, x);
     }
     tw_exec_free(x);

@@ -1,5 +1,6 @@
 /* Running an experiment from the command line; see experiment.h. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -71,9 +72,10 @@ int cli_exp_start(const char *cmd, const cli_exp_args *a, double planned_s, cons
     x->progress = progress;
     x->progress_ctx = &g_progress;
     g_progress.last_note_s = 0;
+    bool on_gpu = strcmp(a->backend, "sim") != 0;
     cli_note("truewatt %s: %s on %s (%s): about %.0f s%s%s", cmd, x->backend, x->gpu[0] ? x->gpu : "GPU",
-             x->driver[0] ? x->driver : "driver unknown", planned_s, a->trace_path ? "; trace: " : "",
-             a->trace_path && strcmp(a->backend, "sim") ? a->trace_path : "");
+             x->driver[0] ? x->driver : "driver unknown", planned_s, on_gpu && a->trace_path ? "; trace: " : "",
+             on_gpu && a->trace_path ? a->trace_path : "");
     return 0;
 }
 
@@ -94,4 +96,30 @@ int cli_exp_run(const char *cmd, tw_exec *x, tw_status (*plan)(tw_exec *x, void 
     }
     if (fin != TW_OK) return cli_fail(cmd, fin);
     return 0;
+}
+
+tw_status cli_exp_save_trace(tw_exec *x, const char *path, const char *provenance)
+{
+    tw_sensor *s = x->trace;
+    size_t n = tw_sensor_nreadings(s);
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    if (!names) return TW_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        names[i] = tw_sensor_reading(s, i)->name;
+    tw_trace_writer *w = NULL;
+    tw_status st = tw_trace_writer_open(path, n, names, true, &w);
+    free(names);
+    if (st == TW_OK && provenance) st = tw_trace_writer_comment(w, provenance);
+    if (st == TW_OK) st = tw_sensor_rewind(s);
+    while (st == TW_OK) {
+        tw_row row;
+        bool eof = false;
+        if ((st = tw_sensor_next(s, &row, &eof)) != TW_OK || eof) break;
+        st = tw_trace_writer_write(w, &row);
+    }
+    if (w) {
+        tw_status cst = tw_trace_writer_close(w);
+        if (st == TW_OK) st = cst;
+    }
+    return st;
 }

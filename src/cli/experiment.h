@@ -27,6 +27,10 @@ int cli_exp_start(const char *cmd, const cli_exp_args *a, double planned_s, cons
  * so far is kept and the message names it. Returns a CLI exit code. */
 int cli_exp_run(const char *cmd, tw_exec *x, tw_status (*plan)(tw_exec *x, void *ctx), void *ctx);
 
+/* Writes the executor's readings (the simulator's, rewound) as a trace file
+ * that `--from` and `analyze` read back. */
+tw_status cli_exp_save_trace(tw_exec *x, const char *path, const char *provenance);
+
 /* "command: truewatt ARGS; date: ...; truewatt VERSION" */
 void cli_exp_provenance(char *buf, size_t len, int argc, char **argv);
 
