@@ -648,7 +648,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
             "%d times. The GPU's energy while a kernel of constant power runs is proportional to its length, so a "
             "correct method gives E(2T)/E(T) = 2; a lagging or smoothing sensor gives more (the first kernel's "
             "energy is partly counted after it ended) or less. Cells: the ratio ± its spread over the repeats.\n\n",
-            lens, TW_VAL_REPS);
+            lens, TW_VAL_LIN_REPS);
     md_ratio_table(f, r, "linearity");
 
     lens_text(lens, sizeof lens, tw_val_gap_s, TW_VAL_NGAP);
@@ -662,11 +662,11 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
     lens_text(lens, sizeof lens, tw_val_short_s, TW_VAL_NSHORT);
     fprintf(f,
             "## (iii) Short kernels\n\nKernels of %s. The reference: the same kernel back to back for at least 4 s "
-            "(short_<d>_ref), long enough for every reading to settle, gives its energy per launch. Then 30 isolated "
+            "(short_<d>_ref), long enough for every reading to settle, gives its energy per launch. Then %d isolated "
             "launches at pseudo-random gaps (short_<d>_iso: the naive, model and regression methods) and blocks of "
             "launches shifted in phase against the sensor's update period (short_<d>_rep: repetition). A kernel "
             "shorter than the update period is seen by a window reading only by chance.\n\n",
-            lens);
+            lens, TW_VAL_ISO);
     md_short_table(f, r);
 
     const char *cm = counter_method(r);
