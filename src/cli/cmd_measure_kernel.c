@@ -204,13 +204,18 @@ static int analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, outcome *
     tw_obs_series obs;
     tw_obs_series_init(&obs);
     tw_status st = tw_observe(x->trace, idx, o->m, true, &obs);
-    double first = INFINITY;
+    double first = INFINITY, last = -INFINITY, ref_first = INFINITY;
     for (size_t i = 0; i < tw_events_count(x->events); i++) {
         const tw_event *e = tw_events_get(x->events, i);
-        if (!strcmp(e->name, c->label) || !strcmp(e->name, c->ref_label)) first = fmin(first, e->start_s);
+        if (!strcmp(e->name, c->label)) first = fmin(first, e->start_s), last = fmax(last, e->end_s);
+        if (!strcmp(e->name, c->ref_label)) ref_first = fmin(ref_first, e->start_s);
     }
-    /* idle: the event-free windows of the 2 s before the measurement */
-    o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, first - 2.0, first);
+    /* active idle: the event-free windows between the blocks (the level the
+     * launches rise from, even where a GPU's idle drifts after long idling),
+     * else the 2 s before the measurement */
+    o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, first, last);
+    if (!isfinite(o->idle_w))
+        o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, fmin(first, ref_first) - 2.0, fmin(first, ref_first));
     if (st == TW_OK) st = tw_repeat_estimate(obs.v, obs.n, x->events, c->label, o->idle_w, EDGE_S, &o->rep);
     if (st == TW_OK && c->a->reference)
         o->have_ref = tw_repeat_estimate(obs.v, obs.n, x->events, c->ref_label, o->idle_w, EDGE_S, &o->ref) == TW_OK;
@@ -273,20 +278,24 @@ int cmd_measure_kernel(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     char prov[1024], events[4096];
     cli_exp_provenance(prov, sizeof prov, argc, argv);
-    snprintf(events, sizeof events, "%s.events.csv", a.trace_out);
+    cli_exp_events_path(a.trace_out, events, sizeof events);
     a.exp.trace_path = a.trace_out;
     a.exp.events_path = events;
 
     plan_ctx c = {.a = &a, .period_s = 0.1};
     snprintf(c.label, sizeof c.label, "measure_%gms", a.dur_s * 1e3);
     snprintf(c.ref_label, sizeof c.ref_label, "reference_%gms", a.dur_s * 1e3);
-    tw_exec *x = NULL;
-    double per = a.blocks * (a.block_s + a.gap_s + 0.05) + (a.reference ? REF_S + 1.5 : 0) + 4.0;
-    if ((rc = cli_exp_start(CMD, &a.exp, per, prov, &x))) return rc;
     tw_profile p;
     tw_profile_init(&p);
     char how[4352];
-    tw_status st = cli_profile_pick(a.profile, x->gpu, x->driver, &p, how, sizeof how);
+    tw_status st = TW_OK;
+    /* a profile that was named must load before anything starts */
+    if (a.profile && (st = cli_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK)
+        return cli_fail(CMD, st);
+    tw_exec *x = NULL;
+    double per = a.blocks * (a.block_s + a.gap_s + 0.05) + (a.reference ? REF_S + 1.5 : 0) + 4.0;
+    if ((rc = cli_exp_start(CMD, &a.exp, per, prov, &x))) return rc;
+    if (!a.profile) st = cli_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
     if (st == TW_ENOTFOUND) {
         cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
         c.identify = true;
@@ -298,6 +307,7 @@ int cmd_measure_kernel(int argc, char **argv)
     const tw_reading_model *best = c.identify ? NULL : tw_profile_best(&p, tw_identify_board_reading, NULL);
     if (best && best->period_s > 0) c.period_s = best->period_s;
     rc = cli_exp_run(CMD, x, plan, &c);
+    if (rc == 0) rc = cli_exp_keep_sim_run(CMD, x, a.trace_out, events, prov);
     if (rc == 0 && c.identify) {
         tw_identify_options o;
         tw_identify_options_init(&o);

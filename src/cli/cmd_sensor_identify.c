@@ -199,13 +199,13 @@ int tw_cmd_sensor_identify(int argc, char **argv)
     if (a.trace) return from_files(&a, command);
 
     char events[4096];
-    snprintf(events, sizeof events, "%.*s.events.csv",
-             (int)(strlen(a.trace_out) - (strstr(a.trace_out, ".csv") ? 4 : 0)), a.trace_out);
+    cli_exp_events_path(a.trace_out, events, sizeof events);
     a.exp.trace_path = a.trace_out;
     a.exp.events_path = events;
     tw_exec *x = NULL;
     if ((rc = cli_exp_start(CMD, &a.exp, tw_plan_identify_s(), prov, &x))) return rc;
     rc = cli_exp_run(CMD, x, plan, NULL);
+    if (rc == 0) rc = cli_exp_keep_sim_run(CMD, x, a.trace_out, events, prov);
     if (rc == 0) {
         tw_profile p;
         tw_profile_init(&p);

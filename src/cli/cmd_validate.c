@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench/plans.h"
 #include "cli/cli.h"
@@ -125,11 +126,21 @@ int cmd_validate(int argc, char **argv)
     cli_exp_args_init(&a.exp);
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    if ((rc = make_dir(a.out))) return rc;
     char trace[4096], events[4096];
     const char *in = a.from ? a.from : a.out;
     snprintf(trace, sizeof trace, "%s/trace.csv", in);
     snprintf(events, sizeof events, "%s/events.csv", in);
+    /* nothing is created for a run that cannot start */
+    char why[512] = "";
+    if (!a.from && !strcmp(a.exp.backend, "nvml") && !tw_backend_available(a.exp.backend, why, sizeof why)) {
+        fprintf(stderr, "truewatt validate: cannot measure: the %s backend is unavailable: %s\n", a.exp.backend, why);
+        return CLI_EXIT_FAIL;
+    }
+    if (a.from && access(trace, R_OK) != 0) {
+        fprintf(stderr, "truewatt validate: cannot read %s: %s\n", trace, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    if ((rc = make_dir(a.out))) return rc;
     if (a.from) return analyse_recorded(&a, trace, events);
 
     char prov[1024];
@@ -141,11 +152,7 @@ int cmd_validate(int argc, char **argv)
     rc = cli_exp_run("validate", x, plan_all, NULL);
     if (rc == 0) {
         /* the simulator's run is kept like a GPU's, so --from can analyse it again */
-        if (!strcmp(x->backend, "sim")) {
-            tw_status st = tw_events_save(x->events, events);
-            if (st == TW_OK) st = cli_exp_save_trace(x, trace, prov);
-            if (st != TW_OK) rc = cli_fail("validate", st);
-        }
+        rc = cli_exp_keep_sim_run("validate", x, trace, events, prov);
         if (rc == 0) rc = validate_report(x->trace, x->events, a.out, x);
     }
     tw_exec_free(x);

@@ -123,3 +123,18 @@ tw_status cli_exp_save_trace(tw_exec *x, const char *path, const char *provenanc
     }
     return st;
 }
+
+void cli_exp_events_path(const char *trace, char *out, size_t cap)
+{
+    size_t n = strlen(trace);
+    bool csv = n >= 4 && !strcmp(trace + n - 4, ".csv");
+    snprintf(out, cap, "%.*s.events.csv", (int)(csv ? n - 4 : n), trace);
+}
+
+int cli_exp_keep_sim_run(const char *cmd, tw_exec *x, const char *trace, const char *events, const char *provenance)
+{
+    if (strcmp(x->backend, "sim") != 0 || !trace) return 0;
+    tw_status st = tw_events_save(x->events, events);
+    if (st == TW_OK) st = cli_exp_save_trace(x, trace, provenance);
+    return st == TW_OK ? 0 : cli_fail(cmd, st);
+}

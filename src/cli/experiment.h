@@ -31,6 +31,14 @@ int cli_exp_run(const char *cmd, tw_exec *x, tw_status (*plan)(tw_exec *x, void 
  * that `--from` and `analyze` read back. */
 tw_status cli_exp_save_trace(tw_exec *x, const char *path, const char *provenance);
 
+/* TRACE.csv -> TRACE.events.csv (any other name: NAME.events.csv). */
+void cli_exp_events_path(const char *trace, char *out, size_t cap);
+
+/* On the simulator, writes the run's trace and events where a GPU run would
+ * have left them (a GPU's sampler writes them as it goes). Returns a CLI
+ * exit code. */
+int cli_exp_keep_sim_run(const char *cmd, tw_exec *x, const char *trace, const char *events, const char *provenance);
+
 /* "command: truewatt ARGS; date: ...; truewatt VERSION" */
 void cli_exp_provenance(char *buf, size_t len, int argc, char **argv);
 

@@ -23,7 +23,7 @@ static void usage(FILE *f)
                "How much energy GPU code really uses, from the GPU's power sensor.\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'truewatt COMMAND --help' describes a command. Numbers: add --json for machine output.\n");
 }
 

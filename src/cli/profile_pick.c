@@ -20,7 +20,8 @@ tw_status cli_profile_pick(const char *given, const char *gpu, const char *drive
 {
     tw_status st;
     if (given) {
-        if ((st = tw_profile_load(given, out)) != TW_OK) return st;
+        /* a file that was named and is missing is an error, not "no profile" */
+        if ((st = tw_profile_load(given, out)) != TW_OK) return st == TW_ENOTFOUND ? TW_EIO : st;
         snprintf(how, how_cap, "sensor profile %s (given)", given);
         return TW_OK;
     }
