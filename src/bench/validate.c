@@ -26,7 +26,7 @@ typedef enum { M_NAIVE, M_RAW_COUNTER, M_RAW_TILES, M_MODEL } method_kind;
 
 typedef struct method {
     method_kind kind;
-    char name[64];
+    char name[80];                 /* "model_" + a reading name */
     const tw_reading_model *model; /* M_MODEL */
     tw_update_series u;            /* the reading's updates (naive, raw) */
     tw_obs_series obs;             /* M_MODEL: its observations */

@@ -28,7 +28,7 @@
 typedef struct tw_val_record {
     char experiment[24]; /* "linearity", "back_to_back", "short_kernels", "loads" */
     char case_name[32];  /* "T=0.1s", "gap=50ms", "1ms", "load_steady" */
-    char method[64];     /* see above */
+    char method[80];     /* see above */
     char quantity[32];   /* "ratio", "J_per_launch", "J", "W" */
     double value;
     double sigma;         /* its standard uncertainty (spread over repeats / regression SE); NaN when none */

@@ -295,7 +295,7 @@ static const char *target_title(const char *exp)
 }
 
 typedef struct vr_row {
-    char what[64], cs[32], method[64], measured[64], target[64], result[16], naive[64];
+    char what[64], cs[32], method[80], measured[64], target[64], result[16], naive[64];
 } vr_row;
 
 static void target_row(const tw_val_result *r, const vr_target *t, vr_row *w)
