@@ -349,32 +349,39 @@ static tw_status pair_ratios(ctx *c, const char *exp, const char *cs, const char
     return st;
 }
 
-static tw_status linearity(ctx *c)
+/* One experiment of pairs per value v: events "<prefix>_<v>_<first>" and
+ * "..._<second>", the case named "<case_key>=<v>". */
+typedef struct pair_plan {
+    const char *experiment, *prefix, *first, *second, *case_key;
+    const double *values;
+    int n;
+    double expect, tol_pct;
+} pair_plan;
+
+static tw_status pairs(ctx *c, const pair_plan *p)
 {
     tw_status st = TW_OK;
-    for (int i = 0; i < TW_VAL_NLIN && st == TW_OK; i++) {
+    for (int i = 0; i < p->n && st == TW_OK; i++) {
         char len[16], a[48], b[48], cs[32];
-        tw_plan_len_label(tw_val_lin_t_s[i], len, sizeof len);
-        snprintf(a, sizeof a, "lin_%s_T", len);
-        snprintf(b, sizeof b, "lin_%s_2T", len);
-        snprintf(cs, sizeof cs, "T=%s", len);
-        st = pair_ratios(c, "linearity", cs, a, b, 2.0, LIN_TOL_PCT);
+        tw_plan_len_label(p->values[i], len, sizeof len);
+        snprintf(a, sizeof a, "%s_%s_%s", p->prefix, len, p->first);
+        snprintf(b, sizeof b, "%s_%s_%s", p->prefix, len, p->second);
+        snprintf(cs, sizeof cs, "%s=%s", p->case_key, len);
+        st = pair_ratios(c, p->experiment, cs, a, b, p->expect, p->tol_pct);
     }
     return st;
 }
 
+static tw_status linearity(ctx *c)
+{
+    pair_plan p = {"linearity", "lin", "T", "2T", "T", tw_val_lin_t_s, TW_VAL_NLIN, 2.0, LIN_TOL_PCT};
+    return pairs(c, &p);
+}
+
 static tw_status back_to_back(ctx *c)
 {
-    tw_status st = TW_OK;
-    for (int i = 0; i < TW_VAL_NGAP && st == TW_OK; i++) {
-        char len[16], a[48], b[48], cs[32];
-        tw_plan_len_label(tw_val_gap_s[i], len, sizeof len);
-        snprintf(a, sizeof a, "b2b_%s_first", len);
-        snprintf(b, sizeof b, "b2b_%s_second", len);
-        snprintf(cs, sizeof cs, "gap=%s", len);
-        st = pair_ratios(c, "back_to_back", cs, a, b, 1.0, B2B_TOL_PCT);
-    }
-    return st;
+    pair_plan p = {"back_to_back", "b2b", "first", "second", "gap", tw_val_gap_s, TW_VAL_NGAP, 1.0, B2B_TOL_PCT};
+    return pairs(c, &p);
 }
 
 /* ---------------------------------------------------------------- (iii) short kernels */

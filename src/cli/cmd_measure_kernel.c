@@ -49,21 +49,7 @@ static void help(void)
            "  --json           machine-readable result on stdout\n");
 }
 
-enum {
-    OPT_DUR = 1000,
-    OPT_BLOCKS,
-    OPT_PHASES,
-    OPT_BLOCK_S,
-    OPT_GAP,
-    OPT_PROFILE,
-    OPT_NOREF,
-    OPT_BACKEND,
-    OPT_SIM,
-    OPT_SEED,
-    OPT_DEVICE,
-    OPT_TRACE_OUT,
-    OPT_JSON
-};
+enum { OPT_DUR = 1000, OPT_BLOCKS, OPT_PHASES, OPT_BLOCK_S, OPT_GAP, OPT_PROFILE, OPT_NOREF, OPT_TRACE_OUT, OPT_JSON };
 
 typedef struct mk_args {
     cli_exp_args exp;
@@ -88,16 +74,12 @@ static int parse_args(int argc, char **argv, mk_args *a)
                                          {"gap-s", required_argument, 0, OPT_GAP},
                                          {"profile", required_argument, 0, OPT_PROFILE},
                                          {"no-reference", no_argument, 0, OPT_NOREF},
-                                         {"backend", required_argument, 0, OPT_BACKEND},
-                                         {"sim", required_argument, 0, OPT_SIM},
-                                         {"seed", required_argument, 0, OPT_SEED},
-                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         CLI_EXP_LONG_OPTIONS,
                                          {"trace-out", required_argument, 0, OPT_TRACE_OUT},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, rc = 0;
-    uint64_t u;
     double ms;
     optind = 1;
     opterr = 0;
@@ -129,21 +111,6 @@ static int parse_args(int argc, char **argv, mk_args *a)
         case OPT_NOREF:
             a->reference = false;
             break;
-        case OPT_BACKEND:
-            a->exp.backend = optarg;
-            break;
-        case OPT_SIM:
-            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
-                rc = cli_usage(CMD, "--sim must be k20 or h100, not '%s'", optarg);
-            a->exp.backend = "sim";
-            break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->exp.seed)) rc = cli_usage(CMD, "--seed wants a number");
-            break;
-        case OPT_DEVICE:
-            if (!cli_parse_u64(optarg, &u) || u > 64) rc = cli_usage(CMD, "--device wants a GPU index");
-            a->exp.device = (int)u;
-            break;
         case OPT_TRACE_OUT:
             a->trace_out = optarg;
             break;
@@ -154,7 +121,8 @@ static int parse_args(int argc, char **argv, mk_args *a)
             rc = cli_usage(CMD, "%s needs a value", argv[optind - 1]);
             break;
         default:
-            rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_exp_option(CMD, c, optarg, &a->exp);
+            if (rc < 0) rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (!rc && optind < argc) rc = cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

@@ -42,18 +42,7 @@ static void help(void)
            "  --json           print the profile as JSON on stdout\n");
 }
 
-enum {
-    OPT_OUT = 1000,
-    OPT_BACKEND,
-    OPT_SIM,
-    OPT_SEED,
-    OPT_DEVICE,
-    OPT_TRACE_OUT,
-    OPT_TRACE,
-    OPT_EVENTS,
-    OPT_UNTIL,
-    OPT_JSON
-};
+enum { OPT_OUT = 1000, OPT_TRACE_OUT, OPT_TRACE, OPT_EVENTS, OPT_UNTIL, OPT_JSON };
 
 typedef struct id_args {
     cli_exp_args exp;
@@ -65,10 +54,7 @@ typedef struct id_args {
 static int parse_args(int argc, char **argv, id_args *a)
 {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
-                                         {"backend", required_argument, 0, OPT_BACKEND},
-                                         {"sim", required_argument, 0, OPT_SIM},
-                                         {"seed", required_argument, 0, OPT_SEED},
-                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         CLI_EXP_LONG_OPTIONS,
                                          {"trace-out", required_argument, 0, OPT_TRACE_OUT},
                                          {"trace", required_argument, 0, OPT_TRACE},
                                          {"events", required_argument, 0, OPT_EVENTS},
@@ -77,7 +63,6 @@ static int parse_args(int argc, char **argv, id_args *a)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
-    uint64_t u;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -87,21 +72,6 @@ static int parse_args(int argc, char **argv, id_args *a)
             return -1;
         case OPT_OUT:
             a->out = optarg;
-            break;
-        case OPT_BACKEND:
-            a->exp.backend = optarg;
-            break;
-        case OPT_SIM:
-            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
-                return cli_usage(CMD, "--sim must be k20 or h100, not '%s'", optarg);
-            a->exp.backend = "sim";
-            break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->exp.seed)) return cli_usage(CMD, "--seed wants a number");
-            break;
-        case OPT_DEVICE:
-            if (!cli_parse_u64(optarg, &u) || u > 64) return cli_usage(CMD, "--device wants a GPU index");
-            a->exp.device = (int)u;
             break;
         case OPT_TRACE_OUT:
             a->trace_out = optarg;
@@ -121,8 +91,11 @@ static int parse_args(int argc, char **argv, id_args *a)
             break;
         case ':':
             return cli_usage(CMD, "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int r = cli_exp_option(CMD, c, optarg, &a->exp);
+            if (r > 0) return r;
+            if (r < 0) return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
         }
     }
     if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);

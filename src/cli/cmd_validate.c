@@ -36,7 +36,7 @@ static void help(void)
            "  --from DIR       analyse DIR/trace.csv and DIR/events.csv recorded earlier\n");
 }
 
-enum { OPT_OUT = 1000, OPT_BACKEND, OPT_SIM, OPT_SEED, OPT_DEVICE, OPT_FROM };
+enum { OPT_OUT = 1000, OPT_FROM };
 
 typedef struct validate_args {
     cli_exp_args exp;
@@ -46,15 +46,11 @@ typedef struct validate_args {
 static int parse_args(int argc, char **argv, validate_args *a)
 {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
-                                         {"backend", required_argument, 0, OPT_BACKEND},
-                                         {"sim", required_argument, 0, OPT_SIM},
-                                         {"seed", required_argument, 0, OPT_SEED},
-                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         CLI_EXP_LONG_OPTIONS,
                                          {"from", required_argument, 0, OPT_FROM},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
-    uint64_t u;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -65,28 +61,16 @@ static int parse_args(int argc, char **argv, validate_args *a)
         case OPT_OUT:
             a->out = optarg;
             break;
-        case OPT_BACKEND:
-            a->exp.backend = optarg;
-            break;
-        case OPT_SIM:
-            if (tw_sim_profile_parse(optarg, &a->exp.profile) != TW_OK)
-                return cli_usage("validate", "--sim must be k20 or h100, not '%s'", optarg);
-            a->exp.backend = "sim";
-            break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->exp.seed)) return cli_usage("validate", "--seed wants a number");
-            break;
-        case OPT_DEVICE:
-            if (!cli_parse_u64(optarg, &u) || u > 64) return cli_usage("validate", "--device wants a GPU index");
-            a->exp.device = (int)u;
-            break;
         case OPT_FROM:
             a->from = optarg;
             break;
         case ':':
             return cli_usage("validate", "%s needs a value", argv[optind - 1]);
-        default:
-            return cli_usage("validate", "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int r = cli_exp_option("validate", c, optarg, &a->exp);
+            if (r > 0) return r;
+            if (r < 0) return cli_usage("validate", "unknown option '%s'", argv[optind - 1]);
+        }
         }
     }
     if (optind < argc) return cli_usage("validate", "unexpected argument '%s'", argv[optind]);

@@ -17,6 +17,29 @@ void cli_exp_args_init(cli_exp_args *a)
     a->seed = 1;
 }
 
+int cli_exp_option(const char *cmd, int c, const char *arg, cli_exp_args *a)
+{
+    uint64_t u;
+    switch (c) {
+    case CLI_EXP_OPT_BACKEND:
+        a->backend = arg;
+        return 0;
+    case CLI_EXP_OPT_SIM:
+        if (tw_sim_profile_parse(arg, &a->profile) != TW_OK)
+            return cli_usage(cmd, "--sim must be k20 or h100, not '%s'", arg);
+        a->backend = "sim";
+        return 0;
+    case CLI_EXP_OPT_SEED:
+        return cli_parse_u64(arg, &a->seed) ? 0 : cli_usage(cmd, "--seed wants a number");
+    case CLI_EXP_OPT_DEVICE:
+        if (!cli_parse_u64(arg, &u) || u > 64) return cli_usage(cmd, "--device wants a GPU index");
+        a->device = (int)u;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 void cli_exp_provenance(char *buf, size_t len, int argc, char **argv)
 {
     size_t used = (size_t)snprintf(buf, len, "command: truewatt");

@@ -5,6 +5,8 @@
 #ifndef TW_CLI_VALIDATE_PLOTS_H
 #define TW_CLI_VALIDATE_PLOTS_H
 
+#include <stdio.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -43,5 +45,11 @@ const char *val_naive_method(const tw_val_result *r, const char *experiment);
  * or not; note[] says which), -1 on an I/O error (tw_last_error says what). */
 int val_plots(const char *outdir, const tw_val_result *r, tw_sensor *trace, const tw_events *events, char *note,
               size_t note_cap);
+
+/* DIR/NAME opened for writing (path gets the full name); NULL with
+ * tw_last_error() set when it cannot be. */
+FILE *vr_open_out(const char *dir, const char *name, char *path, size_t cap);
+/* Closes it; -1 with tw_last_error() set when anything failed to be written. */
+int vr_close_out(FILE *f, const char *path);
 
 #endif

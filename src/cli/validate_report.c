@@ -84,24 +84,6 @@ static int identify(tw_sensor *trace, const tw_events *events, const char *outdi
 
 /* ---------------------------------------------------------------- files */
 
-static FILE *open_out(const char *dir, const char *name, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) tw_fail(TW_EIO, "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-static int close_out(FILE *f, const char *path)
-{
-    bool failed = ferror(f) != 0;
-    if (fclose(f) != 0 || failed) {
-        tw_fail(TW_EIO, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- validation.csv */
 
 static void csv_str(FILE *f, const char *s)
@@ -127,7 +109,7 @@ static void csv_num(FILE *f, double v)
 static int write_csv(const char *dir, const tw_val_result *r, const vr_prov *pv)
 {
     char path[4096];
-    FILE *f = open_out(dir, "validation.csv", path, sizeof path);
+    FILE *f = vr_open_out(dir, "validation.csv", path, sizeof path);
     if (!f) return -1;
     fprintf(f, "# truewatt validate; date %s; gpu %s; driver %s; backend %s; best reading %s; truewatt %s\n", pv->date,
             pv->gpu, pv->driver, pv->backend, r->best[0] ? r->best : "none", tw_version());
@@ -148,7 +130,7 @@ static int write_csv(const char *dir, const tw_val_result *r, const vr_prov *pv)
         csv_num(f, v->tolerance_pct);
         fprintf(f, ",%s,%u\n", v->pass > 0 ? "pass" : v->pass == 0 ? "fail" : "-", v->n);
     }
-    return close_out(f, path);
+    return vr_close_out(f, path);
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -628,7 +610,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
                     const vr_target *t, size_t nt)
 {
     char path[4096], lens[128];
-    FILE *f = open_out(dir, "validation.md", path, sizeof path);
+    FILE *f = vr_open_out(dir, "validation.md", path, sizeof path);
     if (!f) return -1;
     if (!strcmp(pv->gpu, "unknown"))
         fprintf(f, "# truewatt validation (a recorded trace: GPU and driver not known)\n\n");
@@ -682,7 +664,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
     md_loads_table(f, r);
 
     md_profile(f, p, x);
-    return close_out(f, path);
+    return vr_close_out(f, path);
 }
 
 /* ---------------------------------------------------------------- stdout */
