@@ -196,6 +196,11 @@ static void describe_device(gpu_exec *g)
 
 static tw_status start_sampler(gpu_exec *g)
 {
+    /* the trace names its GPU and driver, so `analyze` finds their profile */
+    char prov[2048];
+    snprintf(prov, sizeof prov, "%s%sgpu %d: %s, driver %s", g->cfg.provenance ? g->cfg.provenance : "",
+             g->cfg.provenance ? "; " : "", g->cfg.device, g->x.gpu[0] ? g->x.gpu : "unknown",
+             g->x.driver[0] ? g->x.driver : "unknown");
     char dev[16];
     snprintf(dev, sizeof dev, "%d", g->cfg.device);
     const char *devices[] = {dev};
@@ -207,7 +212,7 @@ static tw_status start_sampler(gpu_exec *g)
                             .trace_path = g->trace_path,
                             .slow_period_s = EXPERIMENT_SLOW_PERIOD_S,
                             .t0_mono_ns = g->t0_ns,
-                            .provenance = g->cfg.provenance};
+                            .provenance = prov};
     return tw_sampler_start(&sc, &g->sampler);
 }
 

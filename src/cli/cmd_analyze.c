@@ -192,33 +192,6 @@ static int pick_reading(tw_sensor *s, const char *column, const char *trace, siz
 
 /* ---------------------------------------------------------------- the sensor profile */
 
-/* The first GPU a trace's provenance comment names ("...; gpu 0: NAME, driver VER; ..."). */
-static bool trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false; /* a pipe is read once, by the analysis */
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    char line[4096];
-    bool found = false;
-    for (int k = 0; k < 16 && !found && fgets(line, sizeof line, f) && line[0] == '#'; k++) {
-        for (const char *p = strstr(line, "gpu "); p && !found; p = strstr(p + 4, "gpu ")) {
-            unsigned idx;
-            int used = 0;
-            if (sscanf(p, "gpu %u: %n", &idx, &used) != 1 || used == 0) continue;
-            const char *name = p + used, *d = strstr(name, ", driver ");
-            if (!d || d == name) continue;
-            const char *v = d + strlen(", driver ");
-            snprintf(gpu, gpu_len, "%.*s", (int)(d - name), name);
-            snprintf(driver, driver_len, "%.*s", (int)strcspn(v, ";\r\n"), v);
-            *index = (int)idx;
-            found = true;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 typedef struct in_trace_ctx {
     tw_sensor *src;
     const char *prefix;
@@ -261,7 +234,7 @@ static int profile_load(const analyze_args *a, profile_work *w)
         return 0;
     }
     char gpu[128], driver[64];
-    if (!trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
+    if (!cli_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
     tw_status st = cli_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
     if (st == TW_OK)
         w->have = true;

@@ -4,6 +4,7 @@
  * the identified profile, validation.csv/.md and plots into one folder. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "bench/plans.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
+#include "cli/profile_pick.h"
 #include "cli/validate_report.h"
 
 static void help(void)
@@ -98,7 +100,14 @@ static int analyse_recorded(const validate_args *a, char *trace, char *events)
     tw_sensor_config cfg = {.path = trace};
     tw_status st = tw_sensor_open("replay", &cfg, &s);
     if (st == TW_OK) st = tw_events_load(events, &ev);
-    int rc = st == TW_OK ? validate_report(s, ev, a->out, NULL) : cli_fail("validate", st);
+    /* the GPU and driver the recording names (its provenance line) */
+    tw_exec named;
+    memset(&named, 0, sizeof named);
+    named.true_idle_w = named.true_active_idle_w = named.true_step_w = NAN;
+    int index = 0;
+    if (cli_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
+        snprintf(named.backend, sizeof named.backend, "replay");
+    int rc = st == TW_OK ? validate_report(s, ev, a->out, named.gpu[0] ? &named : NULL) : cli_fail("validate", st);
     tw_sensor_close(s);
     tw_events_free(ev);
     return rc;

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 
 #include "cli/profile_pick.h"
+
+#include <string.h>
+#include <sys/stat.h>
 #include "core/error.h"
 
 #ifndef TW_PROFILE_DIR_DEFAULT
@@ -37,4 +40,31 @@ tw_status cli_profile_pick(const char *given, const char *gpu, const char *drive
     snprintf(how, how_cap, "sensor profile %s%s", path,
              exact ? "" : " (identified under another driver: run 'truewatt sensor identify' for this one)");
     return TW_OK;
+}
+
+/* The first GPU a trace's provenance comment names ("...; gpu 0: NAME, driver VER; ..."). */
+bool cli_trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false; /* a pipe is read once, by the analysis */
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[4096];
+    bool found = false;
+    for (int k = 0; k < 16 && !found && fgets(line, sizeof line, f) && line[0] == '#'; k++) {
+        for (const char *p = strstr(line, "gpu "); p && !found; p = strstr(p + 4, "gpu ")) {
+            unsigned idx;
+            int used = 0;
+            if (sscanf(p, "gpu %u: %n", &idx, &used) != 1 || used == 0) continue;
+            const char *name = p + used, *d = strstr(name, ", driver ");
+            if (!d || d == name) continue;
+            const char *v = d + strlen(", driver ");
+            snprintf(gpu, gpu_len, "%.*s", (int)(d - name), name);
+            snprintf(driver, driver_len, "%.*s", (int)strcspn(v, ";\r\n"), v);
+            *index = (int)idx;
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
 }

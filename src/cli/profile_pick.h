@@ -16,6 +16,11 @@
 tw_status cli_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
                            size_t how_cap);
 
+/* The first GPU a trace file's provenance comment names ("...; gpu 0:
+ * NAME, driver VER; ..."), as the sampler writes it; false when none (or
+ * when the path is not a regular file: a pipe can be read only once). */
+bool cli_trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len);
+
 /* The folder searched. */
 const char *cli_profile_dir(void);
 
