@@ -49,7 +49,8 @@ static int print_table(const tw_profile *p, const tw_reading_model *best)
     for (size_t i = 0; i < p->n; i++) {
         const tw_reading_model *m = &p->r[i];
         table_cell(t, "%s", m->name);
-        table_cell(t, "%s", m == best ? "best" : "");
+        /* a model whose residual exceeds 2 % of its step is not used for energy */
+        table_cell(t, "%s", m == best ? "best" : !tw_reading_model_trusted(m) ? "poor fit" : "");
         table_cell(t, "%s", tw_response_name(m->response));
         cell_num(t, m->period_s, 1e3, 1);
         if (isnan(m->period_p10_s) || isnan(m->period_p90_s))
