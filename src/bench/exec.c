@@ -48,6 +48,19 @@ tw_status tw_exec_block(tw_exec *x, const char *label, double kernel_s, size_t c
     return st;
 }
 
+tw_status tw_exec_kernel_run(tw_exec *x, const tw_exec_kernel *k, size_t count)
+{
+    tw_status st = check(x);
+    if (st != TW_OK) return st;
+    if (!k || !k->ptx || !k->entry || !k->label || count == 0 || k->grid == 0 || k->block == 0)
+        return tw_fail(TW_EINVAL, "experiment: a kernel needs PTX, an entry, a label, a grid and a block");
+    if (isnan(x->context_s)) return tw_fail(TW_EINVAL, "experiment: kernels need the context first");
+    if (!x->ops->kernel) return tw_fail(TW_EUNSUPPORTED, "experiment: the %s executor runs no PTX", x->ops->name);
+    st = x->ops->kernel(x, k, count);
+    progress(x);
+    return st;
+}
+
 tw_status tw_exec_finish(tw_exec *x)
 {
     if (!x) return tw_fail(TW_EINVAL, "experiment: NULL executor");

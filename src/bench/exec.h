@@ -16,6 +16,21 @@
 
 typedef struct tw_exec tw_exec;
 
+/* A kernel of the caller's (an instruction microbenchmark, say): PTX whose
+ * entry takes (.u64 out, .u64 iterations, .u64 seed); the executor provides
+ * `out` (8 bytes per launched thread). The simulator cannot run PTX: it
+ * takes each launch's length and its power above active idle from sim_s and
+ * sim_w. */
+typedef struct tw_exec_kernel {
+    const char *label; /* the events' name */
+    const char *ptx;   /* the module; the same text (and level) is loaded once */
+    const char *entry;
+    int opt_level; /* JIT optimisation level 0..4; -1: the default */
+    unsigned grid, block;
+    uint64_t iterations, seed;
+    double sim_s, sim_w;
+} tw_exec_kernel;
+
 typedef struct tw_exec_ops {
     const char *name;
     /* Creates the GPU context: ends the pre-context phase. */
@@ -25,6 +40,8 @@ typedef struct tw_exec_ops {
     /* `count` launches of about kernel_s each, back to back; one event each
      * named `label`. */
     tw_status (*block)(tw_exec *x, const char *label, double kernel_s, size_t count);
+    /* `count` launches of k back to back, one event each named k->label. */
+    tw_status (*kernel)(tw_exec *x, const tw_exec_kernel *k, size_t count);
     /* Stops recording; x->trace and x->events then hold the result. */
     tw_status (*finish)(tw_exec *x);
     void (*destroy)(tw_exec *x);
@@ -44,6 +61,7 @@ struct tw_exec {
     void *progress_ctx;
     double planned_s;                       /* total planned length, for progress */
     double true_step_w;                     /* sim: the kernels' power above active idle; NaN on a GPU */
+    int sm_count, cc;                       /* the GPU's SMs and compute capability (x10), once the context exists */
     double true_idle_w, true_active_idle_w; /* sim: the levels; NaN on a GPU */
 };
 
@@ -66,6 +84,7 @@ tw_status tw_exec_gpu_new(const tw_exec_gpu_config *cfg, tw_exec **out);
 tw_status tw_exec_context(tw_exec *x);
 tw_status tw_exec_idle(tw_exec *x, double s);
 tw_status tw_exec_block(tw_exec *x, const char *label, double kernel_s, size_t count);
+tw_status tw_exec_kernel_run(tw_exec *x, const tw_exec_kernel *k, size_t count);
 tw_status tw_exec_finish(tw_exec *x);
 void tw_exec_free(tw_exec *x);
 

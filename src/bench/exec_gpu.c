@@ -37,6 +37,15 @@ typedef struct gpu_exec {
     double ms_per_iter, ms_fixed; /* spin duration = fixed + per_iter * iterations */
     double *offsets_ms;
     size_t offsets_cap;
+    /* caller kernels: modules loaded once per (PTX text, JIT level), one output buffer */
+    struct loaded {
+        char *ptx;
+        int opt_level;
+        tw_gpu_module *mod;
+    } * loaded;
+    size_t nloaded;
+    tw_gpu_ptr user_out;
+    size_t user_out_bytes;
 } gpu_exec;
 
 static uint64_t mono_ns(void)
@@ -118,7 +127,9 @@ static tw_status gpu_context(tw_exec *x)
     if ((st = tw_exec_add_event(x, "context", "marker", t_open, x->context_s)) != TW_OK) return st;
     if ((st = tw_gpu_load_ptx(g->gpu, tw_gpu_calibration_ptx(), &g->mod)) != TW_OK) return st;
     if ((st = tw_gpu_kernel(g->mod, "tw_spin_fma", &g->spin)) != TW_OK) return st;
-    g->grid = (unsigned)tw_gpu_sm_count(g->gpu) * SPIN_BLOCKS_PER_SM;
+    x->sm_count = tw_gpu_sm_count(g->gpu);
+    x->cc = tw_gpu_cc(g->gpu);
+    g->grid = (unsigned)x->sm_count * SPIN_BLOCKS_PER_SM;
     if ((st = tw_gpu_alloc(g->gpu, (size_t)g->grid * SPIN_BLOCK * sizeof(float), &g->out)) != TW_OK) return st;
     return calibrate(g);
 }
@@ -136,6 +147,60 @@ static tw_status gpu_block(tw_exec *x, const char *label, double kernel_s, size_
     gpu_exec *g = (gpu_exec *)x;
     double iters = (kernel_s * 1e3 - g->ms_fixed) / g->ms_per_iter;
     return run_spin(g, label, (uint64_t)fmax(1.0, round(iters)), count);
+}
+
+/* The module of k, loaded on first use. */
+static tw_status module_for(gpu_exec *g, const tw_exec_kernel *k, tw_gpu_module **out)
+{
+    for (size_t i = 0; i < g->nloaded; i++)
+        if (g->loaded[i].opt_level == k->opt_level && !strcmp(g->loaded[i].ptx, k->ptx)) {
+            *out = g->loaded[i].mod;
+            return TW_OK;
+        }
+    struct loaded *p = realloc(g->loaded, (g->nloaded + 1) * sizeof *p);
+    if (!p) return tw_fail(TW_ENOMEM, "out of memory (modules)");
+    g->loaded = p;
+    tw_status st = tw_gpu_load_ptx_opt(g->gpu, k->ptx, k->opt_level, out);
+    if (st != TW_OK) return st;
+    char *copy = strdup(k->ptx);
+    if (!copy) {
+        tw_gpu_module_unload(*out);
+        return tw_fail(TW_ENOMEM, "out of memory (modules)");
+    }
+    g->loaded[g->nloaded++] = (struct loaded){copy, k->opt_level, *out};
+    return TW_OK;
+}
+
+static tw_status ensure_user_out(gpu_exec *g, size_t bytes)
+{
+    if (bytes <= g->user_out_bytes) return TW_OK;
+    tw_gpu_free(g->gpu, g->user_out);
+    g->user_out = 0;
+    g->user_out_bytes = 0;
+    tw_status st = tw_gpu_alloc(g->gpu, bytes, &g->user_out);
+    if (st == TW_OK) g->user_out_bytes = bytes;
+    return st;
+}
+
+static tw_status gpu_kernel(tw_exec *x, const tw_exec_kernel *k, size_t count)
+{
+    gpu_exec *g = (gpu_exec *)x;
+    tw_gpu_module *mod = NULL;
+    tw_gpu_fn fn;
+    tw_status st = module_for(g, k, &mod);
+    if (st == TW_OK) st = tw_gpu_kernel(mod, k->entry, &fn);
+    if (st == TW_OK) st = ensure_user_out(g, (size_t)k->grid * k->block * 8);
+    if (st == TW_OK) st = ensure_offsets(g, count);
+    if (st != TW_OK) return st;
+    uint64_t iters = k->iterations, seed = k->seed;
+    void *args[] = {&g->user_out, &iters, &seed};
+    double t_before = now_s(g);
+    if ((st = tw_gpu_run_block(&fn, k->grid, k->block, args, count, g->offsets_ms)) != TW_OK) return st;
+    for (size_t i = 0; i < count && st == TW_OK; i++)
+        st = tw_exec_add_event(x, k->label, NULL, t_before + g->offsets_ms[i] * 1e-3,
+                               t_before + g->offsets_ms[i + 1] * 1e-3);
+    x->now_s = fmax(now_s(g), t_before + g->offsets_ms[count] * 1e-3);
+    return st;
 }
 
 static tw_status gpu_finish(tw_exec *x)
@@ -160,7 +225,13 @@ static void gpu_destroy(tw_exec *x)
         (void)tw_sampler_stop(g->sampler);
         tw_sampler_free(g->sampler);
     }
+    for (size_t i = 0; i < g->nloaded; i++) {
+        tw_gpu_module_unload(g->loaded[i].mod);
+        free(g->loaded[i].ptx);
+    }
+    free(g->loaded);
     if (g->gpu) {
+        tw_gpu_free(g->gpu, g->user_out);
         tw_gpu_free(g->gpu, g->out);
         tw_gpu_module_unload(g->mod);
         tw_gpu_close(g->gpu);
@@ -176,6 +247,7 @@ static const tw_exec_ops gpu_ops = {
     .context = gpu_context,
     .idle = gpu_idle,
     .block = gpu_block,
+    .kernel = gpu_kernel,
     .finish = gpu_finish,
     .destroy = gpu_destroy,
 };

@@ -54,6 +54,22 @@ static tw_status sim_block(tw_exec *x, const char *label, double kernel_s, size_
     return TW_OK;
 }
 
+/* The simulator cannot run PTX: each launch lasts k->sim_s at k->sim_w above active idle. */
+static tw_status sim_kernel(tw_exec *x, const tw_exec_kernel *k, size_t count)
+{
+    sim_exec *s = (sim_exec *)x;
+    if (!(k->sim_s > 0) || !isfinite(k->sim_w))
+        return tw_fail(TW_EINVAL, "the simulator needs a length and a power for kernel '%s'", k->label);
+    for (size_t i = 0; i < count; i++) {
+        double t0 = x->now_s + (i ? SIM_LAUNCH_GAP_S : 0.0);
+        tw_status st = tw_scenario_add_kernel(s->sc, k->label, t0, k->sim_s, x->true_active_idle_w + k->sim_w);
+        if (st == TW_OK) st = tw_exec_add_event(x, k->label, NULL, t0, t0 + k->sim_s);
+        if (st != TW_OK) return st;
+        x->now_s = t0 + k->sim_s;
+    }
+    return TW_OK;
+}
+
 static tw_status sim_finish(tw_exec *x)
 {
     sim_exec *s = (sim_exec *)x;
@@ -76,6 +92,7 @@ static const tw_exec_ops sim_ops = {
     .context = sim_context,
     .idle = sim_idle,
     .block = sim_block,
+    .kernel = sim_kernel,
     .finish = sim_finish,
     .destroy = sim_destroy,
 };
@@ -100,6 +117,8 @@ tw_status tw_exec_sim_new(tw_sim_profile profile, uint64_t seed, tw_exec **out)
     x->true_idle_w = tw_scenario_idle_w(s->sc);
     x->true_active_idle_w = tw_scenario_active_idle_w(s->sc);
     x->true_step_w = kernel_step_w(profile);
+    x->sm_count = profile == TW_SIM_H100 ? 132 : 13;
+    x->cc = profile == TW_SIM_H100 ? 90 : 35;
     snprintf(x->gpu, sizeof x->gpu, "simulated %s", tw_sim_profile_name(profile));
     snprintf(x->driver, sizeof x->driver, "sim");
     snprintf(x->backend, sizeof x->backend, "sim");

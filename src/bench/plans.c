@@ -207,7 +207,19 @@ static tw_status timer_finish(tw_exec *x)
 }
 static void timer_destroy(tw_exec *x) { (void)x; }
 
-static const tw_exec_ops timer_ops = {"timer", timer_context, timer_idle, timer_block, timer_finish, timer_destroy};
+static tw_status timer_kernel(tw_exec *x, const tw_exec_kernel *k, size_t count)
+{
+    x->now_s += k->sim_s * (double)count;
+    return TW_OK;
+}
+
+static const tw_exec_ops timer_ops = {.name = "timer",
+                                      .context = timer_context,
+                                      .idle = timer_idle,
+                                      .block = timer_block,
+                                      .kernel = timer_kernel,
+                                      .finish = timer_finish,
+                                      .destroy = timer_destroy};
 
 static double planned_s(tw_status (*plan)(tw_exec *), bool with_context)
 {

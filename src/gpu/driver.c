@@ -263,8 +263,14 @@ int tw_gpu_clock_khz(const tw_gpu *g) { return g ? g->clock_khz : 0; }
 
 tw_status tw_gpu_load_ptx(tw_gpu *g, const char *ptx, tw_gpu_module **out)
 {
+    return tw_gpu_load_ptx_opt(g, ptx, -1, out);
+}
+
+tw_status tw_gpu_load_ptx_opt(tw_gpu *g, const char *ptx, int opt_level, tw_gpu_module **out)
+{
     tw_clear_error();
     if (!g || !ptx || !out) return tw_fail(TW_EINVAL, "tw_gpu_load_ptx: NULL argument");
+    if (opt_level > 4) return tw_fail(TW_EINVAL, "JIT optimisation level %d (0..4, or -1 for the default)", opt_level);
     *out = NULL;
     tw_status st = bind(g);
     if (st != TW_OK) return st;
@@ -275,9 +281,9 @@ tw_status tw_gpu_load_ptx(tw_gpu *g, const char *ptx, tw_gpu_module **out)
         free(log);
         return tw_fail(TW_ENOMEM, "tw_gpu_load_ptx: out of memory");
     }
-    CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[2] = {log, (void *)(uintptr_t)(JIT_LOG_CAP - 1)};
-    CUresult r = CU_CALL(&g->api, cuModuleLoadDataEx, &m->mod, ptx, 2, opts, vals);
+    CUjit_option opts[3] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+    void *vals[3] = {log, (void *)(uintptr_t)(JIT_LOG_CAP - 1), (void *)(uintptr_t)(opt_level < 0 ? 4 : opt_level)};
+    CUresult r = CU_CALL(&g->api, cuModuleLoadDataEx, &m->mod, ptx, opt_level < 0 ? 2 : 3, opts, vals);
     if (r != CUDA_SUCCESS) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tw_last_error());

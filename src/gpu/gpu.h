@@ -44,6 +44,9 @@ int tw_gpu_clock_khz(const tw_gpu *g);
 /* JIT-compiles and loads NUL-terminated PTX text. A PTX the JIT rejects is
  * TW_EPARSE, with the JIT's error log in tw_last_error(). */
 tw_status tw_gpu_load_ptx(tw_gpu *g, const char *ptx, tw_gpu_module **out);
+/* The same with the JIT's optimisation level (CU_JIT_OPTIMIZATION_LEVEL,
+ * 0..4; -1: the driver's default, 4): Arafa et al.'s -O0 / -O3 analogue. */
+tw_status tw_gpu_load_ptx_opt(tw_gpu *g, const char *ptx, int opt_level, tw_gpu_module **out);
 /* NULL is a no-op. */
 void tw_gpu_module_unload(tw_gpu_module *m);
 /* The kernel `name` (an .entry of the module): TW_ENOTFOUND when it has none. */
