@@ -147,57 +147,6 @@ static const method *best_method(const ctx *c)
 
 /* ---------------------------------------------------------------- integrals of updates */
 
-/* Index of the last update at or before t (SIZE_MAX when none). */
-static size_t update_at(const tw_update_series *u, double t)
-{
-    size_t lo = 0, hi = u->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (u->v[mid].t_s <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 ? SIZE_MAX : lo - 1;
-}
-
-/* The held value integrated over [a, b] (a poll in between sees the last update). */
-static double hold_integral(const tw_update_series *u, double a, double b)
-{
-    size_t k = update_at(u, a);
-    if (k == SIZE_MAX) return NAN;
-    double sum = 0, t = a;
-    for (; k < u->n && t < b; k++) {
-        double next = k + 1 < u->n ? fmin(b, u->v[k + 1].t_s) : b;
-        if (next > t) sum += u->v[k].value * (next - t);
-        t = fmax(t, next);
-    }
-    return sum;
-}
-
-/* A counter read at t, interpolated between its updates. */
-static double counter_at(const tw_update_series *u, double t)
-{
-    size_t k = update_at(u, t);
-    if (k == SIZE_MAX || k + 1 >= u->n) return NAN;
-    const tw_update *p = &u->v[k], *q = &u->v[k + 1];
-    return p->value + (q->value - p->value) * (t - p->t_s) / (q->t_s - p->t_s);
-}
-
-/* Sample-buffer values as the mean power of the interval each closes. */
-static double tiles_integral(const tw_update_series *u, double a, double b)
-{
-    size_t k = update_at(u, a);
-    if (k == SIZE_MAX) return NAN;
-    double sum = 0;
-    for (k = k + 1; k < u->n; k++) {
-        double t0 = fmax(a, u->v[k - 1].t_s), t1 = fmin(b, u->v[k].t_s);
-        if (t1 > t0) sum += u->v[k].value * (t1 - t0);
-        if (u->v[k - 1].t_s >= b) break;
-    }
-    return k < u->n ? sum : NAN;
-}
-
 /* ---------------------------------------------------------------- event sets */
 
 typedef struct span {
@@ -259,11 +208,11 @@ static tw_status span_energies(const ctx *c, const method *m, const span *s, siz
     if (m->kind != M_MODEL) {
         for (size_t i = 0; i < n; i++) {
             if (m->kind == M_NAIVE)
-                total[i] = hold_integral(&m->u, s[i].t0, s[i].t1);
+                total[i] = tw_updates_hold_integral(&m->u, s[i].t0, s[i].t1);
             else if (m->kind == M_RAW_COUNTER)
-                total[i] = counter_at(&m->u, s[i].t1) - counter_at(&m->u, s[i].t0);
+                total[i] = tw_updates_counter_at(&m->u, s[i].t1) - tw_updates_counter_at(&m->u, s[i].t0);
             else
-                total[i] = tiles_integral(&m->u, s[i].t0, s[i].t1);
+                total[i] = tw_updates_tiles_integral(&m->u, s[i].t0, s[i].t1);
         }
         return TW_OK;
     }

@@ -1,5 +1,6 @@
 /* Observations and update instants of one reading; see observe.h. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -57,6 +58,59 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
         prev_row = row_t;
     }
     return TW_OK;
+}
+
+/* ---------------------------------------------------------------- integrals of updates */
+
+/* Index of the last update at or before t (SIZE_MAX when none). */
+size_t tw_updates_index_at(const tw_update_series *u, double t)
+{
+    size_t lo = 0, hi = u->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (u->v[mid].t_s <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? SIZE_MAX : lo - 1;
+}
+
+/* The held value integrated over [a, b] (a poll in between sees the last update). */
+double tw_updates_hold_integral(const tw_update_series *u, double a, double b)
+{
+    size_t k = tw_updates_index_at(u, a);
+    if (k == SIZE_MAX) return NAN;
+    double sum = 0, t = a;
+    for (; k < u->n && t < b; k++) {
+        double next = k + 1 < u->n ? fmin(b, u->v[k + 1].t_s) : b;
+        if (next > t) sum += u->v[k].value * (next - t);
+        t = fmax(t, next);
+    }
+    return sum;
+}
+
+/* A counter read at t, interpolated between its updates. */
+double tw_updates_counter_at(const tw_update_series *u, double t)
+{
+    size_t k = tw_updates_index_at(u, t);
+    if (k == SIZE_MAX || k + 1 >= u->n) return NAN;
+    const tw_update *p = &u->v[k], *q = &u->v[k + 1];
+    return p->value + (q->value - p->value) * (t - p->t_s) / (q->t_s - p->t_s);
+}
+
+/* Sample-buffer values as the mean power of the interval each closes. */
+double tw_updates_tiles_integral(const tw_update_series *u, double a, double b)
+{
+    size_t k = tw_updates_index_at(u, a);
+    if (k == SIZE_MAX) return NAN;
+    double sum = 0;
+    for (k = k + 1; k < u->n; k++) {
+        double t0 = fmax(a, u->v[k - 1].t_s), t1 = fmin(b, u->v[k].t_s);
+        if (t1 > t0) sum += u->v[k].value * (t1 - t0);
+        if (u->v[k - 1].t_s >= b) break;
+    }
+    return k < u->n ? sum : NAN;
 }
 
 /* rc: the lag inverted exactly for an input constant between updates. The

@@ -75,6 +75,16 @@ void tw_update_series_free(tw_update_series *s);
  * Rows where the reading is invalid are skipped. */
 tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out);
 
+/* On a reading's updates: the index of the last update at or before t
+ * (SIZE_MAX when none); the held value integrated over [a, b] (what polls in
+ * between see); a counter read at t, interpolated between its updates; the
+ * sample buffer's values as the mean power of the interval each closes,
+ * integrated over [a, b]. NaN where the updates do not reach. */
+size_t tw_updates_index_at(const tw_update_series *u, double t);
+double tw_updates_hold_integral(const tw_update_series *u, double a, double b);
+double tw_updates_counter_at(const tw_update_series *u, double t);
+double tw_updates_tiles_integral(const tw_update_series *u, double a, double b);
+
 /* Deconvolution of a boxcar-averaged reading: values v_k published at u_k
  * are means over (u_k - W, u_k] (delay already removed from u_k). With the
  * cumulative energy F, W v_k = F(u_k) - F(u_k - W), so
