@@ -24,6 +24,7 @@ int cmd_backends(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_measure_kernel(int argc, char **argv);
+int cmd_isa(int argc, char **argv);
 int cmd_sensor(int argc, char **argv); /* dispatches to the two below */
 int tw_cmd_sensor_show(int argc, char **argv);
 int tw_cmd_sensor_identify(int argc, char **argv);

@@ -1,0 +1,73 @@
+/* Energy per instruction (internal, issue 5): runs the microbenchmarks of
+ * isa/isa.h on a GPU or the simulator and measures them.
+ *
+ * Paper mode (Arafa et al. 2020, §III): each kernel on one thread for about
+ * target_s, at JIT optimisation levels 0 and 4 (their -O0 / -O3), and the
+ * overhead kernel with the same iterations; E = (E_kernel - E_overhead) / N
+ * with N the instructions executed, by truewatt's corrected method (the
+ * profile's best reading) and, beside it, SMA (the 1 s average polled over
+ * the kernel), PAPI-style (one instantaneous reading at the kernel's end)
+ * and MTSM (the instant field polled during the kernel), each times the
+ * kernel's time; cycles per instruction from the time difference and the SM
+ * clock (the kernel's time over N: the loop counter runs beside the chain),
+ * so that the energy's scaling with latency shows.
+ * Throughput mode: every SM with 2048 threads, independent chains; the
+ * kernel at three lengths and the overhead kernel at three lengths; dynamic
+ * energy (above active idle) regressed on instructions executed with time as
+ * a second regressor; pJ per thread operation and per warp instruction,
+ * with the spread over repeats (each repeat fitted alone). */
+#ifndef TW_BENCH_ISA_RUN_H
+#define TW_BENCH_ISA_RUN_H
+
+#include <stddef.h>
+
+#include "bench/exec.h"
+#include "correct/profile.h"
+#include "isa/isa.h"
+
+typedef struct tw_isa_run_options {
+    tw_isa_mode mode;
+    const char *const *only; /* entry names; NULL/0 = all the GPU supports */
+    size_t nonly;
+    double target_s; /* one kernel's length (paper: 0 = 0.5 s; throughput: the longest, 0 = 0.3 s) */
+    int reps;        /* 0 = 2 */
+} tw_isa_run_options;
+
+void tw_isa_run_options_init(tw_isa_run_options *o);
+
+typedef struct tw_isa_row {
+    const tw_isa_entry *e;
+    int opt_level;                /* paper: 0 or 4; throughput: 4 */
+    double e_inst_j;              /* paper: J per instruction (corrected); throughput: J per thread op */
+    double e_inst_sd_j;           /* spread over repeats */
+    double sma_j, papi_j, mtsm_j; /* paper: the other methods' J per instruction */
+    double cycles_per_inst;       /* paper: latency from the time difference */
+    double pj_warp_inst;          /* throughput: pJ per warp instruction (32 thread ops) */
+    double busy_w;                /* throughput: the regression's power per second of kernel time */
+    double spread_pct;            /* throughput: 100 sd / mean of the repeats' fits */
+    double kernel_s;              /* one kernel's length */
+    double instructions;          /* per kernel */
+    double truth_j;               /* simulator: the synthetic per-instruction energy it was given; NaN on a GPU */
+} tw_isa_row;
+
+typedef struct tw_isa_results {
+    tw_isa_row *rows;
+    size_t n;
+    char reading[64]; /* the reading that measured them */
+    double clock_mhz; /* the SM clock during the kernels */
+} tw_isa_results;
+
+/* The schedule: run it on the executor (after its context exists). `plan`
+ * keeps what the analysis needs; free it with tw_isa_plan_free. */
+typedef struct tw_isa_plan tw_isa_plan;
+tw_status tw_isa_run(tw_exec *x, const tw_isa_run_options *o, tw_isa_plan **plan);
+/* Its planned length in seconds (for progress), without running it. */
+double tw_isa_planned_s(const tw_isa_run_options *o, int sm_count, int cc);
+
+/* After tw_exec_finish: the measurements, with the profile's best reading. */
+tw_status tw_isa_analyse(const tw_isa_plan *plan, tw_sensor *trace, const tw_events *events, const tw_profile *profile,
+                         tw_isa_results *out);
+void tw_isa_results_free(tw_isa_results *r);
+void tw_isa_plan_free(tw_isa_plan *p);
+
+#endif

@@ -1,0 +1,437 @@
+/* truewatt isa: energy per instruction from PTX microbenchmarks (Arafa et
+ * al. 2020), in their paper mode beside their Table I and in a throughput
+ * mode that measures the instruction's own energy; see bench/isa_run.h. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/isa_run.h"
+#include "bench/plans.h"
+#include "cli/cli.h"
+#include "cli/experiment.h"
+#include "cli/profile_pick.h"
+#include "core/json.h"
+#include "correct/identify.h"
+#include "report/plot.h"
+#include "report/table.h"
+
+#define CMD "isa"
+#ifndef TW_DATA_DIR_DEFAULT
+#define TW_DATA_DIR_DEFAULT "data"
+#endif
+#define MAX_ONLY 128
+
+static void help(void)
+{
+    printf("usage: truewatt isa [--mode paper|throughput] [--only NAME,...] [--profile FILE] [--out DIR]\n"
+           "                    [--backend nvml|sim] [--sim h100] [--seed N] [--device N] [--json]\n\n"
+           "Energy per PTX instruction from generated microbenchmarks (every row of Arafa et al.\n"
+           "2020's Table I, and fp64 fma, half2, tensor-core mma, loads, stores, shuffles, atomics).\n"
+           "  paper       their method: one thread, a dependent chain, the overhead loop subtracted,\n"
+           "              JIT levels 0 and 4 (their -O0/-O3); truewatt's corrected energy beside SMA,\n"
+           "              PAPI-style and MTSM; cycles per instruction beside, and their Volta column\n"
+           "              (data/arafa2020_table1.csv). Energies in uJ per instruction: mostly board\n"
+           "              power x latency.\n"
+           "  throughput  every SM busy, independent chains; dynamic energy regressed on instructions\n"
+           "              with time as a second regressor: pJ per thread operation and per warp\n"
+           "              instruction, with the spread over repeats.\n"
+           "Without a profile for this GPU and driver, the sensor is identified first (~1 min).\n"
+           "Nothing on the card is changed.\n\n"
+           "  --mode M        paper (default) or throughput\n"
+           "  --only LIST     only these instructions (names as in the table: add.s32,fma.rn.f32,...)\n"
+           "  --profile FILE  the sensor profile (default: looked up, see 'truewatt sensor')\n"
+           "  --out DIR       isa.csv, isa.json, isa.png, the trace and events (default truewatt-isa)\n"
+           "  --backend B, --sim P, --seed N, --device N   where it runs (sim: a synthetic cost model)\n"
+           "  --json          the rows as JSON on stdout\n");
+}
+
+enum { OPT_MODE = 1000, OPT_ONLY, OPT_PROFILE, OPT_OUT, OPT_JSON };
+
+typedef struct isa_args {
+    cli_exp_args exp;
+    tw_isa_run_options run;
+    const char *profile, *out;
+    char *only_buf;
+    const char *only[MAX_ONLY];
+    bool json;
+} isa_args;
+
+static int split_only(isa_args *a, const char *list)
+{
+    free(a->only_buf);
+    if (!(a->only_buf = strdup(list))) return cli_fail(CMD, TW_ENOMEM);
+    a->run.nonly = 0;
+    for (char *save = NULL, *t = strtok_r(a->only_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!tw_isa_find(t)) return cli_usage(CMD, "--only: no instruction named '%s' (see the table in docs)", t);
+        if (a->run.nonly == MAX_ONLY) return cli_usage(CMD, "--only: at most %d names", MAX_ONLY);
+        a->only[a->run.nonly++] = t;
+    }
+    a->run.only = a->only;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, isa_args *a)
+{
+    static const struct option opts[] = {{"mode", required_argument, 0, OPT_MODE},
+                                         {"only", required_argument, 0, OPT_ONLY},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
+                                         {"out", required_argument, 0, OPT_OUT},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         CLI_EXP_LONG_OPTIONS,
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c, rc = 0;
+    optind = 1;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help();
+            return -1;
+        case OPT_MODE:
+            if (!strcmp(optarg, "paper"))
+                a->run.mode = TW_ISA_PAPER;
+            else if (!strcmp(optarg, "throughput"))
+                a->run.mode = TW_ISA_THROUGHPUT;
+            else
+                rc = cli_usage(CMD, "--mode must be paper or throughput, not '%s'", optarg);
+            break;
+        case OPT_ONLY:
+            rc = split_only(a, optarg);
+            break;
+        case OPT_PROFILE:
+            a->profile = optarg;
+            break;
+        case OPT_OUT:
+            a->out = optarg;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        case ':':
+            rc = cli_usage(CMD, "%s needs a value", argv[optind - 1]);
+            break;
+        default:
+            rc = cli_exp_option(CMD, c, optarg, &a->exp);
+            if (rc < 0) rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!rc && optind < argc) rc = cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the paper's Table I */
+
+/* The paper's Volta MTSM value (uJ) for an entry's row, -O0 (level 0) or -O3 (level 4). */
+typedef struct paper_table {
+    char *text;
+} paper_table;
+
+static int category_of(const char *group)
+{
+    static const char *const g[] = {"int", "logic", "fp32", "fp64", "fp16", "multi-precision", "special", "bit"};
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(group, g[i])) return i + 1;
+    return 0;
+}
+
+static double paper_value(const char *csv_path, const tw_isa_entry *e, int level)
+{
+    if (!e->paper_row) return NAN;
+    FILE *f = fopen(csv_path, "r");
+    if (!f) return NAN;
+    char line[2048];
+    int col = -1, cat = category_of(e->group);
+    double v = NAN;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        line[strcspn(line, "\r\n")] = '\0';
+        char *fields[32];
+        int n = 0;
+        for (char *p = line; n < 32;) {
+            fields[n++] = p;
+            char *comma = strchr(p, ',');
+            if (!comma) break;
+            *comma = '\0';
+            p = comma + 1;
+        }
+        if (col < 0) { /* the header */
+            const char *want = level == 0 ? "volta_mtsm_nonopt_uj" : "volta_mtsm_opt_uj";
+            for (int i = 0; i < n; i++)
+                if (!strcmp(fields[i], want)) col = i;
+            if (col < 0) break;
+            continue;
+        }
+        if (n > col && atoi(fields[0]) == cat && !strcmp(fields[2], e->paper_row)) {
+            char *end;
+            double x = strtod(fields[col], &end);
+            if (end != fields[col]) v = x;
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* v with `digits` significant digits (g) or decimals (f); "-" when unknown. */
+static void cell(table *t, double v, int digits, bool fixed)
+{
+    if (!isfinite(v))
+        table_cell(t, "-");
+    else if (fixed)
+        table_cell(t, "%.*f", digits, v);
+    else
+        table_cell(t, "%.*g", digits, v);
+}
+
+static int print_table(const tw_isa_results *r, tw_isa_mode mode, const char *paper_csv)
+{
+    static const char *const hp[] = {"instruction", "group", "JIT",  "uJ/inst", "+-",
+                                     "cycles",      "SMA",   "PAPI", "MTSM",    "Volta(paper)"};
+    static const char *const ht[] = {"instruction",  "group",    "pJ/thread-op", "+-",
+                                     "pJ/warp-inst", "spread_%", "busy_W",       "kernel_s"};
+    bool paper = mode == TW_ISA_PAPER;
+    table *t = paper ? table_new(10, hp) : table_new(8, ht);
+    if (!t) return cli_fail(CMD, TW_ENOMEM);
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_isa_row *w = &r->rows[i];
+        table_cell(t, "%s", w->e->name);
+        table_cell(t, "%s", w->e->group);
+        if (paper) {
+            table_cell(t, "O%d", w->opt_level);
+            cell(t, w->e_inst_j * 1e6, 4, false);
+            cell(t, w->e_inst_sd_j * 1e6, 2, false);
+            cell(t, w->cycles_per_inst, 1, true);
+            cell(t, w->sma_j * 1e6, 4, false);
+            cell(t, w->papi_j * 1e6, 4, false);
+            cell(t, w->mtsm_j * 1e6, 4, false);
+            cell(t, paper_value(paper_csv, w->e, w->opt_level), 4, false);
+        } else {
+            cell(t, w->e_inst_j * 1e12, 3, true);
+            cell(t, w->e_inst_sd_j * 1e12, 2, false);
+            cell(t, w->pj_warp_inst, 1, true);
+            cell(t, w->spread_pct, 1, true);
+            cell(t, w->busy_w, 1, true);
+            cell(t, w->kernel_s, 3, true);
+        }
+    }
+    table_print(t, stdout);
+    table_free(t);
+    return 0;
+}
+
+static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const char *paper_csv,
+                     const char *prov)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/isa.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    fprintf(f, "# %s; reading %s; SM clock %.0f MHz\n", prov, r->reading, r->clock_mhz);
+    fprintf(f, "instruction,group,paper_row,mode,jit_level,energy_j,energy_sd_j,cycles_per_inst,sma_j,papi_j,mtsm_j,"
+               "pj_per_warp_inst,busy_w,spread_pct,kernel_s,instructions,paper_volta_mtsm_uj,sim_truth_j\n");
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_isa_row *w = &r->rows[i];
+        double pv = mode == TW_ISA_PAPER ? paper_value(paper_csv, w->e, w->opt_level) : NAN;
+        double v[] = {w->e_inst_j,     w->e_inst_sd_j, w->cycles_per_inst, w->sma_j,    w->papi_j,       w->mtsm_j,
+                      w->pj_warp_inst, w->busy_w,      w->spread_pct,      w->kernel_s, w->instructions, pv,
+                      w->truth_j};
+        fprintf(f, "%s,%s,%s,%s,%d", w->e->name, w->e->group, w->e->paper_row ? w->e->paper_row : "",
+                mode == TW_ISA_PAPER ? "paper" : "throughput", w->opt_level);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            isfinite(v[k]) ? fprintf(f, ",%.6g", v[k]) : fprintf(f, ",");
+        fprintf(f, "\n");
+    }
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void print_json(FILE *f, const tw_isa_results *r, tw_isa_mode mode)
+{
+    json j;
+    json_init(&j, f);
+    json_begin_object(&j);
+    json_kv_string(&j, "mode", mode == TW_ISA_PAPER ? "paper" : "throughput");
+    json_kv_string(&j, "reading", r->reading);
+    json_kv_number(&j, "sm_clock_mhz", r->clock_mhz);
+    json_key(&j, "rows");
+    json_begin_array(&j);
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_isa_row *w = &r->rows[i];
+        json_begin_object(&j);
+        json_kv_string(&j, "instruction", w->e->name);
+        json_kv_string(&j, "group", w->e->group);
+        json_kv_uint(&j, "jit_level", (uint64_t)w->opt_level);
+        json_kv_number(&j, "energy_j", w->e_inst_j);
+        json_kv_number(&j, "energy_sd_j", w->e_inst_sd_j);
+        json_kv_number(&j, "cycles_per_inst", w->cycles_per_inst);
+        json_kv_number(&j, "pj_per_warp_inst", w->pj_warp_inst);
+        json_kv_number(&j, "spread_pct", w->spread_pct);
+        json_kv_number(&j, "sim_truth_j", w->truth_j);
+        json_end_object(&j);
+    }
+    json_end_array(&j);
+    json_end_object(&j);
+    json_finish(&j);
+}
+
+/* A bar chart of the energies, log scale, drawn when gnuplot exists. */
+static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
+{
+    char dat[4096], png[4096];
+    snprintf(dat, sizeof dat, "%s/isa.dat", dir);
+    snprintf(png, sizeof png, "%s/isa.png", dir);
+    FILE *f = fopen(dat, "w");
+    if (!f) return;
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_isa_row *w = &r->rows[i];
+        if (mode == TW_ISA_PAPER && w->opt_level != 0) continue;
+        double v = mode == TW_ISA_PAPER ? w->e_inst_j * 1e6 : w->e_inst_j * 1e12;
+        if (isfinite(v) && v > 0) fprintf(f, "\"%s\" %.6g\n", w->e->name, v);
+    }
+    fclose(f);
+    if (!plot_find_gnuplot()) {
+        cli_note("truewatt %s: no gnuplot: the plot's data is in %s", CMD, dat);
+        return;
+    }
+    char gp[4096], why[256];
+    snprintf(gp, sizeof gp, "%s/isa.gp", dir);
+    FILE *g = fopen(gp, "w");
+    if (!g) return;
+    fprintf(g,
+            "set terminal pngcairo size 1600,600\nset output 'isa.png'\nset logscale y\nset style fill solid\n"
+            "set xtics rotate by -60 font ',8'\nset ylabel '%s'\nset title 'energy per instruction (%s mode)'\n"
+            "plot 'isa.dat' using 2:xtic(1) with boxes notitle\n",
+            mode == TW_ISA_PAPER ? "uJ per instruction (JIT level 0)" : "pJ per thread operation",
+            mode == TW_ISA_PAPER ? "paper" : "throughput");
+    fclose(g);
+    if (plot_run(dir, "isa.gp", why, sizeof why) == 0)
+        cli_note("truewatt %s: plot %s", CMD, png);
+    else
+        cli_note("truewatt %s: no plot: %s", CMD, why);
+}
+
+/* ---------------------------------------------------------------- the command */
+
+typedef struct plan_ctx {
+    isa_args *a;
+    bool identify;
+    tw_isa_plan *plan;
+    double id_end_s;
+} plan_ctx;
+
+static tw_status plan(tw_exec *x, void *p)
+{
+    plan_ctx *c = p;
+    tw_status st = c->identify ? tw_plan_identify(x) : tw_exec_idle(x, 1.0);
+    if (st == TW_OK && !c->identify) st = tw_exec_context(x);
+    c->id_end_s = x->now_s;
+    if (st == TW_OK) st = tw_exec_idle(x, 2.0);
+    if (st == TW_OK) st = tw_isa_run(x, &c->a->run, &c->plan);
+    return st == TW_OK ? tw_exec_idle(x, 1.0) : st;
+}
+
+static int make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
+    fprintf(stderr, "truewatt %s: cannot create %s: %s\n", CMD, dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+}
+
+int cmd_isa(int argc, char **argv)
+{
+    isa_args a;
+    memset(&a, 0, sizeof a);
+    a.out = "truewatt-isa";
+    cli_exp_args_init(&a.exp);
+    tw_isa_run_options_init(&a.run);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) {
+        free(a.only_buf);
+        return rc < 0 ? 0 : rc;
+    }
+    tw_profile p;
+    tw_profile_init(&p);
+    char how[4352] = "", trace[4096], events[4096], prov[1024];
+    tw_status st = TW_OK;
+    if (a.profile && (st = cli_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK) {
+        free(a.only_buf);
+        return cli_fail(CMD, st);
+    }
+    if ((rc = make_dir(a.out))) {
+        free(a.only_buf);
+        return rc;
+    }
+    snprintf(trace, sizeof trace, "%s/trace.csv", a.out);
+    snprintf(events, sizeof events, "%s/events.csv", a.out);
+    cli_exp_provenance(prov, sizeof prov, argc, argv);
+    a.exp.trace_path = trace;
+    a.exp.events_path = events;
+    tw_exec *x = NULL;
+    if ((rc = cli_exp_start(CMD, &a.exp, tw_isa_planned_s(&a.run, 132, 90) + 4, prov, &x))) {
+        free(a.only_buf);
+        return rc;
+    }
+    plan_ctx c = {.a = &a};
+    if (!a.profile) st = cli_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
+    if (st == TW_ENOTFOUND) {
+        cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
+        c.identify = true;
+        x->planned_s += tw_plan_identify_s();
+    } else if (st != TW_OK) {
+        rc = cli_fail(CMD, st);
+    }
+    if (rc == 0) rc = cli_exp_run(CMD, x, plan, &c);
+    if (rc == 0) rc = cli_exp_keep_sim_run(CMD, x, trace, events, prov);
+    if (rc == 0 && c.identify) {
+        tw_identify_options o;
+        tw_identify_options_init(&o);
+        o.t_end_s = c.id_end_s;
+        if ((st = tw_identify(x->trace, x->events, &o, &p, NULL)) != TW_OK) rc = cli_fail(CMD, st);
+    }
+    tw_isa_results r = {0};
+    if (rc == 0 && (st = tw_isa_analyse(c.plan, x->trace, x->events, &p, &r)) != TW_OK) rc = cli_fail(CMD, st);
+    char paper_csv[4096];
+    const char *data = getenv("TW_DATA_DIR");
+    snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", data && *data ? data : TW_DATA_DIR_DEFAULT);
+    if (rc == 0 && a.json) {
+        print_json(stdout, &r, a.run.mode);
+    } else if (rc == 0) {
+        printf("energy per instruction, %s mode, measured by %s (SM clock %.0f MHz)\n",
+               a.run.mode == TW_ISA_PAPER ? "paper" : "throughput", r.reading, r.clock_mhz);
+        rc = print_table(&r, a.run.mode, paper_csv);
+    }
+    if (rc == 0) rc = write_csv(a.out, &r, a.run.mode, paper_csv, prov);
+    if (rc == 0) {
+        /* the same rows as JSON beside the CSV */
+        char jpath[4096];
+        snprintf(jpath, sizeof jpath, "%s/isa.json", a.out);
+        FILE *jf = fopen(jpath, "w");
+        if (!jf) {
+            fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, jpath, strerror(errno));
+            rc = CLI_EXIT_FAIL;
+        } else {
+            print_json(jf, &r, a.run.mode);
+            if (fclose(jf) != 0) rc = cli_fail(CMD, TW_EIO);
+        }
+    }
+    if (rc == 0) plot(a.out, &r, a.run.mode);
+    tw_isa_results_free(&r);
+    tw_isa_plan_free(c.plan);
+    tw_exec_free(x);
+    free(a.only_buf);
+    return rc;
+}
