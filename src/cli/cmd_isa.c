@@ -303,10 +303,6 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
         if (isfinite(v) && v > 0) fprintf(f, "\"%s\" %.6g\n", w->e->name, v);
     }
     fclose(f);
-    if (!plot_find_gnuplot()) {
-        cli_note("truewatt %s: no gnuplot: the plot's data is in %s", CMD, dat);
-        return;
-    }
     char gp[4096], why[256];
     snprintf(gp, sizeof gp, "%s/isa.gp", dir);
     FILE *g = fopen(gp, "w");
@@ -318,6 +314,10 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
             mode == TW_ISA_PAPER ? "uJ per instruction (JIT level 0)" : "pJ per thread operation",
             mode == TW_ISA_PAPER ? "paper" : "throughput");
     fclose(g);
+    if (!plot_find_gnuplot()) {
+        cli_note("truewatt %s: no gnuplot: the plot's data and script are in %s (isa.gp)", CMD, dir);
+        return;
+    }
     if (plot_run(dir, "isa.gp", why, sizeof why) == 0)
         cli_note("truewatt %s: plot %s", CMD, png);
     else
