@@ -1,3 +1,5 @@
+# provenance: command: scripts/gpu-validate; date: 2026-11-22T07:40:19Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04
+set label 99 "provenance: command: scripts/gpu-validate; date: 2026-11-22T07:40:19Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04" at screen 0.005,0.012 font ",7" noenhanced
 # truewatt validate plots from the .dat files beside this script. Run: gnuplot validation.gp
 set terminal pngcairo size 1200,560 font ',10' noenhanced
 set grid
