@@ -109,32 +109,6 @@ static const char *tool_dir(const char *tool, char *buf, size_t cap)
     return NULL;
 }
 
-/* Runs a shell command, returns its exit status and (if out) its stdout, malloc'd. */
-static int run(const char *cmd, char **out)
-{
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int st = pclose(p);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Writes text to a temp .ptx file (slot 0..7) and returns its path. */
 static const char *ptx_file(int slot, const char *text)
 {
@@ -163,7 +137,7 @@ static void test_ptx_assembles(void **state)
     char cmd[16384];
     snprintf(cmd, sizeof cmd, "'%s/ptxas' -arch=sm_90 -o /dev/null '%s' 2>&1", dir, ptx);
     char *log = NULL;
-    int rc = run(cmd, &log);
+    int rc = tw_test_run(cmd, &log);
     if (rc != 0) print_error("ptxas: %s\n", log);
     free(log);
     assert_int_equal(rc, 0);
@@ -172,7 +146,7 @@ static void test_ptx_assembles(void **state)
     const char *bad = ptx_file(1, ".version 8.0\n.target sm_70\n.address_size 64\n"
                                   ".visible .entry broken()\n{\n    fma.rn.f32 %f1, %f2;\n    ret;\n}\n");
     snprintf(cmd, sizeof cmd, "'%s/ptxas' -arch=sm_90 -o /dev/null '%s' 2>&1", dir, bad);
-    assert_int_not_equal(run(cmd, NULL), 0);
+    assert_int_not_equal(tw_test_run(cmd, NULL), 0);
     unlink(ptx);
     unlink(bad);
 }
@@ -189,11 +163,11 @@ static char *sass_of(const char *kernel)
     const char *cubin = tw_test_path(3, "calibration.cubin");
     char cmd[16384];
     snprintf(cmd, sizeof cmd, "'%s/ptxas' -arch=sm_90 -o '%s' '%s' 2>&1", pdir, cubin, ptx);
-    assert_int_equal(run(cmd, NULL), 0);
+    assert_int_equal(tw_test_run(cmd, NULL), 0);
     unlink(ptx);
     snprintf(cmd, sizeof cmd, "PATH='%s':\"$PATH\" '%s/cuobjdump' -sass -fun %s '%s' 2>&1", ndir, cdir, kernel, cubin);
     char *sass = NULL;
-    int rc = run(cmd, &sass);
+    int rc = tw_test_run(cmd, &sass);
     unlink(cubin);
     if (rc != 0) print_error("cuobjdump: %s\n", sass);
     assert_int_equal(rc, 0);

@@ -335,32 +335,6 @@ static void test_ptx_errors(void **state)
 
 static int executable(const char *path) { return path && *path && access(path, X_OK) == 0; }
 
-/* Runs a shell command; returns its exit status and (if out) its stdout, malloc'd. */
-static int run(const char *cmd, char **out)
-{
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t len = 0, cap = 1 << 16;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    size_t n;
-    while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    int st = pclose(p);
-    if (out)
-        *out = buf;
-    else
-        free(buf);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* tool: $env, else on PATH, else /usr/local/cuda/bin; 1 when found. */
 static int find_tool(const char *env, const char *tool, char *out, size_t cap)
 {
@@ -384,9 +358,9 @@ static int find_tool(const char *env, const char *tool, char *out, size_t cap)
 static int find_pip_nvdisasm(char *out, size_t cap)
 {
     char *got = NULL;
-    int rc = run("python3 -c \"import glob, nvidia; c = [f for p in nvidia.__path__ for f in "
-                 "sorted(glob.glob(p + '/cu*/bin/nvdisasm'))]; print(c[-1] if c else '')\" 2>/dev/null",
-                 &got);
+    int rc = tw_test_run("python3 -c \"import glob, nvidia; c = [f for p in nvidia.__path__ for f in "
+                         "sorted(glob.glob(p + '/cu*/bin/nvdisasm'))]; print(c[-1] if c else '')\" 2>/dev/null",
+                         &got);
     got[strcspn(got, "\n")] = '\0';
     int ok = rc == 0 && executable(got);
     if (ok) snprintf(out, cap, "%s", got);
@@ -589,7 +563,7 @@ static void blame(ctx *c, int sm, tw_isa_mode m)
         free(ptx);
         char cmd[4096], *log = NULL;
         snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%d -o /dev/null '%s' 2>&1", c->ptxas, sm, pf);
-        if (run(cmd, &log) != 0) {
+        if (tw_test_run(cmd, &log) != 0) {
             fprintf(stderr, "FAIL isa: %s, %s mode, sm_%d: ptxas refuses the module:\n%s\n", e->name,
                     m == TW_ISA_PAPER ? "paper" : "throughput", sm, log);
             c->failures++;
@@ -637,7 +611,7 @@ static void check_arch(ctx *c, int sm, tw_isa_mode m)
 
     char cmd[4096], *log = NULL;
     snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%d -o '%s' '%s' 2>&1", c->ptxas, sm, cf, pf);
-    if (run(cmd, &log) != 0) {
+    if (tw_test_run(cmd, &log) != 0) {
         fprintf(stderr, "FAIL isa: ptxas refuses the %s-mode modules for sm_%d:\n%.4000s\n", mode, sm, log);
         c->failures++;
         free(log);
@@ -649,7 +623,7 @@ static void check_arch(ctx *c, int sm, tw_isa_mode m)
     unlink(pf);
     snprintf(cmd, sizeof cmd, "'%s' -c '%s' 2>&1", c->nvdisasm, cf);
     char *out = NULL;
-    int rc = run(cmd, &out);
+    int rc = tw_test_run(cmd, &out);
     unlink(cf);
     if (rc != 0) {
         fprintf(stderr, "FAIL isa: nvdisasm, sm_%d: %.2000s\n", sm, out);
@@ -725,7 +699,7 @@ static void test_sass(void **state)
     /* the architectures this ptxas knows */
     char cmd[2048], *help = NULL;
     snprintf(cmd, sizeof cmd, "'%s' --help 2>&1", c.ptxas);
-    run(cmd, &help);
+    tw_test_run(cmd, &help);
     int use[sizeof archs / sizeof archs[0]], n_use = 0;
     char list[256] = "";
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {

@@ -15,5 +15,8 @@ const char *tw_test_file(int slot, const char *text);
 const char *tw_test_path(int slot, const char *name);
 /* Whole content of a file (malloc'd, caller frees), NULL if unreadable. */
 char *tw_test_slurp(const char *path);
+/* Runs a shell command; returns its exit status (-1 when it did not exit)
+ * and, if out, its stdout (malloc'd, caller frees). */
+int tw_test_run(const char *cmd, char **out);
 
 #endif
