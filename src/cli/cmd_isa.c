@@ -126,11 +126,6 @@ static int parse_args(int argc, char **argv, isa_args *a)
 
 /* ---------------------------------------------------------------- the paper's Table I */
 
-/* The paper's Volta MTSM value (uJ) for an entry's row, -O0 (level 0) or -O3 (level 4). */
-typedef struct paper_table {
-    char *text;
-} paper_table;
-
 static int category_of(const char *group)
 {
     static const char *const g[] = {"int", "logic", "fp32", "fp64", "fp16", "multi-precision", "special", "bit"};
@@ -139,42 +134,57 @@ static int category_of(const char *group)
     return 0;
 }
 
-static double paper_value(const char *csv_path, const tw_isa_entry *e, int level)
+/* Splits a CSV line (no quotes in this file) in place; returns the field count. */
+static int split_fields(char *line, char **fields, int cap)
 {
-    if (!e->paper_row) return NAN;
+    int n = 0;
+    for (char *p = line; n < cap;) {
+        fields[n++] = p;
+        char *comma = strchr(p, ',');
+        if (!comma) break;
+        *comma = '\0';
+        p = comma + 1;
+    }
+    return n;
+}
+
+/* The paper's Volta MTSM value (uJ) of every row's entry, -O0 for JIT level
+ * 0 and -O3 for level 4 (NaN where the paper has none): the file read once. */
+static void paper_values(const char *csv_path, const tw_isa_results *r, double *out)
+{
+    for (size_t i = 0; i < r->n; i++)
+        out[i] = NAN;
     FILE *f = fopen(csv_path, "r");
-    if (!f) return NAN;
+    if (!f) return;
     char line[2048];
-    int col = -1, cat = category_of(e->group);
-    double v = NAN;
+    int col_o0 = -1, col_o3 = -1;
+    bool header = true;
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '#') continue;
         line[strcspn(line, "\r\n")] = '\0';
         char *fields[32];
-        int n = 0;
-        for (char *p = line; n < 32;) {
-            fields[n++] = p;
-            char *comma = strchr(p, ',');
-            if (!comma) break;
-            *comma = '\0';
-            p = comma + 1;
-        }
-        if (col < 0) { /* the header */
-            const char *want = level == 0 ? "volta_mtsm_nonopt_uj" : "volta_mtsm_opt_uj";
-            for (int i = 0; i < n; i++)
-                if (!strcmp(fields[i], want)) col = i;
-            if (col < 0) break;
+        int n = split_fields(line, fields, 32);
+        if (header) {
+            for (int i = 0; i < n; i++) {
+                if (!strcmp(fields[i], "volta_mtsm_nonopt_uj")) col_o0 = i;
+                if (!strcmp(fields[i], "volta_mtsm_opt_uj")) col_o3 = i;
+            }
+            header = false;
+            if (col_o0 < 0 || col_o3 < 0) break;
             continue;
         }
-        if (n > col && atoi(fields[0]) == cat && !strcmp(fields[2], e->paper_row)) {
+        for (size_t i = 0; i < r->n; i++) {
+            const tw_isa_entry *e = r->rows[i].e;
+            int col = r->rows[i].opt_level == 0 ? col_o0 : col_o3;
+            if (!e->paper_row || n <= col || atoi(fields[0]) != category_of(e->group) ||
+                strcmp(fields[2], e->paper_row))
+                continue;
             char *end;
             double x = strtod(fields[col], &end);
-            if (end != fields[col]) v = x;
-            break;
+            if (end != fields[col]) out[i] = x;
         }
     }
     fclose(f);
-    return v;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -190,7 +200,7 @@ static void cell(table *t, double v, int digits, bool fixed)
         table_cell(t, "%.*g", digits, v);
 }
 
-static int print_table(const tw_isa_results *r, tw_isa_mode mode, const char *paper_csv)
+static int print_table(const tw_isa_results *r, tw_isa_mode mode, const double *paper_uj)
 {
     static const char *const hp[] = {"instruction", "group", "JIT",  "uJ/inst", "+-",
                                      "cycles",      "SMA",   "PAPI", "MTSM",    "Volta(paper)"};
@@ -211,7 +221,7 @@ static int print_table(const tw_isa_results *r, tw_isa_mode mode, const char *pa
             cell(t, w->sma_j * 1e6, 4, false);
             cell(t, w->papi_j * 1e6, 4, false);
             cell(t, w->mtsm_j * 1e6, 4, false);
-            cell(t, paper_value(paper_csv, w->e, w->opt_level), 4, false);
+            cell(t, paper_uj[i], 4, false);
         } else {
             cell(t, w->e_inst_j * 1e12, 3, true);
             cell(t, w->e_inst_sd_j * 1e12, 2, false);
@@ -226,7 +236,7 @@ static int print_table(const tw_isa_results *r, tw_isa_mode mode, const char *pa
     return 0;
 }
 
-static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const char *paper_csv,
+static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const double *paper_uj,
                      const char *prov)
 {
     char path[4096];
@@ -241,7 +251,7 @@ static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode,
                "pj_per_warp_inst,busy_w,spread_pct,kernel_s,instructions,paper_volta_mtsm_uj,sim_truth_j\n");
     for (size_t i = 0; i < r->n; i++) {
         const tw_isa_row *w = &r->rows[i];
-        double pv = mode == TW_ISA_PAPER ? paper_value(paper_csv, w->e, w->opt_level) : NAN;
+        double pv = mode == TW_ISA_PAPER ? paper_uj[i] : NAN;
         double v[] = {w->e_inst_j,     w->e_inst_sd_j, w->cycles_per_inst, w->sma_j,    w->papi_j,       w->mtsm_j,
                       w->pj_warp_inst, w->busy_w,      w->spread_pct,      w->kernel_s, w->instructions, pv,
                       w->truth_j};
@@ -407,14 +417,17 @@ int cmd_isa(int argc, char **argv)
     char paper_csv[4096];
     const char *data = getenv("TW_DATA_DIR");
     snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", data && *data ? data : TW_DATA_DIR_DEFAULT);
+    double *paper_uj = calloc(r.n ? r.n : 1, sizeof *paper_uj);
+    if (rc == 0 && !paper_uj) rc = cli_fail(CMD, TW_ENOMEM);
+    if (rc == 0) paper_values(paper_csv, &r, paper_uj);
     if (rc == 0 && a.json) {
         print_json(stdout, &r, a.run.mode);
     } else if (rc == 0) {
         printf("energy per instruction, %s mode, measured by %s (SM clock %.0f MHz)\n",
                a.run.mode == TW_ISA_PAPER ? "paper" : "throughput", r.reading, r.clock_mhz);
-        rc = print_table(&r, a.run.mode, paper_csv);
+        rc = print_table(&r, a.run.mode, paper_uj);
     }
-    if (rc == 0) rc = write_csv(a.out, &r, a.run.mode, paper_csv, prov);
+    if (rc == 0) rc = write_csv(a.out, &r, a.run.mode, paper_uj, prov);
     if (rc == 0) {
         /* the same rows as JSON beside the CSV */
         char jpath[4096];
@@ -429,6 +442,7 @@ int cmd_isa(int argc, char **argv)
         }
     }
     if (rc == 0) plot(a.out, &r, a.run.mode);
+    free(paper_uj);
     tw_isa_results_free(&r);
     tw_isa_plan_free(c.plan);
     tw_exec_free(x);
