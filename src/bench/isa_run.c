@@ -6,14 +6,17 @@
 
 #include "bench/isa_run.h"
 #include "core/error.h"
+#include "core/lsq.h"
 #include "correct/estimate.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
 
 #define PAPER_TARGET_S 0.5
-#define THROUGHPUT_TARGET_S 0.3
-#define REPS 2
-#define GAP_S 0.2
+#define THROUGHPUT_TARGET_S 0.25
+#define PAPER_REPS 2
+#define THROUGHPUT_REPS 3
+#define PAPER_GAP_S 0.2
+#define THROUGHPUT_GAP_S 0.15
 #define CAL_ITERS_PAPER 2000ull
 #define CAL_ITERS_THROUGHPUT 100ull
 #define THREADS_PER_SM 2048u
@@ -35,8 +38,9 @@ typedef struct sim_cost {
 
 #define SIM_LOOP_CYC 12.0    /* the paper kernel's loop per round */
 #define SIM_LOOP_T_CYC 40.0  /* the throughput kernel's loop per round (per thread, hidden by warps) */
+#define SIM_LOOP_PJ 3.0      /* the loop's own instructions per thread and round */
 #define SIM_ONE_THREAD_W 3.0 /* one thread keeps an SM clocked */
-#define SIM_BUSY_W 60.0      /* every SM issuing: clock tree, schedulers, register file */
+#define SIM_BUSY_W 60.0      /* every SM awake with resident warps, issuing nothing */
 
 static sim_cost sim_cost_of(const tw_isa_entry *e)
 {
@@ -55,7 +59,9 @@ static sim_cost sim_cost_of(const tw_isa_entry *e)
 
 /* ---------------------------------------------------------------- the plan */
 
-typedef enum { K_ENTRY = 0, K_OVERHEAD = 1 } kind;
+/* the measured kernel, the same loop without the instructions, and (throughput
+ * mode) every warp resident and asleep */
+typedef enum { K_ENTRY = 0, K_OVERHEAD = 1, K_RESIDENT = 2 } kind;
 
 typedef struct launch {
     size_t entry; /* index into the plan's entries */
@@ -64,10 +70,12 @@ typedef struct launch {
     int rep;
     uint64_t iterations;
     double ops;   /* target instructions executed (thread operations) */
+    double loops; /* rounds of the measured loop executed (thread iterations); 0 for the resident kernel */
     size_t event; /* its event's index */
 } launch;
 
 typedef struct plan_entry {
+    tw_isa_entry entry; /* the table's, its start from the seed with seed_operands */
     const tw_isa_entry *e;
     char *ptx;
     char kernel[96];
@@ -81,6 +89,7 @@ struct tw_isa_plan {
     launch *launches;
     size_t nlaunches, cap;
     unsigned grid, block;
+    int sm_count;
 };
 
 void tw_isa_run_options_init(tw_isa_run_options *o)
@@ -133,10 +142,15 @@ static void sim_shape(const tw_isa_plan *p, const plan_entry *pe, kind k, uint64
         *w = SIM_ONE_THREAD_W;
         return;
     }
+    if (k == K_RESIDENT) {
+        *s = n * TW_ISA_RESIDENT_SLEEP_NS * 1e-9 + 5e-6;
+        *w = SIM_BUSY_W;
+        return;
+    }
     double ops = k == K_ENTRY ? n * tw_isa_per_round(TW_ISA_THROUGHPUT) * threads : 0.0;
     double t = ops / (c.ops_per_sm_cyc * sm_count * SIM_CLOCK_HZ) + n * SIM_LOOP_T_CYC / SIM_CLOCK_HZ + 5e-6;
     *s = t;
-    *w = SIM_BUSY_W + c.pj_per_op * 1e-12 * ops / t;
+    *w = SIM_BUSY_W + (c.pj_per_op * ops + SIM_LOOP_PJ * n * threads) * 1e-12 / t;
 }
 
 /* One launch; returns its measured (GPU) or simulated length. */
@@ -145,16 +159,19 @@ static tw_status launch_one(tw_exec *x, tw_isa_plan *p, size_t ei, int level, ki
 {
     const plan_entry *pe = &p->entries[ei];
     double threads = (double)p->grid * p->block;
+    static const char *const prefix[] = {"isa_", "isa_ovh_", "isa_res_"};
     tw_exec_kernel kk = {.label = pe->kernel,
                          .ptx = pe->ptx,
-                         .entry = k == K_ENTRY ? pe->kernel : "tw_isa_overhead",
+                         .entry = k == K_ENTRY      ? pe->kernel
+                                  : k == K_OVERHEAD ? "tw_isa_overhead"
+                                                    : TW_ISA_RESIDENT,
                          .opt_level = level,
                          .grid = p->grid,
                          .block = p->block,
                          .iterations = iters,
                          .seed = SEED};
     char label[128];
-    snprintf(label, sizeof label, "%s%s", k == K_ENTRY ? "isa_" : "isa_ovh_", pe->kernel);
+    snprintf(label, sizeof label, "%s%s", prefix[k], pe->kernel);
     kk.label = label;
     sim_shape(p, pe, k, iters, threads, &kk.sim_s, &kk.sim_w, x->sm_count);
     size_t ev = tw_events_count(x->events);
@@ -164,7 +181,8 @@ static tw_status launch_one(tw_exec *x, tw_isa_plan *p, size_t ei, int level, ki
     *len_s = e->end_s - e->start_s;
     if (!record) return TW_OK;
     double ops = k == K_ENTRY ? (double)iters * tw_isa_per_round(p->o.mode) * threads : 0.0;
-    launch l = {ei, level, k, rep, iters, ops, ev};
+    double loops = k == K_RESIDENT ? 0.0 : (double)iters * threads;
+    launch l = {ei, level, k, rep, iters, ops, loops, ev};
     return add_launch(p, &l);
 }
 
@@ -193,30 +211,33 @@ static tw_status paper_entry(tw_exec *x, tw_isa_plan *p, size_t ei)
         tw_status st = calibrate(x, p, ei, levels[li], K_ENTRY, p->o.target_s, &n);
         for (int r = 0; st == TW_OK && r < p->o.reps; r++) {
             st = launch_one(x, p, ei, levels[li], K_ENTRY, r, n, true, &len);
-            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
+            if (st == TW_OK) st = tw_exec_idle(x, PAPER_GAP_S);
             if (st == TW_OK) st = launch_one(x, p, ei, levels[li], K_OVERHEAD, r, n, true, &len);
-            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
+            if (st == TW_OK) st = tw_exec_idle(x, PAPER_GAP_S);
         }
         if (st != TW_OK) return st;
     }
     return TW_OK;
 }
 
+/* Per repeat: the kernel, the overhead kernel and the resident kernel, each
+ * at two lengths, interleaved so that a slow drift (temperature) reaches all
+ * three alike. */
 static tw_status throughput_entry(tw_exec *x, tw_isa_plan *p, size_t ei)
 {
-    static const double frac[] = {1.0 / 3.0, 2.0 / 3.0, 1.0};
-    uint64_t nk, no;
+    static const double frac[] = {1.0 / 3.0, 1.0};
+    static const kind kinds[] = {K_ENTRY, K_OVERHEAD, K_RESIDENT};
+    uint64_t n[3];
     double len;
-    tw_status st = calibrate(x, p, ei, 4, K_ENTRY, p->o.target_s, &nk);
-    if (st == TW_OK) st = calibrate(x, p, ei, 4, K_OVERHEAD, p->o.target_s, &no);
-    for (int r = 0; st == TW_OK && r < p->o.reps; r++) {
-        for (int f = 0; st == TW_OK && f < 3; f++) {
-            st = launch_one(x, p, ei, 4, K_ENTRY, r, (uint64_t)(frac[f] * (double)nk), true, &len);
-            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
-            if (st == TW_OK) st = launch_one(x, p, ei, 4, K_OVERHEAD, r, (uint64_t)(frac[f] * (double)no), true, &len);
-            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
-        }
-    }
+    tw_status st = TW_OK;
+    for (int k = 0; st == TW_OK && k < 3; k++)
+        st = calibrate(x, p, ei, 4, kinds[k], p->o.target_s, &n[k]);
+    for (int r = 0; st == TW_OK && r < p->o.reps; r++)
+        for (int f = 0; st == TW_OK && f < 2; f++)
+            for (int k = 0; st == TW_OK && k < 3; k++) {
+                st = launch_one(x, p, ei, 4, kinds[k], r, (uint64_t)(frac[f] * (double)n[k]), true, &len);
+                if (st == TW_OK) st = tw_exec_idle(x, THROUGHPUT_GAP_S);
+            }
     return st;
 }
 
@@ -229,9 +250,11 @@ static tw_status build_entries(tw_isa_plan *p, int cc)
         const tw_isa_entry *e = tw_isa_get(i);
         if (!wanted(&p->o, e, cc)) continue;
         plan_entry *pe = &p->entries[p->nentries];
-        pe->e = e;
+        pe->entry = *e;
+        if (p->o.seed_operands) pe->entry.start = TW_ISA_START_SEED;
+        pe->e = &pe->entry;
         tw_isa_kernel_name(e, pe->kernel, sizeof pe->kernel);
-        if (!(pe->ptx = tw_isa_ptx(e, p->o.mode, cc))) return TW_EPARSE;
+        if (!(pe->ptx = tw_isa_ptx(pe->e, p->o.mode, cc))) return TW_EPARSE;
         pe->truth_j = NAN;
         p->nentries++;
     }
@@ -242,7 +265,7 @@ static tw_status build_entries(tw_isa_plan *p, int cc)
 static void defaults(tw_isa_run_options *o)
 {
     if (!(o->target_s > 0)) o->target_s = o->mode == TW_ISA_PAPER ? PAPER_TARGET_S : THROUGHPUT_TARGET_S;
-    if (o->reps <= 0) o->reps = REPS;
+    if (o->reps <= 0) o->reps = o->mode == TW_ISA_PAPER ? PAPER_REPS : THROUGHPUT_REPS;
 }
 
 tw_status tw_isa_run(tw_exec *x, const tw_isa_run_options *o, tw_isa_plan **out)
@@ -253,6 +276,7 @@ tw_status tw_isa_run(tw_exec *x, const tw_isa_run_options *o, tw_isa_plan **out)
     if (!p) return tw_fail(TW_ENOMEM, "out of memory (plan)");
     p->o = *o;
     defaults(&p->o);
+    p->sm_count = x->sm_count;
     p->grid = p->o.mode == TW_ISA_PAPER ? 1u : (unsigned)x->sm_count * (THREADS_PER_SM / BLOCK);
     p->block = p->o.mode == TW_ISA_PAPER ? 1u : BLOCK;
     tw_status st = build_entries(p, x->cc);
@@ -283,8 +307,8 @@ double tw_isa_planned_s(const tw_isa_run_options *o, int sm_count, int cc)
     size_t n = 0;
     for (size_t i = 0; i < tw_isa_count(); i++)
         n += wanted(&d, tw_isa_get(i), cc);
-    if (d.mode == TW_ISA_PAPER) return (double)n * 2 * d.reps * (d.target_s * 1.5 + 2 * GAP_S);
-    return (double)n * d.reps * 3 * (d.target_s * (2.0 / 3.0) * 2 + 2 * GAP_S);
+    if (d.mode == TW_ISA_PAPER) return (double)n * 2 * d.reps * (d.target_s * 1.5 + 2 * PAPER_GAP_S);
+    return (double)n * d.reps * 3 * (d.target_s * (4.0 / 3.0) + 2 * THROUGHPUT_GAP_S);
 }
 
 /* ---------------------------------------------------------------- analysis */
@@ -416,7 +440,8 @@ static void paper_rows(const tw_isa_plan *p, const per_launch *pl, double clock_
             mean_sd(papi, nr, &row->papi_j, &sd);
             mean_sd(mtsm, nr, &row->mtsm_j, &sd);
             mean_sd(cyc, nr, &row->cycles_per_inst, &sd);
-            row->pj_warp_inst = row->busy_w = row->spread_pct = NAN;
+            row->pj_warp_inst = row->resident_w = row->loop_j = row->launch_j = row->fit_r2 = NAN;
+            row->spread_pct = row->ops_per_sm_clk = row->kernel_dyn_w = NAN;
             row->kernel_s = len;
             row->instructions = ninst;
             row->truth_j = p->entries[ei].truth_j;
@@ -424,50 +449,85 @@ static void paper_rows(const tw_isa_plan *p, const per_launch *pl, double clock_
     }
 }
 
-/* E_dyn = a ops + b t by least squares over one repeat's launches. */
-static bool fit_repeat(const tw_isa_plan *p, const per_launch *pl, size_t ei, int rep, double *a, double *b)
+/* One repeat's fit: E_dyn = a ops + c loops + b t + d over its launches of
+ * the three kernels. The resident kernel fixes b (the SMs awake, nothing
+ * issued), the overhead kernel c (the loop's own instructions), and the
+ * kernel a; d takes what every launch costs regardless of its length (the
+ * ramp at its start). */
+static bool fit_repeat(const tw_isa_plan *p, const per_launch *pl, size_t ei, int rep, tw_lsq_fit *f)
 {
-    double s11 = 0, s12 = 0, s22 = 0, s1y = 0, s2y = 0;
-    int n = 0;
-    for (size_t i = 0; i < p->nlaunches; i++) {
+    double X[4 * 3 * 4], y[3 * 4];
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlaunches && n < sizeof y / sizeof y[0]; i++) {
         const launch *l = &p->launches[i];
         if (l->entry != ei || l->rep != rep || !isfinite(pl[i].dyn_j)) continue;
-        double x1 = l->ops, x2 = pl[i].t1 - pl[i].t0, y = pl[i].dyn_j;
-        s11 += x1 * x1, s12 += x1 * x2, s22 += x2 * x2, s1y += x1 * y, s2y += x2 * y;
-        n++;
+        double row[4] = {l->ops, l->loops, pl[i].t1 - pl[i].t0, 1.0};
+        memcpy(X + 4 * n, row, sizeof row);
+        y[n++] = pl[i].dyn_j;
     }
-    double det = s11 * s22 - s12 * s12;
-    if (n < 3 || !(det > 1e-12 * s11 * s22)) return false;
-    *a = (s22 * s1y - s12 * s2y) / det;
-    *b = (s11 * s2y - s12 * s1y) / det;
-    return true;
+    return n >= 5 && tw_lsq_solve(X, y, n, 4, f);
 }
 
-static void throughput_rows(const tw_isa_plan *p, const per_launch *pl, tw_isa_results *out)
+static void throughput_rows(const tw_isa_plan *p, const per_launch *pl, double clock_mhz, tw_isa_results *out)
 {
     for (size_t ei = 0; ei < p->nentries; ei++) {
-        double a[MAX_REPS], b[MAX_REPS];
+        double a[MAX_REPS], b[MAX_REPS], c[MAX_REPS], d[MAX_REPS], r2 = INFINITY, sd;
         int nr = 0;
-        for (int r = 0; r < p->o.reps && r < MAX_REPS; r++)
-            if (fit_repeat(p, pl, ei, r, &a[nr], &b[nr])) nr++;
+        for (int r = 0; r < p->o.reps && r < MAX_REPS; r++) {
+            tw_lsq_fit f;
+            if (!fit_repeat(p, pl, ei, r, &f)) continue;
+            a[nr] = f.beta[0], c[nr] = f.beta[1], b[nr] = f.beta[2], d[nr] = f.beta[3];
+            r2 = fmin(r2, f.r2);
+            nr++;
+        }
         if (nr == 0) continue;
         tw_isa_row *row = &out->rows[out->n++];
         memset(row, 0, sizeof *row);
         row->e = p->entries[ei].e;
         row->opt_level = 4;
-        double sd;
         mean_sd(a, nr, &row->e_inst_j, &row->e_inst_sd_j);
-        mean_sd(b, nr, &row->busy_w, &sd);
+        mean_sd(b, nr, &row->resident_w, &sd);
+        mean_sd(c, nr, &row->loop_j, &sd);
+        mean_sd(d, nr, &row->launch_j, &sd);
+        row->fit_r2 = r2;
         row->pj_warp_inst = row->e_inst_j * 1e12 * 32;
         row->spread_pct = nr > 1 ? 100.0 * row->e_inst_sd_j / fabs(row->e_inst_j) : NAN;
         row->sma_j = row->papi_j = row->mtsm_j = row->cycles_per_inst = NAN;
         row->truth_j = p->entries[ei].truth_j;
-        for (size_t i = 0; i < p->nlaunches; i++)
-            if (p->launches[i].entry == ei && p->launches[i].k == K_ENTRY) {
-                row->kernel_s = pl[i].t1 - pl[i].t0;
-                row->instructions = p->launches[i].ops;
-            }
+        /* the longest launch of the kernel: its length, rate and power */
+        for (size_t i = 0; i < p->nlaunches; i++) {
+            const launch *l = &p->launches[i];
+            double len = pl[i].t1 - pl[i].t0;
+            if (l->entry != ei || l->k != K_ENTRY || !(len > row->kernel_s)) continue;
+            row->kernel_s = len;
+            row->instructions = l->ops;
+            row->ops_per_sm_clk = l->ops / (len * clock_mhz * 1e6 * p->sm_count);
+            row->kernel_dyn_w = pl[i].dyn_j / len;
+        }
     }
+}
+
+static tw_status keep_launches(const tw_isa_plan *p, const per_launch *pl, tw_isa_results *out)
+{
+    static const char *const kinds[] = {"kernel", "overhead", "resident"};
+    out->launches = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *out->launches);
+    if (!out->launches) return tw_fail(TW_ENOMEM, "out of memory (launches)");
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        out->launches[i] = (tw_isa_launch_row){p->entries[l->entry].e,
+                                               kinds[l->k],
+                                               l->level,
+                                               l->rep,
+                                               (double)l->iterations,
+                                               l->ops,
+                                               l->loops,
+                                               pl[i].t0,
+                                               pl[i].t1,
+                                               pl[i].total_j,
+                                               pl[i].dyn_j};
+    }
+    out->nlaunches = p->nlaunches;
+    return TW_OK;
 }
 
 tw_status tw_isa_analyse(const tw_isa_plan *p, tw_sensor *trace, const tw_events *events, const tw_profile *profile,
@@ -486,11 +546,12 @@ tw_status tw_isa_analyse(const tw_isa_plan *p, tw_sensor *trace, const tw_events
         return tw_fail(TW_ENOMEM, "out of memory (results)");
     }
     tw_status st = measure_launches(p, trace, events, m, pl, &out->clock_mhz);
+    if (st == TW_OK) st = keep_launches(p, pl, out);
     if (st == TW_OK) {
         if (p->o.mode == TW_ISA_PAPER)
             paper_rows(p, pl, out->clock_mhz, out);
         else
-            throughput_rows(p, pl, out);
+            throughput_rows(p, pl, out->clock_mhz, out);
     }
     free(pl);
     if (st != TW_OK) tw_isa_results_free(out);
@@ -501,5 +562,6 @@ void tw_isa_results_free(tw_isa_results *r)
 {
     if (!r) return;
     free(r->rows);
+    free(r->launches);
     memset(r, 0, sizeof *r);
 }

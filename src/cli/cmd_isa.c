@@ -27,7 +27,8 @@
 
 static void help(void)
 {
-    printf("usage: truewatt isa [--mode paper|throughput] [--only NAME,...] [--profile FILE] [--out DIR]\n"
+    printf("usage: truewatt isa [--mode paper|throughput] [--only NAME,...] [--operands fixed|seed]\n"
+           "                    [--profile FILE] [--out DIR]\n"
            "                    [--backend nvml|sim] [--sim h100] [--seed N] [--device N] [--json]\n\n"
            "Energy per PTX instruction from generated microbenchmarks (every row of Arafa et al.\n"
            "2020's Table I, and fp64 fma, half2, tensor-core mma, loads, stores, shuffles, atomics).\n"
@@ -43,13 +44,17 @@ static void help(void)
            "Nothing on the card is changed.\n\n"
            "  --mode M        paper (default) or throughput\n"
            "  --only LIST     only these instructions (names as in the table: add.s32,fma.rn.f32,...)\n"
+           "  --operands O    throughput mode: fixed (default: chains that have a fixed point start\n"
+           "                  there - integers at 0, fp adds and fmas saturated - so operands stay\n"
+           "                  the same) or seed (every chain from the seed: data's share of the energy)\n"
            "  --profile FILE  the sensor profile (default: looked up, see 'truewatt sensor')\n"
-           "  --out DIR       isa.csv, isa.json, isa.png, the trace and events (default truewatt-isa)\n"
+           "  --out DIR       isa.csv, isa.json, isa.png, launches.csv (every launch as measured), the\n"
+           "                  trace and events (default truewatt-isa)\n"
            "  --backend B, --sim P, --seed N, --device N   where it runs (sim: a synthetic cost model)\n"
            "  --json          the rows as JSON on stdout\n");
 }
 
-enum { OPT_MODE = 1000, OPT_ONLY, OPT_PROFILE, OPT_OUT, OPT_JSON };
+enum { OPT_MODE = 1000, OPT_ONLY, OPT_PROFILE, OPT_OUT, OPT_JSON, OPT_OPERANDS };
 
 typedef struct isa_args {
     cli_exp_args exp;
@@ -78,6 +83,7 @@ static int parse_args(int argc, char **argv, isa_args *a)
 {
     static const struct option opts[] = {{"mode", required_argument, 0, OPT_MODE},
                                          {"only", required_argument, 0, OPT_ONLY},
+                                         {"operands", required_argument, 0, OPT_OPERANDS},
                                          {"profile", required_argument, 0, OPT_PROFILE},
                                          {"out", required_argument, 0, OPT_OUT},
                                          {"json", no_argument, 0, OPT_JSON},
@@ -102,6 +108,12 @@ static int parse_args(int argc, char **argv, isa_args *a)
             break;
         case OPT_ONLY:
             rc = split_only(a, optarg);
+            break;
+        case OPT_OPERANDS:
+            if (!strcmp(optarg, "fixed") || !strcmp(optarg, "seed"))
+                a->run.seed_operands = !strcmp(optarg, "seed");
+            else
+                rc = cli_usage(CMD, "--operands must be fixed or seed, not '%s'", optarg);
             break;
         case OPT_PROFILE:
             a->profile = optarg;
@@ -204,10 +216,10 @@ static int print_table(const tw_isa_results *r, tw_isa_mode mode, const double *
 {
     static const char *const hp[] = {"instruction", "group", "JIT",  "uJ/inst", "+-",
                                      "cycles",      "SMA",   "PAPI", "MTSM",    "Volta(paper)"};
-    static const char *const ht[] = {"instruction",  "group",    "pJ/thread-op", "+-",
-                                     "pJ/warp-inst", "spread_%", "busy_W",       "kernel_s"};
+    static const char *const ht[] = {"instruction", "group",    "pJ/thread-op", "+-", "spread_%", "pJ/warp-inst",
+                                     "op/SM/clk",   "kernel_W", "resident_W",   "r2", "operands"};
     bool paper = mode == TW_ISA_PAPER;
-    table *t = paper ? table_new(10, hp) : table_new(8, ht);
+    table *t = paper ? table_new(10, hp) : table_new(11, ht);
     if (!t) return cli_fail(CMD, TW_ENOMEM);
     for (size_t i = 0; i < r->n; i++) {
         const tw_isa_row *w = &r->rows[i];
@@ -225,15 +237,52 @@ static int print_table(const tw_isa_results *r, tw_isa_mode mode, const double *
         } else {
             cell(t, w->e_inst_j * 1e12, 3, true);
             cell(t, w->e_inst_sd_j * 1e12, 2, false);
-            cell(t, w->pj_warp_inst, 1, true);
             cell(t, w->spread_pct, 1, true);
-            cell(t, w->busy_w, 1, true);
-            cell(t, w->kernel_s, 3, true);
+            cell(t, w->pj_warp_inst, 1, true);
+            cell(t, w->ops_per_sm_clk, 1, true);
+            cell(t, w->kernel_dyn_w, 1, true);
+            cell(t, w->resident_w, 1, true);
+            cell(t, w->fit_r2, 4, true);
+            table_cell(t, "%s", tw_isa_operands(w->e, mode));
         }
     }
     table_print(t, stdout);
     table_free(t);
     return 0;
+}
+
+static const tw_isa_row *row_named(const tw_isa_results *r, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].e->name, name)) return &r->rows[i];
+    return NULL;
+}
+
+/* How repeatable the throughput numbers are (spread over repeats, for the
+ * instructions of at least min_pj per thread operation) and whether the
+ * ordering physics demands holds: a slow sequence (fp64 div) far above a
+ * pipelined fp32 fma, at least an integer add. */
+static void throughput_summary(const tw_isa_results *r, double min_pj)
+{
+    int n = 0, ok = 0;
+    const tw_isa_row *worst = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_isa_row *w = &r->rows[i];
+        if (!(w->e_inst_j * 1e12 >= min_pj)) continue;
+        n++;
+        ok += w->spread_pct <= 5.0;
+        if (!worst || !(w->spread_pct <= worst->spread_pct)) worst = w;
+    }
+    printf("spread over repeats <= 5 %%: %d of %d instructions of >= %g pJ per thread operation", ok, n, min_pj);
+    if (worst) printf(" (largest: %s, %.1f %%)", worst->e->name, worst->spread_pct);
+    printf("\n");
+    const tw_isa_row *div = row_named(r, "div.rn.f64"), *fma = row_named(r, "fma.rn.f32"),
+                     *add = row_named(r, "add.s32");
+    if (div && fma && add) {
+        bool holds = div->e_inst_j > 10 * fma->e_inst_j && fma->e_inst_j >= add->e_inst_j;
+        printf("ordering div.rn.f64 %.1f pJ >> fma.rn.f32 %.2f pJ >= add.s32 %.2f pJ: %s\n", div->e_inst_j * 1e12,
+               fma->e_inst_j * 1e12, add->e_inst_j * 1e12, holds ? "holds" : "does NOT hold");
+    }
 }
 
 static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const double *paper_uj,
@@ -247,19 +296,62 @@ static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode,
         return CLI_EXIT_FAIL;
     }
     fprintf(f, "# %s; reading %s; SM clock %.0f MHz\n", prov, r->reading, r->clock_mhz);
-    fprintf(f, "instruction,group,paper_row,mode,jit_level,energy_j,energy_sd_j,cycles_per_inst,sma_j,papi_j,mtsm_j,"
-               "pj_per_warp_inst,busy_w,spread_pct,kernel_s,instructions,paper_volta_mtsm_uj,sim_truth_j\n");
+    fprintf(
+        f,
+        "instruction,group,paper_row,mode,jit_level,operands,energy_j,energy_sd_j,cycles_per_inst,sma_j,papi_j,mtsm_j,"
+        "pj_per_warp_inst,spread_pct,ops_per_sm_clk,kernel_dyn_w,resident_w,loop_j,launch_j,fit_r2,kernel_s,"
+        "instructions,paper_volta_mtsm_uj,sim_truth_j\n");
     for (size_t i = 0; i < r->n; i++) {
         const tw_isa_row *w = &r->rows[i];
         double pv = mode == TW_ISA_PAPER ? paper_uj[i] : NAN;
-        double v[] = {w->e_inst_j,     w->e_inst_sd_j, w->cycles_per_inst, w->sma_j,    w->papi_j,       w->mtsm_j,
-                      w->pj_warp_inst, w->busy_w,      w->spread_pct,      w->kernel_s, w->instructions, pv,
+        double v[] = {w->e_inst_j,
+                      w->e_inst_sd_j,
+                      w->cycles_per_inst,
+                      w->sma_j,
+                      w->papi_j,
+                      w->mtsm_j,
+                      w->pj_warp_inst,
+                      w->spread_pct,
+                      w->ops_per_sm_clk,
+                      w->kernel_dyn_w,
+                      w->resident_w,
+                      w->loop_j,
+                      w->launch_j,
+                      w->fit_r2,
+                      w->kernel_s,
+                      w->instructions,
+                      pv,
                       w->truth_j};
-        fprintf(f, "%s,%s,%s,%s,%d", w->e->name, w->e->group, w->e->paper_row ? w->e->paper_row : "",
-                mode == TW_ISA_PAPER ? "paper" : "throughput", w->opt_level);
+        fprintf(f, "%s,%s,%s,%s,%d,%s", w->e->name, w->e->group, w->e->paper_row ? w->e->paper_row : "",
+                mode == TW_ISA_PAPER ? "paper" : "throughput", w->opt_level, tw_isa_operands(w->e, mode));
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             isfinite(v[k]) ? fprintf(f, ",%.6g", v[k]) : fprintf(f, ",");
         fprintf(f, "\n");
+    }
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* Every launch as measured (launches.csv): the rows can be fitted again from it. */
+static int write_launches(const char *dir, const tw_isa_results *r, const char *prov)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/launches.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    fprintf(f, "# %s; reading %s; energies by its model, dyn_j above active idle\n", prov, r->reading);
+    fprintf(f, "instruction,kind,jit_level,rep,iterations,ops,loops,start_s,end_s,total_j,dyn_j\n");
+    for (size_t i = 0; i < r->nlaunches; i++) {
+        const tw_isa_launch_row *l = &r->launches[i];
+        fprintf(f, "%s,%s,%d,%d,%.17g,%.17g,%.17g,%.9f,%.9f,%.9g,%.9g\n", l->e->name, l->kind, l->opt_level, l->rep,
+                l->iterations, l->ops, l->loops, l->start_s, l->end_s, l->total_j, l->dyn_j);
     }
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad) {
@@ -285,11 +377,18 @@ static void print_json(FILE *f, const tw_isa_results *r, tw_isa_mode mode)
         json_kv_string(&j, "instruction", w->e->name);
         json_kv_string(&j, "group", w->e->group);
         json_kv_uint(&j, "jit_level", (uint64_t)w->opt_level);
+        json_kv_string(&j, "operands", tw_isa_operands(w->e, mode));
         json_kv_number(&j, "energy_j", w->e_inst_j);
         json_kv_number(&j, "energy_sd_j", w->e_inst_sd_j);
         json_kv_number(&j, "cycles_per_inst", w->cycles_per_inst);
         json_kv_number(&j, "pj_per_warp_inst", w->pj_warp_inst);
         json_kv_number(&j, "spread_pct", w->spread_pct);
+        json_kv_number(&j, "ops_per_sm_clk", w->ops_per_sm_clk);
+        json_kv_number(&j, "kernel_dyn_w", w->kernel_dyn_w);
+        json_kv_number(&j, "resident_w", w->resident_w);
+        json_kv_number(&j, "loop_j", w->loop_j);
+        json_kv_number(&j, "launch_j", w->launch_j);
+        json_kv_number(&j, "fit_r2", w->fit_r2);
         json_kv_number(&j, "sim_truth_j", w->truth_j);
         json_end_object(&j);
     }
@@ -426,8 +525,10 @@ int cmd_isa(int argc, char **argv)
         printf("energy per instruction, %s mode, measured by %s (SM clock %.0f MHz)\n",
                a.run.mode == TW_ISA_PAPER ? "paper" : "throughput", r.reading, r.clock_mhz);
         rc = print_table(&r, a.run.mode, paper_uj);
+        if (rc == 0 && a.run.mode == TW_ISA_THROUGHPUT) throughput_summary(&r, 5.0);
     }
     if (rc == 0) rc = write_csv(a.out, &r, a.run.mode, paper_uj, prov);
+    if (rc == 0) rc = write_launches(a.out, &r, prov);
     if (rc == 0) {
         /* the same rows as JSON beside the CSV */
         char jpath[4096];

@@ -27,8 +27,22 @@
 
 #define TW_ISA_CHAIN 16 /* dependent copies per round and chain */
 #define TW_ISA_CHAINS 8 /* independent chains per thread (throughput mode) */
+/* Throughput mode's resident kernel: every warp asleep, TW_ISA_RESIDENT_SLEEP_NS per iteration */
+#define TW_ISA_RESIDENT "tw_isa_resident"
+#define TW_ISA_RESIDENT_SLEEP_NS 20000
 
 typedef enum tw_isa_mode { TW_ISA_PAPER = 0, TW_ISA_THROUGHPUT = 1 } tw_isa_mode;
+
+/* Where throughput mode starts the chains. Fixed operand values (data
+ * changes power): a chain that starts at a fixed point of its instruction
+ * keeps the same operands for the whole kernel; one that does not wanders
+ * through values - a Fibonacci-like integer chain through full-width
+ * pseudo-random words, the most switching there is. */
+typedef enum tw_isa_start {
+    TW_ISA_START_SEED = 0,  /* values from the seed; they evolve as the entry's note says */
+    TW_ISA_START_ZERO,      /* 0, a fixed point of the chain: every operand stays 0 */
+    TW_ISA_START_SATURATED, /* floating point so large that x + b rounds to x: the chain stands still */
+} tw_isa_start;
 
 typedef struct tw_isa_entry {
     const char *name;      /* short id, unique: "add.s32", "fma.rn.f32", "div.rn.f64", ... */
@@ -42,6 +56,7 @@ typedef struct tw_isa_entry {
     int sass_per_ptx;      /* SASS instructions per PTX instruction (0: a sequence, see sass_min) */
     int sass_min;          /* for sequences: at least this many matching SASS lines per PTX instruction */
     const char *note;      /* why it is built as it is (operand choice, SASS sequence); may be NULL */
+    tw_isa_start start;    /* throughput mode's start values (paper mode: always from the seed) */
 } tw_isa_entry;
 
 size_t tw_isa_count(void);
@@ -52,11 +67,15 @@ const tw_isa_entry *tw_isa_find(const char *name);
 /* The PTX module for entry e in mode m, for compute capability sm (x10),
  * with its kernel named tw_isa_<id> (id: the name with '.' -> '_') and the
  * overhead kernel tw_isa_overhead (the same loop without the target
- * instructions) in the same module, in both modes.
+ * instructions) in the same module, in both modes; in throughput mode also
+ * TW_ISA_RESIDENT (the same parameters, every thread asleep: the baseline).
  * Returns a malloc'd NUL-terminated string, NULL with tw_last_error() set. */
 char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm);
 /* The kernel's name for entry e (into out). */
 void tw_isa_kernel_name(const tw_isa_entry *e, char *out, size_t cap);
+
+/* In words, what the operands of entry e do in mode m ("fixed at 0", ...). */
+const char *tw_isa_operands(const tw_isa_entry *e, tw_isa_mode m);
 
 /* Target instructions per thread per round in mode m: TW_ISA_CHAIN (paper)
  * or TW_ISA_CHAIN * TW_ISA_CHAINS (throughput). */

@@ -172,6 +172,14 @@ void tw_isa_kernel_name(const tw_isa_entry *e, char *out, size_t cap)
             out[i] = '_';
 }
 
+const char *tw_isa_operands(const tw_isa_entry *e, tw_isa_mode m)
+{
+    if (!e) return "";
+    if (m == TW_ISA_THROUGHPUT && e->start == TW_ISA_START_ZERO) return "fixed at 0";
+    if (m == TW_ISA_THROUGHPUT && e->start == TW_ISA_START_SATURATED) return "fixed (saturated)";
+    return "from the seed";
+}
+
 int tw_isa_per_round(tw_isa_mode m) { return m == TW_ISA_THROUGHPUT ? TW_ISA_CHAIN * TW_ISA_CHAINS : TW_ISA_CHAIN; }
 
 /* ---------------------------------------------------------------- operand values */
@@ -470,9 +478,36 @@ static void emit_memory(sbuf *b, const plan *pl)
 }
 
 /* Initial values of the chain registers. */
+/* The fixed start of throughput mode (isa.h), as the chain register's bits. */
+static const char *start_bits(const plan *pl)
+{
+    bool sat = pl->e->start == TW_ISA_START_SATURATED;
+    switch (pl->k) {
+    case K_I32:
+    case K_I64:
+        return sat ? NULL : "0";
+    case K_F32:
+        return sat ? "0f4C800000" : "0f00000000"; /* 2^26: ulp 8, so x + b (b < 2) rounds to x */
+    case K_F64:
+        return sat ? "0d4360000000000000" : "0d0000000000000000"; /* 2^55 */
+    case K_F16:
+        return sat ? "0x6C00" : "0"; /* 4096: ulp 4 */
+    case K_F16X2:
+        return sat ? "0x6C006C00" : "0";
+    case K_BF16X2:
+        return sat ? "0x44004400" : "0"; /* 512: ulp 4 */
+    }
+    return NULL;
+}
+
+static int fixed_start(const plan *pl) { return pl->mode == TW_ISA_THROUGHPUT && pl->e->start != TW_ISA_START_SEED; }
+
 static void emit_chain_init(sbuf *b, const plan *pl)
 {
     char x[16];
+    /* the fixed start is chosen at run time (the seed is never 0), so that
+     * ptxas cannot fold the first copies of a chain whose start it knew */
+    if (fixed_start(pl)) sb_printf(b, "    setp.eq.u64 %%pq1, %%seed, 0;\n");
     for (int c = 0; c < pl->chains; c++)
         for (int r = 0; r < 2; r++) {
             if (pl->chase_shared) {
@@ -489,6 +524,7 @@ static void emit_chain_init(sbuf *b, const plan *pl)
                 xreg(pl, c, r, j, x, sizeof x);
                 uint32_t salt = 0x9E3779B9u * (uint32_t)(1 + ((c * 2 + r) * 4 + j));
                 emit_value(b, pl->quad ? K_F32 : pl->k, x, "%s2", salt);
+                if (fixed_start(pl)) sb_printf(b, "    selp.%s %s, %s, %s, %%pq1;\n", pl->decl, x, x, start_bits(pl));
             }
         }
 }
@@ -574,6 +610,30 @@ static int emit_kernel(sbuf *b, const plan *pl, const char *kname, int overhead,
     return 0;
 }
 
+/* Throughput mode's baseline: the same grid, every warp resident and asleep
+ * (nanosleep), so that the SMs are as awake as the measured kernel keeps
+ * them while nothing is issued; its power per second is the regression's
+ * time term, free of any instruction's activity (the overhead kernel issues
+ * its loop at full rate and so was a baseline too high for slow pipes). */
+static void emit_resident(sbuf *b)
+{
+    sb_printf(b, "\n.visible .entry %s(\n", TW_ISA_RESIDENT);
+    sb_printf(b, "    .param .u64 %s_out,\n    .param .u64 %s_iterations,\n    .param .u64 %s_seed\n)\n{\n",
+              TW_ISA_RESIDENT, TW_ISA_RESIDENT, TW_ISA_RESIDENT);
+    sb_printf(b, "    .reg .u64 %%iters, %%ctr;\n    .reg .pred %%pq0;\n");
+    sb_printf(b, "    ld.param.u64 %%iters, [%s_iterations];\n", TW_ISA_RESIDENT);
+    sb_printf(b, "    mov.u64 %%ctr, 0;\n");
+    sb_printf(b, "    setp.eq.u64 %%pq0, %%iters, 0;\n");
+    sb_printf(b, "    @%%pq0 bra $L_done;\n");
+    sb_printf(b, "$L_loop:\n");
+    sb_printf(b, "    .pragma \"nounroll\";\n");
+    sb_printf(b, "    nanosleep.u32 %d;\n", TW_ISA_RESIDENT_SLEEP_NS);
+    sb_printf(b, "    add.u64 %%ctr, %%ctr, 1;\n");
+    sb_printf(b, "    setp.lt.u64 %%pq0, %%ctr, %%iters;\n");
+    sb_printf(b, "    @%%pq0 bra $L_loop;\n");
+    sb_printf(b, "$L_done:\n    ret;\n}\n");
+}
+
 /* ---------------------------------------------------------------- the module */
 
 static int make_plan(const tw_isa_entry *e, tw_isa_mode m, int sm, plan *pl)
@@ -630,6 +690,14 @@ char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm)
         tw_fail(TW_EINVAL, "tw_isa_ptx: %s: unknown register type '%s'", e->name, e->reg_type);
         return NULL;
     }
+    if (fixed_start(&pl) && (pl.quad || pl.chase_shared || pl.chase_global || !start_bits(&pl))) {
+        tw_fail(TW_EINVAL, "tw_isa_ptx: %s: a %s start does not fit its chain (%s%s)", e->name,
+                e->start == TW_ISA_START_SATURATED ? "saturated" : "zero", e->reg_type,
+                pl.quad                              ? ", mma fragments"
+                : pl.chase_shared || pl.chase_global ? ", addresses"
+                                                     : "");
+        return NULL;
+    }
     if (pl.s_m && (pl.k == K_I32 || pl.k == K_I64)) {
         tw_fail(TW_EINVAL, "tw_isa_ptx: %s: <m> (a reciprocal) needs a floating-point chain, not %s", e->name,
                 e->reg_type);
@@ -649,6 +717,7 @@ char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm)
     /* the overhead kernel in both modes: paper mode subtracts it, throughput mode's regression has it as the
      * point of zero target instructions */
     if (rc == 0) rc = emit_kernel(&b, &pl, "tw_isa_overhead", 1, bad, sizeof bad);
+    if (rc == 0 && m == TW_ISA_THROUGHPUT) emit_resident(&b);
     if (rc != 0) {
         free(b.p);
         tw_fail(TW_EINVAL, "tw_isa_ptx: %s: unknown slot %s in its template", e->name, bad);

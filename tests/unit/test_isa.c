@@ -290,6 +290,10 @@ static void test_ptx_text(void **state)
                             tw_isa_per_round((tw_isa_mode)m));
             assert_int_equal(found, tw_isa_per_round((tw_isa_mode)m));
             assert_int_equal(ptx_loop_count(ptx, "tw_isa_overhead", mn), 0); /* present, without the target */
+            if (m == TW_ISA_THROUGHPUT)
+                assert_int_equal(ptx_loop_count(ptx, TW_ISA_RESIDENT, "nanosleep.u32"), 1);
+            else
+                assert_null(strstr(ptx, TW_ISA_RESIDENT));
             free(ptx);
         }
     }
@@ -329,6 +333,52 @@ static void test_ptx_errors(void **state)
     bad.reg_type = "u32";
     bad.ptx = "mul.f32 <d>, <a>, <m>;"; /* a reciprocal of an integer */
     assert_null(tw_isa_ptx(&bad, TW_ISA_PAPER, 90));
+    /* a fixed start that cannot be: an integer does not saturate, an mma fragment or an address is no value */
+    bad.ptx = "add.s32 <d>, <a>, <p>;";
+    bad.start = TW_ISA_START_SATURATED;
+    assert_null(tw_isa_ptx(&bad, TW_ISA_THROUGHPUT, 90));
+    assert_non_null(strstr(tw_last_error(), "saturated start"));
+    ok = tw_isa_ptx(&bad, TW_ISA_PAPER, 90); /* paper mode always starts from the seed */
+    assert_non_null(ok);
+    free(ok);
+    tw_isa_entry mma = *tw_isa_find("mma.m16n8k16.f32.f16");
+    mma.start = TW_ISA_START_ZERO;
+    assert_null(tw_isa_ptx(&mma, TW_ISA_THROUGHPUT, 90));
+    assert_non_null(strstr(tw_last_error(), "mma fragments"));
+}
+
+/* Throughput mode's fixed starts: chosen at run time (a select on the seed,
+ * never 0), in every chain register; paper mode has none. */
+static void test_fixed_start(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *bits;
+    } want[] = {{"add.s32", ", 0, %pq1;"},
+                {"fma.rn.f32", ", 0f4C800000, %pq1;"},
+                {"add.f64", ", 0d4360000000000000, %pq1;"},
+                {"add.f16", ", 0x6C00, %pq1;"},
+                {"fma.rn.bf16x2", ", 0x44004400, %pq1;"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const tw_isa_entry *e = tw_isa_find(want[i].name);
+        assert_non_null(e);
+        char *t = tw_isa_ptx(e, TW_ISA_THROUGHPUT, 90), *pp = tw_isa_ptx(e, TW_ISA_PAPER, 90);
+        assert_non_null(t);
+        assert_non_null(pp);
+        int n = 0;
+        for (const char *q = t; (q = strstr(q, want[i].bits)) != NULL; q++)
+            n++;
+        /* two registers per chain, in the kernel and in the overhead kernel */
+        if (n != 2 * 2 * TW_ISA_CHAINS) fail_msg("%s: %d fixed starts, expected %d", e->name, n, 4 * TW_ISA_CHAINS);
+        assert_non_null(strstr(t, "setp.eq.u64 %pq1, %seed, 0;"));
+        assert_null(strstr(pp, want[i].bits));
+        assert_string_equal(tw_isa_operands(e, TW_ISA_THROUGHPUT),
+                            e->start == TW_ISA_START_ZERO ? "fixed at 0" : "fixed (saturated)");
+        assert_string_equal(tw_isa_operands(e, TW_ISA_PAPER), "from the seed");
+        free(t);
+        free(pp);
+    }
+    assert_string_equal(tw_isa_operands(tw_isa_find("mul.f32"), TW_ISA_THROUGHPUT), "from the seed");
 }
 
 /* ---------------------------------------------------------------- tools */
@@ -574,6 +624,29 @@ static void blame(ctx *c, int sm, tw_isa_mode m)
 }
 
 /* Every entry of mode m for sm: assemble, disassemble, count. */
+/* Throughput mode's resident kernel: a loop that sleeps (NANOSLEEP) and
+ * holds none of the entry's instruction. */
+static void check_resident(ctx *c, const sass *s, const char *kname, const regex_t *re, const char *mode, int sm,
+                           const tw_isa_entry *e)
+{
+    char res[160];
+    snprintf(res, sizeof res, "%s_res", kname);
+    regex_t sleep;
+    assert_int_equal(regcomp(&sleep, "^NANOSLEEP", REG_EXTENDED | REG_NOSUB), 0);
+    const kernel *k = sass_kernel(s, res);
+    int lo = 0, hi = -1;
+    bool loop = k && sass_loop(k, &lo, &hi);
+    int sleeps = loop ? count_matches(k, lo, hi, &sleep) : -1, targets = loop ? count_matches(k, lo, hi, re) : -1;
+    if (sleeps != 1 || targets != 0) {
+        fprintf(stderr, "FAIL isa: %s, %s mode, sm_%d: the resident kernel's loop %s (NANOSLEEP %d, /%s/ %d):\n",
+                e->name, mode, sm, loop ? "is not one sleep without the target" : "is missing", sleeps, e->sass,
+                targets);
+        if (k) print_loop(k, lo, hi);
+        c->failures++;
+    }
+    regfree(&sleep);
+}
+
 static void check_arch(ctx *c, int sm, tw_isa_mode m)
 {
     const char *mode = m == TW_ISA_PAPER ? "paper" : "throughput";
@@ -593,10 +666,14 @@ static void check_arch(ctx *c, int sm, tw_isa_mode m)
         const char *body = strstr(ptx, ".address_size 64\n");
         assert_non_null(body);
         body += strlen(".address_size 64\n");
-        char kname[128], ovh[160];
+        char kname[128], ovh[160], res[160];
         tw_isa_kernel_name(e, kname, sizeof kname);
         snprintf(ovh, sizeof ovh, "%s_ovh", kname);
-        put_replaced(&t, body, "tw_isa_overhead", ovh);
+        snprintf(res, sizeof res, "%s_res", kname);
+        text once = {0};
+        put_replaced(&once, body, "tw_isa_overhead", ovh);
+        put_replaced(&t, once.p, TW_ISA_RESIDENT, res);
+        free(once.p);
         free(ptx);
     }
     char head[128];
@@ -665,6 +742,7 @@ static void check_arch(ctx *c, int sm, tw_isa_mode m)
             print_loop(k, lo, hi);
             c->failures++;
         }
+        if (m == TW_ISA_THROUGHPUT) check_resident(c, &s, kname, &re, mode, sm, e);
         const kernel *o = sass_kernel(&s, ovh);
         int olo = 0, ohi = -1;
         int ofound = o && sass_loop(o, &olo, &ohi) ? count_matches(o, olo, ohi, &re) : -1;
@@ -732,7 +810,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_complete), cmocka_unit_test(test_table_fields), cmocka_unit_test(test_kernel_name),
-        cmocka_unit_test(test_ptx_text),       cmocka_unit_test(test_ptx_errors),   cmocka_unit_test(test_sass),
+        cmocka_unit_test(test_ptx_text),       cmocka_unit_test(test_ptx_errors),   cmocka_unit_test(test_fixed_start),
+        cmocka_unit_test(test_sass),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (tools_found == 0) {
