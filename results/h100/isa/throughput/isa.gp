@@ -1,5 +1,5 @@
-# provenance: command: scripts/gpu-isa throughput; date: 2026-11-22T08:32:41Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04
-set label 99 "provenance: command: scripts/gpu-isa throughput; date: 2026-11-22T08:32:41Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04" at screen 0.005,0.012 font ",7" noenhanced
+# provenance: command: scripts/gpu-isa throughput; date: 2026-11-22T09:34:01Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04
+set label 99 "provenance: command: scripts/gpu-isa throughput; date: 2026-11-22T09:34:01Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04" at screen 0.005,0.012 font ",7" noenhanced
 set terminal pngcairo size 1600,600
 set output 'isa.png'
 set logscale y
