@@ -285,16 +285,32 @@ static void throughput_summary(const tw_isa_results *r, double min_pj)
     }
 }
 
+/* DIR/name for writing, or NULL with the reason on stderr. */
+static FILE *open_out(const char *dir, const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
+    return f;
+}
+
+/* Closes f; a write or close error is reported and fails. */
+static int close_out(FILE *f, const char *path)
+{
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
 static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const double *paper_uj,
                      const char *prov)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/isa.csv", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
+    FILE *f = open_out(dir, "isa.csv", path, sizeof path);
+    if (!f) return CLI_EXIT_FAIL;
     fprintf(f, "# %s; reading %s; SM clock %.0f MHz\n", prov, r->reading, r->clock_mhz);
     fprintf(
         f,
@@ -328,24 +344,15 @@ static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode,
             isfinite(v[k]) ? fprintf(f, ",%.6g", v[k]) : fprintf(f, ",");
         fprintf(f, "\n");
     }
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
-        return CLI_EXIT_FAIL;
-    }
-    return 0;
+    return close_out(f, path);
 }
 
 /* Every launch as measured (launches.csv): the rows can be fitted again from it. */
 static int write_launches(const char *dir, const tw_isa_results *r, const char *prov)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/launches.csv", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
+    FILE *f = open_out(dir, "launches.csv", path, sizeof path);
+    if (!f) return CLI_EXIT_FAIL;
     fprintf(f, "# %s; reading %s; energies by its model, dyn_j above active idle\n", prov, r->reading);
     fprintf(f, "instruction,kind,jit_level,rep,iterations,ops,loops,start_s,end_s,total_j,dyn_j\n");
     for (size_t i = 0; i < r->nlaunches; i++) {
@@ -353,12 +360,7 @@ static int write_launches(const char *dir, const tw_isa_results *r, const char *
         fprintf(f, "%s,%s,%d,%d,%.17g,%.17g,%.17g,%.9f,%.9f,%.9g,%.9g\n", l->e->name, l->kind, l->opt_level, l->rep,
                 l->iterations, l->ops, l->loops, l->start_s, l->end_s, l->total_j, l->dyn_j);
     }
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
-        return CLI_EXIT_FAIL;
-    }
-    return 0;
+    return close_out(f, path);
 }
 
 static void print_json(FILE *f, const tw_isa_results *r, tw_isa_mode mode)
@@ -532,14 +534,12 @@ int cmd_isa(int argc, char **argv)
     if (rc == 0) {
         /* the same rows as JSON beside the CSV */
         char jpath[4096];
-        snprintf(jpath, sizeof jpath, "%s/isa.json", a.out);
-        FILE *jf = fopen(jpath, "w");
+        FILE *jf = open_out(a.out, "isa.json", jpath, sizeof jpath);
         if (!jf) {
-            fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, jpath, strerror(errno));
             rc = CLI_EXIT_FAIL;
         } else {
             print_json(jf, &r, a.run.mode);
-            if (fclose(jf) != 0) rc = cli_fail(CMD, TW_EIO);
+            rc = close_out(jf, jpath);
         }
     }
     if (rc == 0) plot(a.out, &r, a.run.mode);
