@@ -18,7 +18,8 @@ typedef struct tw_exec tw_exec;
 
 /* A kernel of the caller's (an instruction microbenchmark, say): PTX whose
  * entry takes (.u64 out, .u64 iterations, .u64 seed); the executor provides
- * `out` (8 bytes per launched thread). The simulator cannot run PTX: it
+ * `out` (out_bytes, at least 8 bytes per launched thread; its contents are
+ * whatever earlier launches left). The simulator cannot run PTX: it
  * takes each launch's length and its power above active idle from sim_s and
  * sim_w. */
 typedef struct tw_exec_kernel {
@@ -28,6 +29,7 @@ typedef struct tw_exec_kernel {
     int opt_level; /* JIT optimisation level 0..4; -1: the default */
     unsigned grid, block;
     uint64_t iterations, seed;
+    size_t out_bytes; /* 0: 8 per thread */
     double sim_s, sim_w;
 } tw_exec_kernel;
 

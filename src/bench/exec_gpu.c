@@ -189,7 +189,8 @@ static tw_status gpu_kernel(tw_exec *x, const tw_exec_kernel *k, size_t count)
     tw_gpu_fn fn;
     tw_status st = module_for(g, k, &mod);
     if (st == TW_OK) st = tw_gpu_kernel(mod, k->entry, &fn);
-    if (st == TW_OK) st = ensure_user_out(g, (size_t)k->grid * k->block * 8);
+    size_t per_thread = (size_t)k->grid * k->block * 8;
+    if (st == TW_OK) st = ensure_user_out(g, k->out_bytes > per_thread ? k->out_bytes : per_thread);
     if (st == TW_OK) st = ensure_offsets(g, count);
     if (st != TW_OK) return st;
     uint64_t iters = k->iterations, seed = k->seed;
