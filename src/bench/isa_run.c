@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "bench/isa_run.h"
+#include "bench/launches.h"
 #include "core/error.h"
 #include "core/lsq.h"
-#include "correct/estimate.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
 
@@ -337,50 +337,33 @@ static double held_at(const tw_update_series *u, double t)
 static tw_status measure_launches(const tw_isa_plan *p, tw_sensor *trace, const tw_events *events,
                                   const tw_reading_model *m, per_launch *pl, double *clock_mhz)
 {
-    size_t idx;
-    tw_status st = tw_sensor_find(trace, m->name, &idx);
-    tw_obs_series obs;
-    tw_obs_series_init(&obs);
-    tw_events *ev = NULL;
-    tw_event_estimate *est = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *est);
-    tw_update_series usage = {0}, inst = {0}, clk = {0};
-    if (!est) st = tw_fail(TW_ENOMEM, "out of memory (estimates)");
-    if (st == TW_OK) st = tw_observe(trace, idx, m, true, &obs);
-    if (st == TW_OK) st = tw_events_new(&ev);
-    for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++) {
-        const tw_event *e = tw_events_get(events, p->launches[i].event);
-        pl[i].t0 = e->start_s;
-        pl[i].t1 = e->end_s;
-        st = tw_events_add(ev, e);
-    }
-    /* one idle level: its error cancels in paper mode's differences and goes
-     * into throughput mode's time regressor */
-    double idle = st == TW_OK ? tw_estimate_idle_w(obs.v, obs.n, events, NAN, NAN) : NAN;
-    if (st == TW_OK && !isfinite(idle)) st = tw_fail(TW_ENUMERIC, "no idle time between the kernels");
-    if (st == TW_OK) st = tw_estimate_events(obs.v, obs.n, ev, idle, est);
+    size_t *idx = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *idx);
+    tw_launch_energy *le = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *le);
+    double *k0 = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *k0),
+           *k1 = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *k1);
+    tw_update_series usage = {0}, inst = {0};
+    tw_status st = idx && le && k0 && k1 ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (launches)");
+    for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
+        idx[i] = p->launches[i].event;
+    if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
     if (st == TW_OK) st = reading_updates(trace, "power_usage_w", &usage);
     if (st == TW_OK) st = reading_updates(trace, "power_instant_w", &inst);
-    if (st == TW_OK) st = reading_updates(trace, "sm_clock_mhz", &clk);
-    double csum = 0, cdur = 0;
+    size_t nk = 0;
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++) {
-        double a = pl[i].t0, b = pl[i].t1;
-        pl[i].total_j = est[i].total_j;
-        pl[i].dyn_j = est[i].dyn_j;
+        double a = le[i].t0, b = le[i].t1;
+        pl[i] = (per_launch){a, b, le[i].total_j, le[i].dyn_j, NAN, NAN, NAN};
         pl[i].sma_j = usage.n ? tw_updates_hold_integral(&usage, a, b) : NAN;
         pl[i].mtsm_j = inst.n ? tw_updates_hold_integral(&inst, a, b) : NAN;
         pl[i].papi_j = inst.n ? held_at(&inst, b) * (b - a) : NAN;
-        if (clk.n && p->launches[i].k == K_ENTRY) {
-            double c = tw_updates_hold_integral(&clk, a, b);
-            if (isfinite(c)) csum += c, cdur += b - a;
-        }
+        if (p->launches[i].k == K_ENTRY) k0[nk] = a, k1[nk++] = b;
     }
-    *clock_mhz = cdur > 0 ? csum / cdur : DEFAULT_CLOCK_MHZ;
+    *clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", k0, k1, nk, DEFAULT_CLOCK_MHZ);
     tw_update_series_free(&usage);
     tw_update_series_free(&inst);
-    tw_update_series_free(&clk);
-    tw_events_free(ev);
-    free(est);
-    tw_obs_series_free(&obs);
+    free(idx);
+    free(le);
+    free(k0);
+    free(k1);
     return st;
 }
 
