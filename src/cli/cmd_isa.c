@@ -420,7 +420,8 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
     if (!g) return;
     fprintf(g,
             "set terminal pngcairo size 1600,600\nset output 'isa.png'\nset logscale y\nset style fill solid\n"
-            "set xtics rotate by -60 font ',8' noenhanced\nset rmargin 8\nset boxwidth 0.8\nset ylabel '%s'\nset title 'energy per instruction (%s mode)'\n"
+            "set xtics rotate by -60 font ',8' noenhanced\nset rmargin 8\nset boxwidth 0.8\n"
+            "set ylabel '%s'\nset title 'energy per instruction (%s mode)'\n"
             "plot 'isa.dat' using 2:xtic(1) with boxes notitle\n",
             mode == TW_ISA_PAPER ? "uJ per instruction (JIT level 0)" : "pJ per thread operation",
             mode == TW_ISA_PAPER ? "paper" : "throughput");
