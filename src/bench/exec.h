@@ -64,6 +64,7 @@ struct tw_exec {
     double planned_s;                       /* total planned length, for progress */
     double true_step_w;                     /* sim: the kernels' power above active idle; NaN on a GPU */
     int sm_count, cc;                       /* the GPU's SMs and compute capability (x10), once the context exists */
+    double l2_bytes, smem_per_sm_bytes;     /* the driver's attributes then (0: not known) */
     double true_idle_w, true_active_idle_w; /* sim: the levels; NaN on a GPU */
 };
 

@@ -128,6 +128,8 @@ static tw_status gpu_context(tw_exec *x)
     if ((st = tw_gpu_load_ptx(g->gpu, tw_gpu_calibration_ptx(), &g->mod)) != TW_OK) return st;
     if ((st = tw_gpu_kernel(g->mod, "tw_spin_fma", &g->spin)) != TW_OK) return st;
     x->sm_count = tw_gpu_sm_count(g->gpu);
+    x->l2_bytes = tw_gpu_l2_bytes(g->gpu);
+    x->smem_per_sm_bytes = tw_gpu_smem_per_sm_bytes(g->gpu);
     x->cc = tw_gpu_cc(g->gpu);
     g->grid = (unsigned)x->sm_count * SPIN_BLOCKS_PER_SM;
     if ((st = tw_gpu_alloc(g->gpu, (size_t)g->grid * SPIN_BLOCK * sizeof(float), &g->out)) != TW_OK) return st;

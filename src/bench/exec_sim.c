@@ -118,6 +118,9 @@ tw_status tw_exec_sim_new(tw_sim_profile profile, uint64_t seed, tw_exec **out)
     x->true_active_idle_w = tw_scenario_active_idle_w(s->sc);
     x->true_step_w = kernel_step_w(profile);
     x->sm_count = profile == TW_SIM_H100 ? 132 : 13;
+    /* the attributes the drivers report: H100 SXM 50 MiB L2, 228 KiB shared per SM; K20 1.5 MiB, 48 KiB */
+    x->l2_bytes = profile == TW_SIM_H100 ? 52428800.0 : 1572864.0;
+    x->smem_per_sm_bytes = profile == TW_SIM_H100 ? 233472.0 : 49152.0;
     x->cc = profile == TW_SIM_H100 ? 90 : 35;
     snprintf(x->gpu, sizeof x->gpu, "simulated %s", tw_sim_profile_name(profile));
     snprintf(x->driver, sizeof x->driver, "sim");

@@ -26,6 +26,8 @@ int cmd_validate(int argc, char **argv);
 int cmd_measure_kernel(int argc, char **argv);
 int cmd_isa(int argc, char **argv);
 int cmd_sensor(int argc, char **argv); /* dispatches to the two below */
+int cmd_mem(int argc, char **argv);    /* dispatches to calibrate */
+int tw_cmd_mem_calibrate(int argc, char **argv);
 int tw_cmd_sensor_show(int argc, char **argv);
 int tw_cmd_sensor_identify(int argc, char **argv);
 
@@ -40,6 +42,17 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Strict number parsing: the whole string, finite. */
 bool cli_parse_double(const char *s, double *out);
 bool cli_parse_u64(const char *s, uint64_t *out);
+/* `truewatt CMD SUBCOMMAND ...`: runs the sub-command argv[1] names (with
+ * argv + 1), or prints the usage (--help: stdout, 0; else stderr, 2). */
+int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, size_t n, int argc, char **argv);
+
+/* Result files: the folder (made when missing), DIR/name opened for writing
+ * (NULL with the reason on stderr), and closed (a write error fails: 1). */
+#include <stdio.h>
+int cli_make_dir(const char *cmd, const char *dir);
+FILE *cli_open_out(const char *cmd, const char *dir, const char *name, char *path, size_t cap);
+int cli_close_out(const char *cmd, FILE *f, const char *path);
+
 /* Progress notes go to stderr, so stdout stays clean for --json. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

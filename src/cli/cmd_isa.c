@@ -1,21 +1,17 @@
 /* truewatt isa: energy per instruction from PTX microbenchmarks (Arafa et
  * al. 2020), in their paper mode beside their Table I and in a throughput
  * mode that measures the instruction's own energy; see bench/isa_run.h. */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bench/isa_run.h"
-#include "bench/plans.h"
 #include "cli/cli.h"
+#include "cli/bench_run.h"
 #include "cli/experiment.h"
-#include "cli/profile_pick.h"
 #include "core/json.h"
-#include "correct/identify.h"
 #include "report/plot.h"
 #include "report/table.h"
 
@@ -63,6 +59,7 @@ typedef struct isa_args {
     char *only_buf;
     const char *only[MAX_ONLY];
     bool json;
+    tw_isa_plan *plan; /* what ran */
 } isa_args;
 
 static int split_only(isa_args *a, const char *list)
@@ -285,31 +282,11 @@ static void throughput_summary(const tw_isa_results *r, double min_pj)
     }
 }
 
-/* DIR/name for writing, or NULL with the reason on stderr. */
-static FILE *open_out(const char *dir, const char *name, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, path, strerror(errno));
-    return f;
-}
-
-/* Closes f; a write or close error is reported and fails. */
-static int close_out(FILE *f, const char *path)
-{
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "truewatt %s: cannot write %s\n", CMD, path);
-        return CLI_EXIT_FAIL;
-    }
-    return 0;
-}
-
 static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode, const double *paper_uj,
                      const char *prov)
 {
     char path[4096];
-    FILE *f = open_out(dir, "isa.csv", path, sizeof path);
+    FILE *f = cli_open_out(CMD, dir, "isa.csv", path, sizeof path);
     if (!f) return CLI_EXIT_FAIL;
     fprintf(f, "# %s; reading %s; SM clock %.0f MHz\n", prov, r->reading, r->clock_mhz);
     fprintf(
@@ -344,14 +321,14 @@ static int write_csv(const char *dir, const tw_isa_results *r, tw_isa_mode mode,
             isfinite(v[k]) ? fprintf(f, ",%.6g", v[k]) : fprintf(f, ",");
         fprintf(f, "\n");
     }
-    return close_out(f, path);
+    return cli_close_out(CMD, f, path);
 }
 
 /* Every launch as measured (launches.csv): the rows can be fitted again from it. */
 static int write_launches(const char *dir, const tw_isa_results *r, const char *prov)
 {
     char path[4096];
-    FILE *f = open_out(dir, "launches.csv", path, sizeof path);
+    FILE *f = cli_open_out(CMD, dir, "launches.csv", path, sizeof path);
     if (!f) return CLI_EXIT_FAIL;
     fprintf(f, "# %s; reading %s; energies by its model, dyn_j above active idle\n", prov, r->reading);
     fprintf(f, "instruction,kind,jit_level,rep,iterations,ops,loops,start_s,end_s,total_j,dyn_j\n");
@@ -360,7 +337,7 @@ static int write_launches(const char *dir, const tw_isa_results *r, const char *
         fprintf(f, "%s,%s,%d,%d,%.17g,%.17g,%.17g,%.9f,%.9f,%.9g,%.9g\n", l->e->name, l->kind, l->opt_level, l->rep,
                 l->iterations, l->ops, l->loops, l->start_s, l->end_s, l->total_j, l->dyn_j);
     }
-    return close_out(f, path);
+    return cli_close_out(CMD, f, path);
 }
 
 static void print_json(FILE *f, const tw_isa_results *r, tw_isa_mode mode)
@@ -438,29 +415,10 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
 
 /* ---------------------------------------------------------------- the command */
 
-typedef struct plan_ctx {
-    isa_args *a;
-    bool identify;
-    tw_isa_plan *plan;
-    double id_end_s;
-} plan_ctx;
-
-static tw_status plan(tw_exec *x, void *p)
+static tw_status run_isa(tw_exec *x, void *ctx)
 {
-    plan_ctx *c = p;
-    tw_status st = c->identify ? tw_plan_identify(x) : tw_exec_idle(x, 1.0);
-    if (st == TW_OK && !c->identify) st = tw_exec_context(x);
-    c->id_end_s = x->now_s;
-    if (st == TW_OK) st = tw_exec_idle(x, 2.0);
-    if (st == TW_OK) st = tw_isa_run(x, &c->a->run, &c->plan);
-    return st == TW_OK ? tw_exec_idle(x, 1.0) : st;
-}
-
-static int make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
-    fprintf(stderr, "truewatt %s: cannot create %s: %s\n", CMD, dir, strerror(errno));
-    return CLI_EXIT_FAIL;
+    isa_args *a = ctx;
+    return tw_isa_run(x, &a->run, &a->plan);
 }
 
 int cmd_isa(int argc, char **argv)
@@ -477,45 +435,17 @@ int cmd_isa(int argc, char **argv)
     }
     tw_profile p;
     tw_profile_init(&p);
-    char how[4352] = "", trace[4096], events[4096], prov[1024];
-    tw_status st = TW_OK;
-    if (a.profile && (st = cli_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK) {
-        free(a.only_buf);
-        return cli_fail(CMD, st);
-    }
-    if ((rc = make_dir(a.out))) {
-        free(a.only_buf);
-        return rc;
-    }
-    snprintf(trace, sizeof trace, "%s/trace.csv", a.out);
-    snprintf(events, sizeof events, "%s/events.csv", a.out);
-    cli_exp_provenance(prov, sizeof prov, argc, argv);
-    a.exp.trace_path = trace;
-    a.exp.events_path = events;
+    char prov[1024];
+    cli_bench b = {CMD, &a.exp, a.profile, a.out, tw_isa_planned_s(&a.run, 132, 90), run_isa, &a};
     tw_exec *x = NULL;
-    if ((rc = cli_exp_start(CMD, &a.exp, tw_isa_planned_s(&a.run, 132, 90) + 4, prov, &x))) {
+    tw_status st = TW_OK;
+    if ((rc = cli_bench_run(&b, argc, argv, &x, &p, prov, sizeof prov))) {
+        tw_isa_plan_free(a.plan);
         free(a.only_buf);
         return rc;
-    }
-    plan_ctx c = {.a = &a};
-    if (!a.profile) st = cli_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
-    if (st == TW_ENOTFOUND) {
-        cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
-        c.identify = true;
-        x->planned_s += tw_plan_identify_s();
-    } else if (st != TW_OK) {
-        rc = cli_fail(CMD, st);
-    }
-    if (rc == 0) rc = cli_exp_run(CMD, x, plan, &c);
-    if (rc == 0) rc = cli_exp_keep_sim_run(CMD, x, trace, events, prov);
-    if (rc == 0 && c.identify) {
-        tw_identify_options o;
-        tw_identify_options_init(&o);
-        o.t_end_s = c.id_end_s;
-        if ((st = tw_identify(x->trace, x->events, &o, &p, NULL)) != TW_OK) rc = cli_fail(CMD, st);
     }
     tw_isa_results r = {0};
-    if (rc == 0 && (st = tw_isa_analyse(c.plan, x->trace, x->events, &p, &r)) != TW_OK) rc = cli_fail(CMD, st);
+    if (rc == 0 && (st = tw_isa_analyse(a.plan, x->trace, x->events, &p, &r)) != TW_OK) rc = cli_fail(CMD, st);
     char paper_csv[4096];
     const char *data = getenv("TW_DATA_DIR");
     snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", data && *data ? data : TW_DATA_DIR_DEFAULT);
@@ -535,18 +465,18 @@ int cmd_isa(int argc, char **argv)
     if (rc == 0) {
         /* the same rows as JSON beside the CSV */
         char jpath[4096];
-        FILE *jf = open_out(a.out, "isa.json", jpath, sizeof jpath);
+        FILE *jf = cli_open_out(CMD, a.out, "isa.json", jpath, sizeof jpath);
         if (!jf) {
             rc = CLI_EXIT_FAIL;
         } else {
             print_json(jf, &r, a.run.mode);
-            rc = close_out(jf, jpath);
+            rc = cli_close_out(CMD, jf, jpath);
         }
     }
     if (rc == 0) plot(a.out, &r, a.run.mode);
     free(paper_uj);
     tw_isa_results_free(&r);
-    tw_isa_plan_free(c.plan);
+    tw_isa_plan_free(a.plan);
     tw_exec_free(x);
     free(a.only_buf);
     return rc;

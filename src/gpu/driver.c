@@ -88,6 +88,7 @@ struct tw_gpu {
     CUcontext ctx; /* the primary context, retained */
     char name[256];
     int sm_count, cc, clock_khz;
+    int l2_bytes, smem_per_sm_bytes, smem_per_block_bytes; /* 0 when the driver does not say */
 };
 
 struct tw_gpu_module {
@@ -225,6 +226,15 @@ tw_status tw_gpu_open(const char *library, int device, tw_gpu **out)
     /* deprecated in CUDA 13 and may be refused there: optional */
     if (a->cuDeviceGetAttribute(&g->clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, g->dev) != CUDA_SUCCESS)
         g->clock_khz = 0;
+    /* the memory levels' sizes, for the memory microbenchmarks: optional */
+    if (a->cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->dev) != CUDA_SUCCESS)
+        g->l2_bytes = 0;
+    if (a->cuDeviceGetAttribute(&g->smem_per_sm_bytes, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                g->dev) != CUDA_SUCCESS)
+        g->smem_per_sm_bytes = 0;
+    if (a->cuDeviceGetAttribute(&g->smem_per_block_bytes, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                g->dev) != CUDA_SUCCESS)
+        g->smem_per_block_bytes = 0;
     if ((r = CU_CALL(a, cuDevicePrimaryCtxRetain, &g->ctx, g->dev)) != CUDA_SUCCESS) {
         st = status_of(r);
         goto fail;
@@ -258,6 +268,12 @@ int tw_gpu_device(const tw_gpu *g) { return g ? g->device : -1; }
 int tw_gpu_sm_count(const tw_gpu *g) { return g ? g->sm_count : 0; }
 int tw_gpu_cc(const tw_gpu *g) { return g ? g->cc : 0; }
 int tw_gpu_clock_khz(const tw_gpu *g) { return g ? g->clock_khz : 0; }
+
+int tw_gpu_l2_bytes(const tw_gpu *g) { return g ? g->l2_bytes : 0; }
+
+int tw_gpu_smem_per_sm_bytes(const tw_gpu *g) { return g ? g->smem_per_sm_bytes : 0; }
+
+int tw_gpu_smem_per_block_bytes(const tw_gpu *g) { return g ? g->smem_per_block_bytes : 0; }
 
 /* ---------------------------------------------------------------- modules */
 

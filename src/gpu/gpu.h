@@ -40,6 +40,11 @@ int tw_gpu_sm_count(const tw_gpu *g);
 int tw_gpu_cc(const tw_gpu *g);
 /* The typical SM clock in kHz as the driver reports it, 0 when unknown. */
 int tw_gpu_clock_khz(const tw_gpu *g);
+/* The L2's size, the shared memory an SM has and a block may opt in to, in
+ * bytes (driver attributes; 0 when the driver does not say). */
+int tw_gpu_l2_bytes(const tw_gpu *g);
+int tw_gpu_smem_per_sm_bytes(const tw_gpu *g);
+int tw_gpu_smem_per_block_bytes(const tw_gpu *g);
 
 /* JIT-compiles and loads NUL-terminated PTX text. A PTX the JIT rejects is
  * TW_EPARSE, with the JIT's error log in tw_last_error(). */

@@ -74,6 +74,10 @@ char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm);
 /* The kernel's name for entry e (into out). */
 void tw_isa_kernel_name(const tw_isa_entry *e, char *out, size_t cap);
 
+/* The resident kernel's entry (PTX, no module header; sm_70+, PTX ISA 6.3+),
+ * for any module that needs the same baseline. */
+const char *tw_isa_resident_entry(void);
+
 /* In words, what the operands of entry e do in mode m ("fixed at 0", ...). */
 const char *tw_isa_operands(const tw_isa_entry *e, tw_isa_mode m);
 

@@ -615,24 +615,31 @@ static int emit_kernel(sbuf *b, const plan *pl, const char *kname, int overhead,
  * them while nothing is issued; its power per second is the regression's
  * time term, free of any instruction's activity (the overhead kernel issues
  * its loop at full rate and so was a baseline too high for slow pipes). */
-static void emit_resident(sbuf *b)
-{
-    sb_printf(b, "\n.visible .entry %s(\n", TW_ISA_RESIDENT);
-    sb_printf(b, "    .param .u64 %s_out,\n    .param .u64 %s_iterations,\n    .param .u64 %s_seed\n)\n{\n",
-              TW_ISA_RESIDENT, TW_ISA_RESIDENT, TW_ISA_RESIDENT);
-    sb_printf(b, "    .reg .u64 %%iters, %%ctr;\n    .reg .pred %%pq0;\n");
-    sb_printf(b, "    ld.param.u64 %%iters, [%s_iterations];\n", TW_ISA_RESIDENT);
-    sb_printf(b, "    mov.u64 %%ctr, 0;\n");
-    sb_printf(b, "    setp.eq.u64 %%pq0, %%iters, 0;\n");
-    sb_printf(b, "    @%%pq0 bra $L_done;\n");
-    sb_printf(b, "$L_loop:\n");
-    sb_printf(b, "    .pragma \"nounroll\";\n");
-    sb_printf(b, "    nanosleep.u32 %d;\n", TW_ISA_RESIDENT_SLEEP_NS);
-    sb_printf(b, "    add.u64 %%ctr, %%ctr, 1;\n");
-    sb_printf(b, "    setp.lt.u64 %%pq0, %%ctr, %%iters;\n");
-    sb_printf(b, "    @%%pq0 bra $L_loop;\n");
-    sb_printf(b, "$L_done:\n    ret;\n}\n");
-}
+#define TW_STR_(x) #x
+#define TW_STR(x) TW_STR_(x)
+static const char resident_ptx[] =
+    "\n.visible .entry " TW_ISA_RESIDENT "(\n"
+    "    .param .u64 " TW_ISA_RESIDENT "_out,\n"
+    "    .param .u64 " TW_ISA_RESIDENT "_iterations,\n"
+    "    .param .u64 " TW_ISA_RESIDENT "_seed\n"
+    ")\n{\n"
+    "    .reg .u64 %iters, %ctr;\n"
+    "    .reg .pred %pq0;\n"
+    "    ld.param.u64 %iters, [" TW_ISA_RESIDENT "_iterations];\n"
+    "    mov.u64 %ctr, 0;\n"
+    "    setp.eq.u64 %pq0, %iters, 0;\n"
+    "    @%pq0 bra $L_done;\n"
+    "$L_loop:\n"
+    "    .pragma \"nounroll\";\n"
+    "    nanosleep.u32 " TW_STR(TW_ISA_RESIDENT_SLEEP_NS) ";\n"
+                                                          "    add.u64 %ctr, %ctr, 1;\n"
+                                                          "    setp.lt.u64 %pq0, %ctr, %iters;\n"
+                                                          "    @%pq0 bra $L_loop;\n"
+                                                          "$L_done:\n"
+                                                          "    ret;\n"
+                                                          "}\n";
+
+const char *tw_isa_resident_entry(void) { return resident_ptx; }
 
 /* ---------------------------------------------------------------- the module */
 
@@ -717,7 +724,7 @@ char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm)
     /* the overhead kernel in both modes: paper mode subtracts it, throughput mode's regression has it as the
      * point of zero target instructions */
     if (rc == 0) rc = emit_kernel(&b, &pl, "tw_isa_overhead", 1, bad, sizeof bad);
-    if (rc == 0 && m == TW_ISA_THROUGHPUT) emit_resident(&b);
+    if (rc == 0 && m == TW_ISA_THROUGHPUT) sb_printf(&b, "%s", resident_ptx);
     if (rc != 0) {
         free(b.p);
         tw_fail(TW_EINVAL, "tw_isa_ptx: %s: unknown slot %s in its template", e->name, bad);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "isa/isa.h"
 
 const char *tw_mem_level_name(tw_mem_level l)
 {
@@ -188,6 +189,7 @@ char *tw_chase_ptx(const tw_chase_config *c, int sm)
     put(&b, "    setp.ne.u64 %%pr, %%seed, 0;\n    @%%pr bra $L_end;\n");
     put(&b, "    cvta.to.global.u64 %%out, %%out;\n    st.global.u64 [%%out], %%p;\n");
     put(&b, "$L_end:\n    ret;\n}\n");
+    put(&b, "%s", tw_isa_resident_entry()); /* the baseline: every warp resident and asleep */
     if (b.oom) {
         free(b.p);
         tw_fail(TW_ENOMEM, "chase: out of memory");

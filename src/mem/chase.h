@@ -16,7 +16,9 @@
  * level's cache operator (L1: ld.global, kept in L1; L2 and DRAM:
  * ld.global.cg, L2 only; shared: ld.shared). iterations = 0 is the run
  * without the measurement loop; the difference isolates it. The final
- * pointer is stored behind a test that is never true (the seed is never 0). */
+ * pointer is stored behind a test that is never true (the seed is never 0).
+ * The module also holds TW_ISA_RESIDENT (isa.h): the same grid asleep, the
+ * calibration's time baseline. */
 #ifndef TW_MEM_CHASE_H
 #define TW_MEM_CHASE_H
 

@@ -1,0 +1,372 @@
+/* Energy per access of the memory levels: the schedule and its analysis;
+ * see mem_run.h. */
+#include "bench/mem_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/launches.h"
+#include "core/error.h"
+#include "core/lsq.h"
+#include "correct/identify.h"
+#include "isa/isa.h"
+
+#define TARGET_S 0.25
+#define REPS 3
+#define GAP_S 0.15
+#define GRANULE 32u
+#define MAX_UNROLL 8u
+#define MAX_REPS 16
+#define SEED 0x9e3779b97f4a7c15ull
+
+static const unsigned default_threads[] = {1, 4, 32, 128, 512, 1024};
+
+/* ---------------------------------------------------------------- the simulator's synthetic truth */
+
+/* Invented to be plausible (the paper's A100 lower bounds, H100-like
+ * latencies and bandwidths), so that the method can be checked against
+ * known input: eps falls with the threads that share a sector and a
+ * level's fixed cost, to a plateau (the paper's Figs. 6-7). */
+static const double sim_eps_min_pj[TW_MEM_LEVELS] = {82.1, 107, 368, 2090};
+static const double sim_latency_s[TW_MEM_LEVELS] = {30e-9, 40e-9, 260e-9, 600e-9};
+static const double sim_sectors_per_s[TW_MEM_LEVELS] = {1.0e12, 1.0e12, 1.7e11, 1.0e11};
+#define SIM_RESIDENT_W 4.0
+
+static double sim_eps_j(tw_mem_level l, unsigned threads)
+{
+    return sim_eps_min_pj[l] * 1e-12 * (1.0 + 56.0 / (threads > 4 ? threads : 4));
+}
+
+/* ---------------------------------------------------------------- the plan */
+
+typedef enum { K_CHASE = 0, K_RESIDENT = 1 } kind;
+
+typedef struct config {
+    tw_chase_config c;
+    tw_chase_layout l;
+    unsigned blocks;
+    char *ptx;
+    char label[64];
+} config;
+
+typedef struct launch {
+    size_t cfg;
+    kind k;
+    int rep;
+    uint64_t iterations;
+    double accesses; /* sector accesses of the measurement loop */
+    size_t event;
+} launch;
+
+struct tw_mem_plan {
+    tw_mem_run_options o;
+    config *cfgs;
+    size_t ncfgs;
+    launch *launches;
+    size_t nlaunches, cap;
+    bool sim; /* the simulator: its synthetic eps is known */
+};
+
+void tw_mem_run_options_init(tw_mem_run_options *o) { memset(o, 0, sizeof *o); }
+
+static void defaults(tw_mem_run_options *o)
+{
+    if (!o->levels) o->levels = (1u << TW_MEM_LEVELS) - 1;
+    if (!o->threads || !o->nthreads) {
+        o->threads = default_threads;
+        o->nthreads = sizeof default_threads / sizeof default_threads[0];
+    }
+    if (!(o->target_s > 0)) o->target_s = TARGET_S;
+    if (o->reps <= 0) o->reps = REPS;
+    if (o->reps > MAX_REPS) o->reps = MAX_REPS;
+}
+
+void tw_mem_plan_free(tw_mem_plan *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->ncfgs; i++)
+        free(p->cfgs[i].ptx);
+    free(p->cfgs);
+    free(p->launches);
+    free(p);
+}
+
+static size_t pow2_floor(double v)
+{
+    size_t p = 1;
+    while ((double)(p * 2) <= v)
+        p *= 2;
+    return p;
+}
+
+/* Each block's array for level l: chosen from the GPU's sizes, a power of two. */
+static size_t sub_bytes_for(const tw_exec *x, tw_mem_level l)
+{
+    double sms = x->sm_count > 0 ? x->sm_count : 1;
+    double l2 = x->l2_bytes > 0 ? x->l2_bytes : 4.0 * 1048576;
+    double smem = x->smem_per_sm_bytes > 0 ? x->smem_per_sm_bytes : 65536;
+    switch (l) {
+    case TW_MEM_SHARED:
+        return 32768;
+    case TW_MEM_L1:
+        return pow2_floor(fmin(65536.0, smem / 4));
+    case TW_MEM_L2:
+        return pow2_floor(fmax(8192.0, l2 / 6 / sms)); /* inside one of the L2's two partitions */
+    default:
+        return pow2_floor(8 * l2 / sms) * 2; /* at least eight times the L2 over all blocks */
+    }
+}
+
+static tw_status build_configs(tw_exec *x, tw_mem_plan *p)
+{
+    p->cfgs = calloc(TW_MEM_LEVELS * p->o.nthreads + 1, sizeof *p->cfgs);
+    if (!p->cfgs) return tw_fail(TW_ENOMEM, "out of memory (configurations)");
+    for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
+        if (!(p->o.levels & (1u << lv))) continue;
+        for (size_t ti = 0; ti < p->o.nthreads; ti++) {
+            config *c = &p->cfgs[p->ncfgs];
+            c->c =
+                (tw_chase_config){(tw_mem_level)lv, p->o.threads[ti], sub_bytes_for(x, (tw_mem_level)lv), GRANULE, 1};
+            if (tw_chase_layout_of(&c->c, &c->l) != 0) return TW_EINVAL;
+            c->c.unroll = c->l.ring < MAX_UNROLL ? (unsigned)c->l.ring : MAX_UNROLL;
+            c->blocks = (unsigned)(x->sm_count > 0 ? x->sm_count : 1);
+            if (!(c->ptx = tw_chase_ptx(&c->c, x->cc >= 70 ? x->cc : 70))) return TW_EINVAL;
+            snprintf(c->label, sizeof c->label, "mem_%s_%u", tw_mem_level_name(c->c.level), c->c.threads);
+            p->ncfgs++;
+        }
+    }
+    if (p->ncfgs == 0) return tw_fail(TW_EINVAL, "no memory level to calibrate");
+    return TW_OK;
+}
+
+static tw_status add_launch(tw_mem_plan *p, const launch *l)
+{
+    if (p->nlaunches == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        launch *q = realloc(p->launches, cap * sizeof *q);
+        if (!q) return tw_fail(TW_ENOMEM, "out of memory (launches)");
+        p->launches = q;
+        p->cap = cap;
+    }
+    p->launches[p->nlaunches++] = *l;
+    return TW_OK;
+}
+
+/* The simulator's length and power of one launch. */
+static void sim_shape(const config *c, kind k, uint64_t iters, double *s, double *w)
+{
+    if (k == K_RESIDENT) {
+        *s = (double)iters * TW_ISA_RESIDENT_SLEEP_NS * 1e-9 + 5e-6;
+        *w = SIM_RESIDENT_W;
+        return;
+    }
+    tw_mem_level l = c->c.level;
+    double per_step = c->l.sectors_per_pass / (double)c->l.ring; /* sectors the block reads per step */
+    double rate = fmin(sim_sectors_per_s[l], c->blocks * per_step / sim_latency_s[l]);
+    double passes = (double)iters + 1.0; /* the warm-up pass */
+    double accesses = passes * c->blocks * c->l.sectors_per_pass;
+    *s = accesses / rate + (double)c->l.ring * sim_latency_s[l] + 5e-6; /* + the ring's building */
+    *w = SIM_RESIDENT_W + sim_eps_j(l, c->c.threads) * accesses / *s;
+}
+
+static tw_status launch_one(tw_exec *x, tw_mem_plan *p, size_t ci, kind k, int rep, uint64_t iters, bool record,
+                            double *len_s)
+{
+    const config *c = &p->cfgs[ci];
+    char label[96];
+    snprintf(label, sizeof label, "%s%s", k == K_CHASE ? "" : "res_", c->label);
+    tw_exec_kernel kk = {.label = label,
+                         .ptx = c->ptx,
+                         .entry = k == K_CHASE ? TW_CHASE_KERNEL : TW_ISA_RESIDENT,
+                         .opt_level = -1,
+                         .grid = c->blocks,
+                         .block = c->c.threads,
+                         .iterations = iters,
+                         .seed = SEED,
+                         .out_bytes = c->c.level == TW_MEM_SHARED ? 0 : (size_t)c->blocks * c->c.sub_bytes};
+    sim_shape(c, k, iters, &kk.sim_s, &kk.sim_w);
+    size_t ev = tw_events_count(x->events);
+    tw_status st = tw_exec_kernel_run(x, &kk, 1);
+    if (st != TW_OK) return st;
+    const tw_event *e = tw_events_get(x->events, ev);
+    *len_s = e->end_s - e->start_s;
+    if (!record) return TW_OK;
+    double acc = k == K_CHASE ? (double)iters * c->blocks * c->l.sectors_per_pass : 0.0;
+    launch l = {ci, k, rep, iters, acc, ev};
+    return add_launch(p, &l);
+}
+
+/* Iterations for about target_s beyond the run without the measurement loop. */
+static tw_status calibrate(tw_exec *x, tw_mem_plan *p, size_t ci, double target_s, uint64_t *iters)
+{
+    double t0, t1;
+    tw_status st = launch_one(x, p, ci, K_CHASE, -1, 0, false, &t0);
+    if (st == TW_OK) st = launch_one(x, p, ci, K_CHASE, -1, 2, false, &t1);
+    if (st != TW_OK) return st;
+    double per = (t1 - t0) / 2.0;
+    if (!(per > 0)) per = t1 / 3.0;
+    double n = (target_s - t0) / per;
+    *iters = (uint64_t)fmin(fmax(n, 2.0), 1e12);
+    return TW_OK;
+}
+
+static tw_status run_config(tw_exec *x, tw_mem_plan *p, size_t ci)
+{
+    uint64_t n;
+    double len;
+    tw_status st = calibrate(x, p, ci, p->o.target_s, &n);
+    uint64_t nr = (uint64_t)(p->o.target_s / (TW_ISA_RESIDENT_SLEEP_NS * 1e-9));
+    for (int r = 0; st == TW_OK && r < p->o.reps; r++) {
+        const uint64_t chase[] = {0, n / 2, n}, res[] = {nr / 3, nr};
+        for (int i = 0; st == TW_OK && i < 3; i++) {
+            st = launch_one(x, p, ci, K_CHASE, r, chase[i], true, &len);
+            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
+        }
+        for (int i = 0; st == TW_OK && i < 2; i++) {
+            st = launch_one(x, p, ci, K_RESIDENT, r, res[i], true, &len);
+            if (st == TW_OK) st = tw_exec_idle(x, GAP_S);
+        }
+    }
+    return st;
+}
+
+tw_status tw_mem_run(tw_exec *x, const tw_mem_run_options *o, tw_mem_plan **out)
+{
+    if (!x || !o || !out) return tw_fail(TW_EINVAL, "tw_mem_run: NULL argument");
+    *out = NULL;
+    tw_mem_plan *p = calloc(1, sizeof *p);
+    if (!p) return tw_fail(TW_ENOMEM, "out of memory (plan)");
+    p->o = *o;
+    defaults(&p->o);
+    p->sim = isfinite(x->true_active_idle_w);
+    tw_status st = build_configs(x, p);
+    for (size_t i = 0; st == TW_OK && i < p->ncfgs; i++)
+        st = run_config(x, p, i);
+    if (st != TW_OK) {
+        tw_mem_plan_free(p);
+        return st;
+    }
+    *out = p;
+    return TW_OK;
+}
+
+double tw_mem_planned_s(const tw_mem_run_options *o)
+{
+    tw_mem_run_options d = *o;
+    defaults(&d);
+    int levels = 0;
+    for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
+        levels += (d.levels >> lv) & 1;
+    /* per repeat: chase 0, 1/2, 1 and resident 1/3, 1 of the target, five gaps */
+    double per_rep = d.target_s * (1.5 + 4.0 / 3.0) + 5 * GAP_S;
+    return levels * (double)d.nthreads * (d.reps * per_rep + 2 * d.target_s / 10);
+}
+
+/* ---------------------------------------------------------------- analysis */
+
+static bool fit_repeat(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, int rep, tw_lsq_fit *f)
+{
+    double X[8 * 3], y[8];
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlaunches && n < 8; i++) {
+        const launch *l = &p->launches[i];
+        if (l->cfg != ci || l->rep != rep || !isfinite(le[i].dyn_j)) continue;
+        double row[3] = {l->accesses, le[i].t1 - le[i].t0, l->k == K_CHASE ? 1.0 : 0.0};
+        memcpy(X + 3 * n, row, sizeof row);
+        y[n++] = le[i].dyn_j;
+    }
+    return n >= 4 && tw_lsq_solve(X, y, n, 3, f);
+}
+
+static void mean_sd(const double *v, int n, double *mean, double *sd)
+{
+    double s = 0, ss = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i];
+    *mean = n ? s / n : NAN;
+    for (int i = 0; i < n; i++)
+        ss += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 ? sqrt(ss / (n - 1)) : NAN;
+}
+
+static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, bool sim, tw_mem_row *row)
+{
+    const config *c = &p->cfgs[ci];
+    double eps[MAX_REPS], b[MAX_REPS], sd;
+    int nr = 0;
+    memset(row, 0, sizeof *row);
+    row->r2 = INFINITY;
+    for (int r = 0; r < p->o.reps; r++) {
+        tw_lsq_fit f;
+        if (!fit_repeat(p, le, ci, r, &f)) continue;
+        eps[nr] = f.beta[0], b[nr] = f.beta[1];
+        row->r2 = fmin(row->r2, f.r2);
+        nr++;
+    }
+    row->level = c->c.level;
+    row->threads = c->c.threads;
+    row->blocks = c->blocks;
+    row->sub_bytes = c->c.sub_bytes;
+    mean_sd(eps, nr, &row->eps_j, &row->eps_sd_j);
+    mean_sd(b, nr, &row->resident_w, &sd);
+    row->spread_pct = nr > 1 ? 100 * row->eps_sd_j / fabs(row->eps_j) : NAN;
+    if (nr == 0) row->r2 = NAN;
+    row->truth_j = sim ? sim_eps_j(c->c.level, c->c.threads) : NAN;
+    double longest = 0;
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        double len = le[i].t1 - le[i].t0;
+        if (l->cfg != ci || l->k != K_CHASE || !(len > longest)) continue;
+        longest = len;
+        row->accesses = l->accesses;
+        row->accesses_per_s = l->accesses / len;
+        row->kernel_dyn_w = le[i].dyn_j / len;
+    }
+}
+
+tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events *events, const tw_profile *profile,
+                         tw_mem_results *out)
+{
+    if (!p || !trace || !events || !profile || !out) return tw_fail(TW_EINVAL, "tw_mem_analyse: NULL argument");
+    memset(out, 0, sizeof *out);
+    const tw_reading_model *m = tw_profile_best(profile, tw_identify_board_reading, NULL);
+    if (!m) return tw_fail(TW_EINVAL, "the sensor profile names no usable reading");
+    snprintf(out->reading, sizeof out->reading, "%s", m->name);
+    size_t *idx = calloc(p->nlaunches + 1, sizeof *idx);
+    tw_launch_energy *le = calloc(p->nlaunches + 1, sizeof *le);
+    double *t0 = calloc(p->nlaunches + 1, sizeof *t0), *t1 = calloc(p->nlaunches + 1, sizeof *t1);
+    out->rows = calloc(p->ncfgs + 1, sizeof *out->rows);
+    tw_status st = idx && le && t0 && t1 && out->rows ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (results)");
+    for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
+        idx[i] = p->launches[i].event;
+    if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
+    for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
+        t0[i] = le[i].t0, t1[i] = le[i].t1;
+    if (st == TW_OK) out->clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", t0, t1, p->nlaunches, NAN);
+    for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
+        out->lower_j[lv] = NAN;
+    for (size_t ci = 0; st == TW_OK && ci < p->ncfgs; ci++) {
+        tw_mem_row *row = &out->rows[out->n++];
+        row_of(p, le, ci, p->sim, row);
+        double *lo = &out->lower_j[row->level];
+        if (row->eps_j > 0 && (!isfinite(*lo) || row->eps_j < *lo)) {
+            *lo = row->eps_j;
+            out->lower_threads[row->level] = row->threads;
+        }
+    }
+    free(idx);
+    free(le);
+    free(t0);
+    free(t1);
+    if (st != TW_OK) tw_mem_results_free(out);
+    return st;
+}
+
+void tw_mem_results_free(tw_mem_results *r)
+{
+    if (!r) return;
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,58 @@
+/* Result files and sub-command dispatch shared by the commands (cli.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+
+int cli_make_dir(const char *cmd, const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
+    fprintf(stderr, "truewatt %s: cannot create %s: %s\n", cmd, dir, strerror(errno));
+    return CLI_EXIT_FAIL;
+}
+
+FILE *cli_open_out(const char *cmd, const char *dir, const char *name, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) fprintf(stderr, "truewatt %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+    return f;
+}
+
+int cli_close_out(const char *cmd, FILE *f, const char *path)
+{
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "truewatt %s: cannot write %s\n", cmd, path);
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void sub_usage(FILE *f, const char *cmd, const char *about, const cli_command *subs, size_t n)
+{
+    fprintf(f, "usage: truewatt %s SUBCOMMAND [ARGS]\n\n%s\n\nsubcommands:\n", cmd, about);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %-10s %s\n", subs[i].name, subs[i].summary);
+    fprintf(f, "\n'truewatt %s SUBCOMMAND --help' describes a subcommand.\n", cmd);
+}
+
+int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, size_t n, int argc, char **argv)
+{
+    if (argc < 2) {
+        sub_usage(stderr, cmd, about, subs, n);
+        return CLI_EXIT_USAGE;
+    }
+    const char *sub = argv[1];
+    if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+        sub_usage(stdout, cmd, about, subs, n);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(sub, subs[i].name)) return subs[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "truewatt %s: unknown subcommand '%s'\n\n", cmd, sub);
+    sub_usage(stderr, cmd, about, subs, n);
+    return CLI_EXIT_USAGE;
+}
