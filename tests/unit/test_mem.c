@@ -14,6 +14,7 @@
 #include "tw_test.h"
 
 #include "core/error.h"
+#include "isa/isa.h"
 #include "mem/chase.h"
 
 static void test_layout(void **state)
@@ -78,9 +79,10 @@ static void test_ptx(void **state)
         char *p = tw_chase_ptx(&c, 90);
         assert_non_null(p);
         assert_int_equal(count(p, load[lv]), 1 + 16); /* warm-up + measurement */
-        assert_int_equal(count(p, ".pragma \"nounroll\";"), 3);
+        assert_int_equal(count(p, ".pragma \"nounroll\";"), 4); /* ring, warm-up, measurement, resident */
         assert_int_equal(count(p, "\n.shared .align 8 .b8 tw_chase_smem["), lv == TW_MEM_SHARED ? 1 : 0);
         assert_non_null(strstr(p, ".visible .entry " TW_CHASE_KERNEL "("));
+        assert_non_null(strstr(p, ".visible .entry " TW_ISA_RESIDENT "("));
         free(p);
     }
 }

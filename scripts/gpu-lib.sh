@@ -1,0 +1,37 @@
+# Shared steps of the GPU result scripts (sourced, not run): the Release
+# build, meta.txt (command, date, GPU, driver, clocks), and the end (trace
+# gzipped, elapsed time, every file stamped, $OUT/results.tar.gz for the
+# device tool). Never changes the card's settings.
+log() { echo "== $*" >&2; }
+
+# gpu_build: builds build-gpu/truewatt (no tests); sets $tw and $start.
+gpu_build() {
+  start=$(date +%s)
+  log "build (Release, no tests)"
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF >/dev/null
+  cmake --build build-gpu -j"$(nproc)" >/dev/null
+  tw=build-gpu/truewatt
+}
+
+# gpu_meta DIR TITLE COMMAND: writes DIR/meta.txt and shows it.
+gpu_meta() {
+  {
+    echo "# $2"
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "command: $3"
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader)"
+    echo "clocks at start: $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader)"
+    echo "truewatt: $($tw --version)"
+  } > "$1/meta.txt"
+  cat "$1/meta.txt" >&2
+}
+
+# gpu_finish DIR FILE...: gzips the FILEs in DIR (those that exist), records the time, stamps, packs.
+gpu_finish() {
+  local dir=$1
+  shift
+  for f in "$@"; do if [ -f "$dir/$f" ]; then gzip -f -6 "$dir/$f"; fi; done
+  echo "elapsed: $(( $(date +%s) - start )) s (build included)" >> "$dir/meta.txt"
+  scripts/stamp-results "$dir" # every file names its command, date, GPU and driver
+  if [ -n "${OUT:-}" ]; then tar -czf "$OUT/results.tar.gz" "$dir"; fi
+}
