@@ -81,6 +81,7 @@ static void defaults(tw_mem_run_options *o)
     if (!(o->target_s > 0)) o->target_s = TARGET_S;
     if (o->reps <= 0) o->reps = REPS;
     if (o->reps > MAX_REPS) o->reps = MAX_REPS;
+    if (!o->blocks_per_sm) o->blocks_per_sm = 2;
 }
 
 void tw_mem_plan_free(tw_mem_plan *p)
@@ -102,16 +103,16 @@ static size_t pow2_floor(double v)
 }
 
 /* Each block's array for level l: chosen from the GPU's sizes, a power of two. */
-static size_t sub_bytes_for(const tw_exec *x, tw_mem_level l)
+static size_t sub_bytes_for(const tw_exec *x, tw_mem_level l, unsigned blocks_per_sm)
 {
-    double sms = x->sm_count > 0 ? x->sm_count : 1;
+    double sms = (x->sm_count > 0 ? x->sm_count : 1) * (double)blocks_per_sm;
     double l2 = x->l2_bytes > 0 ? x->l2_bytes : 4.0 * 1048576;
     double smem = x->smem_per_sm_bytes > 0 ? x->smem_per_sm_bytes : 65536;
     switch (l) {
     case TW_MEM_SHARED:
         return 32768;
     case TW_MEM_L1:
-        return pow2_floor(fmin(65536.0, smem / 4));
+        return pow2_floor(fmin(65536.0, smem / 4 / blocks_per_sm));
     case TW_MEM_L2:
         return pow2_floor(fmax(8192.0, l2 / 6 / sms)); /* inside one of the L2's two partitions */
     default:
@@ -127,11 +128,11 @@ static tw_status build_configs(tw_exec *x, tw_mem_plan *p)
         if (!(p->o.levels & (1u << lv))) continue;
         for (size_t ti = 0; ti < p->o.nthreads; ti++) {
             config *c = &p->cfgs[p->ncfgs];
-            c->c =
-                (tw_chase_config){(tw_mem_level)lv, p->o.threads[ti], sub_bytes_for(x, (tw_mem_level)lv), GRANULE, 1};
+            c->c = (tw_chase_config){(tw_mem_level)lv, p->o.threads[ti],
+                                     sub_bytes_for(x, (tw_mem_level)lv, p->o.blocks_per_sm), GRANULE, 1};
             if (tw_chase_layout_of(&c->c, &c->l) != 0) return TW_EINVAL;
             c->c.unroll = c->l.ring < MAX_UNROLL ? (unsigned)c->l.ring : MAX_UNROLL;
-            c->blocks = (unsigned)(x->sm_count > 0 ? x->sm_count : 1);
+            c->blocks = (unsigned)(x->sm_count > 0 ? x->sm_count : 1) * p->o.blocks_per_sm;
             if (!(c->ptx = tw_chase_ptx(&c->c, x->cc >= 70 ? x->cc : 70))) return TW_EINVAL;
             snprintf(c->label, sizeof c->label, "mem_%s_%u", tw_mem_level_name(c->c.level), c->c.threads);
             p->ncfgs++;
@@ -198,17 +199,26 @@ static tw_status launch_one(tw_exec *x, tw_mem_plan *p, size_t ci, kind k, int r
     return add_launch(p, &l);
 }
 
-/* Iterations for about target_s beyond the run without the measurement loop. */
+/* Iterations for about target_s beyond the run without the measurement
+ * loop: the iterations grow eightfold until a launch lasts CAL_MIN_S (a
+ * fast level's pass takes a microsecond, below a launch's own jitter), and
+ * the per-iteration time comes from that launch. */
+#define CAL_MIN_S 0.02
 static tw_status calibrate(tw_exec *x, tw_mem_plan *p, size_t ci, double target_s, uint64_t *iters)
 {
-    double t0, t1;
+    double t0, tk = 0;
+    uint64_t k = 1;
     tw_status st = launch_one(x, p, ci, K_CHASE, -1, 0, false, &t0);
-    if (st == TW_OK) st = launch_one(x, p, ci, K_CHASE, -1, 2, false, &t1);
+    while (st == TW_OK && k < (1ull << 40)) {
+        st = launch_one(x, p, ci, K_CHASE, -1, k, false, &tk);
+        if (st != TW_OK || tk - t0 >= CAL_MIN_S) break;
+        k *= 8;
+    }
     if (st != TW_OK) return st;
-    double per = (t1 - t0) / 2.0;
-    if (!(per > 0)) per = t1 / 3.0;
+    double per = (tk - t0) / (double)k;
+    if (!(per > 0)) per = tk / (double)(k + 1);
     double n = (target_s - t0) / per;
-    *iters = (uint64_t)fmin(fmax(n, 2.0), 1e12);
+    *iters = (uint64_t)fmin(fmax(n, 2.0), 1e15);
     return TW_OK;
 }
 
@@ -261,7 +271,7 @@ double tw_mem_planned_s(const tw_mem_run_options *o)
         levels += (d.levels >> lv) & 1;
     /* per repeat: chase 0, 1/2, 1 and resident 1/3, 1 of the target, five gaps */
     double per_rep = d.target_s * (1.5 + 4.0 / 3.0) + 5 * GAP_S;
-    return levels * (double)d.nthreads * (d.reps * per_rep + 2 * d.target_s / 10);
+    return levels * (double)d.nthreads * (d.reps * per_rep + 0.5); /* + the calibration's launches */
 }
 
 /* ---------------------------------------------------------------- analysis */
@@ -326,6 +336,28 @@ static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, 
     }
 }
 
+static tw_status keep_launches(const tw_mem_plan *p, const tw_launch_energy *le, tw_mem_results *out)
+{
+    out->launches = calloc(p->nlaunches + 1, sizeof *out->launches);
+    if (!out->launches) return tw_fail(TW_ENOMEM, "out of memory (launches)");
+    for (size_t i = 0; i < p->nlaunches; i++) {
+        const launch *l = &p->launches[i];
+        const config *c = &p->cfgs[l->cfg];
+        out->launches[i] = (tw_mem_launch_row){c->c.level,
+                                               c->c.threads,
+                                               l->k == K_CHASE ? "chase" : "resident",
+                                               l->rep,
+                                               (double)l->iterations,
+                                               l->accesses,
+                                               le[i].t0,
+                                               le[i].t1,
+                                               le[i].total_j,
+                                               le[i].dyn_j};
+    }
+    out->nlaunches = p->nlaunches;
+    return TW_OK;
+}
+
 tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events *events, const tw_profile *profile,
                          tw_mem_results *out)
 {
@@ -342,6 +374,7 @@ tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
         idx[i] = p->launches[i].event;
     if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
+    if (st == TW_OK) st = keep_launches(p, le, out);
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
         t0[i] = le[i].t0, t1[i] = le[i].t1;
     if (st == TW_OK) out->clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", t0, t1, p->nlaunches, NAN);
@@ -368,5 +401,6 @@ void tw_mem_results_free(tw_mem_results *r)
 {
     if (!r) return;
     free(r->rows);
+    free(r->launches);
     memset(r, 0, sizeof *r);
 }

@@ -2,7 +2,7 @@
  * calibration of Delestrac et al. 2024 (§IV-B, §VI) with the pointer
  * chases of mem/chase.h, on a GPU or the simulator.
  *
- * Per level and threads per block (one block per SM), per repeat: the chase
+ * Per level and threads per block (blocks_per_sm blocks per SM), per repeat: the chase
  * without its measurement loop (iterations 0) and with half and all of the
  * iterations that make target_s, and the resident kernel at two lengths.
  * Each launch's energy above active idle is regressed on the sector
@@ -29,8 +29,9 @@ typedef struct tw_mem_run_options {
     unsigned levels;         /* bit (1 << level); 0 = all four */
     const unsigned *threads; /* per block; NULL = 1, 4, 32, 128, 512, 1024 */
     size_t nthreads;
-    double target_s; /* the longest launch; 0 = 0.25 s */
-    int reps;        /* 0 = 3 */
+    double target_s;        /* the longest launch; 0 = 0.25 s */
+    unsigned blocks_per_sm; /* 0 = 2 */
+    int reps;               /* 0 = 3 */
 } tw_mem_run_options;
 
 void tw_mem_run_options_init(tw_mem_run_options *o);
@@ -49,9 +50,20 @@ typedef struct tw_mem_row {
     double truth_j;        /* simulator: the eps it was given; NaN on a GPU */
 } tw_mem_row;
 
+/* One launch as measured: what the rows are fitted from. */
+typedef struct tw_mem_launch_row {
+    tw_mem_level level;
+    unsigned threads;
+    const char *kind; /* "chase" or "resident" */
+    int rep;
+    double iterations, accesses, start_s, end_s, total_j, dyn_j;
+} tw_mem_launch_row;
+
 typedef struct tw_mem_results {
     tw_mem_row *rows;
     size_t n;
+    tw_mem_launch_row *launches;
+    size_t nlaunches;
     char reading[64];
     double clock_mhz;
     double lower_j[TW_MEM_LEVELS]; /* least eps over the threads swept; NaN when not measured */

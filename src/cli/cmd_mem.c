@@ -24,25 +24,26 @@ static const double paper_a100_pj[TW_MEM_LEVELS] = {82.1, 107, 368, 2090};
 
 static void help(void)
 {
-    printf("usage: truewatt mem calibrate [--levels shared,l1,l2,dram] [--threads N,...] [--reps N]\n"
-           "                              [--target-s S] [--profile FILE] [--out DIR] [--json]\n"
+    printf("usage: truewatt mem calibrate [--levels shared,l1,l2,dram] [--threads N,...] [--blocks-per-sm N]\n"
+           "                              [--reps N] [--target-s S] [--profile FILE] [--out DIR] [--json]\n"
            "                              [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
            "Energy per access of each memory level by pointer chases (Delestrac et al. 2024): per level\n"
-           "and threads per block (one block per SM), the chase without and with its measurement loop\n"
+           "and threads per block (two blocks per SM), the chase without and with its measurement loop\n"
            "and a resident (sleeping) kernel; energy above active idle regressed on the sector accesses\n"
            "with time as a second regressor. The lower bound of a level is the least energy per access\n"
            "over the threads swept. Array sizes follow the GPU's L2 and shared memory sizes. Nothing on\n"
            "the card is changed.\n\n"
            "  --levels LIST   which levels (default all four)\n"
            "  --threads LIST  threads per block to sweep (default 1,4,32,128,512,1024)\n"
+           "  --blocks-per-sm N  blocks on each SM (default 2)\n"
            "  --reps N        repeats (default 3); --target-s S: the longest launch (default 0.25)\n"
            "  --profile FILE  the sensor profile (default: looked up, else identified first, ~1 min)\n"
-           "  --out DIR       mem.csv, mem-profile.json, mem.dat/.gp/.png, trace, events\n"
+           "  --out DIR       mem.csv, mem-profile.json, launches.csv, mem.dat/.gp/.png, trace, events\n"
            "                  (default truewatt-mem)\n"
            "  --json          the rows as JSON on stdout\n");
 }
 
-enum { OPT_LEVELS = 1000, OPT_THREADS, OPT_REPS, OPT_TARGET, OPT_PROFILE, OPT_OUT, OPT_JSON };
+enum { OPT_LEVELS = 1000, OPT_THREADS, OPT_BLOCKS, OPT_REPS, OPT_TARGET, OPT_PROFILE, OPT_OUT, OPT_JSON };
 
 typedef struct mem_args {
     cli_exp_args exp;
@@ -88,6 +89,7 @@ static int parse_args(int argc, char **argv, mem_args *a)
 {
     static const struct option opts[] = {{"levels", required_argument, 0, OPT_LEVELS},
                                          {"threads", required_argument, 0, OPT_THREADS},
+                                         {"blocks-per-sm", required_argument, 0, OPT_BLOCKS},
                                          {"reps", required_argument, 0, OPT_REPS},
                                          {"target-s", required_argument, 0, OPT_TARGET},
                                          {"profile", required_argument, 0, OPT_PROFILE},
@@ -111,6 +113,12 @@ static int parse_args(int argc, char **argv, mem_args *a)
             break;
         case OPT_THREADS:
             rc = parse_threads(a, optarg);
+            break;
+        case OPT_BLOCKS:
+            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 32)
+                rc = cli_usage(CMD, "--blocks-per-sm must be 1..32, not '%s'", optarg);
+            else
+                a->run.blocks_per_sm = (unsigned)u;
             break;
         case OPT_REPS:
             if (!cli_parse_u64(optarg, &u) || u < 2 || u > 16)
@@ -217,6 +225,22 @@ static int write_csv(const char *dir, const tw_mem_results *r, const char *prov)
 }
 
 /* The memory-energy profile: per level its lower bound and every point of the sweep. */
+/* Every launch as measured (launches.csv): the rows can be fitted again from it. */
+static int write_launches(const char *dir, const tw_mem_results *r, const char *prov)
+{
+    char path[4096];
+    FILE *f = cli_open_out(CMD, dir, "launches.csv", path, sizeof path);
+    if (!f) return CLI_EXIT_FAIL;
+    fprintf(f, "# %s; reading %s; energies by its model, dyn_j above active idle\n", prov, r->reading);
+    fprintf(f, "level,threads,kind,rep,iterations,accesses,start_s,end_s,total_j,dyn_j\n");
+    for (size_t i = 0; i < r->nlaunches; i++) {
+        const tw_mem_launch_row *l = &r->launches[i];
+        fprintf(f, "%s,%u,%s,%d,%.17g,%.17g,%.9f,%.9f,%.9g,%.9g\n", tw_mem_level_name(l->level), l->threads, l->kind,
+                l->rep, l->iterations, l->accesses, l->start_s, l->end_s, l->total_j, l->dyn_j);
+    }
+    return cli_close_out(CMD, f, path);
+}
+
 static void print_json(FILE *f, const tw_mem_results *r, const tw_exec *x, const char *prov)
 {
     json j;
@@ -334,6 +358,7 @@ int tw_cmd_mem_calibrate(int argc, char **argv)
         if (rc == 0) print_bounds(&r);
     }
     if (rc == 0) rc = write_csv(a.out, &r, prov);
+    if (rc == 0) rc = write_launches(a.out, &r, prov);
     if (rc == 0) {
         char path[4096];
         FILE *f = cli_open_out(CMD, a.out, "mem-profile.json", path, sizeof path);

@@ -168,7 +168,7 @@ int tw_cmd_sensor_identify(int argc, char **argv)
     cli_exp_provenance(prov, sizeof prov, argc, argv);
     char command[256];
     const char *cmdline = prov + strlen("command: truewatt ");
-    snprintf(command, sizeof command, "truewatt sensor %.*s", (int)strcspn(cmdline, ";"), cmdline);
+    snprintf(command, sizeof command, "truewatt %.*s", (int)strcspn(cmdline, ";"), cmdline); /* "sensor identify ..." */
     if (a.trace) return from_files(&a, command);
 
     char events[4096];

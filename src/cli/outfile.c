@@ -50,8 +50,14 @@ int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, si
         sub_usage(stdout, cmd, about, subs, n);
         return 0;
     }
+    /* the sub-command sees "CMD SUB" as its argv[0], so what it records (provenance) names both */
+    static char full[128];
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(sub, subs[i].name)) return subs[i].run(argc - 1, argv + 1);
+        if (!strcmp(sub, subs[i].name)) {
+            snprintf(full, sizeof full, "%s %s", cmd, sub);
+            argv[1] = full;
+            return subs[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "truewatt %s: unknown subcommand '%s'\n\n", cmd, sub);
     sub_usage(stderr, cmd, about, subs, n);
     return CLI_EXIT_USAGE;
