@@ -2,7 +2,9 @@
 #include "bench/launches.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "correct/estimate.h"
@@ -18,25 +20,36 @@ tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw
     tw_obs_series obs;
     tw_obs_series_init(&obs);
     tw_events *ev = NULL;
-    tw_event_estimate *est = calloc(n ? n : 1, sizeof *est);
-    if (!est) st = tw_fail(TW_ENOMEM, "out of memory (estimates)");
     if (st == TW_OK) st = tw_observe(trace, idx, m, true, &obs);
+    /* every kernel of the experiment is estimated, the unrecorded ones
+     * (calibration) too: a reading's window that holds one of them and a
+     * recorded launch must give each its own share, not all to the launch */
+    size_t nall = tw_events_count(events), *at = calloc(nall + 1, sizeof *at), nk = 0;
+    tw_event_estimate *all = calloc(nall + 1, sizeof *all);
+    if (st == TW_OK && (!at || !all)) st = tw_fail(TW_ENOMEM, "out of memory (estimates)");
     if (st == TW_OK) st = tw_events_new(&ev);
-    for (size_t i = 0; st == TW_OK && i < n; i++) {
-        const tw_event *e = tw_events_get(events, event_idx[i]);
-        if (!e) st = tw_fail(TW_EINVAL, "launch %zu: no event %zu", i, event_idx[i]);
-        if (st == TW_OK) st = tw_events_add(ev, e);
+    for (size_t i = 0; st == TW_OK && i < nall; i++) {
+        const tw_event *e = tw_events_get(events, i);
+        at[i] = SIZE_MAX;
+        if (e->kind && strcmp(e->kind, "kernel") != 0) continue;
+        at[i] = nk++;
+        st = tw_events_add(ev, e);
     }
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        if (event_idx[i] >= nall || at[event_idx[i]] == SIZE_MAX)
+            st = tw_fail(TW_EINVAL, "launch %zu: no kernel event %zu", i, event_idx[i]);
     /* one idle level: its error goes into the analyses' time regressors */
     double idle = st == TW_OK ? tw_estimate_idle_w(obs.v, obs.n, events, NAN, NAN) : NAN;
     if (st == TW_OK && !isfinite(idle)) st = tw_fail(TW_ENUMERIC, "no idle time between the kernels");
-    if (st == TW_OK) st = tw_estimate_events(obs.v, obs.n, ev, idle, est);
+    if (st == TW_OK) st = tw_estimate_events(obs.v, obs.n, ev, idle, all);
     for (size_t i = 0; st == TW_OK && i < n; i++) {
         const tw_event *e = tw_events_get(events, event_idx[i]);
-        out[i] = (tw_launch_energy){e->start_s, e->end_s, est[i].total_j, est[i].dyn_j};
+        const tw_event_estimate *x = &all[at[event_idx[i]]];
+        out[i] = (tw_launch_energy){e->start_s, e->end_s, x->total_j, x->dyn_j};
     }
+    free(at);
+    free(all);
     tw_events_free(ev);
-    free(est);
     tw_obs_series_free(&obs);
     return st;
 }

@@ -227,6 +227,7 @@ static tw_status run_config(tw_exec *x, tw_mem_plan *p, size_t ci)
     uint64_t n;
     double len;
     tw_status st = calibrate(x, p, ci, p->o.target_s, &n);
+    if (st == TW_OK) st = tw_exec_idle(x, GAP_S); /* the calibration's energy settles before the first launch */
     uint64_t nr = (uint64_t)(p->o.target_s / (TW_ISA_RESIDENT_SLEEP_NS * 1e-9));
     for (int r = 0; st == TW_OK && r < p->o.reps; r++) {
         const uint64_t chase[] = {0, n / 2, n}, res[] = {nr / 3, nr};
