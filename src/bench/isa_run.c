@@ -8,7 +8,6 @@
 #include "bench/launches.h"
 #include "core/error.h"
 #include "core/lsq.h"
-#include "correct/identify.h"
 #include "correct/observe.h"
 
 #define PAPER_TARGET_S 0.5
@@ -367,18 +366,6 @@ static tw_status measure_launches(const tw_isa_plan *p, tw_sensor *trace, const 
     return st;
 }
 
-static void mean_sd(const double *v, int n, double *mean, double *sd)
-{
-    double s = 0, ss = 0;
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) s += v[i], k++;
-    *mean = k ? s / k : NAN;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) ss += (v[i] - *mean) * (v[i] - *mean);
-    *sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
-}
-
 #define MAX_REPS 16
 
 /* Paper mode: per entry and level, (E_kernel - E_overhead) / N per repeat. */
@@ -418,11 +405,11 @@ static void paper_rows(const tw_isa_plan *p, const per_launch *pl, double clock_
             row->e = p->entries[ei].e;
             row->opt_level = levels[li];
             double sd;
-            mean_sd(e, nr, &row->e_inst_j, &row->e_inst_sd_j);
-            mean_sd(sma, nr, &row->sma_j, &sd);
-            mean_sd(papi, nr, &row->papi_j, &sd);
-            mean_sd(mtsm, nr, &row->mtsm_j, &sd);
-            mean_sd(cyc, nr, &row->cycles_per_inst, &sd);
+            tw_mean_sd(e, nr, &row->e_inst_j, &row->e_inst_sd_j);
+            tw_mean_sd(sma, nr, &row->sma_j, &sd);
+            tw_mean_sd(papi, nr, &row->papi_j, &sd);
+            tw_mean_sd(mtsm, nr, &row->mtsm_j, &sd);
+            tw_mean_sd(cyc, nr, &row->cycles_per_inst, &sd);
             row->pj_warp_inst = row->resident_w = row->loop_j = row->launch_j = row->fit_r2 = NAN;
             row->spread_pct = row->ops_per_sm_clk = row->kernel_dyn_w = NAN;
             row->kernel_s = len;
@@ -468,10 +455,10 @@ static void throughput_rows(const tw_isa_plan *p, const per_launch *pl, double c
         memset(row, 0, sizeof *row);
         row->e = p->entries[ei].e;
         row->opt_level = 4;
-        mean_sd(a, nr, &row->e_inst_j, &row->e_inst_sd_j);
-        mean_sd(b, nr, &row->resident_w, &sd);
-        mean_sd(c, nr, &row->loop_j, &sd);
-        mean_sd(d, nr, &row->launch_j, &sd);
+        tw_mean_sd(a, nr, &row->e_inst_j, &row->e_inst_sd_j);
+        tw_mean_sd(b, nr, &row->resident_w, &sd);
+        tw_mean_sd(c, nr, &row->loop_j, &sd);
+        tw_mean_sd(d, nr, &row->launch_j, &sd);
         row->fit_r2 = r2;
         row->pj_warp_inst = row->e_inst_j * 1e12 * 32;
         row->spread_pct = nr > 1 ? 100.0 * row->e_inst_sd_j / fabs(row->e_inst_j) : NAN;
@@ -518,9 +505,8 @@ tw_status tw_isa_analyse(const tw_isa_plan *p, tw_sensor *trace, const tw_events
 {
     if (!p || !trace || !events || !profile || !out) return tw_fail(TW_EINVAL, "tw_isa_analyse: NULL argument");
     memset(out, 0, sizeof *out);
-    const tw_reading_model *m = tw_profile_best(profile, tw_identify_board_reading, NULL);
-    if (!m) return tw_fail(TW_EINVAL, "the sensor profile names no usable reading");
-    snprintf(out->reading, sizeof out->reading, "%s", m->name);
+    const tw_reading_model *m = tw_launch_reading(profile, out->reading, sizeof out->reading);
+    if (!m) return TW_EINVAL;
     per_launch *pl = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *pl);
     out->rows = calloc(2 * p->nentries + 1, sizeof *out->rows);
     if (!pl || !out->rows) {

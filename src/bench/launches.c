@@ -2,11 +2,13 @@
 #include "bench/launches.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "correct/identify.h"
 #include "correct/estimate.h"
 #include "correct/observe.h"
 
@@ -74,4 +76,27 @@ double tw_launch_reading_mean(tw_sensor *trace, const char *name, const double *
     }
     tw_update_series_free(&u);
     return dur > 0 ? sum / dur : fallback;
+}
+
+const tw_reading_model *tw_launch_reading(const tw_profile *p, char *name, size_t cap)
+{
+    const tw_reading_model *m = tw_profile_best(p, tw_identify_board_reading, NULL);
+    if (!m) {
+        tw_fail(TW_EINVAL, "the sensor profile names no usable reading");
+        return NULL;
+    }
+    snprintf(name, cap, "%s", m->name);
+    return m;
+}
+
+void tw_mean_sd(const double *v, int n, double *mean, double *sd)
+{
+    double s = 0, ss = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) s += v[i], k++;
+    *mean = k ? s / k : NAN;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) ss += (v[i] - *mean) * (v[i] - *mean);
+    *sd = k > 1 ? sqrt(ss / (k - 1)) : NAN;
 }

@@ -25,4 +25,11 @@ tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw
 double tw_launch_reading_mean(tw_sensor *trace, const char *name, const double *t0, const double *t1, size_t n,
                               double fallback);
 
+/* The profile's best reading for board energy, its name into name; NULL with
+ * the error set when the profile has none. */
+const tw_reading_model *tw_launch_reading(const tw_profile *p, char *name, size_t cap);
+
+/* Mean and sample standard deviation of the finite values among v[0..n). */
+void tw_mean_sd(const double *v, int n, double *mean, double *sd);
+
 #endif

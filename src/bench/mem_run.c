@@ -10,7 +10,6 @@
 #include "bench/launches.h"
 #include "core/error.h"
 #include "core/lsq.h"
-#include "correct/identify.h"
 #include "isa/isa.h"
 
 #define TARGET_S 0.25
@@ -291,21 +290,10 @@ static bool fit_repeat(const tw_mem_plan *p, const tw_launch_energy *le, size_t 
     return n >= 4 && tw_lsq_solve(X, y, n, 3, f);
 }
 
-static void mean_sd(const double *v, int n, double *mean, double *sd)
-{
-    double s = 0, ss = 0;
-    for (int i = 0; i < n; i++)
-        s += v[i];
-    *mean = n ? s / n : NAN;
-    for (int i = 0; i < n; i++)
-        ss += (v[i] - *mean) * (v[i] - *mean);
-    *sd = n > 1 ? sqrt(ss / (n - 1)) : NAN;
-}
-
 static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, bool sim, tw_mem_row *row)
 {
     const config *c = &p->cfgs[ci];
-    double eps[MAX_REPS], b[MAX_REPS], sd;
+    double eps[MAX_REPS] = {0}, b[MAX_REPS] = {0}, sd;
     int nr = 0;
     memset(row, 0, sizeof *row);
     row->r2 = INFINITY;
@@ -320,8 +308,8 @@ static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, 
     row->threads = c->c.threads;
     row->blocks = c->blocks;
     row->sub_bytes = c->c.sub_bytes;
-    mean_sd(eps, nr, &row->eps_j, &row->eps_sd_j);
-    mean_sd(b, nr, &row->resident_w, &sd);
+    tw_mean_sd(eps, nr, &row->eps_j, &row->eps_sd_j);
+    tw_mean_sd(b, nr, &row->resident_w, &sd);
     row->spread_pct = nr > 1 ? 100 * row->eps_sd_j / fabs(row->eps_j) : NAN;
     if (nr == 0) row->r2 = NAN;
     row->truth_j = sim ? sim_eps_j(c->c.level, c->c.threads) : NAN;
@@ -364,9 +352,8 @@ tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events
 {
     if (!p || !trace || !events || !profile || !out) return tw_fail(TW_EINVAL, "tw_mem_analyse: NULL argument");
     memset(out, 0, sizeof *out);
-    const tw_reading_model *m = tw_profile_best(profile, tw_identify_board_reading, NULL);
-    if (!m) return tw_fail(TW_EINVAL, "the sensor profile names no usable reading");
-    snprintf(out->reading, sizeof out->reading, "%s", m->name);
+    const tw_reading_model *m = tw_launch_reading(profile, out->reading, sizeof out->reading);
+    if (!m) return TW_EINVAL;
     size_t *idx = calloc(p->nlaunches + 1, sizeof *idx);
     tw_launch_energy *le = calloc(p->nlaunches + 1, sizeof *le);
     double *t0 = calloc(p->nlaunches + 1, sizeof *t0), *t1 = calloc(p->nlaunches + 1, sizeof *t1);

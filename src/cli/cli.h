@@ -52,6 +52,8 @@ int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, si
 int cli_make_dir(const char *cmd, const char *dir);
 FILE *cli_open_out(const char *cmd, const char *dir, const char *name, char *path, size_t cap);
 int cli_close_out(const char *cmd, FILE *f, const char *path);
+/* Draws DIR/script with gnuplot when it exists (png: what it makes), saying so on stderr either way. */
+void cli_draw_plot(const char *cmd, const char *dir, const char *script, const char *png);
 
 /* Progress notes go to stderr, so stdout stays clean for --json. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

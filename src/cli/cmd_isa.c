@@ -379,10 +379,8 @@ static void print_json(FILE *f, const tw_isa_results *r, tw_isa_mode mode)
 /* A bar chart of the energies, log scale, drawn when gnuplot exists. */
 static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
 {
-    char dat[4096], png[4096];
-    snprintf(dat, sizeof dat, "%s/isa.dat", dir);
-    snprintf(png, sizeof png, "%s/isa.png", dir);
-    FILE *f = fopen(dat, "w");
+    char path[4096];
+    FILE *f = cli_open_out(CMD, dir, "isa.dat", path, sizeof path);
     if (!f) return;
     for (size_t i = 0; i < r->n; i++) {
         const tw_isa_row *w = &r->rows[i];
@@ -390,10 +388,8 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
         double v = mode == TW_ISA_PAPER ? w->e_inst_j * 1e6 : w->e_inst_j * 1e12;
         if (isfinite(v) && v > 0) fprintf(f, "\"%s\" %.6g\n", w->e->name, v);
     }
-    fclose(f);
-    char gp[4096], why[256];
-    snprintf(gp, sizeof gp, "%s/isa.gp", dir);
-    FILE *g = fopen(gp, "w");
+    if (cli_close_out(CMD, f, path)) return;
+    FILE *g = cli_open_out(CMD, dir, "isa.gp", path, sizeof path);
     if (!g) return;
     fprintf(g,
             "set terminal pngcairo size 1600,600\nset output 'isa.png'\nset logscale y\nset style fill solid\n"
@@ -402,15 +398,8 @@ static void plot(const char *dir, const tw_isa_results *r, tw_isa_mode mode)
             "plot 'isa.dat' using 2:xtic(1) with boxes notitle\n",
             mode == TW_ISA_PAPER ? "uJ per instruction (JIT level 0)" : "pJ per thread operation",
             mode == TW_ISA_PAPER ? "paper" : "throughput");
-    fclose(g);
-    if (!plot_find_gnuplot()) {
-        cli_note("truewatt %s: no gnuplot: the plot's data and script are in %s (isa.gp)", CMD, dir);
-        return;
-    }
-    if (plot_run(dir, "isa.gp", why, sizeof why) == 0)
-        cli_note("truewatt %s: plot %s", CMD, png);
-    else
-        cli_note("truewatt %s: no plot: %s", CMD, why);
+    if (cli_close_out(CMD, g, path)) return;
+    cli_draw_plot(CMD, dir, "isa.gp", "isa.png");
 }
 
 /* ---------------------------------------------------------------- the command */

@@ -289,7 +289,7 @@ static void print_json(FILE *f, const tw_mem_results *r, const tw_exec *x, const
 /* Energy per access against threads per block, one line per level (the paper's Figs. 6-7). */
 static void plot(const char *dir, const tw_mem_results *r)
 {
-    char path[4096], why[256];
+    char path[4096];
     FILE *f = cli_open_out(CMD, dir, "mem.dat", path, sizeof path);
     if (!f) return;
     for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
@@ -309,14 +309,7 @@ static void plot(const char *dir, const tw_mem_results *r)
                "plot for [i=0:3] 'mem.dat' index i using 1:2:3 with yerrorlines title "
                "word('shared L1 L2 DRAM', i+1)\n");
     if (cli_close_out(CMD, g, path)) return;
-    if (!plot_find_gnuplot()) {
-        cli_note("truewatt %s: no gnuplot: the plot's data and script are in %s (mem.gp)", CMD, dir);
-        return;
-    }
-    if (plot_run(dir, "mem.gp", why, sizeof why) == 0)
-        cli_note("truewatt %s: plot %s/mem.png", CMD, dir);
-    else
-        cli_note("truewatt %s: no plot: %s", CMD, why);
+    cli_draw_plot(CMD, dir, "mem.gp", "mem.png");
 }
 
 /* ---------------------------------------------------------------- the command */

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "report/plot.h"
 
 int cli_make_dir(const char *cmd, const char *dir)
 {
@@ -61,4 +62,17 @@ int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, si
     fprintf(stderr, "truewatt %s: unknown subcommand '%s'\n\n", cmd, sub);
     sub_usage(stderr, cmd, about, subs, n);
     return CLI_EXIT_USAGE;
+}
+
+void cli_draw_plot(const char *cmd, const char *dir, const char *script, const char *png)
+{
+    char why[256];
+    if (!plot_find_gnuplot()) {
+        cli_note("truewatt %s: no gnuplot: the plot's data and script are in %s (%s)", cmd, dir, script);
+        return;
+    }
+    if (plot_run(dir, script, why, sizeof why) == 0)
+        cli_note("truewatt %s: plot %s/%s", cmd, dir, png);
+    else
+        cli_note("truewatt %s: no plot: %s", cmd, why);
 }
