@@ -78,7 +78,7 @@ static void test_ptx(void **state)
         tw_chase_config c = {(tw_mem_level)lv, 128, lv == TW_MEM_SHARED ? 32768 : 1 << 20, 32, 16};
         char *p = tw_chase_ptx(&c, 90);
         assert_non_null(p);
-        assert_int_equal(count(p, load[lv]), 1 + 16); /* warm-up + measurement */
+        assert_int_equal(count(p, load[lv]), 1 + 16);           /* warm-up + measurement */
         assert_int_equal(count(p, ".pragma \"nounroll\";"), 4); /* ring, warm-up, measurement, resident */
         assert_int_equal(count(p, "\n.shared .align 8 .b8 tw_chase_smem["), lv == TW_MEM_SHARED ? 1 : 0);
         assert_non_null(strstr(p, ".visible .entry " TW_CHASE_KERNEL "("));
