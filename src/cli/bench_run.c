@@ -42,7 +42,7 @@ int cli_bench_run(const cli_bench *b, int argc, char **argv, tw_exec **xo, tw_pr
     tw_exec *x = NULL;
     if ((rc = cli_exp_start(b->cmd, b->exp, b->planned_s + 4, prov, &x))) return rc;
     frame f = {.b = b};
-    if (!b->profile_path) st = cli_profile_pick(NULL, x->gpu, x->driver, p, how, sizeof how);
+    if (!b->profile_path && !b->no_profile) st = cli_profile_pick(NULL, x->gpu, x->driver, p, how, sizeof how);
     if (st == TW_ENOTFOUND) {
         cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", b->cmd, how, tw_plan_identify_s());
         f.identify = true;

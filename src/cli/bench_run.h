@@ -18,6 +18,7 @@ typedef struct cli_bench {
     double planned_s;                         /* the work's own length, for progress */
     tw_status (*work)(tw_exec *x, void *ctx); /* the schedule, after the context */
     void *ctx;
+    bool no_profile; /* timing only: no profile is picked or identified (p stays empty) */
 } cli_bench;
 
 /* Runs it; on success *x holds the finished experiment (free it with

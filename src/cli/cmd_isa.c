@@ -425,7 +425,7 @@ int cmd_isa(int argc, char **argv)
     tw_profile p;
     tw_profile_init(&p);
     char prov[1024];
-    cli_bench b = {CMD, &a.exp, a.profile, a.out, tw_isa_planned_s(&a.run, 132, 90), run_isa, &a};
+    cli_bench b = {CMD, &a.exp, a.profile, a.out, tw_isa_planned_s(&a.run, 132, 90), run_isa, &a, false};
     tw_exec *x = NULL;
     tw_status st = TW_OK;
     if ((rc = cli_bench_run(&b, argc, argv, &x, &p, prov, sizeof prov))) {
