@@ -133,17 +133,15 @@ static int parse_args(int argc, char **argv, analyze_args *a)
         case OPT_PROFILE:
             a->profile = optarg;
             break;
-        case ':':
-            return cli_usage("analyze", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage("analyze", "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other("analyze", c, optarg, argv, NULL);
         }
     }
     if (rc) return rc;
     if (a->c_given && a->opt.fit_capacitance)
         return cli_usage("analyze", "--capacitance and --fit-capacitance exclude each other");
     if (optind >= argc) return cli_usage("analyze", "which trace? give a TRACE file");
-    if (optind + 1 < argc) return cli_usage("analyze", "unexpected argument '%s'", argv[optind + 1]);
+    if (optind + 1 < argc) return cli_opt_rest("analyze", argc, argv, optind + 1);
     a->trace = argv[optind];
     return 0;
 }

@@ -27,9 +27,9 @@ int cmd_backends(int argc, char **argv)
         if (c == 'j')
             as_json = true;
         else
-            return cli_usage("backends", "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other("backends", c, optarg, argv, NULL);
     }
-    if (optind < argc) return cli_usage("backends", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_opt_rest("backends", argc, argv, optind);
     json j;
     if (as_json) {
         json_init(&j, stdout);

@@ -95,13 +95,11 @@ static int parse_args(int argc, char **argv, demo_args *a)
         case OPT_JSON:
             a->json = true;
             break;
-        case ':':
-            return cli_usage("demo", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage("demo", "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other("demo", c, optarg, argv, NULL);
         }
     }
-    if (optind < argc) return cli_usage("demo", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_opt_rest("demo", argc, argv, optind);
     return 0;
 }
 

@@ -121,15 +121,11 @@ static int parse_args(int argc, char **argv, isa_args *a)
         case OPT_JSON:
             a->json = true;
             break;
-        case ':':
-            rc = cli_usage(CMD, "%s needs a value", argv[optind - 1]);
-            break;
         default:
-            rc = cli_exp_option(CMD, c, optarg, &a->exp);
-            if (rc < 0) rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_opt_other(CMD, c, optarg, argv, &a->exp);
         }
     }
-    if (!rc && optind < argc) rc = cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!rc) rc = cli_opt_rest(CMD, argc, argv, optind);
     return rc;
 }
 

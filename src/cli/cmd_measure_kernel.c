@@ -117,15 +117,11 @@ static int parse_args(int argc, char **argv, mk_args *a)
         case OPT_JSON:
             a->json = true;
             break;
-        case ':':
-            rc = cli_usage(CMD, "%s needs a value", argv[optind - 1]);
-            break;
         default:
-            rc = cli_exp_option(CMD, c, optarg, &a->exp);
-            if (rc < 0) rc = cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            rc = cli_opt_other(CMD, c, optarg, argv, &a->exp);
         }
     }
-    if (!rc && optind < argc) rc = cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!rc) rc = cli_opt_rest(CMD, argc, argv, optind);
     if (!rc && a->block_s < a->dur_s) rc = cli_usage(CMD, "--block-s must hold at least one launch");
     return rc;
 }

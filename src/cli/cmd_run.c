@@ -155,10 +155,8 @@ static int parse_args(int argc, char **argv, run_args *a)
         case OPT_PROFILE:
             a->profile = optarg;
             break;
-        case ':':
-            return cli_usage("run", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage("run", "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other("run", c, optarg, argv, NULL);
         }
     }
     if (rc) return rc;

@@ -89,16 +89,13 @@ static int parse_args(int argc, char **argv, id_args *a)
         case OPT_JSON:
             a->json = true;
             break;
-        case ':':
-            return cli_usage(CMD, "%s needs a value", argv[optind - 1]);
         default: {
-            int r = cli_exp_option(CMD, c, optarg, &a->exp);
-            if (r > 0) return r;
-            if (r < 0) return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            int r = cli_opt_other(CMD, c, optarg, argv, &a->exp);
+            if (r) return r;
         }
         }
     }
-    if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_opt_rest(CMD, argc, argv, optind);
     if (!a->trace != !a->events) return cli_usage(CMD, "--trace and --events go together");
     return 0;
 }

@@ -111,10 +111,10 @@ int tw_cmd_sensor_show(int argc, char **argv)
         if (c == 'j')
             as_json = true;
         else
-            return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other(CMD, c, optarg, argv, NULL);
     }
     if (optind >= argc) return cli_usage(CMD, "which profile? (PROFILE.json)");
-    if (optind + 1 < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind + 1]);
+    if (optind + 1 < argc) return cli_opt_rest(CMD, argc, argv, optind + 1);
     const char *path = argv[optind];
     tw_profile p;
     tw_status st = tw_profile_load(path, &p);

@@ -106,13 +106,11 @@ static int parse_args(int argc, char **argv, sim_args *a)
         case OPT_JSON:
             a->json = true;
             break;
-        case ':':
-            return cli_usage("sim", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return cli_usage("sim", "unknown option '%s'", argv[optind - 1]);
+            return cli_opt_other("sim", c, optarg, argv, NULL);
         }
     }
-    if (optind < argc) return cli_usage("sim", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_opt_rest("sim", argc, argv, optind);
     if (!a->out) return cli_usage("sim", "where to? give -o TRACE");
     if (!a->scenario_path && !a->n_kernels) return cli_usage("sim", "give --scenario FILE or at least one --kernel");
     if (a->scenario_path && a->n_kernels) return cli_usage("sim", "--scenario and --kernel exclude each other");

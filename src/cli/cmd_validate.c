@@ -66,16 +66,13 @@ static int parse_args(int argc, char **argv, validate_args *a)
         case OPT_FROM:
             a->from = optarg;
             break;
-        case ':':
-            return cli_usage("validate", "%s needs a value", argv[optind - 1]);
         default: {
-            int r = cli_exp_option("validate", c, optarg, &a->exp);
-            if (r > 0) return r;
-            if (r < 0) return cli_usage("validate", "unknown option '%s'", argv[optind - 1]);
+            int r = cli_opt_other("validate", c, optarg, argv, &a->exp);
+            if (r) return r;
         }
         }
     }
-    if (optind < argc) return cli_usage("validate", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_opt_rest("validate", argc, argv, optind);
     return 0;
 }
 
