@@ -35,73 +35,17 @@
  * carries `.pragma "nounroll"`, so the SASS has one copy of the round. */
 #include "isa/isa.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/sbuf.h"
 
 #define TW_ISA_SENTINEL "0x5A17C0DE0DDBA11"
 #define SMEM_BYTES 32768   /* chase ring / atomics: TW_ISA_CHAINS words x 1024 threads; stores: 128 words x 32 lanes */
 #define GMEM_BYTES 4194304 /* chase: 64 B x 65536 threads; atomics: 32 B x 65536; stores: 16 KiB x 256 warps */
-
-/* ---------------------------------------------------------------- text buffer */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_grow(sbuf *b, size_t need)
-{
-    if (b->oom || b->len + need + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + need + 1)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-static void sb_putn(sbuf *b, const char *s, size_t n)
-{
-    sb_grow(b, n);
-    if (b->oom) return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char small[512];
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        sb_putn(b, small, (size_t)n);
-        return;
-    }
-    sb_grow(b, (size_t)n);
-    if (b->oom) return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
 
 /* ---------------------------------------------------------------- what an entry needs */
 
@@ -185,34 +129,34 @@ int tw_isa_per_round(tw_isa_mode m) { return m == TW_ISA_THROUGHPUT ? TW_ISA_CHA
 /* ---------------------------------------------------------------- operand values */
 
 /* %wf0 = a float in [1, 2) from the 32-bit register `src` xor `salt`. */
-static void emit_unit_float(sbuf *b, const char *src, uint32_t salt)
+static void emit_unit_float(tw_sbuf *b, const char *src, uint32_t salt)
 {
-    sb_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
-    sb_printf(b, "    shr.u32 %%w0, %%w0, 9;\n");
-    sb_printf(b, "    or.b32 %%w0, %%w0, 0x3F800000;\n");
-    sb_printf(b, "    mov.b32 %%wf0, %%w0;\n");
+    tw_sbuf_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
+    tw_sbuf_printf(b, "    shr.u32 %%w0, %%w0, 9;\n");
+    tw_sbuf_printf(b, "    or.b32 %%w0, %%w0, 0x3F800000;\n");
+    tw_sbuf_printf(b, "    mov.b32 %%wf0, %%w0;\n");
 }
 
 /* Converts %wf0 (and %wf1 for the second half of a pair) to kind k in dst. */
-static void emit_from_float(sbuf *b, kind k, const char *dst)
+static void emit_from_float(tw_sbuf *b, kind k, const char *dst)
 {
     switch (k) {
     case K_F32:
-        sb_printf(b, "    mov.f32 %s, %%wf0;\n", dst);
+        tw_sbuf_printf(b, "    mov.f32 %s, %%wf0;\n", dst);
         break;
     case K_F64:
-        sb_printf(b, "    cvt.f64.f32 %s, %%wf0;\n", dst);
+        tw_sbuf_printf(b, "    cvt.f64.f32 %s, %%wf0;\n", dst);
         break;
     case K_F16:
-        sb_printf(b, "    cvt.rn.f16.f32 %s, %%wf0;\n", dst);
+        tw_sbuf_printf(b, "    cvt.rn.f16.f32 %s, %%wf0;\n", dst);
         break;
     case K_F16X2:
-        sb_printf(b, "    cvt.rn.f16.f32 %%wh0, %%wf0;\n");
-        sb_printf(b, "    cvt.rn.f16.f32 %%wh1, %%wf1;\n");
-        sb_printf(b, "    mov.b32 %s, {%%wh0, %%wh1};\n", dst);
+        tw_sbuf_printf(b, "    cvt.rn.f16.f32 %%wh0, %%wf0;\n");
+        tw_sbuf_printf(b, "    cvt.rn.f16.f32 %%wh1, %%wf1;\n");
+        tw_sbuf_printf(b, "    mov.b32 %s, {%%wh0, %%wh1};\n", dst);
         break;
     case K_BF16X2:
-        sb_printf(b, "    cvt.rn.bf16x2.f32 %s, %%wf1, %%wf0;\n", dst);
+        tw_sbuf_printf(b, "    cvt.rn.bf16x2.f32 %s, %%wf1, %%wf0;\n", dst);
         break;
     default:
         break;
@@ -221,22 +165,22 @@ static void emit_from_float(sbuf *b, kind k, const char *dst)
 
 /* dst (kind k) = a value from the 32-bit register src xor salt: odd integers;
  * floats in [1, 2) (pairs: two different halves). */
-static void emit_value(sbuf *b, kind k, const char *dst, const char *src, uint32_t salt)
+static void emit_value(tw_sbuf *b, kind k, const char *dst, const char *src, uint32_t salt)
 {
     switch (k) {
     case K_I32:
-        sb_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
-        sb_printf(b, "    or.b32 %s, %%w0, 1;\n", dst);
+        tw_sbuf_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
+        tw_sbuf_printf(b, "    or.b32 %s, %%w0, 1;\n", dst);
         break;
     case K_I64:
-        sb_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
-        sb_printf(b, "    mov.b64 %%wl0, {%%w0, %s};\n", src);
-        sb_printf(b, "    or.b64 %s, %%wl0, 1;\n", dst);
+        tw_sbuf_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", src, salt);
+        tw_sbuf_printf(b, "    mov.b64 %%wl0, {%%w0, %s};\n", src);
+        tw_sbuf_printf(b, "    or.b64 %s, %%wl0, 1;\n", dst);
         break;
     case K_F16X2:
     case K_BF16X2:
         emit_unit_float(b, src, salt ^ 0x5BD1E995u);
-        sb_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
+        tw_sbuf_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
         emit_unit_float(b, src, salt);
         emit_from_float(b, k, dst);
         break;
@@ -248,29 +192,29 @@ static void emit_value(sbuf *b, kind k, const char *dst, const char *src, uint32
 }
 
 /* <b> and, with <m>, its reciprocal <m> uses on odd copies (both halves equal for pairs). */
-static void emit_b(sbuf *b, const plan *pl)
+static void emit_b(tw_sbuf *b, const plan *pl)
 {
     if (pl->k == K_I32 || pl->k == K_I64) {
         emit_value(b, pl->k, "%vb", "%s1", 0x2545F491u);
         return;
     }
     emit_unit_float(b, "%s1", 0x2545F491u);
-    sb_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
+    tw_sbuf_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
     if (pl->k == K_F64) {
-        sb_printf(b, "    cvt.f64.f32 %%vb, %%wf0;\n");
-        if (pl->s_m) sb_printf(b, "    rcp.rn.f64 %%vbi, %%vb;\n");
+        tw_sbuf_printf(b, "    cvt.f64.f32 %%vb, %%wf0;\n");
+        if (pl->s_m) tw_sbuf_printf(b, "    rcp.rn.f64 %%vbi, %%vb;\n");
         return;
     }
     emit_from_float(b, pl->k, "%vb");
     if (pl->s_m) {
-        sb_printf(b, "    rcp.rn.f32 %%wf0, %%wf0;\n");
-        sb_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
+        tw_sbuf_printf(b, "    rcp.rn.f32 %%wf0, %%wf0;\n");
+        tw_sbuf_printf(b, "    mov.f32 %%wf1, %%wf0;\n");
         emit_from_float(b, pl->k, "%vbi");
     }
 }
 
 /* The mma fragments: each b32 holds values near 1 of the element type. */
-static void emit_fragments(sbuf *b, const char *ptx)
+static void emit_fragments(tw_sbuf *b, const char *ptx)
 {
     uint32_t mask = 0x03FF03FFu, ones = 0x3C003C00u; /* f16: 1.xxx */
     if (has(ptx, ".bf16")) {
@@ -292,9 +236,9 @@ static void emit_fragments(sbuf *b, const char *ptx)
             snprintf(dst, sizeof dst, "%%ma%d", i);
         else
             snprintf(dst, sizeof dst, "%%mb%d", i - 4);
-        sb_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", i % 2 ? "%s1" : "%s0", 0x9E3779B9u * (uint32_t)(i + 11));
-        sb_printf(b, "    and.b32 %%w0, %%w0, 0x%08X;\n", mask);
-        sb_printf(b, "    or.b32 %s, %%w0, 0x%08X;\n", dst, ones);
+        tw_sbuf_printf(b, "    xor.b32 %%w0, %s, 0x%08X;\n", i % 2 ? "%s1" : "%s0", 0x9E3779B9u * (uint32_t)(i + 11));
+        tw_sbuf_printf(b, "    and.b32 %%w0, %%w0, 0x%08X;\n", mask);
+        tw_sbuf_printf(b, "    or.b32 %s, %%w0, 0x%08X;\n", dst, ones);
     }
 }
 
@@ -324,14 +268,14 @@ static void quad_text(const plan *pl, int c, int r, char *out, size_t cap)
 /* Writes one instruction of the template for chain c, copy k, filling its
  * slots. glue_in_overhead: <t> is read as <a> (the target is gone).
  * Returns 0, or -1 with the unknown slot's name in bad. */
-static int expand(sbuf *b, const plan *pl, const char *ins, size_t len, int c, int k, int overhead, char *bad,
+static int expand(tw_sbuf *b, const plan *pl, const char *ins, size_t len, int c, int k, int overhead, char *bad,
                   size_t badcap)
 {
     int cur = (k + 1) % 2, nxt = k % 2;
-    sb_printf(b, "    ");
+    tw_sbuf_printf(b, "    ");
     for (size_t i = 0; i < len;) {
         if (ins[i] != '<') {
-            sb_putn(b, ins + i, 1);
+            tw_sbuf_putn(b, ins + i, 1);
             i++;
             continue;
         }
@@ -386,16 +330,16 @@ static int expand(sbuf *b, const plan *pl, const char *ins, size_t len, int c, i
             return -1;
         }
 #undef IS
-        sb_printf(b, "%s", t);
+        tw_sbuf_printf(b, "%s", t);
         i += n + 2;
     }
-    sb_printf(b, ";\n");
+    tw_sbuf_printf(b, ";\n");
     return 0;
 }
 
 /* One copy of the template (all its instructions) for chain c, copy k. In
  * the overhead kernel only the glue ('~') instructions are written. */
-static int emit_copy(sbuf *b, const plan *pl, int c, int k, int overhead, char *bad, size_t badcap)
+static int emit_copy(tw_sbuf *b, const plan *pl, int c, int k, int overhead, char *bad, size_t badcap)
 {
     const char *s = pl->e->ptx;
     while (*s) {
@@ -418,63 +362,63 @@ static int emit_copy(sbuf *b, const plan *pl, int c, int k, int overhead, char *
 
 /* ---------------------------------------------------------------- one kernel */
 
-static void emit_decls(sbuf *b, const plan *pl)
+static void emit_decls(tw_sbuf *b, const plan *pl)
 {
     int nx = pl->chains * 2 * regs_per_value(pl);
-    sb_printf(b, "    .reg .pred %%pq<2>;\n");
-    sb_printf(b, "    .reg .b16 %%wh<2>;\n");
-    sb_printf(b, "    .reg .b32 %%w<4>;\n");
-    sb_printf(b, "    .reg .b64 %%wl<2>;\n");
-    sb_printf(b, "    .reg .f32 %%wf<2>;\n");
-    sb_printf(b, "    .reg .b64 %%out, %%iters, %%seed, %%ctr, %%gtid, %%acc, %%sent;\n");
-    sb_printf(b, "    .reg .b32 %%s0, %%s1, %%s2, %%ri, %%rmask, %%sa, %%ss;\n");
-    sb_printf(b, "    .reg .b64 %%ga, %%gq, %%gs;\n");
-    sb_printf(b, "    .reg .%s %%x<%d>;\n", pl->quad ? "f32" : pl->decl, nx);
-    sb_printf(b, "    .reg .%s %%t<%d>;\n", pl->decl, pl->chains);
-    sb_printf(b, "    .reg .%s %%vb, %%vc, %%vbi;\n", pl->decl);
-    sb_printf(b, "    .reg .b32 %%ma<4>, %%mb<2>;\n");
+    tw_sbuf_printf(b, "    .reg .pred %%pq<2>;\n");
+    tw_sbuf_printf(b, "    .reg .b16 %%wh<2>;\n");
+    tw_sbuf_printf(b, "    .reg .b32 %%w<4>;\n");
+    tw_sbuf_printf(b, "    .reg .b64 %%wl<2>;\n");
+    tw_sbuf_printf(b, "    .reg .f32 %%wf<2>;\n");
+    tw_sbuf_printf(b, "    .reg .b64 %%out, %%iters, %%seed, %%ctr, %%gtid, %%acc, %%sent;\n");
+    tw_sbuf_printf(b, "    .reg .b32 %%s0, %%s1, %%s2, %%ri, %%rmask, %%sa, %%ss;\n");
+    tw_sbuf_printf(b, "    .reg .b64 %%ga, %%gq, %%gs;\n");
+    tw_sbuf_printf(b, "    .reg .%s %%x<%d>;\n", pl->quad ? "f32" : pl->decl, nx);
+    tw_sbuf_printf(b, "    .reg .%s %%t<%d>;\n", pl->decl, pl->chains);
+    tw_sbuf_printf(b, "    .reg .%s %%vb, %%vc, %%vbi;\n", pl->decl);
+    tw_sbuf_printf(b, "    .reg .b32 %%ma<4>, %%mb<2>;\n");
 }
 
 /* Memory set-up: base registers, the pointer-chase ring, zeroed atomic words. */
-static void emit_memory(sbuf *b, const plan *pl)
+static void emit_memory(tw_sbuf *b, const plan *pl)
 {
     if (pl->use_shared) {
-        sb_printf(b, "    mov.u32 %%w1, %%tid.x;\n");
-        sb_printf(b, "    shl.b32 %%w1, %%w1, 2;\n");
-        sb_printf(b, "    mov.u32 %%sa, %s_smem;\n", pl->id);
-        sb_printf(b, "    and.b32 %%w2, %%w1, 124;\n"); /* lane * 4 */
-        sb_printf(b, "    add.u32 %%ss, %%sa, %%w2;\n");
-        sb_printf(b, "    add.u32 %%sa, %%sa, %%w1;\n");
+        tw_sbuf_printf(b, "    mov.u32 %%w1, %%tid.x;\n");
+        tw_sbuf_printf(b, "    shl.b32 %%w1, %%w1, 2;\n");
+        tw_sbuf_printf(b, "    mov.u32 %%sa, %s_smem;\n", pl->id);
+        tw_sbuf_printf(b, "    and.b32 %%w2, %%w1, 124;\n"); /* lane * 4 */
+        tw_sbuf_printf(b, "    add.u32 %%ss, %%sa, %%w2;\n");
+        tw_sbuf_printf(b, "    add.u32 %%sa, %%sa, %%w1;\n");
     }
     if (pl->use_global) {
-        sb_printf(b, "    mov.u64 %%wl1, %s_gmem;\n", pl->id);
-        sb_printf(b, "    and.b64 %%wl0, %%gtid, 65535;\n");
-        sb_printf(b, "    shl.b64 %%ga, %%wl0, 6;\n"); /* 64 B per thread: the chase ring */
-        sb_printf(b, "    add.s64 %%ga, %%ga, %%wl1;\n");
-        sb_printf(b, "    shl.b64 %%gq, %%wl0, 5;\n"); /* 32 B per thread: atomics */
-        sb_printf(b, "    add.s64 %%gq, %%gq, %%wl1;\n");
-        sb_printf(b, "    shr.u64 %%wl0, %%gtid, 5;\n"); /* warp id mod 256: 16 KiB each, a word per lane */
-        sb_printf(b, "    and.b64 %%wl0, %%wl0, 255;\n");
-        sb_printf(b, "    shl.b64 %%gs, %%wl0, 14;\n");
-        sb_printf(b, "    add.s64 %%gs, %%gs, %%wl1;\n");
-        sb_printf(b, "    and.b64 %%wl0, %%gtid, 31;\n");
-        sb_printf(b, "    shl.b64 %%wl0, %%wl0, 2;\n");
-        sb_printf(b, "    add.s64 %%gs, %%gs, %%wl0;\n");
+        tw_sbuf_printf(b, "    mov.u64 %%wl1, %s_gmem;\n", pl->id);
+        tw_sbuf_printf(b, "    and.b64 %%wl0, %%gtid, 65535;\n");
+        tw_sbuf_printf(b, "    shl.b64 %%ga, %%wl0, 6;\n"); /* 64 B per thread: the chase ring */
+        tw_sbuf_printf(b, "    add.s64 %%ga, %%ga, %%wl1;\n");
+        tw_sbuf_printf(b, "    shl.b64 %%gq, %%wl0, 5;\n"); /* 32 B per thread: atomics */
+        tw_sbuf_printf(b, "    add.s64 %%gq, %%gq, %%wl1;\n");
+        tw_sbuf_printf(b, "    shr.u64 %%wl0, %%gtid, 5;\n"); /* warp id mod 256: 16 KiB each, a word per lane */
+        tw_sbuf_printf(b, "    and.b64 %%wl0, %%wl0, 255;\n");
+        tw_sbuf_printf(b, "    shl.b64 %%gs, %%wl0, 14;\n");
+        tw_sbuf_printf(b, "    add.s64 %%gs, %%gs, %%wl1;\n");
+        tw_sbuf_printf(b, "    and.b64 %%wl0, %%gtid, 31;\n");
+        tw_sbuf_printf(b, "    shl.b64 %%wl0, %%wl0, 2;\n");
+        tw_sbuf_printf(b, "    add.s64 %%gs, %%gs, %%wl0;\n");
     }
     if (pl->chase_shared)
         for (int c = 0; c < TW_ISA_CHAINS; c++) {
-            sb_printf(b, "    add.u32 %%w1, %%sa, %d;\n", ((c + 1) % TW_ISA_CHAINS) * 4096);
-            sb_printf(b, "    st.shared.u32 [%%sa+%d], %%w1;\n", c * 4096);
+            tw_sbuf_printf(b, "    add.u32 %%w1, %%sa, %d;\n", ((c + 1) % TW_ISA_CHAINS) * 4096);
+            tw_sbuf_printf(b, "    st.shared.u32 [%%sa+%d], %%w1;\n", c * 4096);
         }
     if (pl->chase_global)
         for (int c = 0; c < TW_ISA_CHAINS; c++) {
-            sb_printf(b, "    add.s64 %%wl0, %%ga, %d;\n", ((c + 1) % TW_ISA_CHAINS) * 8);
-            sb_printf(b, "    st.global.u64 [%%ga+%d], %%wl0;\n", c * 8);
+            tw_sbuf_printf(b, "    add.s64 %%wl0, %%ga, %d;\n", ((c + 1) % TW_ISA_CHAINS) * 8);
+            tw_sbuf_printf(b, "    st.global.u64 [%%ga+%d], %%wl0;\n", c * 8);
         }
     if (pl->s_s)
         for (int c = 0; c < pl->chains; c++)
-            sb_printf(b, "    st.shared.u32 [%%sa+%d], 0;\n", c * 4096);
-    if (pl->use_shared || pl->use_global) sb_printf(b, "    bar.sync 0;\n");
+            tw_sbuf_printf(b, "    st.shared.u32 [%%sa+%d], 0;\n", c * 4096);
+    if (pl->use_shared || pl->use_global) tw_sbuf_printf(b, "    bar.sync 0;\n");
 }
 
 /* Initial values of the chain registers. */
@@ -502,111 +446,112 @@ static const char *start_bits(const plan *pl)
 
 static int fixed_start(const plan *pl) { return pl->mode == TW_ISA_THROUGHPUT && pl->e->start != TW_ISA_START_SEED; }
 
-static void emit_chain_init(sbuf *b, const plan *pl)
+static void emit_chain_init(tw_sbuf *b, const plan *pl)
 {
     char x[16];
     /* the fixed start is chosen at run time (the seed is never 0), so that
      * ptxas cannot fold the first copies of a chain whose start it knew */
-    if (fixed_start(pl)) sb_printf(b, "    setp.eq.u64 %%pq1, %%seed, 0;\n");
+    if (fixed_start(pl)) tw_sbuf_printf(b, "    setp.eq.u64 %%pq1, %%seed, 0;\n");
     for (int c = 0; c < pl->chains; c++)
         for (int r = 0; r < 2; r++) {
             if (pl->chase_shared) {
                 xreg(pl, c, r, 0, x, sizeof x);
-                sb_printf(b, "    add.u32 %s, %%sa, %d;\n", x, c * 4096);
+                tw_sbuf_printf(b, "    add.u32 %s, %%sa, %d;\n", x, c * 4096);
                 continue;
             }
             if (pl->chase_global) {
                 xreg(pl, c, r, 0, x, sizeof x);
-                sb_printf(b, "    add.s64 %s, %%ga, %d;\n", x, c * 8);
+                tw_sbuf_printf(b, "    add.s64 %s, %%ga, %d;\n", x, c * 8);
                 continue;
             }
             for (int j = 0; j < regs_per_value(pl); j++) {
                 xreg(pl, c, r, j, x, sizeof x);
                 uint32_t salt = 0x9E3779B9u * (uint32_t)(1 + ((c * 2 + r) * 4 + j));
                 emit_value(b, pl->quad ? K_F32 : pl->k, x, "%s2", salt);
-                if (fixed_start(pl)) sb_printf(b, "    selp.%s %s, %s, %s, %%pq1;\n", pl->decl, x, x, start_bits(pl));
+                if (fixed_start(pl))
+                    tw_sbuf_printf(b, "    selp.%s %s, %s, %s, %%pq1;\n", pl->decl, x, x, start_bits(pl));
             }
         }
 }
 
 /* xor-folds every chain register into %acc. */
-static void emit_fold(sbuf *b, const plan *pl)
+static void emit_fold(tw_sbuf *b, const plan *pl)
 {
     char x[16];
     /* the counter too: an overhead kernel's loop does nothing else, and ptxas deletes a loop whose counter is dead */
-    sb_printf(b, "    mov.u64 %%acc, %%ctr;\n");
+    tw_sbuf_printf(b, "    mov.u64 %%acc, %%ctr;\n");
     for (int c = 0; c < pl->chains; c++)
         for (int r = 0; r < 2; r++)
             for (int j = 0; j < regs_per_value(pl); j++) {
                 xreg(pl, c, r, j, x, sizeof x);
                 kind k = pl->quad ? K_F32 : pl->k;
                 if (k == K_I64) {
-                    sb_printf(b, "    xor.b64 %%acc, %%acc, %s;\n", x);
+                    tw_sbuf_printf(b, "    xor.b64 %%acc, %%acc, %s;\n", x);
                     continue;
                 }
                 if (k == K_F64)
-                    sb_printf(b, "    mov.b64 %%wl0, %s;\n", x);
+                    tw_sbuf_printf(b, "    mov.b64 %%wl0, %s;\n", x);
                 else if (k == K_F16) {
-                    sb_printf(b, "    mov.b16 %%wh0, %s;\n", x);
-                    sb_printf(b, "    cvt.u64.u16 %%wl0, %%wh0;\n");
+                    tw_sbuf_printf(b, "    mov.b16 %%wh0, %s;\n", x);
+                    tw_sbuf_printf(b, "    cvt.u64.u16 %%wl0, %%wh0;\n");
                 } else {
-                    sb_printf(b, "    mov.b32 %%w0, %s;\n", x);
-                    sb_printf(b, "    cvt.u64.u32 %%wl0, %%w0;\n");
+                    tw_sbuf_printf(b, "    mov.b32 %%w0, %s;\n", x);
+                    tw_sbuf_printf(b, "    cvt.u64.u32 %%wl0, %%w0;\n");
                 }
-                sb_printf(b, "    xor.b64 %%acc, %%acc, %%wl0;\n");
+                tw_sbuf_printf(b, "    xor.b64 %%acc, %%acc, %%wl0;\n");
             }
 }
 
-static int emit_kernel(sbuf *b, const plan *pl, const char *kname, int overhead, char *bad, size_t badcap)
+static int emit_kernel(tw_sbuf *b, const plan *pl, const char *kname, int overhead, char *bad, size_t badcap)
 {
-    sb_printf(b, "\n.visible .entry %s(\n", kname);
-    sb_printf(b, "    .param .u64 %s_out,\n    .param .u64 %s_iterations,\n    .param .u64 %s_seed\n)\n{\n", kname,
-              kname, kname);
+    tw_sbuf_printf(b, "\n.visible .entry %s(\n", kname);
+    tw_sbuf_printf(b, "    .param .u64 %s_out,\n    .param .u64 %s_iterations,\n    .param .u64 %s_seed\n)\n{\n", kname,
+                   kname, kname);
     emit_decls(b, pl);
-    sb_printf(b, "\n    ld.param.u64 %%out, [%s_out];\n", kname);
-    sb_printf(b, "    ld.param.u64 %%iters, [%s_iterations];\n", kname);
-    sb_printf(b, "    ld.param.u64 %%seed, [%s_seed];\n", kname);
-    sb_printf(b, "    cvta.to.global.u64 %%out, %%out;\n");
-    sb_printf(b, "    mov.u32 %%w1, %%ctaid.x;\n");
-    sb_printf(b, "    mov.u32 %%w2, %%ntid.x;\n");
-    sb_printf(b, "    mov.u32 %%w3, %%tid.x;\n");
-    sb_printf(b, "    cvt.u64.u32 %%gtid, %%w3;\n");
-    sb_printf(b, "    mad.wide.u32 %%gtid, %%w1, %%w2, %%gtid;\n");
-    sb_printf(b, "    // operands from the seed: never compile-time constants; the chains' start values\n");
-    sb_printf(b, "    // also differ per thread (%%s2), so that ptxas cannot treat them as warp-uniform\n");
-    sb_printf(b, "    mov.b64 {%%s0, %%s1}, %%seed;\n");
-    sb_printf(b, "    mul.lo.u32 %%w0, %%w3, 0x9E3779B1;\n");
-    sb_printf(b, "    xor.b32 %%s2, %%s0, %%w0;\n");
+    tw_sbuf_printf(b, "\n    ld.param.u64 %%out, [%s_out];\n", kname);
+    tw_sbuf_printf(b, "    ld.param.u64 %%iters, [%s_iterations];\n", kname);
+    tw_sbuf_printf(b, "    ld.param.u64 %%seed, [%s_seed];\n", kname);
+    tw_sbuf_printf(b, "    cvta.to.global.u64 %%out, %%out;\n");
+    tw_sbuf_printf(b, "    mov.u32 %%w1, %%ctaid.x;\n");
+    tw_sbuf_printf(b, "    mov.u32 %%w2, %%ntid.x;\n");
+    tw_sbuf_printf(b, "    mov.u32 %%w3, %%tid.x;\n");
+    tw_sbuf_printf(b, "    cvt.u64.u32 %%gtid, %%w3;\n");
+    tw_sbuf_printf(b, "    mad.wide.u32 %%gtid, %%w1, %%w2, %%gtid;\n");
+    tw_sbuf_printf(b, "    // operands from the seed: never compile-time constants; the chains' start values\n");
+    tw_sbuf_printf(b, "    // also differ per thread (%%s2), so that ptxas cannot treat them as warp-uniform\n");
+    tw_sbuf_printf(b, "    mov.b64 {%%s0, %%s1}, %%seed;\n");
+    tw_sbuf_printf(b, "    mul.lo.u32 %%w0, %%w3, 0x9E3779B1;\n");
+    tw_sbuf_printf(b, "    xor.b32 %%s2, %%s0, %%w0;\n");
     emit_memory(b, pl);
     emit_chain_init(b, pl);
     if (pl->s_b || pl->s_m) emit_b(b, pl);
     if (pl->s_c) emit_value(b, pl->k, "%vc", "%s1", 0x1B873593u);
     if (pl->s_A) emit_fragments(b, pl->e->ptx);
-    if (pl->s_mask) sb_printf(b, "    activemask.b32 %%rmask;\n");
-    if (pl->carry) sb_printf(b, "    add.cc.u32 %%w0, %%s0, 0; // CC.CF = 0 for the carry chain\n");
-    sb_printf(b, "    mov.u64 %%ctr, 0;\n");
-    sb_printf(b, "    setp.eq.u64 %%pq0, %%iters, 0;\n");
-    sb_printf(b, "    @%%pq0 bra $L_done;\n");
-    sb_printf(b, "$L_loop:\n");
-    sb_printf(b, "    .pragma \"nounroll\";\n");
-    if (pl->s_i) sb_printf(b, "    cvt.u32.u64 %%ri, %%ctr;\n");
-    if (!overhead) sb_printf(b, "    // %d dependent copies per chain, %d chain(s)\n", TW_ISA_CHAIN, pl->chains);
+    if (pl->s_mask) tw_sbuf_printf(b, "    activemask.b32 %%rmask;\n");
+    if (pl->carry) tw_sbuf_printf(b, "    add.cc.u32 %%w0, %%s0, 0; // CC.CF = 0 for the carry chain\n");
+    tw_sbuf_printf(b, "    mov.u64 %%ctr, 0;\n");
+    tw_sbuf_printf(b, "    setp.eq.u64 %%pq0, %%iters, 0;\n");
+    tw_sbuf_printf(b, "    @%%pq0 bra $L_done;\n");
+    tw_sbuf_printf(b, "$L_loop:\n");
+    tw_sbuf_printf(b, "    .pragma \"nounroll\";\n");
+    if (pl->s_i) tw_sbuf_printf(b, "    cvt.u32.u64 %%ri, %%ctr;\n");
+    if (!overhead) tw_sbuf_printf(b, "    // %d dependent copies per chain, %d chain(s)\n", TW_ISA_CHAIN, pl->chains);
     for (int k = 0; k < TW_ISA_CHAIN; k++)
         for (int c = 0; c < pl->chains; c++)
             if (emit_copy(b, pl, c, k, overhead, bad, badcap) != 0) return -1;
-    sb_printf(b, "    add.u64 %%ctr, %%ctr, 1;\n");
-    sb_printf(b, "    setp.lt.u64 %%pq0, %%ctr, %%iters;\n");
-    sb_printf(b, "    @%%pq0 bra $L_loop;\n");
-    sb_printf(b, "$L_done:\n");
+    tw_sbuf_printf(b, "    add.u64 %%ctr, %%ctr, 1;\n");
+    tw_sbuf_printf(b, "    setp.lt.u64 %%pq0, %%ctr, %%iters;\n");
+    tw_sbuf_printf(b, "    @%%pq0 bra $L_loop;\n");
+    tw_sbuf_printf(b, "$L_done:\n");
     emit_fold(b, pl);
-    sb_printf(b, "    xor.b64 %%sent, %%seed, %s;\n", TW_ISA_SENTINEL);
-    sb_printf(b, "    setp.ne.u64 %%pq1, %%acc, %%sent;\n");
-    sb_printf(b, "    @%%pq1 bra $L_end;\n");
-    sb_printf(b, "    shl.b64 %%wl0, %%gtid, 3;\n");
-    sb_printf(b, "    add.s64 %%wl0, %%out, %%wl0;\n");
-    sb_printf(b, "    st.global.u64 [%%wl0], %%acc;\n");
-    sb_printf(b, "$L_end:\n");
-    sb_printf(b, "    ret;\n}\n");
+    tw_sbuf_printf(b, "    xor.b64 %%sent, %%seed, %s;\n", TW_ISA_SENTINEL);
+    tw_sbuf_printf(b, "    setp.ne.u64 %%pq1, %%acc, %%sent;\n");
+    tw_sbuf_printf(b, "    @%%pq1 bra $L_end;\n");
+    tw_sbuf_printf(b, "    shl.b64 %%wl0, %%gtid, 3;\n");
+    tw_sbuf_printf(b, "    add.s64 %%wl0, %%out, %%wl0;\n");
+    tw_sbuf_printf(b, "    st.global.u64 [%%wl0], %%acc;\n");
+    tw_sbuf_printf(b, "$L_end:\n");
+    tw_sbuf_printf(b, "    ret;\n}\n");
     return 0;
 }
 
@@ -711,20 +656,20 @@ char *tw_isa_ptx(const tw_isa_entry *e, tw_isa_mode m, int sm)
         return NULL;
     }
 
-    sbuf b = {0};
+    tw_sbuf b = {0};
     int v = ptx_version(&pl);
-    sb_printf(&b, "// truewatt instruction microbenchmark: %s, %s mode (generated by src/isa/isa_gen.c)\n", e->name,
-              m == TW_ISA_PAPER ? "paper" : "throughput");
-    sb_printf(&b, ".version %d.%d\n.target sm_%d\n.address_size 64\n", v / 10, v % 10, sm);
-    if (pl.use_shared) sb_printf(&b, "\n.shared .align 16 .b8 %s_smem[%d];\n", pl.id, SMEM_BYTES);
-    if (pl.use_global) sb_printf(&b, "\n.global .align 128 .b8 %s_gmem[%d];\n", pl.id, GMEM_BYTES);
+    tw_sbuf_printf(&b, "// truewatt instruction microbenchmark: %s, %s mode (generated by src/isa/isa_gen.c)\n",
+                   e->name, m == TW_ISA_PAPER ? "paper" : "throughput");
+    tw_sbuf_printf(&b, ".version %d.%d\n.target sm_%d\n.address_size 64\n", v / 10, v % 10, sm);
+    if (pl.use_shared) tw_sbuf_printf(&b, "\n.shared .align 16 .b8 %s_smem[%d];\n", pl.id, SMEM_BYTES);
+    if (pl.use_global) tw_sbuf_printf(&b, "\n.global .align 128 .b8 %s_gmem[%d];\n", pl.id, GMEM_BYTES);
 
     char bad[128] = "";
     int rc = emit_kernel(&b, &pl, pl.id, 0, bad, sizeof bad);
     /* the overhead kernel in both modes: paper mode subtracts it, throughput mode's regression has it as the
      * point of zero target instructions */
     if (rc == 0) rc = emit_kernel(&b, &pl, "tw_isa_overhead", 1, bad, sizeof bad);
-    if (rc == 0 && m == TW_ISA_THROUGHPUT) sb_printf(&b, "%s", resident_ptx);
+    if (rc == 0 && m == TW_ISA_THROUGHPUT) tw_sbuf_printf(&b, "%s", resident_ptx);
     if (rc != 0) {
         free(b.p);
         tw_fail(TW_EINVAL, "tw_isa_ptx: %s: unknown slot %s in its template", e->name, bad);

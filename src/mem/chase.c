@@ -1,12 +1,12 @@
 /* Pointer-chase microbenchmarks (chase.h). */
 #include "mem/chase.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/sbuf.h"
 #include "isa/isa.h"
 
 const char *tw_mem_level_name(tw_mem_level l)
@@ -56,42 +56,6 @@ int tw_chase_layout_of(const tw_chase_config *c, tw_chase_layout *out)
     return 0;
 }
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
 static const char *load_of(tw_mem_level l)
 {
     switch (l) {
@@ -105,60 +69,60 @@ static const char *load_of(tw_mem_level l)
 }
 
 /* %base = this block's sub-array; %p = this thread's first word. */
-static void emit_base(sbuf *b, const tw_chase_config *c)
+static void emit_base(tw_sbuf *b, const tw_chase_config *c)
 {
     if (c->level == TW_MEM_SHARED) {
-        put(b, "    mov.u64 %%base, tw_chase_smem;\n");
+        tw_sbuf_printf(b, "    mov.u64 %%base, tw_chase_smem;\n");
     } else {
-        put(b, "    cvta.to.global.u64 %%base, %%out;\n");
-        put(b, "    cvt.u64.u32 %%w, %%ctaid.x;\n");
-        put(b, "    mad.lo.u64 %%base, %%w, %zu, %%base;\n", c->sub_bytes);
+        tw_sbuf_printf(b, "    cvta.to.global.u64 %%base, %%out;\n");
+        tw_sbuf_printf(b, "    cvt.u64.u32 %%w, %%ctaid.x;\n");
+        tw_sbuf_printf(b, "    mad.lo.u64 %%base, %%w, %zu, %%base;\n", c->sub_bytes);
     }
-    put(b, "    cvt.u64.u32 %%w, %%tid.x;\n");
-    put(b, "    shl.b64 %%w, %%w, 3;\n");
-    put(b, "    add.u64 %%p, %%base, %%w;\n");
+    tw_sbuf_printf(b, "    cvt.u64.u32 %%w, %%tid.x;\n");
+    tw_sbuf_printf(b, "    shl.b64 %%w, %%w, 3;\n");
+    tw_sbuf_printf(b, "    add.u64 %%p, %%base, %%w;\n");
 }
 
 /* word i of the ring holds the address of word i+1; the last, of the first */
-static void emit_ring(sbuf *b, const tw_chase_config *c, const tw_chase_layout *l)
+static void emit_ring(tw_sbuf *b, const tw_chase_config *c, const tw_chase_layout *l)
 {
     const char *st = c->level == TW_MEM_SHARED ? "st.shared.u64" : "st.global.u64";
     size_t stride = l->step_words * 8;
-    put(b, "    mov.u64 %%q, %%p;\n");
-    put(b, "    mov.u64 %%i, 1;\n");
-    put(b, "$L_ring:\n    .pragma \"nounroll\";\n");
-    put(b, "    add.u64 %%n, %%q, %zu;\n", stride);
-    put(b, "    %s [%%q], %%n;\n", st);
-    put(b, "    mov.u64 %%q, %%n;\n");
-    put(b, "    add.u64 %%i, %%i, 1;\n");
-    put(b, "    setp.lt.u64 %%pr, %%i, %zu;\n", l->ring);
-    put(b, "    @%%pr bra $L_ring;\n");
-    put(b, "    %s [%%q], %%p;\n", st);
-    if (c->level == TW_MEM_SHARED) put(b, "    bar.sync 0;\n");
+    tw_sbuf_printf(b, "    mov.u64 %%q, %%p;\n");
+    tw_sbuf_printf(b, "    mov.u64 %%i, 1;\n");
+    tw_sbuf_printf(b, "$L_ring:\n    .pragma \"nounroll\";\n");
+    tw_sbuf_printf(b, "    add.u64 %%n, %%q, %zu;\n", stride);
+    tw_sbuf_printf(b, "    %s [%%q], %%n;\n", st);
+    tw_sbuf_printf(b, "    mov.u64 %%q, %%n;\n");
+    tw_sbuf_printf(b, "    add.u64 %%i, %%i, 1;\n");
+    tw_sbuf_printf(b, "    setp.lt.u64 %%pr, %%i, %zu;\n", l->ring);
+    tw_sbuf_printf(b, "    @%%pr bra $L_ring;\n");
+    tw_sbuf_printf(b, "    %s [%%q], %%p;\n", st);
+    if (c->level == TW_MEM_SHARED) tw_sbuf_printf(b, "    bar.sync 0;\n");
 }
 
-static void emit_loops(sbuf *b, const tw_chase_config *c, const tw_chase_layout *l)
+static void emit_loops(tw_sbuf *b, const tw_chase_config *c, const tw_chase_layout *l)
 {
     const char *ld = load_of(c->level);
-    put(b, "    // warm-up: one pass brings the ring into the target level\n");
-    put(b, "    mov.u64 %%i, 0;\n");
-    put(b, "$L_warm:\n    .pragma \"nounroll\";\n");
-    put(b, "    %s %%p, [%%p];\n", ld);
-    put(b, "    add.u64 %%i, %%i, 1;\n");
-    put(b, "    setp.lt.u64 %%pr, %%i, %zu;\n", l->ring);
-    put(b, "    @%%pr bra $L_warm;\n");
-    put(b, "    // measurement: `iterations` passes, %u dependent loads per trip\n", c->unroll);
-    put(b, "    mul.lo.u64 %%trips, %%iters, %zu;\n", l->ring / c->unroll);
-    put(b, "    mov.u64 %%i, 0;\n");
-    put(b, "    setp.eq.u64 %%pr, %%trips, 0;\n");
-    put(b, "    @%%pr bra $L_done;\n");
-    put(b, "$L_loop:\n    .pragma \"nounroll\";\n");
+    tw_sbuf_printf(b, "    // warm-up: one pass brings the ring into the target level\n");
+    tw_sbuf_printf(b, "    mov.u64 %%i, 0;\n");
+    tw_sbuf_printf(b, "$L_warm:\n    .pragma \"nounroll\";\n");
+    tw_sbuf_printf(b, "    %s %%p, [%%p];\n", ld);
+    tw_sbuf_printf(b, "    add.u64 %%i, %%i, 1;\n");
+    tw_sbuf_printf(b, "    setp.lt.u64 %%pr, %%i, %zu;\n", l->ring);
+    tw_sbuf_printf(b, "    @%%pr bra $L_warm;\n");
+    tw_sbuf_printf(b, "    // measurement: `iterations` passes, %u dependent loads per trip\n", c->unroll);
+    tw_sbuf_printf(b, "    mul.lo.u64 %%trips, %%iters, %zu;\n", l->ring / c->unroll);
+    tw_sbuf_printf(b, "    mov.u64 %%i, 0;\n");
+    tw_sbuf_printf(b, "    setp.eq.u64 %%pr, %%trips, 0;\n");
+    tw_sbuf_printf(b, "    @%%pr bra $L_done;\n");
+    tw_sbuf_printf(b, "$L_loop:\n    .pragma \"nounroll\";\n");
     for (unsigned k = 0; k < c->unroll; k++)
-        put(b, "    %s %%p, [%%p];\n", ld);
-    put(b, "    add.u64 %%i, %%i, 1;\n");
-    put(b, "    setp.lt.u64 %%pr, %%i, %%trips;\n");
-    put(b, "    @%%pr bra $L_loop;\n");
-    put(b, "$L_done:\n");
+        tw_sbuf_printf(b, "    %s %%p, [%%p];\n", ld);
+    tw_sbuf_printf(b, "    add.u64 %%i, %%i, 1;\n");
+    tw_sbuf_printf(b, "    setp.lt.u64 %%pr, %%i, %%trips;\n");
+    tw_sbuf_printf(b, "    @%%pr bra $L_loop;\n");
+    tw_sbuf_printf(b, "$L_done:\n");
 }
 
 char *tw_chase_ptx(const tw_chase_config *c, int sm)
@@ -170,26 +134,28 @@ char *tw_chase_ptx(const tw_chase_config *c, int sm)
         tw_fail(TW_EINVAL, "chase: compute capability %d (sm_70 or newer)", sm);
         return NULL;
     }
-    sbuf b = {0};
-    put(&b, "// truewatt pointer chase: %s, %u threads per block, %zu bytes per block, %u-byte granules, unroll %u\n",
+    tw_sbuf b = {0};
+    tw_sbuf_printf(
+        &b, "// truewatt pointer chase: %s, %u threads per block, %zu bytes per block, %u-byte granules, unroll %u\n",
         tw_mem_level_name(c->level), c->threads, c->sub_bytes, c->granularity, c->unroll);
-    put(&b, "// (generated by src/mem/chase.c)\n");
-    put(&b, ".version 8.0\n.target sm_%d\n.address_size 64\n", sm);
-    if (c->level == TW_MEM_SHARED) put(&b, "\n.shared .align 8 .b8 tw_chase_smem[%zu];\n", c->sub_bytes);
-    put(&b, "\n.visible .entry %s(\n    .param .u64 out,\n    .param .u64 iterations,\n    .param .u64 seed\n)\n{\n",
+    tw_sbuf_printf(&b, "// (generated by src/mem/chase.c)\n");
+    tw_sbuf_printf(&b, ".version 8.0\n.target sm_%d\n.address_size 64\n", sm);
+    if (c->level == TW_MEM_SHARED) tw_sbuf_printf(&b, "\n.shared .align 8 .b8 tw_chase_smem[%zu];\n", c->sub_bytes);
+    tw_sbuf_printf(
+        &b, "\n.visible .entry %s(\n    .param .u64 out,\n    .param .u64 iterations,\n    .param .u64 seed\n)\n{\n",
         TW_CHASE_KERNEL);
-    put(&b, "    .reg .u64 %%out, %%iters, %%seed, %%base, %%w, %%p, %%q, %%n, %%i, %%trips;\n");
-    put(&b, "    .reg .pred %%pr;\n");
-    put(&b, "    ld.param.u64 %%out, [out];\n    ld.param.u64 %%iters, [iterations];\n");
-    put(&b, "    ld.param.u64 %%seed, [seed];\n");
+    tw_sbuf_printf(&b, "    .reg .u64 %%out, %%iters, %%seed, %%base, %%w, %%p, %%q, %%n, %%i, %%trips;\n");
+    tw_sbuf_printf(&b, "    .reg .pred %%pr;\n");
+    tw_sbuf_printf(&b, "    ld.param.u64 %%out, [out];\n    ld.param.u64 %%iters, [iterations];\n");
+    tw_sbuf_printf(&b, "    ld.param.u64 %%seed, [seed];\n");
     emit_base(&b, c);
     emit_ring(&b, c, &l);
     emit_loops(&b, c, &l);
-    put(&b, "    // keep the chase: store where it ended, only if the seed is 0 (never)\n");
-    put(&b, "    setp.ne.u64 %%pr, %%seed, 0;\n    @%%pr bra $L_end;\n");
-    put(&b, "    cvta.to.global.u64 %%out, %%out;\n    st.global.u64 [%%out], %%p;\n");
-    put(&b, "$L_end:\n    ret;\n}\n");
-    put(&b, "%s", tw_isa_resident_entry()); /* the baseline: every warp resident and asleep */
+    tw_sbuf_printf(&b, "    // keep the chase: store where it ended, only if the seed is 0 (never)\n");
+    tw_sbuf_printf(&b, "    setp.ne.u64 %%pr, %%seed, 0;\n    @%%pr bra $L_end;\n");
+    tw_sbuf_printf(&b, "    cvta.to.global.u64 %%out, %%out;\n    st.global.u64 [%%out], %%p;\n");
+    tw_sbuf_printf(&b, "$L_end:\n    ret;\n}\n");
+    tw_sbuf_printf(&b, "%s", tw_isa_resident_entry()); /* the baseline: every warp resident and asleep */
     if (b.oom) {
         free(b.p);
         tw_fail(TW_ENOMEM, "chase: out of memory");
