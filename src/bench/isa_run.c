@@ -338,31 +338,29 @@ static tw_status measure_launches(const tw_isa_plan *p, tw_sensor *trace, const 
 {
     size_t *idx = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *idx);
     tw_launch_energy *le = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *le);
-    double *k0 = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *k0),
-           *k1 = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *k1);
+    bool *entry = calloc(p->nlaunches ? p->nlaunches : 1, sizeof *entry); /* the clock is the kernels' */
     tw_update_series usage = {0}, inst = {0};
-    tw_status st = idx && le && k0 && k1 ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (launches)");
+    tw_status st = idx && le && entry ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (launches)");
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
         idx[i] = p->launches[i].event;
     if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
     if (st == TW_OK) st = reading_updates(trace, "power_usage_w", &usage);
     if (st == TW_OK) st = reading_updates(trace, "power_instant_w", &inst);
-    size_t nk = 0;
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++) {
         double a = le[i].t0, b = le[i].t1;
         pl[i] = (per_launch){a, b, le[i].total_j, le[i].dyn_j, NAN, NAN, NAN};
         pl[i].sma_j = usage.n ? tw_updates_hold_integral(&usage, a, b) : NAN;
         pl[i].mtsm_j = inst.n ? tw_updates_hold_integral(&inst, a, b) : NAN;
         pl[i].papi_j = inst.n ? held_at(&inst, b) * (b - a) : NAN;
-        if (p->launches[i].k == K_ENTRY) k0[nk] = a, k1[nk++] = b;
+        entry[i] = p->launches[i].k == K_ENTRY;
     }
-    *clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", k0, k1, nk, DEFAULT_CLOCK_MHZ);
+    *clock_mhz =
+        tw_launch_reading_mean(trace, "sm_clock_mhz", le, entry, st == TW_OK ? p->nlaunches : 0, DEFAULT_CLOCK_MHZ);
     tw_update_series_free(&usage);
     tw_update_series_free(&inst);
     free(idx);
     free(le);
-    free(k0);
-    free(k1);
+    free(entry);
     return st;
 }
 

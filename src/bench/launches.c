@@ -56,8 +56,8 @@ tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw
     return st;
 }
 
-double tw_launch_reading_mean(tw_sensor *trace, const char *name, const double *t0, const double *t1, size_t n,
-                              double fallback)
+double tw_launch_reading_mean(tw_sensor *trace, const char *name, const tw_launch_energy *le, const bool *keep,
+                              size_t n, double fallback)
 {
     size_t idx;
     if (!trace || tw_sensor_find(trace, name, &idx) != TW_OK) {
@@ -71,8 +71,9 @@ double tw_launch_reading_mean(tw_sensor *trace, const char *name, const double *
     }
     double sum = 0, dur = 0;
     for (size_t i = 0; i < n && u.n; i++) {
-        double c = tw_updates_hold_integral(&u, t0[i], t1[i]);
-        if (isfinite(c)) sum += c, dur += t1[i] - t0[i];
+        if (keep && !keep[i]) continue;
+        double c = tw_updates_hold_integral(&u, le[i].t0, le[i].t1);
+        if (isfinite(c)) sum += c, dur += le[i].t1 - le[i].t0;
     }
     tw_update_series_free(&u);
     return dur > 0 ? sum / dur : fallback;

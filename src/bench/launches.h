@@ -5,6 +5,7 @@
 #ifndef TW_BENCH_LAUNCHES_H
 #define TW_BENCH_LAUNCHES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "correct/profile.h"
@@ -20,10 +21,11 @@ typedef struct tw_launch_energy {
 tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw_reading_model *m,
                              const size_t *event_idx, size_t n, tw_launch_energy *out);
 
-/* The mean of reading `name` over the spans [t0[i], t1[i]] (time-weighted);
- * `fallback` when the trace has no such reading. */
-double tw_launch_reading_mean(tw_sensor *trace, const char *name, const double *t0, const double *t1, size_t n,
-                              double fallback);
+/* The mean of reading `name` over the spans of le[i] for which keep[i] (all
+ * when keep is NULL), time-weighted; `fallback` when the trace has no such
+ * reading. */
+double tw_launch_reading_mean(tw_sensor *trace, const char *name, const tw_launch_energy *le, const bool *keep,
+                              size_t n, double fallback);
 
 /* The profile's best reading for board energy, its name into name; NULL with
  * the error set when the profile has none. */

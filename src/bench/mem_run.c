@@ -356,16 +356,13 @@ tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events
     if (!m) return TW_EINVAL;
     size_t *idx = calloc(p->nlaunches + 1, sizeof *idx);
     tw_launch_energy *le = calloc(p->nlaunches + 1, sizeof *le);
-    double *t0 = calloc(p->nlaunches + 1, sizeof *t0), *t1 = calloc(p->nlaunches + 1, sizeof *t1);
     out->rows = calloc(p->ncfgs + 1, sizeof *out->rows);
-    tw_status st = idx && le && t0 && t1 && out->rows ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (results)");
+    tw_status st = idx && le && out->rows ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (results)");
     for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
         idx[i] = p->launches[i].event;
     if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
     if (st == TW_OK) st = keep_launches(p, le, out);
-    for (size_t i = 0; st == TW_OK && i < p->nlaunches; i++)
-        t0[i] = le[i].t0, t1[i] = le[i].t1;
-    if (st == TW_OK) out->clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", t0, t1, p->nlaunches, NAN);
+    if (st == TW_OK) out->clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", le, NULL, p->nlaunches, NAN);
     for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
         out->lower_j[lv] = NAN;
     for (size_t ci = 0; st == TW_OK && ci < p->ncfgs; ci++) {
@@ -379,8 +376,6 @@ tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events
     }
     free(idx);
     free(le);
-    free(t0);
-    free(t1);
     if (st != TW_OK) tw_mem_results_free(out);
     return st;
 }

@@ -26,10 +26,9 @@ static double sim_latency_s(const tw_exec *x, double bytes, bool skip_l1)
 }
 
 /* One launch's time (s): `iters` passes over an array of `bytes`. */
-static tw_status timed(tw_exec *x, const tw_chase_config *c, const char *ptx, uint64_t iters, double *s)
+static tw_status timed(tw_exec *x, const tw_chase_config *c, const tw_chase_layout *l, const char *ptx, uint64_t iters,
+                       double *s)
 {
-    tw_chase_layout l;
-    if (tw_chase_layout_of(c, &l) != 0) return TW_EINVAL;
     tw_exec_kernel k = {.label = c->level == TW_MEM_L1 ? "mem_size_l1" : "mem_size_l2",
                         .ptx = ptx,
                         .entry = TW_CHASE_KERNEL,
@@ -40,7 +39,7 @@ static tw_status timed(tw_exec *x, const tw_chase_config *c, const char *ptx, ui
                         .seed = SEED,
                         .out_bytes = c->sub_bytes};
     double lat = sim_latency_s(x, (double)c->sub_bytes, c->level != TW_MEM_L1);
-    k.sim_s = (double)(iters + 1) * (double)l.ring * lat + (double)l.ring * 5e-9 + 5e-6;
+    k.sim_s = (double)(iters + 1) * (double)l->ring * lat + (double)l->ring * 5e-9 + 5e-6;
     k.sim_w = 1.0;
     size_t ev = tw_events_count(x->events);
     tw_status st = tw_exec_kernel_run(x, &k, 1);
@@ -61,9 +60,9 @@ static tw_status latency(tw_exec *x, tw_mem_level level, size_t bytes, double ta
     if (!ptx) return TW_EINVAL;
     double t0 = 0, tk = 0;
     uint64_t k = 1;
-    tw_status st = timed(x, &c, ptx, 0, &t0);
+    tw_status st = timed(x, &c, &l, ptx, 0, &t0);
     while (st == TW_OK && k < (1ull << 40)) {
-        st = timed(x, &c, ptx, k, &tk);
+        st = timed(x, &c, &l, ptx, k, &tk);
         if (st != TW_OK || tk - t0 >= target_s) break;
         k *= 4;
     }

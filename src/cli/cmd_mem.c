@@ -44,7 +44,7 @@ static void help(void)
            "  --json          the rows as JSON on stdout\n");
 }
 
-enum { OPT_LEVELS = 1000, OPT_THREADS, OPT_BLOCKS, OPT_REPS, OPT_TARGET, OPT_PROFILE, OPT_OUT, OPT_JSON };
+enum { OPT_LEVELS = 1000, OPT_THREADS, OPT_BLOCKS, OPT_REPS, OPT_TARGET, OPT_PROFILE, OPT_OUT, OPT_JSON, OPT_MAX_MIB };
 
 typedef struct mem_args {
     cli_exp_args exp;
@@ -391,7 +391,7 @@ typedef struct sizes_args {
 
 static int parse_sizes(int argc, char **argv, sizes_args *a)
 {
-    static const struct option opts[] = {{"max-mib", required_argument, 0, OPT_LEVELS},
+    static const struct option opts[] = {{"max-mib", required_argument, 0, OPT_MAX_MIB},
                                          {"target-s", required_argument, 0, OPT_TARGET},
                                          {"out", required_argument, 0, OPT_OUT},
                                          {"json", no_argument, 0, OPT_JSON},
@@ -407,7 +407,7 @@ static int parse_sizes(int argc, char **argv, sizes_args *a)
         case 'h':
             help_sizes();
             return -1;
-        case OPT_LEVELS:
+        case OPT_MAX_MIB:
             if (!cli_parse_double(optarg, &d) || !(d >= 1 && d <= 4096))
                 rc = cli_usage(CMD_SIZES, "--max-mib must be 1..4096, not '%s'", optarg);
             else
