@@ -33,9 +33,21 @@ static const double sim_latency_s[TW_MEM_LEVELS] = {30e-9, 40e-9, 260e-9, 600e-9
 static const double sim_sectors_per_s[TW_MEM_LEVELS] = {1.0e12, 1.0e12, 1.7e11, 1.0e11};
 #define SIM_RESIDENT_W 4.0
 
-static double sim_eps_j(tw_mem_level l, unsigned threads)
+#define SIM_STORE_FACTOR 1.3 /* a store costs more than a load [Delestrac et al.'s ref. 31] */
+#define SIM_DIV_J 190e-12    /* per division and thread, about the H100's div.u32 */
+
+static double sim_eps_j(tw_chase_op op, tw_mem_level l, unsigned threads)
 {
-    return sim_eps_min_pj[l] * 1e-12 * (1.0 + 56.0 / (threads > 4 ? threads : 4));
+    double e = sim_eps_min_pj[l] * 1e-12 * (1.0 + 56.0 / (threads > 4 ? threads : 4));
+    if (op == TW_CHASE_STORE) e *= SIM_STORE_FACTOR;
+    if (op == TW_CHASE_LOAD_DIV) e += SIM_DIV_J * tw_mem_divs_per_sector(threads);
+    return e;
+}
+
+double tw_mem_divs_per_sector(unsigned threads)
+{
+    unsigned per = GRANULE / 8; /* 64-bit words per sector (the levels with divisions are global) */
+    return threads < per ? (double)threads : (double)per;
 }
 
 /* ---------------------------------------------------------------- the plan */
@@ -73,6 +85,7 @@ void tw_mem_run_options_init(tw_mem_run_options *o) { memset(o, 0, sizeof *o); }
 static void defaults(tw_mem_run_options *o)
 {
     if (!o->levels) o->levels = (1u << TW_MEM_LEVELS) - 1;
+    if (!o->ops) o->ops = (1u << TW_CHASE_OPS) - 1;
     if (!o->threads || !o->nthreads) {
         o->threads = default_threads;
         o->nthreads = sizeof default_threads / sizeof default_threads[0];
@@ -119,25 +132,54 @@ static size_t sub_bytes_for(const tw_exec *x, tw_mem_level l, unsigned blocks_pe
     }
 }
 
+/* Whether an operation is measured on a level: stores write through L1
+ * (no L1 store level); the LOAD+DIV cross-check is the paper's, on L1, L2
+ * and DRAM. */
+static bool op_on_level(int op, int lv)
+{
+    if (op == TW_CHASE_STORE) return lv != TW_MEM_L1;
+    if (op == TW_CHASE_LOAD_DIV) return lv != TW_MEM_SHARED;
+    return true;
+}
+
+static size_t count_configs(const tw_mem_run_options *o)
+{
+    size_t n = 0;
+    for (int op = 0; op < TW_CHASE_OPS; op++)
+        for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
+            if ((o->ops & (1u << op)) && (o->levels & (1u << lv)) && op_on_level(op, lv)) n += o->nthreads;
+    return n;
+}
+
+static tw_status build_config(tw_exec *x, const tw_mem_run_options *o, int op, int lv, unsigned threads, config *c)
+{
+    c->c = (tw_chase_config){(tw_mem_level)lv, threads, sub_bytes_for(x, (tw_mem_level)lv, o->blocks_per_sm),
+                             GRANULE,          1,       (tw_chase_op)op};
+    if (tw_chase_layout_of(&c->c, &c->l) != 0) return TW_EINVAL;
+    c->c.unroll = c->l.ring < MAX_UNROLL ? (unsigned)c->l.ring : MAX_UNROLL;
+    c->blocks = (unsigned)(x->sm_count > 0 ? x->sm_count : 1) * o->blocks_per_sm;
+    if (!(c->ptx = tw_chase_ptx(&c->c, x->cc >= 70 ? x->cc : 70))) return TW_EINVAL;
+    snprintf(c->label, sizeof c->label, "mem_%s_%s_%u", op == TW_CHASE_LOAD_DIV ? "div" : tw_chase_op_name(c->c.op),
+             tw_mem_level_name(c->c.level), c->c.threads);
+    return TW_OK;
+}
+
 static tw_status build_configs(tw_exec *x, tw_mem_plan *p)
 {
-    p->cfgs = calloc(TW_MEM_LEVELS * p->o.nthreads + 1, sizeof *p->cfgs);
+    p->cfgs = calloc(count_configs(&p->o) + 1, sizeof *p->cfgs);
     if (!p->cfgs) return tw_fail(TW_ENOMEM, "out of memory (configurations)");
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
-        if (!(p->o.levels & (1u << lv))) continue;
-        for (size_t ti = 0; ti < p->o.nthreads; ti++) {
-            config *c = &p->cfgs[p->ncfgs];
-            c->c = (tw_chase_config){(tw_mem_level)lv, p->o.threads[ti],
-                                     sub_bytes_for(x, (tw_mem_level)lv, p->o.blocks_per_sm), GRANULE, 1};
-            if (tw_chase_layout_of(&c->c, &c->l) != 0) return TW_EINVAL;
-            c->c.unroll = c->l.ring < MAX_UNROLL ? (unsigned)c->l.ring : MAX_UNROLL;
-            c->blocks = (unsigned)(x->sm_count > 0 ? x->sm_count : 1) * p->o.blocks_per_sm;
-            if (!(c->ptx = tw_chase_ptx(&c->c, x->cc >= 70 ? x->cc : 70))) return TW_EINVAL;
-            snprintf(c->label, sizeof c->label, "mem_%s_%u", tw_mem_level_name(c->c.level), c->c.threads);
-            p->ncfgs++;
+    for (int op = 0; op < TW_CHASE_OPS; op++)
+        for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
+            if (!(p->o.ops & (1u << op)) || !(p->o.levels & (1u << lv)) || !op_on_level(op, lv)) continue;
+            for (size_t ti = 0; ti < p->o.nthreads; ti++) {
+                tw_status st = build_config(x, &p->o, op, lv, p->o.threads[ti], &p->cfgs[p->ncfgs]);
+                if (st != TW_OK) return st;
+                p->ncfgs++;
+            }
         }
-    }
-    if (p->ncfgs == 0) return tw_fail(TW_EINVAL, "no memory level to calibrate");
+    if (p->ncfgs == 0)
+        return tw_fail(TW_EINVAL, "no memory level to calibrate (stores have no L1 level, "
+                                  "load+div none in shared memory)");
     return TW_OK;
 }
 
@@ -168,7 +210,7 @@ static void sim_shape(const config *c, kind k, uint64_t iters, double *s, double
     double passes = (double)iters + 1.0; /* the warm-up pass */
     double accesses = passes * c->blocks * c->l.sectors_per_pass;
     *s = accesses / rate + (double)c->l.ring * sim_latency_s[l] + 5e-6; /* + the ring's building */
-    *w = SIM_RESIDENT_W + sim_eps_j(l, c->c.threads) * accesses / *s;
+    *w = SIM_RESIDENT_W + sim_eps_j(c->c.op, l, c->c.threads) * accesses / *s;
 }
 
 static tw_status launch_one(tw_exec *x, tw_mem_plan *p, size_t ci, kind k, int rep, uint64_t iters, bool record,
@@ -266,12 +308,50 @@ double tw_mem_planned_s(const tw_mem_run_options *o)
 {
     tw_mem_run_options d = *o;
     defaults(&d);
-    int levels = 0;
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
-        levels += (d.levels >> lv) & 1;
     /* per repeat: chase 0, 1/2, 1 and resident 1/3, 1 of the target, five gaps */
     double per_rep = d.target_s * (1.5 + 4.0 / 3.0) + 5 * GAP_S;
-    return levels * (double)d.nthreads * (d.reps * per_rep + 0.5); /* + the calibration's launches */
+    return (double)count_configs(&d) * (d.reps * per_rep + 0.5); /* + the calibration's launches */
+}
+
+/* ---------------------------------------------------------------- the counter runs */
+
+const char *tw_mem_manifest_header(void)
+{
+    return "launch,op,level,threads,blocks,sub_bytes,iterations,accesses,bytes";
+}
+
+/* The bytes the measurement loop moves: every thread's word per step. */
+static double loop_bytes(const config *c, uint64_t iters)
+{
+    return (double)iters * c->blocks * (double)c->c.threads * (double)c->l.ring * (double)c->l.word_bytes;
+}
+
+tw_status tw_mem_counter_run(tw_exec *x, const tw_mem_run_options *o, uint64_t iterations, FILE *manifest)
+{
+    if (!x || !o || !manifest) return tw_fail(TW_EINVAL, "tw_mem_counter_run: NULL argument");
+    tw_mem_plan *p = calloc(1, sizeof *p);
+    if (!p) return tw_fail(TW_ENOMEM, "out of memory (plan)");
+    p->o = *o;
+    defaults(&p->o);
+    tw_status st = build_configs(x, p);
+    fprintf(manifest, "%s\n", tw_mem_manifest_header());
+    size_t index = 0;
+    for (size_t ci = 0; st == TW_OK && ci < p->ncfgs; ci++) {
+        const config *c = &p->cfgs[ci];
+        const uint64_t iters[] = {0, iterations};
+        for (int i = 0; st == TW_OK && i < 2; i++) {
+            double len;
+            st = launch_one(x, p, ci, K_CHASE, -1, iters[i], false, &len);
+            if (st != TW_OK) break;
+            fprintf(manifest, "%zu,%s,%s,%u,%u,%zu,%llu,%.17g,%.17g\n", index++, tw_chase_op_name(c->c.op),
+                    tw_mem_level_name(c->c.level), c->c.threads, c->blocks, c->c.sub_bytes,
+                    (unsigned long long)iters[i], (double)iters[i] * c->blocks * c->l.sectors_per_pass,
+                    loop_bytes(c, iters[i]));
+        }
+    }
+    if (st == TW_OK && fflush(manifest) != 0) st = tw_fail(TW_EIO, "cannot write the manifest");
+    tw_mem_plan_free(p);
+    return st;
 }
 
 /* ---------------------------------------------------------------- analysis */
@@ -304,15 +384,17 @@ static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, 
         row->r2 = fmin(row->r2, f.r2);
         nr++;
     }
+    row->op = c->c.op;
     row->level = c->c.level;
     row->threads = c->c.threads;
+    row->div_j = row->div_sd_j = NAN;
     row->blocks = c->blocks;
     row->sub_bytes = c->c.sub_bytes;
     tw_mean_sd(eps, nr, &row->eps_j, &row->eps_sd_j);
     tw_mean_sd(b, nr, &row->resident_w, &sd);
     row->spread_pct = nr > 1 ? 100 * row->eps_sd_j / fabs(row->eps_j) : NAN;
     if (nr == 0) row->r2 = NAN;
-    row->truth_j = sim ? sim_eps_j(c->c.level, c->c.threads) : NAN;
+    row->truth_j = sim ? sim_eps_j(c->c.op, c->c.level, c->c.threads) : NAN;
     double longest = 0;
     for (size_t i = 0; i < p->nlaunches; i++) {
         const launch *l = &p->launches[i];
@@ -325,6 +407,41 @@ static void row_of(const tw_mem_plan *p, const tw_launch_energy *le, size_t ci, 
     }
 }
 
+/* LOAD+DIV against LOAD (the paper's §VI-D): the difference per sector
+ * access over the divisions per sector access is one division's energy. */
+static void divisions(tw_mem_results *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        tw_mem_row *d = &r->rows[i];
+        if (d->op != TW_CHASE_LOAD_DIV) continue;
+        for (size_t k = 0; k < r->n; k++) {
+            const tw_mem_row *l = &r->rows[k];
+            if (l->op != TW_CHASE_LOAD || l->level != d->level || l->threads != d->threads) continue;
+            double per = tw_mem_divs_per_sector(d->threads);
+            d->div_j = (d->eps_j - l->eps_j) / per;
+            d->div_sd_j = hypot(d->eps_sd_j, l->eps_sd_j) / per;
+        }
+    }
+}
+
+void tw_mem_lower_bounds(tw_mem_results *r)
+{
+    for (int op = 0; op < TW_CHASE_OPS; op++)
+        for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
+            r->lower_j[op][lv] = NAN;
+            r->lower_threads[op][lv] = 0;
+        }
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_mem_row *w = &r->rows[i];
+        double *lo = &r->lower_j[w->op][w->level];
+        if (w->check == TW_MEM_CHECK_FAIL || !(w->eps_j > 0)) continue;
+        if (!isfinite(*lo) || w->eps_j < *lo) {
+            *lo = w->eps_j;
+            r->lower_threads[w->op][w->level] = w->threads;
+        }
+    }
+}
+
 static tw_status keep_launches(const tw_mem_plan *p, const tw_launch_energy *le, tw_mem_results *out)
 {
     out->launches = calloc(p->nlaunches + 1, sizeof *out->launches);
@@ -332,15 +449,11 @@ static tw_status keep_launches(const tw_mem_plan *p, const tw_launch_energy *le,
     for (size_t i = 0; i < p->nlaunches; i++) {
         const launch *l = &p->launches[i];
         const config *c = &p->cfgs[l->cfg];
-        out->launches[i] = (tw_mem_launch_row){c->c.level,
-                                               c->c.threads,
-                                               l->k == K_CHASE ? "chase" : "resident",
-                                               l->rep,
-                                               (double)l->iterations,
-                                               l->accesses,
-                                               le[i].t0,
-                                               le[i].t1,
-                                               le[i].total_j,
+        out->launches[i] = (tw_mem_launch_row){c->c.op,      c->c.level,
+                                               c->c.threads, l->k == K_CHASE ? "chase" : "resident",
+                                               l->rep,       (double)l->iterations,
+                                               l->accesses,  le[i].t0,
+                                               le[i].t1,     le[i].total_j,
                                                le[i].dyn_j};
     }
     out->nlaunches = p->nlaunches;
@@ -363,16 +476,11 @@ tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events
     if (st == TW_OK) st = tw_launch_energies(trace, events, m, idx, p->nlaunches, le);
     if (st == TW_OK) st = keep_launches(p, le, out);
     if (st == TW_OK) out->clock_mhz = tw_launch_reading_mean(trace, "sm_clock_mhz", le, NULL, p->nlaunches, NAN);
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
-        out->lower_j[lv] = NAN;
-    for (size_t ci = 0; st == TW_OK && ci < p->ncfgs; ci++) {
-        tw_mem_row *row = &out->rows[out->n++];
-        row_of(p, le, ci, p->sim, row);
-        double *lo = &out->lower_j[row->level];
-        if (row->eps_j > 0 && (!isfinite(*lo) || row->eps_j < *lo)) {
-            *lo = row->eps_j;
-            out->lower_threads[row->level] = row->threads;
-        }
+    for (size_t ci = 0; st == TW_OK && ci < p->ncfgs; ci++)
+        row_of(p, le, ci, p->sim, &out->rows[out->n++]);
+    if (st == TW_OK) {
+        divisions(out);
+        tw_mem_lower_bounds(out);
     }
     free(idx);
     free(le);

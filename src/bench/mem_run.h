@@ -20,6 +20,8 @@
 #define TW_BENCH_MEM_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "bench/exec.h"
 #include "correct/profile.h"
@@ -27,6 +29,8 @@
 
 typedef struct tw_mem_run_options {
     unsigned levels;         /* bit (1 << level); 0 = all four */
+    unsigned ops;            /* bit (1 << tw_chase_op); 0 = load, store and load+div (stores skip L1, the
+                                LOAD+DIV cross-check skips shared memory, as the paper's §VI-D) */
     const unsigned *threads; /* per block; NULL = 1, 4, 32, 128, 512, 1024 */
     size_t nthreads;
     double target_s;        /* the longest launch; 0 = 0.25 s */
@@ -36,7 +40,11 @@ typedef struct tw_mem_run_options {
 
 void tw_mem_run_options_init(tw_mem_run_options *o);
 
+/* The counter check of a row (ncu, run apart from the energy runs). */
+typedef enum tw_mem_check { TW_MEM_UNCHECKED = 0, TW_MEM_CHECK_PASS = 1, TW_MEM_CHECK_FAIL = -1 } tw_mem_check;
+
 typedef struct tw_mem_row {
+    tw_chase_op op;
     tw_mem_level level;
     unsigned threads, blocks;
     size_t sub_bytes;       /* per block */
@@ -48,10 +56,15 @@ typedef struct tw_mem_row {
     double kernel_dyn_w;   /* the longest launch's power above active idle */
     double accesses;       /* in the longest launch */
     double truth_j;        /* simulator: the eps it was given; NaN on a GPU */
+    /* load+div rows: the energy of one division (per thread), (eps - eps of the load row) / divisions per
+     * sector, and its sd; NaN otherwise */
+    double div_j, div_sd_j;
+    tw_mem_check check; /* a failed row is left out of the lower bound */
 } tw_mem_row;
 
 /* One launch as measured: what the rows are fitted from. */
 typedef struct tw_mem_launch_row {
+    tw_chase_op op;
     tw_mem_level level;
     unsigned threads;
     const char *kind; /* "chase" or "resident" */
@@ -66,8 +79,10 @@ typedef struct tw_mem_results {
     size_t nlaunches;
     char reading[64];
     double clock_mhz;
-    double lower_j[TW_MEM_LEVELS]; /* least eps over the threads swept; NaN when not measured */
-    unsigned lower_threads[TW_MEM_LEVELS];
+    /* per operation and level: the least eps over the threads swept whose counter check did not fail;
+     * NaN when not measured */
+    double lower_j[TW_CHASE_OPS][TW_MEM_LEVELS];
+    unsigned lower_threads[TW_CHASE_OPS][TW_MEM_LEVELS];
 } tw_mem_results;
 
 typedef struct tw_mem_plan tw_mem_plan;
@@ -76,6 +91,19 @@ double tw_mem_planned_s(const tw_mem_run_options *o);
 tw_status tw_mem_analyse(const tw_mem_plan *p, tw_sensor *trace, const tw_events *events, const tw_profile *profile,
                          tw_mem_results *out);
 void tw_mem_results_free(tw_mem_results *r);
+/* (Re)computes lower_j and lower_threads from the rows, skipping rows whose check failed. */
+void tw_mem_lower_bounds(tw_mem_results *r);
+
+/* The divisions per sector access of a load+div chase: one per thread that reads the sector. */
+double tw_mem_divs_per_sector(unsigned threads);
+
+/* The counter runs (for ncu, in a process of their own): every configuration of
+ * the options, launched with iterations 0 and `iterations`, nothing recorded. One
+ * manifest line per launch (tw_mem_manifest_header()): the launch's index among
+ * the chase launches, op, level, threads, blocks, sub_bytes, iterations, and the
+ * accesses of its measurement loop (sectors, Eq. 7) and their bytes. */
+tw_status tw_mem_counter_run(tw_exec *x, const tw_mem_run_options *o, uint64_t iterations, FILE *manifest);
+const char *tw_mem_manifest_header(void);
 void tw_mem_plan_free(tw_mem_plan *p);
 
 #endif

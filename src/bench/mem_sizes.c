@@ -52,7 +52,7 @@ static tw_status timed(tw_exec *x, const tw_chase_config *c, const tw_chase_layo
 /* Nanoseconds per dependent access over an array of `bytes` with the level's load. */
 static tw_status latency(tw_exec *x, tw_mem_level level, size_t bytes, double target_s, double *ns)
 {
-    tw_chase_config c = {level, THREADS, bytes, 32, 1};
+    tw_chase_config c = {level, THREADS, bytes, 32, 1, TW_CHASE_LOAD};
     tw_chase_layout l;
     if (tw_chase_layout_of(&c, &l) != 0) return TW_EINVAL;
     c.unroll = l.ring < 8 ? (unsigned)l.ring : 8;

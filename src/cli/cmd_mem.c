@@ -1,6 +1,7 @@
-/* truewatt mem: energy of data movement (Delestrac et al. 2024); the
- * calibrate sub-command measures the energy per access of shared memory,
- * L1, L2 and DRAM with pointer chases (bench/mem_run.h). */
+/* truewatt mem: energy of data movement (Delestrac et al. 2024). calibrate
+ * measures the energy per access of shared memory, L1, L2 and DRAM with
+ * pointer chases (bench/mem_run.h), after the counter checks; check runs
+ * the checks alone; counters is what Nsight Compute profiles for them. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,52 +9,95 @@
 #include <string.h>
 
 #include "bench/mem_run.h"
-#include "bench/mem_sizes.h"
 #include "cli/bench_run.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "core/json.h"
-#include "report/plot.h"
-#include "report/table.h"
+#include "cli/mem_checks.h"
+#include "cli/mem_report.h"
+#include "cli/spawn.h"
+#include "core/error.h"
 
-#define CMD "mem calibrate"
 #define MAX_THREADS 32
-#define R2_MIN 0.98
+#define CHECK_ITERATIONS 4
 
-/* the paper's A100 lower bounds, pJ per 32-byte sector (Delestrac et al. 2024, §VI) */
-static const double paper_a100_pj[TW_MEM_LEVELS] = {82.1, 107, 368, 2090};
-
-static void help(void)
-{
-    printf("usage: truewatt mem calibrate [--levels shared,l1,l2,dram] [--threads N,...] [--blocks-per-sm N]\n"
-           "                              [--reps N] [--target-s S] [--profile FILE] [--out DIR] [--json]\n"
-           "                              [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
-           "Energy per access of each memory level by pointer chases (Delestrac et al. 2024): per level\n"
-           "and threads per block (two blocks per SM), the chase without and with its measurement loop\n"
-           "and a resident (sleeping) kernel; energy above active idle regressed on the sector accesses\n"
-           "with time as a second regressor. The lower bound of a level is the least energy per access\n"
-           "over the threads swept. Array sizes follow the GPU's L2 and shared memory sizes. Nothing on\n"
-           "the card is changed.\n\n"
-           "  --levels LIST   which levels (default all four)\n"
-           "  --threads LIST  threads per block to sweep (default 1,4,32,128,512,1024)\n"
-           "  --blocks-per-sm N  blocks on each SM (default 2)\n"
-           "  --reps N        repeats (default 3); --target-s S: the longest launch (default 0.25)\n"
-           "  --profile FILE  the sensor profile (default: looked up, else identified first, ~1 min)\n"
-           "  --out DIR       mem.csv, mem-profile.json, launches.csv, mem.dat/.gp/.png, trace, events\n"
-           "                  (default truewatt-mem)\n"
-           "  --json          the rows as JSON on stdout\n");
-}
-
-enum { OPT_LEVELS = 1000, OPT_THREADS, OPT_BLOCKS, OPT_REPS, OPT_TARGET, OPT_PROFILE, OPT_OUT, OPT_JSON, OPT_MAX_MIB };
+enum {
+    OPT_LEVELS = 1000,
+    OPT_OPS,
+    OPT_THREADS,
+    OPT_BLOCKS,
+    OPT_REPS,
+    OPT_TARGET,
+    OPT_PROFILE,
+    OPT_OUT,
+    OPT_JSON,
+    OPT_ISA_TABLE,
+    OPT_NCU,
+    OPT_NO_CHECKS,
+    OPT_MANIFEST,
+    OPT_ITERATIONS
+};
 
 typedef struct mem_args {
+    const char *cmd;
     cli_exp_args exp;
     tw_mem_run_options run;
     unsigned threads[MAX_THREADS];
-    const char *profile, *out;
-    bool json;
+    const char *profile, *out, *isa_table, *ncu, *manifest;
+    bool json, no_checks;
+    uint64_t iterations;
     tw_mem_plan *plan;
 } mem_args;
+
+static void help_calibrate(void)
+{
+    printf("usage: truewatt mem calibrate [--levels shared,l1,l2,dram] [--ops load,store,load+div]\n"
+           "                              [--threads N,...] [--blocks-per-sm N] [--reps N] [--target-s S]\n"
+           "                              [--ncu PATH | --no-counter-checks] [--isa-table ISA.csv]\n"
+           "                              [--profile FILE] [--out DIR] [--json]\n"
+           "                              [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
+           "Energy per access of each memory level by pointer chases (Delestrac et al. 2024): per operation,\n"
+           "level and threads per block (two blocks per SM), the chase without and with its measurement\n"
+           "loop and a resident (sleeping) kernel; energy above active idle regressed on the sector accesses\n"
+           "with time as a second regressor. The lower bound of a level is the least energy per access over\n"
+           "the threads swept whose counter check passed. First, when Nsight Compute is found, the counter\n"
+           "checks (as `truewatt mem check`) in a process of their own. Array sizes follow the GPU's L2 and\n"
+           "shared memory sizes. Nothing on the card is changed.\n\n"
+           "  --levels LIST   which levels (default all four)\n"
+           "  --ops LIST      load, store (no L1: stores write through it), load+div (the cross-check with\n"
+           "                  the instruction table; not in shared memory); default all three\n"
+           "  --threads LIST  threads per block to sweep (default 1,4,32,128,512,1024)\n"
+           "  --blocks-per-sm N  blocks on each SM (default 2)\n"
+           "  --reps N        repeats (default 3); --target-s S: the longest launch (default 0.25)\n"
+           "  --ncu PATH      Nsight Compute (default: ncu on $PATH on a GPU; checks are skipped without it)\n"
+           "  --no-counter-checks  no ncu run; every row is used unchecked\n"
+           "  --isa-table F   isa.csv of `truewatt isa --mode throughput`: its div.u32 beside LOAD+DIV's\n"
+           "  --profile FILE  the sensor profile (default: looked up, else identified first, ~1 min)\n"
+           "  --out DIR       mem.csv, mem-profile.json, launches.csv, checks.csv, mem.dat/.gp/.png, trace,\n"
+           "                  events (default truewatt-mem)\n"
+           "  --json          the memory-energy profile on stdout\n");
+}
+
+static void help_check(void)
+{
+    printf("usage: truewatt mem check [--levels LIST] [--ops LIST] [--threads N,...] [--blocks-per-sm N]\n"
+           "                          [--iterations N] [--ncu PATH] [--out DIR]\n"
+           "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
+           "The counter checks of the calibration: Nsight Compute (ncu --csv --clock-control none) counts the\n"
+           "sectors of each chase launched with 0 and N iterations; the difference is the measurement loop.\n"
+           "A configuration passes when the target level served at least 95 %% of its accesses (L1/L2 hit\n"
+           "rate; DRAM: the L2's sectors that went to DRAM) and the counted sectors are within 5 %% of the\n"
+           "paper's Eq. 7. Writes checks.csv, ncu.csv and manifest.csv to --out DIR (default\n"
+           "truewatt-mem-check).\n");
+}
+
+static void help_counters(void)
+{
+    printf("usage: truewatt mem counters --manifest FILE [--iterations N] [--levels LIST] [--ops LIST]\n"
+           "                             [--threads N,...] [--blocks-per-sm N] [--out DIR] [experiment options]\n\n"
+           "Launches every chase of the calibration with 0 and N iterations (default %d), nothing measured,\n"
+           "and lists the launches in FILE: what `truewatt mem check` runs under Nsight Compute.\n",
+           CHECK_ITERATIONS);
+}
 
 static int parse_levels(mem_args *a, const char *list)
 {
@@ -64,10 +108,23 @@ static int parse_levels(mem_args *a, const char *list)
         int found = -1;
         for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
             if (!strcmp(t, tw_mem_level_name((tw_mem_level)lv))) found = lv;
-        if (found < 0) return cli_usage(CMD, "--levels: no level named '%s' (shared, l1, l2, dram)", t);
+        if (found < 0) return cli_usage(a->cmd, "--levels: no level named '%s' (shared, l1, l2, dram)", t);
         a->run.levels |= 1u << found;
     }
-    return a->run.levels ? 0 : cli_usage(CMD, "--levels: name at least one level");
+    return a->run.levels ? 0 : cli_usage(a->cmd, "--levels: name at least one level");
+}
+
+static int parse_ops(mem_args *a, const char *list)
+{
+    a->run.ops = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int op = tw_chase_op_parse(t);
+        if (op < 0) return cli_usage(a->cmd, "--ops: no operation named '%s' (load, store, load+div)", t);
+        a->run.ops |= 1u << op;
+    }
+    return a->run.ops ? 0 : cli_usage(a->cmd, "--ops: name at least one operation");
 }
 
 static int parse_threads(mem_args *a, const char *list)
@@ -78,238 +135,172 @@ static int parse_threads(mem_args *a, const char *list)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         uint64_t v;
         if (!cli_parse_u64(t, &v) || v < 1 || v > 1024 || (v & (v - 1)))
-            return cli_usage(CMD, "--threads: '%s' is not a power of two from 1 to 1024", t);
-        if (a->run.nthreads == MAX_THREADS) return cli_usage(CMD, "--threads: at most %d values", MAX_THREADS);
+            return cli_usage(a->cmd, "--threads: '%s' is not a power of two from 1 to 1024", t);
+        if (a->run.nthreads == MAX_THREADS) return cli_usage(a->cmd, "--threads: at most %d values", MAX_THREADS);
         a->threads[a->run.nthreads++] = (unsigned)v;
     }
     a->run.threads = a->threads;
-    return a->run.nthreads ? 0 : cli_usage(CMD, "--threads: name at least one count");
+    return a->run.nthreads ? 0 : cli_usage(a->cmd, "--threads: name at least one count");
 }
 
-static int parse_args(int argc, char **argv, mem_args *a)
+static int parse_number(mem_args *a, int c, const char *arg)
 {
-    static const struct option opts[] = {{"levels", required_argument, 0, OPT_LEVELS},
-                                         {"threads", required_argument, 0, OPT_THREADS},
-                                         {"blocks-per-sm", required_argument, 0, OPT_BLOCKS},
-                                         {"reps", required_argument, 0, OPT_REPS},
-                                         {"target-s", required_argument, 0, OPT_TARGET},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
     uint64_t u;
     double d;
+    switch (c) {
+    case OPT_BLOCKS:
+        if (!cli_parse_u64(arg, &u) || u < 1 || u > 32)
+            return cli_usage(a->cmd, "--blocks-per-sm must be 1..32, not '%s'", arg);
+        a->run.blocks_per_sm = (unsigned)u;
+        return 0;
+    case OPT_REPS:
+        if (!cli_parse_u64(arg, &u) || u < 2 || u > 16) return cli_usage(a->cmd, "--reps must be 2..16, not '%s'", arg);
+        a->run.reps = (int)u;
+        return 0;
+    case OPT_ITERATIONS:
+        if (!cli_parse_u64(arg, &u) || u < 1 || u > 1000000)
+            return cli_usage(a->cmd, "--iterations must be 1..1000000, not '%s'", arg);
+        a->iterations = u;
+        return 0;
+    default: /* OPT_TARGET */
+        if (!cli_parse_double(arg, &d) || !(d >= 0.02 && d <= 10))
+            return cli_usage(a->cmd, "--target-s must be 0.02..10 seconds, not '%s'", arg);
+        a->run.target_s = d;
+        return 0;
+    }
+}
+
+static int parse_one(mem_args *a, int c, const char *arg, char **argv)
+{
+    switch (c) {
+    case OPT_LEVELS:
+        return parse_levels(a, arg);
+    case OPT_OPS:
+        return parse_ops(a, arg);
+    case OPT_THREADS:
+        return parse_threads(a, arg);
+    case OPT_BLOCKS:
+    case OPT_REPS:
+    case OPT_TARGET:
+    case OPT_ITERATIONS:
+        return parse_number(a, c, arg);
+    case OPT_PROFILE:
+        a->profile = arg;
+        return 0;
+    case OPT_OUT:
+        a->out = arg;
+        return 0;
+    case OPT_JSON:
+        a->json = true;
+        return 0;
+    case OPT_ISA_TABLE:
+        a->isa_table = arg;
+        return 0;
+    case OPT_NCU:
+        a->ncu = arg;
+        return 0;
+    case OPT_NO_CHECKS:
+        a->no_checks = true;
+        return 0;
+    case OPT_MANIFEST:
+        a->manifest = arg;
+        return 0;
+    default:
+        return cli_opt_other(a->cmd, c, arg, argv, &a->exp);
+    }
+}
+
+#define SELECT_OPTIONS                                                                                                 \
+    {"levels", required_argument, 0, OPT_LEVELS}, {"ops", required_argument, 0, OPT_OPS},                              \
+        {"threads", required_argument, 0, OPT_THREADS}, {"blocks-per-sm", required_argument, 0, OPT_BLOCKS},           \
+        {"out", required_argument, 0, OPT_OUT}, CLI_EXP_LONG_OPTIONS, {"help", no_argument, 0, 'h'},                   \
+    {                                                                                                                  \
+        0, 0, 0, 0                                                                                                     \
+    }
+
+static int parse_args(int argc, char **argv, const struct option *opts, void (*help)(void), mem_args *a)
+{
+    int c, rc = 0;
     optind = 1;
     opterr = 0;
     while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
+        if (c == 'h') {
             help();
             return -1;
-        case OPT_LEVELS:
-            rc = parse_levels(a, optarg);
-            break;
-        case OPT_THREADS:
-            rc = parse_threads(a, optarg);
-            break;
-        case OPT_BLOCKS:
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 32)
-                rc = cli_usage(CMD, "--blocks-per-sm must be 1..32, not '%s'", optarg);
-            else
-                a->run.blocks_per_sm = (unsigned)u;
-            break;
-        case OPT_REPS:
-            if (!cli_parse_u64(optarg, &u) || u < 2 || u > 16)
-                rc = cli_usage(CMD, "--reps must be 2..16, not '%s'", optarg);
-            else
-                a->run.reps = (int)u;
-            break;
-        case OPT_TARGET:
-            if (!cli_parse_double(optarg, &d) || !(d >= 0.02 && d <= 10))
-                rc = cli_usage(CMD, "--target-s must be 0.02..10 seconds, not '%s'", optarg);
-            else
-                a->run.target_s = d;
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, &a->exp);
         }
+        rc = parse_one(a, c, optarg, argv);
     }
-    if (!rc) rc = cli_opt_rest(CMD, argc, argv, optind);
+    if (!rc) rc = cli_opt_rest(a->cmd, argc, argv, optind);
     return rc;
 }
 
-/* ---------------------------------------------------------------- output */
-
-/* v with `decimals` decimals, "-" when unknown */
-static void cell(table *t, double v, int decimals)
+static void args_init(mem_args *a, const char *cmd, const char *out)
 {
-    if (isfinite(v))
-        table_cell(t, "%.*f", decimals, v);
-    else
-        table_cell(t, "-");
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->out = out;
+    a->ncu = "ncu";
+    a->iterations = CHECK_ITERATIONS;
+    cli_exp_args_init(&a->exp);
+    tw_mem_run_options_init(&a->run);
 }
 
-static int print_table(const tw_mem_results *r)
+/* ---------------------------------------------------------------- the instruction table */
+
+/* The n-th comma-separated field of line (empty fields count; no quoting in isa.csv's columns), into buf. */
+static bool csv_field(const char *line, int n, char *buf, size_t cap)
 {
-    static const char *const h[] = {"level",     "threads",  "pJ/sector",  "+-",        "spread_%",    "r2",
-                                    "Gsector/s", "kernel_W", "resident_W", "KiB/block", "sim_truth_pJ"};
-    table *t = table_new(11, h);
-    if (!t) return cli_fail(CMD, TW_ENOMEM);
-    for (size_t i = 0; i < r->n; i++) {
-        const tw_mem_row *w = &r->rows[i];
-        table_cell(t, "%s", tw_mem_level_name(w->level));
-        table_cell(t, "%u", w->threads);
-        cell(t, w->eps_j * 1e12, 1);
-        cell(t, w->eps_sd_j * 1e12, 2);
-        cell(t, w->spread_pct, 1);
-        cell(t, w->r2, 4);
-        cell(t, w->accesses_per_s * 1e-9, 2);
-        cell(t, w->kernel_dyn_w, 1);
-        cell(t, w->resident_w, 1);
-        table_cell(t, "%zu", w->sub_bytes / 1024);
-        cell(t, w->truth_j * 1e12, 1);
+    for (int k = 0; k < n; k++) {
+        line = strchr(line, ',');
+        if (!line) return false;
+        line++;
     }
-    table_print(t, stdout);
-    table_free(t);
-    return 0;
+    size_t len = strcspn(line, ",\r\n");
+    snprintf(buf, cap, "%.*s", (int)len, line);
+    return true;
 }
 
-/* The lower bound of each level beside the paper's A100 values, and whether its fit is good enough. */
-static void print_bounds(const tw_mem_results *r)
+/* The column named `name` in a header line, -1 when absent. */
+static int csv_column(const char *header, const char *name)
 {
-    printf("\nlower bound per level (least over the threads swept), pJ per 32-byte sector:\n");
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
-        if (!isfinite(r->lower_j[lv])) continue;
-        double r2 = NAN;
-        for (size_t i = 0; i < r->n; i++)
-            if (r->rows[i].level == (tw_mem_level)lv && r->rows[i].threads == r->lower_threads[lv]) r2 = r->rows[i].r2;
-        printf("  %-6s %8.1f pJ at %4u threads per block, r2 %.4f%s   (paper, A100: %.1f pJ)\n",
-               tw_mem_level_name((tw_mem_level)lv), r->lower_j[lv] * 1e12, r->lower_threads[lv], r2,
-               r2 >= R2_MIN ? "" : " < 0.98", paper_a100_pj[lv]);
+    char f[128];
+    for (int k = 0; csv_field(header, k, f, sizeof f); k++)
+        if (!strcmp(f, name)) return k;
+    return -1;
+}
+
+/* div.u32's energy from an isa.csv (columns by name: instruction, energy_j). */
+static int read_div_ref(const char *cmd, const char *path, mem_div_ref *ref)
+{
+    ref->j = NAN;
+    snprintf(ref->source, sizeof ref->source, "%s", path);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "truewatt %s: cannot read --isa-table %s\n", cmd, path);
+        return CLI_EXIT_FAIL;
     }
-}
-
-static int write_csv(const char *dir, const tw_mem_results *r, const char *prov)
-{
-    char path[4096];
-    FILE *f = cli_open_out(CMD, dir, "mem.csv", path, sizeof path);
-    if (!f) return CLI_EXIT_FAIL;
-    fprintf(f, "# %s; reading %s; SM clock %.0f MHz\n", prov, r->reading, r->clock_mhz);
-    fprintf(f, "level,threads,blocks,sub_bytes,energy_per_sector_j,energy_sd_j,spread_pct,r2,sectors_per_s,"
-               "kernel_dyn_w,resident_w,accesses,sim_truth_j\n");
-    for (size_t i = 0; i < r->n; i++) {
-        const tw_mem_row *w = &r->rows[i];
-        double v[] = {w->eps_j,        w->eps_sd_j,   w->spread_pct, w->r2,     w->accesses_per_s,
-                      w->kernel_dyn_w, w->resident_w, w->accesses,   w->truth_j};
-        fprintf(f, "%s,%u,%u,%zu", tw_mem_level_name(w->level), w->threads, w->blocks, w->sub_bytes);
-        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
-            isfinite(v[k]) ? fprintf(f, ",%.6g", v[k]) : fprintf(f, ",");
-        fprintf(f, "\n");
-    }
-    return cli_close_out(CMD, f, path);
-}
-
-/* The memory-energy profile: per level its lower bound and every point of the sweep. */
-/* Every launch as measured (launches.csv): the rows can be fitted again from it. */
-static int write_launches(const char *dir, const tw_mem_results *r, const char *prov)
-{
-    char path[4096];
-    FILE *f = cli_open_out(CMD, dir, "launches.csv", path, sizeof path);
-    if (!f) return CLI_EXIT_FAIL;
-    fprintf(f, "# %s; reading %s; energies by its model, dyn_j above active idle\n", prov, r->reading);
-    fprintf(f, "level,threads,kind,rep,iterations,accesses,start_s,end_s,total_j,dyn_j\n");
-    for (size_t i = 0; i < r->nlaunches; i++) {
-        const tw_mem_launch_row *l = &r->launches[i];
-        fprintf(f, "%s,%u,%s,%d,%.17g,%.17g,%.9f,%.9f,%.9g,%.9g\n", tw_mem_level_name(l->level), l->threads, l->kind,
-                l->rep, l->iterations, l->accesses, l->start_s, l->end_s, l->total_j, l->dyn_j);
-    }
-    return cli_close_out(CMD, f, path);
-}
-
-static void print_json(FILE *f, const tw_mem_results *r, const tw_exec *x, const char *prov)
-{
-    json j;
-    json_init(&j, f);
-    json_begin_object(&j);
-    json_kv_string(&j, "provenance", prov);
-    json_kv_string(&j, "gpu", x->gpu);
-    json_kv_string(&j, "driver", x->driver);
-    json_kv_string(&j, "reading", r->reading);
-    json_kv_number(&j, "sm_clock_mhz", r->clock_mhz);
-    json_kv_number(&j, "l2_bytes", x->l2_bytes);
-    json_kv_number(&j, "smem_per_sm_bytes", x->smem_per_sm_bytes);
-    json_kv_uint(&j, "sector_bytes", 32);
-    json_key(&j, "levels");
-    json_begin_array(&j);
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
-        if (!isfinite(r->lower_j[lv])) continue;
-        json_begin_object(&j);
-        json_kv_string(&j, "level", tw_mem_level_name((tw_mem_level)lv));
-        json_kv_number(&j, "energy_per_sector_j", r->lower_j[lv]);
-        json_kv_uint(&j, "threads", r->lower_threads[lv]);
-        json_kv_number(&j, "paper_a100_j", paper_a100_pj[lv] * 1e-12);
-        json_key(&j, "sweep");
-        json_begin_array(&j);
-        for (size_t i = 0; i < r->n; i++) {
-            const tw_mem_row *w = &r->rows[i];
-            if (w->level != (tw_mem_level)lv) continue;
-            json_begin_object(&j);
-            json_kv_uint(&j, "threads", w->threads);
-            json_kv_number(&j, "energy_per_sector_j", w->eps_j);
-            json_kv_number(&j, "energy_sd_j", w->eps_sd_j);
-            json_kv_number(&j, "r2", w->r2);
-            json_kv_number(&j, "sectors_per_s", w->accesses_per_s);
-            json_kv_uint(&j, "sub_bytes", w->sub_bytes);
-            json_kv_number(&j, "sim_truth_j", w->truth_j);
-            json_end_object(&j);
+    char line[8192], name[128], value[64];
+    int name_col = -1, e_col = -1;
+    while (fgets(line, sizeof line, f) && !isfinite(ref->j)) {
+        if (line[0] == '#') continue;
+        if (name_col < 0) {
+            name_col = csv_column(line, "instruction");
+            e_col = csv_column(line, "energy_j");
+            if (name_col < 0 || e_col < 0) break;
+            continue;
         }
-        json_end_array(&j);
-        json_end_object(&j);
+        if (csv_field(line, name_col, name, sizeof name) && !strcmp(name, "div.u32") &&
+            csv_field(line, e_col, value, sizeof value))
+            cli_parse_double(value, &ref->j);
     }
-    json_end_array(&j);
-    json_end_object(&j);
-    json_finish(&j);
+    fclose(f);
+    if (isfinite(ref->j)) return 0;
+    fprintf(stderr, "truewatt %s: --isa-table %s: no div.u32 row with an energy_j (an isa.csv of truewatt isa)\n", cmd,
+            path);
+    return CLI_EXIT_FAIL;
 }
 
-/* Energy per access against threads per block, one line per level (the paper's Figs. 6-7). */
-static void plot(const char *dir, const tw_mem_results *r)
-{
-    char path[4096];
-    FILE *f = cli_open_out(CMD, dir, "mem.dat", path, sizeof path);
-    if (!f) return;
-    for (int lv = 0; lv < TW_MEM_LEVELS; lv++) {
-        fprintf(f, "# %s\n", tw_mem_level_name((tw_mem_level)lv));
-        for (size_t i = 0; i < r->n; i++)
-            if (r->rows[i].level == (tw_mem_level)lv && r->rows[i].eps_j > 0)
-                fprintf(f, "%u %.6g %.6g\n", r->rows[i].threads, r->rows[i].eps_j * 1e12,
-                        isfinite(r->rows[i].eps_sd_j) ? r->rows[i].eps_sd_j * 1e12 : 0.0);
-        fprintf(f, "\n\n");
-    }
-    if (cli_close_out(CMD, f, path)) return;
-    FILE *g = cli_open_out(CMD, dir, "mem.gp", path, sizeof path);
-    if (!g) return;
-    fprintf(g, "set terminal pngcairo size 900,600\nset output 'mem.png'\nset logscale xy\n"
-               "set xlabel 'threads per block'\nset ylabel 'pJ per 32-byte sector'\n"
-               "set title 'energy per access (pointer chase)'\nset key top right\n"
-               "plot for [i=0:3] 'mem.dat' index i using 1:2:3 with yerrorlines title "
-               "word('shared L1 L2 DRAM', i+1)\n");
-    if (cli_close_out(CMD, g, path)) return;
-    cli_draw_plot(CMD, dir, "mem.gp", "mem.png");
-}
-
-/* ---------------------------------------------------------------- the command */
+/* ---------------------------------------------------------------- calibrate */
 
 static tw_status run_mem(tw_exec *x, void *ctx)
 {
@@ -317,205 +308,166 @@ static tw_status run_mem(tw_exec *x, void *ctx)
     return tw_mem_run(x, &a->run, &a->plan);
 }
 
+/* The counter checks before the energy runs: when asked for (--ncu), else on a GPU when ncu is on $PATH. */
+static int calibrate_checks(mem_args *a, bool asked, tw_mem_check_row **rows, size_t *n)
+{
+    char found[4096];
+    if (a->no_checks) return 0;
+    if (!asked && (strcmp(a->exp.backend, "nvml") || cli_find_program(a->ncu, found, sizeof found) != 0)) {
+        fprintf(stderr, "truewatt %s: no counter checks (%s); the rows are used unchecked\n", a->cmd,
+                strcmp(a->exp.backend, "nvml") ? "the simulator has no counters; --ncu runs a stand-in"
+                                               : "ncu not found on $PATH");
+        return 0;
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/checks", a->out);
+    if (cli_make_dir(a->cmd, a->out) != 0) return CLI_EXIT_FAIL;
+    mem_check_request q = {a->ncu, dir, a->iterations, &a->run, &a->exp};
+    int rc = mem_checks_run(a->cmd, &q, rows, n);
+    if (rc == 0) mem_checks_print(*rows, *n);
+    return rc;
+}
+
+static int write_profile(mem_args *a, const tw_mem_results *r, const tw_exec *x, const mem_div_ref *ref,
+                         const char *prov)
+{
+    char path[4096];
+    FILE *f = cli_open_out(a->cmd, a->out, "mem-profile.json", path, sizeof path);
+    if (!f) return CLI_EXIT_FAIL;
+    mem_print_json(f, r, x, ref, prov);
+    return cli_close_out(a->cmd, f, path);
+}
+
+static int report(mem_args *a, tw_mem_results *r, const tw_exec *x, const mem_div_ref *ref, const char *prov)
+{
+    int rc = 0;
+    if (a->json) {
+        mem_print_json(stdout, r, x, ref, prov);
+    } else {
+        printf("\nenergy per memory access, measured by %s", r->reading);
+        if (isfinite(r->clock_mhz)) printf(" (SM clock %.0f MHz)", r->clock_mhz);
+        printf("\n");
+        rc = mem_print_table(a->cmd, r);
+        if (rc == 0) {
+            mem_print_bounds(r);
+            mem_print_divisions(r, ref);
+        }
+    }
+    if (rc == 0) rc = mem_write_csv(a->cmd, a->out, r, prov);
+    if (rc == 0) rc = mem_write_launches(a->cmd, a->out, r, prov);
+    if (rc == 0) rc = write_profile(a, r, x, ref, prov);
+    if (rc == 0) mem_plot(a->cmd, a->out, r);
+    return rc;
+}
+
 int tw_cmd_mem_calibrate(int argc, char **argv)
 {
+    static const struct option opts[] = {{"reps", required_argument, 0, OPT_REPS},
+                                         {"target-s", required_argument, 0, OPT_TARGET},
+                                         {"profile", required_argument, 0, OPT_PROFILE},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"isa-table", required_argument, 0, OPT_ISA_TABLE},
+                                         {"ncu", required_argument, 0, OPT_NCU},
+                                         {"no-counter-checks", no_argument, 0, OPT_NO_CHECKS},
+                                         {"iterations", required_argument, 0, OPT_ITERATIONS},
+                                         SELECT_OPTIONS};
     mem_args a;
-    memset(&a, 0, sizeof a);
-    a.out = "truewatt-mem";
-    cli_exp_args_init(&a.exp);
-    tw_mem_run_options_init(&a.run);
-    int rc = parse_args(argc, argv, &a);
+    args_init(&a, "mem calibrate", "truewatt-mem");
+    a.ncu = NULL;
+    int rc = parse_args(argc, argv, opts, help_calibrate, &a);
     if (rc) return rc < 0 ? 0 : rc;
+    bool asked = a.ncu != NULL;
+    if (!a.ncu) a.ncu = "ncu";
+    if (asked && a.no_checks) return cli_usage(a.cmd, "--ncu and --no-counter-checks exclude each other");
+    mem_div_ref ref = {NAN, ""};
+    if (a.isa_table && (rc = read_div_ref(a.cmd, a.isa_table, &ref))) return rc;
+    tw_mem_check_row *checks = NULL;
+    size_t nchecks = 0;
+    if ((rc = calibrate_checks(&a, asked, &checks, &nchecks))) return rc;
     tw_profile p;
     tw_profile_init(&p);
     char prov[1024];
-    cli_bench b = {CMD, &a.exp, a.profile, a.out, tw_mem_planned_s(&a.run), run_mem, &a, false};
+    cli_bench b = {a.cmd, &a.exp, a.profile, a.out, tw_mem_planned_s(&a.run), run_mem, &a, false};
     tw_exec *x = NULL;
     if ((rc = cli_bench_run(&b, argc, argv, &x, &p, prov, sizeof prov))) {
+        free(checks);
         tw_mem_plan_free(a.plan);
         return rc;
     }
     tw_mem_results r = {0};
     tw_status st = tw_mem_analyse(a.plan, x->trace, x->events, &p, &r);
-    if (st != TW_OK) rc = cli_fail(CMD, st);
-    if (rc == 0 && a.json) {
-        print_json(stdout, &r, x, prov);
-    } else if (rc == 0) {
-        printf("energy per memory access, measured by %s", r.reading);
-        if (isfinite(r.clock_mhz)) printf(" (SM clock %.0f MHz)", r.clock_mhz);
-        printf("\n");
-        rc = print_table(&r);
-        if (rc == 0) print_bounds(&r);
+    if (st != TW_OK) rc = cli_fail(a.cmd, st);
+    if (rc == 0 && nchecks) {
+        tw_mem_check_apply(checks, nchecks, &r);
+        rc = mem_checks_write(a.cmd, a.out, checks, nchecks, prov);
     }
-    if (rc == 0) rc = write_csv(a.out, &r, prov);
-    if (rc == 0) rc = write_launches(a.out, &r, prov);
-    if (rc == 0) {
-        char path[4096];
-        FILE *f = cli_open_out(CMD, a.out, "mem-profile.json", path, sizeof path);
-        if (!f) {
-            rc = CLI_EXIT_FAIL;
-        } else {
-            print_json(f, &r, x, prov);
-            rc = cli_close_out(CMD, f, path);
-        }
-    }
-    if (rc == 0) plot(a.out, &r);
+    if (rc == 0) rc = report(&a, &r, x, &ref, prov);
+    free(checks);
     tw_mem_results_free(&r);
     tw_mem_plan_free(a.plan);
     tw_exec_free(x);
     return rc;
 }
 
-/* ---------------------------------------------------------------- mem sizes */
+/* ---------------------------------------------------------------- counters and check */
 
-#define CMD_SIZES "mem sizes"
-
-static void help_sizes(void)
+static tw_status run_counters(tw_exec *x, void *ctx)
 {
-    printf("usage: truewatt mem sizes [--max-mib N] [--target-s S] [--out DIR] [--json]\n"
-           "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
-           "The memory levels' sizes from access latency (the identification of Delestrac et al. 2024,\n"
-           "by time instead of counters): one warp chases arrays of 16 KiB up to --max-mib (default four\n"
-           "times the L2), with loads cached in L1 and with loads that skip it; a level's size is the\n"
-           "largest array whose time per access stays within 25 %% of the smallest array's. Printed\n"
-           "beside the driver's attributes; sizes.csv in --out DIR (default truewatt-mem-sizes).\n");
+    mem_args *a = ctx;
+    FILE *f = fopen(a->manifest, "w");
+    if (!f) return tw_fail(TW_EIO, "cannot write the manifest %s", a->manifest);
+    tw_status st = tw_mem_counter_run(x, &a->run, a->iterations, f);
+    if (fclose(f) != 0 && st == TW_OK) st = tw_fail(TW_EIO, "cannot write the manifest %s", a->manifest);
+    return st;
 }
 
-typedef struct sizes_args {
-    cli_exp_args exp;
-    tw_mem_sizes_options o;
-    const char *out;
-    bool json;
-    tw_mem_sizes r;
-} sizes_args;
-
-static int parse_sizes(int argc, char **argv, sizes_args *a)
+static int tw_cmd_mem_counters(int argc, char **argv)
 {
-    static const struct option opts[] = {{"max-mib", required_argument, 0, OPT_MAX_MIB},
-                                         {"target-s", required_argument, 0, OPT_TARGET},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    double d;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help_sizes();
-            return -1;
-        case OPT_MAX_MIB:
-            if (!cli_parse_double(optarg, &d) || !(d >= 1 && d <= 4096))
-                rc = cli_usage(CMD_SIZES, "--max-mib must be 1..4096, not '%s'", optarg);
-            else
-                a->o.max_bytes = d * 1048576;
-            break;
-        case OPT_TARGET:
-            if (!cli_parse_double(optarg, &d) || !(d >= 0.001 && d <= 10))
-                rc = cli_usage(CMD_SIZES, "--target-s must be 0.001..10 seconds, not '%s'", optarg);
-            else
-                a->o.target_s = d;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD_SIZES, c, optarg, argv, &a->exp);
-        }
-    }
-    if (!rc) rc = cli_opt_rest(CMD_SIZES, argc, argv, optind);
-    return rc;
-}
-
-static tw_status run_sizes(tw_exec *x, void *ctx)
-{
-    sizes_args *a = ctx;
-    return tw_mem_sizes_run(x, &a->o, &a->r);
-}
-
-static int write_sizes(const char *dir, const tw_mem_sizes *r, const tw_exec *x, const char *prov)
-{
-    char path[4096];
-    FILE *f = cli_open_out(CMD_SIZES, dir, "sizes.csv", path, sizeof path);
-    if (!f) return CLI_EXIT_FAIL;
-    fprintf(f, "# %s; gpu %s; driver attributes: L2 %.0f bytes, shared per SM %.0f bytes; found: L1 %.0f, L2 %.0f\n",
-            prov, x->gpu, x->l2_bytes, x->smem_per_sm_bytes, r->l1_bytes, r->l2_bytes);
-    fprintf(f, "array_bytes,l1_load_ns,l2_load_ns\n");
-    for (size_t i = 0; i < r->n; i++)
-        fprintf(f, "%.0f,%.4g,%.4g\n", r->bytes[i], r->l1_ns[i], r->l2_ns[i]);
-    return cli_close_out(CMD_SIZES, f, path);
-}
-
-static void print_sizes(const tw_mem_sizes *r, const tw_exec *x, bool as_json)
-{
-    if (as_json) {
-        json j;
-        json_init(&j, stdout);
-        json_begin_object(&j);
-        json_kv_number(&j, "l1_bytes", r->l1_bytes);
-        json_kv_number(&j, "l2_bytes", r->l2_bytes);
-        json_kv_number(&j, "driver_l2_bytes", x->l2_bytes);
-        json_kv_number(&j, "driver_smem_per_sm_bytes", x->smem_per_sm_bytes);
-        json_key(&j, "sweep");
-        json_begin_array(&j);
-        for (size_t i = 0; i < r->n; i++) {
-            json_begin_object(&j);
-            json_kv_number(&j, "array_bytes", r->bytes[i]);
-            json_kv_number(&j, "l1_load_ns", r->l1_ns[i]);
-            json_kv_number(&j, "l2_load_ns", r->l2_ns[i]);
-            json_end_object(&j);
-        }
-        json_end_array(&j);
-        json_end_object(&j);
-        json_finish(&j);
-        return;
-    }
-    printf("time per dependent access (one warp), ns\n%12s %12s %12s\n", "array_KiB", "L1 loads", "L2 loads");
-    for (size_t i = 0; i < r->n; i++)
-        printf("%12.0f %12.1f %12.1f\n", r->bytes[i] / 1024, r->l1_ns[i], r->l2_ns[i]);
-    double top = r->n ? r->bytes[r->n - 1] / 1048576 : 0;
-    if (r->l1_bytes > 0)
-        printf("\nL1: %.0f KiB", r->l1_bytes / 1024);
-    else
-        printf("\nL1: no step up to %.1f MiB", top);
-    printf(" (the driver: %.0f KiB of shared memory per SM, L1 and shared are one array)\n",
-           x->smem_per_sm_bytes / 1024);
-    if (r->l2_bytes > 0)
-        printf("L2: %.1f MiB", r->l2_bytes / 1048576);
-    else
-        printf("L2: no step up to %.1f MiB", top);
-    printf(" (the driver: %.1f MiB)\n", x->l2_bytes / 1048576);
-}
-
-static int tw_cmd_mem_sizes(int argc, char **argv)
-{
-    sizes_args a;
-    memset(&a, 0, sizeof a);
-    a.out = "truewatt-mem-sizes";
-    cli_exp_args_init(&a.exp);
-    int rc = parse_sizes(argc, argv, &a);
+    static const struct option opts[] = {{"manifest", required_argument, 0, OPT_MANIFEST},
+                                         {"iterations", required_argument, 0, OPT_ITERATIONS},
+                                         SELECT_OPTIONS};
+    mem_args a;
+    args_init(&a, "mem counters", "truewatt-mem-counters");
+    int rc = parse_args(argc, argv, opts, help_counters, &a);
     if (rc) return rc < 0 ? 0 : rc;
+    if (!a.manifest) return cli_usage(a.cmd, "--manifest FILE is required");
     tw_profile p;
     tw_profile_init(&p);
     char prov[1024];
-    cli_bench b = {CMD_SIZES, &a.exp, NULL, a.out, 30, run_sizes, &a, true};
+    cli_bench b = {a.cmd, &a.exp, NULL, a.out, 5, run_counters, &a, true};
     tw_exec *x = NULL;
     if ((rc = cli_bench_run(&b, argc, argv, &x, &p, prov, sizeof prov))) return rc;
-    print_sizes(&a.r, x, a.json);
-    rc = write_sizes(a.out, &a.r, x, prov);
     tw_exec_free(x);
+    return 0;
+}
+
+static int tw_cmd_mem_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"iterations", required_argument, 0, OPT_ITERATIONS}, {"ncu", required_argument, 0, OPT_NCU}, SELECT_OPTIONS};
+    mem_args a;
+    args_init(&a, "mem check", "truewatt-mem-check");
+    int rc = parse_args(argc, argv, opts, help_check, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    tw_mem_check_row *rows = NULL;
+    size_t n = 0;
+    char prov[1024];
+    cli_exp_provenance(prov, sizeof prov, argc, argv);
+    mem_check_request q = {a.ncu, a.out, a.iterations, &a.run, &a.exp};
+    rc = mem_checks_run(a.cmd, &q, &rows, &n);
+    if (rc == 0) {
+        mem_checks_print(rows, n);
+        rc = mem_checks_write(a.cmd, a.out, rows, n, prov);
+    }
+    free(rows);
     return rc;
 }
 
 static const cli_command subcommands[] = {
     {"sizes", tw_cmd_mem_sizes, "the levels' sizes from access latency (identification)"},
     {"calibrate", tw_cmd_mem_calibrate, "energy per access of shared memory, L1, L2 and DRAM (pointer chases)"},
+    {"check", tw_cmd_mem_check, "the calibration's counter checks through Nsight Compute"},
+    {"counters", tw_cmd_mem_counters, "the chases of the counter checks (run under ncu by check)"},
 };
 
 int cmd_mem(int argc, char **argv)

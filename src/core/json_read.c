@@ -1,5 +1,7 @@
 #include "core/json_read.h"
 
+#include "core/error.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -395,4 +397,36 @@ const tw_json *tw_json_at(const tw_json *v, size_t i) { return i < tw_json_len(v
 const char *tw_json_key_at(const tw_json *obj, size_t i)
 {
     return obj && obj->type == TW_JSON_OBJECT && i < obj->n ? obj->keys[i] : NULL;
+}
+
+tw_status tw_json_load(const char *path, tw_json **out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return tw_fail(errno == ENOENT ? TW_ENOTFOUND : TW_EIO, "%s: %s", path, strerror(errno));
+    size_t n = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    while (buf && !ferror(f)) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        if (cap >= (size_t)64 << 20) {
+            free(buf);
+            fclose(f);
+            return tw_fail(TW_EPARSE, "%s: larger than 64 MiB", path);
+        }
+        char *b = realloc(buf, cap *= 2);
+        if (!b) free(buf);
+        buf = b;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    if (bad) {
+        free(buf);
+        return tw_fail(TW_EIO, "%s: read error", path);
+    }
+    char err[256];
+    tw_status st = tw_json_parse(buf, n, out, err, sizeof err);
+    free(buf);
+    if (st == TW_EPARSE) return tw_fail(st, "%s:%s", path, err);
+    return st == TW_OK ? st : tw_fail(st, "%s: cannot parse", path);
 }

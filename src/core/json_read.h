@@ -30,6 +30,8 @@ typedef struct tw_json tw_json;
  * message in err (when errcap > 0) on malformed input, TW_ENOMEM. */
 tw_status tw_json_parse(const char *text, size_t len, tw_json **out, char *err, size_t errcap);
 void tw_json_free(tw_json *v);
+/* Reads and parses a whole file (at most 64 MiB); errors name the path. */
+tw_status tw_json_load(const char *path, tw_json **out);
 
 /* The accessors take NULL (a missing value) and values of the wrong type. */
 tw_json_type tw_json_type_of(const tw_json *v);

@@ -13,7 +13,6 @@
 
 #define SCHEMA "truewatt-sensor-profile"
 #define VERSION 1
-#define MAX_FILE_BYTES (16u << 20)
 
 static const char *const response_names[TW_RESP_COUNT] = {
     [TW_RESP_UNKNOWN] = "unknown", [TW_RESP_RC] = "rc",           [TW_RESP_BOXCAR] = "boxcar",
@@ -205,31 +204,6 @@ tw_status tw_profile_save(const tw_profile *p, const char *path)
 
 /* ---------------------------------------------------------------- reading */
 
-static tw_status read_file(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return tw_fail(errno == ENOENT ? TW_ENOTFOUND : TW_EIO, "%s: %s", path, strerror(errno));
-    size_t n = 0, cap = 4096;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || cap >= MAX_FILE_BYTES) break;
-        char *b = realloc(buf, cap *= 2);
-        if (!b) free(buf);
-        buf = b;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
-    if (bad || n == cap) {
-        free(buf);
-        return tw_fail(bad ? TW_EIO : TW_EPARSE, "%s: %s", path, bad ? "read error" : "too large for a profile");
-    }
-    *out = buf;
-    *len = n;
-    return TW_OK;
-}
-
 /* The string member `key` of obj into dst[cap]: required, must fit. */
 static tw_status get_string(const tw_json *obj, const char *key, char *dst, size_t cap, const char *path,
                             const char *where)
@@ -326,14 +300,9 @@ tw_status tw_profile_load(const char *path, tw_profile *out)
 {
     tw_clear_error();
     tw_profile_init(out);
-    char *text = NULL, err[256];
-    size_t len = 0;
-    tw_status st = read_file(path, &text, &len);
-    if (st) return st;
     tw_json *doc;
-    st = tw_json_parse(text, len, &doc, err, sizeof err);
-    free(text);
-    if (st) return tw_fail(st, "%s:%s", path, err);
+    tw_status st = tw_json_load(path, &doc);
+    if (st) return st;
     st = load_doc(doc, out, path);
     tw_json_free(doc);
     if (st) tw_profile_init(out);
