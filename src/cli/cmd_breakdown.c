@@ -155,6 +155,32 @@ static int parse_args(int argc, char **argv, bd_args *a)
 
 /* ---------------------------------------------------------------- the two runs */
 
+/* head[0..nh) then CMD, NULL-terminated (malloc'd; NULL when out of memory) */
+static char **with_cmd(char *const *head, size_t nh, char **cmd)
+{
+    size_t nc = 0;
+    while (cmd[nc])
+        nc++;
+    char **v = malloc((nh + nc + 1) * sizeof *v);
+    if (!v) return NULL;
+    memcpy(v, head, nh * sizeof *v);
+    memcpy(v + nh, cmd, (nc + 1) * sizeof *v);
+    return v;
+}
+
+/* Runs head + CMD to its end: its exit status, or -1 (message on stderr). */
+static int spawn_with_cmd(char *const *head, size_t nh, char **cmd, const char *out_path)
+{
+    char **argv = with_cmd(head, nh, cmd);
+    if (!argv) {
+        fprintf(stderr, "truewatt %s: out of memory\n", CMD);
+        return -1;
+    }
+    int rc = cli_spawn_wait(CMD, argv, out_path);
+    free(argv);
+    return rc;
+}
+
 static int read_counts(const char *log, bd_counted *k);
 
 static int count_sectors(const bd_args *a, unsigned long skip, unsigned long count, bd_counted *k)
@@ -165,7 +191,7 @@ static int count_sectors(const bd_args *a, unsigned long skip, unsigned long cou
                 a->ncu);
         return CLI_EXIT_FAIL;
     }
-    size_t nm, len = 0, n = 0;
+    size_t nm, len = 0;
     const char *const *m = tw_breakdown_metrics(&nm);
     for (size_t i = 0; i < nm; i++)
         len += (size_t)snprintf(metrics + len, len < sizeof metrics ? sizeof metrics - len : 0, "%s%s", i ? "," : "",
@@ -173,7 +199,6 @@ static int count_sectors(const bd_args *a, unsigned long skip, unsigned long cou
     snprintf(log, sizeof log, "%s/ncu.csv", a->out);
     snprintf(skip_s, sizeof skip_s, "%lu", skip);
     snprintf(count_s, sizeof count_s, "%lu", count);
-    char *argv[64];
     /* the launches by index, not an NVTX filter: a range holds only its own thread's launches (PyTorch's
      * backward runs on another); no cache flush between replays: the counts of CMD as it runs */
     char *head[] = {ncu,
@@ -192,14 +217,9 @@ static int count_sectors(const bd_args *a, unsigned long skip, unsigned long cou
                     metrics,
                     "--log-file",
                     log};
-    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
-        argv[n++] = head[i];
-    for (char **c = a->cmd; *c && n < 63; c++)
-        argv[n++] = *c;
-    argv[n] = NULL;
     fprintf(stderr, "truewatt %s: counting sectors: ncu runs %s (%s)\n", CMD, a->cmd[0], log);
     remove(log);
-    int rc = cli_spawn_wait(CMD, argv, NULL);
+    int rc = spawn_with_cmd(head, sizeof head / sizeof head[0], a->cmd, NULL);
     if (rc != 0) {
         fprintf(stderr, "truewatt %s: the run under ncu failed (exit %d); its log: %s\n", CMD, rc, log);
         return CLI_EXIT_FAIL;
@@ -239,21 +259,17 @@ static int measure_energy(const bd_args *a, char *json_path, size_t cap)
     snprintf(trace, sizeof trace, "%s/run.csv", a->out);
     snprintf(events, sizeof events, "%s/run.events.csv", a->out);
     snprintf(perfetto, sizeof perfetto, "%s/run.perfetto.json", a->out);
-    char *argv[80];
-    size_t n = 0;
     /* the energy counter read every 20 ms, fixed: by default a costly slow reading is stretched up to 1 s,
      * which leaves a span of a fraction of a second inside one interval of the counter */
-    char *head[] = {self,         "run",    "--json",        "-o",  trace, "--events-out", events,
-                    "--perfetto", perfetto, "--slow-period", "0.02"};
-    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
-        argv[n++] = head[i];
-    if (a->device) argv[n++] = "--device", argv[n++] = (char *)a->device;
-    argv[n++] = "--";
-    for (char **c = a->cmd; *c && n < 79; c++)
-        argv[n++] = *c;
-    argv[n] = NULL;
+    char *head[16] = {self,         "run",    "--json",        "-o",  trace, "--events-out", events,
+                      "--perfetto", perfetto, "--slow-period", "0.02"};
+    size_t n = 0;
+    while (head[n])
+        n++;
+    if (a->device) head[n++] = "--device", head[n++] = (char *)a->device;
+    head[n++] = "--";
     fprintf(stderr, "truewatt %s: measuring energy: truewatt run %s (%s)\n", CMD, a->cmd[0], json_path);
-    int rc = cli_spawn_wait(CMD, argv, json_path);
+    int rc = spawn_with_cmd(head, n, a->cmd, json_path);
     if (rc != 0) {
         fprintf(stderr, "truewatt %s: the measured run failed (exit %d); its report: %s\n", CMD, rc, json_path);
         return CLI_EXIT_FAIL;
