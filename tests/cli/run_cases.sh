@@ -20,13 +20,16 @@
 #   JSON expr       ... and the python3 expression expr, with the document as d,
 #                   is true (e.g. JSON d["backends"][0]["name"] == "sim")
 #   FILE path       the file exists and is not empty after the run
+#   NEEDS path      the case runs only when path exists (e.g. @SHARED@/data): else
+#                   it is reported as "skip" and counts neither way
 #   KNOWN why       the case is a known defect: its failure is reported as
 #                   "xfail" and does not fail the run; when it starts passing it
 #                   fails as "XPASS" so that the marker gets removed
 #
 # Placeholders, replaced in every field after splitting: @TMP@ (a temp dir,
 # shared by all cases of a run, so a case may read what an earlier case
-# wrote), @DATA@ (DATA_DIR, absolute) and @BIN@ (BIN). Each case runs with
+# wrote), @DATA@ (DATA_DIR, absolute), @BIN@ (BIN) and @SHARED@ (the
+# project's shared/ folder: $TW_SHARED_DIR, else ../shared of the source tree). Each case runs with
 # @TMP@ as its working directory, so default output files land there.
 # Lines that are blank or start with '#' are comments.
 #
@@ -47,6 +50,8 @@ case $BIN in /*) ;; *) BIN=$(pwd)/$BIN ;; esac
 [ -r "$CASES" ] || { echo "$0: cannot read $CASES" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "$0: python3 is needed for JSON checks" >&2; exit 2; }
 
+SHARED=${TW_SHARED_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
+
 TMP=$(mktemp -d "${TW_TMPDIR:-${TMPDIR:-/tmp}}/cli-cases.XXXXXX") || exit 2
 trap 'rm -rf "$TMP"' EXIT
 TMP=$(cd "$TMP" && pwd) || exit 2 # absolute: cases run inside it
@@ -62,6 +67,7 @@ subst() {
     s=${s//@TMP@/$TMP}
     s=${s//@DATA@/$DATA}
     s=${s//@BIN@/$BIN}
+    s=${s//@SHARED@/$SHARED}
     printf '%s' "$s"
 }
 
@@ -100,6 +106,7 @@ PY
 }
 
 passed=0
+skipped=0
 failed=0
 known=0
 lineno=0
@@ -124,6 +131,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 
     want_exit=
     known_why=
+    needs=()
     problems=()
     checks=()
     for ((i = 1; i < ${#fields[@]}; i++)); do
@@ -139,6 +147,7 @@ while IFS= read -r line || [ -n "$line" ]; do
             fi
             ;;
         KNOWN) known_why=${val:-known defect} ;;
+        NEEDS) needs+=("$val") ;;
         GREP | NOGREP | LINES | FILE)
             if [ -z "$val" ]; then problems+=("$kw needs an argument"); else checks+=("$kw" "$val"); fi
             ;;
@@ -151,6 +160,14 @@ while IFS= read -r line || [ -n "$line" ]; do
         failed=$((failed + 1))
         echo "FAIL  line $lineno: $args_text"
         for p in "${problems[@]}"; do echo "    malformed case: $p"; done
+        continue
+    fi
+
+    missing=
+    for n in "${needs[@]+"${needs[@]}"}"; do [ -e "$(subst "$n")" ] || missing=$(subst "$n"); done
+    if [ -n "$missing" ]; then
+        skipped=$((skipped + 1))
+        echo "skip  line $lineno: $args_text (no $missing)"
         continue
     fi
 
@@ -214,5 +231,6 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$CASES"
 
 [ $known -eq 0 ] || echo "($known known defect(s) marked KNOWN, not counted)"
+[ $skipped -eq 0 ] || echo "($skipped case(s) skipped: what they need is not here)"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

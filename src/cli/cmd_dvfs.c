@@ -1,0 +1,213 @@
+/* truewatt dvfs: kernel time under core and memory frequency scaling, by
+ * Wang & Chu's model (src/dvfs/). eval checks the model with a published
+ * parameter set against the authors' measured data. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/json.h"
+#include "dvfs/data.h"
+#include "dvfs/eval.h"
+#include "dvfs/model.h"
+
+#ifndef TW_DATA_DIR_DEFAULT
+#define TW_DATA_DIR_DEFAULT "data"
+#endif
+
+#define CMD_EVAL "dvfs eval"
+
+enum { OPT_GPU = 1000, OPT_PAPER, OPT_JSON, OPT_ALL };
+
+typedef struct eval_args {
+    const char *data, *gpu;
+    bool paper_compat, json, all_kernels;
+} eval_args;
+
+static void help_eval(void)
+{
+    printf("usage: truewatt dvfs eval DATA.csv --gpu NAME|FILE.json [--paper-compat] [--all-kernels] [--json]\n\n"
+           "Wang & Chu's DVFS performance model (IEEE TPDS 2020, final form) against measured rows: a\n"
+           "*-Performance.csv of the authors' data set (columns by name). Prints the mean absolute\n"
+           "percentage error over all points, per kernel, per regime as the model classifies each point\n"
+           "(compute-, memory-, latency-bound) and the %d worst points.\n\n"
+           "  --gpu NAME      a published parameter set: gtx980, gtx1080ti, p100, v100 (data/dvfs/NAME.json,\n"
+           "                  or $TW_DATA_DIR/dvfs/), or a parameter file of the same form\n"
+           "  --paper-compat  the kernel-name special cases of the authors' code, with which it reproduces\n"
+           "                  the published errors (off: the model as described)\n"
+           "  --all-kernels   every row, not only the authors' 20 kernels at clocks >= 500 MHz\n"
+           "  --json          the numbers as JSON on stdout\n",
+           TW_DVFS_WORST);
+}
+
+static int parse_eval(int argc, char **argv, eval_args *a)
+{
+    static const struct option opts[] = {{"gpu", required_argument, 0, OPT_GPU},
+                                         {"paper-compat", no_argument, 0, OPT_PAPER},
+                                         {"all-kernels", no_argument, 0, OPT_ALL},
+                                         {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c, rc = 0;
+    optind = 1;
+    opterr = 0;
+    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            help_eval();
+            return -1;
+        case OPT_GPU:
+            a->gpu = optarg;
+            break;
+        case OPT_PAPER:
+            a->paper_compat = true;
+            break;
+        case OPT_ALL:
+            a->all_kernels = true;
+            break;
+        case OPT_JSON:
+            a->json = true;
+            break;
+        default:
+            rc = cli_opt_other(CMD_EVAL, c, optarg, argv, NULL);
+        }
+    }
+    if (rc) return rc;
+    if (optind >= argc) return cli_usage(CMD_EVAL, "DATA.csv is required");
+    a->data = argv[optind];
+    if ((rc = cli_opt_rest(CMD_EVAL, argc, argv, optind + 1))) return rc;
+    if (!a->gpu) return cli_usage(CMD_EVAL, "--gpu NAME is required (gtx980, gtx1080ti, p100, v100)");
+    return 0;
+}
+
+/* A name is looked up in the data folder; anything with a '/' or ending in .json is a path. */
+static int params_path(const char *gpu, char *path, size_t cap)
+{
+    size_t len = strlen(gpu);
+    if (strchr(gpu, '/') || (len > 5 && !strcmp(gpu + len - 5, ".json"))) {
+        snprintf(path, cap, "%s", gpu);
+        return 0;
+    }
+    const char *dir = getenv("TW_DATA_DIR");
+    snprintf(path, cap, "%s/dvfs/%s.json", dir && *dir ? dir : TW_DATA_DIR_DEFAULT, gpu);
+    if (access(path, R_OK) == 0) return 0;
+    return cli_usage(CMD_EVAL, "--gpu: no parameter set named '%s' (gtx980, gtx1080ti, p100, v100)", gpu);
+}
+
+static void json_group(json *j, const tw_dvfs_group *g)
+{
+    json_begin_object(j);
+    json_kv_string(j, "name", g->name);
+    json_kv_uint(j, "points", g->n);
+    if (g->n) json_kv_number(j, "mape_pct", 100 * g->mape);
+    json_end_object(j);
+}
+
+static void json_point(json *j, const tw_dvfs_point *pt)
+{
+    json_begin_object(j);
+    json_kv_uint(j, "line", pt->row->line);
+    json_kv_string(j, "kernel", pt->row->app);
+    json_kv_number(j, "core_mhz", pt->row->core_mhz);
+    json_kv_number(j, "mem_mhz", pt->row->mem_mhz);
+    json_kv_number(j, "measured_ms", pt->row->time_ms);
+    json_kv_number(j, "predicted_ms", pt->pred.time_ms);
+    json_kv_string(j, "regime", tw_dvfs_regime_name(pt->pred.regime));
+    json_kv_number(j, "ape_pct", 100 * pt->ape);
+    json_end_object(j);
+}
+
+static void print_json(const eval_args *a, const tw_dvfs_params *p, const tw_dvfs_eval *e)
+{
+    json j;
+    json_init(&j, stdout);
+    json_begin_object(&j);
+    json_kv_string(&j, "data", a->data);
+    json_kv_string(&j, "gpu", p->name);
+    json_kv_string(&j, "source", p->source);
+    json_kv_bool(&j, "paper_compat", a->paper_compat);
+    json_kv_uint(&j, "points", e->n);
+    json_kv_uint(&j, "skipped", e->skipped);
+    json_kv_number(&j, "mape_pct", 100 * e->mape);
+    json_key(&j, "regimes");
+    json_begin_array(&j);
+    for (int r = 0; r < TW_DVFS_REGIMES; r++)
+        json_group(&j, &e->regimes[r]);
+    json_end_array(&j);
+    json_key(&j, "kernels");
+    json_begin_array(&j);
+    for (size_t i = 0; i < e->nkernels; i++)
+        json_group(&j, &e->kernels[i]);
+    json_end_array(&j);
+    json_key(&j, "worst");
+    json_begin_array(&j);
+    for (size_t i = 0; i < e->nworst; i++)
+        json_point(&j, &e->points[e->worst[i]]);
+    json_end_array(&j);
+    json_end_object(&j);
+    json_finish(&j);
+}
+
+static void print_text(const eval_args *a, const tw_dvfs_params *p, const tw_dvfs_eval *e)
+{
+    printf("Wang & Chu DVFS model, %s, parameters %s%s\n", a->data, p->name,
+           a->paper_compat ? ", with the authors' kernel special cases (--paper-compat)" : "");
+    printf("points: %zu (%zu rows outside the %s)\n", e->n, e->skipped,
+           a->all_kernels ? "file" : "authors' 20 kernels at clocks >= 500 MHz");
+    printf("MAPE: %.2f %%\n\nper regime:\n", 100 * e->mape);
+    for (int r = 0; r < TW_DVFS_REGIMES; r++) {
+        const tw_dvfs_group *g = &e->regimes[r];
+        if (g->n)
+            printf("  %-8s %6.2f %%  (%zu points)\n", g->name, 100 * g->mape, g->n);
+        else
+            printf("  %-8s      -    (0 points)\n", g->name);
+    }
+    printf("\nper kernel:\n");
+    for (size_t i = 0; i < e->nkernels; i++)
+        printf("  %-24s %6.2f %%  (%zu points)\n", e->kernels[i].name, 100 * e->kernels[i].mape, e->kernels[i].n);
+    printf("\nworst points:\n  %-24s %6s %6s %12s %12s %-8s %8s\n", "kernel", "core", "mem", "measured_ms",
+           "predicted_ms", "regime", "APE");
+    for (size_t i = 0; i < e->nworst; i++) {
+        const tw_dvfs_point *pt = &e->points[e->worst[i]];
+        printf("  %-24s %6.0f %6.0f %12.5g %12.5g %-8s %6.2f %%\n", pt->row->app, pt->row->core_mhz, pt->row->mem_mhz,
+               pt->row->time_ms, pt->pred.time_ms, tw_dvfs_regime_name(pt->pred.regime), 100 * pt->ape);
+    }
+}
+
+static int tw_cmd_dvfs_eval(int argc, char **argv)
+{
+    eval_args a = {0};
+    int rc = parse_eval(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    char path[4096];
+    if ((rc = params_path(a.gpu, path, sizeof path))) return rc;
+    tw_dvfs_params p;
+    tw_status st = tw_dvfs_params_load(path, &p);
+    if (st != TW_OK) return cli_fail(CMD_EVAL, st);
+    tw_dvfs_data d;
+    if ((st = tw_dvfs_load(a.data, &d)) != TW_OK) return cli_fail(CMD_EVAL, st);
+    tw_dvfs_eval e;
+    st = tw_dvfs_evaluate(&p, &d, a.paper_compat, a.all_kernels, &e);
+    if (st == TW_OK) {
+        if (a.json)
+            print_json(&a, &p, &e);
+        else
+            print_text(&a, &p, &e);
+        tw_dvfs_eval_free(&e);
+    }
+    tw_dvfs_data_free(&d);
+    return st == TW_OK ? 0 : cli_fail(CMD_EVAL, st);
+}
+
+static const cli_command subcommands[] = {
+    {"eval", tw_cmd_dvfs_eval, "the model with a published parameter set against measured rows (MAPE)"},
+};
+
+int cmd_dvfs(int argc, char **argv)
+{
+    return cli_dispatch("dvfs", "Kernel time under core and memory frequency scaling (Wang & Chu, TPDS 2020).",
+                        subcommands, sizeof subcommands / sizeof subcommands[0], argc, argv);
+}
