@@ -53,9 +53,7 @@ typedef struct bd_counted {
 /* What `truewatt run` measured for the span. */
 typedef struct bd_measured {
     double total_j, dynamic_j, time_s, idle_w;
-    unsigned long kernels;
-    double kernel_s; /* the kernels' summed time in the span (the run's timeline) */
-    double span_t0, span_t1;
+    double kernel_s;  /* the kernels' summed time in the span (the run's timeline) */
     double check_pct; /* the run's kernels + idle against the energy counter; NaN when none */
     char gpu[128], source[160];
 } bd_measured;
@@ -298,9 +296,7 @@ static tw_status span_of_range(const tw_json *d, const char *range, bd_measured 
         if (!name || strcmp(name, range)) continue;
         m->total_j = tw_json_number(tw_json_get(x, "energy_j"));
         m->dynamic_j = tw_json_number(tw_json_get(x, "above_idle_j"));
-        m->span_t0 = tw_json_number(tw_json_get(x, "start_s"));
-        m->span_t1 = tw_json_number(tw_json_get(x, "end_s"));
-        m->time_s = m->span_t1 - m->span_t0;
+        m->time_s = tw_json_number(tw_json_get(x, "end_s")) - tw_json_number(tw_json_get(x, "start_s"));
         return TW_OK;
     }
     return tw_fail(TW_ENOTFOUND, "the measured run has no NVTX range '%s'", range);
@@ -315,11 +311,8 @@ static void span_of_kernels(const tw_json *d, bd_measured *m)
         if (kind && strcmp(kind, "kernel")) continue;
         m->time_s += tw_json_number(tw_json_get(x, "time_s"));
         m->dynamic_j += tw_json_number(tw_json_get(x, "energy_j"));
-        m->kernels += (unsigned long)tw_json_number(tw_json_get(x, "launches"));
     }
     m->total_j = m->dynamic_j + m->idle_w * m->time_s;
-    m->span_t0 = -INFINITY;
-    m->span_t1 = INFINITY;
 }
 
 /* The launches ncu profiles, from the run's timeline (kernels in start order, as launched on one
