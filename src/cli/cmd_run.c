@@ -19,6 +19,7 @@
 #include "attrib/kernels.h"
 #include "attrib/regress.h"
 #include "cli/cli.h"
+#include "cli/spawn.h"
 #include "cli/interrupt.h"
 #include "cli/profile_pick.h"
 #include "cli/run_report.h"
@@ -225,37 +226,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* PATH lookup as execvp does it; returns a malloc'd path or NULL (errno set). */
-static char *find_command(const char *cmd)
-{
-    if (strchr(cmd, '/')) {
-        if (access(cmd, X_OK) != 0) return NULL;
-        return strdup(cmd);
-    }
-    const char *path = getenv("PATH");
-    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-    int err = ENOENT;
-    for (const char *p = path;;) {
-        size_t len = strcspn(p, ":");
-        char full[PATH_MAX];
-        int k = snprintf(full, sizeof full, "%.*s%s%s", (int)len, len ? p : ".", "/", cmd);
-        if (k > 0 && (size_t)k < sizeof full && is_file(full)) {
-            if (access(full, X_OK) == 0) return strdup(full);
-            err = EACCES;
-        }
-        if (!p[len]) break;
-        p += len + 1;
-    }
-    errno = err;
-    return NULL;
-}
-
 static char *absolute(const char *path)
 {
     if (path[0] == '/') return strdup(path);
@@ -338,11 +308,11 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
     if (a->no_inject) return true;
     char *lib = inject_library();
     bool ok = true;
-    if (lib && is_file(lib)) {
+    if (lib && cli_is_file(lib)) {
         ok = env_set(e, "CUDA_INJECTION64_PATH", lib);
         const char *cupti = getenv("TW_CUPTI_LIBRARY");
         if (!(cupti && *cupti)) cupti = CUPTI_DEFAULT;
-        if (ok && is_file(cupti)) {
+        if (ok && cli_is_file(cupti)) {
             char *abs = absolute(cupti);
             ok = abs && env_set(e, "NVTX_INJECTION64_PATH", abs);
             free(abs);
@@ -722,7 +692,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "truewatt run: cannot measure: the %s backend is unavailable: %s\n", s.a.backend, why);
         return CLI_EXIT_FAIL;
     }
-    if (!(s.cmd_path = find_command(cmd))) {
+    if (!(s.cmd_path = cli_find_command(cmd))) {
         int e = errno;
         fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
         return e == ENOENT ? 127 : 126;

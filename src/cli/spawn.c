@@ -2,6 +2,7 @@
 #include "cli/spawn.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -24,27 +25,43 @@ int cli_self_exe(const char *cmd, char *buf, size_t cap)
     return 0;
 }
 
-static int executable(const char *p)
+bool cli_is_file(const char *path)
 {
-    struct stat s;
-    return stat(p, &s) == 0 && S_ISREG(s.st_mode) && access(p, X_OK) == 0;
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char *cli_find_command(const char *cmd)
+{
+    if (strchr(cmd, '/')) {
+        if (access(cmd, X_OK) != 0) return NULL;
+        return strdup(cmd);
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    int err = ENOENT;
+    for (const char *p = path;;) {
+        size_t len = strcspn(p, ":");
+        char full[PATH_MAX];
+        int k = snprintf(full, sizeof full, "%.*s%s%s", (int)len, len ? p : ".", "/", cmd);
+        if (k > 0 && (size_t)k < sizeof full && cli_is_file(full)) {
+            if (access(full, X_OK) == 0) return strdup(full);
+            err = EACCES;
+        }
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    errno = err;
+    return NULL;
 }
 
 int cli_find_program(const char *name, char *buf, size_t cap)
 {
-    if (strchr(name, '/')) {
-        snprintf(buf, cap, "%s", name);
-        return executable(buf) ? 0 : -1;
-    }
-    const char *path = getenv("PATH");
-    if (!path) path = "/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        size_t len = strcspn(p, ":");
-        snprintf(buf, cap, "%.*s/%s", (int)len, len ? p : ".", name);
-        if (executable(buf)) return 0;
-        p += len + (p[len] == ':');
-    }
-    return -1;
+    char *found = cli_find_command(name);
+    if (!found) return -1;
+    snprintf(buf, cap, "%s", found);
+    free(found);
+    return 0;
 }
 
 int cli_spawn_wait(const char *cmd, char *const argv[], const char *out_path)

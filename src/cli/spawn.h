@@ -3,12 +3,19 @@
 #ifndef TW_CLI_SPAWN_H
 #define TW_CLI_SPAWN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* This program's own path (/proc/self/exe); 0, or -1 with a message on stderr. */
 int cli_self_exe(const char *cmd, char *buf, size_t cap);
 
-/* Finds an executable: a path with '/' as it is, else on $PATH. 0 when found (full path in buf). */
+/* A regular file (following links). */
+bool cli_is_file(const char *path);
+
+/* PATH lookup as execvp does it: a malloc'd path, or NULL with errno set (ENOENT, EACCES). */
+char *cli_find_command(const char *cmd);
+
+/* The same into buf: 0 when found. */
 int cli_find_program(const char *name, char *buf, size_t cap);
 
 /* Runs argv (argv[0] searched on $PATH) with stdout going to out_path when
