@@ -184,16 +184,10 @@ static int read_counts(const char *log, bd_counted *k);
 static int count_sectors(const bd_args *a, unsigned long skip, unsigned long count, bd_counted *k)
 {
     char ncu[4096], metrics[2048], log[4200], skip_s[32], count_s[32];
-    if (cli_find_program(a->ncu, ncu, sizeof ncu) != 0) {
-        fprintf(stderr, "truewatt %s: Nsight Compute ('%s') not found: install it or name it with --ncu\n", CMD,
-                a->ncu);
-        return CLI_EXIT_FAIL;
-    }
-    size_t nm, len = 0;
+    if (cli_find_ncu(CMD, a->ncu, ncu, sizeof ncu) != 0) return CLI_EXIT_FAIL;
+    size_t nm;
     const char *const *m = tw_breakdown_metrics(&nm);
-    for (size_t i = 0; i < nm; i++)
-        len += (size_t)snprintf(metrics + len, len < sizeof metrics ? sizeof metrics - len : 0, "%s%s", i ? "," : "",
-                                m[i]);
+    tw_ncu_metrics_arg(m, nm, metrics, sizeof metrics);
     snprintf(log, sizeof log, "%s/ncu.csv", a->out);
     snprintf(skip_s, sizeof skip_s, "%lu", skip);
     snprintf(count_s, sizeof count_s, "%lu", count);

@@ -27,16 +27,6 @@ static const char *op_name(int i) { return tw_chase_op_name((tw_chase_op)i); }
 void mem_levels_text(unsigned mask, char *buf, size_t cap) { mask_text(mask, TW_MEM_LEVELS, level_name, buf, cap); }
 void mem_ops_text(unsigned mask, char *buf, size_t cap) { mask_text(mask, TW_CHASE_OPS, op_name, buf, cap); }
 
-/* The metrics joined with commas for --metrics. */
-static void metrics_text(char *buf, size_t cap)
-{
-    size_t n, len = 0;
-    const char *const *m = tw_mem_check_metrics(&n);
-    buf[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s", i ? "," : "", m[i]);
-}
-
 static void threads_text(const tw_mem_run_options *o, char *buf, size_t cap)
 {
     size_t len = 0;
@@ -62,13 +52,11 @@ int mem_checks_run(const char *cmd, const mem_check_request *q, tw_mem_check_row
 {
     char ncu[4096], self[4096], metrics[2048], levels[64], ops[64], threads[256], iters[32], blocks[16], seed[32],
         device[16], log[4200], manifest[4200], out[4200];
-    if (cli_find_program(q->ncu, ncu, sizeof ncu) != 0) {
-        fprintf(stderr, "truewatt %s: Nsight Compute ('%s') not found: install it or name it with --ncu\n", cmd,
-                q->ncu);
-        return CLI_EXIT_FAIL;
-    }
+    if (cli_find_ncu(cmd, q->ncu, ncu, sizeof ncu) != 0) return CLI_EXIT_FAIL;
     if (cli_self_exe(cmd, self, sizeof self) != 0 || cli_make_dir(cmd, q->dir) != 0) return CLI_EXIT_FAIL;
-    metrics_text(metrics, sizeof metrics);
+    size_t nm;
+    const char *const *m = tw_mem_check_metrics(&nm);
+    tw_ncu_metrics_arg(m, nm, metrics, sizeof metrics);
     mem_levels_text(q->run->levels, levels, sizeof levels);
     mem_ops_text(q->run->ops, ops, sizeof ops);
     threads_text(q->run, threads, sizeof threads);
@@ -133,8 +121,6 @@ int mem_checks_run(const char *cmd, const mem_check_request *q, tw_mem_check_row
         fprintf(stderr, "truewatt %s: the counter run under ncu failed (exit %d); its log: %s\n", cmd, rc, log);
         return CLI_EXIT_FAIL;
     }
-    size_t nm;
-    const char *const *m = tw_mem_check_metrics(&nm);
     tw_ncu_report rep;
     tw_status st = tw_ncu_read_path(log, m, nm, &rep);
     if (st == TW_OK) st = tw_mem_check_evaluate(manifest, &rep, rows, n);

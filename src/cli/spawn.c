@@ -64,6 +64,13 @@ int cli_find_program(const char *name, char *buf, size_t cap)
     return 0;
 }
 
+int cli_find_ncu(const char *cmd, const char *ncu, char *buf, size_t cap)
+{
+    if (cli_find_program(ncu, buf, cap) == 0) return 0;
+    fprintf(stderr, "truewatt %s: Nsight Compute ('%s') not found: install it or name it with --ncu\n", cmd, ncu);
+    return 1;
+}
+
 int cli_spawn_wait(const char *cmd, char *const argv[], const char *out_path)
 {
     posix_spawn_file_actions_t fa;

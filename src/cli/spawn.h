@@ -18,6 +18,9 @@ char *cli_find_command(const char *cmd);
 /* The same into buf: 0 when found. */
 int cli_find_program(const char *name, char *buf, size_t cap);
 
+/* Nsight Compute: the program that --ncu names (a path or a name on $PATH); 0, or 1 with a message. */
+int cli_find_ncu(const char *cmd, const char *ncu, char *buf, size_t cap);
+
 /* Runs argv (argv[0] searched on $PATH) with stdout going to out_path when
  * it is not NULL, waits, and returns its exit status; 128 + N when signal N
  * killed it; -1 when it could not start (message on stderr). */

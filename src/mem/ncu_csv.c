@@ -437,3 +437,11 @@ double tw_ncu_sum(const tw_ncu_report *r, size_t m, size_t *missing)
     if (missing) *missing = miss;
     return sum;
 }
+
+void tw_ncu_metrics_arg(const char *const *metrics, size_t nmetrics, char *buf, size_t cap)
+{
+    size_t len = 0;
+    if (cap) buf[0] = '\0';
+    for (size_t i = 0; i < nmetrics; i++)
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s", i ? "," : "", metrics[i]);
+}

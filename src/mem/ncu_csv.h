@@ -32,6 +32,8 @@ tw_status tw_ncu_read(FILE *f, const char *const *metrics, size_t nmetrics, tw_n
 /* The same from a file: TW_EIO when it cannot be opened; messages start with the path. */
 tw_status tw_ncu_read_path(const char *path, const char *const *metrics, size_t nmetrics, tw_ncu_report *out);
 void tw_ncu_report_free(tw_ncu_report *r);
+/* The --metrics argument: the names joined with commas (cut at cap). */
+void tw_ncu_metrics_arg(const char *const *metrics, size_t nmetrics, char *buf, size_t cap);
 /* Sum of metric m over launches (NaN values skipped); *missing (may be NULL) gets how many launches had NaN. */
 double tw_ncu_sum(const tw_ncu_report *r, size_t m, size_t *missing);
 #endif
