@@ -2,12 +2,12 @@
 #include "dvfs/data.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "trace/csv.h"
 
 #define MAX_FIELDS 256
 
@@ -40,18 +40,11 @@ typedef struct columns {
     size_t nfields;
 } columns;
 
-/* Splits line in place on commas (no quoting in these files); the line end is dropped. */
+/* The fields of a line, split in place (trace/csv.h); 0 on malformed quoting. May exceed cap. */
 static size_t split(char *line, char **fields, size_t cap)
 {
-    line[strcspn(line, "\r\n")] = '\0';
     size_t n = 0;
-    for (char *p = line;; p++) {
-        if (n == cap) return cap + 1;
-        fields[n++] = p;
-        p = strchr(p, ',');
-        if (!p) return n;
-        *p = '\0';
-    }
+    return tw_csv_split(line, fields, cap, &n) ? n : 0;
 }
 
 /* The first field named `name`, -1 if none: a repeated name keeps its first column. */
@@ -80,22 +73,10 @@ static tw_status map_columns(char **fields, size_t n, const char *name, columns 
     return TW_OK;
 }
 
-static bool parse_number(const char *s, double *out)
+static tw_status parse_row(char **fields, size_t n, const columns *c, locale_t loc, const char *name,
+                           unsigned long line, tw_dvfs_row *r)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
-static tw_status parse_row(char **fields, size_t n, const columns *c, const char *name, unsigned long line,
-                           tw_dvfs_row *r)
-{
-    if (n != c->nfields)
-        return tw_fail(TW_EPARSE, "%s:%lu: %zu fields, the header has %zu", name, line, n > MAX_FIELDS ? n - 1 : n,
-                       c->nfields);
+    if (n != c->nfields) return tw_fail(TW_EPARSE, "%s:%lu: %zu fields, the header has %zu", name, line, n, c->nfields);
     memset(r, 0, sizeof *r);
     r->line = line;
     snprintf(r->app, sizeof r->app, "%s", fields[c->app]);
@@ -103,7 +84,7 @@ static tw_status parse_row(char **fields, size_t n, const columns *c, const char
     if (!r->app[0]) return tw_fail(TW_EPARSE, "%s:%lu: empty appName", name, line);
     for (size_t k = 0; k < NNUMERIC; k++) {
         const char *s = fields[c->num[k]];
-        if (!parse_number(s, (double *)((char *)r + numeric[k].offset)))
+        if (tw_csv_number(s, loc, (double *)((char *)r + numeric[k].offset)) != TW_CSV_NUM_OK)
             return tw_fail(TW_EPARSE, "%s:%lu: %s is '%s', not a finite number", name, line, numeric[k].name, s);
     }
     if (!(r->warps > 0)) return tw_fail(TW_EPARSE, "%s:%lu: warps must be positive", name, line);
@@ -131,6 +112,7 @@ static tw_status read_lines(FILE *f, const char *name, tw_dvfs_data *d)
     size_t len = 0, cap = 0;
     unsigned long lineno = 0;
     columns c;
+    locale_t loc = tw_csv_c_locale();
     tw_status st = TW_OK;
     while (st == TW_OK && getline(&line, &len, f) != -1) {
         lineno++;
@@ -144,7 +126,7 @@ static tw_status read_lines(FILE *f, const char *name, tw_dvfs_data *d)
             continue;
         }
         tw_dvfs_row r;
-        st = parse_row(fields, split(line, fields, MAX_FIELDS), &c, name, lineno, &r);
+        st = parse_row(fields, split(line, fields, MAX_FIELDS), &c, loc, name, lineno, &r);
         if (st == TW_OK) st = append(d, &cap, &r);
     }
     if (st == TW_OK && ferror(f)) st = tw_fail(TW_EIO, "%s: read error", name);
@@ -152,6 +134,7 @@ static tw_status read_lines(FILE *f, const char *name, tw_dvfs_data *d)
     if (st == TW_OK && !d->n) st = tw_fail(TW_EEMPTY, "%s: a header but no rows", name);
     free(line);
     free(header);
+    if (loc) freelocale(loc);
     return st;
 }
 
