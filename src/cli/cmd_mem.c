@@ -16,6 +16,7 @@
 #include "cli/mem_report.h"
 #include "cli/spawn.h"
 #include "core/error.h"
+#include "trace/csv.h"
 
 #define MAX_THREADS 32
 #define CHECK_ITERATIONS 4
@@ -247,25 +248,11 @@ static void args_init(mem_args *a, const char *cmd, const char *out)
 
 /* ---------------------------------------------------------------- the instruction table */
 
-/* The n-th comma-separated field of line (empty fields count; no quoting in isa.csv's columns), into buf. */
-static bool csv_field(const char *line, int n, char *buf, size_t cap)
+/* The column named `name` among n fields, -1 when absent. */
+static int csv_column(char **fields, size_t n, const char *name)
 {
-    for (int k = 0; k < n; k++) {
-        line = strchr(line, ',');
-        if (!line) return false;
-        line++;
-    }
-    size_t len = strcspn(line, ",\r\n");
-    snprintf(buf, cap, "%.*s", (int)len, line);
-    return true;
-}
-
-/* The column named `name` in a header line, -1 when absent. */
-static int csv_column(const char *header, const char *name)
-{
-    char f[128];
-    for (int k = 0; csv_field(header, k, f, sizeof f); k++)
-        if (!strcmp(f, name)) return k;
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(fields[k], name)) return (int)k;
     return -1;
 }
 
@@ -279,19 +266,20 @@ static int read_div_ref(const char *cmd, const char *path, mem_div_ref *ref)
         fprintf(stderr, "truewatt %s: cannot read --isa-table %s\n", cmd, path);
         return CLI_EXIT_FAIL;
     }
-    char line[8192], name[128], value[64];
+    char line[8192], *fields[64];
     int name_col = -1, e_col = -1;
     while (fgets(line, sizeof line, f) && !isfinite(ref->j)) {
         if (line[0] == '#') continue;
+        line[strcspn(line, "\r\n")] = '\0';
+        size_t n = 0;
+        if (!tw_csv_split(line, fields, 64, &n) || n > 64) break;
         if (name_col < 0) {
-            name_col = csv_column(line, "instruction");
-            e_col = csv_column(line, "energy_j");
+            name_col = csv_column(fields, n, "instruction");
+            e_col = csv_column(fields, n, "energy_j");
             if (name_col < 0 || e_col < 0) break;
-            continue;
+        } else if ((size_t)name_col < n && (size_t)e_col < n && !strcmp(fields[name_col], "div.u32")) {
+            cli_parse_double(fields[e_col], &ref->j);
         }
-        if (csv_field(line, name_col, name, sizeof name) && !strcmp(name, "div.u32") &&
-            csv_field(line, e_col, value, sizeof value))
-            cli_parse_double(value, &ref->j);
     }
     fclose(f);
     if (isfinite(ref->j)) return 0;
