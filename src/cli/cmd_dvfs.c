@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/dvfs_cmds.h"
 #include "core/json.h"
 #include "dvfs/data.h"
 #include "dvfs/eval.h"
@@ -204,6 +205,13 @@ static int tw_cmd_dvfs_eval(int argc, char **argv)
 
 static const cli_command subcommands[] = {
     {"eval", tw_cmd_dvfs_eval, "the model with a published parameter set against measured rows (MAPE)"},
+    {"fit", tw_cmd_dvfs_fit, "least-squares hardware parameters from measured rows, cross-validated"},
+    {"energy", tw_cmd_dvfs_energy, "energy-optimal clock pairs from predicted time and a fitted power model"},
+    {"clocks", tw_cmd_dvfs_clocks, "the GPU's supported and current clocks (read only)"},
+    {"lock", tw_cmd_dvfs_lock, "run a command under locked clocks (--allow-clock-changes), restored after"},
+    {"rows", tw_cmd_dvfs_rows, "measured kernels (times and Nsight Compute counters) as model rows"},
+    {"params", tw_cmd_dvfs_params, "the local GPU's hardware parameters by microbenchmarks"},
+    {"predict", tw_cmd_dvfs_predict, "a kernel's time over the GPU's supported clock pairs"},
 };
 
 int cmd_dvfs(int argc, char **argv)

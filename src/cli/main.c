@@ -14,7 +14,7 @@ static const cli_command commands[] = {
     {"isa", cmd_isa, "energy per PTX instruction (Arafa et al. 2020's method, and a throughput mode)"},
     {"mem", cmd_mem, "energy per access of shared memory, L1, L2 and DRAM (Delestrac et al. 2024)"},
     {"breakdown", cmd_breakdown, "an application's energy: static, each memory level, the rest (ncu + run)"},
-    {"dvfs", cmd_dvfs, "kernel time under core and memory clock scaling (Wang & Chu 2020): eval"},
+    {"dvfs", cmd_dvfs, "kernel time and energy under core and memory clock scaling (Wang & Chu 2020)"},
     {"validate", cmd_validate, "validate truewatt on this GPU: identification, linearity, short kernels (~6 min)"},
     {"sensor", cmd_sensor, "identify a GPU's power readings (sensor profile) or show a profile"},
 };

@@ -1,0 +1,12 @@
+/* truewatt dvfs lock: not written yet (placeholder while issue 7 is in progress). */
+#include <stdio.h>
+
+#include "cli/dvfs_cmds.h"
+
+int tw_cmd_dvfs_lock(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "truewatt dvfs lock: not implemented yet\n");
+    return 1;
+}

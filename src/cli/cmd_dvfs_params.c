@@ -1,0 +1,12 @@
+/* truewatt dvfs params: not written yet (placeholder while issue 7 is in progress). */
+#include <stdio.h>
+
+#include "cli/dvfs_cmds.h"
+
+int tw_cmd_dvfs_params(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "truewatt dvfs params: not implemented yet\n");
+    return 1;
+}
