@@ -1,5 +1,5 @@
-# provenance: command: scripts/gpu-breakdown results/h100/mem.breakdown; date: 2026-11-22T12:43:46Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04
-set label 99 "provenance: command: scripts/gpu-breakdown results/h100/mem.breakdown; date: 2026-11-22T12:43:46Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04" at screen 0.005,0.012 font ",7" noenhanced
+# provenance: command: scripts/gpu-breakdown results/h100/mem.breakdown; date: 2026-11-22T14:15:41Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04
+set label 99 "provenance: command: scripts/gpu-breakdown results/h100/mem.breakdown; date: 2026-11-22T14:15:41Z; gpu: NVIDIA H100 80GB HBM3; driver: 580.159.04" at screen 0.005,0.012 font ",7" noenhanced
 set terminal pngcairo size 1100,600
 set output 'breakdowns.png'
 set style data histograms
