@@ -15,13 +15,10 @@
  * sample timestamps are CLOCK_REALTIME microseconds and are converted with the
  * realtime - monotonic offset, measured at open and on every slow read.
  *
- * The library is loaded once per process and reference-counted (nvmlInit /
- * nvmlShutdown are reference-counted by NVML too), under a mutex, so sensors
- * for several devices and groups can be open at once in different threads.
- * A sensor itself must be used by one thread at a time. */
-#include <dlfcn.h>
+ * The library is loaded once per process and reference-counted (nvml_lib.c),
+ * so sensors for several devices and groups can be open at once in different
+ * threads. A sensor itself must be used by one thread at a time. */
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,10 +26,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/dl.h"
 #include "core/error.h"
 #include "sensor/backend.h"
 #include "sensor/nvml_api.h"
+#include "sensor/nvml_lib.h"
 
 /* ---------------------------------------------------------------- constants */
 
@@ -48,184 +45,6 @@
 #define DEAD_NS NS_PER_S /* ... spanning at least this long: the device is gone */
 #define NOTES_CAP 4096   /* fixed, so the notes pointer stays valid while next() adds to it */
 #define FAIL_KINDS 4     /* distinct failure codes noted per reading */
-#define DEFAULT_SONAME "libnvidia-ml.so.1"
-
-/* ---------------------------------------------------------------- the library */
-
-/* Member names are the NVML names; versioned entry points resolve to the
- * newest one present (nvmlInit_v2, else nvmlInit). */
-typedef struct nvml_api {
-    nvmlInit_fn nvmlInit;
-    nvmlShutdown_fn nvmlShutdown;
-    nvmlErrorString_fn nvmlErrorString;
-    nvmlDeviceGetCount_fn nvmlDeviceGetCount;
-    nvmlDeviceGetHandleByIndex_fn nvmlDeviceGetHandleByIndex;
-    nvmlDeviceGetUUID_fn nvmlDeviceGetUUID;
-    nvmlDeviceGetName_fn nvmlDeviceGetName;
-    /* optional: a reading whose function is missing is left out, with a note */
-    nvmlDeviceGetPowerUsage_fn nvmlDeviceGetPowerUsage;
-    nvmlDeviceGetFieldValues_fn nvmlDeviceGetFieldValues;
-    nvmlDeviceGetSamples_fn nvmlDeviceGetSamples;
-    nvmlDeviceGetTotalEnergyConsumption_fn nvmlDeviceGetTotalEnergyConsumption;
-    nvmlDeviceGetClockInfo_fn nvmlDeviceGetClockInfo;
-    nvmlDeviceGetTemperature_fn nvmlDeviceGetTemperature;
-    nvmlDeviceGetMemoryInfo_fn nvmlDeviceGetMemoryInfo;
-    nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
-} nvml_api;
-
-#define SYMBOL(member, required, newest, older)                                                                        \
-    {                                                                                                                  \
-        {newest, older}, offsetof(nvml_api, member), required                                                          \
-    }
-
-static const tw_dl_symbol api_symbols[] = {
-    SYMBOL(nvmlInit, 1, "nvmlInit_v2", "nvmlInit"),
-    SYMBOL(nvmlShutdown, 1, "nvmlShutdown", NULL),
-    SYMBOL(nvmlErrorString, 1, "nvmlErrorString", NULL),
-    SYMBOL(nvmlDeviceGetCount, 1, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
-    SYMBOL(nvmlDeviceGetHandleByIndex, 1, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
-    SYMBOL(nvmlDeviceGetUUID, 1, "nvmlDeviceGetUUID", NULL),
-    SYMBOL(nvmlDeviceGetName, 1, "nvmlDeviceGetName", NULL),
-    SYMBOL(nvmlDeviceGetPowerUsage, 0, "nvmlDeviceGetPowerUsage", NULL),
-    SYMBOL(nvmlDeviceGetFieldValues, 0, "nvmlDeviceGetFieldValues", NULL),
-    SYMBOL(nvmlDeviceGetSamples, 0, "nvmlDeviceGetSamples", NULL),
-    SYMBOL(nvmlDeviceGetTotalEnergyConsumption, 0, "nvmlDeviceGetTotalEnergyConsumption", NULL),
-    SYMBOL(nvmlDeviceGetClockInfo, 0, "nvmlDeviceGetClockInfo", NULL),
-    SYMBOL(nvmlDeviceGetTemperature, 0, "nvmlDeviceGetTemperature", NULL),
-    SYMBOL(nvmlSystemGetDriverVersion, 0, "nvmlSystemGetDriverVersion", NULL),
-    SYMBOL(nvmlDeviceGetMemoryInfo, 0, "nvmlDeviceGetMemoryInfo", NULL),
-};
-
-/* The loaded library: one per process, shared by every open sensor. */
-typedef struct nvml_lib {
-    void *dl;
-    unsigned refs;
-    char path[PATH_MAX]; /* the name it was loaded by */
-    nvml_api api;
-} nvml_lib;
-
-static pthread_mutex_t lib_mu = PTHREAD_MUTEX_INITIALIZER;
-static nvml_lib lib;
-
-static const char *nvml_text(const nvml_api *a, nvmlReturn_t r)
-{
-    const char *s = a && a->nvmlErrorString ? a->nvmlErrorString(r) : NULL;
-    return s && *s ? s : "unknown NVML error";
-}
-
-static tw_status status_of(nvmlReturn_t r)
-{
-    switch (r) {
-    case NVML_ERROR_NOT_SUPPORTED:
-        return TW_EUNSUPPORTED;
-    case NVML_ERROR_NOT_FOUND:
-        return TW_ENOTFOUND;
-    case NVML_ERROR_INVALID_ARGUMENT:
-        return TW_EINVAL;
-    default:
-        return TW_EUNAVAIL;
-    }
-}
-
-/* Records a failed call as "function: NVML's message (code)" in tw_last_error. */
-static nvmlReturn_t nvml_check(const nvml_api *a, nvmlReturn_t r, const char *fn, nvmlReturn_t also_ok)
-{
-    if (r != NVML_SUCCESS && r != also_ok) (void)tw_fail(status_of(r), "%s: %s (%d)", fn, nvml_text(a, r), (int)r);
-    return r;
-}
-
-/* Every NVML call goes through these: the status is returned and, on
- * failure, recorded with the function's name and NVML's own message. */
-#define NVML_CALL(a, fn, ...) nvml_check((a), (a)->fn(__VA_ARGS__), #fn, NVML_SUCCESS)
-/* The same where one more code is an expected answer (NOT_FOUND: no new samples). */
-#define NVML_CALL_OR(a, ok, fn, ...) nvml_check((a), (a)->fn(__VA_ARGS__), #fn, (ok))
-
-/* Loads the library and calls nvmlInit; lib_mu held, lib.refs == 0. */
-static tw_status lib_load(const char *req, const char *from)
-{
-    void *dl = NULL;
-    const char *name = req;
-    if (req) {
-        dl = dlopen(req, RTLD_NOW | RTLD_LOCAL);
-        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (library from %s)", tw_dl_error(), from);
-    } else {
-        static const char *const sonames[] = {DEFAULT_SONAME, "libnvidia-ml.so"};
-        char first[512] = "";
-        for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && !dl; i++) {
-            dl = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-            if (dl)
-                name = sonames[i];
-            else if (i == 0)
-                snprintf(first, sizeof first, "%s", tw_dl_error());
-            else
-                (void)dlerror();
-        }
-        if (!dl) return tw_fail(TW_EUNAVAIL, "%s (no NVIDIA driver here? set TW_NVML_LIBRARY)", first);
-    }
-
-    nvml_api api;
-    memset(&api, 0, sizeof api);
-    const tw_dl_symbol *missing = tw_dl_resolve(dl, api_symbols, sizeof api_symbols / sizeof api_symbols[0], &api);
-    if (missing) {
-        dlclose(dl);
-        return tw_fail(TW_EUNAVAIL, "%s has no %s%s%s (not a libnvidia-ml?)", name, missing->names[0],
-                       missing->names[1] ? " nor " : "", missing->names[1] ? missing->names[1] : "");
-    }
-
-    if (NVML_CALL(&api, nvmlInit) != NVML_SUCCESS) {
-        /* The message is in tw_last_error already; keep it past dlclose. */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", tw_last_error());
-        dlclose(dl);
-        return tw_fail(TW_EUNAVAIL, "%s", msg);
-    }
-    lib.dl = dl;
-    lib.api = api;
-    lib.refs = 1;
-    snprintf(lib.path, sizeof lib.path, "%s", name);
-    return TW_OK;
-}
-
-/* Takes a reference on the library, loading and initialising it first if
- * needed: `library` (cfg->library), else $TW_NVML_LIBRARY, else the sonames.
- * With any_loaded, an already loaded library is fine whatever its path. */
-static tw_status lib_acquire(const char *library, bool any_loaded, const nvml_api **out)
-{
-    const char *req = library && *library ? library : NULL;
-    const char *from = "the sensor configuration";
-    if (!req) {
-        const char *env = getenv("TW_NVML_LIBRARY");
-        if (env && *env) {
-            req = env;
-            from = "TW_NVML_LIBRARY";
-        }
-    }
-    tw_status st = TW_OK;
-    pthread_mutex_lock(&lib_mu);
-    if (lib.refs > 0) {
-        if (req && !any_loaded && strcmp(req, lib.path) != 0)
-            st = tw_fail(TW_EINVAL, "libnvidia-ml is already loaded from '%s' by an open sensor; cannot also load '%s'",
-                         lib.path, req);
-        else
-            lib.refs++;
-    } else {
-        st = lib_load(req, from);
-    }
-    if (st == TW_OK) *out = &lib.api;
-    pthread_mutex_unlock(&lib_mu);
-    return st;
-}
-
-static void lib_release(void)
-{
-    pthread_mutex_lock(&lib_mu);
-    if (lib.refs > 0 && --lib.refs == 0) {
-        (void)NVML_CALL(&lib.api, nvmlShutdown);
-        dlclose(lib.dl);
-        memset(&lib, 0, sizeof lib);
-    }
-    pthread_mutex_unlock(&lib_mu);
-}
 
 /* ---------------------------------------------------------------- clocks */
 
@@ -289,7 +108,7 @@ static const struct {
 };
 
 typedef struct nvml_sensor {
-    const nvml_api *api;
+    const tw_nvml_api *api;
     nvmlDevice_t dev;
     unsigned index;
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
@@ -402,17 +221,17 @@ static void add_reading(nvml_sensor *s, int r)
 static void probe_failed(nvml_sensor *s, int r, nvmlReturn_t code)
 {
     add_note(s, "%s: %s %s: %s (%d)", defs[r].name, defs[r].source,
-             code == NVML_ERROR_NOT_SUPPORTED ? "not supported" : "failed", nvml_text(s->api, code), (int)code);
+             code == NVML_ERROR_NOT_SUPPORTED ? "not supported" : "failed", tw_nvml_text(s->api, code), (int)code);
 }
 
 static void probe_missing(nvml_sensor *s, int r, const char *fn)
 {
-    add_note(s, "%s: %s is not in %s (driver too old?)", defs[r].name, fn, lib.path);
+    add_note(s, "%s: %s is not in %s (driver too old?)", defs[r].name, fn, tw_nvml_path());
 }
 
 static void probe_fields(nvml_sensor *s)
 {
-    const nvml_api *a = s->api;
+    const tw_nvml_api *a = s->api;
     if (!a->nvmlDeviceGetFieldValues) {
         for (int i = 0; i < NFIELDS; i++)
             probe_missing(s, R_AVG + i, "nvmlDeviceGetFieldValues");
@@ -461,7 +280,7 @@ static void probe_fields(nvml_sensor *s)
 
 static void probe_buffer(nvml_sensor *s)
 {
-    const nvml_api *a = s->api;
+    const tw_nvml_api *a = s->api;
     if (!a->nvmlDeviceGetSamples) {
         probe_missing(s, R_BUFFER, "nvmlDeviceGetSamples");
         return;
@@ -501,7 +320,7 @@ static void probe_buffer(nvml_sensor *s)
 
 static void probe_fast(nvml_sensor *s)
 {
-    const nvml_api *a = s->api;
+    const tw_nvml_api *a = s->api;
     if (!a->nvmlDeviceGetPowerUsage) {
         probe_missing(s, R_USAGE, "nvmlDeviceGetPowerUsage");
     } else {
@@ -527,7 +346,7 @@ static void probe_result(nvml_sensor *s, int rd, nvmlReturn_t r)
 
 static void probe_slow(nvml_sensor *s)
 {
-    const nvml_api *a = s->api;
+    const tw_nvml_api *a = s->api;
     unsigned long long mj = 0;
     unsigned u = 0;
     nvmlMemory_t mem;
@@ -554,79 +373,16 @@ static void probe_slow(nvml_sensor *s)
 
 /* ---------------------------------------------------------------- devices */
 
-/* "0 GPU-... (NVIDIA H100 80GB HBM3), 1 ..." into buf. */
-static void list_devices(const nvml_api *a, unsigned count, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (unsigned i = 0; i < count && used < len; i++) {
-        nvmlDevice_t d;
-        char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "?", name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "?";
-        if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, i, &d) == NVML_SUCCESS) {
-            (void)NVML_CALL(a, nvmlDeviceGetUUID, d, uuid, sizeof uuid);
-            (void)NVML_CALL(a, nvmlDeviceGetName, d, name, sizeof name);
-        }
-        used += (size_t)snprintf(buf + used, len - used, "%s%u %s (%s)", i ? ", " : "", i, uuid, name);
-    }
-    if (count == 0) snprintf(buf, len, "none");
-}
-
-static bool all_digits(const char *p)
-{
-    if (!*p) return false;
-    for (; *p; p++)
-        if (*p < '0' || *p > '9') return false;
-    return true;
-}
-
-/* Finds the device `spec` names: an index ("0") or a UUID ("GPU-..."). */
-static tw_status pick_device(nvml_sensor *s, const char *spec)
-{
-    const nvml_api *a = s->api;
-    unsigned count = 0;
-    if (NVML_CALL(a, nvmlDeviceGetCount, &count) != NVML_SUCCESS) return TW_EUNAVAIL;
-    char names[1024];
-    if (all_digits(spec)) {
-        unsigned long idx = strtoul(spec, NULL, 10);
-        if (strlen(spec) > 9 || idx >= count) {
-            list_devices(a, count, names, sizeof names);
-            return tw_fail(TW_ENOTFOUND, "nvml: no device %s (%u device%s: %s)", spec, count, count == 1 ? "" : "s",
-                           names);
-        }
-        s->index = (unsigned)idx;
-        if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, s->index, &s->dev) != NVML_SUCCESS) return TW_EUNAVAIL;
-    } else {
-        bool found = false;
-        for (unsigned i = 0; i < count && !found; i++) {
-            char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
-            if (NVML_CALL(a, nvmlDeviceGetHandleByIndex, i, &s->dev) != NVML_SUCCESS) continue;
-            if (NVML_CALL(a, nvmlDeviceGetUUID, s->dev, uuid, sizeof uuid) != NVML_SUCCESS) continue;
-            if (strcmp(uuid, spec) == 0) {
-                s->index = i;
-                found = true;
-            }
-        }
-        if (!found) {
-            list_devices(a, count, names, sizeof names);
-            return tw_fail(TW_ENOTFOUND, "nvml: no device with UUID '%s' (%u device%s: %s)", spec, count,
-                           count == 1 ? "" : "s", names);
-        }
-    }
-    if (NVML_CALL(a, nvmlDeviceGetUUID, s->dev, s->uuid, sizeof s->uuid) != NVML_SUCCESS) return TW_EUNAVAIL;
-    if (NVML_CALL(a, nvmlDeviceGetName, s->dev, s->name, sizeof s->name) != NVML_SUCCESS) return TW_EUNAVAIL;
-    return TW_OK;
-}
-
 static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n)
 {
     if (!n || (cap && !out)) return tw_fail(TW_EINVAL, "nvml devices: NULL argument");
     *n = 0;
-    const nvml_api *a = NULL;
-    tw_status st = lib_acquire(cfg ? cfg->library : NULL, false, &a);
+    const tw_nvml_api *a = NULL;
+    tw_status st = tw_nvml_acquire(cfg ? cfg->library : NULL, false, &a);
     if (st != TW_OK) return st;
     unsigned count = 0;
     if (NVML_CALL(a, nvmlDeviceGetCount, &count) != NVML_SUCCESS) {
-        lib_release();
+        tw_nvml_release();
         return TW_EUNAVAIL;
     }
     for (unsigned i = 0; i < count && i < cap; i++) {
@@ -643,7 +399,7 @@ static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, 
             d->driver[0] = '\0';
     }
     *n = count;
-    lib_release();
+    tw_nvml_release();
     return TW_OK;
 }
 
@@ -712,8 +468,8 @@ static void read_fields(nvml_sensor *s, row_ctx *rc)
         if (r != NVML_SUCCESS) {
             reading_failed(s, rc, rd, r, tw_last_error());
         } else if (f->nvmlReturn != NVML_SUCCESS) {
-            (void)tw_fail(status_of(f->nvmlReturn), "nvmlDeviceGetFieldValues: %s: %s (%d)", defs[rd].source,
-                          nvml_text(s->api, f->nvmlReturn), (int)f->nvmlReturn);
+            (void)tw_fail(tw_nvml_status_of(f->nvmlReturn), "nvmlDeviceGetFieldValues: %s: %s (%d)", defs[rd].source,
+                          tw_nvml_text(s->api, f->nvmlReturn), (int)f->nvmlReturn);
             reading_failed(s, rc, rd, f->nvmlReturn, tw_last_error());
         } else if (!value_of(f->valueType, &f->value, &v)) {
             (void)tw_fail(TW_EUNSUPPORTED, "nvmlDeviceGetFieldValues: %s: unknown value type %d", defs[rd].source,
@@ -799,7 +555,7 @@ static void slow_result(nvml_sensor *s, row_ctx *rc, int rd, nvmlReturn_t r, dou
 
 static void read_slow(nvml_sensor *s, row_ctx *rc)
 {
-    const nvml_api *a = s->api;
+    const tw_nvml_api *a = s->api;
     int64_t t1, t2;
     nvmlReturn_t r;
     refresh_offset(s);
@@ -882,12 +638,12 @@ static tw_status nvml_next(void *state, tw_row *row, bool *eof)
 
 static bool nvml_available(char *why, size_t why_len)
 {
-    const nvml_api *a = NULL;
-    if (lib_acquire(NULL, true, &a) != TW_OK) {
+    const tw_nvml_api *a = NULL;
+    if (tw_nvml_acquire(NULL, true, &a) != TW_OK) {
         snprintf(why, why_len, "%s", tw_last_error());
         return false;
     }
-    lib_release();
+    tw_nvml_release();
     return true;
 }
 
@@ -898,7 +654,7 @@ static void nvml_close(void *state)
     free(s->sbuf);
     free(s->q_mw);
     free(s->q_t_s);
-    if (s->api) lib_release();
+    if (s->api) tw_nvml_release();
     free(s);
 }
 
@@ -915,13 +671,14 @@ static tw_status nvml_open(const tw_sensor_config *cfg, void **state)
     s->groups = groups;
     for (int r = 0; r < R_COUNT; r++)
         s->col[r] = -1;
-    tw_status st = lib_acquire(cfg->library, false, &s->api);
+    tw_status st = tw_nvml_acquire(cfg->library, false, &s->api);
     if (st != TW_OK) {
         s->api = NULL;
         nvml_close(s);
         return st;
     }
-    st = pick_device(s, cfg->device && *cfg->device ? cfg->device : "0");
+    st = tw_nvml_pick_device(s->api, cfg->device && *cfg->device ? cfg->device : "0", &s->dev, &s->index, s->uuid,
+                             s->name);
     if (st != TW_OK) {
         nvml_close(s);
         return st;

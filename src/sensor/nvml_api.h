@@ -69,6 +69,18 @@ typedef int nvmlClockType_t;
 typedef int nvmlTemperatureSensors_t;
 #define NVML_TEMPERATURE_GPU 0
 
+/* nvmlDeviceGetCurrentClocksEventReasons bits (nvmlClocksEventReason*, formerly
+ * nvmlClocksThrottleReason*): why the clocks are below the maximum. */
+#define NVML_CLOCKS_EVENT_REASON_GPU_IDLE 0x1ULL
+#define NVML_CLOCKS_EVENT_REASON_APPLICATIONS_CLOCKS_SETTING 0x2ULL
+#define NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP 0x4ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN 0x8ULL
+#define NVML_CLOCKS_EVENT_REASON_SYNC_BOOST 0x10ULL
+#define NVML_CLOCKS_EVENT_REASON_SW_THERMAL 0x20ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_THERMAL 0x40ULL
+#define NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE 0x80ULL
+#define NVML_CLOCKS_EVENT_REASON_DISPLAY_CLOCK 0x100ULL
+
 /* Field ids (nvmlDeviceGetFieldValues) and the power scopes that go in scopeId.
  * MODULE is 1 and MEMORY is 2 (nvmlPowerScopeType_t). */
 #define NVML_FI_DEV_POWER_AVERAGE 185
@@ -140,5 +152,24 @@ typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, nvmlClock
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                                     unsigned int *temp_c);
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device, nvmlMemory_t *memory);
+
+/* Clocks: reading them, and locking them (root only: NVML_ERROR_NO_PERMISSION
+ * otherwise; graphics locks are Volta+, memory locks Ampere+). The event
+ * reasons function was nvmlDeviceGetCurrentClocksThrottleReasons before R535,
+ * with the same signature. */
+typedef nvmlReturn_t (*nvmlDeviceGetMaxClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type,
+                                                     unsigned int *clock_mhz);
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedMemoryClocks_fn)(nvmlDevice_t device, unsigned int *count,
+                                                              unsigned int *clocksMHz);
+typedef nvmlReturn_t (*nvmlDeviceGetSupportedGraphicsClocks_fn)(nvmlDevice_t device, unsigned int memoryClockMHz,
+                                                                unsigned int *count, unsigned int *clocksMHz);
+typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons_fn)(nvmlDevice_t device,
+                                                                  unsigned long long *clocksEventReasons);
+typedef nvmlReturn_t (*nvmlDeviceSetGpuLockedClocks_fn)(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                                        unsigned int maxGpuClockMHz);
+typedef nvmlReturn_t (*nvmlDeviceResetGpuLockedClocks_fn)(nvmlDevice_t device);
+typedef nvmlReturn_t (*nvmlDeviceSetMemoryLockedClocks_fn)(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                                           unsigned int maxMemClockMHz);
+typedef nvmlReturn_t (*nvmlDeviceResetMemoryLockedClocks_fn)(nvmlDevice_t device);
 
 #endif

@@ -30,7 +30,28 @@
  *   TW_FAKE_NVML_LOST_CODE=code      ... or this code instead (e.g. 999, NVML_ERROR_UNKNOWN)
  *   TW_FAKE_NVML_ENERGY_COST_US=n    the energy call sleeps n us (a real H100: ~4000)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
+ *
+ * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
+ * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
+ * Locks (nvmlDevice{Set,Reset}{Gpu,Memory}LockedClocks) are per device and
+ * the current clocks follow them: the clock the device would run at (above)
+ * is clamped into the locked range. Event reasons: gpu_idle when not under
+ * load, plus the throttle below.
+ *   TW_FAKE_NVML_MEM_CLOCKS=list     supported memory clocks, MHz, highest first
+ *   TW_FAKE_NVML_GFX_CLOCKS=list     graphics clocks supported with each memory clock
+ *   TW_FAKE_NVML_UNSUPPORTED=...     also supported_clocks, reasons, max_clocks,
+ *                                    gpu_lock, mem_lock (Set* answer NOT_SUPPORTED)
+ *   TW_FAKE_NVML_CLOCK_NO_PERMISSION=1  every Set* and Reset* answers NO_PERMISSION
+ *   TW_FAKE_NVML_THROTTLE=bits,mhz,s from simulated t >= s: the SM clock at most
+ *                                    mhz and the event reasons include bits (e.g. 0x4)
+ *   TW_FAKE_NVML_CLOCK_STATE=path    the lock state, rewritten on every Set* and
+ *                                    Reset* and read back at the first nvmlInit
+ *                                    (locks outlive a process, as on a real card);
+ *                                    one line per device:
+ *     0 gpu=unlocked mem=unlocked gpu_locks=1 gpu_resets=1 mem_locks=0 mem_resets=0
+ *                                    (gpu=MIN-MAX, mem=MIN-MAX while locked)
  * Thread-safe: one mutex around the state. */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -65,6 +86,21 @@ FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                                unsigned int *temp_c);
 FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz);
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count,
+                                                         unsigned int *clocksMHz);
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz,
+                                                           unsigned int *count, unsigned int *clocksMHz);
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                             unsigned long long *clocksEventReasons);
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                                unsigned long long *clocksThrottleReasons);
+FAKE_API nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                                   unsigned int maxGpuClockMHz);
+FAKE_API nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
+FAKE_API nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                                      unsigned int maxMemClockMHz);
+FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device);
 
 #define NS_PER_S 1000000000LL
 #define MAX_DEVICES 16
@@ -75,9 +111,14 @@ FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t 
 #define INSTANT_WINDOW_S 0.025
 #define MEM_POWER_MW 40000u
 #define ENERGY_BASE_MJ 1000000.0
-#define SM_LOAD_MHZ 1980u
+#define SM_LOAD_MHZ 1980u /* also the maximum */
 #define SM_IDLE_MHZ 345u
-#define MEM_MHZ 2619u
+#define MEM_MHZ 2619u /* also the maximum */
+#define MEM_LOW_MHZ 1593u
+#define GFX_STEP_MHZ 15u
+#define H100_GFX_CLOCKS 110u /* SM_LOAD_MHZ down to SM_IDLE_MHZ in GFX_STEP_MHZ steps */
+#define MAX_MEM_CLOCKS 16u
+#define MAX_GFX_CLOCKS 1024u
 #define TEMPERATURE_C 40u
 #define MEM_TOTAL_B (80ULL << 30)
 #define MEM_USED_B (1024ULL << 20)
@@ -91,16 +132,32 @@ enum {
     U_SAMPLES = 1 << 5,
     U_CLOCKS = 1 << 6,
     U_TEMPERATURE = 1 << 7,
-    U_MEMORY = 1 << 8
+    U_MEMORY = 1 << 8,
+    U_SUPPORTED_CLOCKS = 1 << 9,
+    U_REASONS = 1 << 10,
+    U_MAX_CLOCKS = 1 << 11,
+    U_GPU_LOCK = 1 << 12,
+    U_MEM_LOCK = 1 << 13
 };
 
 static const struct {
     const char *name;
     unsigned bit;
 } unsupported_names[] = {
-    {"power_usage", U_POWER_USAGE}, {"185", U_185},         {"186", U_186},       {"mem", U_MEM},
-    {"energy", U_ENERGY},           {"samples", U_SAMPLES}, {"clocks", U_CLOCKS}, {"temperature", U_TEMPERATURE},
+    {"power_usage", U_POWER_USAGE},
+    {"185", U_185},
+    {"186", U_186},
+    {"mem", U_MEM},
+    {"energy", U_ENERGY},
+    {"samples", U_SAMPLES},
+    {"clocks", U_CLOCKS},
+    {"temperature", U_TEMPERATURE},
     {"memory", U_MEMORY},
+    {"supported_clocks", U_SUPPORTED_CLOCKS},
+    {"reasons", U_REASONS},
+    {"max_clocks", U_MAX_CLOCKS},
+    {"gpu_lock", U_GPU_LOCK},
+    {"mem_lock", U_MEM_LOCK},
 };
 
 struct nvmlDevice_st {
@@ -109,6 +166,12 @@ struct nvmlDevice_st {
 
 static struct nvmlDevice_st devices[MAX_DEVICES] = {{0}, {1}, {2},  {3},  {4},  {5},  {6},  {7},
                                                     {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
+
+/* One device's clock locks (min = max = 0: unlocked) and how often each was set and reset. */
+typedef struct clock_lock {
+    unsigned gpu_min, gpu_max, mem_min, mem_max;
+    unsigned gpu_locks, gpu_resets, mem_locks, mem_resets;
+} clock_lock;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -123,6 +186,15 @@ static struct {
     int64_t t0_ns;        /* simulated t = 0 (CLOCK_MONOTONIC) */
     int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
     tw_scenario *sc;
+    /* clocks */
+    unsigned mem_clocks[MAX_MEM_CLOCKS], nmem; /* supported, highest first */
+    unsigned gfx_clocks[MAX_GFX_CLOCKS], ngfx; /* supported with each memory clock */
+    bool no_permission;                        /* every Set* and Reset*: NO_PERMISSION */
+    unsigned long long throttle_bits;          /* event reasons added while throttled */
+    unsigned throttle_mhz;                     /* the SM clock at most this while throttled */
+    double throttle_after_s;                   /* < 0: never throttled */
+    char state_path[4096];                     /* "": the lock state is not written */
+    clock_lock locks[MAX_DEVICES];
 } F;
 
 /* ---------------------------------------------------------------- helpers */
@@ -159,6 +231,172 @@ static void fake_complain(const char *what, const char *detail)
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
 
+/* ---------------------------------------------------------------- the lock state file */
+
+#define STATE_COUNTS "gpu_locks=%u gpu_resets=%u mem_locks=%u mem_resets=%u"
+
+/* "MIN-MAX", or "unlocked" for max 0. */
+static void range_text(char *buf, size_t cap, unsigned min, unsigned max)
+{
+    if (max)
+        snprintf(buf, cap, "%u-%u", min, max);
+    else
+        snprintf(buf, cap, "unlocked");
+}
+
+static bool parse_range(const char *s, unsigned *min, unsigned *max)
+{
+    if (strcmp(s, "unlocked") == 0) {
+        *min = *max = 0;
+        return true;
+    }
+    int end = 0;
+    return sscanf(s, "%u-%u%n", min, max, &end) == 2 && s[end] == '\0' && *min > 0 && *min <= *max;
+}
+
+/* One line of the state file into F.locks. */
+static bool parse_state_line(const char *line)
+{
+    unsigned d;
+    char gpu[32], mem[32];
+    clock_lock l;
+    int end = 0;
+    if (sscanf(line, "%u gpu=%31s mem=%31s " STATE_COUNTS " %n", &d, gpu, mem, &l.gpu_locks, &l.gpu_resets,
+               &l.mem_locks, &l.mem_resets, &end) != 7 ||
+        line[end] != '\0' || d >= MAX_DEVICES || !parse_range(gpu, &l.gpu_min, &l.gpu_max) ||
+        !parse_range(mem, &l.mem_min, &l.mem_max))
+        return false;
+    F.locks[d] = l;
+    return true;
+}
+
+/* The locks left by an earlier process (none without the file); mu held. */
+static nvmlReturn_t read_state(void)
+{
+    memset(F.locks, 0, sizeof F.locks);
+    FILE *f = F.state_path[0] ? fopen(F.state_path, "r") : NULL;
+    if (!f) return NVML_SUCCESS;
+    char line[256];
+    bool ok = true;
+    while (ok && fgets(line, sizeof line, f))
+        ok = line[0] == '\n' || parse_state_line(line);
+    fclose(f);
+    if (ok) return NVML_SUCCESS;
+    line[strcspn(line, "\n")] = '\0';
+    fake_complain("TW_FAKE_NVML_CLOCK_STATE: a line is not a lock state: ", line);
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Rewrites the state file (through a rename, so that a reader sees a whole one); mu held. */
+static void write_state(void)
+{
+    if (!F.state_path[0]) return;
+    char tmp[sizeof F.state_path + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", F.state_path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fake_complain("cannot write ", tmp);
+        return;
+    }
+    for (unsigned d = 0; d < F.ndevices; d++) {
+        const clock_lock *l = &F.locks[d];
+        char gpu[32], mem[32];
+        range_text(gpu, sizeof gpu, l->gpu_min, l->gpu_max);
+        range_text(mem, sizeof mem, l->mem_min, l->mem_max);
+        fprintf(f, "%u gpu=%s mem=%s " STATE_COUNTS "\n", d, gpu, mem, l->gpu_locks, l->gpu_resets, l->mem_locks,
+                l->mem_resets);
+    }
+    if (fclose(f) != 0 || rename(tmp, F.state_path) != 0) fake_complain("cannot write ", F.state_path);
+}
+
+/* ---------------------------------------------------------------- configuration */
+
+static nvmlReturn_t configure_unsupported(void)
+{
+    F.unsupported = 0;
+    const char *list = getenv("TW_FAKE_NVML_UNSUPPORTED");
+    if (!list || !*list) return NVML_SUCCESS;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        unsigned bit = 0;
+        for (size_t i = 0; i < sizeof unsupported_names / sizeof unsupported_names[0]; i++)
+            if (strcmp(tok, unsupported_names[i].name) == 0) bit = unsupported_names[i].bit;
+        if (!bit) {
+            fake_complain("unknown TW_FAKE_NVML_UNSUPPORTED item: ", tok);
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        F.unsupported |= bit;
+    }
+    return NVML_SUCCESS;
+}
+
+/* $name as a list of at most cap clocks into out[0..*n); *n unchanged while $name is unset. */
+static nvmlReturn_t env_clocks(const char *name, unsigned *out, unsigned cap, unsigned *n)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return NVML_SUCCESS;
+    unsigned k = 0;
+    char *end = NULL;
+    for (const char *p = v; k < cap && *p >= '0' && *p <= '9'; p = end + 1) {
+        unsigned long x = strtoul(p, &end, 10);
+        if (x == 0 || x > UINT_MAX || (*end != ',' && *end != '\0')) break;
+        out[k++] = (unsigned)x;
+        if (!*end) {
+            *n = k;
+            return NVML_SUCCESS;
+        }
+    }
+    fake_complain(name, " is not a list of clocks (MHz, comma-separated, highest first)");
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* TW_FAKE_NVML_THROTTLE=bits,mhz,s */
+static nvmlReturn_t configure_throttle(void)
+{
+    F.throttle_after_s = -1.0;
+    const char *v = getenv("TW_FAKE_NVML_THROTTLE");
+    if (!v || !*v) return NVML_SUCCESS;
+    long long bits;
+    int end = 0;
+    if (sscanf(v, "%lli,%u,%lf%n", &bits, &F.throttle_mhz, &F.throttle_after_s, &end) != 3 || v[end] != '\0' ||
+        bits < 0) {
+        fake_complain("TW_FAKE_NVML_THROTTLE is bits,mhz,s, not ", v);
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    F.throttle_bits = (unsigned long long)bits;
+    return NVML_SUCCESS;
+}
+
+/* The supported clocks (an H100's unless the environment says otherwise), the throttle and the locks. */
+static nvmlReturn_t configure_clocks(void)
+{
+    F.nmem = 2;
+    F.mem_clocks[0] = MEM_MHZ;
+    F.mem_clocks[1] = MEM_LOW_MHZ;
+    F.ngfx = H100_GFX_CLOCKS;
+    for (unsigned i = 0; i < H100_GFX_CLOCKS; i++)
+        F.gfx_clocks[i] = SM_LOAD_MHZ - GFX_STEP_MHZ * i;
+    F.no_permission = env_ulong("TW_FAKE_NVML_CLOCK_NO_PERMISSION", 0) != 0;
+    const char *state = getenv("TW_FAKE_NVML_CLOCK_STATE");
+    snprintf(F.state_path, sizeof F.state_path, "%s", state ? state : "");
+    nvmlReturn_t r = env_clocks("TW_FAKE_NVML_MEM_CLOCKS", F.mem_clocks, MAX_MEM_CLOCKS, &F.nmem);
+    if (r == NVML_SUCCESS) r = env_clocks("TW_FAKE_NVML_GFX_CLOCKS", F.gfx_clocks, MAX_GFX_CLOCKS, &F.ngfx);
+    if (r == NVML_SUCCESS) r = configure_throttle();
+    return r == NVML_SUCCESS ? read_state() : r;
+}
+
+static void configure_time(void)
+{
+    const char *t0 = getenv("TW_FAKE_NVML_T0_MONO_NS");
+    F.t0_ns = t0 && *t0 ? (int64_t)strtoll(t0, NULL, 10) : clock_ns(CLOCK_MONOTONIC);
+    int64_t a = clock_ns(CLOCK_MONOTONIC);
+    int64_t r = clock_ns(CLOCK_REALTIME);
+    int64_t b = clock_ns(CLOCK_MONOTONIC);
+    F.rt_off_ns = r - (a + (b - a) / 2);
+}
+
 /* Reads the environment; mu held. Returns an NVML code. */
 static nvmlReturn_t configure(void)
 {
@@ -175,31 +413,10 @@ static nvmlReturn_t configure(void)
         fake_complain("TW_FAKE_NVML_FIELD_TIMESTAMP is call or update, not ", fts);
         return NVML_ERROR_INVALID_ARGUMENT;
     }
-
-    F.unsupported = 0;
-    const char *list = getenv("TW_FAKE_NVML_UNSUPPORTED");
-    if (list && *list) {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", list);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            unsigned bit = 0;
-            for (size_t i = 0; i < sizeof unsupported_names / sizeof unsupported_names[0]; i++)
-                if (strcmp(tok, unsupported_names[i].name) == 0) bit = unsupported_names[i].bit;
-            if (!bit) {
-                fake_complain("unknown TW_FAKE_NVML_UNSUPPORTED item: ", tok);
-                return NVML_ERROR_INVALID_ARGUMENT;
-            }
-            F.unsupported |= bit;
-        }
-    }
-
-    const char *t0 = getenv("TW_FAKE_NVML_T0_MONO_NS");
-    F.t0_ns = t0 && *t0 ? (int64_t)strtoll(t0, NULL, 10) : clock_ns(CLOCK_MONOTONIC);
-    int64_t a = clock_ns(CLOCK_MONOTONIC);
-    int64_t r = clock_ns(CLOCK_REALTIME);
-    int64_t b = clock_ns(CLOCK_MONOTONIC);
-    F.rt_off_ns = r - (a + (b - a) / 2);
+    nvmlReturn_t r = configure_unsupported();
+    if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r != NVML_SUCCESS) return r;
+    configure_time();
 
     const char *path = getenv("TW_FAKE_NVML_SCENARIO");
     tw_status st = path && *path ? tw_scenario_load(path, TW_SIM_H100, &F.sc) : tw_scenario_new(TW_SIM_H100, &F.sc);
@@ -210,6 +427,8 @@ static nvmlReturn_t configure(void)
     }
     return NVML_SUCCESS;
 }
+
+/* ---------------------------------------------------------------- calls */
 
 /* Checks a device call; on NVML_SUCCESS mu is held and *now is the call time. */
 static nvmlReturn_t enter(nvmlDevice_t d, int64_t *now)
@@ -234,10 +453,79 @@ static nvmlReturn_t leave(nvmlReturn_t r)
     return r;
 }
 
+/* enter() for a query answered into *out: NOT_SUPPORTED while unsupported_bit is
+ * in TW_FAKE_NVML_UNSUPPORTED, INVALID_ARGUMENT without out. */
+static nvmlReturn_t enter_query(nvmlDevice_t d, int64_t *now, unsigned unsupported_bit, const void *out)
+{
+    nvmlReturn_t r = enter(d, now);
+    if (r != NVML_SUCCESS) return r;
+    if (F.unsupported & unsupported_bit) return leave(NVML_ERROR_NOT_SUPPORTED);
+    if (!out) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    return NVML_SUCCESS;
+}
+
+/* Whether a lock may be changed (mu held). */
+static nvmlReturn_t may_change(unsigned unsupported_bit)
+{
+    if (F.unsupported & unsupported_bit) return NVML_ERROR_NOT_SUPPORTED;
+    if (F.no_permission) return NVML_ERROR_NO_PERMISSION;
+    return NVML_SUCCESS;
+}
+
 /* The last update instant at or before `now`, as an index of 100 ms steps. */
 static int64_t update_k(int64_t now) { return floor_div(now - F.t0_ns, UPDATE_NS); }
 
 static double update_s(int64_t k) { return (double)k * ((double)UPDATE_NS / NS_PER_S); }
+
+/* ---------------------------------------------------------------- clocks */
+
+static bool under_load(int64_t now)
+{
+    return tw_scenario_true_power_w(F.sc, sim_s(now)) > tw_scenario_active_idle_w(F.sc) + 0.5;
+}
+
+static bool throttled(int64_t now) { return F.throttle_after_s >= 0 && sim_s(now) >= F.throttle_after_s; }
+
+/* mhz clamped into min..max (max 0: unlocked). */
+static unsigned clamp_lock(unsigned mhz, unsigned min, unsigned max)
+{
+    if (!max) return mhz;
+    return mhz < min ? min : mhz > max ? max : mhz;
+}
+
+static unsigned current_sm_mhz(const clock_lock *l, int64_t now)
+{
+    unsigned mhz = clamp_lock(under_load(now) ? SM_LOAD_MHZ : SM_IDLE_MHZ, l->gpu_min, l->gpu_max);
+    return throttled(now) && mhz > F.throttle_mhz ? F.throttle_mhz : mhz;
+}
+
+/* Answers a clock of `type` and leaves: sm_mhz for graphics and SM, mem_mhz for memory. */
+static nvmlReturn_t leave_clock(nvmlClockType_t type, unsigned sm_mhz, unsigned mem_mhz, unsigned *out)
+{
+    switch (type) {
+    case NVML_CLOCK_GRAPHICS:
+    case NVML_CLOCK_SM:
+        *out = sm_mhz;
+        return leave(NVML_SUCCESS);
+    case NVML_CLOCK_MEM:
+        *out = mem_mhz;
+        return leave(NVML_SUCCESS);
+    default:
+        return leave(NVML_ERROR_NOT_SUPPORTED);
+    }
+}
+
+/* A list of clocks the NVML way: *count is the capacity of out on the way in,
+ * the list's length on the way out (INSUFFICIENT_SIZE when it does not fit). */
+static nvmlReturn_t copy_clocks(const unsigned *list, unsigned n, unsigned *count, unsigned *out)
+{
+    unsigned cap = *count;
+    *count = n;
+    if (cap < n) return NVML_ERROR_INSUFFICIENT_SIZE;
+    if (n && !out) return NVML_ERROR_INVALID_ARGUMENT;
+    memcpy(out, list, n * sizeof *list);
+    return NVML_SUCCESS;
+}
 
 /* ---------------------------------------------------------------- the API */
 
@@ -358,10 +646,8 @@ FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int len
 FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power_mw)
 {
     int64_t now;
-    nvmlReturn_t r = enter(device, &now);
+    nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
-    if (F.unsupported & U_POWER_USAGE) return leave(NVML_ERROR_NOT_SUPPORTED);
-    if (!power_mw) return leave(NVML_ERROR_INVALID_ARGUMENT);
     double u = update_s(update_k(now));
     *power_mw = to_mw(mean_w(u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
@@ -439,10 +725,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
         struct timespec ts = {(time_t)(cost_us / 1000000u), (long)(cost_us % 1000000u) * 1000L};
         nanosleep(&ts, NULL);
     }
-    r = enter(device, &now);
+    r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
-    if (F.unsupported & U_ENERGY) return leave(NVML_ERROR_NOT_SUPPORTED);
-    if (!energy_mj) return leave(NVML_ERROR_INVALID_ARGUMENT);
     double u = update_s(update_k(now));
     *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc, 0.0, u));
     return leave(NVML_SUCCESS);
@@ -451,32 +735,19 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
 FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz)
 {
     int64_t now;
-    nvmlReturn_t r = enter(device, &now);
+    nvmlReturn_t r = enter_query(device, &now, U_CLOCKS, clock_mhz);
     if (r != NVML_SUCCESS) return r;
-    if (F.unsupported & U_CLOCKS) return leave(NVML_ERROR_NOT_SUPPORTED);
-    if (!clock_mhz) return leave(NVML_ERROR_INVALID_ARGUMENT);
-    bool load = tw_scenario_true_power_w(F.sc, sim_s(now)) > tw_scenario_active_idle_w(F.sc) + 0.5;
-    switch (type) {
-    case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM:
-        *clock_mhz = load ? SM_LOAD_MHZ : SM_IDLE_MHZ;
-        return leave(NVML_SUCCESS);
-    case NVML_CLOCK_MEM:
-        *clock_mhz = MEM_MHZ;
-        return leave(NVML_SUCCESS);
-    default:
-        return leave(NVML_ERROR_NOT_SUPPORTED);
-    }
+    const clock_lock *l = &F.locks[device->index];
+    return leave_clock(type, current_sm_mhz(l, now), clamp_lock(MEM_MHZ, l->mem_min, l->mem_max), clock_mhz);
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                                unsigned int *temp_c)
 {
     int64_t now;
-    nvmlReturn_t r = enter(device, &now);
+    nvmlReturn_t r = enter_query(device, &now, U_TEMPERATURE, temp_c);
     if (r != NVML_SUCCESS) return r;
-    if (F.unsupported & U_TEMPERATURE) return leave(NVML_ERROR_NOT_SUPPORTED);
-    if (!temp_c || sensorType != NVML_TEMPERATURE_GPU) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (sensorType != NVML_TEMPERATURE_GPU) return leave(NVML_ERROR_INVALID_ARGUMENT);
     *temp_c = TEMPERATURE_C;
     return leave(NVML_SUCCESS);
 }
@@ -484,14 +755,99 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperat
 FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
     int64_t now;
-    nvmlReturn_t r = enter(device, &now);
+    nvmlReturn_t r = enter_query(device, &now, U_MEMORY, memory);
     if (r != NVML_SUCCESS) return r;
-    if (F.unsupported & U_MEMORY) return leave(NVML_ERROR_NOT_SUPPORTED);
-    if (!memory) return leave(NVML_ERROR_INVALID_ARGUMENT);
     memory->total = MEM_TOTAL_B;
     memory->used = MEM_USED_B;
     memory->free = MEM_TOTAL_B - MEM_USED_B;
     return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, U_MAX_CLOCKS, clock_mhz);
+    if (r != NVML_SUCCESS) return r;
+    return leave_clock(type, SM_LOAD_MHZ, MEM_MHZ, clock_mhz);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count,
+                                                         unsigned int *clocksMHz)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, U_SUPPORTED_CLOCKS, count);
+    if (r != NVML_SUCCESS) return r;
+    return leave(copy_clocks(F.mem_clocks, F.nmem, count, clocksMHz));
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz,
+                                                           unsigned int *count, unsigned int *clocksMHz)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, U_SUPPORTED_CLOCKS, count);
+    if (r != NVML_SUCCESS) return r;
+    bool known = false;
+    for (unsigned i = 0; i < F.nmem; i++)
+        known = known || F.mem_clocks[i] == memoryClockMHz;
+    if (!known) return leave(NVML_ERROR_NOT_FOUND);
+    return leave(copy_clocks(F.gfx_clocks, F.ngfx, count, clocksMHz));
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
+                                                             unsigned long long *clocksEventReasons)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, U_REASONS, clocksEventReasons);
+    if (r != NVML_SUCCESS) return r;
+    *clocksEventReasons =
+        (under_load(now) ? 0 : NVML_CLOCKS_EVENT_REASON_GPU_IDLE) | (throttled(now) ? F.throttle_bits : 0);
+    return leave(NVML_SUCCESS);
+}
+
+/* The name before R535. */
+FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
+                                                                unsigned long long *clocksThrottleReasons)
+{
+    return nvmlDeviceGetCurrentClocksEventReasons(device, clocksThrottleReasons);
+}
+
+/* One lock or reset of the graphics (mem false) or memory clocks; reset ignores lo and hi. */
+static nvmlReturn_t change_lock(nvmlDevice_t device, bool mem, bool reset, unsigned lo, unsigned hi)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if ((r = may_change(mem ? U_MEM_LOCK : U_GPU_LOCK)) != NVML_SUCCESS) return leave(r);
+    if (!reset && (lo == 0 || lo > hi)) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    clock_lock *l = &F.locks[device->index];
+    unsigned *min = mem ? &l->mem_min : &l->gpu_min, *max = mem ? &l->mem_max : &l->gpu_max;
+    *min = reset ? 0 : lo;
+    *max = reset ? 0 : hi;
+    (*(mem ? (reset ? &l->mem_resets : &l->mem_locks) : (reset ? &l->gpu_resets : &l->gpu_locks)))++;
+    write_state();
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz,
+                                                   unsigned int maxGpuClockMHz)
+{
+    return change_lock(device, false, false, minGpuClockMHz, maxGpuClockMHz);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device)
+{
+    return change_lock(device, false, true, 0, 0);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
+                                                      unsigned int maxMemClockMHz)
+{
+    return change_lock(device, true, false, minMemClockMHz, maxMemClockMHz);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device)
+{
+    return change_lock(device, true, true, 0, 0);
 }
 
 /* The definitions above have exactly the types the backend calls through. */
@@ -511,3 +867,12 @@ SAME_TYPE(nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetTotalEnergyConsumpti
 SAME_TYPE(nvmlDeviceGetClockInfo, nvmlDeviceGetClockInfo_fn);
 SAME_TYPE(nvmlDeviceGetTemperature, nvmlDeviceGetTemperature_fn);
 SAME_TYPE(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo_fn);
+SAME_TYPE(nvmlDeviceGetMaxClockInfo, nvmlDeviceGetMaxClockInfo_fn);
+SAME_TYPE(nvmlDeviceGetSupportedMemoryClocks, nvmlDeviceGetSupportedMemoryClocks_fn);
+SAME_TYPE(nvmlDeviceGetSupportedGraphicsClocks, nvmlDeviceGetSupportedGraphicsClocks_fn);
+SAME_TYPE(nvmlDeviceGetCurrentClocksEventReasons, nvmlDeviceGetCurrentClocksEventReasons_fn);
+SAME_TYPE(nvmlDeviceGetCurrentClocksThrottleReasons, nvmlDeviceGetCurrentClocksEventReasons_fn);
+SAME_TYPE(nvmlDeviceSetGpuLockedClocks, nvmlDeviceSetGpuLockedClocks_fn);
+SAME_TYPE(nvmlDeviceResetGpuLockedClocks, nvmlDeviceResetGpuLockedClocks_fn);
+SAME_TYPE(nvmlDeviceSetMemoryLockedClocks, nvmlDeviceSetMemoryLockedClocks_fn);
+SAME_TYPE(nvmlDeviceResetMemoryLockedClocks, nvmlDeviceResetMemoryLockedClocks_fn);
