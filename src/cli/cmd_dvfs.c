@@ -10,14 +10,11 @@
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/dvfs_common.h"
 #include "core/json.h"
 #include "dvfs/data.h"
 #include "dvfs/eval.h"
 #include "dvfs/model.h"
-
-#ifndef TW_DATA_DIR_DEFAULT
-#define TW_DATA_DIR_DEFAULT "data"
-#endif
 
 #define CMD_EVAL "dvfs eval"
 
@@ -82,20 +79,6 @@ static int parse_eval(int argc, char **argv, eval_args *a)
     if ((rc = cli_opt_rest(CMD_EVAL, argc, argv, optind + 1))) return rc;
     if (!a->gpu) return cli_usage(CMD_EVAL, "--gpu NAME is required (gtx980, gtx1080ti, p100, v100)");
     return 0;
-}
-
-/* A name is looked up in the data folder; anything with a '/' or ending in .json is a path. */
-static int params_path(const char *gpu, char *path, size_t cap)
-{
-    size_t len = strlen(gpu);
-    if (strchr(gpu, '/') || (len > 5 && !strcmp(gpu + len - 5, ".json"))) {
-        snprintf(path, cap, "%s", gpu);
-        return 0;
-    }
-    const char *dir = getenv("TW_DATA_DIR");
-    snprintf(path, cap, "%s/dvfs/%s.json", dir && *dir ? dir : TW_DATA_DIR_DEFAULT, gpu);
-    if (access(path, R_OK) == 0) return 0;
-    return cli_usage(CMD_EVAL, "--gpu: no parameter set named '%s' (gtx980, gtx1080ti, p100, v100)", gpu);
 }
 
 static void json_group(json *j, const tw_dvfs_group *g)
@@ -183,13 +166,11 @@ static int tw_cmd_dvfs_eval(int argc, char **argv)
     eval_args a = {0};
     int rc = parse_eval(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char path[4096];
-    if ((rc = params_path(a.gpu, path, sizeof path))) return rc;
     tw_dvfs_params p;
-    tw_status st = tw_dvfs_params_load(path, &p);
-    if (st != TW_OK) return cli_fail(CMD_EVAL, st);
+    if ((rc = cli_dvfs_params_load(CMD_EVAL, a.gpu, &p))) return rc;
     tw_dvfs_data d;
-    if ((st = tw_dvfs_load(a.data, &d)) != TW_OK) return cli_fail(CMD_EVAL, st);
+    tw_status st = tw_dvfs_load(a.data, &d);
+    if (st != TW_OK) return cli_fail(CMD_EVAL, st);
     tw_dvfs_eval e;
     st = tw_dvfs_evaluate(&p, &d, a.paper_compat, a.all_kernels, &e);
     if (st == TW_OK) {

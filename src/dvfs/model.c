@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/json_read.h"
 
 /* The authors' "/4": as if each warp kept four memory requests in flight. */
@@ -174,8 +175,12 @@ static tw_status params_from_json(const tw_json *doc, const char *path, tw_dvfs_
     snprintf(p->source, sizeof p->source, "%s", source);
     for (size_t k = 0; k < sizeof param_keys / sizeof param_keys[0]; k++) {
         double v = tw_json_number(tw_json_get(doc, param_keys[k].key));
-        if (!(isfinite(v) && v > 0))
-            return tw_fail(TW_EPARSE, "%s: \"%s\" must be a positive number", path, param_keys[k].key);
+        /* a_L and a_D may be 0: the memory-clock terms of a set measured at one clock pair (hwparams.h) */
+        bool zero_ok = param_keys[k].offset == offsetof(tw_dvfs_params, a_l) ||
+                       param_keys[k].offset == offsetof(tw_dvfs_params, a_d);
+        if (!(isfinite(v) && (v > 0 || (zero_ok && v == 0))))
+            return tw_fail(TW_EPARSE, "%s: \"%s\" must be a positive number%s", path, param_keys[k].key,
+                           zero_ok ? " or 0" : "");
         *(double *)((char *)p + param_keys[k].offset) = v;
     }
     if (p->occ_threshold >= 1) return tw_fail(TW_EPARSE, "%s: \"occ_threshold\" must be below 1", path);
@@ -194,4 +199,18 @@ tw_status tw_dvfs_params_load(const char *path, tw_dvfs_params *p)
         st = params_from_json(doc, path, p);
     tw_json_free(doc);
     return st;
+}
+
+tw_status tw_dvfs_params_write(FILE *f, const tw_dvfs_params *p)
+{
+    json j;
+    json_init(&j, f);
+    json_begin_object(&j);
+    json_kv_string(&j, "name", p->name);
+    json_kv_string(&j, "source", p->source);
+    for (size_t k = 0; k < sizeof param_keys / sizeof param_keys[0]; k++)
+        json_kv_number(&j, param_keys[k].key, *(const double *)((const char *)p + param_keys[k].offset));
+    json_end_object(&j);
+    json_finish(&j);
+    return ferror(f) ? tw_fail(TW_EIO, "cannot write the parameter set %s", p->name) : TW_OK;
 }

@@ -7,16 +7,17 @@
 #define TW_DVFS_MODEL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "dvfs/data.h"
 #include "truewatt.h"
 
 /* One GPU's hardware parameters (settings.py; names as in dvfs-model.md §2.6). */
 typedef struct tw_dvfs_params {
-    char name[32];    /* gtx980, gtx1080ti, p100, v100, ...: the paper-compat cases key on v100 */
-    char source[256]; /* where the numbers come from */
-    double a_l, b_l;  /* DRAM latency a_L*fc/fm + b_L */
-    double a_d, b_d;  /* DRAM departure delay (a_D/fm + b_D)*fc/fm */
+    char name[32];     /* gtx980, gtx1080ti, p100, v100, ...: the paper-compat cases key on v100 */
+    char source[1024]; /* where the numbers come from */
+    double a_l, b_l;   /* DRAM latency a_L*fc/fm + b_L */
+    double a_d, b_d;   /* DRAM departure delay (a_D/fm + b_D)*fc/fm */
     double l_l2, d_l2, l_inst, d_inst, l_sh, d_sh, d_dp, d_tex, tex_units;
     double w_max, n_sm, c_sm; /* warps per SM, SMs, FP32 lanes per SM */
     double occ_threshold;     /* below it (or at it) latency cannot be hidden */
@@ -25,6 +26,9 @@ typedef struct tw_dvfs_params {
 /* Reads a parameter set (a JSON object with the keys of the files in data/dvfs/).
  * TW_EPARSE names the file and the key that is missing or not a positive number. */
 tw_status tw_dvfs_params_load(const char *path, tw_dvfs_params *p);
+/* Writes p as a parameter file that tw_dvfs_params_load reads back (the
+ * same keys; numbers to 10 significant digits). TW_EIO on a write error. */
+tw_status tw_dvfs_params_write(FILE *f, const tw_dvfs_params *p);
 
 typedef enum tw_dvfs_regime {
     TW_DVFS_COMPUTE = 0, /* enough warps; the SM pipes take longer than memory */
