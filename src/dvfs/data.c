@@ -118,6 +118,7 @@ static tw_status read_lines(FILE *f, const char *name, tw_dvfs_data *d)
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0] || (header && !strcmp(line, header))) continue;
+        if (line[0] == '#') continue; /* a comment: the provenance line of a result file, dvfs rows' own */
         if (!header) {
             if (!(header = strdup(line))) st = tw_fail(TW_ENOMEM, "out of memory reading %s", name);
             size_t n = st == TW_OK ? split(line, fields, MAX_FIELDS) : 0;

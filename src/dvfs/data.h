@@ -32,7 +32,8 @@ typedef struct tw_dvfs_data {
 /* Reads a whole Performance CSV: columns by header name (order differs
  * between GPUs; a column named twice is read from its first copy, as the
  * files repeat l2_tex_write_throughput); a line equal to the header is
- * skipped wherever it recurs, as is a blank line. No quoting: the files
+ * skipped wherever it recurs, as are a blank line and a line starting with
+ * # (a comment: result files carry a provenance line). No quoting: the files
  * have none. TW_EPARSE names the line (name:line:) of a row with the wrong
  * number of fields or a value that is not a finite number; TW_ENOTFOUND
  * names the missing columns; TW_EEMPTY when there are no rows. On error

@@ -42,7 +42,8 @@ _Static_assert(sizeof(CUdeviceptr) == 8, "CUdeviceptr is 64 bits");
 typedef int CUdevice_attribute;
 #define CU_DEVICE_ATTRIBUTE_CLOCK_RATE 13 /* kHz */
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
-#define CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE 38                        /* bytes */
+#define CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE 38 /* bytes */
+#define CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR 39
 #define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR 81 /* bytes */
 #define CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN 97    /* bytes */
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
@@ -73,9 +74,10 @@ typedef CUresult (*cuModuleLoadDataEx_fn)(CUmodule *module, const void *image, u
                                           CUjit_option *options, void **optionValues);
 typedef CUresult (*cuModuleGetFunction_fn)(CUfunction *hfunc, CUmodule hmod, const char *name);
 typedef CUresult (*cuModuleUnload_fn)(CUmodule hmod);
-typedef CUresult (*cuMemAlloc_fn)(CUdeviceptr *dptr, size_t bytesize);                /* _v2 */
-typedef CUresult (*cuMemFree_fn)(CUdeviceptr dptr);                                   /* _v2 */
-typedef CUresult (*cuMemsetD32_fn)(CUdeviceptr dstDevice, unsigned int ui, size_t n); /* _v2 */
+typedef CUresult (*cuMemAlloc_fn)(CUdeviceptr *dptr, size_t bytesize);                       /* _v2 */
+typedef CUresult (*cuMemFree_fn)(CUdeviceptr dptr);                                          /* _v2 */
+typedef CUresult (*cuMemsetD32_fn)(CUdeviceptr dstDevice, unsigned int ui, size_t n);        /* _v2 */
+typedef CUresult (*cuMemcpyDtoH_fn)(void *dstHost, CUdeviceptr srcDevice, size_t byteCount); /* _v2 */
 typedef CUresult (*cuLaunchKernel_fn)(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                                       unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
                                       unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);

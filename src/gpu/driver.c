@@ -37,6 +37,7 @@ typedef struct cuda_api {
     cuMemAlloc_fn cuMemAlloc;
     cuMemFree_fn cuMemFree;
     cuMemsetD32_fn cuMemsetD32;
+    cuMemcpyDtoH_fn cuMemcpyDtoH;
     cuLaunchKernel_fn cuLaunchKernel;
     cuEventCreate_fn cuEventCreate;
     cuEventRecord_fn cuEventRecord;
@@ -69,6 +70,7 @@ static const tw_dl_symbol api_symbols[] = {
     SYMBOL(cuMemAlloc, "cuMemAlloc_v2", NULL),
     SYMBOL(cuMemFree, "cuMemFree_v2", NULL),
     SYMBOL(cuMemsetD32, "cuMemsetD32_v2", NULL),
+    SYMBOL(cuMemcpyDtoH, "cuMemcpyDtoH_v2", NULL),
     SYMBOL(cuLaunchKernel, "cuLaunchKernel", NULL),
     SYMBOL(cuEventCreate, "cuEventCreate", NULL),
     SYMBOL(cuEventRecord, "cuEventRecord", NULL),
@@ -89,6 +91,7 @@ struct tw_gpu {
     char name[256];
     int sm_count, cc, clock_khz;
     int l2_bytes, smem_per_sm_bytes, smem_per_block_bytes; /* 0 when the driver does not say */
+    int threads_per_sm;                                    /* resident threads an SM holds; 0: unknown */
 };
 
 struct tw_gpu_module {
@@ -235,6 +238,9 @@ tw_status tw_gpu_open(const char *library, int device, tw_gpu **out)
     if (a->cuDeviceGetAttribute(&g->smem_per_block_bytes, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                 g->dev) != CUDA_SUCCESS)
         g->smem_per_block_bytes = 0;
+    if (a->cuDeviceGetAttribute(&g->threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, g->dev) !=
+        CUDA_SUCCESS)
+        g->threads_per_sm = 0;
     if ((r = CU_CALL(a, cuDevicePrimaryCtxRetain, &g->ctx, g->dev)) != CUDA_SUCCESS) {
         st = status_of(r);
         goto fail;
@@ -270,6 +276,7 @@ int tw_gpu_cc(const tw_gpu *g) { return g ? g->cc : 0; }
 int tw_gpu_clock_khz(const tw_gpu *g) { return g ? g->clock_khz : 0; }
 
 int tw_gpu_l2_bytes(const tw_gpu *g) { return g ? g->l2_bytes : 0; }
+int tw_gpu_threads_per_sm(const tw_gpu *g) { return g ? g->threads_per_sm : 0; }
 
 int tw_gpu_smem_per_sm_bytes(const tw_gpu *g) { return g ? g->smem_per_sm_bytes : 0; }
 
@@ -367,6 +374,16 @@ tw_status tw_gpu_memset32(tw_gpu *g, tw_gpu_ptr p, uint32_t value, size_t count)
     tw_status st = bind(g);
     if (st != TW_OK) return st;
     CUresult r = CU_CALL(&g->api, cuMemsetD32, (CUdeviceptr)p, value, count);
+    return r == CUDA_SUCCESS ? TW_OK : status_of(r);
+}
+
+tw_status tw_gpu_download(tw_gpu *g, void *dst, tw_gpu_ptr src, size_t bytes)
+{
+    tw_clear_error();
+    if (!g || !dst || !src) return tw_fail(TW_EINVAL, "tw_gpu_download: NULL argument");
+    tw_status st = bind(g);
+    if (st != TW_OK) return st;
+    CUresult r = CU_CALL(&g->api, cuMemcpyDtoH, dst, (CUdeviceptr)src, bytes);
     return r == CUDA_SUCCESS ? TW_OK : status_of(r);
 }
 

@@ -43,6 +43,8 @@ int tw_gpu_clock_khz(const tw_gpu *g);
 /* The L2's size, the shared memory an SM has and a block may opt in to, in
  * bytes (driver attributes; 0 when the driver does not say). */
 int tw_gpu_l2_bytes(const tw_gpu *g);
+/* Resident threads an SM can hold (2048 on an H100; 0 when the driver does not say). */
+int tw_gpu_threads_per_sm(const tw_gpu *g);
 int tw_gpu_smem_per_sm_bytes(const tw_gpu *g);
 int tw_gpu_smem_per_block_bytes(const tw_gpu *g);
 
@@ -60,6 +62,8 @@ tw_status tw_gpu_kernel(tw_gpu_module *m, const char *name, tw_gpu_fn *fn);
 tw_status tw_gpu_alloc(tw_gpu *g, size_t bytes, tw_gpu_ptr *out);
 /* Sets `count` 32-bit words at p to `value` (synchronous with the host for launches that follow). */
 tw_status tw_gpu_memset32(tw_gpu *g, tw_gpu_ptr p, uint32_t value, size_t count);
+/* Copies `bytes` from the device to dst, waiting for the work before it (results of kernels). */
+tw_status tw_gpu_download(tw_gpu *g, void *dst, tw_gpu_ptr src, size_t bytes);
 /* 0 is a no-op. */
 void tw_gpu_free(tw_gpu *g, tw_gpu_ptr p);
 

@@ -32,6 +32,17 @@
 
 static tw_status read_text(const char *text, tw_dvfs_data *d) { return tw_dvfs_load(tw_test_file(0, text), d); }
 
+/* result files carry "# provenance: ..." lines (scripts/stamp-results) before and between rows */
+static void test_comment_lines(void **state)
+{
+    (void)state;
+    tw_dvfs_data d;
+    assert_int_equal(read_text("# provenance: a test\n" HEADER "# between\n" ROW, &d), TW_OK);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.rows[0].line, 4);
+    tw_dvfs_data_free(&d);
+}
+
 static void test_repeated_header(void **state)
 {
     (void)state;
@@ -153,9 +164,9 @@ static void test_published(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_repeated_header), cmocka_unit_test(test_missing_column),
-        cmocka_unit_test(test_bad_number),      cmocka_unit_test(test_hand_point),
-        cmocka_unit_test(test_published),
+        cmocka_unit_test(test_repeated_header), cmocka_unit_test(test_comment_lines),
+        cmocka_unit_test(test_missing_column),  cmocka_unit_test(test_bad_number),
+        cmocka_unit_test(test_hand_point),      cmocka_unit_test(test_published),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
