@@ -94,13 +94,7 @@ static void json_point(json *j, const tw_dvfs_point *pt)
 {
     json_begin_object(j);
     json_kv_uint(j, "line", pt->row->line);
-    json_kv_string(j, "kernel", pt->row->app);
-    json_kv_number(j, "core_mhz", pt->row->core_mhz);
-    json_kv_number(j, "mem_mhz", pt->row->mem_mhz);
-    json_kv_number(j, "measured_ms", pt->row->time_ms);
-    json_kv_number(j, "predicted_ms", pt->pred.time_ms);
-    json_kv_string(j, "regime", tw_dvfs_regime_name(pt->pred.regime));
-    json_kv_number(j, "ape_pct", 100 * pt->ape);
+    cli_dvfs_json_point_fields(j, pt);
     json_end_object(j);
 }
 
@@ -152,13 +146,9 @@ static void print_text(const eval_args *a, const tw_dvfs_params *p, const tw_dvf
     printf("\nper kernel:\n");
     for (size_t i = 0; i < e->nkernels; i++)
         printf("  %-24s %6.2f %%  (%zu points)\n", e->kernels[i].name, 100 * e->kernels[i].mape, e->kernels[i].n);
-    printf("\nworst points:\n  %-24s %6s %6s %12s %12s %-8s %8s\n", "kernel", "core", "mem", "measured_ms",
-           "predicted_ms", "regime", "APE");
-    for (size_t i = 0; i < e->nworst; i++) {
-        const tw_dvfs_point *pt = &e->points[e->worst[i]];
-        printf("  %-24s %6.0f %6.0f %12.5g %12.5g %-8s %6.2f %%\n", pt->row->app, pt->row->core_mhz, pt->row->mem_mhz,
-               pt->row->time_ms, pt->pred.time_ms, tw_dvfs_regime_name(pt->pred.regime), 100 * pt->ape);
-    }
+    cli_dvfs_print_points_header("worst points");
+    for (size_t i = 0; i < e->nworst; i++)
+        cli_dvfs_print_point(&e->points[e->worst[i]]);
 }
 
 static int tw_cmd_dvfs_eval(int argc, char **argv)

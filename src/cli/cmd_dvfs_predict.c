@@ -192,13 +192,9 @@ static void print_sweep(const tw_dvfs_params *p, const tw_dvfs_data *d, const tw
 static void print_measured(const predict_args *a, const tw_dvfs_params *p, const tw_dvfs_eval *e)
 {
     printf("Wang & Chu DVFS model, %s, parameters %s (%s)\n", a->rows, p->name, p->source);
-    printf("\nat the measured clocks:\n  %-24s %6s %6s %12s %12s %-8s %8s\n", "kernel", "core", "mem", "measured_ms",
-           "predicted_ms", "regime", "APE");
-    for (size_t i = 0; i < e->n; i++) {
-        const tw_dvfs_point *pt = &e->points[i];
-        printf("  %-24s %6.0f %6.0f %12.5g %12.5g %-8s %6.2f %%\n", pt->row->app, pt->row->core_mhz, pt->row->mem_mhz,
-               pt->row->time_ms, pt->pred.time_ms, tw_dvfs_regime_name(pt->pred.regime), 100 * pt->ape);
-    }
+    cli_dvfs_print_points_header("at the measured clocks");
+    for (size_t i = 0; i < e->n; i++)
+        cli_dvfs_print_point(&e->points[i]);
     printf("MAPE: %.2f %% over %zu rows (%zu kernels)\n", 100 * e->mape, e->n, e->nkernels);
     for (int r = 0; r < TW_DVFS_REGIMES; r++)
         if (e->regimes[r].n)
@@ -218,15 +214,8 @@ static void print_json(const predict_args *a, const tw_dvfs_params *p, const tw_
     json_key(&j, "measured");
     json_begin_array(&j);
     for (size_t i = 0; i < e->n; i++) {
-        const tw_dvfs_point *pt = &e->points[i];
         json_begin_object(&j);
-        json_kv_string(&j, "kernel", pt->row->app);
-        json_kv_number(&j, "core_mhz", pt->row->core_mhz);
-        json_kv_number(&j, "mem_mhz", pt->row->mem_mhz);
-        json_kv_number(&j, "measured_ms", pt->row->time_ms);
-        json_kv_number(&j, "predicted_ms", pt->pred.time_ms);
-        json_kv_string(&j, "regime", tw_dvfs_regime_name(pt->pred.regime));
-        json_kv_number(&j, "ape_pct", 100 * pt->ape);
+        cli_dvfs_json_point_fields(&j, &e->points[i]);
         json_end_object(&j);
     }
     json_end_array(&j);

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "core/json.h"
+#include "dvfs/eval.h"
 #include "dvfs/model.h"
 
 /* The path of --gpu's parameter set: a name (gtx980, gtx1080ti, p100, v100)
@@ -13,5 +15,12 @@
 int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t cap);
 /* The path, then the file (1 after the loader's message naming the file). */
 int cli_dvfs_params_load(const char *cmd, const char *gpu, tw_dvfs_params *p);
+
+/* A table of evaluated points, as eval (its worst points) and predict (every row) print them:
+ * "\nTITLE:", the column names, then one line a point. */
+void cli_dvfs_print_points_header(const char *title);
+void cli_dvfs_print_point(const tw_dvfs_point *pt);
+/* A point's members in a JSON object the caller opened: kernel, clocks, times, regime, APE. */
+void cli_dvfs_json_point_fields(json *j, const tw_dvfs_point *pt);
 
 #endif
