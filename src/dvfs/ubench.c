@@ -162,10 +162,10 @@ static double median(double *v, size_t n)
 
 static tw_status kernel(bench *b, const char *name, tw_gpu_fn *fn) { return tw_gpu_kernel(b->mod, name, fn); }
 
-/* One single-thread launch of a chain kernel: cycles from out[0]. */
-static tw_status run_chain(bench *b, const tw_gpu_fn *fn, void **args, double *cycles)
+/* One one-block launch of a chain kernel (its thread 0 chases): cycles from out[0]. */
+static tw_status run_chain(bench *b, const tw_gpu_fn *fn, unsigned threads, void **args, double *cycles)
 {
-    tw_status st = tw_gpu_launch(fn, 1, 1, args);
+    tw_status st = tw_gpu_launch(fn, 1, threads, args);
     if (st == TW_OK) st = tw_gpu_sync(b->g);
     uint64_t o[2];
     if (st == TW_OK) st = tw_gpu_download(b->g, o, b->out, sizeof o);
@@ -236,7 +236,7 @@ static tw_status chase_global(bench *b, size_t bytes, unsigned warm, unsigned ho
     for (int r = 0; r < n && st == TW_OK; r++) {
         unsigned start = fresh ? (unsigned)r * 4u * (1u << page_log2) * LINE_BYTES : 0;
         void *args[] = {&buf, &start, &warm, &hops, &b->out};
-        st = run_chain(b, &chase, args, &c[r]);
+        st = run_chain(b, &chase, 1, args, &c[r]);
     }
     tw_gpu_free(b->g, buf);
     if (st == TW_OK) *out = (tw_dvfs_chain){.steps = hops, .cycles = median(c, (size_t)n)};
@@ -251,11 +251,7 @@ static tw_status chase_shared(bench *b, unsigned hops, int repeats, tw_dvfs_chai
     int n = repeats < 16 ? repeats : 16;
     for (int r = 0; r < n && st == TW_OK; r++) {
         void *args[] = {&hops, &b->out};
-        st = tw_gpu_launch(&fn, 1, 32, args);
-        if (st == TW_OK) st = tw_gpu_sync(b->g);
-        uint64_t o[2];
-        if (st == TW_OK) st = tw_gpu_download(b->g, o, b->out, sizeof o);
-        if (st == TW_OK) c[r] = (double)o[0];
+        st = run_chain(b, &fn, 32, args, &c[r]); /* 32 threads fill the shared array */
     }
     if (st == TW_OK) *out = (tw_dvfs_chain){.steps = hops, .cycles = median(c, (size_t)n)};
     return st;
@@ -270,7 +266,7 @@ static tw_status fma_chain(bench *b, unsigned n_iter, int repeats, tw_dvfs_chain
     int n = repeats < 16 ? repeats : 16;
     for (int r = 0; r < n && st == TW_OK; r++) {
         void *args[] = {&a, &x, &n_iter, &b->out, &b->sink};
-        st = run_chain(b, &fn, args, &c[r]);
+        st = run_chain(b, &fn, 1, args, &c[r]);
     }
     if (st == TW_OK) *out = (tw_dvfs_chain){.steps = 64.0 * n_iter, .cycles = median(c, (size_t)n)};
     return st;
