@@ -16,8 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attrib/kernels.h"
-#include "attrib/regress.h"
 #include "cli/cli.h"
 #include "cli/spawn.h"
 #include "cli/interrupt.h"
@@ -25,12 +23,14 @@
 #include "cli/run_report.h"
 #include "core/error.h"
 #include "correct/identify.h"
-#include "correct/observe.h"
+#include "estimate/methods.h"
+#include "estimate/trace.h"
 #include "report/perfetto.h"
 
 extern char **environ;
 
-#define TAIL_S 0.5 /* sampled after the command ends: the sensor's last update, the return to idle */
+#define TAIL_S 1.0    /* sampled after the command ends: the sensor's last update, the idle level after it */
+#define PREROLL_S 1.0 /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
 #define CUPTI_DEFAULT "/usr/local/cuda/lib64/libcupti.so.13"
 
@@ -493,9 +493,8 @@ typedef struct run_state {
 static void run_free(run_state *s)
 {
     for (size_t d = 0; d < s->ndev; d++) {
-        tw_attrib_free(s->dev[d].attrib);
-        tw_regress_free(s->dev[d].short_kernels);
-        tw_events_free(s->dev[d].short_events);
+        tw_estimate_free(s->dev[d].est);
+        tw_events_free(s->dev[d].events);
     }
     tw_events_free(s->events);
     tw_sampler_free(s->sampler);
@@ -522,18 +521,17 @@ static const char *load_events(run_state *s)
 }
 
 /* The sensor profile of one device: --profile, else the one for its GPU
- * and driver; its best reading of the board's power becomes x->model. Never
- * fails: what happened is in x->profile and x->profile_how. */
+ * and driver; kept in x->prof for the estimator, its best reading of the
+ * board's power in x->model. Never fails: what happened is in x->profile
+ * and x->profile_how. */
 static void pick_profile(run_state *s, run_device *x)
 {
-    tw_profile p;
-    tw_profile_init(&p);
-    const tw_profile *use = &p;
+    tw_profile_init(&x->prof);
     if (s->a.profile) {
-        use = &s->given;
+        x->prof = s->given;
         snprintf(x->profile_how, sizeof x->profile_how, "%s", s->given_how);
     } else {
-        tw_status st = cli_profile_pick(NULL, x->name, x->driver, &p, x->profile_how, sizeof x->profile_how);
+        tw_status st = cli_profile_pick(NULL, x->name, x->driver, &x->prof, x->profile_how, sizeof x->profile_how);
         if (st == TW_ENOTFOUND) {
             snprintf(x->profile_how, sizeof x->profile_how, "no sensor profile for GPU %s (driver %s) in %s",
                      x->name[0] ? x->name : "(unnamed)", x->driver[0] ? x->driver : "unknown", cli_profile_dir());
@@ -546,7 +544,7 @@ static void pick_profile(run_state *s, run_device *x)
             return;
         }
     }
-    const tw_reading_model *m = tw_profile_best(use, tw_identify_board_reading, NULL);
+    const tw_reading_model *m = tw_profile_best(&x->prof, tw_identify_board_reading, NULL);
     if (!m) {
         x->profile = RUN_PROFILE_NO_READING;
         return;
@@ -555,72 +553,49 @@ static void pick_profile(run_state *s, run_device *x)
     x->profile = RUN_PROFILE_MODEL;
 }
 
-/* The device's kernels (all events when there is one device). */
+/* The device's activities and every NVTX range (host-side: any device);
+ * with one device, all events. */
 static const tw_events *device_events(run_state *s, run_device *x)
 {
     if (s->ndev <= 1) return s->events;
-    if (tw_events_new(&x->short_events) != TW_OK) return NULL;
+    if (tw_events_new(&x->events) != TW_OK) return NULL;
     for (size_t i = 0; i < tw_events_count(s->events); i++) {
         const tw_event *e = tw_events_get(s->events, i);
-        if (tw_attrib_classify(e, x->index) == TW_ACT_KERNEL && tw_events_add(x->short_events, e) != TW_OK) return NULL;
+        bool range = e->kind && strcmp(e->kind, "nvtx") == 0;
+        if ((range || e->device < 0 || e->device == x->index) && tw_events_add(x->events, e) != TW_OK) return NULL;
     }
-    return x->short_events;
+    return x->events;
 }
 
-/* Kernel names shorter than the model's period: the regression of the
- * reading's windows on the kernels' time in them. A failure is a note. */
-static void short_kernels(run_state *s, run_device *x)
+/* The estimator over each device's readings: from the first activity to
+ * the command's end (its CUDA context ends with it), idle measured before
+ * the command started and after it ended. */
+static void analyse(run_state *s, double spawn_s, double exit_s)
 {
-    const tw_attrib *a = x->attrib;
-    const tw_reading_model *m = &x->model;
-    if (!a || a->source != TW_ATTRIB_MODEL || !(m->period_s > 0)) return;
-    bool any = false;
-    for (size_t i = 0; i < a->nkernels && !any; i++)
-        any = a->kernels[i].launches && a->kernels[i].time_s / (double)a->kernels[i].launches < m->period_s;
-    if (!any) return;
-    x->short_period_s = m->period_s;
-    x->short_lags = tw_regress_lags_for(m->period_s, m->delay_s, m->capacitance_s);
-    tw_sensor_config cfg = {.path = s->a.trace};
-    tw_sensor *src = NULL;
-    tw_obs_series obs;
-    tw_obs_series_init(&obs);
-    size_t col = 0;
-    tw_status st = tw_sensor_open("replay", &cfg, &src);
-    if (st == TW_OK) st = tw_sensor_find(src, a->source_column, &col);
-    if (st == TW_OK) st = tw_observe(src, col, m, true, &obs);
-    const tw_events *ev = st == TW_OK ? device_events(s, x) : NULL;
-    if (st == TW_OK && !ev) st = tw_fail(TW_ENOMEM, "out of memory");
-    if (st == TW_OK) {
-        tw_regress_options o;
-        tw_regress_options_init(&o);
-        x->short_windows = obs.n;
-        st = tw_regress_names_lagged(obs.v, obs.n, ev, &o, x->short_lags, m->period_s, &x->short_kernels);
-    }
-    if (st != TW_OK) {
-        snprintf(x->short_note, sizeof x->short_note, "short kernels: no regression over the windows of %s: %s",
-                 a->source_column, tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
-        tw_regress_free(x->short_kernels);
-        x->short_kernels = NULL;
-    }
-    tw_obs_series_free(&obs);
-    tw_sensor_close(src);
-}
-
-static void analyse(run_state *s)
-{
-    for (size_t d = 0; d < s->ndev; d++) {
+    for (size_t d = 0; d < s->ndev && !cli_interrupted; d++) {
         run_device *x = &s->dev[d];
         pick_profile(s, x);
-        tw_attrib_options o;
-        tw_attrib_options_init(&o);
-        o.prefix = x->prefix;
-        o.device = s->ndev > 1 ? x->index : -1;
-        o.cancel = &cli_interrupted;
-        o.model = x->profile == RUN_PROFILE_MODEL ? &x->model : NULL;
-        if (tw_attrib_run(s->a.trace, s->events, &o, &x->attrib) != TW_OK)
-            snprintf(x->attrib_error, sizeof x->attrib_error, "%s", tw_last_error());
-        else if (!cli_interrupted)
-            short_kernels(s, x);
+        const tw_events *ev = device_events(s, x);
+        if (!ev) {
+            snprintf(x->est_error, sizeof x->est_error, "out of memory");
+            continue;
+        }
+        tw_est_config c;
+        tw_est_config_init(&c);
+        c.cancel = &cli_interrupted;
+        c.fit_t1_s = exit_s;
+        c.idle_before_t0_s = 0.1 * spawn_s;
+        c.idle_before_t1_s = spawn_s;
+        c.idle_after_t0_s = exit_s + 0.2;
+        c.idle_after_t1_s = exit_s + TAIL_S - 0.1;
+        const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
+        if (tw_estimate_trace(s->a.trace, x->prefix, prof, ev, &c, &x->est, &x->info) != TW_OK) {
+            snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
+            continue;
+        }
+        if (tw_methods_run(s->a.trace, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, &cli_interrupted, &x->methods) !=
+            TW_OK)
+            snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
     }
 }
 
@@ -630,7 +605,7 @@ static bool write_perfetto(run_state *s)
     const double *energy = NULL;
     for (size_t d = 0; d < s->ndev; d++) {
         pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
-        if (s->ndev == 1 && s->dev[d].attrib) energy = s->dev[d].attrib->event_energy_j;
+        if (s->ndev == 1 && s->dev[d].est) energy = s->dev[d].est->event_energy_j;
     }
     if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy, s->provenance) == TW_OK) return true;
     size_t used = strlen(s->warn);
@@ -733,8 +708,10 @@ int cmd_run(int argc, char **argv)
 
     install_forwarding();
     fds_close_on_exec_new(&s.inherited);
+    sleep_s(PREROLL_S); /* the idle level before the command's CUDA context */
     int err = 0;
     uint64_t started = mono_ns();
+    double spawn_s = 1e-9 * (double)(started - t0);
     pid_t pid = start_command(s.cmd_path, s.a.cmd, s.env.v, s.a.json, &err);
     if (pid < 0) {
         tw_sampler_stop(s.sampler);
@@ -748,7 +725,8 @@ int cmd_run(int argc, char **argv)
     int sig = 0;
     rc = wait_command(pid, &sig);
     child_pid = 0;
-    double child_s = 1e-9 * (double)(mono_ns() - started);
+    uint64_t ended = mono_ns();
+    double child_s = 1e-9 * (double)(ended - started), exit_s = 1e-9 * (double)(ended - t0);
     sleep_s(TAIL_S);
     st = tw_sampler_stop(s.sampler);
     if (st != TW_OK) {
@@ -762,7 +740,7 @@ int cmd_run(int argc, char **argv)
 
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     const char *events_note = load_events(&s);
-    analyse(&s);
+    analyse(&s, spawn_s, exit_s);
     if (cli_interrupted) {
         fprintf(stderr, "truewatt run: interrupted; no report, the trace is in %s\n", s.a.trace);
         run_free(&s);
@@ -785,6 +763,8 @@ int cmd_run(int argc, char **argv)
                     s.sampler,
                     s.dev,
                     s.ndev,
+                    spawn_s,
+                    exit_s,
                     s.warn,
                     s.provenance};
     if (s.a.json)

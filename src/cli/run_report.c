@@ -7,8 +7,7 @@
 #include "core/json.h"
 #include "report/table.h"
 
-#define TEXT_ROWS 25  /* longest table in the text report; JSON has every row */
-#define SHORT_ROWS 20 /* short kernels shown, in text and JSON */
+#define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */
 #define CHECK_PCT 2.0
 
 static double pct_of_core(const tw_sampler *s)
@@ -24,7 +23,7 @@ typedef struct method_row {
     double j;
 } method_row;
 
-static size_t methods(const tw_attrib *a, method_row *m)
+static size_t methods(const tw_methods *a, method_row *m)
 {
     size_t n = 0;
     m[n++] = (method_row){"energy_counter", "energy counter (difference)", a->counter_j};
@@ -37,13 +36,19 @@ static size_t methods(const tw_attrib *a, method_row *m)
     return n;
 }
 
-static void text_methods(const tw_attrib *a, FILE *f)
+static void text_methods(const tw_methods *a, double model_j, FILE *f)
 {
     method_row m[8];
     size_t n = methods(a, m);
     static const char *const head[] = {"method", "energy_j", "vs_counter_%"};
     table *t = table_new(3, head);
     if (!t) return;
+    table_cell(t, "truewatt's model (baseline + activities)");
+    table_cell(t, "%.3f", model_j);
+    if (isnan(a->counter_j))
+        table_cell(t, "-");
+    else
+        table_cell(t, "%+.2f", 100.0 * (model_j / a->counter_j - 1.0));
     for (size_t i = 0; i < n; i++) {
         table_cell(t, "%s", m[i].label);
         if (isnan(m[i].j))
@@ -55,92 +60,42 @@ static void text_methods(const tw_attrib *a, FILE *f)
         else
             table_cell(t, "%+.2f", 100.0 * (m[i].j / a->counter_j - 1.0));
     }
-    fprintf(f, "\nwhole-run energy by method, %.3f .. %.3f s [J]\n", a->start_s, a->end_s);
+    fprintf(f, "\nenergy over the fit span by method, %.3f .. %.3f s [J]\n", a->start_s, a->end_s);
     table_print(t, f);
     table_free(t);
     if (isnan(a->rc_k20_j) && a->rc_note[0]) fprintf(f, "  (RC-corrected: %s)\n", a->rc_note);
 }
 
-/* Idle is the energy no kernel caused: the idle level under the whole run,
- * corrected by what kernel-free time really drew (less before the CUDA
- * context exists, more while the host does GPU work outside kernels). */
-static void text_split(const tw_attrib *a, FILE *f)
+static void text_split(const tw_estimate *e, FILE *f)
 {
     static const char *const head[] = {"part", "energy_j", "share_%"};
     table *t = table_new(3, head);
     if (!t) return;
-    double idle = a->idle_j + a->other_j;
-    table_cell(t, "idle: energy no kernel caused");
-    table_cell(t, "%.3f", idle);
-    table_cell(t, "%.1f", 100.0 * idle / a->sum_j);
-    table_cell(t, "  idle level x run time (%.2f W x %.3f s)", a->idle_w, a->end_s - a->start_s);
-    table_cell(t, "%.3f", a->idle_j);
-    table_cell(t, "%s", "");
-    table_cell(t, "  kernel-free time, above (+) or below (-) that level");
-    table_cell(t, "%.3f", a->other_j);
-    table_cell(t, "%s", "");
-    table_cell(t, "kernels (above idle)");
-    table_cell(t, "%.3f", a->kernels_j);
-    table_cell(t, "%.1f", 100.0 * a->kernels_j / a->sum_j);
-    table_cell(t, "memcpy/memset (above idle)");
-    table_cell(t, "%.3f", a->copies_j);
-    table_cell(t, "%.1f", 100.0 * a->copies_j / a->sum_j);
+    double sum = e->model_j;
+    table_cell(t, "baseline: what no kernel caused (%.1f .. %.1f W)", e->baseline_min_w, e->baseline_max_w);
+    table_cell(t, "%.3f", e->baseline_j);
+    table_cell(t, "%.1f", 100.0 * e->baseline_j / sum);
+    table_cell(t, "kernels (above the baseline)");
+    table_cell(t, "%.3f", e->kernels_j);
+    table_cell(t, "%.1f", 100.0 * e->kernels_j / sum);
+    table_cell(t, "memcpy/memset (above the baseline)");
+    table_cell(t, "%.3f", e->copies_j);
+    table_cell(t, "%.1f", 100.0 * e->copies_j / sum);
     table_cell(t, "sum");
-    table_cell(t, "%.3f", a->sum_j);
+    table_cell(t, "%.3f", sum);
     table_cell(t, "100.0");
-    fprintf(f, "\nwhere the energy went: idle %.2f W (%s) [J]\n", a->idle_w, a->idle_basis);
+    fprintf(f, "\nwhere the energy went, %.3f .. %.3f s [J]\n", e->fit_t0_s, e->fit_t1_s);
     table_print(t, f);
     table_free(t);
-    if (isnan(a->counter_j))
-        fprintf(f, "check: no energy counter in the trace to check the sum against\n");
-    else
-        fprintf(f, "check: kernels + idle = %.3f J vs the energy counter %.3f J: %+.2f %% (%s %.0f %%)\n", a->sum_j,
-                a->counter_j, a->check_pct, fabs(a->check_pct) <= CHECK_PCT ? "within" : "NOT within", CHECK_PCT);
+    fprintf(f, "check: baseline + kernels + copies = %.3f J vs %s %.3f J: %+.2f %% (%s %.0f %%)\n", sum, e->reference,
+            e->reference_j, e->conservation_pct, fabs(e->conservation_pct) <= CHECK_PCT ? "within" : "NOT within",
+            CHECK_PCT);
+    char before[32] = "not measured", after[32] = "not measured";
+    if (!isnan(e->idle_before_w)) snprintf(before, sizeof before, "%.2f W", e->idle_before_w);
+    if (!isnan(e->idle_after_w)) snprintf(after, sizeof after, "%.2f W", e->idle_after_w);
+    fprintf(f, "idle before the program: %s; after it: %s; baseline while it ran: %.2f W on average\n", before, after,
+            e->baseline_mean_w);
 }
-
-static void text_names(const char *title, const tw_attrib_name *k, size_t n, FILE *f)
-{
-    if (n == 0) return;
-    static const char *const head[] = {"name", "kind", "launches", "time_s", "energy_j", "power_w", "share_%"};
-    table *t = table_new(7, head);
-    if (!t) return;
-    size_t shown = n < TEXT_ROWS ? n : TEXT_ROWS;
-    for (size_t i = 0; i < shown; i++) {
-        table_cell(t, "%.60s", k[i].name);
-        table_cell(t, "%s", k[i].kind);
-        table_cell(t, "%llu", (unsigned long long)k[i].launches);
-        table_cell(t, "%.6f", k[i].time_s);
-        table_cell(t, "%.3f", k[i].energy_j);
-        table_cell(t, "%.1f", k[i].power_w);
-        table_cell(t, "%.1f", 100.0 * k[i].share);
-    }
-    fprintf(f, "\n%s, by energy above idle\n", title);
-    table_print(t, f);
-    table_free(t);
-    if (shown < n) fprintf(f, "... and %zu more (all in --json)\n", n - shown);
-}
-
-static void text_ranges(const tw_attrib *a, FILE *f)
-{
-    if (a->nranges == 0) return;
-    static const char *const head[] = {"range", "start_s", "end_s", "energy_j", "above_idle_j"};
-    table *t = table_new(5, head);
-    if (!t) return;
-    size_t shown = a->nranges < TEXT_ROWS ? a->nranges : TEXT_ROWS;
-    for (size_t i = 0; i < shown; i++) {
-        const tw_attrib_range *r = &a->ranges[i];
-        table_cell(t, "%.60s", r->name);
-        table_cell(t, "%.4f", r->start_s);
-        table_cell(t, "%.4f", r->end_s);
-        table_cell(t, "%.3f", r->energy_j);
-        table_cell(t, "%.3f", r->above_idle_j);
-    }
-    fprintf(f, "\nNVTX ranges (energy of the time they span; ranges may nest, so they do not add up)\n");
-    table_print(t, f);
-    table_free(t);
-    if (shown < a->nranges) fprintf(f, "... and %zu more (all in --json)\n", a->nranges - shown);
-}
-
 /* ---------------------------------------------------------------- the sensor profile */
 
 static const char *profile_status(run_profile p)
@@ -158,11 +113,6 @@ static const char *profile_status(run_profile p)
     return "?";
 }
 
-static bool model_used(const run_device *d)
-{
-    return d->profile == RUN_PROFILE_MODEL && d->attrib && d->attrib->source == TW_ATTRIB_MODEL;
-}
-
 /* "rc, update every 20.6 ms, coverage 100 %" */
 static void model_text(const tw_reading_model *m, char *buf, size_t len)
 {
@@ -170,54 +120,28 @@ static void model_text(const tw_reading_model *m, char *buf, size_t len)
              100.0 * m->coverage);
 }
 
-/* One line: which reading the profile offers and whether it is used, or why there is none. */
+/* One line: which profile the estimator used, or why there is none. */
 static void profile_line(const run_device *d, char *buf, size_t len)
 {
-    const char *src = d->attrib ? tw_attrib_source_name(d->attrib->source) : "no energy report";
     char model[160];
     model_text(&d->model, model, sizeof model);
     switch (d->profile) {
     case RUN_PROFILE_MODEL:
-        if (model_used(d))
-            snprintf(buf, len, "reading %s (%s) by its model, from %s", d->model.name, model, d->profile_how);
-        else
-            snprintf(buf, len, "reading %s (%s) of %s is not usable here (see the warning); using the %s",
-                     d->model.name, model, d->profile_how, src);
+        snprintf(buf, len, "%s (best reading %s: %s)", d->profile_how, d->model.name, model);
         return;
     case RUN_PROFILE_NONE:
-        snprintf(buf, len, "%s; run 'truewatt sensor identify' to make one; using the %s", d->profile_how, src);
+        snprintf(buf, len, "%s; run 'truewatt sensor identify' to make one; the H100's models are assumed",
+                 d->profile_how);
         return;
     case RUN_PROFILE_ERROR:
-        snprintf(buf, len, "%s; using the %s", d->profile_how, src);
+        snprintf(buf, len, "%s; the H100's models are assumed", d->profile_how);
         return;
     case RUN_PROFILE_NO_READING:
-        snprintf(buf, len, "%s has no reading of the board's power with a known model; using the %s", d->profile_how,
-                 src);
+        snprintf(buf, len, "%s has no reading of the board's power with a known model; the H100's models are assumed",
+                 d->profile_how);
         return;
     }
     snprintf(buf, len, "?");
-}
-
-/* Whether a name of the regression is one of the short kernels to show. */
-static bool is_short(const run_device *d, const tw_regress_name *n)
-{
-    return strcmp(n->name, "(other kernels)") != 0 && n->launches > 0 && n->mean_s < d->short_period_s;
-}
-
-/* The regression's warnings name a name's lagged regressors NAME<0x1f>J:
- * written as "NAME lag J". */
-static void unlag(const char *in, char *out, size_t cap)
-{
-    size_t k = 0;
-    for (; *in && k + 6 < cap; in++) {
-        if (*in == '\x1f') {
-            memcpy(out + k, " lag ", 5);
-            k += 5;
-        } else {
-            out[k++] = *in;
-        }
-    }
-    out[k] = '\0';
 }
 
 static void text_lines(const char *prefix, const char *text, FILE *f)
@@ -229,45 +153,97 @@ static void text_lines(const char *prefix, const char *text, FILE *f)
     }
 }
 
-static void text_short(const run_device *d, FILE *f)
+static void text_names(const tw_estimate *e, FILE *f)
 {
-    if (d->short_note[0]) fprintf(f, "\nwarning: %s\n", d->short_note);
-    const tw_regress *g = d->short_kernels;
-    if (!g) return;
-    static const char *const head[] = {"name", "launches", "mean_ms", "j_per_launch", "+-se_j", "power_w", "+-se_w"};
-    table *t = table_new(7, head);
+    if (e->nnames == 0) return;
+    static const char *const head[] = {"name",   "kind",         "launches", "time_s", "energy_j",
+                                       "+-sd_j", "j_per_launch", "power_w",  "share_%"};
+    table *t = table_new(9, head);
     if (!t) return;
-    size_t shown = 0, more = 0;
-    for (size_t i = 0; i < g->nnames; i++) {
-        const tw_regress_name *n = &g->names[i];
-        if (!is_short(d, n)) continue;
-        if (shown == SHORT_ROWS) {
-            more++;
+    double act = e->kernels_j + e->copies_j;
+    size_t shown = 0, below = 0, grouped = 0;
+    for (size_t i = 0; i < e->nnames; i++) {
+        const tw_est_name *x = &e->names[i];
+        if (x->status == TW_EST_GROUPED) {
+            grouped++;
             continue;
         }
+        if (shown == TEXT_ROWS) continue;
         shown++;
-        table_cell(t, "%.60s", n->name);
-        table_cell(t, "%llu", (unsigned long long)n->launches);
-        table_cell(t, "%.4f", 1e3 * n->mean_s);
-        table_cell(t, "%.6f", n->per_launch_j);
-        table_cell(t, "%.6f", n->per_launch_se_j);
-        table_cell(t, "%.2f", n->power_w);
-        table_cell(t, "%.2f", n->power_se_w);
+        table_cell(t, "%.60s", x->name);
+        table_cell(t, "%s", x->kind);
+        table_cell(t, "%llu", (unsigned long long)x->launches);
+        table_cell(t, "%.6f", x->time_s);
+        if (x->status == TW_EST_BELOW_RESOLUTION) {
+            below++;
+            table_cell(t, "< %.3f", x->upper_j);
+            table_cell(t, "-");
+            table_cell(t, "< %.3g", x->upper_j / (double)x->launches);
+            table_cell(t, "< %.1f", x->power_w + 2 * x->power_sd_w);
+            table_cell(t, "-");
+        } else if (x->status == TW_EST_UNOBSERVED) {
+            table_cell(t, "unobserved");
+            table_cell(t, "-");
+            table_cell(t, "-");
+            table_cell(t, "-");
+            table_cell(t, "-");
+        } else {
+            table_cell(t, "%.3f", x->energy_j);
+            table_cell(t, "%.3f", x->energy_sd_j);
+            table_cell(t, "%.3g", x->energy_j / (double)x->launches);
+            table_cell(t, "%.1f", x->power_w);
+            table_cell(t, "%.1f", act > 0 ? 100.0 * x->energy_j / act : NAN);
+        }
     }
-    fprintf(f,
-            "\nshort kernels (regression over %zu windows of %s, %d lag%s): mean launch under the reading's "
-            "%.3g ms period; energy above idle\n",
-            g->nobs, d->attrib->source_column, d->short_lags, d->short_lags == 1 ? "" : "s", 1e3 * d->short_period_s);
-    if (shown)
-        table_print(t, f);
-    else
-        fprintf(f, "(none: the short names were pooled with others)\n");
+    fprintf(f, "\nkernels and copies, by energy above the baseline\n");
+    table_print(t, f);
     table_free(t);
-    if (more) fprintf(f, "... and %zu more\n", more);
-    fprintf(f, "fit: idle %.2f W, residual %.3f W rms, R^2 %.4f\n", g->idle_w, g->rms_w, g->r2);
-    char w[2 * sizeof g->warnings];
-    unlag(g->warnings, w, sizeof w);
-    text_lines("warning: ", w, f);
+    size_t rest = e->nnames - shown - grouped;
+    if (rest) fprintf(f, "... and %zu more (all in --json)\n", rest);
+    if (below)
+        fprintf(f,
+                "'<': below resolution: the energy is under two standard errors; the bound is the estimate + 2 sd\n");
+}
+
+static void text_groups(const tw_estimate *e, FILE *f)
+{
+    if (e->ngroups == 0) return;
+    fprintf(f, "\ngroups: names the sensor cannot tell apart (always together), reported together\n");
+    for (size_t g = 0; g < e->ngroups; g++) {
+        const tw_est_group *x = &e->groups[g];
+        if (x->status == TW_EST_BELOW_RESOLUTION)
+            fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J\n", x->label, (unsigned long long)x->launches, x->time_s,
+                    x->upper_j);
+        else
+            fprintf(f, "  %s: %llu launches, %.6f s, %.3f +- %.3f J, %.1f W\n", x->label,
+                    (unsigned long long)x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w);
+        for (size_t m = 0; m < x->nmembers && m < 8; m++)
+            fprintf(f, "    %.100s (%s, %llu launches)\n", e->names[x->members[m]].name, e->names[x->members[m]].kind,
+                    (unsigned long long)e->names[x->members[m]].launches);
+        if (x->nmembers > 8) fprintf(f, "    ... and %zu more\n", x->nmembers - 8);
+    }
+}
+
+static void text_ranges(const tw_estimate *e, FILE *f)
+{
+    if (e->nranges == 0) return;
+    static const char *const head[] = {"range", "start_s", "end_s", "energy_j", "above_baseline_j"};
+    table *t = table_new(5, head);
+    if (!t) return;
+    size_t shown = e->nranges < TEXT_ROWS ? e->nranges : TEXT_ROWS;
+    for (size_t i = 0; i < shown; i++) {
+        const tw_est_range *r = &e->ranges[i];
+        table_cell(t, "%.60s", r->name);
+        table_cell(t, "%.4f", r->start_s);
+        table_cell(t, "%.4f", r->end_s);
+        table_cell(t, "%.3f", r->energy_j);
+        table_cell(t, "%.3f", r->above_j);
+    }
+    fprintf(f, "\nNVTX ranges: the GPU's energy over each, and what its kernels drew above the baseline (ranges may "
+               "nest: they do not add up)\n");
+    table_print(t, f);
+    table_free(t);
+    if (shown < e->nranges) fprintf(f, "... and %zu more (all in --json)\n", e->nranges - shown);
 }
 
 static void text_device(const run_record *r, const run_device *d, FILE *f)
@@ -277,26 +253,24 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     char line[2048];
     profile_line(d, line, sizeof line);
     fprintf(f, "profile: %s\n", line);
-    const tw_attrib *a = d->attrib;
-    if (!a) {
-        fprintf(f, "no energy report: %s\n", d->attrib_error);
+    const tw_estimate *e = d->est;
+    if (!e) {
+        fprintf(f, "no energy report: %s\n", d->est_error);
         return;
     }
-    fprintf(f, "energy from %s (%s), %zu intervals over %.3f s\n", a->source_column, tw_attrib_source_name(a->source),
-            a->nintervals, a->run_s);
-    const char *w = a->warnings;
-    while (*w) {
-        size_t len = strcspn(w, "\n");
-        fprintf(f, "warning: %.*s\n", (int)len, w);
-        w += len + (w[len] != '\0');
-    }
-    text_methods(a, f);
-    text_split(a, f);
-    if (a->activities == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
-    text_names("kernels", a->kernels, a->nkernels, f);
-    text_short(d, f);
-    text_names("memcpy/memset", a->copies, a->ncopies, f);
-    text_ranges(a, f);
+    fprintf(f, "readings fitted: %s\n", d->info.readings);
+    text_lines("note: ", d->info.notes, f);
+    text_lines("warning: ", e->warnings, f);
+    for (size_t i = 0; i < e->nreadings; i++)
+        fprintf(f, "  %s: %zu windows, residual %.2f W rms, scaled by %.4f\n", e->readings[i].name, e->readings[i].used,
+                e->readings[i].rms_w, 1.0 / e->readings[i].gain);
+    fprintf(f, "baseline: linear between %zu knots %.2f s apart\n", e->nknots, e->knot_s);
+    text_split(e, f);
+    text_methods(&d->methods, e->model_j, f);
+    if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
+    text_names(e, f);
+    text_groups(e, f);
+    text_ranges(e, f);
 }
 
 /* "1 ms", "100 ms", "2 s" */
@@ -364,24 +338,6 @@ void run_report_text(const run_record *r, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_names(json *j, const char *key, const tw_attrib_name *k, size_t n)
-{
-    json_key(j, key);
-    json_begin_array(j);
-    for (size_t i = 0; i < n; i++) {
-        json_begin_object(j);
-        json_kv_string(j, "name", k[i].name);
-        json_kv_string(j, "kind", k[i].kind);
-        json_kv_uint(j, "launches", k[i].launches);
-        json_kv_number(j, "time_s", k[i].time_s);
-        json_kv_number(j, "energy_j", k[i].energy_j);
-        json_kv_number(j, "power_w", k[i].power_w);
-        json_kv_number(j, "share", k[i].share);
-        json_end_object(j);
-    }
-    json_end_array(j);
-}
-
 static void json_lines(json *j, const char *key, const char *text)
 {
     json_key(j, key);
@@ -406,58 +362,123 @@ static void json_profile(json *j, const run_device *d)
     json_kv_string(j, "line", line);
     json_kv_string(j, "status", profile_status(d->profile));
     json_kv_string(j, "source", d->profile_how);
-    json_kv_bool(j, "used", model_used(d));
-    json_kv_string(j, "reading", m ? d->model.name : NULL);
-    json_kv_string(j, "response", m ? tw_response_name(d->model.response) : NULL);
-    json_kv_number(j, "period_s", m ? d->model.period_s : NAN);
-    json_kv_number(j, "window_s", m ? d->model.window_s : NAN);
-    json_kv_number(j, "delay_s", m ? d->model.delay_s : NAN);
-    json_kv_number(j, "capacitance_s", m ? d->model.capacitance_s : NAN);
-    json_kv_number(j, "coverage", m ? d->model.coverage : NAN);
+    json_kv_string(j, "best_reading", m ? d->model.name : NULL);
     json_end_object(j);
 }
 
-static void json_short(json *j, const run_device *d)
+static void json_estimate(json *j, const run_device *d)
 {
-    const tw_regress *g = d->short_kernels;
-    json_key(j, "short_kernels");
+    const tw_estimate *e = d->est;
+    json_key(j, "estimate");
+    json_begin_object(j);
+    json_kv_string(j, "readings_fitted", d->info.readings);
+    json_lines(j, "notes", d->info.notes);
+    json_lines(j, "warnings", e->warnings);
+    json_kv_number(j, "fit_start_s", e->fit_t0_s);
+    json_kv_number(j, "fit_end_s", e->fit_t1_s);
+    json_kv_uint(j, "baseline_knots", e->nknots);
+    json_kv_number(j, "knot_spacing_s", e->knot_s);
+    json_kv_number(j, "counter_j", d->methods.counter_j);
+    json_kv_number(j, "reference_j", e->reference_j);
+    json_kv_number(j, "kernels_j", e->kernels_j);
+    json_kv_number(j, "copies_j", e->copies_j);
+    json_kv_number(j, "baseline_j", e->baseline_j);
+    json_kv_number(j, "model_j", e->model_j);
+    json_kv_number(j, "conservation_pct", e->conservation_pct);
+    json_kv_bool(j, "conservation_ok", fabs(e->conservation_pct) <= CHECK_PCT);
+    json_kv_number(j, "baseline_mean_w", e->baseline_mean_w);
+    json_kv_number(j, "baseline_min_w", e->baseline_min_w);
+    json_kv_number(j, "baseline_max_w", e->baseline_max_w);
+    json_kv_number(j, "idle_before_w", e->idle_before_w);
+    json_kv_number(j, "idle_after_w", e->idle_after_w);
+    json_kv_uint(j, "names_pooled", e->pooled);
+    json_key(j, "readings");
     json_begin_array(j);
-    size_t shown = 0;
-    for (size_t i = 0; g && i < g->nnames && shown < SHORT_ROWS; i++) {
-        const tw_regress_name *n = &g->names[i];
-        if (!is_short(d, n)) continue;
-        shown++;
+    for (size_t i = 0; i < e->nreadings; i++) {
         json_begin_object(j);
-        json_kv_string(j, "name", n->name);
-        json_kv_uint(j, "launches", n->launches);
-        json_kv_number(j, "mean_s", n->mean_s);
-        json_kv_number(j, "energy_per_launch_j", n->per_launch_j);
-        json_kv_number(j, "energy_per_launch_se_j", n->per_launch_se_j);
-        json_kv_number(j, "power_w", n->power_w);
-        json_kv_number(j, "power_se_w", n->power_se_w);
-        json_kv_number(j, "windows", n->windows);
+        json_kv_string(j, "name", e->readings[i].name);
+        json_kv_uint(j, "windows", e->readings[i].used);
+        json_kv_number(j, "gain", e->readings[i].gain);
+        json_kv_number(j, "rms_w", e->readings[i].rms_w);
+        json_kv_number(j, "noise_density_w", e->readings[i].noise_w);
+        json_kv_number(j, "lag1_correlation", e->readings[i].lag1);
         json_end_object(j);
     }
     json_end_array(j);
-    json_key(j, "short_kernels_fit");
-    if (!g) {
-        json_string(j, NULL);
-    } else {
+    json_key(j, "naive_methods_j");
+    json_begin_object(j);
+    method_row m[8];
+    size_t n = methods(&d->methods, m);
+    for (size_t i = 0; i < n; i++)
+        json_kv_number(j, m[i].key, m[i].j);
+    json_end_object(j);
+    json_end_object(j);
+}
+
+static void json_names(json *j, const tw_estimate *e)
+{
+    json_key(j, "names");
+    json_begin_array(j);
+    for (size_t i = 0; i < e->nnames; i++) {
+        const tw_est_name *x = &e->names[i];
         json_begin_object(j);
-        json_kv_string(j, "reading", d->attrib ? d->attrib->source_column : NULL);
-        json_kv_uint(j, "windows", g->nobs);
-        json_key(j, "lags");
-        json_number(j, d->short_lags);
-        json_kv_number(j, "period_s", d->short_period_s);
-        json_kv_number(j, "idle_w", g->idle_w);
-        json_kv_number(j, "rms_w", g->rms_w);
-        json_kv_number(j, "r2", g->r2);
-        char w[2 * sizeof g->warnings];
-        unlag(g->warnings, w, sizeof w);
-        json_lines(j, "warnings", w);
+        json_kv_string(j, "name", x->name);
+        json_kv_string(j, "kind", x->kind);
+        json_kv_uint(j, "launches", x->launches);
+        json_kv_number(j, "time_s", x->time_s);
+        json_kv_number(j, "active_s", x->active_s);
+        json_kv_number(j, "energy_j", x->energy_j);
+        json_kv_number(j, "energy_sd_j", x->energy_sd_j);
+        json_kv_number(j, "energy_per_launch_j", x->launches ? x->energy_j / (double)x->launches : NAN);
+        json_kv_number(j, "power_w", x->power_w);
+        json_kv_number(j, "power_sd_w", x->power_sd_w);
+        json_kv_string(j, "status", tw_est_status_name(x->status));
+        json_kv_number(j, "upper_j", x->upper_j);
+        json_key(j, "group");
+        if (x->group >= 0)
+            json_number(j, x->group);
+        else
+            json_string(j, NULL);
         json_end_object(j);
     }
-    json_kv_string(j, "short_kernels_note", d->short_note[0] ? d->short_note : NULL);
+    json_end_array(j);
+    json_key(j, "groups");
+    json_begin_array(j);
+    for (size_t g = 0; g < e->ngroups; g++) {
+        const tw_est_group *x = &e->groups[g];
+        json_begin_object(j);
+        json_key(j, "id");
+        json_number(j, (double)g);
+        json_kv_string(j, "label", x->label);
+        json_key(j, "names");
+        json_begin_array(j);
+        for (size_t m = 0; m < x->nmembers; m++)
+            json_string(j, e->names[x->members[m]].name);
+        json_end_array(j);
+        json_kv_uint(j, "launches", x->launches);
+        json_kv_number(j, "time_s", x->time_s);
+        json_kv_number(j, "energy_j", x->energy_j);
+        json_kv_number(j, "energy_sd_j", x->energy_sd_j);
+        json_kv_number(j, "power_w", x->power_w);
+        json_kv_string(j, "status", tw_est_status_name(x->status));
+        json_kv_number(j, "upper_j", x->upper_j);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_key(j, "nvtx_ranges");
+    json_begin_array(j);
+    for (size_t i = 0; i < e->nranges; i++) {
+        const tw_est_range *r = &e->ranges[i];
+        json_begin_object(j);
+        json_kv_string(j, "name", r->name);
+        json_kv_number(j, "start_s", r->start_s);
+        json_kv_number(j, "end_s", r->end_s);
+        json_kv_number(j, "energy_j", r->energy_j);
+        json_kv_number(j, "above_baseline_j", r->above_j);
+        json_kv_number(j, "baseline_j", r->baseline_j);
+        json_end_object(j);
+    }
+    json_end_array(j);
 }
 
 static void json_device(json *j, const run_device *d)
@@ -469,61 +490,10 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
     json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
     json_profile(j, d);
-    const tw_attrib *a = d->attrib;
-    json_kv_string(j, "error", a ? NULL : d->attrib_error);
-    if (a) {
-        json_key(j, "energy_source");
-        json_begin_object(j);
-        json_kv_string(j, "reading", a->source_column);
-        json_kv_string(j, "method", tw_attrib_source_name(a->source));
-        json_kv_uint(j, "intervals", a->nintervals);
-        json_end_object(j);
-        json_lines(j, "warnings", a->warnings);
-        json_kv_number(j, "start_s", a->start_s);
-        json_kv_number(j, "end_s", a->end_s);
-        json_kv_number(j, "run_s", a->run_s);
-        json_key(j, "whole_run_energy_j");
-        json_begin_object(j);
-        method_row m[8];
-        size_t n = methods(a, m);
-        for (size_t i = 0; i < n; i++)
-            json_kv_number(j, m[i].key, m[i].j);
-        json_end_object(j);
-        json_kv_string(j, "rc_k20_note", a->rc_note[0] ? a->rc_note : NULL);
-        json_kv_number(j, "idle_w", a->idle_w);
-        json_kv_string(j, "idle_basis", a->idle_basis);
-        json_key(j, "split_j");
-        json_begin_object(j);
-        json_kv_number(j, "idle", a->idle_j + a->other_j);
-        json_kv_number(j, "idle_level", a->idle_j);
-        json_kv_number(j, "other", a->other_j);
-        json_kv_number(j, "kernels", a->kernels_j);
-        json_kv_number(j, "copies", a->copies_j);
-        json_kv_number(j, "sum", a->sum_j);
-        json_end_object(j);
-        json_key(j, "check");
-        json_begin_object(j);
-        json_kv_number(j, "sum_j", a->sum_j);
-        json_kv_number(j, "counter_j", a->counter_j);
-        json_kv_number(j, "diff_pct", a->check_pct);
-        json_kv_number(j, "limit_pct", CHECK_PCT);
-        json_kv_bool(j, "ok", fabs(a->check_pct) <= CHECK_PCT);
-        json_end_object(j);
-        json_names(j, "kernels", a->kernels, a->nkernels);
-        json_short(j, d);
-        json_names(j, "copies", a->copies, a->ncopies);
-        json_key(j, "nvtx_ranges");
-        json_begin_array(j);
-        for (size_t i = 0; i < a->nranges; i++) {
-            json_begin_object(j);
-            json_kv_string(j, "name", a->ranges[i].name);
-            json_kv_number(j, "start_s", a->ranges[i].start_s);
-            json_kv_number(j, "end_s", a->ranges[i].end_s);
-            json_kv_number(j, "energy_j", a->ranges[i].energy_j);
-            json_kv_number(j, "above_idle_j", a->ranges[i].above_idle_j);
-            json_end_object(j);
-        }
-        json_end_array(j);
+    json_kv_string(j, "error", d->est ? NULL : d->est_error);
+    if (d->est) {
+        json_estimate(j, d);
+        json_names(j, d->est);
     }
     json_end_object(j);
 }

@@ -5,9 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "attrib/kernels.h"
-#include "attrib/regress.h"
 #include "correct/profile.h"
+#include "estimate/estimator.h"
+#include "estimate/methods.h"
+#include "estimate/trace.h"
 #include "truewatt.h"
 
 /* What the sensor profile of a device gave. */
@@ -23,18 +24,15 @@ typedef struct run_device {
     char prefix[32];
     char name[96];
     char driver[32];
-    tw_attrib *attrib; /* NULL when the attribution failed */
-    char attrib_error[512];
+    tw_estimate *est; /* NULL when the estimate failed */
+    char est_error[512];
+    tw_est_trace_info info; /* the readings the estimator fitted, and its notes */
+    tw_methods methods;     /* the naive methods over the fit span (NaN where absent) */
     run_profile profile;
     char profile_how[1200]; /* which file and why, or where none was found, or why it cannot be read */
-    tw_reading_model model; /* RUN_PROFILE_MODEL: the reading the profile offers */
-    /* kernel names shorter than the model's period: the regression of its windows */
-    tw_regress *short_kernels; /* NULL when not run or failed */
-    double short_period_s;     /* the model's period; 0 when no kernel name is that short */
-    int short_lags;
-    size_t short_windows;    /* observations of the reading */
-    char short_note[768];    /* why the regression failed, "" otherwise */
-    tw_events *short_events; /* the device's kernels (several devices), owned; NULL otherwise */
+    tw_profile prof;        /* RUN_PROFILE_MODEL: the profile itself */
+    tw_reading_model model; /* RUN_PROFILE_MODEL: its best reading of the board */
+    tw_events *events;      /* this device's activities and the NVTX ranges (several devices), owned */
 } run_device;
 
 typedef struct run_record {
@@ -51,6 +49,7 @@ typedef struct run_record {
     const tw_sampler *sampler;
     run_device *dev;
     size_t ndev;
+    double spawn_s, exit_s; /* the command's start and end on the trace timeline */
     const char *warnings;   /* lines */
     const char *provenance; /* command, date, GPU, driver */
 } run_record;

@@ -8,7 +8,7 @@
 
 /* A value stamped this much before the row that carries it has a timestamp
  * of its own (the driver's sample buffer); otherwise the stamp is the query. */
-#define OWN_STAMP_S 1.5e-3
+#define OWN_STAMP_S 0.2e-3
 /* The poll gap is split in half to place an update, but never by more than
  * this: a poll that blocked (K20: 4.7 ms) returns a value fresh at its end. */
 #define MAX_HALF_GAP_S 0.5e-3

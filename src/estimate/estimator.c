@@ -1,0 +1,1200 @@
+/* The estimator: baseline + sum of names' power x activity, fitted to every
+ * reading's windows (estimator.h). */
+#include "estimate/estimator.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/nnls.h"
+
+#define DEFAULT_TAIL_S 1.0
+#define DEFAULT_SMOOTH 10.0
+#define DEFAULT_GROUP_COS 0.9995
+#define DEFAULT_MAX_NAMES 2000
+#define MIN_KNOT_S 5.0
+#define KNOT_SPANS 40
+#define EDGE_EPS_S 1e-9
+#define SIGMAS 2.0 /* below resolution: energy under this many standard errors */
+#define POOLED_NAME "(other names)"
+
+void tw_est_config_init(tw_est_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->size = sizeof *c;
+    c->fit_t0_s = c->fit_t1_s = NAN;
+    c->idle_before_t0_s = c->idle_before_t1_s = c->idle_after_t0_s = c->idle_after_t1_s = NAN;
+}
+
+const char *tw_est_status_name(tw_est_status s)
+{
+    switch (s) {
+    case TW_EST_OK:
+        return "ok";
+    case TW_EST_BELOW_RESOLUTION:
+        return "below_resolution";
+    case TW_EST_GROUPED:
+        return "grouped";
+    case TW_EST_UNOBSERVED:
+        return "unobserved";
+    }
+    return "?";
+}
+
+void tw_estimate_free(tw_estimate *e)
+{
+    if (!e) return;
+    for (size_t g = 0; g < e->ngroups; g++)
+        free(e->groups[g].members);
+    free(e->groups);
+    free(e->names);
+    free(e->ranges);
+    free(e->event_energy_j);
+    free(e->knot_w);
+    free(e);
+}
+
+static double baseline_at(const tw_estimate *e, double t)
+{
+    if (e->nknots == 1) return e->knot_w[0];
+    double u = (t - e->fit_t0_s) / e->knot_s;
+    if (!(u > 0)) return e->knot_w[0];
+    size_t k = (size_t)floor(u);
+    if (k + 1 >= e->nknots) return e->knot_w[e->nknots - 1];
+    u -= (double)k;
+    return e->knot_w[k] * (1 - u) + e->knot_w[k + 1] * u;
+}
+
+double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
+{
+    if (!e || !e->knot_w || !(b > a)) return b == a ? 0.0 : NAN;
+    /* exact for a piecewise-linear function: the trapezoid between the knots inside [a, b] */
+    double sum = 0, t = a, v = baseline_at(e, a);
+    for (size_t k = 0; k < e->nknots; k++) {
+        double tk = e->fit_t0_s + (double)k * e->knot_s;
+        if (tk <= a || tk >= b) continue;
+        double vk = e->knot_w[k];
+        sum += 0.5 * (v + vk) * (tk - t);
+        t = tk;
+        v = vk;
+    }
+    return sum + 0.5 * (v + baseline_at(e, b)) * (b - t);
+}
+
+static void warn(tw_estimate *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(tw_estimate *e, const char *fmt, ...)
+{
+    size_t len = strlen(e->warnings);
+    if (len + 2 >= sizeof e->warnings) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->warnings + len, sizeof e->warnings - len - 1, fmt, ap);
+    va_end(ap);
+    len = strlen(e->warnings);
+    e->warnings[len] = '\n';
+    e->warnings[len + 1] = '\0';
+}
+
+/* ---------------------------------------------------------------- activities */
+
+typedef enum act_class { ACT_NONE, ACT_KERNEL, ACT_COPY, ACT_RANGE } act_class;
+
+static act_class classify(const tw_event *e)
+{
+    const char *k = e->kind;
+    if (!k || !*k || strcmp(k, "kernel") == 0) return ACT_KERNEL;
+    if (strcmp(k, "memcpy") == 0 || strcmp(k, "memset") == 0) return ACT_COPY;
+    if (strcmp(k, "nvtx") == 0) return ACT_RANGE;
+    return ACT_NONE;
+}
+
+/* One launch: its span and the name (column) it counts for. */
+typedef struct launch {
+    double t0, t1;
+    uint32_t name;
+    uint32_t ev;
+} launch;
+
+/* A stretch of constant activity: one launch's share of it. */
+typedef struct piece {
+    double t0, t1;
+    double share; /* 1 / launches running together */
+    uint32_t name;
+    uint32_t ev;
+} piece;
+
+/* Names interned by (name, kind) in an open-addressing table. */
+typedef struct names_tab {
+    size_t *slot; /* name index + 1; 0 empty */
+    size_t cap;
+    tw_est_name *v;
+    size_t n, vcap;
+} names_tab;
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static const char *kind_of(const tw_event *e) { return e->kind && *e->kind ? e->kind : "kernel"; }
+
+static tw_status names_grow(names_tab *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    size_t *slot = calloc(cap, sizeof *slot);
+    if (!slot) return tw_fail(TW_ENOMEM, "out of memory (names)");
+    for (size_t i = 0; i < t->n; i++) {
+        uint64_t h = hash_str(hash_str(1469598103934665603ull, t->v[i].name), t->v[i].kind);
+        size_t k = h & (cap - 1);
+        while (slot[k])
+            k = (k + 1) & (cap - 1);
+        slot[k] = i + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->cap = cap;
+    return TW_OK;
+}
+
+static tw_status names_intern(names_tab *t, const tw_event *e, uint32_t *id)
+{
+    if (2 * (t->n + 1) > t->cap && names_grow(t) != TW_OK) return TW_ENOMEM;
+    const char *kind = kind_of(e);
+    uint64_t h = hash_str(hash_str(1469598103934665603ull, e->name), kind);
+    size_t k = h & (t->cap - 1);
+    while (t->slot[k]) {
+        tw_est_name *x = &t->v[t->slot[k] - 1];
+        if (strcmp(x->name, e->name) == 0 && strcmp(x->kind, kind) == 0) {
+            *id = (uint32_t)(t->slot[k] - 1);
+            return TW_OK;
+        }
+        k = (k + 1) & (t->cap - 1);
+    }
+    if (t->n == t->vcap) {
+        size_t cap = t->vcap ? 2 * t->vcap : 256;
+        tw_est_name *v = realloc(t->v, cap * sizeof *v);
+        if (!v) return tw_fail(TW_ENOMEM, "out of memory (names)");
+        t->v = v;
+        t->vcap = cap;
+    }
+    tw_est_name *x = &t->v[t->n];
+    memset(x, 0, sizeof *x);
+    x->name = e->name;
+    x->kind = kind;
+    x->group = -1;
+    t->slot[k] = ++t->n;
+    *id = (uint32_t)(t->n - 1);
+    return TW_OK;
+}
+
+typedef struct edge {
+    double t;
+    int start; /* 1 start, 0 end: ends first at equal times */
+    uint32_t launch;
+} edge;
+
+static int edge_cmp(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->start - y->start;
+}
+
+/* The stretches of constant activity, in time order: for n launches running
+ * together, n pieces with share 1/n. */
+static tw_status make_pieces(const launch *L, size_t nl, piece **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (nl == 0) return TW_OK;
+    edge *ed = malloc(2 * nl * sizeof *ed);
+    size_t *active = malloc(nl * sizeof *active), *pos = malloc(nl * sizeof *pos);
+    size_t cap = nl + 16, n = 0;
+    piece *p = malloc(cap * sizeof *p);
+    tw_status st = TW_OK;
+    if (!ed || !active || !pos || !p) {
+        st = tw_fail(TW_ENOMEM, "out of memory (activity of %zu launches)", nl);
+        goto out;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        ed[2 * i] = (edge){L[i].t0, 1, (uint32_t)i};
+        ed[2 * i + 1] = (edge){L[i].t1, 0, (uint32_t)i};
+    }
+    qsort(ed, 2 * nl, sizeof *ed, edge_cmp);
+    size_t na = 0;
+    double prev = ed[0].t;
+    for (size_t k = 0; k < 2 * nl; k++) {
+        double t = ed[k].t;
+        if (t > prev && na > 0) {
+            if (n + na > cap) {
+                cap = 2 * (n + na);
+                piece *q = realloc(p, cap * sizeof *q);
+                if (!q) {
+                    st = tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
+                    goto out;
+                }
+                p = q;
+            }
+            for (size_t a = 0; a < na; a++)
+                p[n++] = (piece){prev, t, 1.0 / (double)na, L[active[a]].name, L[active[a]].ev};
+        }
+        prev = t;
+        uint32_t l = ed[k].launch;
+        if (ed[k].start) {
+            pos[l] = na;
+            active[na++] = l;
+        } else { /* swap-remove */
+            size_t at = pos[l];
+            active[at] = active[--na];
+            pos[active[at]] = at;
+        }
+    }
+    *out = p;
+    *nout = n;
+    p = NULL;
+out:
+    free(ed);
+    free(active);
+    free(pos);
+    free(p);
+    return st;
+}
+
+/* ---------------------------------------------------------------- the design */
+
+/* What every pass over the windows needs. */
+typedef struct design {
+    size_t K, N, p; /* knots, name columns, K + N */
+    double T0, T1, dk;
+    const piece *pc;
+    size_t npc;
+    /* a sparse row */
+    double *x;     /* dense scratch, p */
+    size_t *touch; /* nonzero entries */
+    size_t nt;
+    bool *mark;
+} design;
+
+static void row_add(design *d, size_t j, double v)
+{
+    if (v == 0) return;
+    if (!d->mark[j]) {
+        d->mark[j] = true;
+        d->touch[d->nt++] = j;
+        d->x[j] = 0;
+    }
+    d->x[j] += v;
+}
+
+static void row_clear(design *d)
+{
+    for (size_t i = 0; i < d->nt; i++)
+        d->mark[d->touch[i]] = false;
+    d->nt = 0;
+}
+
+/* The row of window o: the baseline's hat functions' means over it and each
+ * name's activity in it (weighted as the window weighs its instants).
+ * *pp is the first piece that can still overlap (pieces end in order). */
+static void make_row(design *d, const tw_obs *o, size_t *pp)
+{
+    row_clear(d);
+    double len = o->t1_s - o->t0_s;
+    /* baseline: linear between knots, so its mean over a part of a knot
+     * span is its value at that part's middle */
+    double a = fmax(o->t0_s, d->T0), b = fmin(o->t1_s, d->T1);
+    size_t k0 = d->K > 1 ? (size_t)fmax(0.0, floor((a - d->T0) / d->dk)) : 0;
+    for (size_t k = k0; k + 1 < d->K || (d->K == 1 && k == 0); k++) {
+        double lo = d->K > 1 ? d->T0 + (double)k * d->dk : a, hi = d->K > 1 ? lo + d->dk : b;
+        double s = fmax(a, lo), e = fmin(b, hi);
+        if (e > s) {
+            double w = (e - s) / len;
+            if (d->K == 1) {
+                row_add(d, 0, w);
+            } else {
+                double u = (0.5 * (s + e) - lo) / d->dk;
+                row_add(d, k, w * (1 - u));
+                row_add(d, k + 1, w * u);
+            }
+        }
+        if (hi >= b || d->K == 1) break;
+    }
+    while (*pp < d->npc && d->pc[*pp].t1 <= o->t0_s)
+        (*pp)++;
+    for (size_t i = *pp; i < d->npc && d->pc[i].t0 < o->t1_s; i++) {
+        const piece *q = &d->pc[i];
+        double w = tw_obs_weight(o, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
+        if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
+    }
+}
+
+/* The windows of one reading inside the fit span, in order of start. */
+typedef struct rd {
+    const tw_est_reading *r;
+    size_t *idx; /* windows used */
+    size_t n;
+    double gain;
+    double *G, *c; /* its normal equations, weights = window length */
+    double yy, sumw;
+    double s2; /* noise density squared */
+    double rms, lag1;
+} rd;
+
+static int idx_by_t0_ctx_cmp(const tw_obs *o, size_t a, size_t b)
+{
+    if (o[a].t0_s != o[b].t0_s) return o[a].t0_s < o[b].t0_s ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* insertion sort: windows come nearly in order */
+static void sort_by_t0(const tw_obs *o, size_t *idx, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t v = idx[i], j = i;
+        while (j > 0 && idx_by_t0_ctx_cmp(o, idx[j - 1], v) > 0) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
+static bool usable(const tw_obs *o)
+{
+    return isfinite(o->t0_s) && isfinite(o->t1_s) && isfinite(o->power_w) && o->t1_s > o->t0_s;
+}
+
+/* Energy of a reading's windows over [a, b], each window's by its overlap;
+ * NaN when the windows do not reach both ends. */
+static double reading_energy(const tw_est_reading *r, double a, double b)
+{
+    double e = 0, first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < r->n; i++) {
+        const tw_obs *o = &r->obs[i];
+        if (!usable(o)) continue;
+        first = fmin(first, o->t0_s);
+        last = fmax(last, o->t1_s);
+        double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
+        if (hi > lo) e += o->power_w * (hi - lo);
+    }
+    return first <= a + EDGE_EPS_S && last >= b - EDGE_EPS_S ? e : NAN;
+}
+
+static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
+{
+    size_t p = d->p;
+    R->G = calloc(p * p, sizeof *R->G);
+    R->c = calloc(p, sizeof *R->c);
+    if (!R->G || !R->c) return tw_fail(TW_ENOMEM, "out of memory (normal equations of %zu unknowns)", p);
+    size_t pp = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        if (cancel && *cancel && (i & 4095) == 0) return tw_fail(TW_EINTERRUPTED, "interrupted");
+        const tw_obs *o = &R->r->obs[R->idx[i]];
+        make_row(d, o, &pp);
+        double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
+        for (size_t a = 0; a < d->nt; a++) {
+            size_t ja = d->touch[a];
+            double xa = d->x[ja] * w;
+            R->c[ja] += xa * y;
+            for (size_t b = 0; b < d->nt; b++)
+                R->G[ja * p + d->touch[b]] += xa * d->x[d->touch[b]];
+        }
+        R->yy += w * y * y;
+        R->sumw += w;
+    }
+    return TW_OK;
+}
+
+/* Residual statistics of one reading at the solution beta (columns of the
+ * full design): rms, noise density and neighbour correlation. */
+static void residuals(design *d, rd *R, const double *beta)
+{
+    size_t pp = 0;
+    double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
+    for (size_t i = 0; i < R->n; i++) {
+        const tw_obs *o = &R->r->obs[R->idx[i]];
+        make_row(d, o, &pp);
+        double fit = 0;
+        for (size_t a = 0; a < d->nt; a++)
+            fit += d->x[d->touch[a]] * beta[d->touch[a]];
+        double r = o->power_w / R->gain - fit, w = o->t1_s - o->t0_s;
+        ss += r * r;
+        sw += w * r * r;
+        if (!isnan(prev)) num += r * prev;
+        den += r * r;
+        prev = r;
+    }
+    R->rms = R->n ? sqrt(ss / (double)R->n) : NAN;
+    R->s2 = R->n ? sw / (double)R->n : NAN;
+    R->lag1 = den > 0 ? num / den : 0;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+static size_t uf_find(size_t *parent, size_t i)
+{
+    while (parent[i] != i)
+        i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+static void uf_union(size_t *parent, size_t a, size_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b) parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/* ---------------------------------------------------------------- the fit */
+
+typedef struct fit_state {
+    design d;
+    rd *R;
+    size_t nr;
+    size_t U;        /* units: groups of names */
+    size_t *unit;    /* name -> unit */
+    double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
+    double *beta_u;  /* solution */
+    bool *bound;
+    double *var_u; /* variance of each coefficient */
+} fit_state;
+
+/* Combined and reduced normal equations with weights 1 / s2 per reading
+ * and the curvature penalty on the knots. */
+static tw_status reduce(fit_state *f, double smooth)
+{
+    size_t K = f->d.K, p = f->d.p, q = K + f->U;
+    free(f->Gu);
+    free(f->cu);
+    f->Gu = calloc(q * q, sizeof *f->Gu);
+    f->cu = calloc(q, sizeof *f->cu);
+    if (!f->Gu || !f->cu) return tw_fail(TW_ENOMEM, "out of memory (normal equations)");
+    double wsum = 0;
+    for (size_t r = 0; r < f->nr; r++) {
+        const rd *R = &f->R[r];
+        if (!(R->s2 > 0) || R->n == 0) continue;
+        double w = 1.0 / R->s2;
+        wsum += w * R->sumw;
+        for (size_t i = 0; i < p; i++) {
+            size_t ui = i < K ? i : K + f->unit[i - K];
+            f->cu[ui] += w * R->c[i];
+            for (size_t j = 0; j < p; j++) {
+                double g = R->G[i * p + j];
+                if (g == 0) continue;
+                size_t uj = j < K ? j : K + f->unit[j - K];
+                f->Gu[ui * q + uj] += w * g;
+            }
+        }
+    }
+    if (K >= 3) { /* lambda sum (b[k-1] - 2 b[k] + b[k+1])^2 */
+        double lambda = smooth * wsum / (double)(K - 1);
+        for (size_t k = 1; k + 1 < K; k++) {
+            size_t ix[3] = {k - 1, k, k + 1};
+            double co[3] = {1, -2, 1};
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    f->Gu[ix[a] * q + ix[b]] += lambda * co[a] * co[b];
+        }
+    }
+    return TW_OK;
+}
+
+static tw_status solve(fit_state *f)
+{
+    size_t K = f->d.K, q = K + f->U;
+    bool *nonneg = calloc(q, sizeof *nonneg);
+    free(f->beta_u);
+    free(f->bound);
+    f->beta_u = calloc(q, sizeof *f->beta_u);
+    f->bound = calloc(q, sizeof *f->bound);
+    if (!nonneg || !f->beta_u || !f->bound) {
+        free(nonneg);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t j = K; j < q; j++)
+        nonneg[j] = true;
+    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, f->beta_u, f->bound);
+    free(nonneg);
+    return st;
+}
+
+/* The solution in the full design's columns (each name gets its unit's power). */
+static void expand(const fit_state *f, double *beta)
+{
+    size_t K = f->d.K;
+    for (size_t k = 0; k < K; k++)
+        beta[k] = f->beta_u[k];
+    for (size_t j = 0; j < f->d.N; j++)
+        beta[K + j] = f->beta_u[K + f->unit[j]];
+}
+
+/* Variance of each coefficient: the free block's inverse (unit weights are
+ * 1 / noise density^2, so no further scale); a coefficient held at zero gets
+ * its own 1 / G_jj. */
+static tw_status variances(fit_state *f, double inflate)
+{
+    size_t q = f->d.K + f->U, m = 0;
+    size_t *idx = malloc(q * sizeof *idx);
+    double *sub = malloc(q * q * sizeof *sub), *dg = malloc(q * sizeof *dg), *work = malloc(q * sizeof *work);
+    free(f->var_u);
+    f->var_u = malloc(q * sizeof *f->var_u);
+    tw_status st = TW_OK;
+    if (!idx || !sub || !dg || !work || !f->var_u) {
+        st = tw_fail(TW_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < q; j++) {
+        double g = f->Gu[j * q + j];
+        f->var_u[j] = g > 0 ? inflate / g : INFINITY;
+        if (!f->bound[j] && g > 0) idx[m++] = j;
+    }
+    for (double ridge = 0; ridge <= 1e-4; ridge = ridge > 0 ? ridge * 100 : 1e-10) {
+        /* scaled to a unit diagonal, as the solver does */
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = 0; b <= a; b++)
+                sub[a * m + b] =
+                    f->Gu[idx[a] * q + idx[b]] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]) +
+                    (a == b ? ridge : 0);
+        if (!tw_cholesky(sub, m)) continue;
+        tw_cholesky_inverse_diag(sub, m, dg, work);
+        for (size_t a = 0; a < m; a++)
+            f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
+        break;
+    }
+out:
+    free(idx);
+    free(sub);
+    free(dg);
+    free(work);
+    return st;
+}
+
+/* ---------------------------------------------------------------- entry */
+
+typedef struct ctx {
+    tw_estimate *e;
+    names_tab names;
+    launch *L;
+    size_t nl;
+    size_t *rng; /* range events */
+    size_t nrng;
+    piece *pc;
+    size_t npc;
+    fit_state f;
+    double *beta; /* full design */
+} ctx;
+
+static void ctx_free(ctx *c)
+{
+    free(c->names.slot);
+    free(c->names.v);
+    free(c->L);
+    free(c->rng);
+    free(c->pc);
+    for (size_t r = 0; r < c->f.nr; r++) {
+        free(c->f.R[r].idx);
+        free(c->f.R[r].G);
+        free(c->f.R[r].c);
+    }
+    free(c->f.R);
+    free(c->f.unit);
+    free(c->f.Gu);
+    free(c->f.cu);
+    free(c->f.beta_u);
+    free(c->f.bound);
+    free(c->f.var_u);
+    free(c->f.d.x);
+    free(c->f.d.touch);
+    free(c->f.d.mark);
+    free(c->beta);
+}
+
+static tw_status collect(ctx *c, const tw_events *events)
+{
+    size_t n = tw_events_count(events);
+    c->L = malloc((n ? n : 1) * sizeof *c->L);
+    c->rng = malloc((n ? n : 1) * sizeof *c->rng);
+    if (!c->L || !c->rng) return tw_fail(TW_ENOMEM, "out of memory (%zu events)", n);
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *e = tw_events_get(events, i);
+        act_class k = classify(e);
+        if (k == ACT_RANGE) c->rng[c->nrng++] = i;
+        if (k != ACT_KERNEL && k != ACT_COPY) continue;
+        if (!(e->end_s > e->start_s)) continue; /* an instant draws nothing */
+        uint32_t id = 0;
+        tw_status st = names_intern(&c->names, e, &id);
+        if (st != TW_OK) return st;
+        c->names.v[id].launches++;
+        c->names.v[id].time_s += e->end_s - e->start_s;
+        c->L[c->nl++] = (launch){e->start_s, e->end_s, id, (uint32_t)i};
+    }
+    return TW_OK;
+}
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const tw_est_name *x = *(const tw_est_name *const *)a, *y = *(const tw_est_name *const *)b;
+    if (x->time_s != y->time_s) return x->time_s > y->time_s ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Past max_names (by time), names are pooled into one column; returns the
+ * column of every name into col[], the number of columns into *N. */
+static tw_status columns(ctx *c, size_t max_names, uint32_t *col, size_t *N)
+{
+    size_t n = c->names.n;
+    if (n <= max_names) {
+        for (size_t i = 0; i < n; i++)
+            col[i] = (uint32_t)i;
+        *N = n;
+        return TW_OK;
+    }
+    tw_est_name **order = malloc(n * sizeof *order);
+    if (!order) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        order[i] = &c->names.v[i];
+    qsort(order, n, sizeof *order, by_time_desc);
+    for (size_t i = 0; i < n; i++)
+        col[order[i] - c->names.v] = (uint32_t)(i < max_names - 1 ? i : max_names - 1);
+    free(order);
+    *N = max_names;
+    c->e->pooled = n - (max_names - 1);
+    return TW_OK;
+}
+
+static tw_status fit_span(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_est_config *cfg)
+{
+    tw_estimate *e = c->e;
+    double first = INFINITY, last = -INFINITY, dfirst = INFINITY, dlast = -INFINITY;
+    for (size_t i = 0; i < c->nl; i++) {
+        first = fmin(first, c->L[i].t0);
+        last = fmax(last, c->L[i].t1);
+    }
+    for (size_t r = 0; r < nrs; r++)
+        for (size_t i = 0; i < rs[r].n; i++)
+            if (usable(&rs[r].obs[i])) {
+                dfirst = fmin(dfirst, rs[r].obs[i].t0_s);
+                dlast = fmax(dlast, rs[r].obs[i].t1_s);
+            }
+    if (!(dlast > dfirst)) return tw_fail(TW_EEMPTY, "no reading has an observation window");
+    double tail = cfg->tail_s > 0 ? cfg->tail_s : DEFAULT_TAIL_S;
+    double t0 = !isnan(cfg->fit_t0_s) ? cfg->fit_t0_s : c->nl ? first : dfirst;
+    double t1 = c->nl ? last + tail : dlast;
+    if (!isnan(cfg->fit_t1_s)) t1 = c->nl ? fmin(t1, cfg->fit_t1_s) : cfg->fit_t1_s;
+    if (c->nl && t1 < last) t1 = last;
+    t0 = fmax(t0, dfirst);
+    t1 = fmin(t1, dlast);
+    /* inside the reference's windows where they reach past the activity, so
+     * that its energy over the span is its own, not interpolated */
+    for (size_t r = 0; r < nrs; r++) {
+        if (!rs[r].reference) continue;
+        double rf = INFINITY, rl = -INFINITY;
+        for (size_t i = 0; i < rs[r].n; i++)
+            if (usable(&rs[r].obs[i])) {
+                rf = fmin(rf, rs[r].obs[i].t0_s);
+                rl = fmax(rl, rs[r].obs[i].t1_s);
+            }
+        if (rf > t0 && (!c->nl || rf <= first)) t0 = rf;
+        if (rl < t1 && (!c->nl || rl >= last)) t1 = rl;
+    }
+    if (!(t1 > t0)) return tw_fail(TW_EEMPTY, "the readings do not cover the activities (%.3f .. %.3f s)", first, last);
+    if (c->nl && (first < t0 - 1e-6 || last > t1 + 1e-6))
+        warn(e, "activity from %.3f to %.3f s, readings only from %.3f to %.3f s: activity outside is unobserved",
+             first, last, t0, t1);
+    e->fit_t0_s = t0;
+    e->fit_t1_s = t1;
+    double span = t1 - t0;
+    double dk = cfg->knot_s > 0 ? cfg->knot_s : fmax(MIN_KNOT_S, span / KNOT_SPANS);
+    size_t spans = (size_t)ceil(span / dk - 1e-9);
+    if (spans < 1) spans = 1;
+    c->f.d.K = spans + 1;
+    c->f.d.dk = span / (double)spans;
+    c->f.d.T0 = t0;
+    c->f.d.T1 = t1;
+    e->nknots = c->f.d.K;
+    e->knot_s = c->f.d.dk;
+    return TW_OK;
+}
+
+/* Each reading's windows inside the fit span, and its gain against the reference. */
+static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
+{
+    tw_estimate *e = c->e;
+    c->f.R = calloc(nrs, sizeof *c->f.R);
+    if (!c->f.R) return tw_fail(TW_ENOMEM, "out of memory");
+    c->f.nr = nrs;
+    const tw_est_reading *ref = NULL;
+    for (size_t r = 0; r < nrs; r++)
+        if (rs[r].reference && !ref) ref = &rs[r];
+    double T0 = c->f.d.T0, T1 = c->f.d.T1;
+    double ref_j = ref ? reading_energy(ref, T0, T1) : NAN;
+    for (size_t r = 0; r < nrs; r++) {
+        rd *R = &c->f.R[r];
+        R->r = &rs[r];
+        R->gain = 1.0;
+        R->idx = malloc((rs[r].n ? rs[r].n : 1) * sizeof *R->idx);
+        if (!R->idx) return tw_fail(TW_ENOMEM, "out of memory");
+        for (size_t i = 0; i < rs[r].n; i++) {
+            const tw_obs *o = &rs[r].obs[i];
+            if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) R->idx[R->n++] = i;
+        }
+        sort_by_t0(rs[r].obs, R->idx, R->n);
+        if (ref && &rs[r] != ref && ref_j > 0) {
+            double own = reading_energy(&rs[r], T0, T1);
+            double g = own / ref_j;
+            if (g >= 0.8 && g <= 1.25)
+                R->gain = g;
+            else if (isfinite(g))
+                warn(e, "%s integrates to %.1f %% of %s over the fit span: not scaled to it", rs[r].name, 100 * g,
+                     ref->name);
+        }
+    }
+    e->reference_j = ref_j;
+    if (ref && !isnan(ref_j)) snprintf(e->reference, sizeof e->reference, "%s", ref->name ? ref->name : "?");
+    return TW_OK;
+}
+
+static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
+{
+    fit_state *f = &c->f;
+    size_t N = f->d.N, K = f->d.K, p = f->d.p;
+    size_t *parent = malloc((N ? N : 1) * sizeof *parent);
+    double *G = calloc(p * p, sizeof *G);
+    f->unit = malloc((N ? N : 1) * sizeof *f->unit);
+    if (!parent || !G || !f->unit) {
+        free(parent);
+        free(G);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t r = 0; r < f->nr; r++)
+        for (size_t i = 0; i < p * p; i++)
+            G[i] += f->R[r].G[i] / f->R[r].s2;
+    for (size_t j = 0; j < N; j++)
+        parent[j] = j;
+    double thr = cfg->group_cos > 0 ? cfg->group_cos : DEFAULT_GROUP_COS;
+    for (size_t a = 0; a < N; a++) {
+        double ga = G[(K + a) * p + K + a];
+        if (!(ga > 0)) continue;
+        for (size_t b = a + 1; b < N; b++) {
+            double gb = G[(K + b) * p + K + b];
+            if (gb > 0 && G[(K + a) * p + K + b] / sqrt(ga * gb) >= thr) uf_union(parent, a, b);
+        }
+    }
+    /* names matching one pattern: one group (a pooled column stays pooled) */
+    for (size_t k = 0; k < cfg->npatterns; k++) {
+        size_t root = N;
+        for (size_t i = 0; i < c->names.n; i++) {
+            if (fnmatch(cfg->patterns[k], c->names.v[i].name, 0) != 0) continue;
+            if (root == N)
+                root = col[i];
+            else
+                uf_union(parent, root, col[i]);
+        }
+    }
+    f->U = 0;
+    size_t *uid = malloc((N ? N : 1) * sizeof *uid);
+    if (!uid) {
+        free(parent);
+        free(G);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < N; j++)
+        uid[j] = (size_t)-1;
+    for (size_t j = 0; j < N; j++) {
+        size_t r = uf_find(parent, j);
+        if (uid[r] == (size_t)-1) uid[r] = f->U++;
+        f->unit[j] = uid[r];
+    }
+    free(uid);
+    free(parent);
+    free(G);
+    return TW_OK;
+}
+
+/* Mean of the reading with the most windows (gain applied) over the part
+ * of [a, b] its windows cover; NaN when they cover under half of it. */
+static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
+{
+    if (!(b > a)) return NAN;
+    size_t best = 0;
+    for (size_t r = 1; r < nrs; r++)
+        if (rs[r].n > rs[best].n) best = r;
+    double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
+    for (size_t i = 0; i < rs[best].n; i++) {
+        const tw_obs *o = &rs[best].obs[i];
+        if (!usable(o)) continue;
+        double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
+        if (hi > lo) {
+            e += o->power_w * (hi - lo);
+            covered += hi - lo;
+        }
+    }
+    return covered >= 0.5 * (b - a) ? e / covered / g : NAN;
+}
+
+static double finest_energy(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
+{
+    double m = finest_mean_w(c, rs, nrs, a, b);
+    return m * (b - a);
+}
+
+static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_events *events, const uint32_t *col)
+{
+    tw_estimate *e = c->e;
+    fit_state *f = &c->f;
+    design *d = &f->d;
+    size_t K = d->K;
+    /* activity inside the fit span, per column and per unit */
+    double *act = calloc(d->N ? d->N : 1, sizeof *act);
+    double *uact = calloc(f->U ? f->U : 1, sizeof *uact);
+    if (!act || !uact) {
+        free(act);
+        free(uact);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < c->npc; i++) {
+        const piece *q = &c->pc[i];
+        double lo = fmax(q->t0, d->T0), hi = fmin(q->t1, d->T1);
+        if (hi > lo) act[q->name] += q->share * (hi - lo);
+    }
+    for (size_t j = 0; j < d->N; j++)
+        uact[f->unit[j]] += act[j];
+    /* per name (pooled names share their column's figures) */
+    size_t *members = calloc(f->U ? f->U : 1, sizeof *members);
+    if (!members) {
+        free(act);
+        free(uact);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < c->names.n; i++)
+        members[f->unit[col[i]]]++;
+    e->nnames = c->names.n;
+    e->names = malloc((e->nnames ? e->nnames : 1) * sizeof *e->names);
+    if (!e->names) {
+        free(act);
+        free(uact);
+        free(members);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    memcpy(e->names, c->names.v, e->nnames * sizeof *e->names);
+    /* groups: units of several columns */
+    size_t *gid = malloc((f->U ? f->U : 1) * sizeof *gid);
+    e->groups = calloc(f->U ? f->U : 1, sizeof *e->groups);
+    if (!gid || !e->groups) {
+        free(act);
+        free(uact);
+        free(members);
+        free(gid);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t u = 0; u < f->U; u++)
+        gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
+    double kern = 0, copy = 0;
+    for (size_t u = 0; u < f->U; u++) {
+        double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
+        double E = P * uact[u], Esd = sd * uact[u];
+        tw_est_status s = Esd > 0 && E < SIGMAS * Esd ? TW_EST_BELOW_RESOLUTION : TW_EST_OK;
+        if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
+        if (gid[u] != (size_t)-1) {
+            tw_est_group *g = &e->groups[gid[u]];
+            g->power_w = P;
+            g->power_sd_w = sd;
+            g->energy_j = E;
+            g->energy_sd_j = Esd;
+            g->active_s = uact[u];
+            g->status = s;
+            g->upper_j = s == TW_EST_BELOW_RESOLUTION ? E + SIGMAS * Esd : NAN;
+            g->members = malloc(members[u] * sizeof *g->members);
+            if (!g->members) {
+                free(act);
+                free(uact);
+                free(members);
+                free(gid);
+                return tw_fail(TW_ENOMEM, "out of memory");
+            }
+        }
+    }
+    for (size_t i = 0; i < e->nnames; i++) {
+        tw_est_name *x = &e->names[i];
+        size_t j = col[i], u = f->unit[j];
+        double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
+        x->active_s = act[j];
+        if (gid[u] != (size_t)-1) {
+            tw_est_group *g = &e->groups[gid[u]];
+            g->members[g->nmembers++] = i;
+            g->launches += x->launches;
+            g->time_s += x->time_s;
+            x->group = (int)gid[u];
+            x->status = TW_EST_GROUPED;
+            x->power_w = x->power_sd_w = x->energy_j = x->energy_sd_j = x->upper_j = NAN;
+            continue;
+        }
+        x->power_w = P;
+        x->power_sd_w = sd;
+        double a = act[j];
+        x->energy_j = P * a;
+        x->energy_sd_j = sd * a;
+        x->status = !(a > 0) || !isfinite(sd)                                     ? TW_EST_UNOBSERVED
+                    : x->energy_sd_j > 0 && x->energy_j < SIGMAS * x->energy_sd_j ? TW_EST_BELOW_RESOLUTION
+                                                                                  : TW_EST_OK;
+        x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
+        if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
+    }
+    /* the energies by kind: every unit's energy to the kind of its members */
+    for (size_t u = 0; u < f->U; u++) {
+        double E = f->beta_u[K + u] * uact[u];
+        /* the kind of the unit: its first member's */
+        for (size_t i = 0; i < e->nnames; i++)
+            if (f->unit[col[i]] == u) {
+                if (strcmp(e->names[i].kind, "kernel") == 0)
+                    kern += E;
+                else
+                    copy += E;
+                break;
+            }
+    }
+    for (size_t g = 0; g < e->ngroups; g++) {
+        tw_est_group *gr = &e->groups[g];
+        const tw_est_name *first = &e->names[gr->members[0]];
+        if (e->pooled && f->unit[col[gr->members[0]]] == f->unit[d->N - 1] && col[gr->members[0]] == d->N - 1)
+            snprintf(gr->label, sizeof gr->label, POOLED_NAME " (%zu names)", gr->nmembers);
+        else
+            snprintf(gr->label, sizeof gr->label, "group %zu: %.100s (+%zu)", g + 1, first->name, gr->nmembers - 1);
+    }
+    free(members);
+    free(gid);
+    e->kernels_j = kern;
+    e->copies_j = copy;
+    /* baseline */
+    double bj = 0, bmin = INFINITY, bmax = -INFINITY;
+    for (size_t k = 0; k < K; k++) {
+        bmin = fmin(bmin, f->beta_u[k]);
+        bmax = fmax(bmax, f->beta_u[k]);
+    }
+    if (K == 1)
+        bj = f->beta_u[0] * (d->T1 - d->T0);
+    else
+        for (size_t k = 0; k + 1 < K; k++)
+            bj += 0.5 * (f->beta_u[k] + f->beta_u[k + 1]) * d->dk;
+    e->baseline_j = bj;
+    if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) {
+        free(act);
+        free(uact);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    memcpy(e->knot_w, f->beta_u, K * sizeof *e->knot_w);
+    e->baseline_min_w = bmin;
+    e->baseline_max_w = bmax;
+    e->baseline_mean_w = bj / (d->T1 - d->T0);
+    e->model_j = bj + kern + copy;
+    if (isnan(e->reference_j)) {
+        size_t best = 0;
+        for (size_t r = 1; r < nrs; r++)
+            if (rs[r].n > rs[best].n) best = r;
+        e->reference_j = finest_energy(c, rs, nrs, d->T0, d->T1);
+        snprintf(e->reference, sizeof e->reference, "%s", rs[best].name ? rs[best].name : "?");
+    }
+    e->conservation_pct = 100.0 * (e->model_j / e->reference_j - 1.0);
+    /* per event */
+    e->nevents = tw_events_count(events);
+    e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
+    e->ranges = calloc(c->nrng ? c->nrng : 1, sizeof *e->ranges);
+    if (!e->event_energy_j || !e->ranges) {
+        free(act);
+        free(uact);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < e->nevents; i++)
+        e->event_energy_j[i] = NAN;
+    for (size_t i = 0; i < c->nl; i++)
+        e->event_energy_j[c->L[i].ev] = 0;
+    for (size_t i = 0; i < c->npc; i++) {
+        const piece *q = &c->pc[i];
+        e->event_energy_j[q->ev] += c->beta[K + q->name] * q->share * (q->t1 - q->t0);
+    }
+    /* ranges: measured energy over the span, and the activities' part */
+    for (size_t k = 0; k < c->nrng; k++) {
+        const tw_event *ev = tw_events_get(events, c->rng[k]);
+        tw_est_range *r = &e->ranges[e->nranges++];
+        r->name = ev->name;
+        r->start_s = ev->start_s;
+        r->end_s = ev->end_s;
+        r->event = c->rng[k];
+        r->energy_j = finest_energy(c, rs, nrs, ev->start_s, ev->end_s);
+        /* first piece that can overlap: pieces end in order */
+        size_t lo = 0, hi = c->npc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->pc[mid].t1 <= ev->start_s)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        double above = 0;
+        for (size_t i = lo; i < c->npc && c->pc[i].t0 < ev->end_s; i++) {
+            const piece *q = &c->pc[i];
+            double ov = fmin(q->t1, ev->end_s) - fmax(q->t0, ev->start_s);
+            if (ov > 0) above += c->beta[K + q->name] * q->share * ov;
+        }
+        r->above_j = above;
+        r->baseline_j = r->energy_j - above;
+    }
+    free(act);
+    free(uact);
+    return TW_OK;
+}
+
+typedef struct ranked {
+    tw_est_name x;
+    size_t old;
+} ranked;
+
+static int name_by_energy(const void *a, const void *b)
+{
+    const tw_est_name *x = &((const ranked *)a)->x, *y = &((const ranked *)b)->x;
+    double ex = isnan(x->energy_j) ? -1 : x->energy_j, ey = isnan(y->energy_j) ? -1 : y->energy_j;
+    if (ex != ey) return ex > ey ? -1 : 1;
+    if (x->time_s != y->time_s) return x->time_s > y->time_s ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Names by energy, largest first; groups' member indices follow. */
+static tw_status sort_names(tw_estimate *e)
+{
+    size_t n = e->nnames;
+    ranked *r = malloc((n ? n : 1) * sizeof *r);
+    size_t *newpos = malloc((n ? n : 1) * sizeof *newpos);
+    if (!r || !newpos) {
+        free(r);
+        free(newpos);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        r[i] = (ranked){e->names[i], i};
+    qsort(r, n, sizeof *r, name_by_energy);
+    for (size_t k = 0; k < n; k++) {
+        e->names[k] = r[k].x;
+        newpos[r[k].old] = k;
+    }
+    for (size_t g = 0; g < e->ngroups; g++)
+        for (size_t m = 0; m < e->groups[g].nmembers; m++)
+            e->groups[g].members[m] = newpos[e->groups[g].members[m]];
+    free(r);
+    free(newpos);
+    return TW_OK;
+}
+
+tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
+                          const tw_est_config *cfg_in, tw_estimate **out)
+{
+    tw_clear_error();
+    if (!out || !readings || nreadings == 0 || !events) return tw_fail(TW_EINVAL, "tw_estimate_run: bad argument");
+    *out = NULL;
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->size && cfg_in->size < sizeof cfg ? cfg_in->size : sizeof cfg);
+    if (nreadings > sizeof((tw_estimate *)0)->readings / sizeof(tw_est_reading_stats))
+        return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.e = calloc(1, sizeof *c.e);
+    if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_estimate *e = c.e;
+    e->idle_before_w = e->idle_after_w = NAN;
+    uint32_t *col = NULL;
+    tw_status st = collect(&c, events);
+    if (st == TW_OK && !(col = malloc((c.names.n ? c.names.n : 1) * sizeof *col)))
+        st = tw_fail(TW_ENOMEM, "out of memory");
+    size_t N = 0;
+    if (st == TW_OK) st = columns(&c, cfg.max_names ? cfg.max_names : DEFAULT_MAX_NAMES, col, &N);
+    if (st == TW_OK) {
+        for (size_t i = 0; i < c.nl; i++)
+            c.L[i].name = col[c.L[i].name];
+        st = make_pieces(c.L, c.nl, &c.pc, &c.npc);
+    }
+    if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
+    design *d = &c.f.d;
+    if (st == TW_OK) {
+        d->N = N;
+        d->p = d->K + N;
+        d->pc = c.pc;
+        d->npc = c.npc;
+        d->x = malloc(d->p * sizeof *d->x);
+        d->touch = malloc(d->p * sizeof *d->touch);
+        d->mark = calloc(d->p, sizeof *d->mark);
+        c.beta = calloc(d->p, sizeof *c.beta);
+        if (!d->x || !d->touch || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
+    }
+    if (st == TW_OK) st = select_windows(&c, readings, nreadings);
+    size_t used = 0;
+    for (size_t r = 0; st == TW_OK && r < nreadings; r++) {
+        st = accumulate(d, &c.f.R[r], cfg.cancel);
+        c.f.R[r].s2 = 1.0; /* first pass: every reading a second's weight alike */
+        used += c.f.R[r].n;
+    }
+    if (st == TW_OK && used == 0) st = tw_fail(TW_EEMPTY, "no observation window lies inside the fit span");
+    if (st == TW_OK) st = groups(&c, &cfg, col);
+    double smooth = cfg.smooth > 0 ? cfg.smooth : DEFAULT_SMOOTH;
+    /* two passes: the second weighs each reading by its own residual noise */
+    for (int pass = 0; pass < 2 && st == TW_OK; pass++) {
+        st = reduce(&c.f, smooth);
+        if (st == TW_OK) st = solve(&c.f);
+        if (st != TW_OK) break;
+        expand(&c.f, c.beta);
+        for (size_t r = 0; r < nreadings; r++) {
+            rd *R = &c.f.R[r];
+            if (R->n == 0) continue;
+            residuals(d, R, c.beta);
+            if (!(R->s2 > 0)) R->s2 = 1e-12;
+        }
+    }
+    if (st == TW_OK) {
+        /* neighbouring windows' residuals correlate (a sensor's lag): fewer
+         * independent windows than counted, so a wider error */
+        double wsum = 0, infl = 0;
+        for (size_t r = 0; r < nreadings; r++) {
+            rd *R = &c.f.R[r];
+            if (R->n < 3) continue;
+            double rho = fmin(0.9, fmax(0.0, R->lag1));
+            double w = R->sumw / R->s2;
+            infl += w * (1 + rho) / (1 - rho);
+            wsum += w;
+        }
+        st = variances(&c.f, wsum > 0 ? infl / wsum : 1.0);
+    }
+    if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
+    if (st == TW_OK) {
+        e->nreadings = nreadings;
+        for (size_t r = 0; r < nreadings; r++) {
+            tw_est_reading_stats *s = &e->readings[r];
+            snprintf(s->name, sizeof s->name, "%s", readings[r].name ? readings[r].name : "?");
+            s->used = c.f.R[r].n;
+            s->gain = c.f.R[r].gain;
+            s->noise_w = sqrt(c.f.R[r].s2);
+            s->rms_w = c.f.R[r].rms;
+            s->lag1 = c.f.R[r].lag1;
+        }
+        e->idle_before_w = finest_mean_w(&c, readings, nreadings, cfg.idle_before_t0_s, cfg.idle_before_t1_s);
+        e->idle_after_w = finest_mean_w(&c, readings, nreadings, cfg.idle_after_t0_s, cfg.idle_after_t1_s);
+        st = sort_names(e);
+        if (e->pooled)
+            warn(e,
+                 "%zu names with the least time were pooled into one unknown (%s): their energy is in the "
+                 "total only",
+                 e->pooled, POOLED_NAME);
+    }
+    free(col);
+    ctx_free(&c);
+    if (st != TW_OK) {
+        tw_estimate_free(e);
+        return st;
+    }
+    *out = e;
+    return TW_OK;
+}

@@ -1,0 +1,163 @@
+/* The estimator (internal): every energy truewatt reports for kernels,
+ * copies and time spans of one GPU comes from here.
+ *
+ * Model. The GPU's true power is a slowly varying baseline plus each
+ * activity name's power while it runs:
+ *
+ *     P(t) = B(t) + sum_name P_name * a_name(t)
+ *
+ * a_name(t) is the name's activity: 1 while one of its launches runs alone;
+ * launches that overlap share the time (each counts 1/n of it while n run).
+ * B(t) is piecewise linear between knots a few seconds apart (the level
+ * drifts with temperature), with a penalty on its curvature, so that it
+ * follows the data where the GPU is idle and interpolates straight across
+ * busy stretches, where kernels and baseline cannot be told apart.
+ *
+ * Observations. Each reading (correct/observe.h) gives windows with the
+ * mean true power over each, its response already undone (delay, boxcar,
+ * rc, counter differences). Every window of every reading is one equation
+ *     mean of P over the window = observed value / gain_reading
+ * weighted by its length over the reading's noise density (estimated from
+ * its own residuals). The energy counter, where present, is the reference:
+ * every other reading is scaled to it over the fit window (its gain), so
+ * that baseline + activities integrate to the counter's energy.
+ *
+ * Solution. Weighted least squares with P_name >= 0 (tw_nnls_gram), from
+ * the normal equations accumulated in one pass over the windows: memory is
+ * the number of names squared, not the launches or windows. Names whose
+ * activity the windows cannot tell apart (always together, in fixed
+ * proportion) are merged into a group, whose energy is reported instead of
+ * an arbitrary split; the user may ask for groups by name pattern. Each
+ * name's power has a standard error from the inverse normal matrix
+ * (inflated for residuals correlated between neighbouring windows). A name
+ * whose energy is under two standard errors is reported below resolution
+ * with an upper bound (estimate + 2 sd); nothing is ever negative. */
+#ifndef TW_ESTIMATE_ESTIMATOR_H
+#define TW_ESTIMATE_ESTIMATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "correct/observe.h"
+#include "truewatt.h"
+
+/* One reading's observations (borrowed). */
+typedef struct tw_est_reading {
+    const char *name;  /* trace column, for the report */
+    const tw_obs *obs; /* windows with their mean power (W) */
+    size_t n;
+    bool reference; /* the energy counter: the total every other reading is scaled to */
+} tw_est_reading;
+
+typedef struct tw_est_config {
+    size_t size;                 /* sizeof(tw_est_config): set by tw_est_config_init */
+    double fit_t0_s, fit_t1_s;   /* NaN: from the first activity start to the last end + tail_s */
+    double tail_s;               /* after the last activity (0 = 1 s); capped by fit_t1_s when given */
+    double knot_s;               /* baseline knot spacing; 0 = max(5 s, fit span / 40) */
+    double smooth;               /* curvature penalty over a knot span's data weight; 0 = 10 */
+    double group_cos;            /* columns closer than this (cosine) are one group; 0 = 0.9995 */
+    size_t max_names;            /* the rest (least time first) pooled; 0 = 2000 */
+    const char *const *patterns; /* names matching one pattern (fnmatch) form one group each */
+    size_t npatterns;
+    /* spans whose mean power is reported as idle before and after the
+     * program (NaN: not reported) */
+    double idle_before_t0_s, idle_before_t1_s, idle_after_t0_s, idle_after_t1_s;
+    const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED */
+} tw_est_config;
+
+void tw_est_config_init(tw_est_config *c);
+
+typedef enum tw_est_status {
+    TW_EST_OK = 0,               /* resolved: energy and sd */
+    TW_EST_BELOW_RESOLUTION = 1, /* energy under 2 sd: upper_j bounds it */
+    TW_EST_GROUPED = 2,          /* indistinguishable from others: see its group */
+    TW_EST_UNOBSERVED = 3        /* no window saw it (outside the fit span) */
+} tw_est_status;
+
+const char *tw_est_status_name(tw_est_status s); /* "ok", "below_resolution", "grouped", "unobserved" */
+
+typedef struct tw_est_name {
+    const char *name; /* borrowed from the events */
+    const char *kind; /* "kernel", "memcpy", "memset" */
+    uint64_t launches;
+    double time_s;      /* summed durations */
+    double active_s;    /* its activity integral (concurrent launches share) */
+    double power_w;     /* above the baseline while it runs alone; NaN when grouped */
+    double power_sd_w;  /* its standard error */
+    double energy_j;    /* power_w * active_s; NaN when grouped or unobserved */
+    double energy_sd_j; /* its standard error */
+    double upper_j;     /* below resolution: an upper bound (energy + 2 sd); else NaN */
+    int group;          /* index into groups, or -1 */
+    tw_est_status status;
+} tw_est_name;
+
+typedef struct tw_est_group {
+    char label[160]; /* "group 1: NAME (+N)" or the pattern */
+    size_t nmembers;
+    size_t *members; /* into names */
+    uint64_t launches;
+    double time_s, active_s;
+    double power_w, power_sd_w, energy_j, energy_sd_j, upper_j;
+    tw_est_status status; /* OK or BELOW_RESOLUTION */
+} tw_est_group;
+
+/* An NVTX range (or any span): the energy measured over it and the part
+ * the activities inside it drew above the baseline. */
+typedef struct tw_est_range {
+    const char *name; /* borrowed */
+    double start_s, end_s;
+    double energy_j;   /* the reference reading's energy over the span (all of the GPU) */
+    double above_j;    /* sum over names of P_name x their activity inside the span */
+    double baseline_j; /* energy_j - above_j */
+    size_t event;      /* index into the events given */
+} tw_est_range;
+
+typedef struct tw_est_reading_stats {
+    char name[64];
+    size_t used;    /* windows inside the fit span */
+    double gain;    /* its energy over the counter's (1 for the reference) */
+    double noise_w; /* residual rms of a 1 s mean (noise density, W sqrt(s)) */
+    double rms_w;   /* residual rms of its windows */
+    double lag1;    /* residual correlation between neighbouring windows */
+} tw_est_reading_stats;
+
+typedef struct tw_estimate {
+    double fit_t0_s, fit_t1_s;
+    size_t nknots;
+    double knot_s;
+    double *knot_w;          /* the baseline at fit_t0_s + k knot_s (linear between, flat beyond) */
+    double baseline_j;       /* integral of B over the fit span */
+    double kernels_j;        /* sum of kernel names' energies (groups included) */
+    double copies_j;         /* memcpy and memset */
+    double model_j;          /* baseline + kernels + copies */
+    double reference_j;      /* the counter's energy over the fit span (else the best reading's) */
+    char reference[64];      /* which reading reference_j is from */
+    double conservation_pct; /* 100 (model / reference - 1) */
+    double baseline_mean_w, baseline_min_w, baseline_max_w;
+    double idle_before_w, idle_after_w; /* NaN when not asked for or not seen */
+    size_t nreadings;
+    tw_est_reading_stats readings[8];
+    size_t nnames;
+    tw_est_name *names; /* by energy, largest first (groups' members after) */
+    size_t ngroups;
+    tw_est_group *groups;
+    size_t nranges;
+    tw_est_range *ranges; /* in start order */
+    size_t nevents;
+    double *event_energy_j; /* per input event: its share of its name's energy (NaN for ranges, grouped) */
+    size_t pooled;          /* names pooled into "(other names)" past max_names */
+    char warnings[1024];    /* lines; "" when none */
+} tw_estimate;
+
+/* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other
+ * kinds are ignored. Names are borrowed from `events`, which must outlive
+ * the result. TW_EEMPTY when no reading has a window in the fit span. */
+tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
+                          const tw_est_config *cfg, tw_estimate **out);
+void tw_estimate_free(tw_estimate *e);
+
+/* The baseline's energy over [a, b] (held at its end values outside the fit span). */
+double tw_estimate_baseline_j(const tw_estimate *e, double a, double b);
+
+#endif

@@ -1,0 +1,166 @@
+/* The estimator on a recorded trace: see trace.h. */
+#include "estimate/trace.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
+
+/* Identified on an H100 80GB HBM3, driver 580.159.04 (data/profiles/):
+ * name, response, period, window, delay, capacitance. */
+static const tw_reading_model defaults[] = {
+    {.name = "power_buffer_w",
+     .response = TW_RESP_RC,
+     .period_s = 0.02,
+     .window_s = NAN,
+     .delay_s = 0.0039,
+     .capacitance_s = 0.0132,
+     .coverage = 1},
+    {.name = "energy_j",
+     .response = TW_RESP_COUNTER,
+     .period_s = 0.1,
+     .window_s = 0.1,
+     .delay_s = 0.0136,
+     .capacitance_s = NAN,
+     .coverage = 1},
+    {.name = "power_usage_w",
+     .response = TW_RESP_BOXCAR,
+     .period_s = 0.1,
+     .window_s = 1.0,
+     .delay_s = 0.031,
+     .capacitance_s = NAN,
+     .coverage = 1},
+};
+
+const tw_reading_model *tw_est_default_model(const char *name)
+{
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (strcmp(defaults[i].name, name) == 0) return &defaults[i];
+    return NULL;
+}
+
+static void add(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    if (len + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, cap - len, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct chosen {
+    char column[128];
+    tw_reading_model m;
+    bool from_profile;
+    bool reference;
+    tw_obs_series obs;
+} chosen;
+
+static void describe(const chosen *c, char *buf, size_t cap)
+{
+    if (buf[0]) add(buf, cap, ", ");
+    add(buf, cap, "%s (%s", c->column, tw_response_name(c->m.response));
+    if (c->m.response == TW_RESP_RC) add(buf, cap, " C %.3g ms", 1e3 * c->m.capacitance_s);
+    if (c->m.response == TW_RESP_BOXCAR || c->m.response == TW_RESP_WINDOW)
+        add(buf, cap, " %.3g ms window", 1e3 * c->m.window_s);
+    add(buf, cap, ", %s)", c->from_profile ? "profile" : "H100 default");
+}
+
+/* The model of `name`: the profile's when it has a usable one, else the default. */
+static bool model_for(const tw_profile *p, const char *name, tw_reading_model *m, bool *from_profile)
+{
+    const tw_reading_model *pm = p ? tw_profile_find(p, name) : NULL;
+    if (pm && pm->response != TW_RESP_UNKNOWN) {
+        *m = *pm;
+        *from_profile = true;
+        return true;
+    }
+    const tw_reading_model *d = tw_est_default_model(name);
+    if (!d) return false;
+    *m = *d;
+    *from_profile = false;
+    return true;
+}
+
+static bool try_column(tw_sensor *src, const char *prefix, const char *name, const tw_profile *p, bool reference,
+                       chosen *c, size_t *col)
+{
+    snprintf(c->column, sizeof c->column, "%s%s", prefix, name);
+    if (tw_sensor_find(src, c->column, col) != TW_OK) {
+        tw_clear_error();
+        return false;
+    }
+    if (!model_for(p, name, &c->m, &c->from_profile)) return false;
+    c->reference = reference;
+    return true;
+}
+
+tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
+                            const tw_events *events, const tw_est_config *cfg, tw_estimate **out,
+                            tw_est_trace_info *info)
+{
+    tw_clear_error();
+    if (!trace_path || !events || !out) return tw_fail(TW_EINVAL, "tw_estimate_trace: NULL argument");
+    *out = NULL;
+    tw_est_trace_info local;
+    if (!info) info = &local;
+    memset(info, 0, sizeof *info);
+    if (!prefix) prefix = "";
+    tw_sensor_config sc = {.path = trace_path};
+    tw_sensor *src = NULL;
+    tw_status st = tw_sensor_open("replay", &sc, &src);
+    if (st != TW_OK) return st;
+    chosen ch[3];
+    size_t cols[3], n = 0;
+    memset(ch, 0, sizeof ch);
+    if (try_column(src, prefix, "power_buffer_w", profile, false, &ch[n], &cols[n])) n++;
+    if (try_column(src, prefix, "energy_j", profile, true, &ch[n], &cols[n])) n++;
+    if (n == 0) {
+        /* neither: the profile's best reading of the board, else the 1 s average */
+        const tw_reading_model *best = profile ? tw_profile_best(profile, tw_identify_board_reading, NULL) : NULL;
+        if (best && try_column(src, prefix, best->name, profile, false, &ch[n], &cols[n])) n++;
+        if (n == 0 && try_column(src, prefix, "power_usage_w", NULL, false, &ch[n], &cols[n])) n++;
+        if (n)
+            add(info->notes, sizeof info->notes,
+                "no sample buffer and no energy counter in the trace: energy from %s alone, whose windows are "
+                "coarser than short kernels\n",
+                ch[0].column);
+    }
+    if (n == 0) {
+        tw_sensor_close(src);
+        return tw_fail(TW_ENOTFOUND,
+                       "%s: no power reading the estimator can use (%spower_buffer_w, %senergy_j or "
+                       "%spower_usage_w)",
+                       trace_path, prefix, prefix, prefix);
+    }
+    tw_est_reading rd[3];
+    size_t m = 0;
+    for (size_t i = 0; i < n && st == TW_OK; i++) {
+        tw_obs_series_init(&ch[i].obs);
+        st = tw_observe(src, cols[i], &ch[i].m, true, &ch[i].obs);
+        if (st == TW_EINVAL) { /* a model that cannot observe this reading: said, not fatal */
+            add(info->notes, sizeof info->notes, "%s not used: %s\n", ch[i].column, tw_last_error());
+            tw_clear_error();
+            st = TW_OK;
+            continue;
+        }
+        if (st != TW_OK) break;
+        if (!ch[i].from_profile)
+            add(info->notes, sizeof info->notes,
+                "%s: no model for it in a sensor profile of this GPU: the H100's model is assumed\n", ch[i].column);
+        describe(&ch[i], info->readings, sizeof info->readings);
+        rd[m++] = (tw_est_reading){ch[i].column, ch[i].obs.v, ch[i].obs.n, ch[i].reference};
+    }
+    if (st == TW_OK && m == 0) st = tw_fail(TW_ENOTFOUND, "%s: no reading could be observed", trace_path);
+    if (st == TW_OK) st = tw_estimate_run(rd, m, events, cfg, out);
+    for (size_t i = 0; i < n; i++)
+        tw_obs_series_free(&ch[i].obs);
+    tw_sensor_close(src);
+    return st;
+}
