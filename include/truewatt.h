@@ -161,7 +161,9 @@ TW_API tw_status tw_sim_profile_parse(const char *name, tw_sim_profile *out);
 typedef struct tw_scenario tw_scenario;
 
 TW_API tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out);
-/* Kernels from a CSV name,start_s,duration_s,power_w. */
+/* Kernels from a CSV name,start_s,duration_s,power_w. H100 kernels may
+ * overlap: n kernels running together add the mean of their powers above
+ * active idle (each counts for 1/n of the time). */
 TW_API tw_status tw_scenario_load(const char *path, tw_sim_profile profile, tw_scenario **out);
 TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s,
                                         double power_w);
@@ -169,6 +171,9 @@ TW_API tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double
  * idle level, from it the active-idle level (default: H100 a lead of 1 s
  * before the first kernel; K20 none, idle until the first kernel). */
 TW_API tw_status tw_scenario_set_context(tw_scenario *s, double t_s);
+/* H100: the active-idle level rises by w_per_s each second after the
+ * context is created (a warming card; negative: falls). Default 0. */
+TW_API tw_status tw_scenario_set_drift(tw_scenario *s, double w_per_s);
 /* Total simulated length; default: last kernel end + the profile's full tail + 1 s. */
 TW_API tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s);
 TW_API double tw_scenario_duration_s(const tw_scenario *s);

@@ -29,6 +29,10 @@ static const profile_params h100_params = {75.0, 120.0, 0.0, 0.0, 0, 1.0};
 
 /* Simulated time after the last kernel's tail, so the trace ends at idle. */
 #define TW_SCENARIO_SETTLE_S 1.0
+/* A drifting level is a staircase of at most this many steps, each at the
+ * drift's value in its middle, so its energy is exact. */
+#define TW_SCENARIO_DRIFT_STEPS 4000
+#define TW_SCENARIO_DRIFT_MIN_STEP_S 0.05
 
 typedef struct kernel {
     char *name;
@@ -42,10 +46,13 @@ struct tw_scenario {
     const profile_params *pp;
     kernel *k; /* sorted by start; never overlapping */
     size_t nk, capk;
-    double duration_s; /* set_duration's value; NaN = default */
-    double context_s;  /* set_context's value; NaN = the profile's lead before the first kernel */
+    double duration_s;    /* set_duration's value; NaN = default */
+    double context_s;     /* set_context's value; NaN = the profile's lead before the first kernel */
+    double drift_w_per_s; /* H100: active idle rises this much a second after the context starts */
     tw_segment *seg;
-    double *cum_j; /* energy from t = 0 to seg[i].t0_s */
+    double *cum_j;  /* energy from t = 0 to seg[i].t0_s */
+    double *bnd;    /* scratch: the instants where the H100 signal can change */
+    size_t *active; /* scratch: the kernels running at one of them */
     size_t nseg, capseg;
 };
 
@@ -92,9 +99,11 @@ static const profile_params *params_of(tw_sim_profile p)
 
 static double last_kernel_end(const tw_scenario *s)
 {
-    /* Sorted and disjoint, so the last kernel ends last. */
-    const kernel *k = &s->k[s->nk - 1];
-    return k->start_s + k->duration_s;
+    /* H100 kernels may overlap: the latest end, not the last start's */
+    double end = -INFINITY;
+    for (size_t i = 0; i < s->nk; i++)
+        end = fmax(end, s->k[i].start_s + s->k[i].duration_s);
+    return end;
 }
 
 static double default_duration(const tw_scenario *s)
@@ -109,7 +118,7 @@ static double default_duration(const tw_scenario *s)
 static size_t max_segments(const tw_scenario *s, size_t nk)
 {
     size_t per_kernel = 2 + (size_t)s->pp->nsteps; /* kernel, active idle, tail steps */
-    return 3 + nk * per_kernel;
+    return 3 + nk * per_kernel + (s->drift_w_per_s != 0 ? TW_SCENARIO_DRIFT_STEPS + 2 : 0);
 }
 
 /* Grows the segment arrays before anything changes, so a failed allocation
@@ -124,6 +133,12 @@ static tw_status reserve_segments(tw_scenario *s, size_t nk)
     double *cum = realloc(s->cum_j, need * sizeof *cum);
     if (!cum) return tw_fail(TW_ENOMEM, "out of memory (scenario segments)");
     s->cum_j = cum;
+    double *bnd = realloc(s->bnd, need * sizeof *bnd);
+    if (!bnd) return tw_fail(TW_ENOMEM, "out of memory (scenario segments)");
+    s->bnd = bnd;
+    size_t *act = realloc(s->active, need * sizeof *act);
+    if (!act) return tw_fail(TW_ENOMEM, "out of memory (scenario segments)");
+    s->active = act;
     s->capseg = need;
     return TW_OK;
 }
@@ -164,27 +179,72 @@ static void build_k20(tw_scenario *s)
     if (s->nk > 0) push_k20_tail(s, last_kernel_end(s), INFINITY);
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* H100: idle until the context, then active idle (rising by the drift) until
+ * the end; kernels add their power above active idle, and kernels that run
+ * together share: n of them add the mean of their powers above active idle
+ * (each counts for 1/n of the time, as the estimator's model says). */
 static void build_h100(tw_scenario *s)
 {
     const profile_params *pp = s->pp;
-    push_segment(s, 0.0, pp->idle_w, false);
-    if (!isnan(s->context_s)) {
-        push_segment(s, fmax(0.0, s->context_s), pp->active_idle_w, false);
-        if (s->nk == 0) {
-            push_segment(s, fmax(tw_scenario_duration_s(s), s->context_s), pp->idle_w, false);
-            return;
-        }
+    double ctx = !isnan(s->context_s) ? fmax(0.0, s->context_s)
+                 : s->nk              ? fmax(0.0, s->k[0].start_s - pp->context_lead_s)
+                                      : NAN;
+    if (isnan(ctx)) {
+        push_segment(s, 0.0, pp->idle_w, false);
+        return;
     }
-    if (s->nk == 0) return;
-    if (isnan(s->context_s)) push_segment(s, fmax(0.0, s->k[0].start_s - pp->context_lead_s), pp->active_idle_w, false);
+    /* the context lives until the program ends, i.e. the end of the scenario;
+     * a duration cut inside the kernels does not cut the kernels short */
+    double end = s->nk ? fmax(tw_scenario_duration_s(s), last_kernel_end(s)) : fmax(tw_scenario_duration_s(s), ctx);
+    size_t nb = 0;
+    s->bnd[nb++] = 0.0;
+    s->bnd[nb++] = ctx;
+    s->bnd[nb++] = end;
     for (size_t i = 0; i < s->nk; i++) {
-        const kernel *k = &s->k[i];
-        push_segment(s, k->start_s, k->power_w, false);
-        push_segment(s, k->start_s + k->duration_s, pp->active_idle_w, false);
+        s->bnd[nb++] = s->k[i].start_s;
+        s->bnd[nb++] = s->k[i].start_s + s->k[i].duration_s;
     }
-    /* The context lives until the program ends, i.e. the end of the scenario;
-     * a duration cut inside the kernels does not cut the kernels short. */
-    push_segment(s, fmax(tw_scenario_duration_s(s), last_kernel_end(s)), pp->idle_w, false);
+    double step = 0;
+    if (s->drift_w_per_s != 0 && end > ctx) {
+        step = fmax(TW_SCENARIO_DRIFT_MIN_STEP_S, (end - ctx) / TW_SCENARIO_DRIFT_STEPS);
+        for (double t = ctx + step; t < end && nb < max_segments(s, s->nk); t += step)
+            s->bnd[nb++] = t;
+    }
+    qsort(s->bnd, nb, sizeof *s->bnd, by_double);
+    size_t next = 0, nact = 0; /* kernels are sorted by start */
+    for (size_t b = 0; b < nb; b++) {
+        double t0 = s->bnd[b];
+        if (b + 1 < nb && s->bnd[b + 1] == t0) continue;
+        double t1 = b + 1 < nb ? s->bnd[b + 1] : t0 + 1.0, mid = 0.5 * (t0 + t1);
+        double level = pp->idle_w;
+        if (mid >= ctx && mid < end) {
+            /* the drift's value in the middle of its step */
+            double since = mid - ctx;
+            if (step > 0) since = (floor(since / step) + 0.5) * step;
+            level = pp->active_idle_w + s->drift_w_per_s * since;
+        }
+        /* the kernels running at mid: started (in start order), not ended;
+         * the active ones are kept in front of `next`, ended ones dropped */
+        while (next < s->nk && s->k[next].start_s <= mid)
+            s->active[nact++] = next++;
+        double dyn = 0;
+        size_t keep = 0;
+        for (size_t a = 0; a < nact; a++) {
+            const kernel *k = &s->k[s->active[a]];
+            if (k->start_s + k->duration_s <= mid) continue;
+            s->active[keep++] = s->active[a];
+            dyn += k->power_w - pp->active_idle_w;
+        }
+        nact = keep;
+        if (nact) level += dyn / (double)nact;
+        push_segment(s, t0, level, false);
+    }
 }
 
 /* Rebuilds the signal; the arrays must have been reserved for s->nk kernels. */
@@ -257,6 +317,8 @@ void tw_scenario_free(tw_scenario *s)
     free(s->k);
     free(s->seg);
     free(s->cum_j);
+    free(s->bnd);
+    free(s->active);
     free(s);
 }
 
@@ -291,9 +353,11 @@ static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, do
     while (pos > 0 && s->k[pos - 1].start_s > start_s)
         pos--;
     double end_s = start_s + duration_s;
-    if (pos > 0 && kernels_overlap(&s->k[pos - 1], start_s, end_s))
+    /* K20 kernels never overlap (one stream); H100 kernels may (build_h100) */
+    bool k20 = s->profile == TW_SIM_K20;
+    if (k20 && pos > 0 && kernels_overlap(&s->k[pos - 1], start_s, end_s))
         return tw_fail(TW_EINVAL, "kernel '%s' overlaps kernel '%s'", name, s->k[pos - 1].name);
-    if (pos < s->nk && kernels_overlap(&s->k[pos], start_s, end_s))
+    if (k20 && pos < s->nk && kernels_overlap(&s->k[pos], start_s, end_s))
         return tw_fail(TW_EINVAL, "kernel '%s' overlaps kernel '%s'", name, s->k[pos].name);
 
     if (s->nk == s->capk) {
@@ -327,6 +391,23 @@ tw_status tw_scenario_set_context(tw_scenario *s, double t_s)
     if (!s) return tw_fail(TW_EINVAL, "tw_scenario_set_context: NULL scenario");
     if (!isfinite(t_s) || t_s < 0) return tw_fail(TW_EINVAL, "context time must be finite and >= 0 (got %g)", t_s);
     s->context_s = t_s;
+    build_segments(s);
+    return TW_OK;
+}
+
+tw_status tw_scenario_set_drift(tw_scenario *s, double w_per_s)
+{
+    tw_clear_error();
+    if (!s) return tw_fail(TW_EINVAL, "tw_scenario_set_drift: NULL scenario");
+    if (s->profile != TW_SIM_H100) return tw_fail(TW_EINVAL, "a drift needs the h100 profile");
+    if (!isfinite(w_per_s) || fabs(w_per_s) > 100)
+        return tw_fail(TW_EINVAL, "drift must be finite and within +-100 W/s (got %g)", w_per_s);
+    double old = s->drift_w_per_s;
+    s->drift_w_per_s = w_per_s;
+    if (reserve_segments(s, s->nk) != TW_OK) {
+        s->drift_w_per_s = old;
+        return TW_ENOMEM;
+    }
     build_segments(s);
     return TW_OK;
 }
