@@ -163,10 +163,17 @@ def device_and_prefix(raw, stem):
 
 
 def prefix_only(raw, stem):
-    """For runs whose report is not used: the trace's single GPU, or gpu0_."""
-    with open_text(os.path.join(raw, stem + ".trace.csv")) as f:
-        head = next(csv.reader(line for line in f if not line.startswith("#")))
-    return "" if "energy_j" in head else "gpu0_"
+    """For runs whose report is not used: '' for a one-GPU trace, else the first gpuN_ prefix
+    (mix and torch_step run on the first CUDA device)."""
+    path = os.path.join(raw, stem + ".trace.csv")
+    with open_text(path) as f:
+        head = next(csv.reader(line for line in f if not line.startswith("#")), [])
+    if "energy_j" in head:
+        return ""
+    for c in head:
+        if c.startswith("gpu") and c.endswith("_energy_j"):
+            return c[: -len("energy_j")]
+    die(f"{path}: no energy counter column (energy_j or gpuN_energy_j)")
 
 
 # ---------------------------------------------------------------- the counter reference
@@ -288,6 +295,11 @@ def naive_instant(tr, ref, events):
 # ---------------------------------------------------------------- formatting
 def f6(x):
     return "" if x is None or (isinstance(x, float) and not math.isfinite(x)) else "%.6g" % x
+
+
+def p1(x):
+    """one decimal, never '-0.0'"""
+    return "" if x is None else "%.1f" % (round(x, 1) + 0.0)
 
 
 def pct(est, ref):
@@ -452,8 +464,7 @@ def cmd_mix(raw, outdir):
         inp = pct(inst.get(name, 0) / L, r["solo"]) if inst else None
         print("%-8s %-22s %6d %9.4f %10s %10s %10s %9s %7s %9s %9s" % (
             p, name[:22], L, r["dur"] * 1e3, f6(r["steady"]), f6(r["solo"]), etxt, f6(r["sd"]),
-            "%.1f" % pct(e, r["solo"]) if pct(e, r["solo"]) is not None else "",
-            "%.1f" % tsp if tsp is not None else "", "%.1f" % inp if inp is not None else ""))
+            p1(pct(e, r["solo"])), p1(tsp), p1(inp)))
     print("\nconservation (kernels_j includes copies and memsets)")
     print("%-8s %12s %12s %12s %8s" % ("pattern", "counter_j", "kernels_j", "baseline_j", "err_%"))
     for p, c, k, b, e in cons:
@@ -479,7 +490,7 @@ def cmd_torch(raw, outdir):
         d = pct(e2, e1)
         w = e1 / n1[n]["time_s"] if n1[n].get("time_s") else None
         rep_rows.append([n, e1, e2, d])
-        print("%-60s %10s %10s %7s %8s" % (n[:60], f6(e1), f6(e2), "%.1f" % d if d is not None else "", f6(w)))
+        print("%-60s %10s %10s %7s %8s" % (n[:60], f6(e1), f6(e2), p1(d), f6(w)))
     write_csv(os.path.join(outdir, "torch_repeat.csv"), ["name", "run1_j", "run2_j", "diff_pct"], rep_rows)
 
     stem = "torch.steady"
@@ -508,7 +519,7 @@ def cmd_torch(raw, outdir):
         err = pct(est_w, steady_w)
         rows.append([op, " | ".join(mine), calls, steady_w, per_call, est_w, err, ref.get("note", "")])
         print("%-10s %6d %9s %9s %9s %7s  %s" % (op, calls, f6(steady_w), f6(per_call), f6(est_w),
-                                                 "%.1f" % err if err is not None else "", " | ".join(mine)[:80]))
+                                                 p1(err), " | ".join(mine)[:80]))
     write_csv(os.path.join(outdir, "torch_steady.csv"),
               ["op", "kernels", "calls", "steady_w", "steady_j_per_call", "estimate_w", "error_pct", "note"], rows)
 
