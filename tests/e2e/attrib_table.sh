@@ -181,6 +181,52 @@ check attrib.csv steps,gemm_2ms estimate_j "" 0
 check conservation.csv steps error_pct 1 1e-9
 grep -q "^bursts *wait_1ms .*<20" "$T/table.txt" || bad "the table does not show wait_1ms as below resolution (<20 J)"
 
+# the PyTorch tables. Two runs: gemmk 240 / 250 J (+4.1667 %), k1 100 / 103 J (+3 %), k2 50 / 49 J
+# (-2 %). The steady run: op "linear" in [2, 3] s, 10 calls, each a gemmk of 0.08 s at +250 W and
+# a bias kernel of 0.001 s (< 5 % of the busy time: not the op's kernel, but its time counts):
+# 200 J above the baseline over 0.81 s busy -> 246.914 W, 20 J a call; the estimate is gemmk's
+# power in run 1, 240 J / 1 s = 240 W -> -2.8 %
+python3 - "$raw" <<'EOF2'
+import sys
+raw = sys.argv[1]
+g = [(2.0 + 0.1 * i, 2.08 + 0.1 * i) for i in range(10)]
+def energy(t):
+    return 100.0 * t + sum(250.0 * max(0.0, min(t, e) - s) for s, e in g)
+with open(raw + "/torch.steady.trace.csv", "w") as f:
+    f.write("t_s,energy_j,energy_j_t_s\n")
+    for k in range(45):
+        t = 0.05 + 0.1 * k
+        f.write("%.3f,%.9f,%.3f\n" % (t, energy(t), t))
+with open(raw + "/torch.steady.events.csv", "w") as f:
+    f.write("name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id\n")
+    for s, e in g:
+        f.write("gemmk,%.3f,%.3f,0,7,kernel,1,1,1,1,1,1,1\n" % (s, e))
+        f.write("bias,%.3f,%.3f,0,7,kernel,1,1,1,1,1,1,1\n" % (e, e + 0.001))
+for run, (a, b, c) in (("run1", (240, 100, 50)), ("run2", (250, 103, 49))):
+    names = [("gemmk", a, 1.0), ("k1", b, 0.5), ("k2", c, 0.5)]
+    with open(raw + "/torch.%s.report.json" % run, "w") as f:
+        f.write('{"devices": [{"names": [%s, {"name": "memcpy HtoD 4 B", "kind": "memcpy", "launches": 1, '
+                '"time_s": 0.001, "energy_j": 0.5}], "groups": [], "estimate": {}}]}' % ", ".join(
+                    '{"name": "%s", "kind": "kernel", "launches": 10, "time_s": %g, "energy_j": %g, "status": "ok"}'
+                    % (n, t, e) for n, e, t in names))
+    with open(raw + "/torch.%s.trace.csv" % run, "w") as f:
+        f.write("t_s,energy_j,energy_j_t_s\n0.1,1,0.1\n0.2,2,0.2\n")
+EOF2
+echo "mix.window pattern=torch-steady only=linear seed=0 clock=tw $win" > "$raw/torch.steady.stderr.txt"
+echo "mix.kernel name=linear launches=10 mean_duration_s=0.081" >> "$raw/torch.steady.stderr.txt"
+python3 "$script" torch "$raw" "$out" > "$T/torch.txt" 2> "$T/err.txt" || { cat "$T/err.txt"; bad "attrib_table.py torch failed"; }
+cat "$T/torch.txt"
+check torch_repeat.csv gemmk diff_pct 4.16667 1e-3
+check torch_repeat.csv k1 run2_j 103 0
+check torch_repeat.csv k2 diff_pct -2 1e-9
+[ "$(grep -c . "$out/torch_repeat.csv")" = 4 ] || bad "torch_repeat.csv: not a header and 3 names (no memcpy)"
+grep -q '^linear,gemmk,10,' "$out/torch_steady.csv" ||
+  bad "torch_steady.csv: the op's kernels are not 'gemmk' alone: $(cat "$out/torch_steady.csv")"
+check torch_steady.csv linear steady_w 246.914 1e-3
+check torch_steady.csv linear steady_j_per_call 20 1e-6
+check torch_steady.csv linear estimate_w 240 1e-9
+check torch_steady.csv linear error_pct -2.8 1e-3
+
 # errors name the file
 sed -i 's/,energy_j,energy_j_t_s$/,e_j,e_j_t_s/' "$raw/solo.bursts.wait_1ms.trace.csv"
 if python3 "$script" mix "$raw" "$T/o2" > /dev/null 2> "$T/err2.txt"; then bad "a trace without energy_j was accepted"; fi
