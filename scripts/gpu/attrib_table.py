@@ -9,15 +9,18 @@ RAW holds, per run STEM: STEM.report.json (`truewatt run --json`), STEM.stderr.t
 output: its `mix.window` and `mix.kernel` lines), STEM.trace.csv[.gz] and STEM.events.csv[.gz].
 Stems: full.PATTERN, solo.PATTERN.NAME, steady.NAME, torch.run1, torch.run2, torch.steady.
 
-The reference energy of a window (a pattern, or a steady stretch) comes from the energy counter
-alone, never from truewatt's estimator:
-  E_above = E(t_a) - E(t_b) - integral of the baseline over [t_b, t_a]
-where t_b is the last counter reading in the quiet stretch before the window (at least MARGIN_S
-after the stretch starts) and t_a the first reading at least MARGIN_S after the window ends, in
-the quiet stretch after it, so that the GPU's tail after the last kernel is counted. The
-baseline is a line through the mean power of the two quiet stretches (each MARGIN_S after its
-start to its end): the counter's slope there when it has two readings MARGIN_S apart, else the
-mean of the fast instant-power reading there (the note column says which).
+The reference energy of a window (a pattern, or a steady stretch) comes from the energy counter,
+never from truewatt's estimator:
+  E_above = E(tail) - E(start) - (P_before + P_after) / 2 * (tail - start),   tail = end + MARGIN_S
+P_before and P_after: the mean power of the quiet stretches before and after the window (from
+MARGIN_S after each stretch starts to its end), from the sample buffer, else the instant reading,
+else the counter's slope (the note column says which). E(start) is the mean over the counter's
+readings in the quiet stretch before of E_i + P_before (start - t_i), E(tail) the mean over its
+readings in the stretch after (from tail on) of E_j - P_after (t_j - tail): the counter
+accumulates, so nothing inside the window is interpolated, and the GPU's tail after its last
+kernel counts. Each reading is up to one counter period old (100 ms on an H100); averaging every
+reading of a stretch shrinks that error, and the uncertainty column gives it with the
+baselines' difference.
 Only the functions named report_* know the layout of truewatt's JSON report.
 """
 import csv
@@ -93,6 +96,7 @@ class Trace:
             body = list(rows)
         self.counter = self._series(path, body, col, prefix + "energy_j")
         self.instant = self._series(path, body, col, prefix + "power_instant_w", required=False)
+        self.buffer = self._series(path, body, col, prefix + "power_buffer_w", required=False)
         if len(self.counter) < 2:
             die(f"{path}: fewer than 2 readings of {prefix}energy_j")
 
@@ -179,50 +183,57 @@ def prefix_only(raw, stem):
 
 
 # ---------------------------------------------------------------- the counter reference
-def interp(series, t):
-    for (t0, v0), (t1, v1) in zip(series, series[1:]):
-        if t0 <= t <= t1:
-            return v0 + (v1 - v0) * (t - t0) / (t1 - t0)
-    return None
-
-
 def stretch_power(tr, lo, hi):
-    """Mean power over [lo, hi]: the counter's slope (2 readings >= MARGIN_S apart), else the
-    mean instant reading. Returns (watts, basis) or (None, why)."""
+    """Mean power over a quiet stretch [lo, hi]: the mean of the driver's sample buffer (every
+    ~20 ms on an H100), else of the instant reading, else the counter's slope (two readings at
+    least MARGIN_S apart; the least precise: each reading is up to one counter period old).
+    Returns (watts, basis) or (None, why)."""
+    for series, basis in ((tr.buffer, "power_buffer_w"), (tr.instant, "power_instant_w")):
+        p = [w for t, w in series if lo <= t <= hi]
+        if p:
+            return sum(p) / len(p), basis
     r = [(t, e) for t, e in tr.counter if lo <= t <= hi]
     if len(r) >= 2 and r[-1][0] - r[0][0] >= MARGIN_S:
-        return (r[-1][1] - r[0][1]) / (r[-1][0] - r[0][0]), "counter"
-    p = [w for t, w in tr.instant if lo <= t <= hi]
-    if p:
-        return sum(p) / len(p), "instant"
-    return None, "no counter pair and no instant reading in [%.3f, %.3f] s" % (lo, hi)
+        return (r[-1][1] - r[0][1]) / (r[-1][0] - r[0][0]), "counter slope"
+    return None, "no buffer, instant or counter pair in [%.3f, %.3f] s" % (lo, hi)
+
+
+def counter_period(tr):
+    """The median time between readings whose value changed: the counter's update period, or
+    the reading period where that is longer."""
+    ch = [t1 - t0 for (t0, e0), (t1, e1) in zip(tr.counter, tr.counter[1:]) if e1 != e0]
+    return sorted(ch)[len(ch) // 2] if ch else 0.0
 
 
 def window_energy(tr, win, where):
-    """Energy above the baseline over a window, from the counter: a dict with energy_j (or None
-    and note), the bounds, both baseline powers and a rough uncertainty (half the difference
-    of the two baselines over the span)."""
+    """Energy above the baseline over a window, from the counter (module doc): a dict with
+    energy_j (or None and note), its terms and an uncertainty."""
     g = lambda k: num(win, k, where)
     qb0, start, end, qa1 = g("quiet_before_start_s"), g("start_s"), g("end_s"), g("quiet_after_end_s")
     out = {"start_s": start, "end_s": end, "energy_j": None}
+    tail = end + MARGIN_S  # the GPU is back at its baseline
     before = [(t, e) for t, e in tr.counter if qb0 + MARGIN_S <= t <= start]
-    after = [(t, e) for t, e in tr.counter if end + MARGIN_S <= t <= qa1]
+    after = [(t, e) for t, e in tr.counter if tail <= t <= qa1]
     if not before or not after:
         out["note"] = ("no counter reading in the quiet stretch %s the window: make the quiet stretches "
                        "longer than the counter's period (mix --quiet)" % ("before" if not before else "after"))
         return out
-    (tb, eb), (ta, ea) = before[-1], after[0]
     pb, nb = stretch_power(tr, qb0 + MARGIN_S, start)
-    pa, na = stretch_power(tr, end + MARGIN_S, qa1)
+    pa, na = stretch_power(tr, tail, qa1)
     if pb is None or pa is None:
         out["note"] = "no baseline: " + (nb if pb is None else na)
         return out
-    mb, ma = (qb0 + MARGIN_S + start) / 2, (end + MARGIN_S + qa1) / 2
-    line = lambda t: pb + (pa - pb) * (t - mb) / (ma - mb)
-    base_j = (line(tb) + line(ta)) / 2 * (ta - tb)
-    out.update(energy_j=ea - eb - base_j, counter_j=ea - eb, baseline_j=base_j, t_b=tb, t_a=ta,
-               baseline_before_w=pb, baseline_after_w=pa, unc_j=abs(pa - pb) * (ta - tb) / 2,
-               note="baseline from " + (nb if nb == na else nb + "/" + na))
+    # the counter at the window's start and at its tail, from every reading of each stretch
+    e_start = sum(e + pb * (start - t) for t, e in before) / len(before)
+    e_tail = sum(e - pa * (t - tail) for t, e in after) / len(after)
+    base_j = (pb + pa) / 2 * (tail - start)
+    # the baselines' difference over the span, and each reading's age (uniform over a period)
+    per = counter_period(tr)
+    age_j = (pb + pa) / 2 * per / math.sqrt(12) * math.sqrt(1 / len(before) + 1 / len(after))
+    out.update(energy_j=e_tail - e_start - base_j, counter_j=e_tail - e_start, baseline_j=base_j,
+               t_b=before[-1][0], t_a=after[0][0], baseline_before_w=pb, baseline_after_w=pa,
+               unc_j=abs(pa - pb) * (tail - start) / 2 + age_j,
+               note="baseline from " + (nb if nb == na else nb + " / " + na))
     return out
 
 

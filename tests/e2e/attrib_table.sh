@@ -8,10 +8,11 @@
 #   solo gemm_2ms: 2 x 0.2 s x 200 W = 80 J over 2 launches         -> solo_j 40
 #   solo wait_1ms: 0.3 s x 50 W = 15 J, 1 launch                    -> solo_j 15
 #   steady gemm_2ms: +200 W over [2, 3], 5 launches; the baseline is 100 W before, 110 W after
-#     (the steady run's own trace). The baseline line goes through (1.4 s, 100 W) and (3.9 s,
-#     110 W) (the stretches' middles, 0.3 s after their starts); t_b = 1.95, t_a = 3.35:
-#     line(1.95) = 102.2, line(3.35) = 107.8 -> 105 W x 1.4 s = 147 J. The counter over
-#     [1.95, 3.35] = 100 x 1.05 + 200 + 110 x 0.35 = 343.5 J -> 196.5 J / 5      -> steady_j 39.3
+#     (the steady run's own trace, from its sample buffer; its instant reading is 10 W low and
+#     must not be used). Every counter reading in
+#     [0.8, 2.0] puts the counter at 200 J at the start (2 s x 100 W); every reading in [3.3, 4.5]
+#     puts it at 200 + 300 + 0.3 x 110 = 533 J at the tail (3.3 s); the baseline over [2, 3.3] is
+#     (100 + 110) / 2 x 1.3 = 136.5 J: 533 - 200 - 136.5 = 196.5 J / 5 launches   -> steady_j 39.3
 #   the report: gemm_2ms 82 J (sd 2) over 2 launches -> estimate 41, sd 1, error +2.5 %;
 #     wait_1ms below resolution (upper 20 J) -> no estimate;
 #     counter 500, kernels 94, copies 1, baseline 400 -> conservation (95 + 400) / 500 - 1 = -1 %
@@ -44,7 +45,7 @@ import sys
 raw = sys.argv[1]
 A, B = [(2.0, 2.2), (2.52, 2.72)], [(2.2, 2.5)]
 
-def trace(path, kernels, after_w=100.0):
+def trace(path, kernels, after_w=100.0, buffer=False):
     def p(t):
         w = 100.0 if t < 3.0 else after_w
         return w + sum(dw for s, e, dw in kernels if s <= t < e)
@@ -56,21 +57,26 @@ def trace(path, kernels, after_w=100.0):
             a = b
         return tot
     rows = []
+    bias = -10.0 if buffer else 0.0  # with a sample buffer, the instant reading is off: unused
     for k in range(450):
         t = 0.005 + 0.01 * k
-        rows.append((t, "%.3f,%.6f,%.3f,," % (t, p(t), t)))
+        rows.append((t, "%.3f,%.6f,%.3f,,,," % (t, p(t) + bias, t)))
     for k in range(45):
         t = 0.05 + 0.1 * k
-        rows.append((t, "%.3f,,,%.9f,%.3f" % (t, energy(t), t)))
+        rows.append((t, "%.3f,,,%.9f,%.3f,," % (t, energy(t), t)))
+    for k in range(225 if buffer else 0):
+        t = 0.001 + 0.02 * k
+        rows.append((t, "%.3f,,,,,%.6f,%.3f" % (t, p(t), t)))
     with open(path, "w") as f:
-        f.write("# handmade\n# t0_mono_ns=0\nt_s,power_instant_w,power_instant_w_t_s,energy_j,energy_j_t_s\n")
+        f.write("# handmade\n# t0_mono_ns=0\n"
+                "t_s,power_instant_w,power_instant_w_t_s,energy_j,energy_j_t_s,power_buffer_w,power_buffer_w_t_s\n")
         for _, r in sorted(rows):
             f.write(r + "\n")
 
 trace(raw + "/full.bursts.trace.csv", [(s, e, 200.0) for s, e in A] + [(s, e, 50.0) for s, e in B])
 trace(raw + "/solo.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A])
 trace(raw + "/solo.bursts.wait_1ms.trace.csv", [(s, e, 50.0) for s, e in B])
-trace(raw + "/steady.gemm_2ms.trace.csv", [(2.0, 3.0, 200.0)], after_w=110.0)
+trace(raw + "/steady.gemm_2ms.trace.csv", [(2.0, 3.0, 200.0)], after_w=110.0, buffer=True)
 EOF
 
 win="quiet_before_start_s=0.5 quiet_before_end_s=2.0 start_s=2.0 end_s=3.0 quiet_after_start_s=3.0 quiet_after_end_s=4.5"
@@ -228,7 +234,7 @@ check torch_steady.csv linear estimate_w 240 1e-9
 check torch_steady.csv linear error_pct -2.8 1e-3
 
 # errors name the file
-sed -i 's/,energy_j,energy_j_t_s$/,e_j,e_j_t_s/' "$raw/solo.bursts.wait_1ms.trace.csv"
+sed -i 's/,energy_j,energy_j_t_s,/,e_j,e_j_t_s,/' "$raw/solo.bursts.wait_1ms.trace.csv"
 if python3 "$script" mix "$raw" "$T/o2" > /dev/null 2> "$T/err2.txt"; then bad "a trace without energy_j was accepted"; fi
 grep -q "solo.bursts.wait_1ms.trace.csv: no energy counter column" "$T/err2.txt" || bad "error: $(cat "$T/err2.txt")"
 rm "$raw/solo.bursts.wait_1ms.stderr.txt" "$raw"/*.steps*
