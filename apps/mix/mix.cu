@@ -30,7 +30,8 @@
 // before launching. A burst's launches are planned back to back from the classes' nominal
 // durations (+5 % + 10 us), so each launch finds the GPU (nearly) free in the full pattern too.
 // --only NAME performs only NAME's launches, at the same planned times: the "solo" reference.
-// --steady NAME launches NAME back to back for --seconds (>= 4 s for the reference).
+// --steady NAME launches NAME back to back for --seconds (>= 4 s for the reference). The pattern
+// or the steady loop is the NVTX range "tw_measure" (apps/README.md).
 //
 // stdout, at the end (times on truewatt's timeline: seconds since $TW_T0_MONO_NS on
 // CLOCK_MONOTONIC, or since the program's start when it is unset; clock= says which):
@@ -54,6 +55,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3: nothing to link
 
 #define CHECK(call)                                                                                   \
     do {                                                                                              \
@@ -755,6 +757,7 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
         }
     int64_t qb0, qb1, qa0, qa1;
     quiet(quiet_s, &qb0, &qb1);
+    nvtxRangePushA("tw_measure");  // the pattern, as apps/README.md's contract has it
     const int64_t start = mono_ns() + 1000000;  // the plan's origin: 1 ms ahead
     size_t n = 0;
     for (const Launch &l : plan) {
@@ -767,6 +770,7 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     }
     CHECK(cudaDeviceSynchronize());
     const int64_t end = mono_ns();
+    nvtxRangePop();
     quiet(quiet_s, &qa0, &qa1);
     std::map<int, std::pair<long, double>> stats;
     for (Timed &t : timed) {
@@ -797,6 +801,7 @@ static int run_steady(int k, double seconds, double quiet_s) {
     }
     int64_t qb0, qb1, qa0, qa1;
     quiet(quiet_s, &qb0, &qb1);
+    nvtxRangePushA("tw_measure");
     const int64_t start = mono_ns(), stop = start + (int64_t)(seconds * 1e9);
     long n = 0;
     double sum = 0;
@@ -816,6 +821,7 @@ static int run_steady(int k, double seconds, double quiet_s) {
     for (long i = std::max(0L, n - depth); i < n; i++) collect(ring[i % depth]);
     CHECK(cudaDeviceSynchronize());
     const int64_t end = mono_ns();
+    nvtxRangePop();
     quiet(quiet_s, &qa0, &qa1);
     bool ok = check_name(k);
     std::map<int, std::pair<long, double>> stats;
