@@ -39,6 +39,11 @@
 //              start_s=.. end_s=.. quiet_after_start_s=.. quiet_after_end_s=..
 //   mix.kernel name=NAME launches=N mean_duration_s=.. work=W target_s=..     (one per name run)
 // Bad arguments exit 2, a CUDA error or a failed check exits 1.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <mma.h>
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3: nothing to link
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -52,19 +57,14 @@
 #include <string>
 #include <vector>
 
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <mma.h>
-#include <nvtx3/nvToolsExt.h>  // header-only NVTX v3: nothing to link
-
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t err_ = (call);                                                                    \
-        if (err_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "mix: CUDA error at %s:%d: %s (%s)\n", __FILE__, __LINE__,                \
-                    cudaGetErrorString(err_), #call);                                                 \
-            exit(1);                                                                                  \
-        }                                                                                             \
+#define CHECK(call)                                                                                              \
+    do {                                                                                                         \
+        cudaError_t err_ = (call);                                                                               \
+        if (err_ != cudaSuccess) {                                                                               \
+            fprintf(stderr, "mix: CUDA error at %s:%d: %s (%s)\n", __FILE__, __LINE__, cudaGetErrorString(err_), \
+                    #call);                                                                                      \
+            exit(1);                                                                                             \
+        }                                                                                                        \
     } while (0)
 #define CHECK_LAUNCH() CHECK(cudaGetLastError())
 
@@ -101,8 +101,7 @@ extern "C" __global__ void mix_fill_f32(float *p, size_t n, unsigned seed, unsig
         p[i] = int_at(i, seed, mod) + add;
 }
 extern "C" __global__ void mix_fill_const(float *p, size_t n, float v) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = v;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = v;
 }
 extern "C" __global__ void mix_fill_h(__half *p, size_t n, unsigned seed) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -218,17 +217,16 @@ enum Type { GEMM, FMA, STREAM, L2, WAIT, NTYPES };
 static const char *const TYPE_NAMES[NTYPES] = {"gemm", "fma", "stream", "l2", "wait"};
 
 // the duration classes: tag, microseconds (0: the calibration instance)
-#define MIX_CLASSES(X)                                                                             \
-    X(calib, 0) X(50us, 50) X(100us, 100) X(200us, 200) X(500us, 500) X(1ms, 1000) X(2ms, 2000)    \
-        X(5ms, 5000) X(10ms, 10000) X(20ms, 20000)
+#define MIX_CLASSES(X)                                                                                          \
+    X(calib, 0)                                                                                                 \
+    X(50us, 50) X(100us, 100) X(200us, 200) X(500us, 500) X(1ms, 1000) X(2ms, 2000) X(5ms, 5000) X(10ms, 10000) \
+        X(20ms, 20000)
 
-#define DEF_KERNELS(tag, us)                                                                       \
-    extern "C" __global__ void __launch_bounds__(32 * GEMM_WARPS_PER_BLOCK) gemm_##tag(Args p) {   \
-        gemm_body(p);                                                                              \
-    }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(256) fma_##tag(Args p) { fma_body(p); }           \
-    extern "C" __global__ void __launch_bounds__(512) stream_##tag(Args p) { stream_body(p); }     \
-    extern "C" __global__ void __launch_bounds__(512) l2_##tag(Args p) { l2_body(p); }             \
+#define DEF_KERNELS(tag, us)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(32 * GEMM_WARPS_PER_BLOCK) gemm_##tag(Args p) { gemm_body(p); } \
+    extern "C" __global__ void __launch_bounds__(256) fma_##tag(Args p) { fma_body(p); }                         \
+    extern "C" __global__ void __launch_bounds__(512) stream_##tag(Args p) { stream_body(p); }                   \
+    extern "C" __global__ void __launch_bounds__(512) l2_##tag(Args p) { l2_body(p); }                           \
     extern "C" __global__ void __launch_bounds__(32) wait_##tag(Args p) { wait_body(p); }
 MIX_CLASSES(DEF_KERNELS)
 
@@ -242,11 +240,11 @@ struct KDef {
 
 static std::vector<KDef> registry() {
     std::vector<KDef> r;
-#define REG(tag, us)                                                                               \
-    r.push_back({"gemm_" #tag, GEMM, us * 1e-6, gemm_##tag});                                       \
-    r.push_back({"fma_" #tag, FMA, us * 1e-6, fma_##tag});                                          \
-    r.push_back({"stream_" #tag, STREAM, us * 1e-6, stream_##tag});                                 \
-    r.push_back({"l2_" #tag, L2, us * 1e-6, l2_##tag});                                             \
+#define REG(tag, us)                                                \
+    r.push_back({"gemm_" #tag, GEMM, us * 1e-6, gemm_##tag});       \
+    r.push_back({"fma_" #tag, FMA, us * 1e-6, fma_##tag});          \
+    r.push_back({"stream_" #tag, STREAM, us * 1e-6, stream_##tag}); \
+    r.push_back({"l2_" #tag, L2, us * 1e-6, l2_##tag});             \
     r.push_back({"wait_" #tag, WAIT, us * 1e-6, wait_##tag});
     MIX_CLASSES(REG)
 #undef REG
@@ -278,7 +276,9 @@ struct Rng {  // splitmix64: the same sequence on every platform, unlike <random
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
         return z ^ (z >> 31);
     }
-    double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next() >> 11) * (1.0 / 9007199254740992.0); }
+    double uniform(double lo, double hi) {
+        return lo + (hi - lo) * (double)(next() >> 11) * (1.0 / 9007199254740992.0);
+    }
     int integer(int lo, int hi) { return lo + (int)(next() % (uint64_t)(hi - lo + 1)); }  // [lo, hi]
 };
 
@@ -380,38 +380,53 @@ static double tl(int64_t ns) { return (double)(ns - g_t0_ns) * 1e-9; }
 // ---------------------------------------------------------------- the GPU side
 static int g_sms = 0;
 struct Buffers {
-    __half *ga = nullptr, *gb = nullptr;      // gemm inputs
+    __half *ga = nullptr, *gb = nullptr;                // gemm inputs
     float *sa = nullptr, *sb = nullptr, *sc = nullptr;  // stream: a = b + 2c
-    float *l2 = nullptr;                       // the L2 buffer
-    std::map<int, void *> out;                 // each name's own output
+    float *l2 = nullptr;                                // the L2 buffer
+    std::map<int, void *> out;                          // each name's own output
 };
 static Buffers g_buf;
 
 static int gemm_n() { return 32 * g_sms; }
 static dim3 grid_of(Type t) {
     switch (t) {
-    case GEMM: return dim3(2 * g_sms);
-    case FMA: return dim3(g_sms);
-    case STREAM: case L2: return dim3(2 * g_sms);
-    default: return dim3(1);
+        case GEMM:
+            return dim3(2 * g_sms);
+        case FMA:
+            return dim3(g_sms);
+        case STREAM:
+        case L2:
+            return dim3(2 * g_sms);
+        default:
+            return dim3(1);
     }
 }
 static dim3 block_of(Type t) {
     switch (t) {
-    case GEMM: return dim3(32 * GEMM_WARPS_PER_BLOCK);
-    case FMA: return dim3(256);
-    case STREAM: case L2: return dim3(512);
-    default: return dim3(32);
+        case GEMM:
+            return dim3(32 * GEMM_WARPS_PER_BLOCK);
+        case FMA:
+            return dim3(256);
+        case STREAM:
+        case L2:
+            return dim3(512);
+        default:
+            return dim3(32);
     }
 }
 static size_t threads_of(Type t) { return (size_t)grid_of(t).x * block_of(t).x; }
 static size_t out_bytes(Type t) {
     switch (t) {
-    case GEMM: return (size_t)GEMM_M * gemm_n() * sizeof(float);
-    case FMA: return threads_of(FMA) * FMA_CHAINS * sizeof(float);
-    case STREAM: return 0;  // writes the shared array a
-    case L2: return threads_of(L2) * sizeof(float);
-    default: return sizeof(unsigned long long);
+        case GEMM:
+            return (size_t)GEMM_M * gemm_n() * sizeof(float);
+        case FMA:
+            return threads_of(FMA) * FMA_CHAINS * sizeof(float);
+        case STREAM:
+            return 0;  // writes the shared array a
+        case L2:
+            return threads_of(L2) * sizeof(float);
+        default:
+            return sizeof(unsigned long long);
     }
 }
 
@@ -453,11 +468,21 @@ static Args args_of(int k, unsigned long long work, unsigned long long offset) {
     a.work = work;
     a.offset = offset;
     switch (kdefs()[k].type) {
-    case GEMM: a.a = g_buf.ga, a.b = g_buf.gb, a.c = g_buf.out[k]; break;
-    case FMA: a.c = g_buf.out[k]; break;
-    case STREAM: a.a = g_buf.sb, a.b = g_buf.sc, a.c = g_buf.sa; break;
-    case L2: a.a = g_buf.l2, a.c = g_buf.out[k]; break;
-    default: a.c = g_buf.out[k]; break;
+        case GEMM:
+            a.a = g_buf.ga, a.b = g_buf.gb, a.c = g_buf.out[k];
+            break;
+        case FMA:
+            a.c = g_buf.out[k];
+            break;
+        case STREAM:
+            a.a = g_buf.sb, a.b = g_buf.sc, a.c = g_buf.sa;
+            break;
+        case L2:
+            a.a = g_buf.l2, a.c = g_buf.out[k];
+            break;
+        default:
+            a.c = g_buf.out[k];
+            break;
     }
     return a;
 }
@@ -702,11 +727,21 @@ static bool check_name(int k) {
     std::string why;
     bool ok;
     switch (kdefs()[k].type) {
-    case GEMM: ok = check_gemm(k, w, why); break;
-    case FMA: ok = check_fma(k, w, why); break;
-    case STREAM: ok = check_stream(why); break;
-    case L2: ok = check_l2(k, w, why); break;
-    default: ok = check_wait(k, w, why); break;
+        case GEMM:
+            ok = check_gemm(k, w, why);
+            break;
+        case FMA:
+            ok = check_fma(k, w, why);
+            break;
+        case STREAM:
+            ok = check_stream(why);
+            break;
+        case L2:
+            ok = check_l2(k, w, why);
+            break;
+        default:
+            ok = check_wait(k, w, why);
+            break;
     }
     fprintf(stderr, "mix: %s check %s (%s)\n", kdefs()[k].name.c_str(), ok ? "PASS" : "FAIL", why.c_str());
     return ok;
@@ -725,18 +760,19 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
     *end = mono_ns();
 }
 
-static void report(const char *pattern, const char *only, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s,
-                   int64_t e, int64_t qa0, int64_t qa1, const std::vector<int> &names,
+static void report(const char *pattern, const char *only, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
+                   int64_t qa0, int64_t qa1, const std::vector<int> &names,
                    const std::map<int, std::pair<long, double>> &stats) {
-    printf("mix.window pattern=%s only=%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
-           "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f\n",
-           pattern, only, (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
+    printf(
+        "mix.window pattern=%s only=%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
+        "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f\n",
+        pattern, only, (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
     for (int k : names) {
         auto it = stats.find(k);
         long n = it == stats.end() ? 0 : it->second.first;
         double mean = n ? it->second.second / n : 0;
-        printf("mix.kernel name=%s launches=%ld mean_duration_s=%.9f work=%llu target_s=%g\n", kdefs()[k].name.c_str(), n,
-               mean, g_work[k], kdefs()[k].target_s);
+        printf("mix.kernel name=%s launches=%ld mean_duration_s=%.9f work=%llu target_s=%g\n", kdefs()[k].name.c_str(),
+               n, mean, g_work[k], kdefs()[k].target_s);
     }
     fflush(stdout);
 }
@@ -757,7 +793,7 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
         }
     int64_t qb0, qb1, qa0, qa1;
     quiet(quiet_s, &qb0, &qb1);
-    nvtxRangePushA("tw_measure");  // the pattern, as apps/README.md's contract has it
+    nvtxRangePushA("tw_measure");               // the pattern, as apps/README.md's contract has it
     const int64_t start = mono_ns() + 1000000;  // the plan's origin: 1 ms ahead
     size_t n = 0;
     for (const Launch &l : plan) {
@@ -848,7 +884,8 @@ static double parse_num(const char *v, const char *opt, double lo, double hi) {
     char *e;
     errno = 0;
     double x = strtod(v ? v : "", &e);
-    if (!v || e == v || *e || errno || !(x >= lo && x <= hi)) die_usage("%s needs a number from %g to %g, got '%s'", opt, lo, hi, v ? v : "");
+    if (!v || e == v || *e || errno || !(x >= lo && x <= hi))
+        die_usage("%s needs a number from %g to %g, got '%s'", opt, lo, hi, v ? v : "");
     return x;
 }
 
@@ -868,17 +905,28 @@ int main(int argc, char **argv) {
         if (a == "--help" || a == "-h") {
             usage(stdout);
             return 0;
-        } else if (a == "--list") list = true;
-        else if (a == "--plan") plan_pattern = need();
-        else if (a == "--only") only_name = need();
-        else if (a == "--steady") steady_name = need();
-        else if (a == "--seed") seed = (uint64_t)parse_num(need(), "--seed", 0, 1e15);
-        else if (a == "--seconds") seconds = parse_num(need(), "--seconds", 0.01, 3600);
-        else if (a == "--quiet") quiet_s = parse_num(need(), "--quiet", 0, 60);
-        else if (a == "--calib") calib_in = need();
-        else if (a == "--save-calib") calib_out = need();
-        else if (!a.empty() && a[0] != '-' && pattern.empty()) pattern = a;
-        else die_usage("unknown argument '%s'", a.c_str());
+        } else if (a == "--list")
+            list = true;
+        else if (a == "--plan")
+            plan_pattern = need();
+        else if (a == "--only")
+            only_name = need();
+        else if (a == "--steady")
+            steady_name = need();
+        else if (a == "--seed")
+            seed = (uint64_t)parse_num(need(), "--seed", 0, 1e15);
+        else if (a == "--seconds")
+            seconds = parse_num(need(), "--seconds", 0.01, 3600);
+        else if (a == "--quiet")
+            quiet_s = parse_num(need(), "--quiet", 0, 60);
+        else if (a == "--calib")
+            calib_in = need();
+        else if (a == "--save-calib")
+            calib_out = need();
+        else if (!a.empty() && a[0] != '-' && pattern.empty())
+            pattern = a;
+        else
+            die_usage("unknown argument '%s'", a.c_str());
     }
     if (list) {
         printf("patterns:\n");
@@ -894,7 +942,8 @@ int main(int argc, char **argv) {
     }
     if (!plan_pattern.empty()) {  // the plan, without a GPU: what --only keeps the same
         std::vector<Launch> plan;
-        if (!make_plan(plan_pattern, seed, seconds > 0 ? seconds : 6, plan)) die_usage("unknown pattern '%s'", plan_pattern.c_str());
+        if (!make_plan(plan_pattern, seed, seconds > 0 ? seconds : 6, plan))
+            die_usage("unknown pattern '%s'", plan_pattern.c_str());
         printf("t_s,stream,name\n");
         for (const Launch &l : plan) printf("%.6f,%d,%s\n", l.t_s, l.stream, kdefs()[l.k].name.c_str());
         return 0;
@@ -907,19 +956,22 @@ int main(int argc, char **argv) {
     std::vector<int> names;
     int only = -1, steady = -1;
     if (!pattern.empty()) {
-        if (!make_plan(pattern, seed, seconds > 0 ? seconds : 6, plan)) die_usage("unknown pattern '%s'", pattern.c_str());
+        if (!make_plan(pattern, seed, seconds > 0 ? seconds : 6, plan))
+            die_usage("unknown pattern '%s'", pattern.c_str());
         names = plan_names(plan);
         if (!only_name.empty()) {
             only = kdef_index(only_name);
             if (only < 0 || std::find(names.begin(), names.end(), only) == names.end()) {
                 std::string list_;
                 for (int k : names) list_ += " " + kdefs()[k].name;
-                die_usage("'%s' is not a kernel of pattern %s (its names:%s)", only_name.c_str(), pattern.c_str(), list_.c_str());
+                die_usage("'%s' is not a kernel of pattern %s (its names:%s)", only_name.c_str(), pattern.c_str(),
+                          list_.c_str());
             }
         }
     } else if (!steady_name.empty()) {
         steady = kdef_index(steady_name);
-        if (steady < 0 || kdefs()[steady].target_s == 0) die_usage("unknown kernel '%s' (mix --list)", steady_name.c_str());
+        if (steady < 0 || kdefs()[steady].target_s == 0)
+            die_usage("unknown kernel '%s' (mix --list)", steady_name.c_str());
         names = {steady};
     } else {
         for (size_t k = 0; k < kdefs().size(); k++)
