@@ -125,13 +125,16 @@ def trace_for(raw, stem, prefix):
 
 # ---------------------------------------------------------------- the report's contract
 def report_device(rep, where):
-    """The device whose names carry the most kernel energy (the one the program ran on)."""
+    """The device the program ran on: the one with the most kernel launches (not the most energy:
+    a solo run of a nearly idle kernel has next to none)."""
     devs = rep.get("devices")
     if not isinstance(devs, list) or not devs:
         die(f"{where}: no 'devices' list")
-    def load(d):
-        return sum(abs(n.get("energy_j") or 0) for n in d.get("names") or [])
-    return max(devs, key=load)
+
+    def launches(d):
+        return sum(n.get("launches") or 0 for n in d.get("names") or [] if n.get("kind", "kernel") == "kernel")
+
+    return max(devs, key=launches)
 
 
 def report_prefix(dev, trace_head_has_plain):
@@ -161,25 +164,16 @@ def report_estimate(dev, where):
 
 
 def device_and_prefix(raw, stem):
+    """The run's device in its report, and that device's column prefix in its trace."""
     rep = read_json(os.path.join(raw, stem + ".report.json"))
     dev = report_device(rep, stem + ".report.json")
     with open_text(os.path.join(raw, stem + ".trace.csv")) as f:
-        head = next(csv.reader(line for line in f if not line.startswith("#")))
+        head = next(csv.reader(line for line in f if not line.startswith("#")), [])
     return dev, report_prefix(dev, "energy_j" in head)
 
 
-def prefix_only(raw, stem):
-    """For runs whose report is not used: '' for a one-GPU trace, else the first gpuN_ prefix
-    (mix and torch_step run on the first CUDA device)."""
-    path = os.path.join(raw, stem + ".trace.csv")
-    with open_text(path) as f:
-        head = next(csv.reader(line for line in f if not line.startswith("#")), [])
-    if "energy_j" in head:
-        return ""
-    for c in head:
-        if c.startswith("gpu") and c.endswith("_energy_j"):
-            return c[: -len("energy_j")]
-    die(f"{path}: no energy counter column (energy_j or gpuN_energy_j)")
+def prefix_of(raw, stem):
+    return device_and_prefix(raw, stem)[1]
 
 
 # ---------------------------------------------------------------- the counter reference
@@ -347,7 +341,7 @@ def steady_refs(raw):
     for stem in stems(raw, "steady."):
         name = stem[len("steady."):]
         wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
-        tr = trace_for(raw, stem, prefix_only(raw, stem))
+        tr = trace_for(raw, stem, prefix_of(raw, stem))
         ref = window_energy(tr, wins[0], stem)
         n = sum(int(num(k, "launches", stem)) for k in ks if k.get("name") == name)
         out[name] = (ref["energy_j"] / n if ref["energy_j"] is not None and n else None, ref)
@@ -390,7 +384,7 @@ def cmd_mix(raw, outdir):
             solo_j, sref = None, {"note": "no solo run"}
             if os.path.exists(os.path.join(raw, sstem + ".stderr.txt")):
                 swins, sks = mix_lines(os.path.join(raw, sstem + ".stderr.txt"))
-                sref = window_energy(trace_for(raw, sstem, prefix_only(raw, sstem)), swins[0], sstem)
+                sref = window_energy(trace_for(raw, sstem, prefix_of(raw, sstem)), swins[0], sstem)
                 sl = sum(int(num(x, "launches", sstem)) for x in sks if x.get("name") == name)
                 if sl != launches:
                     die(f"{sstem}: {sl} launches of {name}, the full run had {launches}: not the same plan")
@@ -508,7 +502,7 @@ def cmd_torch(raw, outdir):
 
     stem = "torch.steady"
     wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
-    tr = trace_for(raw, stem, prefix_only(raw, stem))
+    tr = trace_for(raw, stem, prefix_of(raw, stem))
     evs = read_events(raw, stem)
     rows = []
     print("\nPyTorch operators: steady power above the baseline against the full run's estimate")

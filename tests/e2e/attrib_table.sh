@@ -23,6 +23,8 @@
 #     21.5625 J
 #   naive instant (readings every 10 ms, baseline 100 W from the quiet stretch): exact here,
 #     40 and 15 J.
+# The solo run of wait_1ms ran on GPU 1 of two: its report and trace name GPU 1 (gpu1_ columns),
+# and GPU 0's counter, first in the trace, must not be read.
 # Then: a trace without the counter column and a solo run with other launches are errors that name
 # the file.
 #
@@ -45,7 +47,7 @@ import sys
 raw = sys.argv[1]
 A, B = [(2.0, 2.2), (2.52, 2.72)], [(2.2, 2.5)]
 
-def trace(path, kernels, after_w=100.0, buffer=False):
+def trace(path, kernels, after_w=100.0, buffer=False, gpu1=False):
     def p(t):
         w = 100.0 if t < 3.0 else after_w
         return w + sum(dw for s, e, dw in kernels if s <= t < e)
@@ -67,15 +69,18 @@ def trace(path, kernels, after_w=100.0, buffer=False):
     for k in range(225 if buffer else 0):
         t = 0.001 + 0.02 * k
         rows.append((t, "%.3f,,,,,%.6f,%.3f" % (t, p(t), t)))
+    cols = "power_instant_w,power_instant_w_t_s,energy_j,energy_j_t_s,power_buffer_w,power_buffer_w_t_s".split(",")
+    if gpu1:  # the program ran on GPU 1; GPU 0's counter, first in the header, reads 7 kJ more a second
+        cols = ["gpu1_" + c for c in cols] + ["gpu0_energy_j", "gpu0_energy_j_t_s"]
+        rows = [(t, r + (",%.3f,%.3f" % (7000 * t, t) if r.split(",")[3] else ",,")) for t, r in rows]
     with open(path, "w") as f:
-        f.write("# handmade\n# t0_mono_ns=0\n"
-                "t_s,power_instant_w,power_instant_w_t_s,energy_j,energy_j_t_s,power_buffer_w,power_buffer_w_t_s\n")
+        f.write("# handmade\n# t0_mono_ns=0\nt_s," + ",".join(cols) + "\n")
         for _, r in sorted(rows):
             f.write(r + "\n")
 
 trace(raw + "/full.bursts.trace.csv", [(s, e, 200.0) for s, e in A] + [(s, e, 50.0) for s, e in B])
 trace(raw + "/solo.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A])
-trace(raw + "/solo.bursts.wait_1ms.trace.csv", [(s, e, 50.0) for s, e in B])
+trace(raw + "/solo.bursts.wait_1ms.trace.csv", [(s, e, 50.0) for s, e in B], gpu1=True)
 trace(raw + "/steady.gemm_2ms.trace.csv", [(2.0, 3.0, 200.0)], after_w=110.0, buffer=True)
 EOF
 
@@ -96,6 +101,17 @@ done
   echo "mix.window pattern=steady only=gemm_2ms seed=0 clock=tw $win"
   echo "mix.kernel name=gemm_2ms launches=5 mean_duration_s=0.2 work=1 target_s=0.002"
 } > "$raw/steady.gemm_2ms.stderr.txt"
+# the solo and steady runs' reports: only which device ran the kernels is read from them
+report1() { # NAME LAUNCHES: one device, no column_prefix (a one-GPU trace)
+  echo "{\"devices\": [{\"index\": 0, \"names\": [{\"name\": \"$1\", \"kind\": \"kernel\", \"launches\": $2}]}]}"
+}
+report1 gemm_2ms 2 > "$raw/solo.bursts.gemm_2ms.report.json"
+report1 gemm_2ms 5 > "$raw/steady.gemm_2ms.report.json"
+cat > "$raw/solo.bursts.wait_1ms.report.json" <<'EOF'
+{"devices": [{"index": 0, "column_prefix": "gpu0_", "names": []},
+             {"index": 1, "column_prefix": "gpu1_", "names": [{"name": "wait_1ms", "kind": "kernel", "launches": 1,
+                                                             "energy_j": null, "status": "below_resolution"}]}]}
+EOF
 cat > "$raw/full.bursts.events.csv" <<'EOF'
 name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id
 mix_fill_f32,0.1,0.2,0,7,kernel,1,1,1,1,1,1,1
@@ -218,6 +234,7 @@ for run, (a, b, c) in (("run1", (240, 100, 50)), ("run2", (250, 103, 49))):
     with open(raw + "/torch.%s.trace.csv" % run, "w") as f:
         f.write("t_s,energy_j,energy_j_t_s\n0.1,1,0.1\n0.2,2,0.2\n")
 EOF2
+report1 gemmk 10 > "$raw/torch.steady.report.json"
 echo "mix.window pattern=torch-steady only=linear seed=0 clock=tw $win" > "$raw/torch.steady.stderr.txt"
 echo "mix.kernel name=linear launches=10 mean_duration_s=0.081" >> "$raw/torch.steady.stderr.txt"
 python3 "$script" torch "$raw" "$out" > "$T/torch.txt" 2> "$T/err.txt" || { cat "$T/err.txt"; bad "attrib_table.py torch failed"; }
@@ -234,9 +251,9 @@ check torch_steady.csv linear estimate_w 240 1e-9
 check torch_steady.csv linear error_pct -2.8 1e-3
 
 # errors name the file
-sed -i 's/,energy_j,energy_j_t_s,/,e_j,e_j_t_s,/' "$raw/solo.bursts.wait_1ms.trace.csv"
+sed -i 's/,gpu1_energy_j,gpu1_energy_j_t_s,/,gpu1_e_j,gpu1_e_j_t_s,/' "$raw/solo.bursts.wait_1ms.trace.csv"
 if python3 "$script" mix "$raw" "$T/o2" > /dev/null 2> "$T/err2.txt"; then bad "a trace without energy_j was accepted"; fi
-grep -q "solo.bursts.wait_1ms.trace.csv: no energy counter column" "$T/err2.txt" || bad "error: $(cat "$T/err2.txt")"
+grep -q "solo.bursts.wait_1ms.trace.csv: no column gpu1_energy_j" "$T/err2.txt" || bad "error: $(cat "$T/err2.txt")"
 rm "$raw/solo.bursts.wait_1ms.stderr.txt" "$raw"/*.steps*
 sed -i 's/launches=2 /launches=3 /' "$raw/solo.bursts.gemm_2ms.stderr.txt"
 if python3 "$script" mix "$raw" "$T/o3" > /dev/null 2> "$T/err3.txt"; then bad "a solo run with other launches was accepted"; fi
