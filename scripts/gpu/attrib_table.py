@@ -405,8 +405,10 @@ def cmd_mix(raw, outdir):
                 if status == "ok" and rl and n.get("energy_j") is not None:
                     estimate = n["energy_j"] / rl
                     sd = (n.get("energy_sd_j") or 0) / rl
+            unc = sref.get("unc_j")
             rows[name] = dict(launches=launches, dur=num(k, "mean_duration_s", stem),
                               steady=steady.get(name, (None,))[0], solo=solo_j, est=estimate, sd=sd, status=status,
+                              solo_unc=unc / launches if unc is not None else None,
                               upper=(n or {}).get("upper_j"), group=(n or {}).get("group"))
             naive_rows.append([p, name, launches, solo_j, estimate, pct(estimate, solo_j),
                                ts.get(name, 0) / launches if ts else None,
@@ -432,7 +434,7 @@ def cmd_mix(raw, outdir):
                      steady=steady_sum / L if steady_sum is not None else None,
                      solo=solo_sum / L if solo_sum is not None else None,
                      est=est_g / L if est_g is not None else None,
-                     sd=(g.get("energy_sd_j") or 0) / L, status="group", upper=None, group=gid)
+                     sd=(g.get("energy_sd_j") or 0) / L, status="group", upper=None, group=gid, solo_unc=None)
             gname = "+".join(members)
             attrib.append([p, gname, L, r["dur"], r["steady"], r["solo"], r["est"], r["sd"], pct(r["est"], r["solo"])])
             table.append((p, gname, r, {}, {}))
@@ -454,10 +456,11 @@ def cmd_mix(raw, outdir):
                 v[1].get("baseline_before_w"), v[1].get("baseline_after_w"), v[1].get("note", "")]
                for n, v in sorted(steady.items())])
 
-    print("per-launch energy above the baseline, J (error: against solo)")
-    print("%-8s %-22s %6s %9s %10s %10s %10s %9s %7s %9s %9s" % (
-        "pattern", "name", "launch", "dur_ms", "steady_j", "solo_j", "estimate_j", "sd_j", "err_%", "tshare_%",
-        "instant_%"))
+    print("per-launch energy above the baseline, J (error: against solo; solo_unc: the reference's own\n"
+          "uncertainty, solo.csv; tshare, instant: the naive methods' errors, naive.csv)")
+    print("%-8s %-22s %6s %9s %10s %10s %9s %10s %9s %7s %9s %9s" % (
+        "pattern", "name", "launch", "dur_ms", "steady_j", "solo_j", "solo_unc", "estimate_j", "sd_j", "err_%",
+        "tshare_%", "instant_%"))
     for p, name, r, ts, inst in table:
         L = r["launches"]
         e = r["est"]
@@ -469,8 +472,8 @@ def cmd_mix(raw, outdir):
             etxt = f6(e) or r["status"]
         tsp = pct(ts.get(name, 0) / L, r["solo"]) if ts else None
         inp = pct(inst.get(name, 0) / L, r["solo"]) if inst else None
-        print("%-8s %-22s %6d %9.4f %10s %10s %10s %9s %7s %9s %9s" % (
-            p, name[:22], L, r["dur"] * 1e3, f6(r["steady"]), f6(r["solo"]), etxt, f6(r["sd"]),
+        print("%-8s %-22s %6d %9.4f %10s %10s %9s %10s %9s %7s %9s %9s" % (
+            p, name[:22], L, r["dur"] * 1e3, f6(r["steady"]), f6(r["solo"]), f6(r["solo_unc"]), etxt, f6(r["sd"]),
             p1(pct(e, r["solo"])), p1(tsp), p1(inp)))
     print("\nconservation (kernels_j includes copies and memsets)")
     print("%-8s %12s %12s %12s %8s" % ("pattern", "counter_j", "kernels_j", "baseline_j", "err_%"))

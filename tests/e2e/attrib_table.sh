@@ -193,6 +193,9 @@ check naive.csv bursts,wait_1ms timeshare_j 21.5625 1e-3
 check naive.csv bursts,gemm_2ms instant_j 40 1e-3
 check naive.csv bursts,wait_1ms instant_j 15 1e-3
 check solo.csv bursts,gemm_2ms baseline_before_w 100 1e-6
+# the reference's uncertainty: 12 counter readings in each stretch, each up to 0.1 s old (the
+# period between changes): 100 W x 0.1 s / sqrt(12) x sqrt(1/12 + 1/12) = 1.1785 J; the baselines agree
+check solo.csv bursts,gemm_2ms uncertainty_j 1.1785 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms launches 3 0
 check attrib.csv steps,gemm_2ms+wait_1ms solo_j 31.6667 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms estimate_j 33.3333 1e-3
