@@ -37,7 +37,9 @@
 // CLOCK_MONOTONIC, or since the program's start when it is unset; clock= says which):
 //   mix.window pattern=P only=NAME|- seed=N clock=tw|self quiet_before_start_s=.. quiet_before_end_s=..
 //              start_s=.. end_s=.. quiet_after_start_s=.. quiet_after_end_s=..
-//   mix.kernel name=NAME launches=N mean_duration_s=.. work=W target_s=..     (one per name run)
+//   mix.kernel name=NAME launches=N mean_duration_s=.. work=W target_s=.. gpu_lag_mean_s=.. gpu_lag_max_s=..
+//      (one per name run; the lag: how much later than planned its launches started on the GPU,
+//      from cudaEvents: in the full pattern a launch may wait for the one before; 0 for --steady)
 // Bad arguments exit 2, a CUDA error or a failed check exits 1.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -217,10 +219,10 @@ enum Type { GEMM, FMA, STREAM, L2, WAIT, NTYPES };
 static const char *const TYPE_NAMES[NTYPES] = {"gemm", "fma", "stream", "l2", "wait"};
 
 // the duration classes: tag, microseconds (0: the calibration instance)
-#define MIX_CLASSES(X)                                                                                          \
-    X(calib, 0)                                                                                                 \
-    X(50us, 50) X(100us, 100) X(200us, 200) X(500us, 500) X(1ms, 1000) X(2ms, 2000) X(5ms, 5000) X(10ms, 10000) \
-        X(20ms, 20000)
+#define MIX_CLASSES(X) \
+    X(calib, 0)        \
+    X(50us, 50)        \
+    X(100us, 100) X(200us, 200) X(500us, 500) X(1ms, 1000) X(2ms, 2000) X(5ms, 5000) X(10ms, 10000) X(20ms, 20000)
 
 #define DEF_KERNELS(tag, us)                                                                                     \
     extern "C" __global__ void __launch_bounds__(32 * GEMM_WARPS_PER_BLOCK) gemm_##tag(Args p) { gemm_body(p); } \
@@ -751,6 +753,11 @@ static bool check_name(int k) {
 struct Timed {  // a launch's cudaEvent pair
     int k;
     cudaEvent_t e0, e1;
+    int64_t planned_ns;  // CLOCK_MONOTONIC
+};
+struct Stats {  // per name: launches, their summed duration, how late they started on the GPU
+    long n = 0;
+    double sum_s = 0, lag_sum_s = 0, lag_max_s = 0;
 };
 
 static void quiet(double seconds, int64_t *start, int64_t *end) {
@@ -761,18 +768,20 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
 }
 
 static void report(const char *pattern, const char *only, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
-                   int64_t qa0, int64_t qa1, const std::vector<int> &names,
-                   const std::map<int, std::pair<long, double>> &stats) {
+                   int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats) {
     printf(
         "mix.window pattern=%s only=%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
         "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f\n",
         pattern, only, (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
     for (int k : names) {
         auto it = stats.find(k);
-        long n = it == stats.end() ? 0 : it->second.first;
-        double mean = n ? it->second.second / n : 0;
-        printf("mix.kernel name=%s launches=%ld mean_duration_s=%.9f work=%llu target_s=%g\n", kdefs()[k].name.c_str(),
-               n, mean, g_work[k], kdefs()[k].target_s);
+        const Stats st = it == stats.end() ? Stats() : it->second;
+        const double d = st.n ? (double)st.n : 1;
+        printf(
+            "mix.kernel name=%s launches=%ld mean_duration_s=%.9f work=%llu target_s=%g gpu_lag_mean_s=%.9f "
+            "gpu_lag_max_s=%.9f\n",
+            kdefs()[k].name.c_str(), st.n, st.sum_s / d, g_work[k], kdefs()[k].target_s, st.lag_sum_s / d,
+            st.lag_max_s);
     }
     fflush(stdout);
 }
@@ -786,19 +795,25 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     std::vector<Timed> timed;
     for (const Launch &l : plan)
         if (only < 0 || l.k == only) {
-            Timed t{l.k, nullptr, nullptr};
+            Timed t{l.k, nullptr, nullptr, 0};
             CHECK(cudaEventCreate(&t.e0));
             CHECK(cudaEventCreate(&t.e1));
             timed.push_back(t);
         }
     int64_t qb0, qb1, qa0, qa1;
     quiet(quiet_s, &qb0, &qb1);
-    nvtxRangePushA("tw_measure");               // the pattern, as apps/README.md's contract has it
+    nvtxRangePushA("tw_measure");  // the pattern, as apps/README.md's contract has it
+    // an event on the idle GPU at a known host time: each launch's start on the GPU against its plan
+    cudaEvent_t origin;
+    CHECK(cudaEventCreate(&origin));
+    const int64_t t_origin = mono_ns();
+    CHECK(cudaEventRecord(origin, st[0]));
     const int64_t start = mono_ns() + 1000000;  // the plan's origin: 1 ms ahead
     size_t n = 0;
     for (const Launch &l : plan) {
         if (only >= 0 && l.k != only) continue;  // skipped; the next kept launch still waits for its own time
-        wait_until_ns(start + (int64_t)(l.t_s * 1e9));
+        timed[n].planned_ns = start + (int64_t)(l.t_s * 1e9);
+        wait_until_ns(timed[n].planned_ns);
         CHECK(cudaEventRecord(timed[n].e0, st[l.stream]));
         launch(l.k, g_work[l.k], st[l.stream]);
         CHECK(cudaEventRecord(timed[n].e1, st[l.stream]));
@@ -808,15 +823,21 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     const int64_t end = mono_ns();
     nvtxRangePop();
     quiet(quiet_s, &qa0, &qa1);
-    std::map<int, std::pair<long, double>> stats;
+    std::map<int, Stats> stats;
     for (Timed &t : timed) {
-        float ms;
+        float ms, at_ms;
         CHECK(cudaEventElapsedTime(&ms, t.e0, t.e1));
-        stats[t.k].first++;
-        stats[t.k].second += ms * 1e-3;
+        CHECK(cudaEventElapsedTime(&at_ms, origin, t.e0));
+        Stats &s = stats[t.k];
+        const double lag = at_ms * 1e-3 - (double)(t.planned_ns - t_origin) * 1e-9;
+        s.n++;
+        s.sum_s += ms * 1e-3;
+        s.lag_sum_s += lag;
+        s.lag_max_s = std::max(s.lag_max_s, lag);
         CHECK(cudaEventDestroy(t.e0));
         CHECK(cudaEventDestroy(t.e1));
     }
+    CHECK(cudaEventDestroy(origin));
     bool ok = true;
     for (int k : names)
         if (only < 0 || k == only) ok = check_name(k) && ok;
@@ -860,8 +881,9 @@ static int run_steady(int k, double seconds, double quiet_s) {
     nvtxRangePop();
     quiet(quiet_s, &qa0, &qa1);
     bool ok = check_name(k);
-    std::map<int, std::pair<long, double>> stats;
-    stats[k] = {n, sum};
+    std::map<int, Stats> stats;
+    stats[k].n = n;
+    stats[k].sum_s = sum;
     report("steady", kdefs()[k].name.c_str(), 0, qb0, qb1, start, end, qa0, qa1, {k}, stats);
     return ok ? 0 : 1;
 }

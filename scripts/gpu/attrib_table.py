@@ -381,7 +381,7 @@ def cmd_mix(raw, outdir):
         for name, k in kernels.items():
             launches = int(num(k, "launches", stem))
             sstem = "solo.%s.%s" % (p, name)
-            solo_j, sref = None, {"note": "no solo run"}
+            solo_j, sref, solo_lag = None, {"note": "no solo run"}, None
             if os.path.exists(os.path.join(raw, sstem + ".stderr.txt")):
                 swins, sks = mix_lines(os.path.join(raw, sstem + ".stderr.txt"))
                 sref = window_energy(trace_for(raw, sstem, prefix_of(raw, sstem)), swins[0], sstem)
@@ -390,9 +390,11 @@ def cmd_mix(raw, outdir):
                     die(f"{sstem}: {sl} launches of {name}, the full run had {launches}: not the same plan")
                 if sref["energy_j"] is not None:
                     solo_j = sref["energy_j"] / launches
+                solo_lag = next((x.get("gpu_lag_mean_s") for x in sks if x.get("name") == name), None)
             solo_rows.append([p, name, launches, sref.get("start_s"), sref.get("end_s"), sref.get("counter_j"),
                               sref.get("baseline_before_w"), sref.get("baseline_after_w"), sref.get("baseline_j"),
-                              sref.get("energy_j"), sref.get("unc_j"), solo_j, sref.get("note", "")])
+                              sref.get("energy_j"), sref.get("unc_j"), solo_j, k.get("gpu_lag_mean_s"), solo_lag,
+                              sref.get("note", "")])
             n = names.get(name)
             estimate = sd = None
             status = "missing"
@@ -446,7 +448,8 @@ def cmd_mix(raw, outdir):
               ["pattern", "counter_j", "kernels_j", "baseline_j", "error_pct"], cons)
     write_csv(os.path.join(outdir, "solo.csv"),
               ["pattern", "name", "launches", "start_s", "end_s", "counter_j", "baseline_before_w", "baseline_after_w",
-               "baseline_j", "above_baseline_j", "uncertainty_j", "solo_j", "note"], solo_rows)
+               "baseline_j", "above_baseline_j", "uncertainty_j", "solo_j", "full_gpu_lag_mean_s", "solo_gpu_lag_mean_s",
+               "note"], solo_rows)
     write_csv(os.path.join(outdir, "naive.csv"),
               ["pattern", "name", "launches", "solo_j", "estimate_j", "estimate_error_pct", "timeshare_j",
                "timeshare_error_pct", "instant_j", "instant_error_pct"], naive_rows)
