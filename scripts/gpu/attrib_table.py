@@ -348,6 +348,17 @@ def steady_refs(raw):
     return out
 
 
+def covers(r):
+    """'yes'/'no': the reference within the estimate's +- 2 sd, or under a below-resolution bound"""
+    if r["solo"] is None:
+        return ""
+    if r["status"] == "below_resolution" and r["upper"] is not None:
+        return "yes" if r["solo"] <= r["upper"] / r["launches"] else "no"
+    if r["est"] is None or r["sd"] is None:
+        return ""
+    return "yes" if abs(r["est"] - r["solo"]) <= 2 * r["sd"] else "no"
+
+
 def cmd_mix(raw, outdir):
     steady = steady_refs(raw)
     patterns = [s[len("full."):] for s in stems(raw, "full.")]
@@ -460,9 +471,10 @@ def cmd_mix(raw, outdir):
                for n, v in sorted(steady.items())])
 
     print("per-launch energy above the baseline, J (error: against solo; solo_unc: the reference's own\n"
-          "uncertainty, solo.csv; tshare, instant: the naive methods' errors, naive.csv)")
-    print("%-8s %-22s %6s %9s %10s %10s %9s %10s %9s %7s %9s %9s" % (
-        "pattern", "name", "launch", "dur_ms", "steady_j", "solo_j", "solo_unc", "estimate_j", "sd_j", "err_%",
+          "uncertainty, solo.csv; 2sd: whether solo lies within the estimate +- 2 sd, or below a below-resolution\n"
+          "bound; tshare, instant: the naive methods' errors, naive.csv)")
+    print("%-8s %-22s %6s %9s %10s %10s %9s %10s %9s %7s %5s %9s %9s" % (
+        "pattern", "name", "launch", "dur_ms", "steady_j", "solo_j", "solo_unc", "estimate_j", "sd_j", "err_%", "2sd",
         "tshare_%", "instant_%"))
     for p, name, r, ts, inst in table:
         L = r["launches"]
@@ -475,9 +487,9 @@ def cmd_mix(raw, outdir):
             etxt = f6(e) or r["status"]
         tsp = pct(ts.get(name, 0) / L, r["solo"]) if ts else None
         inp = pct(inst.get(name, 0) / L, r["solo"]) if inst else None
-        print("%-8s %-22s %6d %9.4f %10s %10s %9s %10s %9s %7s %9s %9s" % (
+        print("%-8s %-22s %6d %9.4f %10s %10s %9s %10s %9s %7s %5s %9s %9s" % (
             p, name[:22], L, r["dur"] * 1e3, f6(r["steady"]), f6(r["solo"]), f6(r["solo_unc"]), etxt, f6(r["sd"]),
-            p1(pct(e, r["solo"])), p1(tsp), p1(inp)))
+            p1(pct(e, r["solo"])), covers(r), p1(tsp), p1(inp)))
     print("\nconservation (kernels_j includes copies and memsets)")
     print("%-8s %12s %12s %12s %8s" % ("pattern", "counter_j", "kernels_j", "baseline_j", "err_%"))
     for p, c, k, b, e in cons:

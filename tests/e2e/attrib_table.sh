@@ -204,7 +204,10 @@ check attrib.csv steps,gemm_2ms+wait_1ms error_pct 5.26316 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms steady_j "" 0
 check attrib.csv steps,gemm_2ms estimate_j "" 0
 check conservation.csv steps error_pct 1 1e-9
-grep -q "^bursts *wait_1ms .*<20" "$T/table.txt" || bad "the table does not show wait_1ms as below resolution (<20 J)"
+grep -q "^bursts *wait_1ms .*<20 .* yes " "$T/table.txt" ||
+  bad "the table does not show wait_1ms as below resolution (<20 J), its bound above solo (yes)"
+# gemm_2ms: |41 - 40| <= 2 x 1: the estimate's interval covers the reference
+grep -q "^bursts *gemm_2ms .* 2.5 *yes " "$T/table.txt" || bad "the table does not show gemm_2ms's interval covering solo"
 
 # the PyTorch tables. Two runs: gemmk 240 / 250 J (+4.1667 %), k1 100 / 103 J (+3 %), k2 50 / 49 J
 # (-2 %). The steady run: op "linear" in [2, 3] s, 10 calls, each a gemmk of 0.08 s at +250 W and
