@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""A small transformer's training steps (random data, no downloads), for scripts/gpu-attrib.
+
+  python3 apps/mix/torch_step.py [--steps N]             training steps, NVTX ranges per step
+  python3 apps/mix/torch_step.py --steady OP[,OP...] [--seconds S] [--quiet S]
+
+Training: 4 encoder layers (d_model 1024, 16 heads, feed-forward 4096, pre-norm, GELU), batch 8 x
+512 tokens, bf16 autocast, AdamW, 3 warm-up steps then --steps steps (default 40), each in the
+NVTX ranges "step" > "forward", "backward", "optimizer", with torch.cuda.synchronize() after each.
+
+--steady: the model's top operators at its own shapes, each back to back for --seconds (default
+4) between quiet stretches (--quiet, default 1.5 s), in the same process after 3 training steps:
+  linear     the feed-forward's first matmul: (4096 x 1024) @ (1024 x 4096)^T + bias, bf16
+  attention  scaled-dot-product attention, (8, 16, 512, 64) bf16
+  layernorm  LayerNorm over (4096, 1024) bf16
+  gelu       GELU over (4096, 4096) bf16
+  adamw      one AdamW step of the model's parameters (the optimizer's fused/foreach kernels)
+Each op prints the lines scripts/gpu/attrib_table.py reads (times on truewatt's timeline,
+$TW_T0_MONO_NS, as apps/mix/mix.cu does):
+  mix.window pattern=torch-steady only=OP ... quiet_before_start_s=.. start_s=.. end_s=.. ...
+  mix.kernel name=OP launches=CALLS mean_duration_s=..
+"""
+import argparse
+import os
+import sys
+import time
+
+OPS = ("linear", "attention", "layernorm", "gelu", "adamw")
+D, HEADS, FF, LAYERS, BATCH, SEQ = 1024, 16, 4096, 4, 8, 512
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=40, help="measured training steps (default 40)")
+    p.add_argument("--steady", help="comma-separated operators to run back to back: " + ", ".join(OPS))
+    p.add_argument("--seconds", type=float, default=4.0, help="per operator with --steady (default 4)")
+    p.add_argument("--quiet", type=float, default=1.5, help="quiet stretches around each --steady op (default 1.5)")
+    a = p.parse_args()
+    if a.steps < 1 or a.seconds <= 0 or a.quiet < 0:
+        p.error("--steps must be >= 1, --seconds > 0, --quiet >= 0")
+    a.ops = []
+    if a.steady:
+        a.ops = a.steady.split(",")
+        bad = [o for o in a.ops if o not in OPS]
+        if bad:
+            p.error("unknown operator(s) %s; known: %s" % (", ".join(bad), ", ".join(OPS)))
+    return a
+
+
+def timeline():
+    """(origin ns, clock name): truewatt's t0 when it runs us, else our own start."""
+    t0 = os.environ.get("TW_T0_MONO_NS", "")
+    if t0.isdigit():
+        return int(t0), "tw"
+    return time.monotonic_ns(), "self"  # time.monotonic is CLOCK_MONOTONIC on Linux
+
+
+def main():
+    args = parse_args()
+    try:
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+    except ImportError as e:
+        sys.exit(f"torch_step: {e}")
+    if not torch.cuda.is_available():
+        sys.exit("torch_step: CUDA is not available")
+    t0_ns, clock = timeline()
+    tl = lambda ns: (ns - t0_ns) * 1e-9
+    nvtx = torch.cuda.nvtx
+
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    layer = lambda: nn.TransformerEncoderLayer(D, HEADS, FF, dropout=0.0, activation="gelu", batch_first=True,
+                                               norm_first=True)
+    model = nn.Sequential(nn.TransformerEncoder(layer(), LAYERS, enable_nested_tensor=False), nn.Linear(D, D)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(BATCH, SEQ, D, device=dev)
+    y = torch.randn(BATCH, SEQ, D, device=dev)
+
+    def step(measured):
+        if measured:
+            nvtx.range_push("step")
+            nvtx.range_push("forward")
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.mse_loss(model(x).float(), y)
+        if measured:
+            nvtx.range_pop()
+            nvtx.range_push("backward")
+        loss.backward()
+        if measured:
+            nvtx.range_pop()
+            nvtx.range_push("optimizer")
+        opt.step()
+        torch.cuda.synchronize()
+        if measured:
+            nvtx.range_pop()
+            nvtx.range_pop()
+        return loss
+
+    for _ in range(3):  # warm-up: allocator, cuBLAS heuristics, AdamW state
+        step(False)
+    if not args.ops:
+        t = time.monotonic()
+        for _ in range(args.steps):
+            loss = step(True)
+        dt = time.monotonic() - t
+        print(f"torch_step: layers={LAYERS} d={D} batch={BATCH}x{SEQ} steps={args.steps} time_s={dt:.3f} "
+              f"step_ms={dt / args.steps * 1e3:.2f} loss={loss.item():.5f}")
+        return
+
+    bf = torch.bfloat16
+    a = torch.randn(BATCH * SEQ, D, device=dev, dtype=bf)
+    w1, b1 = torch.randn(FF, D, device=dev, dtype=bf) * 0.02, torch.zeros(FF, device=dev, dtype=bf)
+    q, k, v = (torch.randn(BATCH, HEADS, SEQ, D // HEADS, device=dev, dtype=bf) for _ in range(3))
+    ln = nn.LayerNorm(D, device=dev, dtype=bf)
+    h = torch.randn(BATCH * SEQ, FF, device=dev, dtype=bf)
+    ops = {
+        "linear": lambda: F.linear(a, w1, b1),
+        "attention": lambda: F.scaled_dot_product_attention(q, k, v),
+        "layernorm": lambda: ln(a),
+        "gelu": lambda: F.gelu(h),
+        "adamw": lambda: opt.step(),
+    }
+    # the model's gradients stay from the last step, so adamw updates real parameter shapes
+    for op in args.ops:
+        fn = ops[op]
+        with torch.no_grad():
+            for _ in range(5):
+                fn()
+            torch.cuda.synchronize()
+            t = time.monotonic()
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+            batch = max(10, int(0.005 / max((time.monotonic() - t) / 20, 1e-7)))  # ~5 ms queued at a time
+            qb0 = time.monotonic_ns()
+            time.sleep(args.quiet)
+            qb1 = start = time.monotonic_ns()
+            stop = start + int(args.seconds * 1e9)
+            calls = 0
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            while time.monotonic_ns() < stop:
+                for _ in range(batch):
+                    fn()
+                calls += batch
+                torch.cuda.synchronize()  # keeps the queue short, so the end is on time
+            e1.record()
+            torch.cuda.synchronize()
+            end = qa0 = time.monotonic_ns()
+            time.sleep(args.quiet)
+            qa1 = time.monotonic_ns()
+        print(f"mix.window pattern=torch-steady only={op} seed=0 clock={clock} "
+              f"quiet_before_start_s={tl(qb0):.9f} quiet_before_end_s={tl(qb1):.9f} start_s={tl(start):.9f} "
+              f"end_s={tl(end):.9f} quiet_after_start_s={tl(qa0):.9f} quiet_after_end_s={tl(qa1):.9f}")
+        print(f"mix.kernel name={op} launches={calls} mean_duration_s={e0.elapsed_time(e1) * 1e-3 / calls:.9f}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
