@@ -718,7 +718,9 @@ int cmd_run(int argc, char **argv)
                             .slow_period_s = s.a.slow_s,
                             .trace_path = s.a.trace,
                             .t0_mono_ns = t0,
-                            .provenance = s.provenance};
+                            .provenance = s.provenance,
+                            .profile_path = s.a.profile,
+                            .profile_dir = cli_profile_dir()};
     tw_status st = tw_sampler_start(&sc, &s.sampler);
     if (st != TW_OK) {
         rc = cli_fail("run", st);
@@ -726,7 +728,8 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     describe_devices(s.a.backend, s.a.ids, s.a.nids, s.dev, &s.ndev);
-    double fast = s.a.fast_s > 0 ? s.a.fast_s : 0.001, slow = s.a.slow_s > 0 ? s.a.slow_s : 0.1;
+    const tw_sampler_device *plan0 = tw_sampler_device_get(s.sampler, 0); /* its plan's periods */
+    double fast = plan0->fast_period_s, slow = plan0->slow_period_s;
     if (s.warn[0]) fputs(s.warn, stderr);
     cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
              s.a.backend, s.ndev, s.ndev == 1 ? "" : "s", fast, slow, s.a.trace, cmd);
