@@ -556,15 +556,15 @@ static tw_status plan_device(tw_sampler *s, const tw_sampler_config *cfg, device
             snprintf(why, sizeof why, "its sensor profile cannot be read (%s)", tw_last_error());
         else if (st == TW_ENOTFOUND)
             snprintf(why, sizeof why, "no sensor profile for %s (driver %s) in %s", name, driver, cfg->profile_dir);
-    } else if (listed) {
-        snprintf(why, sizeof why, "no sensor profile given%s%s", seen ? " for " : "", name);
     }
     if (st == TW_OK) {
         tw_sample_plan_from_profile(&prof, path, pl);
     } else if (listed) {
         tw_sample_plan_default(tw_plan_arch(name, seen ? seen->arch : 0), pl);
-        add_note(s, "GPU %d: %s; sampling plan: %s (`truewatt sensor identify` makes a profile)", dv->index, why,
-                 pl->summary);
+        /* said when the caller looked for a profile (`run` always does) */
+        if (cfg->profile_dir)
+            add_note(s, "GPU %d: %s; sampling plan: %s (`truewatt sensor identify` makes a profile)", dv->index, why,
+                     pl->summary);
     } else {
         plan_without_devices(pl);
     }

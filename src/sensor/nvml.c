@@ -39,6 +39,10 @@
  * H100, and the driver keeps 120 samples (~2.4 s), so 100 ms loses nothing. */
 #define BUFFER_POLL_NS (100 * 1000000LL)
 #define OFFSET_REFRESH_NS NS_PER_S /* fast-only sensors: re-measure the clock offset */
+/* A call this soon after a full read, with drained samples queued, takes the
+ * next sample only (the sampler empties the queue right after a drain); a
+ * caller on its own pace (every 1 ms, say) gets every reading in every row. */
+#define PENDING_NS 500000LL
 #define SAMPLES_MIN_CAP 64u
 #define SAMPLES_MAX_CAP 65536u
 #define DEAD_ROWS 5      /* rows in a row where every reading failed ... */
@@ -636,7 +640,7 @@ static tw_status nvml_next(void *state, tw_row *row, bool *eof)
     memset(s->valid, 0, sizeof s->valid);
     row_ctx rc = {0, 0, false, ""};
     int64_t start = mono_ns();
-    if (s->q_count > 0 && start - s->last_full_ns < s->poll_ns) {
+    if (s->q_count > 0 && start - s->last_full_ns < PENDING_NS) {
         /* the rest of a drain, taken at once (nvml_pending): one sample a row,
          * nothing else read; a caller that comes back later reads it all again */
         read_buffer(s, &rc, start);
