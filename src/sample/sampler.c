@@ -556,6 +556,8 @@ static tw_status plan_device(tw_sampler *s, const tw_sampler_config *cfg, device
             snprintf(why, sizeof why, "its sensor profile cannot be read (%s)", tw_last_error());
         else if (st == TW_ENOTFOUND)
             snprintf(why, sizeof why, "no sensor profile for %s (driver %s) in %s", name, driver, cfg->profile_dir);
+    } else if (listed && !seen) {
+        snprintf(why, sizeof why, "not among the devices the backend lists: no profile");
     }
     if (st == TW_OK) {
         tw_sample_plan_from_profile(&prof, path, pl);

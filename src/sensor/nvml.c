@@ -10,7 +10,10 @@
  *   SLOW  energy_j (nvmlDeviceGetTotalEnergyConsumption, ~4 ms a call on an
  *         H100), sm_clock_mhz, mem_clock_mhz, temperature_c, memory_used_mib.
  * Readings a device does not support are probed at open and left out, with a
- * line in the notes. Every reading carries its own timestamp on the trace
+ * line in the notes; those cfg->skip names (the sampling plan's) are left out
+ * silently. The sample buffer is drained every cfg->buffer_poll_s; its
+ * samples are queued and given one a row, at once to a caller that asks
+ * tw_sensor_pending() right after the drain. Every reading carries its own timestamp on the trace
  * timeline (seconds since cfg->t0_mono_ns on CLOCK_MONOTONIC): NVML's field and
  * sample timestamps are CLOCK_REALTIME microseconds and are converted with the
  * realtime - monotonic offset, measured at open and on every slow read.
