@@ -208,6 +208,10 @@ typedef struct tw_sensor_config {
                                     libnvidia-ml.so.1 */
     uint64_t t0_mono_ns;         /* nvml: the trace timeline's origin on CLOCK_MONOTONIC
                                     (ns); 0 = when the sensor opens */
+    const char *skip;            /* nvml: readings not to read, comma-separated names
+                                    ("power_avg_w,mem_power_instant_w"); NULL = none */
+    double buffer_poll_s;        /* nvml: how often the sample buffer is drained (0 = 0.1 s);
+                                    a drain gives all its new samples at once, one per row */
 } tw_sensor_config;
 
 /* A device a backend can read. */
@@ -216,6 +220,7 @@ typedef struct tw_device_info {
     char uuid[96];
     char name[96];
     char driver[32]; /* driver version ("" when the backend cannot tell) */
+    unsigned arch;   /* NVML's architecture (nvmlDeviceArchitecture_t: 9 Hopper, ...); 0 = unknown */
 } tw_device_info;
 
 TW_API size_t tw_backend_count(void);
@@ -241,6 +246,9 @@ TW_API tw_status tw_sensor_next(tw_sensor *s, tw_row *row, bool *eof);
 /* Starts again from the beginning (TW_EUNSUPPORTED for live sensors). */
 TW_API tw_status tw_sensor_rewind(tw_sensor *s);
 TW_API void tw_sensor_close(tw_sensor *s);
+/* Rows the sensor can give at once without reading the device again (the
+ * rest of a drained sample buffer); 0 for most sources. */
+TW_API size_t tw_sensor_pending(const tw_sensor *s);
 /* What the backend found when it opened (e.g. readings probed as unsupported,
  * with the vendor's message), one per line; "" when nothing to say. */
 TW_API const char *tw_sensor_notes(const tw_sensor *s);
@@ -256,14 +264,21 @@ typedef struct tw_sampler_config {
     const char *const *devices; /* indices or UUIDs; NULL/0 = all devices */
     size_t n_devices;
     const tw_sensor_config *base; /* backend settings (library, ...); may be NULL */
-    double fast_period_s;         /* fast readings' period (0 = 0.001 s) */
-    double slow_period_s;         /* slow readings' period; 0 = 0.1 s, stretched up to 1 s while the
-                                     reads cost more than 0.5 % of a core (the H100 energy
-                                     counter burns ~4 ms of CPU per read) */
+    double fast_period_s;         /* fast readings' period; 0 = the sampling plan's */
+    double slow_period_s;         /* slow readings' period, fixed; 0 = the plan's (the energy
+                                     counter's: 0.5 s, stretched up to 1 s while a read costs more
+                                     than 1 % of a core: ~4 ms of CPU on an H100) */
     const char *trace_path;       /* CSV written while sampling */
     uint64_t t0_mono_ns;          /* timeline origin (CLOCK_MONOTONIC ns); 0 = now */
     const char *provenance;       /* a line (command, date, GPU, driver) written as a comment at
                                      the top of the trace; may be NULL */
+    /* The sampling plan of each device (which readings, how often) comes from
+     * its sensor profile: profile_path for every device, else the one for its
+     * GPU and driver in profile_dir, else the default for its generation (said
+     * in the notes). Backends without devices (sim, replay) have no plan: every
+     * reading, fast ones every 1 ms, slow ones every 0.1 s. */
+    const char *profile_path; /* may be NULL */
+    const char *profile_dir;  /* may be NULL */
 } tw_sampler_config;
 
 /* Achieved behaviour of one reading over the run. */
@@ -282,7 +297,22 @@ TW_API tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out
 TW_API tw_status tw_sampler_stop(tw_sampler *s);
 TW_API size_t tw_sampler_reading_count(const tw_sampler *s);
 TW_API const tw_sampler_reading_stats *tw_sampler_reading(const tw_sampler *s, size_t i);
-/* CPU time the sampler's threads used, and the wall time it ran. */
+/* One sampled device: its plan and, after the stop, its threads' CPU time. */
+typedef struct tw_sampler_device {
+    int index;                /* the backend's device index */
+    double fast_period_s;     /* the fast readings' period */
+    double buffer_poll_s;     /* the sample buffer's drain period */
+    double slow_period_s;     /* the slow readings' (energy counter's) period ... */
+    double slow_max_period_s; /* ... stretched up to this while reads are costly */
+    double cpu_s;             /* CPU time of its producer threads (CLOCK_THREAD_CPUTIME_ID) */
+    const char *plan;         /* one line: where the plan came from, what it reads how often */
+} tw_sampler_device;
+
+TW_API size_t tw_sampler_device_count(const tw_sampler *s);
+TW_API const tw_sampler_device *tw_sampler_device_get(const tw_sampler *s, size_t d);
+/* CPU time of the writer thread (shared by the devices). */
+TW_API double tw_sampler_writer_cpu_s(const tw_sampler *s);
+/* CPU time all the sampler's threads used, and the wall time it ran. */
 TW_API double tw_sampler_cpu_s(const tw_sampler *s);
 TW_API double tw_sampler_wall_s(const tw_sampler *s);
 TW_API const char *tw_sampler_notes(const tw_sampler *s);

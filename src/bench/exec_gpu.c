@@ -22,6 +22,9 @@
  * H100: one core is spent during an experiment, so that its ~100 ms updates
  * are located to a few ms). */
 #define EXPERIMENT_SLOW_PERIOD_S 0.005
+/* ... and the power readings every 1 ms, whatever `run`'s sampling plan says:
+ * identification times each reading's updates. */
+#define EXPERIMENT_FAST_PERIOD_S 0.001
 
 typedef struct gpu_exec {
     tw_exec x; /* first: the executor is cast back and forth */
@@ -285,6 +288,7 @@ static tw_status start_sampler(gpu_exec *g)
                             .n_devices = 1,
                             .base = &base,
                             .trace_path = g->trace_path,
+                            .fast_period_s = EXPERIMENT_FAST_PERIOD_S,
                             .slow_period_s = EXPERIMENT_SLOW_PERIOD_S,
                             .t0_mono_ns = g->t0_ns,
                             .provenance = prov};

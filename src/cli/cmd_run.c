@@ -48,10 +48,11 @@ static void help(void)
            "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
            "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
            "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
-           "  --fast-period S    period of the fast readings: power, sample buffer (default 0.001)\n"
-           "  --slow-period S    period of the slow readings: energy counter, clocks (default 0.1, read\n"
-           "                     less often, down to once a second, where a read costs much CPU: an H100's\n"
-           "                     energy counter takes ~4 ms of CPU a read)\n"
+           "  --fast-period S    period of the fast readings: power (default: the sampling plan's, from\n"
+           "                     the GPU's sensor profile, e.g. 0.05 on an H100)\n"
+           "  --slow-period S    fixed period of the slow readings: energy counter, clocks (default: the\n"
+           "                     plan's, 0.5 s on Ampere and later, stretched up to 1 s while a read costs\n"
+           "                     more than 1 %% of a core: an H100's counter takes ~4 ms of CPU a read)\n"
            "  --backend NAME     the sensor backend (default nvml)\n"
            "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
            "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n\n"
@@ -693,7 +694,9 @@ int cmd_run(int argc, char **argv)
                             .slow_period_s = s.a.slow_s,
                             .trace_path = s.a.trace,
                             .t0_mono_ns = t0,
-                            .provenance = s.provenance};
+                            .provenance = s.provenance,
+                            .profile_path = s.a.profile,
+                            .profile_dir = cli_profile_dir()};
     tw_status st = tw_sampler_start(&sc, &s.sampler);
     if (st != TW_OK) {
         rc = cli_fail("run", st);
@@ -701,7 +704,8 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     describe_devices(s.a.backend, s.a.ids, s.a.nids, s.dev, &s.ndev);
-    double fast = s.a.fast_s > 0 ? s.a.fast_s : 0.001, slow = s.a.slow_s > 0 ? s.a.slow_s : 0.1;
+    const tw_sampler_device *plan0 = tw_sampler_device_get(s.sampler, 0); /* its plan's periods */
+    double fast = plan0->fast_period_s, slow = plan0->slow_period_s;
     if (s.warn[0]) fputs(s.warn, stderr);
     cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
              s.a.backend, s.ndev, s.ndev == 1 ? "" : "s", fast, slow, s.a.trace, cmd);

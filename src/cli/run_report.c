@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cli/sampler_report.h"
 #include "core/json.h"
 #include "report/table.h"
 
@@ -273,23 +274,10 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_ranges(e, f);
 }
 
-/* "1 ms", "100 ms", "2 s" */
-static const char *period_text(double s, char *buf, size_t len)
-{
-    if (s < 1)
-        snprintf(buf, len, "%g ms", 1e3 * s);
-    else
-        snprintf(buf, len, "%g s", s);
-    return buf;
-}
-
 static void text_sampler(const run_record *r, FILE *f)
 {
     const tw_sampler *s = r->sampler;
-    char fast[32], slow[32];
-    fprintf(f, "\nsampler: %.3f s CPU over %.3f s (%.2f %% of one core), fast readings every %s, slow every %s\n",
-            tw_sampler_cpu_s(s), tw_sampler_wall_s(s), pct_of_core(s), period_text(r->fast_period_s, fast, sizeof fast),
-            period_text(r->slow_period_s, slow, sizeof slow));
+    sampler_cpu_text(s, f);
     fprintf(f, "(polls: values read; updates: values that differed from the one before)\n");
     static const char *const head[] = {"reading", "polls", "polls_per_s", "updates", "updates_per_s"};
     table *t = table_new(5, head);
@@ -506,6 +494,7 @@ static void json_sampler(json *j, const run_record *r)
     json_kv_number(j, "cpu_s", tw_sampler_cpu_s(s));
     json_kv_number(j, "wall_s", tw_sampler_wall_s(s));
     json_kv_number(j, "cpu_pct_of_one_core", pct_of_core(s));
+    sampler_cpu_json(j, s);
     json_kv_number(j, "fast_period_s", r->fast_period_s);
     json_kv_number(j, "slow_period_s", r->slow_period_s);
     json_key(j, "readings");

@@ -4,6 +4,9 @@
  * row and counts it); a writer thread merges the rings in time order, up to
  * the watermark below which no producer can still push, into one CSV.
  *
+ * What each device's threads read, and how often, is its sampling plan
+ * (plan.h): from its sensor profile, else the default for its generation.
+ *
  * Memory is the rings (a few seconds of rows each) plus one output row,
  * whatever the length of the run. */
 #include <errno.h>
@@ -18,9 +21,12 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "correct/profile.h"
+#include "sample/plan.h"
 #include "sample/ring.h"
 #include "truewatt.h"
 
+/* A backend without devices (sim, replay) has no plan: these periods. */
 #define DEFAULT_FAST_PERIOD_S 0.001
 #define DEFAULT_SLOW_PERIOD_S 0.1
 #define RING_SECONDS 8.0          /* each ring holds this much of its producer's rows */
@@ -29,11 +35,12 @@
 #define WRITER_PERIOD_NS 50000000 /* the writer wakes every 50 ms */
 #define MAX_SLEEP_NS 50000000     /* a producer checks for stop at least every 50 ms */
 #define MAX_DEVICES 64
-/* With the default slow period, the slow readings are read less often when
- * a read costs much CPU (the H100's energy counter: ~3.9 ms of busy CPU a
- * call), so that they take at most this share of one core. */
+/* ... and without a slow period given, the slow readings are read less often
+ * when a read costs much CPU (the H100's energy counter: ~3.9 ms of busy CPU
+ * a call), so that they take at most this share of one core ... */
 #define SLOW_CPU_BUDGET 0.005
-#define SLOW_MAX_PERIOD_S 1.0 /* ... but still read at least once a second */
+#define SLOW_MAX_PERIOD_S 1.0   /* ... but still read at least once a second */
+#define BUFFER_ROWS_PER_S 100.0 /* a fast ring's room for sample-buffer rows (H100: 50/s) */
 #define NO_COL ((size_t)-1)
 #define LIVE_SLACK_S 1e-9 /* rounding allowed in a live source's row time */
 
@@ -46,6 +53,8 @@ typedef struct device {
     int index;            /* for the prefix and messages */
     char prefix[32];      /* "gpuN_" when several devices, else "" */
     char note_prefix[32]; /* "GPU N: " when several devices, else "" */
+    tw_sample_plan plan;
+    tw_sampler_device pub; /* what tw_sampler_device_get gives */
 } device;
 
 typedef struct producer {
@@ -55,7 +64,8 @@ typedef struct producer {
     const char *group_name;
     tw_sensor *sensor;
     double period_s;
-    double cpu_budget;   /* > 0: stretch the period so reads use at most this share of a core */
+    double cpu_budget;   /* > 0: stretch the period so reads use at most this share of a core ... */
+    double period_cap_s; /* ... up to this */
     double call_cpu_s;   /* moving average of a read's CPU time (with a budget) */
     double max_period_s; /* the longest period the budget asked for */
     uint64_t calls;
@@ -117,8 +127,6 @@ struct tw_sampler {
     uint64_t rows_written;
     uint64_t t0_mono_ns;
     uint64_t start_ns;
-    double fast_period_s, slow_period_s;
-    bool slow_default; /* the slow period was not chosen: it may stretch (SLOW_CPU_BUDGET) */
     double cpu_s, wall_s;
     double last_written_t; /* the writer's; rows never go back in the trace */
     bool have_written;
@@ -305,6 +313,31 @@ static void sleep_until(producer *p, const struct timespec *deadline)
     }
 }
 
+/* Reads one row and pushes it; true when the producer is done (an error or
+ * the end of a finite source). w: the timeline time the call began. */
+static bool read_row(producer *p, double w)
+{
+    tw_row row;
+    bool eof = false;
+    tw_status st = tw_sensor_next(p->sensor, &row, &eof);
+    if (st != TW_OK) {
+        producer_fail(p, st);
+        p->err_t_s = 1e-9 * (double)(int64_t)(mono_ns() - p->s->t0_mono_ns);
+        return true;
+    }
+    if (eof) {
+        p->eof = true;
+        return true;
+    }
+    if (!p->live_broken) {
+        bool ok = row.t_s >= w - LIVE_SLACK_S && row.t_s <= timeline_now(p->s) + LIVE_SLACK_S;
+        if (!ok) p->live_broken = true;
+        atomic_store(&p->live, ok);
+    }
+    producer_push(p, &row);
+    return false;
+}
+
 static void *producer_main(void *arg)
 {
     producer *p = arg;
@@ -320,38 +353,26 @@ static void *producer_main(void *arg)
             if (p->group != TW_READ_SLOW || last) break;
             last = true;
         }
-        tw_row row;
-        bool eof = false;
         /* busy first, then the call's start time: a writer that saw us asleep
          * read its clock before we read ours */
         atomic_store(&p->state, PROD_BUSY);
         double w = timeline_now(p->s);
         atomic_store(&p->call_t, w);
         double c0 = p->cpu_budget > 0 ? thread_cpu_s() : 0;
-        tw_status st = tw_sensor_next(p->sensor, &row, &eof);
+        bool done = false;
+        /* one read, then the rows it left pending (the rest of a drained buffer) */
+        do {
+            if (read_row(p, w)) done = true;
+        } while (!done && tw_sensor_pending(p->sensor) > 0);
+        if (done) break;
         p->calls++;
-        if (p->cpu_budget > 0 && st == TW_OK && !eof && p->calls > 1) { /* the first call warms up */
+        if (p->cpu_budget > 0 && p->calls > 1) { /* the first call warms up */
             double c = thread_cpu_s() - c0;
             p->call_cpu_s = p->calls == 2 ? c : 0.8 * p->call_cpu_s + 0.2 * c;
-            double want = fmax(p->period_s, fmin(SLOW_MAX_PERIOD_S, p->call_cpu_s / p->cpu_budget));
+            double want = fmax(p->period_s, fmin(p->period_cap_s, p->call_cpu_s / p->cpu_budget));
             if (want > p->max_period_s) p->max_period_s = want;
             period_ns = (uint64_t)llround(want * 1e9);
         }
-        if (st != TW_OK) {
-            producer_fail(p, st);
-            p->err_t_s = 1e-9 * (double)(int64_t)(mono_ns() - p->s->t0_mono_ns);
-            break;
-        }
-        if (eof) {
-            p->eof = true;
-            break;
-        }
-        if (!p->live_broken) {
-            bool ok = row.t_s >= w - LIVE_SLACK_S && row.t_s <= timeline_now(p->s) + LIVE_SLACK_S;
-            if (!ok) p->live_broken = true;
-            atomic_store(&p->live, ok);
-        }
-        producer_push(p, &row);
         atomic_store(&p->state, PROD_ASLEEP);
         if (last) break;
         /* the next deadline on the period's grid; missed ones are skipped, not caught up */
@@ -499,6 +520,61 @@ static bool all_digits(const char *s)
     return true;
 }
 
+/* The plan of a backend without devices (sim, replay): every reading, at the
+ * periods given, else 1 ms and 0.1 s (stretched while the slow reads are costly). */
+static void plan_without_devices(tw_sample_plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->fast_period_s = DEFAULT_FAST_PERIOD_S;
+    pl->slow_period_s = DEFAULT_SLOW_PERIOD_S;
+    pl->slow_max_period_s = SLOW_MAX_PERIOD_S;
+    pl->slow_cpu_budget = SLOW_CPU_BUDGET;
+    snprintf(pl->summary, sizeof pl->summary, "every reading (the backend has no devices to plan for)");
+}
+
+/* The device's sampling plan: from cfg->profile_path, else its profile in
+ * cfg->profile_dir, else the default for its generation (with a note). A
+ * profile that cannot be read fails the start (the user named it) or, when
+ * looked up, is a note. `listed`: the backend lists devices; `seen`: this one. */
+static tw_status plan_device(tw_sampler *s, const tw_sampler_config *cfg, device *dv, const tw_device_info *seen,
+                             bool listed)
+{
+    tw_sample_plan *pl = &dv->plan;
+    tw_profile prof;
+    const char *name = seen ? seen->name : "";
+    const char *driver = seen && seen->driver[0] ? seen->driver : "unknown";
+    char path[4096] = "";
+    tw_status st = TW_ENOTFOUND;
+    char why[1200] = "";
+    if (cfg->profile_path) {
+        st = tw_profile_load(cfg->profile_path, &prof);
+        if (st != TW_OK) return st;
+        snprintf(path, sizeof path, "%s", cfg->profile_path);
+    } else if (cfg->profile_dir && listed && seen) {
+        st = tw_profile_lookup(cfg->profile_dir, name, driver, &prof, path, sizeof path, NULL);
+        if (st != TW_OK && st != TW_ENOTFOUND)
+            snprintf(why, sizeof why, "its sensor profile cannot be read (%s)", tw_last_error());
+        else if (st == TW_ENOTFOUND)
+            snprintf(why, sizeof why, "no sensor profile for %s (driver %s) in %s", name, driver, cfg->profile_dir);
+    } else if (listed && !seen) {
+        snprintf(why, sizeof why, "not among the devices the backend lists: no profile");
+    }
+    if (st == TW_OK) {
+        tw_sample_plan_from_profile(&prof, path, pl);
+    } else if (listed) {
+        tw_sample_plan_default(tw_plan_arch(name, seen ? seen->arch : 0), pl);
+        /* said when the caller looked for a profile (`run` always does) */
+        if (cfg->profile_dir)
+            add_note(s, "GPU %d: %s; sampling plan: %s (`truewatt sensor identify` makes a profile)", dv->index, why,
+                     pl->summary);
+    } else {
+        plan_without_devices(pl);
+    }
+    tw_clear_error();
+    tw_sample_plan_override(pl, cfg->fast_period_s, cfg->slow_period_s);
+    return TW_OK;
+}
+
 /* The devices to sample: those asked for, else all the backend sees, else
  * (a backend without devices) one. */
 static tw_status pick_devices(tw_sampler *s, const tw_sampler_config *cfg)
@@ -519,22 +595,26 @@ static tw_status pick_devices(tw_sampler *s, const tw_sampler_config *cfg)
         device *dv = &s->dev[d];
         dv->index = (int)d;
         const char *id = NULL;
+        const tw_device_info *seen = NULL;
         char buf[24];
         if (cfg->n_devices) {
             id = cfg->devices[d];
             if (!id || !*id) return tw_fail(TW_EINVAL, "device %zu is empty", d + 1);
-            if (all_digits(id)) {
-                dv->index = atoi(id);
-            } else if (have_list) {
-                for (size_t k = 0; k < nseen; k++)
-                    if (strcmp(info[k].uuid, id) == 0) dv->index = (int)info[k].index;
-            }
+            if (all_digits(id)) dv->index = atoi(id);
+            for (size_t k = 0; have_list && k < nseen; k++)
+                if (all_digits(id) ? info[k].index == (unsigned)dv->index : strcmp(info[k].uuid, id) == 0) {
+                    dv->index = (int)info[k].index;
+                    seen = &info[k];
+                }
         } else if (have_list) {
+            seen = &info[d];
             dv->index = (int)info[d].index;
             snprintf(buf, sizeof buf, "%u", info[d].index);
             id = buf;
         }
         if (id && !(dv->id = strdup(id))) return tw_fail(TW_ENOMEM, "out of memory");
+        tw_status pst = plan_device(s, cfg, dv, have_list ? seen : NULL, have_list);
+        if (pst != TW_OK) return pst;
     }
     for (size_t d = 0; d < n; d++) {
         if (n > 1) {
@@ -595,7 +675,11 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     atomic_init(&p->live, false);
     atomic_init(&p->running, false);
     atomic_init(&p->dropped, 0);
-    return tw_ring_init(&p->ring, pow2_at_least(RING_SECONDS / p->period_s), p->row_size);
+    size_t buffer_col;
+    double rows_per_s = 1.0 / p->period_s;
+    if (tw_sensor_find(p->sensor, "power_buffer_w", &buffer_col) == TW_OK) rows_per_s += BUFFER_ROWS_PER_S;
+    tw_clear_error();
+    return tw_ring_init(&p->ring, pow2_at_least(RING_SECONDS * rows_per_s), p->row_size);
 }
 
 /* Opens the sensor of one group of one device; a producer without readings of
@@ -607,14 +691,18 @@ static tw_status open_producer(tw_sampler *s, const tw_sampler_config *cfg, size
     sc.device = s->dev[d].id ? s->dev[d].id : sc.device;
     sc.groups = group;
     sc.t0_mono_ns = s->t0_mono_ns;
+    const tw_sample_plan *pl = &s->dev[d].plan;
+    if (pl->skip[0]) sc.skip = pl->skip;
+    if (pl->buffer_poll_s > 0) sc.buffer_poll_s = pl->buffer_poll_s;
     producer *p = calloc(1, sizeof *p);
     if (!p) return tw_fail(TW_ENOMEM, "out of memory");
     p->s = s;
     p->dev = d;
     p->group = group;
     p->group_name = group == TW_READ_FAST ? "fast" : "slow";
-    p->period_s = group == TW_READ_FAST ? s->fast_period_s : s->slow_period_s;
-    p->cpu_budget = group == TW_READ_SLOW && s->slow_default ? SLOW_CPU_BUDGET : 0;
+    p->period_s = group == TW_READ_FAST ? pl->fast_period_s : pl->slow_period_s;
+    p->cpu_budget = group == TW_READ_SLOW ? pl->slow_cpu_budget : 0;
+    p->period_cap_s = pl->slow_max_period_s;
     tw_status st = tw_sensor_open(cfg->backend, &sc, &p->sensor);
     if (st != TW_OK) {
         free(p);
@@ -652,12 +740,15 @@ static tw_status open_trace(tw_sampler *s, const char *provenance)
     tw_status st = tw_trace_writer_open(s->trace_path, s->ncols, (const char *const *)s->colname, true, &s->w);
     if (st != TW_OK) return st;
     if (provenance && *provenance && (st = tw_trace_writer_comment(s->w, provenance)) != TW_OK) return st;
-    char line[512];
+    char line[1024];
     snprintf(line, sizeof line,
-             "truewatt %s sampler: backend %s, %zu device(s), fast readings every %g s, slow every %g s; "
-             "t_s is seconds since t0_mono_ns on CLOCK_MONOTONIC",
-             tw_version(), s->backend, s->ndev, s->fast_period_s, s->slow_period_s);
+             "truewatt %s sampler: backend %s, %zu device(s); t_s is seconds since t0_mono_ns on CLOCK_MONOTONIC",
+             tw_version(), s->backend, s->ndev);
     if ((st = tw_trace_writer_comment(s->w, line)) != TW_OK) return st;
+    for (size_t d = 0; d < s->ndev; d++) {
+        snprintf(line, sizeof line, "%ssampling plan: %s", s->dev[d].note_prefix, s->dev[d].plan.summary);
+        if ((st = tw_trace_writer_comment(s->w, line)) != TW_OK) return st;
+    }
     snprintf(line, sizeof line, "t0_mono_ns=%llu", (unsigned long long)s->t0_mono_ns);
     return tw_trace_writer_comment(s->w, line);
 }
@@ -738,9 +829,6 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
         return tw_fail(TW_EINVAL, "sampling periods must be from 10 us to 1 h (got %g s and %g s)", fast, slow);
     tw_sampler *s = calloc(1, sizeof *s);
     if (!s) return tw_fail(TW_ENOMEM, "out of memory");
-    s->fast_period_s = fast;
-    s->slow_period_s = slow;
-    s->slow_default = !(cfg->slow_period_s > 0);
     s->t0_mono_ns = cfg->t0_mono_ns ? cfg->t0_mono_ns : mono_ns();
     atomic_init(&s->stop_producers, false);
     atomic_init(&s->stop_writer, false);
@@ -788,6 +876,7 @@ tw_status tw_sampler_stop(tw_sampler *s)
         char label[96];
         device_label(s, p, label, sizeof label);
         s->cpu_s += p->cpu_s;
+        s->dev[p->dev].pub.cpu_s += p->cpu_s;
         uint64_t dropped = atomic_load(&p->dropped);
         if (dropped)
             add_note(s, "%s: %llu rows dropped (the writer fell behind; ring of %zu rows full)", label,
@@ -808,10 +897,10 @@ tw_status tw_sampler_stop(tw_sampler *s)
         if (p->max_period_s > 1.05 * p->period_s)
             add_note(s,
                      "%s read every %.2f s on average, not every %g s: a read took %.1f ms of CPU (e.g. the energy "
-                     "counter), so they were read less often to stay under %g %% of one core, at least once a second "
+                     "counter), so they were read less often to stay under %g %% of one core, at least every %g s "
                      "(--slow-period / slow_period_s sets a fixed period)",
                      label, p->calls > 1 ? s->wall_s / (double)p->calls : p->max_period_s, p->period_s,
-                     1e3 * p->call_cpu_s, 100 * SLOW_CPU_BUDGET);
+                     1e3 * p->call_cpu_s, 100 * p->cpu_budget, p->period_cap_s);
         if (p->err != TW_OK)
             add_note(s, "%s stopped at t = %.3f s after a backend error: %s", label, p->err_t_s, p->errmsg);
         tw_sensor_close(p->sensor);
@@ -836,6 +925,25 @@ const tw_sampler_reading_stats *tw_sampler_reading(const tw_sampler *s, size_t i
 }
 
 double tw_sampler_cpu_s(const tw_sampler *s) { return s ? s->cpu_s : NAN; }
+
+double tw_sampler_writer_cpu_s(const tw_sampler *s) { return s ? s->writer_cpu_s : NAN; }
+
+size_t tw_sampler_device_count(const tw_sampler *s) { return s ? s->ndev : 0; }
+
+const tw_sampler_device *tw_sampler_device_get(const tw_sampler *s, size_t d)
+{
+    if (!s || d >= s->ndev) return NULL;
+    device *dv = &s->dev[d];
+    const tw_sample_plan *pl = &dv->plan;
+    tw_sampler_device *x = &dv->pub;
+    x->index = dv->index;
+    x->fast_period_s = pl->fast_period_s;
+    x->buffer_poll_s = pl->buffer_poll_s;
+    x->slow_period_s = pl->slow_period_s;
+    x->slow_max_period_s = pl->slow_max_period_s;
+    x->plan = pl->summary;
+    return x;
+}
 
 double tw_sampler_wall_s(const tw_sampler *s) { return s ? s->wall_s : NAN; }
 

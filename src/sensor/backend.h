@@ -24,6 +24,8 @@ typedef struct tw_backend {
     const char *(*notes)(const void *state);
     /* optional: the devices this backend sees (NULL: none to choose from) */
     tw_status (*devices)(const tw_sensor_config *cfg, tw_device_info *out, size_t cap, size_t *n);
+    /* optional: rows next() can give without reading the device again (NULL: 0) */
+    size_t (*pending)(const void *state);
 } tw_backend;
 
 extern const tw_backend tw_backend_sim;

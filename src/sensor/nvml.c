@@ -10,7 +10,10 @@
  *   SLOW  energy_j (nvmlDeviceGetTotalEnergyConsumption, ~4 ms a call on an
  *         H100), sm_clock_mhz, mem_clock_mhz, temperature_c, memory_used_mib.
  * Readings a device does not support are probed at open and left out, with a
- * line in the notes. Every reading carries its own timestamp on the trace
+ * line in the notes; those cfg->skip names (the sampling plan's) are left out
+ * silently. The sample buffer is drained every cfg->buffer_poll_s; its
+ * samples are queued and given one a row, at once to a caller that asks
+ * tw_sensor_pending() right after the drain. Every reading carries its own timestamp on the trace
  * timeline (seconds since cfg->t0_mono_ns on CLOCK_MONOTONIC): NVML's field and
  * sample timestamps are CLOCK_REALTIME microseconds and are converted with the
  * realtime - monotonic offset, measured at open and on every slow read.
@@ -34,11 +37,15 @@
 /* ---------------------------------------------------------------- constants */
 
 #define NS_PER_S 1000000000LL
-/* Drain the sample buffer at most this often: each drain costs ~0.3 ms of CPU
- * on an H100, and the driver keeps 120 samples (~2.4 s), so 100 ms loses
- * nothing and keeps the sampler under 5 % of a core. */
+/* Drain the sample buffer at most this often unless cfg->buffer_poll_s says
+ * otherwise (the sampling plan does): each drain costs ~0.3 ms of CPU on an
+ * H100, and the driver keeps 120 samples (~2.4 s), so 100 ms loses nothing. */
 #define BUFFER_POLL_NS (100 * 1000000LL)
 #define OFFSET_REFRESH_NS NS_PER_S /* fast-only sensors: re-measure the clock offset */
+/* A call this soon after a full read, with drained samples queued, takes the
+ * next sample only (the sampler empties the queue right after a drain); a
+ * caller on its own pace (every 1 ms, say) gets every reading in every row. */
+#define PENDING_NS 500000LL
 #define SAMPLES_MIN_CAP 64u
 #define SAMPLES_MAX_CAP 65536u
 #define DEAD_ROWS 5      /* rows in a row where every reading failed ... */
@@ -136,6 +143,9 @@ typedef struct nvml_sensor {
     unsigned q_head, q_count;
     unsigned long long last_seen_us;
     int64_t last_poll_ns;
+    int64_t poll_ns;      /* drain period */
+    int64_t last_full_ns; /* the last row that read the device (not only the queue) */
+    bool noted_full;      /* a drain came back full: samples may have been lost (noted once) */
 
     nvmlReturn_t noted[R_COUNT][FAIL_KINDS]; /* failure codes already in the notes */
     unsigned fail_rows;
@@ -145,6 +155,7 @@ typedef struct nvml_sensor {
 
     char notes[NOTES_CAP];
     size_t notes_len;
+    const char *skip; /* cfg->skip, during open only */
 } nvml_sensor;
 
 static void add_note(nvml_sensor *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -205,6 +216,18 @@ static bool value_of(nvmlValueType_t type, const nvmlValue_t *v, double *out)
     case NVML_VALUE_TYPE_UNSIGNED_SHORT:
         *out = v->usVal;
         return true;
+    }
+    return false;
+}
+
+/* Whether the sampling plan (cfg->skip) leaves reading r out. */
+static bool skipped(const char *skip, int r)
+{
+    size_t n = strlen(defs[r].name);
+    for (const char *p = skip; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, defs[r].name, n) == 0) return true;
+        p += len + (p[len] == ',');
     }
     return false;
 }
@@ -271,6 +294,7 @@ static void probe_fields(nvml_sensor *s)
                 continue;
             }
         }
+        if (skipped(s->skip, rd)) continue;
         add_reading(s, rd);
         s->fv[s->nfv] = (nvmlFieldValue_t){.fieldId = field_of[i].field, .scopeId = field_of[i].scope};
         s->fv_reading[s->nfv] = rd;
@@ -281,6 +305,7 @@ static void probe_fields(nvml_sensor *s)
 static void probe_buffer(nvml_sensor *s)
 {
     const tw_nvml_api *a = s->api;
+    if (skipped(s->skip, R_BUFFER)) return;
     if (!a->nvmlDeviceGetSamples) {
         probe_missing(s, R_BUFFER, "nvmlDeviceGetSamples");
         return;
@@ -321,7 +346,9 @@ static void probe_buffer(nvml_sensor *s)
 static void probe_fast(nvml_sensor *s)
 {
     const tw_nvml_api *a = s->api;
-    if (!a->nvmlDeviceGetPowerUsage) {
+    if (skipped(s->skip, R_USAGE)) {
+        /* not read */
+    } else if (!a->nvmlDeviceGetPowerUsage) {
         probe_missing(s, R_USAGE, "nvmlDeviceGetPowerUsage");
     } else {
         unsigned mw = 0;
@@ -338,6 +365,7 @@ static void probe_fast(nvml_sensor *s)
 /* One probe call of a slow reading; `r` is its status. */
 static void probe_result(nvml_sensor *s, int rd, nvmlReturn_t r)
 {
+    if (skipped(s->skip, rd)) return;
     if (r == NVML_SUCCESS)
         add_reading(s, rd);
     else
@@ -394,6 +422,11 @@ static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, 
         if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetUUID, dev, d->uuid, sizeof d->uuid);
         if (r == NVML_SUCCESS) r = NVML_CALL(a, nvmlDeviceGetName, dev, d->name, sizeof d->name);
         if (r != NVML_SUCCESS) snprintf(d->name, sizeof d->name, "unavailable: %s", tw_last_error());
+        /* the sampling plan's default: an old library or device leaves it unknown */
+        unsigned arch = 0;
+        if (r == NVML_SUCCESS && a->nvmlDeviceGetArchitecture &&
+            a->nvmlDeviceGetArchitecture(dev, &arch) == NVML_SUCCESS)
+            d->arch = arch;
         /* provenance only: an old library without the call leaves it empty */
         if (a->nvmlSystemGetDriverVersion && a->nvmlSystemGetDriverVersion(d->driver, sizeof d->driver) != NVML_SUCCESS)
             d->driver[0] = '\0';
@@ -499,6 +532,7 @@ static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
 {
     unsigned count = s->scap;
     nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
+    int64_t since = s->last_poll_ns;
     s->last_poll_ns = now;
     rc->tried++;
     nvmlReturn_t r = NVML_CALL_OR(s->api, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES,
@@ -509,6 +543,13 @@ static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
         return;
     }
     if (count > s->scap) count = s->scap;
+    if (count == s->scap && s->last_seen_us && !s->noted_full) {
+        s->noted_full = true;
+        add_note(s,
+                 "%s: the driver's buffer was full when drained (%u samples, %.2f s after the drain before): "
+                 "samples may have been lost; drain it more often",
+                 defs[R_BUFFER].name, count, (double)(now - since) * 1e-9);
+    }
     sort_samples(s->sbuf, count);
     for (unsigned i = 0; i < count; i++) {
         const nvmlSample_t *x = &s->sbuf[i];
@@ -529,7 +570,7 @@ static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
 
 static void read_buffer(nvml_sensor *s, row_ctx *rc, int64_t now)
 {
-    if (s->q_count == 0 && now - s->last_poll_ns >= BUFFER_POLL_NS) poll_samples(s, rc, now);
+    if (s->q_count == 0 && now - s->last_poll_ns >= s->poll_ns) poll_samples(s, rc, now);
     if (s->q_count == 0) return; /* absent in this row: no new sample */
     reading_ok(s, R_BUFFER, s->q_mw[s->q_head], s->q_t_s[s->q_head]);
     s->q_head = (s->q_head + 1) % s->scap;
@@ -602,11 +643,18 @@ static tw_status nvml_next(void *state, tw_row *row, bool *eof)
     memset(s->valid, 0, sizeof s->valid);
     row_ctx rc = {0, 0, false, ""};
     int64_t start = mono_ns();
-    if (s->groups & TW_READ_FAST) read_fast(s, &rc, start);
-    if (s->groups & TW_READ_SLOW)
-        read_slow(s, &rc);
-    else if (start - s->rt_off_at_ns >= OFFSET_REFRESH_NS)
-        refresh_offset(s);
+    if (s->q_count > 0 && start - s->last_full_ns < PENDING_NS) {
+        /* the rest of a drain, taken at once (nvml_pending): one sample a row,
+         * nothing else read; a caller that comes back later reads it all again */
+        read_buffer(s, &rc, start);
+    } else {
+        s->last_full_ns = start;
+        if (s->groups & TW_READ_FAST) read_fast(s, &rc, start);
+        if (s->groups & TW_READ_SLOW)
+            read_slow(s, &rc);
+        else if (start - s->rt_off_at_ns >= OFFSET_REFRESH_NS)
+            refresh_offset(s);
+    }
     int64_t end = mono_ns();
 
     if (rc.lost) {
@@ -684,9 +732,12 @@ static tw_status nvml_open(const tw_sensor_config *cfg, void **state)
         return st;
     }
     s->t0_ns = cfg->t0_mono_ns ? (int64_t)cfg->t0_mono_ns : mono_ns();
+    s->poll_ns = cfg->buffer_poll_s > 0 ? (int64_t)(cfg->buffer_poll_s * 1e9) : BUFFER_POLL_NS;
+    s->skip = cfg->skip;
     refresh_offset(s);
     if (groups & TW_READ_FAST) probe_fast(s);
     if (groups & TW_READ_SLOW) probe_slow(s);
+    s->skip = NULL;
     if (s->n == 0) {
         st = tw_fail(TW_EUNSUPPORTED, "nvml device %u (%s, %s) supports none of the %s readings:\n%s", s->index,
                      s->uuid, s->name,
@@ -711,6 +762,9 @@ static const tw_reading_info *nvml_reading(const void *state, size_t i)
 
 static const char *nvml_notes(const void *state) { return ((const nvml_sensor *)state)->notes; }
 
+/* Samples of the last drain not yet given: the sampler takes them at once. */
+static size_t nvml_pending(const void *state) { return ((const nvml_sensor *)state)->q_count; }
+
 const tw_backend tw_backend_nvml = {
     .abi = TW_BACKEND_ABI,
     .name = "nvml",
@@ -724,4 +778,5 @@ const tw_backend tw_backend_nvml = {
     .close = nvml_close,
     .notes = nvml_notes,
     .devices = nvml_devices,
+    .pending = nvml_pending,
 };

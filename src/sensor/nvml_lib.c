@@ -36,6 +36,7 @@ static const tw_dl_symbol api_symbols[] = {
     SYMBOL(nvmlDeviceGetTemperature, 0, "nvmlDeviceGetTemperature", NULL),
     SYMBOL(nvmlSystemGetDriverVersion, 0, "nvmlSystemGetDriverVersion", NULL),
     SYMBOL(nvmlDeviceGetMemoryInfo, 0, "nvmlDeviceGetMemoryInfo", NULL),
+    SYMBOL(nvmlDeviceGetArchitecture, 0, "nvmlDeviceGetArchitecture", NULL),
     SYMBOL(nvmlDeviceGetMaxClockInfo, 0, "nvmlDeviceGetMaxClockInfo", NULL),
     SYMBOL(nvmlDeviceGetSupportedMemoryClocks, 0, "nvmlDeviceGetSupportedMemoryClocks", NULL),
     SYMBOL(nvmlDeviceGetSupportedGraphicsClocks, 0, "nvmlDeviceGetSupportedGraphicsClocks", NULL),

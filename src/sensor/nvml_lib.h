@@ -31,6 +31,7 @@ typedef struct tw_nvml_api {
     nvmlDeviceGetClockInfo_fn nvmlDeviceGetClockInfo;
     nvmlDeviceGetTemperature_fn nvmlDeviceGetTemperature;
     nvmlDeviceGetMemoryInfo_fn nvmlDeviceGetMemoryInfo;
+    nvmlDeviceGetArchitecture_fn nvmlDeviceGetArchitecture;
     nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
     /* optional: clocks (nvml_clocks.c says "not supported by this driver" when one is missing) */
     nvmlDeviceGetMaxClockInfo_fn nvmlDeviceGetMaxClockInfo;

@@ -123,6 +123,8 @@ tw_status tw_sensor_next(tw_sensor *s, tw_row *row, bool *eof)
     return s->ops->next(s->state, row, eof);
 }
 
+size_t tw_sensor_pending(const tw_sensor *s) { return s && s->ops->pending ? s->ops->pending(s->state) : 0; }
+
 tw_status tw_sensor_rewind(tw_sensor *s)
 {
     if (!s) return tw_fail(TW_EINVAL, "tw_sensor_rewind: NULL sensor");

@@ -29,6 +29,11 @@
  *   TW_FAKE_NVML_LOST_AFTER_S=x      every device call: GPU_IS_LOST from simulated t >= x
  *   TW_FAKE_NVML_LOST_CODE=code      ... or this code instead (e.g. 999, NVML_ERROR_UNKNOWN)
  *   TW_FAKE_NVML_ENERGY_COST_US=n    the energy call sleeps n us (a real H100: ~4000)
+ *   TW_FAKE_NVML_ENERGY_SPIN_US=n    ... busy-spins n us of the calling thread's CPU (the
+ *                                    H100's ~4 ms of CPU a read, on real programs 4-12 ms)
+ *   TW_FAKE_NVML_NAME=text           the device name (default "Fake H100")
+ *   TW_FAKE_NVML_ARCH=n              nvmlDeviceGetArchitecture's answer (default 9, Hopper;
+ *                                    "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
@@ -86,6 +91,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                                unsigned int *temp_c);
 FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+FAKE_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, unsigned int *arch);
 FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz);
 FAKE_API nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count,
                                                          unsigned int *clocksMHz);
@@ -182,6 +188,10 @@ static struct {
     double lost_after_s; /* < 0: never */
     nvmlReturn_t lost_code;
     unsigned energy_cost_us;
+    unsigned energy_spin_us;
+    char name[96];
+    bool arch_none;
+    unsigned arch;
     bool field_ts_update; /* field timestamps: the update instant, else the call time */
     int64_t t0_ns;        /* simulated t = 0 (CLOCK_MONOTONIC) */
     int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
@@ -403,6 +413,12 @@ static nvmlReturn_t configure(void)
     unsigned long n = env_ulong("TW_FAKE_NVML_DEVICES", 1);
     F.ndevices = n > MAX_DEVICES ? MAX_DEVICES : (unsigned)n;
     F.energy_cost_us = (unsigned)env_ulong("TW_FAKE_NVML_ENERGY_COST_US", 0);
+    F.energy_spin_us = (unsigned)env_ulong("TW_FAKE_NVML_ENERGY_SPIN_US", 0);
+    const char *name = getenv("TW_FAKE_NVML_NAME");
+    snprintf(F.name, sizeof F.name, "%s", name && *name ? name : "Fake H100");
+    const char *arch = getenv("TW_FAKE_NVML_ARCH");
+    F.arch_none = arch && strcmp(arch, "none") == 0;
+    F.arch = (unsigned)env_ulong("TW_FAKE_NVML_ARCH", 9);
     const char *lost = getenv("TW_FAKE_NVML_LOST_AFTER_S");
     F.lost_after_s = lost && *lost ? strtod(lost, NULL) : -1.0;
     F.lost_code = (nvmlReturn_t)env_ulong("TW_FAKE_NVML_LOST_CODE", NVML_ERROR_GPU_IS_LOST);
@@ -635,7 +651,28 @@ FAKE_API nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigne
     int64_t now;
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
-    return leave(copy_text("Fake H100", name, length));
+    return leave(copy_text(F.name, name, length));
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, unsigned int *arch)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!arch) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (F.arch_none) return leave(NVML_ERROR_NOT_SUPPORTED);
+    *arch = F.arch;
+    return leave(NVML_SUCCESS);
+}
+
+/* Burns the calling thread's CPU for us microseconds (a costly driver call). */
+static void spin_cpu_us(unsigned us)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < (long)us);
 }
 
 FAKE_API nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
@@ -719,8 +756,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     int64_t now;
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
-    unsigned cost_us = F.energy_cost_us;
+    unsigned cost_us = F.energy_cost_us, spin_us = F.energy_spin_us;
     pthread_mutex_unlock(&mu);
+    if (spin_us) spin_cpu_us(spin_us);
     if (cost_us) {
         struct timespec ts = {(time_t)(cost_us / 1000000u), (long)(cost_us % 1000000u) * 1000L};
         nanosleep(&ts, NULL);
@@ -867,6 +905,7 @@ SAME_TYPE(nvmlDeviceGetTotalEnergyConsumption, nvmlDeviceGetTotalEnergyConsumpti
 SAME_TYPE(nvmlDeviceGetClockInfo, nvmlDeviceGetClockInfo_fn);
 SAME_TYPE(nvmlDeviceGetTemperature, nvmlDeviceGetTemperature_fn);
 SAME_TYPE(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo_fn);
+SAME_TYPE(nvmlDeviceGetArchitecture, nvmlDeviceGetArchitecture_fn);
 SAME_TYPE(nvmlDeviceGetMaxClockInfo, nvmlDeviceGetMaxClockInfo_fn);
 SAME_TYPE(nvmlDeviceGetSupportedMemoryClocks, nvmlDeviceGetSupportedMemoryClocks_fn);
 SAME_TYPE(nvmlDeviceGetSupportedGraphicsClocks, nvmlDeviceGetSupportedGraphicsClocks_fn);

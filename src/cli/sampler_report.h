@@ -1,0 +1,19 @@
+/* The sampler's CPU cost and plan in `truewatt run`'s report (kept apart
+ * from run_report.c so that the report's other sections can change alone). */
+#ifndef TW_CLI_SAMPLER_REPORT_H
+#define TW_CLI_SAMPLER_REPORT_H
+
+#include <stdio.h>
+
+#include "core/json.h"
+#include "truewatt.h"
+
+/* The share of one core all the sampler's threads used, per GPU sampled. */
+double sampler_cpu_pct_per_gpu(const tw_sampler *s);
+/* "sampler: X % of one core per GPU (GPU 0: a %, GPU 1: b %, writer c %), ..."
+ * and each device's plan, one line each. */
+void sampler_cpu_text(const tw_sampler *s, FILE *f);
+/* Keys cpu_pct_per_gpu, writer_cpu_s and per_device[] in the open sampler object. */
+void sampler_cpu_json(json *j, const tw_sampler *s);
+
+#endif
