@@ -690,6 +690,20 @@ static tw_status fit_span(ctx *c, const tw_est_reading *rs, size_t nrs, const tw
     if (c->nl && t1 < last) t1 = last;
     t0 = fmax(t0, dfirst);
     t1 = fmin(t1, dlast);
+    /* out to the edges of the finest reading's windows that hold the ends,
+     * so that the first and last activity are seen by whole windows */
+    size_t fine = 0;
+    for (size_t r = 1; r < nrs; r++)
+        if (rs[r].n > rs[fine].n) fine = r;
+    double nt0 = t0, nt1 = t1;
+    for (size_t i = 0; i < rs[fine].n; i++) {
+        const tw_obs *o = &rs[fine].obs[i];
+        if (!usable(o)) continue;
+        if (o->t0_s < t0 && o->t1_s > t0) nt0 = fmin(nt0, o->t0_s);
+        if (o->t0_s < t1 && o->t1_s > t1) nt1 = fmax(nt1, o->t1_s);
+    }
+    t0 = nt0;
+    t1 = nt1;
     /* inside the reference's windows where they reach past the activity, so
      * that its energy over the span is its own, not interpolated */
     for (size_t r = 0; r < nrs; r++) {

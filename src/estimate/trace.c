@@ -120,7 +120,11 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     size_t cols[3], n = 0;
     memset(ch, 0, sizeof ch);
     if (try_column(src, prefix, "power_buffer_w", profile, false, &ch[n], &cols[n])) n++;
-    if (try_column(src, prefix, "energy_j", profile, true, &ch[n], &cols[n])) n++;
+    if (try_column(src, prefix, "energy_j", profile, true, &ch[n], &cols[n]))
+        n++;
+    else if (n)
+        add(info->notes, sizeof info->notes,
+            "no energy counter in the trace: the total is %s's own, not checked against a counter\n", ch[0].column);
     if (n == 0) {
         /* neither: the profile's best reading of the board, else the 1 s average */
         const tw_reading_model *best = profile ? tw_profile_best(profile, tw_identify_board_reading, NULL) : NULL;
