@@ -263,9 +263,15 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_lines("note: ", d->info.notes, f);
     text_lines("warning: ", e->warnings, f);
     for (size_t i = 0; i < e->nreadings; i++)
-        fprintf(f, "  %s: %zu windows, residual %.2f W rms, scaled by %.4f\n", e->readings[i].name, e->readings[i].used,
-                e->readings[i].rms_w, 1.0 / e->readings[i].gain);
-    fprintf(f, "baseline: linear between %zu knots %.2f s apart\n", e->nknots, e->knot_s);
+        if (e->readings[i].used)
+            fprintf(f, "  %s: %zu windows, residual %.2f W rms, scaled by %.4f\n", e->readings[i].name,
+                    e->readings[i].used, e->readings[i].rms_w, 1.0 / e->readings[i].gain);
+        else
+            fprintf(f, "  %s: no window inside the fit span: not used\n", e->readings[i].name);
+    fprintf(f,
+            "baseline: linear between %zu knots %.2f s apart; kernel clock matched to the readings' with %+.2f ms; "
+            "prior on each name's power: 0 +- %.0f W\n",
+            e->nknots, e->knot_s, 1e3 * e->shift_s, e->prior_w);
     text_split(e, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
@@ -366,6 +372,8 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "fit_end_s", e->fit_t1_s);
     json_kv_uint(j, "baseline_knots", e->nknots);
     json_kv_number(j, "knot_spacing_s", e->knot_s);
+    json_kv_number(j, "clock_shift_s", e->shift_s);
+    json_kv_number(j, "prior_power_sd_w", e->prior_w);
     json_kv_number(j, "counter_j", d->methods.counter_j);
     json_kv_number(j, "reference_j", e->reference_j);
     json_kv_number(j, "kernels_j", e->kernels_j);

@@ -21,6 +21,11 @@
 #define EDGE_EPS_S 1e-9
 #define SIGMAS 2.0 /* below resolution: energy under this many standard errors */
 #define POOLED_NAME "(other names)"
+#define MIN_PRIOR_W 50.0
+#define PRIOR_BOUND 0.5 /* a power whose sd is over this share of the prior's is the prior's, not the data's */
+#define SHIFT_MAX_S 10e-3
+#define MIN_SHIFT_WINDOWS 50
+#define MAX_SHIFT_UNKNOWNS 400
 
 void tw_est_config_init(tw_est_config *c)
 {
@@ -272,6 +277,7 @@ out:
 typedef struct design {
     size_t K, N, p; /* knots, name columns, K + N */
     double T0, T1, dk;
+    double shift; /* the activities' clock against the readings': windows are moved back by it */
     const piece *pc;
     size_t npc;
     /* a sparse row */
@@ -302,8 +308,12 @@ static void row_clear(design *d)
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
  * *pp is the first piece that can still overlap (pieces end in order). */
-static void make_row(design *d, const tw_obs *o, size_t *pp)
+static void make_row(design *d, const tw_obs *ow, size_t *pp)
 {
+    tw_obs shifted = *ow;
+    shifted.t0_s -= d->shift;
+    shifted.t1_s -= d->shift;
+    const tw_obs *o = &shifted;
     row_clear(d);
     double len = o->t1_s - o->t0_s;
     /* baseline: linear between knots, so its mean over a part of a knot
@@ -343,6 +353,7 @@ typedef struct rd {
     double *G, *c; /* its normal equations, weights = window length */
     double yy, sumw;
     double s2; /* noise density squared */
+    bool skip; /* left out of the combined equations (the shift search) */
     double rms, lag1;
 } rd;
 
@@ -389,9 +400,12 @@ static double reading_energy(const tw_est_reading *r, double a, double b)
 static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 {
     size_t p = d->p;
-    R->G = calloc(p * p, sizeof *R->G);
-    R->c = calloc(p, sizeof *R->c);
+    if (!R->G) R->G = malloc(p * p * sizeof *R->G);
+    if (!R->c) R->c = malloc(p * sizeof *R->c);
     if (!R->G || !R->c) return tw_fail(TW_ENOMEM, "out of memory (normal equations of %zu unknowns)", p);
+    memset(R->G, 0, p * p * sizeof *R->G);
+    memset(R->c, 0, p * sizeof *R->c);
+    R->yy = R->sumw = 0;
     size_t pp = 0;
     for (size_t i = 0; i < R->n; i++) {
         if (cancel && *cancel && (i & 4095) == 0) return tw_fail(TW_EINTERRUPTED, "interrupted");
@@ -458,6 +472,7 @@ typedef struct fit_state {
     rd *R;
     size_t nr;
     size_t U;        /* units: groups of names */
+    double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -478,7 +493,7 @@ static tw_status reduce(fit_state *f, double smooth)
     double wsum = 0;
     for (size_t r = 0; r < f->nr; r++) {
         const rd *R = &f->R[r];
-        if (!(R->s2 > 0) || R->n == 0) continue;
+        if (!(R->s2 > 0) || R->n == 0 || R->skip) continue;
         double w = 1.0 / R->s2;
         wsum += w * R->sumw;
         for (size_t i = 0; i < p; i++) {
@@ -492,6 +507,12 @@ static tw_status reduce(fit_state *f, double smooth)
             }
         }
     }
+    /* a weak prior on each unit's power, N(0, prior_w^2): no effect on a
+     * name the windows determine, but one they barely see stays within what
+     * a GPU can draw instead of wandering to absurd values */
+    if (f->prior_w > 0)
+        for (size_t u = 0; u < f->U; u++)
+            f->Gu[(K + u) * q + K + u] += 1.0 / (f->prior_w * f->prior_w);
     if (K >= 3) { /* lambda sum (b[k-1] - 2 b[k] + b[k+1])^2 */
         double lambda = smooth * wsum / (double)(K - 1);
         for (size_t k = 1; k + 1 < K; k++) {
@@ -615,6 +636,92 @@ static void ctx_free(ctx *c)
     free(c->beta);
 }
 
+/* ---------------------------------------------------------------- passes */
+
+static tw_status fit_once(fit_state *f, double smooth, double *beta)
+{
+    tw_status st = reduce(f, smooth);
+    if (st == TW_OK) st = solve(f);
+    if (st == TW_OK) expand(f, beta);
+    return st;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The prior's scale: how far above its quiet level the finest reading
+ * ever went (its highest window over its 5th percentile), at least 50 W.
+ * No kernel draws more above the baseline than the whole GPU ever showed. */
+static double prior_scale(const rd *R)
+{
+    if (R->n == 0) return 0;
+    double *v = malloc(R->n * sizeof *v);
+    if (!v) return 0;
+    for (size_t i = 0; i < R->n; i++)
+        v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
+    qsort(v, R->n, sizeof *v, by_double);
+    double spread = v[R->n - 1] - v[R->n / 20];
+    free(v);
+    return fmax(MIN_PRIOR_W, spread);
+}
+
+/* Weighted residual sum of squares of one reading at beta (full design),
+ * from its normal equations: y'Wy - 2 beta'c + beta'G beta. */
+static double rss_of(const design *d, const rd *R, const double *beta)
+{
+    size_t p = d->p;
+    double s = R->yy;
+    for (size_t i = 0; i < p; i++) {
+        if (beta[i] == 0) continue;
+        s -= 2 * beta[i] * R->c[i];
+        double g = 0;
+        for (size_t j = 0; j < p; j++)
+            g += R->G[i * p + j] * beta[j];
+        s += beta[i] * g;
+    }
+    return s;
+}
+
+/* The offset between the activities' clock (CUPTI's) and the readings'
+ * (the driver's, through the profile's delays) that fits the finest reading
+ * best: a 1 ms grid over +-SHIFT_MAX_S, then a 0.25 ms one around the best.
+ * A shift of the kernels against the power moves energy between neighbours
+ * (a short kernel after a long one takes its tail), so it is fitted, not
+ * assumed. Leaves d->shift at the best; the other readings are not re-read. */
+static tw_status find_shift(ctx *c, size_t fine, double smooth)
+{
+    design *d = &c->f.d;
+    rd *F = &c->f.R[fine];
+    for (size_t r = 0; r < c->f.nr; r++)
+        c->f.R[r].skip = r != fine;
+    double best = 0, best_rss = INFINITY;
+    tw_status st = TW_OK;
+    for (int stage = 0; stage < 2 && st == TW_OK; stage++) {
+        double step = stage == 0 ? 1e-3 : 0.25e-3, from = stage == 0 ? -SHIFT_MAX_S : best - 0.75e-3;
+        int n = stage == 0 ? (int)lround(2 * SHIFT_MAX_S / step) : 6;
+        for (int k = 0; k <= n && st == TW_OK; k++) {
+            double sh = from + k * step;
+            if (stage == 1 && fabs(sh - best) < 1e-9) continue;
+            d->shift = sh;
+            st = accumulate(d, F, NULL);
+            if (st == TW_OK) st = fit_once(&c->f, smooth, c->beta);
+            double rss = st == TW_OK ? rss_of(d, F, c->beta) : INFINITY;
+            if (rss < best_rss) {
+                best_rss = rss;
+                best = sh;
+            }
+        }
+    }
+    for (size_t r = 0; r < c->f.nr; r++)
+        c->f.R[r].skip = false;
+    d->shift = best;
+    if (st == TW_OK) st = accumulate(d, F, NULL);
+    return st;
+}
+
 static tw_status collect(ctx *c, const tw_events *events)
 {
     size_t n = tw_events_count(events);
@@ -714,10 +821,14 @@ static tw_status fit_span(ctx *c, const tw_est_reading *rs, size_t nrs, const tw
                 rf = fmin(rf, rs[r].obs[i].t0_s);
                 rl = fmax(rl, rs[r].obs[i].t1_s);
             }
+        if (!(rl > rf)) continue; /* no window of its own: nothing to keep inside */
         if (rf > t0 && (!c->nl || rf <= first)) t0 = rf;
         if (rl < t1 && (!c->nl || rl >= last)) t1 = rl;
     }
-    if (!(t1 > t0)) return tw_fail(TW_EEMPTY, "the readings do not cover the activities (%.3f .. %.3f s)", first, last);
+    if (!(t1 > t0) && c->nl)
+        return tw_fail(TW_EEMPTY, "the readings (%.3f .. %.3f s) do not cover the activities (%.3f .. %.3f s)", dfirst,
+                       dlast, first, last);
+    if (!(t1 > t0)) return tw_fail(TW_EEMPTY, "the readings cover no time");
     if (c->nl && (first < t0 - 1e-6 || last > t1 + 1e-6))
         warn(e, "activity from %.3f to %.3f s, readings only from %.3f to %.3f s: activity outside is unobserved",
              first, last, t0, t1);
@@ -913,7 +1024,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
         double E = P * uact[u], Esd = sd * uact[u];
-        tw_est_status s = Esd > 0 && E < SIGMAS * Esd ? TW_EST_BELOW_RESOLUTION : TW_EST_OK;
+        tw_est_status s =
+            Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w) ? TW_EST_BELOW_RESOLUTION : TW_EST_OK;
         if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
@@ -954,9 +1066,10 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         double a = act[j];
         x->energy_j = P * a;
         x->energy_sd_j = sd * a;
-        x->status = !(a > 0) || !isfinite(sd)                                     ? TW_EST_UNOBSERVED
-                    : x->energy_sd_j > 0 && x->energy_j < SIGMAS * x->energy_sd_j ? TW_EST_BELOW_RESOLUTION
-                                                                                  : TW_EST_OK;
+        x->status = !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
+                    : x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w)
+                        ? TW_EST_BELOW_RESOLUTION
+                        : TW_EST_OK;
         x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
@@ -1155,12 +1268,26 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (st == TW_OK && used == 0) st = tw_fail(TW_EEMPTY, "no observation window lies inside the fit span");
     if (st == TW_OK) st = groups(&c, &cfg, col);
     double smooth = cfg.smooth > 0 ? cfg.smooth : DEFAULT_SMOOTH;
-    /* two passes: the second weighs each reading by its own residual noise */
-    for (int pass = 0; pass < 2 && st == TW_OK; pass++) {
-        st = reduce(&c.f, smooth);
-        if (st == TW_OK) st = solve(&c.f);
+    /* pass A weighs every reading's second alike and gives each its noise;
+     * then the prior's scale, the clock offset, and two passes with both */
+    size_t fine = 0;
+    for (size_t r = 1; st == TW_OK && r < nreadings; r++)
+        if (c.f.R[r].n > c.f.R[fine].n) fine = r;
+    for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
+        if (pass == 1) {
+            c.f.prior_w = prior_scale(&c.f.R[fine]);
+            if (c.nl && c.f.R[fine].n >= MIN_SHIFT_WINDOWS && d->p <= MAX_SHIFT_UNKNOWNS) {
+                st = find_shift(&c, fine, smooth);
+                for (size_t r = 0; st == TW_OK && d->shift != 0 && r < nreadings; r++)
+                    st = accumulate(d, &c.f.R[r], cfg.cancel);
+            } else if (c.nl) {
+                warn(e, "the activities' clock was not matched to the readings' (%s): taken as it is",
+                     d->p > MAX_SHIFT_UNKNOWNS ? "too many names" : "too few windows");
+            }
+            if (st != TW_OK) break;
+        }
+        st = fit_once(&c.f, smooth, c.beta);
         if (st != TW_OK) break;
-        expand(&c.f, c.beta);
         for (size_t r = 0; r < nreadings; r++) {
             rd *R = &c.f.R[r];
             if (R->n == 0) continue;
@@ -1168,6 +1295,8 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
             if (!(R->s2 > 0)) R->s2 = 1e-12;
         }
     }
+    e->shift_s = d->shift;
+    e->prior_w = c.f.prior_w;
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */

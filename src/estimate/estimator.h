@@ -147,6 +147,8 @@ typedef struct tw_estimate {
     size_t nevents;
     double *event_energy_j; /* per input event: its share of its name's energy (NaN for ranges, grouped) */
     size_t pooled;          /* names pooled into "(other names)" past max_names */
+    double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
+    double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
     char warnings[1024];    /* lines; "" when none */
 } tw_estimate;
 

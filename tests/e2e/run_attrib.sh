@@ -2,16 +2,18 @@
 # truewatt run, per-kernel energy, against the fake libnvidia-ml: while the
 # fake's scenario has "gemm" at 400 W in 1.0..1.6 s and "relu" at 250 W in
 # 2.0..2.3 s (active idle 120 W), a python stand-in for the program writes the
-# matching timeline. Checks: each kernel's energy above idle within 3 % of
-# (P - 120 W) x duration; idle + kernels + other within 2 % of the energy
-# counter; --json parses; the Perfetto file parses and has the slices; the
-# report says that no sensor profile applies. Then with a sensor profile
-# (truewatt sensor identify on the simulated H100, whose sensor the fake
-# serves), given with --profile or found in $TW_PROFILE_DIR by the fake's GPU
-# name and driver: the report names the profile's best reading and uses it
-# ("profile model"), and kernels shorter than its update period get the
-# regression table; analyze finds the profile by the GPU and driver the
-# trace's header names; a malformed --profile fails before the command runs.
+# matching timeline. Without a sensor profile, the report says so and
+# assumes the H100's models, which the fake's readings do not follow (its
+# buffer is a plain 20 ms mean, the H100's lags like a 13 ms capacitor), so
+# the kernels are checked within 5 %. With a profile that describes the fake
+# (tests/data/profile_fake_h100.json, written from its documented
+# behaviour), each kernel's energy above the baseline must be within 1 % of
+# (P - 120 W) x duration and the baseline within 0.5 W of 120 W; baseline +
+# kernels + copies within 1 % of the energy counter; the memcpy, which draws
+# nothing, is below resolution with a bound; --json parses; the Perfetto file
+# parses and has the slices. Kernels of 2 and 5 ms in random gaps: per launch
+# within 3 standard errors + 5 %. A malformed --profile fails before the
+# command runs.
 #
 # usage: run_attrib.sh BIN FAKE_LIBNVIDIA_ML
 set -u
@@ -44,33 +46,32 @@ d = json.load(open(sys.argv[1]), parse_constant=reject)
 assert d["exit_status"] == 0 and d["signal"] is None, d["exit_status"]
 assert d["timeline"]["events"] == 4, d["timeline"]
 dev = d["devices"][0]
-assert dev["energy_source"]["reading"] == "power_buffer_w", dev["energy_source"]
+est = dev["estimate"]
+assert est["readings_fitted"].startswith("power_buffer_w (rc C 13.2 ms, H100 default), energy_j (counter"), est
 pr = dev["profile"]
-assert pr["status"] == "none" and not pr["used"] and pr["reading"] is None, pr
-assert "no sensor profile for GPU Fake H100 (driver fake-580.0)" in pr["line"] and "sample buffer" in pr["line"], pr
-assert dev["short_kernels"] == [] and dev["short_kernels_fit"] is None, dev["short_kernels"]
-k = {x["name"]: x for x in dev["kernels"]}
+assert pr["status"] == "none" and pr["best_reading"] is None, pr
+assert "no sensor profile for GPU Fake H100 (driver fake-580.0)" in pr["line"] and "H100's models are assumed" in pr["line"], pr
+assert any("the H100's model is assumed" in n for n in est["notes"]), est["notes"]
+k = {x["name"]: x for x in dev["names"]}
 ok = True
 for name, p, dur in (("gemm", 400, 0.6), ("relu", 250, 0.3)):
     want = (p - 120) * dur
     got = k[name]["energy_j"]
     err = 100 * (got / want - 1)
-    print(f"{name}: {got:.3f} J above idle, expected {want:.3f} J ({err:+.2f} %)")
-    ok &= abs(err) < 3
-assert [x["name"] for x in dev["kernels"]] == ["gemm", "relu"], "sorted by energy"
-assert abs(dev["idle_w"] - 120) < 2, dev["idle_w"]
-c = dev["check"]
-print(f"idle + kernels + copies + other = {c['sum_j']:.3f} J, energy counter {c['counter_j']:.3f} J ({c['diff_pct']:+.2f} %)")
-ok &= abs(c["diff_pct"]) < 2 and c["ok"]
-s = dev["split_j"]
-assert abs(s["idle"] + s["kernels"] + s["copies"] - s["sum"]) < 1e-6 * s["sum"]
-assert abs(s["idle_level"] + s["other"] - s["idle"]) < 1e-6 * s["sum"]
-assert [x["name"] for x in dev["copies"]] == ["memcpy HtoD"]
+    print(f"no profile: {name}: {got:.3f} J above the baseline, expected {want:.3f} J ({err:+.2f} %)")
+    ok &= abs(err) < 5 and k[name]["status"] == "ok" and k[name]["energy_sd_j"] > 0
+assert [x["name"] for x in dev["names"]][:2] == ["gemm", "relu"], "sorted by energy"
+assert k["memcpy HtoD"]["kind"] == "memcpy", k["memcpy HtoD"]
+for x in dev["names"]:
+    assert x["energy_j"] is None or x["energy_j"] >= 0, x
+print(f"model {est['model_j']:.3f} J, counter {est['reference_j']:.3f} J ({est['conservation_pct']:+.2f} %)")
+ok &= abs(est["conservation_pct"]) < 1 and est["conservation_ok"]
+assert abs(est["baseline_j"] + est["kernels_j"] + est["copies_j"] - est["model_j"]) < 1e-6 * est["model_j"]
 r = dev["nvtx_ranges"][0]
 want = 120 * 1.5 + 280 * 0.6 + 130 * 0.3
-print(f"nvtx forward: {r['energy_j']:.3f} J, expected {want:.3f} J")
+print(f"nvtx forward: {r['energy_j']:.3f} J, expected {want:.3f} J; above the baseline {r['above_baseline_j']:.3f} J")
 ok &= abs(r["energy_j"] / want - 1) < 0.03
-m = dev["whole_run_energy_j"]
+m = est["naive_methods_j"]
 for key in ("energy_counter", "buffer_integral", "trapezoid_power_usage", "trapezoid_power_instant", "mean_instant_x_time"):
     assert m[key] and m[key] > 0, (key, m)
 assert "rc_corrected_k20_model" in m
@@ -96,20 +97,43 @@ PY
 # the text report, from the same records
 "$BIN" run -o t2.csv --events-out ev2.csv --perfetto p2.json -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
     fail "text run: $(cat err2.txt)"
-for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy' '^forward ' \
-    'check: kernels \+ idle = .*\(within 2 %\)' 'energy counter \(difference\)' 'K20 model, not valid on H100' \
-    '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.json' \
-    "^profile: no sensor profile for GPU Fake H100 \(driver fake-580\.0\) in .*; run 'truewatt sensor identify' to make one; using the sample buffer$"; do
+for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy +1 +0\.020000 +< ' '^forward ' \
+    'check: baseline \+ kernels \+ copies = .* vs energy_j .*\(within 2 %\)' 'energy counter \(difference\)' \
+    'K20 model, not valid on H100' '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.json' \
+    "^profile: no sensor profile for GPU Fake H100 \(driver fake-580\.0\) in .*; run 'truewatt sensor identify' to make one; the H100's models are assumed$" \
+    '^idle before the program: [0-9.]+ W; after it: [0-9.]+ W'; do
     grep -Eq -- "$pat" r.txt || { cat r.txt; fail "text report lacks /$pat/"; }
 done
-echo "run_attrib: per-kernel energy, the 2 % check, JSON and Perfetto as expected"
+echo "run_attrib: no profile: per-kernel energy, the 1 % check, JSON and Perfetto as expected"
 
 # ---------------------------------------------------------------- with a sensor profile
-"$BIN" sensor identify --sim h100 --out prof.json >id.txt 2>&1 || fail "sensor identify: $(cat id.txt)"
-best=$(sed -n 's/^best for energy: \([^ ]*\) .*/\1/p' id.txt)
-[ -n "$best" ] || fail "sensor identify names no best reading: $(cat id.txt)"
+# the fake's own behaviour as a profile: the estimate must be exact but for the fake's 1 mW steps
+"$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o t1.csv --events-out ev1.csv --perfetto p1.json \
+    -- python3 "$HERE/run_fake_app.py" kernels >r1.json 2>err1.txt || fail "run --profile: $(cat err1.txt)"
+python3 - r1.json <<'PY' || fail "profile checks above"
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["devices"][0]
+assert dev["profile"]["status"] == "model" and dev["profile"]["best_reading"] == "power_buffer_w", dev["profile"]
+est = dev["estimate"]
+assert est["readings_fitted"] == "power_buffer_w (boxcar 20 ms window, profile), energy_j (counter, profile)", est
+k = {x["name"]: x for x in dev["names"]}
+ok = True
+for name, p, dur in (("gemm", 400, 0.6), ("relu", 250, 0.3)):
+    want = (p - 120) * dur
+    err = 100 * (k[name]["energy_j"] / want - 1)
+    print(f"profile: {name}: {k[name]['energy_j']:.3f} J, expected {want:.3f} J ({err:+.3f} %)")
+    ok &= abs(err) < 1
+m = k["memcpy HtoD"]
+print(f"memcpy (draws nothing): {m['status']}, bound {m['upper_j']}")
+ok &= m["status"] == "below_resolution" and m["upper_j"] > 0 and m["upper_j"] < 0.02 * 280
+print(f"baseline {est['baseline_min_w']:.3f} .. {est['baseline_max_w']:.3f} W (scenario: 120 W)")
+ok &= abs(est["baseline_min_w"] - 120) < 0.5 and abs(est["baseline_max_w"] - 120) < 0.5
+ok &= abs(est["conservation_pct"]) < 1
+sys.exit(0 if ok else 1)
+PY
 
-# kernels of 2 ms and 5 ms, shorter than any update period, and one of 200 ms
+# kernels of 2 ms and 5 ms in random gaps, and one of 200 ms
 python3 - <<'PY' || exit 2
 import random
 random.seed(3)
@@ -136,56 +160,36 @@ with open(os.environ["TW_EVENTS_PATH"], "w") as f:
         f.write(f"{name},{float(start):.9f},{float(start) + float(dur):.9f},0,7,kernel\n")
 PY
 export TW_FAKE_NVML_SCENARIO=$T/short.csv
-
-"$BIN" run --profile prof.json --json -o t3.csv --events-out ev3.csv --perfetto p3.json -- python3 short_app.py short.csv \
-    >r3.json 2>err3.txt || fail "run --profile: $(cat err3.txt)"
-python3 - r3.json "$best" <<'PY' || fail "profile checks above"
+# found by the GPU's name and driver in $TW_PROFILE_DIR
+cp "$HERE/../data/profile_fake_h100.json" "$TW_PROFILE_DIR/fake-h100_fake-580.0.json"
+"$BIN" run --json -o t3.csv --events-out ev3.csv --perfetto p3.json -- python3 short_app.py short.csv \
+    >r3.json 2>err3.txt || fail "run with a profile in TW_PROFILE_DIR: $(cat err3.txt)"
+python3 - r3.json <<'PY' || fail "short-kernel checks above"
 import json, sys
-
-def reject(name):
-    raise ValueError("not JSON: " + name)
-
-d = json.load(open(sys.argv[1]), parse_constant=reject)
-best = sys.argv[2]
+d = json.load(open(sys.argv[1]))
 dev = d["devices"][0]
 pr = dev["profile"]
-print("profile:", pr["line"])
-assert pr["status"] == "model" and pr["used"] and pr["reading"] == best, pr
-assert pr["source"] == "sensor profile prof.json (given)" and pr["period_s"] > 0 and pr["coverage"] > 0.9, pr
-assert dev["energy_source"] == {"reading": best, "method": "profile model", "intervals": dev["energy_source"]["intervals"]}
-k = {x["name"]: x for x in dev["kernels"]}
-assert abs(k["big"]["energy_j"] / (280 * 0.2) - 1) < 0.03, k["big"]
-assert abs(dev["check"]["diff_pct"]) < 2, dev["check"]
-fit = dev["short_kernels_fit"]
-assert fit and fit["reading"] == best and fit["windows"] > 50 and fit["lags"] >= 1, fit
-short = {x["name"]: x for x in dev["short_kernels"]}
-assert set(short) == {"tiny", "small"}, short
+assert pr["status"] == "model" and pr["source"].endswith("/fake-h100_fake-580.0.json"), pr
+k = {x["name"]: x for x in dev["names"]}
+assert abs(k["big"]["energy_j"] / (280 * 0.2) - 1) < 0.01, k["big"]
 ok = True
 for name, p, dur in (("tiny", 350, 0.002), ("small", 250, 0.005)):
-    x = short[name]
+    x = k[name]
     want = (p - 120) * dur
-    got, se = x["energy_per_launch_j"], x["energy_per_launch_se_j"]
-    print(f"{name}: {got:.4f} +- {se:.4f} J per launch by regression, expected {want:.4f} J")
-    assert x["launches"] == 40 and abs(x["mean_s"] - dur) < 1e-6 and se > 0, x
-    ok &= abs(got - want) < 3 * se + 0.1 * want
+    got, sd = x["energy_per_launch_j"], x["energy_sd_j"] / x["launches"]
+    print(f"{name}: {got:.4f} +- {sd:.4f} J per launch, expected {want:.4f} J")
+    assert x["launches"] == 40 and abs(x["time_s"] - 40 * dur) < 1e-6 and sd > 0, x
+    ok &= abs(got - want) < 3 * sd + 0.05 * want
+print(f"clock shift fitted: {1e3 * dev['estimate']['clock_shift_s']:+.2f} ms (the fake's timeline is exact)")
+ok &= abs(dev["estimate"]["clock_shift_s"]) <= 0.5e-3
 sys.exit(0 if ok else 1)
 PY
-
-# found by the GPU's name and driver in $TW_PROFILE_DIR; the text report
-cp prof.json "$TW_PROFILE_DIR/fake-h100_fake-580.0.json"
 "$BIN" run -o t4.csv --events-out ev4.csv --perfetto p4.json -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
-    fail "run with a profile in TW_PROFILE_DIR: $(cat err4.txt)"
-for pat in "^profile: reading $best \\((rc|boxcar|counter|window), update every [0-9.]+ ms, coverage [0-9]+ %\\) by its model, from sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\\.0\\.json\$" \
-    "^energy from $best \\(profile model\\)" "^short kernels \\(regression over [0-9]+ windows of $best, [0-9] lags?\\)" \
-    '^tiny +40 +2\.0000 ' '^small +40 +5\.0000 ' '^fit: idle '; do
+    fail "text run with a profile: $(cat err4.txt)"
+for pat in "^profile: sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\.0\.json .*\(best reading power_buffer_w: boxcar, update every 20 ms, coverage 100 %\)\$" \
+    '^readings fitted: power_buffer_w \(boxcar 20 ms window, profile\), energy_j \(counter, profile\)$' \
+    '^tiny +kernel +40 +0\.080000 ' '^small +kernel +40 +0\.200000 ' '^baseline: linear between'; do
     grep -Eq -- "$pat" r4.txt || { cat r4.txt; fail "text report lacks /$pat/"; }
-done
-
-# analyze finds the same profile by the GPU and driver the trace's header names
-"$BIN" analyze t4.csv --events ev4.csv --no-corrected-out >a4.txt 2>erra4.txt || fail "analyze t4.csv: $(cat erra4.txt)"
-for pat in "^by the sensor profile: reading $best \\(.*coverage 100 %\\) from sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\\.0\\.json\$" \
-    '^big +2\.7000 +2\.9000 +(79|80|81)\.[0-9]+ +(5[5-7])\.[0-9]+ +100$' '^tiny +0\.8000 '; do
-    grep -Eq -- "$pat" a4.txt || { cat a4.txt; fail "analyze's report lacks /$pat/"; }
 done
 
 # a malformed --profile: a clear error before the command runs
@@ -195,4 +199,4 @@ rc=$?
 [ $rc -eq 1 ] || fail "run --profile bad.json exited with $rc, expected 1"
 grep -Eq '^truewatt run: bad\.json:[0-9]+:[0-9]+: ' err5.txt || fail "no error naming bad.json: $(cat err5.txt)"
 [ ! -e ran ] && [ ! -e t5.csv ] || fail "the command ran despite the bad profile"
-echo "run_attrib: with a sensor profile: its best reading $best by its model, short kernels by regression"
+echo "run_attrib: with a sensor profile: exact per-kernel energy, short kernels within their errors"

@@ -46,7 +46,7 @@ python3 - u.json <<'PY' && ok "--json: the note, and no instant-power method" ||
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert any("power_instant_w" in n for n in d["sampler"]["notes"]), d["sampler"]["notes"]
-m = d["devices"][0]["whole_run_energy_j"]
+m = d["devices"][0]["estimate"]["naive_methods_j"]
 assert m["trapezoid_power_instant"] is None and m["energy_counter"] > 0, m
 PY
 
@@ -61,7 +61,7 @@ python3 - m.json m.csv <<'PY' && ok "two GPUs: a report each" || fail "two GPUs"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert [x["index"] for x in d["devices"]] == [0, 1], d["devices"]
-assert [x["energy_source"]["reading"] for x in d["devices"]] == ["gpu0_power_buffer_w", "gpu1_power_buffer_w"]
+assert [x["estimate"]["readings_fitted"].split(" ")[0] for x in d["devices"]] == ["gpu0_power_buffer_w", "gpu1_power_buffer_w"]
 header = [l for l in open(sys.argv[2]) if not l.startswith("#")][0].strip().split(",")
 assert "gpu0_power_usage_w" in header and "gpu1_energy_j" in header and "power_usage_w" not in header, header
 PY
