@@ -27,12 +27,12 @@
 #include "correct/identify.h"
 #include "correct/observe.h"
 #include "report/perfetto.h"
+#include "timeline/devices.h"
 
 extern char **environ;
 
 #define TAIL_S 0.5 /* sampled after the command ends: the sensor's last update, the return to idle */
 #define MAX_DEVICES 64
-#define CUPTI_DEFAULT "/usr/local/cuda/lib64/libcupti.so.13"
 
 static void help(void)
 {
@@ -42,7 +42,9 @@ static void help(void)
            "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
            "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
            "The exit status is CMD's (128 + N when signal N killed it).\n\n"
-           "  --device LIST      GPUs to sample: indices or UUIDs, comma-separated (default: all)\n"
+           "  --device LIST      GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD sees\n"
+           "                     them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a unique\n"
+           "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
            "  -o TRACE           the sampled trace, CSV (default truewatt-run.csv)\n"
            "  --events-out FILE  the kernel timeline, CSV (default truewatt-run.events.csv)\n"
            "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
@@ -65,9 +67,12 @@ static void help(void)
            "standard error.\n\n"
            "environment:\n"
            "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
-           "  TW_CUPTI_LIBRARY   libcupti for NVTX ranges (default " CUPTI_DEFAULT " when present)\n"
+           "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
+           "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"
            "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
-           "  CMD gets CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
+           "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
+           "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
+           "  TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
            "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
            "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
 }
@@ -79,7 +84,7 @@ typedef struct run_args {
     double fast_s, slow_s;
     bool json, no_inject;
     char **cmd;
-    char devlist[1024]; /* --device's list, split in place into ids */
+    char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
     char *ids[MAX_IDS];
     size_t nids;
 } run_args;
@@ -162,15 +167,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     }
     if (rc) return rc;
     if (optind >= argc) return cli_usage("run", "which command? give it after --, e.g. truewatt run -- ./app");
-    if (a->devices) {
-        if (strlen(a->devices) >= sizeof a->devlist) return cli_usage("run", "--device: the list is too long");
-        snprintf(a->devlist, sizeof a->devlist, "%s", a->devices);
-        for (char *save = NULL, *tok = strtok_r(a->devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (a->nids == MAX_IDS) return cli_usage("run", "--device: at most %d GPUs", MAX_IDS);
-            a->ids[a->nids++] = tok;
-        }
-        if (a->nids == 0) return cli_usage("run", "--device needs a list of GPUs, got '%s'", a->devices);
-    }
+    if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
     a->cmd = argv + optind;
     return 0;
 }
@@ -310,12 +307,17 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
     bool ok = true;
     if (lib && cli_is_file(lib)) {
         ok = env_set(e, "CUDA_INJECTION64_PATH", lib);
-        const char *cupti = getenv("TW_CUPTI_LIBRARY");
-        if (!(cupti && *cupti)) cupti = CUPTI_DEFAULT;
-        if (ok && cli_is_file(cupti)) {
-            char *abs = absolute(cupti);
-            ok = abs && env_set(e, "NVTX_INJECTION64_PATH", abs);
-            free(abs);
+        /* NVTX ranges: the injection library is NVTX's injection too, whatever
+         * CUPTI the program ships; a choice of the user's own is kept */
+        const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+        if (nvtx && *nvtx && strcmp(nvtx, lib) != 0) {
+            size_t used = strlen(warn);
+            snprintf(warn + used, warn_len - used,
+                     "warning: NVTX_INJECTION64_PATH=%s is kept: NVTX ranges go there, not to truewatt (unset it "
+                     "to see them in the report)\n",
+                     nvtx);
+        } else if (ok) {
+            ok = env_set(e, "NVTX_INJECTION64_PATH", lib);
         }
     } else {
         size_t used = strlen(warn);
@@ -330,39 +332,65 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 
 /* ---------------------------------------------------------------- devices */
 
-/* Mirrors the sampler's choice: the devices asked for, else all the backend
- * sees, else one; names from the backend where it has them. */
-static void describe_devices(const char *backend, char **ids, size_t nids, run_device *dev, size_t *ndev)
+/* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
+ * else all (tw_devices_resolve), as NVML indices for the sampler, with their
+ * names and UUIDs in info[]. A backend without a device list (sim) gets
+ * --device's items as they are, or one device. Returns 0, or the exit code
+ * for a --device naming no GPU here. */
+static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char *warn, size_t warn_len)
 {
-    tw_device_info info[MAX_DEVICES];
-    size_t nseen = 0;
-    bool list = tw_backend_devices(backend, NULL, info, MAX_DEVICES, &nseen) == TW_OK;
-    if (nseen > MAX_DEVICES) nseen = MAX_DEVICES;
-    size_t n = nids ? nids : (list && nseen ? nseen : 1);
+    tw_device_info all[MAX_DEVICES];
+    size_t nall = 0;
+    *ndev = 0;
+    if (tw_backend_devices(a->backend, NULL, all, MAX_DEVICES, &nall) != TW_OK || nall == 0) {
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", a->devices ? a->devices : "");
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && a->nids < MAX_IDS; t = strtok_r(NULL, ",", &save))
+            snprintf(a->idtext[a->nids++], sizeof a->idtext[0], "%s", t);
+        for (size_t d = 0; d < (a->nids ? a->nids : 1); d++) {
+            memset(&info[d], 0, sizeof info[d]);
+            info[d].index = (unsigned)(a->nids ? strtoul(a->idtext[d], NULL, 10) : 0);
+            a->ids[d] = a->idtext[d];
+        }
+        *ndev = a->nids ? a->nids : 1;
+        return 0;
+    }
+    if (nall > MAX_DEVICES) nall = MAX_DEVICES;
+    size_t pos[MAX_IDS], n = 0;
+    char note[1024];
+    tw_status st =
+        tw_devices_resolve(a->devices, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_IDS, &n, note, sizeof note);
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: %s\n", tw_last_error());
+        return CLI_EXIT_FAIL;
+    }
+    for (const char *line = note; *line;) { /* each note line a warning */
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line), used = strlen(warn);
+        snprintf(warn + used, warn_len - used, "warning: %.*s\n", (int)len, line);
+        line += len + (end ? 1 : 0);
+    }
+    for (size_t k = 0; k < n; k++) {
+        info[k] = all[pos[k]];
+        snprintf(a->idtext[k], sizeof a->idtext[0], "%u", info[k].index);
+        a->ids[k] = a->idtext[k];
+    }
+    a->nids = n;
+    *ndev = n;
+    return 0;
+}
+
+/* The report's devices: those chosen, in that order. */
+static void describe_devices(const tw_device_info *info, size_t n, run_device *dev)
+{
     for (size_t d = 0; d < n; d++) {
         run_device *x = &dev[d];
         memset(x, 0, sizeof *x);
-        x->index = (int)d;
-        const tw_device_info *hit = NULL;
-        if (nids) {
-            char *end;
-            long v = strtol(ids[d], &end, 10);
-            bool num = *ids[d] && !*end;
-            if (num) x->index = (int)v;
-            for (size_t k = 0; list && k < nseen; k++)
-                if ((num && (long)info[k].index == v) || (!num && strcmp(info[k].uuid, ids[d]) == 0)) hit = &info[k];
-            if (hit) x->index = (int)hit->index;
-        } else if (list && d < nseen) {
-            hit = &info[d];
-            x->index = (int)hit->index;
-        }
-        if (hit) {
-            snprintf(x->name, sizeof x->name, "%s", hit->name);
-            snprintf(x->driver, sizeof x->driver, "%s", hit->driver);
-        }
+        x->index = (int)info[d].index;
+        snprintf(x->name, sizeof x->name, "%s", info[d].name);
+        snprintf(x->driver, sizeof x->driver, "%s", info[d].driver);
         if (n > 1) snprintf(x->prefix, sizeof x->prefix, "gpu%d_", x->index);
     }
-    *ndev = n;
 }
 
 /* ---------------------------------------------------------------- descriptors */
@@ -485,6 +513,9 @@ typedef struct run_state {
     tw_events *events;
     run_device dev[MAX_DEVICES];
     size_t ndev;
+    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
+    tw_events *dev_events[MAX_DEVICES];  /* each one's events (tw_timeline_split), owned */
+    tw_unmeasured_summary unmeasured;    /* events of GPUs not sampled */
     char provenance[1024];
     tw_profile given;     /* --profile, loaded before the command runs */
     char given_how[1200]; /* cli_profile_pick's line for it */
@@ -496,7 +527,9 @@ static void run_free(run_state *s)
         tw_attrib_free(s->dev[d].attrib);
         tw_regress_free(s->dev[d].short_kernels);
         tw_events_free(s->dev[d].short_events);
+        tw_events_free(s->dev_events[d]);
     }
+    tw_unmeasured_summary_free(&s->unmeasured);
     tw_events_free(s->events);
     tw_sampler_free(s->sampler);
     env_free(&s->env);
@@ -519,6 +552,17 @@ static const char *load_events(run_state *s)
     }
     tw_events_sort(s->events);
     return NULL;
+}
+
+/* Each sampled GPU's events, matched by UUID; events of GPUs not sampled
+ * are counted and warned about, never charged to another GPU. */
+static bool split_events(run_state *s)
+{
+    if (tw_timeline_split(s->events, s->devinfo, s->ndev, s->dev_events, &s->unmeasured) != TW_OK) return false;
+    size_t used = strlen(s->warn);
+    tw_unmeasured_describe(&s->unmeasured, s->warn + used, sizeof s->warn - used);
+    if (s->unmeasured.n) fputs(s->warn + used, stderr);
+    return true;
 }
 
 /* The sensor profile of one device: --profile, else the one for its GPU
@@ -555,17 +599,8 @@ static void pick_profile(run_state *s, run_device *x)
     x->profile = RUN_PROFILE_MODEL;
 }
 
-/* The device's kernels (all events when there is one device). */
-static const tw_events *device_events(run_state *s, run_device *x)
-{
-    if (s->ndev <= 1) return s->events;
-    if (tw_events_new(&x->short_events) != TW_OK) return NULL;
-    for (size_t i = 0; i < tw_events_count(s->events); i++) {
-        const tw_event *e = tw_events_get(s->events, i);
-        if (tw_attrib_classify(e, x->index) == TW_ACT_KERNEL && tw_events_add(x->short_events, e) != TW_OK) return NULL;
-    }
-    return x->short_events;
-}
+/* The device's events (tw_timeline_split's share). */
+static const tw_events *device_events(run_state *s, run_device *x) { return s->dev_events[x - s->dev]; }
 
 /* Kernel names shorter than the model's period: the regression of the
  * reading's windows on the kernels' time in them. A failure is a note. */
@@ -614,10 +649,10 @@ static void analyse(run_state *s)
         tw_attrib_options o;
         tw_attrib_options_init(&o);
         o.prefix = x->prefix;
-        o.device = s->ndev > 1 ? x->index : -1;
+        o.device = -1; /* the device's own events (split by UUID) */
         o.cancel = &cli_interrupted;
         o.model = x->profile == RUN_PROFILE_MODEL ? &x->model : NULL;
-        if (tw_attrib_run(s->a.trace, s->events, &o, &x->attrib) != TW_OK)
+        if (tw_attrib_run(s->a.trace, device_events(s, x), &o, &x->attrib) != TW_OK)
             snprintf(x->attrib_error, sizeof x->attrib_error, "%s", tw_last_error());
         else if (!cli_interrupted)
             short_kernels(s, x);
@@ -697,6 +732,8 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
         return e == ENOENT ? 127 : 126;
     }
+    rc = choose_devices(&s.a, s.devinfo, &s.ndev, s.warn, sizeof s.warn);
+    if (rc) return rc;
     if (!t0) t0 = mono_ns();
     make_provenance(s.provenance, sizeof s.provenance, argc, argv, &s.a);
     s.events_abs = absolute(s.a.events);
@@ -725,7 +762,7 @@ int cmd_run(int argc, char **argv)
         run_free(&s);
         return rc;
     }
-    describe_devices(s.a.backend, s.a.ids, s.a.nids, s.dev, &s.ndev);
+    describe_devices(s.devinfo, s.ndev, s.dev);
     double fast = s.a.fast_s > 0 ? s.a.fast_s : 0.001, slow = s.a.slow_s > 0 ? s.a.slow_s : 0.1;
     if (s.warn[0]) fputs(s.warn, stderr);
     cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
@@ -762,6 +799,11 @@ int cmd_run(int argc, char **argv)
 
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     const char *events_note = load_events(&s);
+    if (!split_events(&s)) {
+        rc = cli_fail("run", TW_ENOMEM);
+        run_free(&s);
+        return rc;
+    }
     analyse(&s);
     if (cli_interrupted) {
         fprintf(stderr, "truewatt run: interrupted; no report, the trace is in %s\n", s.a.trace);

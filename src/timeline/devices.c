@@ -261,6 +261,32 @@ static bool already(const size_t *pos, size_t n, size_t p)
     return false;
 }
 
+tw_status tw_devices_check(const char *list)
+{
+    if (!list) return TW_OK;
+    char copy[1024];
+    if (strlen(list) >= sizeof copy) return tw_fail(TW_EINVAL, "--device: the list is too long");
+    snprintf(copy, sizeof copy, "%s", list);
+    char *items[MAX_ITEMS];
+    size_t m = split(copy, items, MAX_ITEMS);
+    if (m > MAX_ITEMS) return tw_fail(TW_EINVAL, "--device: at most %d GPUs", MAX_ITEMS);
+    if (m == 0) return tw_fail(TW_EINVAL, "--device needs a list of GPUs, got '%s'", list);
+    for (size_t i = 0; i < m; i++) {
+        const char *it = items[i];
+        unsigned long v;
+        if (!*it) return tw_fail(TW_EINVAL, "--device '%s': an empty item", list);
+        if (strncmp(it, "cuda:", 5) == 0 && !parse_index(it + 5, &v))
+            return tw_fail(TW_EINVAL, "--device '%s': cuda: needs a CUDA device number, e.g. cuda:0", it);
+        if (strncmp(it, "cuda:", 5) != 0 && !parse_index(it, &v) && strncasecmp(it, "GPU-", 4) != 0 &&
+            strncasecmp(it, "MIG-", 4) != 0)
+            return tw_fail(TW_EINVAL,
+                           "--device '%s': not a GPU; give an NVML index (1), a CUDA device (cuda:1) or a UUID "
+                           "(GPU-...)",
+                           it);
+    }
+    return TW_OK;
+}
+
 /* One item of --device to a position in all. */
 static tw_status resolve_item(const char *item, const char *cuda_visible, const tw_device_info *all, size_t nall,
                               size_t *pos, char *note, size_t note_len)
@@ -326,17 +352,15 @@ tw_status tw_devices_resolve(const char *list, const char *cuda_visible, const t
             pos[(*n)++] = i;
         return TW_OK;
     }
+    tw_status st = tw_devices_check(list);
+    if (st != TW_OK) return st;
     char copy[1024];
-    if (strlen(list) >= sizeof copy) return tw_fail(TW_EINVAL, "--device: the list is too long");
     snprintf(copy, sizeof copy, "%s", list);
     char *items[MAX_ITEMS];
     size_t m = split(copy, items, MAX_ITEMS);
-    if (m > MAX_ITEMS) return tw_fail(TW_EINVAL, "--device: at most %d GPUs", MAX_ITEMS);
-    if (m == 0) return tw_fail(TW_EINVAL, "--device needs a list of GPUs, got '%s'", list);
     for (size_t i = 0; i < m; i++) {
-        if (!*items[i]) return tw_fail(TW_EINVAL, "--device '%s': an empty item", list);
         size_t p = 0;
-        tw_status st = resolve_item(items[i], cuda_visible, all, nall, &p, note, note_len);
+        st = resolve_item(items[i], cuda_visible, all, nall, &p, note, note_len);
         if (st != TW_OK) return st;
         if (already(pos, *n, p)) continue;
         if (*n == cap) return tw_fail(TW_EINVAL, "--device: at most %zu GPUs", cap);

@@ -11,10 +11,10 @@
  *        kill:  the same, but SIGKILL instead of the exit (no exit handlers)
  *        gpu:   under truewatt run (LIBTRUEWATT_INJECT.so "-": $CUDA_INJECTION64_PATH):
  *               kernels of 0.3 s on CUDA device 0, whose UUID is $INJECT_HOST_UUID
- *               (32 hex digits), from 0.5 s on the trace timeline
- * The device record of CUDA device 0 (UUID $INJECT_HOST_UUID, default
- * 11223344-5566-7788-99aa-bbccddeeff00) comes after the kernels, in the same
- * buffer, as it may from CUPTI; CUDA device 1 has none.
+ *               (32 hex digits; its device record first), from 0.5 s on the trace timeline
+ * In exit and kill modes, the device record of CUDA device 0 (UUID
+ * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
+ * the kernels, in the same buffer, as it may from CUPTI; CUDA device 1 has none.
  * Prints "phase1_lines N": lines in the events file during the pause, i.e.
  * what the flush thread wrote while the program ran.
  */
@@ -149,11 +149,11 @@ int main(int argc, char **argv)
             (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec - strtoull(getenv("TW_T0_MONO_NS"), NULL, 10);
         uint64_t at = now() - since_t0 + 500 * MS; /* 0.5 s on the timeline, in CUPTI's clock */
         if (since_t0 < 400 * MS) pause_ms((long)((500 * MS - since_t0) / MS));
+        device_record(0, uuid_hex()); /* as CUPTI: at CUDA's initialisation */
         for (uint32_t i = 0; i < 3; i++) {
             kernel("_Z4spinPfi", at + i * 400 * MS, at + i * 400 * MS + 300 * MS, 10 + i);
             pause_ms(400);
         }
-        device_record(0, uuid_hex());
         return 0;
     }
     unsigned want = 1u << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL | 1u << CUPTI_ACTIVITY_KIND_MEMCPY |
