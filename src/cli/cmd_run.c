@@ -667,7 +667,9 @@ static bool write_perfetto(run_state *s)
         pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
         if (s->ndev == 1 && s->dev[d].attrib) energy = s->dev[d].attrib->event_energy_j;
     }
-    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy, s->provenance) == TW_OK) return true;
+    /* one device: its own events, to which the energies belong (unmeasured ones left out) */
+    const tw_events *ev = s->ndev == 1 && s->dev_events[0] ? s->dev_events[0] : s->events;
+    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, ev, energy, s->provenance) == TW_OK) return true;
     size_t used = strlen(s->warn);
     snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
     return false;
@@ -733,7 +735,10 @@ int cmd_run(int argc, char **argv)
         return e == ENOENT ? 127 : 126;
     }
     rc = choose_devices(&s.a, s.devinfo, &s.ndev, s.warn, sizeof s.warn);
-    if (rc) return rc;
+    if (rc) {
+        run_free(&s);
+        return rc;
+    }
     if (!t0) t0 = mono_ns();
     make_provenance(s.provenance, sizeof s.provenance, argc, argv, &s.a);
     s.events_abs = absolute(s.a.events);
