@@ -603,7 +603,12 @@ static void stop_flusher(void)
 static void finish(void)
 {
     if (!g.file_ok || atomic_exchange(&g.finished, 1)) return;
-    if (getpid() != g.pid) return; /* a forked child: the file, CUPTI and the flush thread are the parent's */
+    if (getpid() != g.pid) { /* a forked child: CUPTI and the flush thread are the parent's; its NVTX lines its own */
+        pthread_mutex_lock(&g.lock);
+        if (g.fd >= 0) write_out();
+        pthread_mutex_unlock(&g.lock);
+        return;
+    }
     bool cupti = atomic_load(&g.active);
     if (cupti) {
         stop_flusher();
@@ -934,6 +939,18 @@ static bool enable(CUpti_ActivityKind kind, const char *name)
     return cupti_ok(r, what);
 }
 
+/* A forked child (a data-loader worker) may record NVTX ranges too: it
+ * starts with an unlocked lock and without the lines its parent had not
+ * written yet (the parent writes those). */
+static void after_fork_in_child(void)
+{
+    /* the forking thread's open ranges are the child's now, under its own id */
+    if (g.stack_key_ok) twi_stack_set_tid(pthread_getspecific(g.stack_key), thread_id());
+    pthread_mutex_init(&g.lock, NULL);
+    g.buf.len = 0;
+    if (g.buf.p) g.buf.p[0] = '\0';
+}
+
 /* The events file and what both entry points share; once per process. */
 static void open_file(void)
 {
@@ -965,6 +982,8 @@ static void open_file(void)
     g.stack_key_ok = pthread_key_create(&g.stack_key, free_stack) == 0;
     if (!open_events(events)) return;
     g.pid = getpid();
+    if (pthread_atfork(NULL, NULL, after_fork_in_child) != 0)
+        fprintf(stderr, PREFIX "pthread_atfork failed: a forked child may repeat lines\n");
     if (atexit(finish_at_exit) != 0)
         fprintf(stderr, PREFIX "atexit failed: the last events are flushed when the library unloads\n");
     g.file_ok = true;

@@ -118,6 +118,11 @@ int twi_stack_pop(twi_stack *s, const void *domain, uint64_t t_ns, twi_record *o
 
 size_t twi_stack_open(const twi_stack *s) { return s ? s->n : 0; }
 
+void twi_stack_set_tid(twi_stack *s, int64_t tid)
+{
+    if (s) s->tid = tid;
+}
+
 void twi_stack_free(twi_stack *s)
 {
     if (!s) return;

@@ -7,7 +7,7 @@
 # NVTX_INJECTION64_PATH is pointed at the library, and that set-up failures
 # leave the program alone. Then nvtx_host, a program using the NVTX v3 API
 # and no CUDA, with NVTX_INJECTION64_PATH naming the library: its ranges
-# (two threads, nesting, a domain, a range across threads) in the file.
+# (two threads, nesting, a domain, a range across threads, a forked child's) in the file.
 #
 # usage: inject_e2e.sh INJECT_HOST LIBTRUEWATT_INJECT.so FAKE_CUPTI.so NVTX_HOST
 set -u
@@ -136,12 +136,12 @@ check_file "$tmp/killed.csv" kill && echo "ok    a killed program keeps the even
 out=$(TW_EVENTS_PATH="$tmp/nvtx.csv" TW_INJECT_VERBOSE=1 NVTX_INJECTION64_PATH="$LIB" "$NVTX_HOST" 2>"$tmp/err")
 [ $? -eq 0 ] || fail "nvtx_host failed: $(cat "$tmp/err")"
 grep -q '1 pops or ends without a range' "$tmp/err" || fail "the pop without a push is not counted: $(cat "$tmp/err")"
-python3 - "$tmp/nvtx.csv" "$out" <<'EOF' && echo "ok    NVTX ranges: threads, nesting, domain, across threads" ||
+python3 - "$tmp/nvtx.csv" "$out" <<'EOF' && echo "ok    NVTX ranges: threads, nesting, domain, across threads, a forked child" ||
 import csv, sys
 from decimal import Decimal as D
 rows = list(csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8")))
 tids = dict(l.split()[1:] for l in sys.argv[2].splitlines() if l.startswith("tid "))
-main, work = tids["main"], tids["worker"]
+main, work, child = tids["main"], tids["worker"], tids["child"]
 by = {r["name"]: r for r in rows}
 errors = []
 if main == work:
@@ -151,7 +151,10 @@ want = {  # name: (tid, domain, depth)
     "across threads": (main, "", ""),  # a start/end range: the thread that started it, no depth
     "w outer": (work, "", "1"), "w inner": (work, "", "2"), "registered step": (work, "my domain", "1"),
     "w wide \u00e9": (work, "", "2"),
+    "child range": (child, "", "2"),  # a forked child's, inside the "m outer" it inherited
 }
+if len(rows) != len(by):
+    errors.append(f"{len(rows)} rows for {len(by)} names: a range written twice")
 if sorted(by) != sorted(want):
     errors.append(f"ranges {sorted(by)}, want {sorted(want)}")
 for name, (tid, dom, depth) in want.items():

@@ -6,14 +6,18 @@
  * domain with a registered string; a start/end range opens in one thread and
  * ends in the other; one name is wide characters.
  *
- * Prints "tid main N" and "tid worker N" (Linux thread ids) for the checks.
+ * Then it forks a child that records one range and exits (inside the
+ * parent's open "m outer", which it inherits). Prints "tid main N", "tid
+ * worker N" and "tid child N" (Linux thread ids) for the checks.
  */
 #define _GNU_SOURCE
 #include <nvtx3/nvToolsExt.h>
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +73,17 @@ int main(void)
     if (pthread_create(&t, NULL, worker, NULL) != 0) return 1;
     pthread_join(t, NULL);
     printf("tid worker %ld\n", worker_tid);
+    fflush(stdout);
+    pid_t child = fork(); /* with main's closed ranges not yet written: the child must not repeat them */
+    if (child == 0) {
+        nvtxRangePushA("child range");
+        pause_ms(1);
+        nvtxRangePop();
+        exit(0);
+    }
+    int st = 0;
+    if (child < 0 || waitpid(child, &st, 0) != child || st != 0) return 1;
+    printf("tid child %ld\n", (long)child);
     nvtxRangePop();                 /* m outer */
     nvtxRangePushA("open at exit"); /* never closed: not written */
     return 0;

@@ -453,6 +453,11 @@ static void test_stack_pairing(void **state)
         assert_true(r.start_ns == (uint64_t)(1000 + i));
         assert_string_equal(r.name, i % 2 ? "odd" : "even");
     }
+    /* a forked child's copy: its own thread id from then on */
+    assert_int_equal(twi_stack_push(s, NULL, "", "inherited", 5), 1);
+    twi_stack_set_tid(s, 99);
+    assert_int_equal(twi_stack_pop(s, NULL, 6, &r), 1);
+    assert_int_equal(r.tid, 99);
     /* a NULL name is "" */
     assert_int_equal(twi_stack_push(s, NULL, NULL, NULL, 1), 1);
     assert_int_equal(twi_stack_pop(s, NULL, 2, &r), 1);
