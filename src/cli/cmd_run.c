@@ -659,6 +659,29 @@ static void analyse(run_state *s)
     }
 }
 
+/* Several GPUs: the events with `device` set to the NVML index of the GPU
+ * they were matched to (Perfetto places slices by it), NVTX ranges once;
+ * unmeasured events are left out. NULL when out of memory. */
+static tw_events *placed_events(const run_state *s)
+{
+    tw_events *out = NULL;
+    if (tw_events_new(&out) != TW_OK) return NULL;
+    for (size_t d = 0; d < s->ndev; d++) {
+        for (size_t i = 0; i < tw_events_count(s->dev_events[d]); i++) {
+            tw_event e = *tw_events_get(s->dev_events[d], i);
+            bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
+            if (host && d > 0) continue; /* every GPU has them: once is enough */
+            if (!host) e.device = (int32_t)s->devinfo[d].index;
+            if (tw_events_add(out, &e) != TW_OK) {
+                tw_events_free(out);
+                return NULL;
+            }
+        }
+    }
+    tw_events_sort(out);
+    return out;
+}
+
 static bool write_perfetto(run_state *s)
 {
     perfetto_device pd[MAX_DEVICES];
@@ -667,9 +690,13 @@ static bool write_perfetto(run_state *s)
         pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
         if (s->ndev == 1 && s->dev[d].attrib) energy = s->dev[d].attrib->event_energy_j;
     }
-    /* one device: its own events, to which the energies belong (unmeasured ones left out) */
-    const tw_events *ev = s->ndev == 1 && s->dev_events[0] ? s->dev_events[0] : s->events;
-    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, ev, energy, s->provenance) == TW_OK) return true;
+    /* one device: its own events, to which the energies belong; several: each under its GPU */
+    tw_events *placed = s->ndev > 1 ? placed_events(s) : NULL;
+    const tw_events *ev = s->ndev == 1 ? s->dev_events[0] : placed;
+    tw_status st = ev ? perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, ev, energy, s->provenance)
+                      : tw_fail(TW_ENOMEM, "out of memory");
+    tw_events_free(placed);
+    if (st == TW_OK) return true;
     size_t used = strlen(s->warn);
     snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
     return false;

@@ -6,7 +6,8 @@
 # kernels of the program's CUDA device 0 and that device's UUID.
 #   - CUDA_VISIBLE_DEVICES=1, no --device: GPU 1 alone is sampled and gets
 #     the kernels (CUDA's device 0 is GPU 1);
-#   - CUDA_VISIBLE_DEVICES=1, --device 0,1: the kernels on GPU 1, none on 0;
+#   - CUDA_VISIBLE_DEVICES=1, --device 0,1: the kernels on GPU 1, none on 0, and under GPU 1
+#     in the Perfetto file;
 #   - --device cuda:0 under CUDA_VISIBLE_DEVICES=1 samples GPU 1;
 #   - --device 0 while the program runs on GPU 1: a warning names GPU 1's
 #     UUID as unmeasured, and GPU 0 gets no kernel;
@@ -67,6 +68,13 @@ CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device 0,1 -o 
     -- "$HOST" - gpu >b.json 2>err || fail "run --device 0,1: $(cat err)"
 check "--device 0,1 under CUDA_VISIBLE_DEVICES=1: GPU 1's kernels on GPU 1, none on GPU 0" b.json b.ev.csv "0:0 1:3"
 grep -q "not sampled" err && fail "a warning about unmeasured kernels while both GPUs were sampled: $(cat err)"
+python3 - truewatt-run.perfetto.json <<'PY' && ok "Perfetto: the kernels under GPU 1" || fail "Perfetto places the kernels elsewhere"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+pids = sorted({e["pid"] for e in ev if e.get("ph") == "X" and e.get("name") == "spin(float*, int)"})
+assert pids == [1], pids
+PY
 
 # ---- cuda:0 is GPU 1 under CUDA_VISIBLE_DEVICES=1
 CUDA_VISIBLE_DEVICES=$UUID1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device cuda:0 -o c.csv --events-out c.ev.csv \
