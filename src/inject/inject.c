@@ -770,7 +770,8 @@ static nvtxRangeId_t start_range(nvtxDomainHandle_t domain, const char *name)
 {
     uint64_t t = mono_now();
     nvtxRangeId_t id = (nvtxRangeId_t)atomic_fetch_add(&g.next_range_id, 1) + 1;
-    int64_t tid = thread_id();
+    twi_stack *s = my_stack(); /* holds the thread's id */
+    int64_t tid = s ? twi_stack_tid(s) : thread_id();
     pthread_mutex_lock(&g.lock);
     int rc = g.ranges ? twi_ranges_start(g.ranges, id, domain_name(domain), name, tid, t) : -1;
     pthread_mutex_unlock(&g.lock);

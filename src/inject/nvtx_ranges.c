@@ -123,6 +123,8 @@ void twi_stack_set_tid(twi_stack *s, int64_t tid)
     if (s) s->tid = tid;
 }
 
+int64_t twi_stack_tid(const twi_stack *s) { return s ? s->tid : 0; }
+
 void twi_stack_free(twi_stack *s)
 {
     if (!s) return;

@@ -40,6 +40,8 @@ int twi_stack_pop(twi_stack *s, const void *domain, uint64_t t_ns, twi_record *o
 size_t twi_stack_open(const twi_stack *s);
 /* The thread id written from now on (a forked child's copy of its parent's stack). */
 void twi_stack_set_tid(twi_stack *s, int64_t tid);
+/* The stack's thread id (kept, so the hot path asks the kernel once per thread). */
+int64_t twi_stack_tid(const twi_stack *s);
 void twi_stack_free(twi_stack *s);
 
 /* ---------------------------------------------------------------- start/end: by range id, across threads */

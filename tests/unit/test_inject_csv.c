@@ -455,7 +455,9 @@ static void test_stack_pairing(void **state)
     }
     /* a forked child's copy: its own thread id from then on */
     assert_int_equal(twi_stack_push(s, NULL, "", "inherited", 5), 1);
+    assert_int_equal(twi_stack_tid(s), 77);
     twi_stack_set_tid(s, 99);
+    assert_int_equal(twi_stack_tid(s), 99);
     assert_int_equal(twi_stack_pop(s, NULL, 6, &r), 1);
     assert_int_equal(r.tid, 99);
     /* a NULL name is "" */
