@@ -227,6 +227,7 @@ static struct {
     char events_path[PATH_MAX];
     /* CUDA device ordinal -> UUID as NVML writes it ("" = not known yet) */
     char dev_uuid[MAX_CUDA_DEVICES][TWI_UUID_LEN];
+    atomic_int all_devices_known; /* every CUDA device's UUID is in dev_uuid */
 
     pid_t pid;            /* the process that opened the file (not a forked child) */
     bool file_ok;         /* the events file is open and the exit flush registered */
@@ -363,34 +364,72 @@ static void add(const twi_record *r)
 
 /* ---------------------------------------------------------------- device UUIDs */
 
-/* The program's libcuda, asked only when CUPTI's device record for an
- * ordinal did not come first (it is emitted at CUDA's initialisation, which
- * may precede this library's set-up). Looked up, never loaded. */
+/* The program's libcuda, looked up, never loaded. Asked outside CUPTI's
+ * callbacks (the flush thread, the exit flush) for the UUIDs CUPTI's device
+ * records have not given yet (they are emitted at CUDA's initialisation,
+ * which may precede this library's set-up); inside a callback only for an
+ * ordinal still unknown there. */
 static struct {
+    CUresult (*count)(int *n);
     CUresult (*get)(CUdevice *dev, int ordinal);
-    CUresult (*get_uuid)(CUuuid *uuid, CUdevice dev);
-    bool tried;
+    CUresult (*uuid_v2)(CUuuid *uuid, CUdevice dev); /* a MIG instance's own UUID */
+    CUresult (*uuid_v1)(CUuuid *uuid, CUdevice dev); /* the GPU's, also for a MIG instance */
 } cuda;
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
 
-static bool cuda_uuid(int ordinal, unsigned char bytes[16])
+static void cuda_load(void)
 {
-    if (!cuda.tried) {
-        cuda.tried = true;
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (h) {
-            void *get = dlsym(h, "cuDeviceGet"), *uuid = dlsym(h, "cuDeviceGetUuid_v2");
-            if (!uuid) uuid = dlsym(h, "cuDeviceGetUuid");
-            if (get && uuid) {
-                memcpy(&cuda.get, &get, sizeof get);
-                memcpy(&cuda.get_uuid, &uuid, sizeof uuid);
-            }
-        }
-    }
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    void *count = dlsym(h, "cuDeviceGetCount"), *get = dlsym(h, "cuDeviceGet");
+    void *v2 = dlsym(h, "cuDeviceGetUuid_v2"), *v1 = dlsym(h, "cuDeviceGetUuid");
+    if (!get || !(v1 || v2)) return;
+    memcpy(&cuda.count, &count, sizeof count);
+    memcpy(&cuda.uuid_v2, &v2, sizeof v2);
+    memcpy(&cuda.uuid_v1, &v1, sizeof v1);
+    memcpy(&cuda.get, &get, sizeof get); /* last: it says the others are set */
+}
+
+/* The UUID of CUDA device `ordinal` in NVML's form into out; false when
+ * libcuda cannot tell. A device whose two UUIDs differ is a MIG instance. */
+static bool cuda_uuid(int ordinal, char out[TWI_UUID_LEN])
+{
+    pthread_once(&cuda_once, cuda_load);
     CUdevice dev;
-    CUuuid u;
-    if (!cuda.get || cuda.get(&dev, ordinal) != CUDA_SUCCESS || cuda.get_uuid(&u, dev) != CUDA_SUCCESS) return false;
-    memcpy(bytes, u.bytes, 16);
+    CUuuid u2, u1;
+    if (!cuda.get || cuda.get(&dev, ordinal) != CUDA_SUCCESS) return false;
+    bool has2 = cuda.uuid_v2 && cuda.uuid_v2(&u2, dev) == CUDA_SUCCESS;
+    bool has1 = cuda.uuid_v1 && cuda.uuid_v1(&u1, dev) == CUDA_SUCCESS;
+    if (!has2 && !has1) return false;
+    bool mig = has2 && has1 && memcmp(u1.bytes, u2.bytes, 16) != 0;
+    twi_format_uuid((const unsigned char *)(has2 ? u2.bytes : u1.bytes), mig, out);
     return true;
+}
+
+/* The UUIDs of the CUDA devices not known yet, from libcuda, outside
+ * CUPTI's callbacks (the driver is asked without g.lock held). */
+static void learn_devices_from_cuda(void)
+{
+    if (atomic_load(&g.all_devices_known)) return;
+    pthread_once(&cuda_once, cuda_load);
+    int n = 0;
+    if (!cuda.get || !cuda.count || cuda.count(&n) != CUDA_SUCCESS || n <= 0) return;
+    if (n > MAX_CUDA_DEVICES) n = MAX_CUDA_DEVICES;
+    int known = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&g.lock);
+        bool have = g.dev_uuid[i][0] != '\0';
+        pthread_mutex_unlock(&g.lock);
+        char u[TWI_UUID_LEN];
+        if (!have && cuda_uuid(i, u)) {
+            pthread_mutex_lock(&g.lock);
+            if (!g.dev_uuid[i][0]) memcpy(g.dev_uuid[i], u, sizeof u); /* a device record wins */
+            pthread_mutex_unlock(&g.lock);
+            have = true;
+        }
+        known += have;
+    }
+    if (known == n) atomic_store(&g.all_devices_known, 1);
 }
 
 static bool nonzero(const unsigned char *b, size_t n)
@@ -415,8 +454,7 @@ static const char *device_uuid(uint32_t ordinal)
 {
     if (ordinal >= MAX_CUDA_DEVICES) return "";
     char *u = g.dev_uuid[ordinal];
-    unsigned char bytes[16];
-    if (!u[0] && cuda_uuid((int)ordinal, bytes)) twi_format_uuid(bytes, false, u);
+    if (!u[0]) cuda_uuid((int)ordinal, u); /* the last resort, inside the callback */
     return u;
 }
 
@@ -551,6 +589,7 @@ static void *flush_loop(void *arg)
             rc = pthread_cond_timedwait(&g.flush_cond, &g.flush_lock, &until);
         if (g.flush_stop) break;
         pthread_mutex_unlock(&g.flush_lock);
+        learn_devices_from_cuda();
         CUptiResult r = api.cuptiActivityFlushAll(0);
         /* reported once: the loop would repeat it ten times a second */
         if (r != CUPTI_SUCCESS && atomic_fetch_add(&g.flush_errors, 1) == 0)
@@ -612,6 +651,7 @@ static void finish(void)
     bool cupti = atomic_load(&g.active);
     if (cupti) {
         stop_flusher();
+        learn_devices_from_cuda();
         /* every buffer, also those with records still incomplete (kernels the
          * program did not wait for come out untimed and are skipped) */
         cupti_ok(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll (at exit)");
@@ -1041,8 +1081,10 @@ static void setup_cupti(void)
         atomic_store(&g.active, 0);
         return;
     }
-    /* each device's UUID; without it, libcuda is asked (device_uuid) */
-    enable(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE");
+    /* each device's UUID; without its records, libcuda is asked (learn_devices_from_cuda) */
+    CUptiResult dr = api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+    if (dr != CUPTI_SUCCESS && g.verbose)
+        fprintf(stderr, PREFIX "no CUPTI device records (%s): device UUIDs from libcuda\n", result_text(dr));
     route_nvtx_here();
     start_flusher();
 

@@ -9,12 +9,13 @@
 # and no CUDA, with NVTX_INJECTION64_PATH naming the library: its ranges
 # (two threads, nesting, a domain, a range across threads, a forked child's) in the file.
 #
-# usage: inject_e2e.sh INJECT_HOST LIBTRUEWATT_INJECT.so FAKE_CUPTI.so NVTX_HOST
+# usage: inject_e2e.sh INJECT_HOST LIBTRUEWATT_INJECT.so FAKE_CUPTI.so NVTX_HOST FAKE_CUDA.so
 set -u
 HOST=${1:?usage}
 LIB=${2:?usage}
 FAKE=${3:?usage}
 NVTX_HOST=${4:?usage}
+FAKE_CUDA=${5:?usage}
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 tmp=$(mktemp -d "${TW_TMPDIR:-/tmp}/inject-e2e.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -23,7 +24,8 @@ fail() { echo "FAIL: $*"; status=1; }
 
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH TW_CUPTI_CLOCK TW_INJECT_FLUSH_MS TW_EVENTS_PATH
 
-# check_file FILE MODE: the rows a run leaves (MODE exit: all; kill: phase 1)
+# check_file FILE MODE: the rows a run leaves (MODE exit: all; kill: phase 1; cuda: all, with
+# the UUIDs of the devices without a device record from the fake libcuda)
 check_file() {
     python3 - "$1" "$2" <<'EOF'
 import csv, sys
@@ -40,8 +42,9 @@ body = [dict(zip(header, r)) for r in rows[1:]]
 if any(len(r) != len(header) for r in rows):
     errors.append("a row with the wrong number of fields")
 by = {r["name"]: r for r in body}
-want = ["spin(float*, int)", 'plain, "quoted" name', "memcpy HtoD 1048576 B", "memset 4096 B", "on_device_1"]
-if mode == "exit":
+want = ["spin(float*, int)", 'plain, "quoted" name', "memcpy HtoD 1048576 B", "memset 4096 B", "on_device_1",
+        "on_device_2"]
+if mode in ("exit", "cuda"):
     want.append("after()")
 missing = [w for w in want if w not in by]
 if missing:
@@ -64,8 +67,13 @@ check('plain, "quoted" name', mangled="", device_uuid=uuid0)  # not mangled: not
 check("memcpy HtoD 1048576 B", kind="memcpy", device="0", stream="7", grid_x="", correlation_id="3",
       device_uuid=uuid0, mangled="")
 check("memset 4096 B", kind="memset", correlation_id="4", device_uuid=uuid0)
-check("on_device_1", device="1", device_uuid="")  # no record, no libcuda: unknown, not another GPU's
-if mode == "exit":
+if mode == "cuda":  # from libcuda: a whole GPU, and a MIG instance (its two UUIDs differ)
+    check("on_device_1", device="1", device_uuid="GPU-c0de0001-0000-4000-8000-000000000001")
+    check("on_device_2", device="2", device_uuid="MIG-3a3a3a3a-0000-4000-8000-00000000002a")
+else:  # no record, no libcuda: unknown, not another GPU's
+    check("on_device_1", device="1", device_uuid="")
+    check("on_device_2", device="2", device_uuid="")
+if mode in ("exit", "cuda"):
     check("after()", mangled="_Z5afterv", device_uuid=uuid0)
 def dur(name):
     r = by[name]
@@ -93,12 +101,18 @@ rc=$?
 [ $rc -eq 0 ] || fail "host exited $rc: $(cat "$tmp/err")"
 grep -q '^enabled ok$' <<<"$out" || fail "activity kinds not all enabled: $out"
 grep -q '^flush_period 100$' <<<"$out" || fail "cuptiActivityFlushPeriod(100) not called: $out"
-# header + 5 events written by the flush thread while the host slept
-grep -q '^phase1_lines 6$' <<<"$out" || fail "the flush thread did not write while the program ran: $out"
+# header + 6 events written by the flush thread while the host slept
+grep -q '^phase1_lines 7$' <<<"$out" || fail "the flush thread did not write while the program ran: $out"
 check_file "$ev" exit && echo "ok    events file of a normal run" || fail "events file of a normal run"
 grep -q 'truewatt-inject: CUPTI .* from .*fake' "$tmp/err" || fail "no verbose set-up line: $(cat "$tmp/err")"
-grep -q '8 activity records, 7 events written' "$tmp/err" || fail "summary: $(cat "$tmp/err")"
+grep -q '9 activity records, 8 events written' "$tmp/err" || fail "summary: $(cat "$tmp/err")"
 grep -q 'NVTX ranges go there, not here' "$tmp/err" || fail "NVTX_INJECTION64_PATH naming another file: no note"
+
+# ---- device UUIDs without device records: from the program's libcuda
+INJECT_HOST_CUDA="$FAKE_CUDA" TW_CUPTI_LIBRARY="$FAKE" TW_EVENTS_PATH="$tmp/cuda.csv" "$HOST" "$LIB" exit \
+    >/dev/null 2>"$tmp/err" || fail "run with libcuda: $(cat "$tmp/err")"
+check_file "$tmp/cuda.csv" cuda && echo "ok    UUIDs from the program's libcuda, a MIG instance as MIG-" ||
+    fail "UUIDs from libcuda"
 
 # ---- NVTX_INJECTION64_PATH unset: set to this library
 out=$(TW_CUPTI_LIBRARY="$FAKE" TW_EVENTS_PATH="$tmp/nvtxset.csv" "$HOST" "$LIB" exit 2>"$tmp/err")
@@ -115,7 +129,7 @@ grep -q 'has loaded .*fake-cupti.so already: using it' "$tmp/err" && check_file 
 
 # ---- appending: a second process adds rows, not a second header
 TW_CUPTI_LIBRARY="$FAKE" TW_EVENTS_PATH="$ev" "$HOST" "$LIB" exit >/dev/null 2>&1
-[ "$(grep -c '^name,start_s' "$ev")" = 1 ] && [ "$(wc -l <"$ev")" = 13 ] &&
+[ "$(grep -c '^name,start_s' "$ev")" = 1 ] && [ "$(wc -l <"$ev")" = 15 ] &&
     echo "ok    a second process appends without a second header" || fail "append: $(wc -l <"$ev") lines"
 
 # ---- the timestamp callback (TW_CUPTI_CLOCK=monotonic) and %p in the path

@@ -14,7 +14,9 @@
  *               (32 hex digits; its device record first), from 0.5 s on the trace timeline
  * In exit and kill modes, the device record of CUDA device 0 (UUID
  * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
- * the kernels, in the same buffer, as it may from CUPTI; CUDA device 1 has none.
+ * the kernels, in the same buffer, as it may from CUPTI; CUDA devices 1 and 2 have
+ * none: their UUIDs come from the program's libcuda when $INJECT_HOST_CUDA names
+ * one to load (fake_cuda.c), else nowhere.
  * Prints "phase1_lines N": lines in the events file during the pause, i.e.
  * what the flush thread wrote while the program ran.
  */
@@ -125,6 +127,12 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 1;
     }
 
+    /* the program's libcuda, when asked for */
+    const char *cuda_path = getenv("INJECT_HOST_CUDA");
+    if (cuda_path && !dlopen(cuda_path, RTLD_NOW | RTLD_LOCAL)) {
+        fprintf(stderr, "inject_host: %s\n", dlerror());
+        return 2;
+    }
     /* the program's own libcupti, loaded before CUDA starts (as PyTorch does) */
     const char *fake_path = getenv("INJECT_HOST_CUPTI");
     if (!fake_path) fake_path = getenv("TW_CUPTI_LIBRARY");
@@ -181,14 +189,16 @@ int main(int argc, char **argv)
     s.start = t + 16 * MS, s.end = t + 17 * MS;
     s.deviceId = 0, s.streamId = 7, s.correlationId = 4;
     push(&s, sizeof s);
-    kernel("_Z8untimedv", 0, 0, 5); /* CUPTI could not time it */
-    CUpti_ActivityKernel10 k1;      /* on CUDA device 1, whose UUID nobody tells */
-    memset(&k1, 0, sizeof k1);
-    k1.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k1.name = "on_device_1";
-    k1.start = t + 18 * MS, k1.end = t + 19 * MS;
-    k1.deviceId = 1, k1.streamId = 8, k1.correlationId = 7;
-    push(&k1, sizeof k1);
+    kernel("_Z8untimedv", 0, 0, 5);     /* CUPTI could not time it */
+    for (uint32_t d = 1; d <= 2; d++) { /* on CUDA devices without a device record */
+        CUpti_ActivityKernel10 k1;
+        memset(&k1, 0, sizeof k1);
+        k1.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k1.name = d == 1 ? "on_device_1" : "on_device_2";
+        k1.start = t + 18 * MS, k1.end = t + 19 * MS;
+        k1.deviceId = d, k1.streamId = 8, k1.correlationId = 6 + d;
+        push(&k1, sizeof k1);
+    }
     device_record(0, uuid_hex()); /* after the kernels that need it */
 
     pause_ms(350);
