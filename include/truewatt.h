@@ -130,13 +130,25 @@ typedef struct tw_event {
     int64_t stream;       /* -1 when unknown */
     double true_energy_j; /* ground truth when known (simulator), else NaN */
     const char *kind;     /* "kernel", "memcpy", "memset", "nvtx", ...; NULL when unknown */
+    /* Added later; zero (NULL, 0) when unknown, so older initializers stay right. */
+    const char *device_uuid; /* the GPU it ran on, as NVML writes it ("GPU-...", "MIG-...") */
+    const char *mangled;     /* kernels: the name as compiled, when `name` is its demangled form */
+    const char *domain;      /* NVTX: the range's domain ("" = the default domain) */
+    int64_t tid;             /* NVTX: the thread (Linux thread id) that opened the range */
+    int32_t depth;           /* NVTX push/pop ranges: nesting depth in its thread and domain,
+                                1 = outermost; 0 for start/end ranges and other kinds */
 } tw_event;
 
 typedef struct tw_events tw_events;
 
 TW_API tw_status tw_events_new(tw_events **out);
 /* CSV with name,start_s,end_s (aliases label,t_start,t_end) and optional
- * device,stream,true_energy_j,kind. */
+ * device,stream,true_energy_j,kind,device_uuid,mangled,domain,tid,depth.
+ * Every string of an event set (names, kinds, UUIDs, ...) is stored once per
+ * set, whatever the number of events using it: a string handed out by
+ * tw_events_get stays valid, at the same address, until tw_events_free of
+ * that set (adding events does not move it); an event added to another set
+ * is copied into that set's own store. */
 TW_API tw_status tw_events_load(const char *path, tw_events **out);
 TW_API tw_status tw_events_add(tw_events *ev, const tw_event *e);
 TW_API size_t tw_events_count(const tw_events *ev);

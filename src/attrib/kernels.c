@@ -578,7 +578,13 @@ static void rc_k20(tw_sensor *src, const columns *c, tw_attrib *a, const volatil
     }
     tw_events *ev = NULL;
     tw_analysis *an = NULL;
-    tw_event run = {"run", a->start_s, a->end_s, -1, -1, NAN, NULL};
+    tw_event run = {.name = "run",
+                    .start_s = a->start_s,
+                    .end_s = a->end_s,
+                    .device = -1,
+                    .stream = -1,
+                    .true_energy_j = NAN,
+                    .kind = NULL};
     tw_analysis_options o;
     tw_analysis_options_init(&o);
     o.idle_w = o.active_idle_w = a->idle_w; /* not used for the corrected energy: spares a pass */

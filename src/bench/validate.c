@@ -183,7 +183,13 @@ static tw_events *events_of_spans(const span *s, size_t n, const char *name)
     tw_events *ev = NULL;
     if (tw_events_new(&ev) != TW_OK) return NULL;
     for (size_t i = 0; i < n; i++) {
-        tw_event e = {name, s[i].t0, s[i].t1, 0, -1, NAN, "kernel"};
+        tw_event e = {.name = name,
+                      .start_s = s[i].t0,
+                      .end_s = s[i].t1,
+                      .device = 0,
+                      .stream = -1,
+                      .true_energy_j = NAN,
+                      .kind = "kernel"};
         if (tw_events_add(ev, &e) != TW_OK) {
             tw_events_free(ev);
             return NULL;

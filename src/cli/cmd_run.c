@@ -26,13 +26,13 @@
 #include "estimate/methods.h"
 #include "estimate/trace.h"
 #include "report/perfetto.h"
+#include "timeline/devices.h"
 
 extern char **environ;
 
 #define TAIL_S 1.0    /* sampled after the command ends: the sensor's last update, the idle level after it */
 #define PREROLL_S 1.0 /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
-#define CUPTI_DEFAULT "/usr/local/cuda/lib64/libcupti.so.13"
 
 static void help(void)
 {
@@ -42,7 +42,9 @@ static void help(void)
            "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
            "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
            "The exit status is CMD's (128 + N when signal N killed it).\n\n"
-           "  --device LIST      GPUs to sample: indices or UUIDs, comma-separated (default: all)\n"
+           "  --device LIST      GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD sees\n"
+           "                     them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a unique\n"
+           "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
            "  -o TRACE           the sampled trace, CSV (default truewatt-run.csv)\n"
            "  --events-out FILE  the kernel timeline, CSV (default truewatt-run.events.csv)\n"
            "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
@@ -66,9 +68,12 @@ static void help(void)
            "standard error.\n\n"
            "environment:\n"
            "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
-           "  TW_CUPTI_LIBRARY   libcupti for NVTX ranges (default " CUPTI_DEFAULT " when present)\n"
+           "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
+           "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"
            "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
-           "  CMD gets CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
+           "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
+           "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
+           "  TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
            "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
            "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
 }
@@ -80,7 +85,7 @@ typedef struct run_args {
     double fast_s, slow_s;
     bool json, no_inject;
     char **cmd;
-    char devlist[1024]; /* --device's list, split in place into ids */
+    char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
     char *ids[MAX_IDS];
     size_t nids;
 } run_args;
@@ -163,15 +168,7 @@ static int parse_args(int argc, char **argv, run_args *a)
     }
     if (rc) return rc;
     if (optind >= argc) return cli_usage("run", "which command? give it after --, e.g. truewatt run -- ./app");
-    if (a->devices) {
-        if (strlen(a->devices) >= sizeof a->devlist) return cli_usage("run", "--device: the list is too long");
-        snprintf(a->devlist, sizeof a->devlist, "%s", a->devices);
-        for (char *save = NULL, *tok = strtok_r(a->devlist, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (a->nids == MAX_IDS) return cli_usage("run", "--device: at most %d GPUs", MAX_IDS);
-            a->ids[a->nids++] = tok;
-        }
-        if (a->nids == 0) return cli_usage("run", "--device needs a list of GPUs, got '%s'", a->devices);
-    }
+    if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
     a->cmd = argv + optind;
     return 0;
 }
@@ -311,12 +308,17 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
     bool ok = true;
     if (lib && cli_is_file(lib)) {
         ok = env_set(e, "CUDA_INJECTION64_PATH", lib);
-        const char *cupti = getenv("TW_CUPTI_LIBRARY");
-        if (!(cupti && *cupti)) cupti = CUPTI_DEFAULT;
-        if (ok && cli_is_file(cupti)) {
-            char *abs = absolute(cupti);
-            ok = abs && env_set(e, "NVTX_INJECTION64_PATH", abs);
-            free(abs);
+        /* NVTX ranges: the injection library is NVTX's injection too, whatever
+         * CUPTI the program ships; a choice of the user's own is kept */
+        const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+        if (nvtx && *nvtx && strcmp(nvtx, lib) != 0) {
+            size_t used = strlen(warn);
+            snprintf(warn + used, warn_len - used,
+                     "warning: NVTX_INJECTION64_PATH=%s is kept: NVTX ranges go there, not to truewatt (unset it "
+                     "to see them in the report)\n",
+                     nvtx);
+        } else if (ok) {
+            ok = env_set(e, "NVTX_INJECTION64_PATH", lib);
         }
     } else {
         size_t used = strlen(warn);
@@ -331,39 +333,65 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 
 /* ---------------------------------------------------------------- devices */
 
-/* Mirrors the sampler's choice: the devices asked for, else all the backend
- * sees, else one; names from the backend where it has them. */
-static void describe_devices(const char *backend, char **ids, size_t nids, run_device *dev, size_t *ndev)
+/* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
+ * else all (tw_devices_resolve), as NVML indices for the sampler, with their
+ * names and UUIDs in info[]. A backend without a device list (sim) gets
+ * --device's items as they are, or one device. Returns 0, or the exit code
+ * for a --device naming no GPU here. */
+static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char *warn, size_t warn_len)
 {
-    tw_device_info info[MAX_DEVICES];
-    size_t nseen = 0;
-    bool list = tw_backend_devices(backend, NULL, info, MAX_DEVICES, &nseen) == TW_OK;
-    if (nseen > MAX_DEVICES) nseen = MAX_DEVICES;
-    size_t n = nids ? nids : (list && nseen ? nseen : 1);
+    tw_device_info all[MAX_DEVICES];
+    size_t nall = 0;
+    *ndev = 0;
+    if (tw_backend_devices(a->backend, NULL, all, MAX_DEVICES, &nall) != TW_OK || nall == 0) {
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", a->devices ? a->devices : "");
+        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && a->nids < MAX_IDS; t = strtok_r(NULL, ",", &save))
+            snprintf(a->idtext[a->nids++], sizeof a->idtext[0], "%s", t);
+        for (size_t d = 0; d < (a->nids ? a->nids : 1); d++) {
+            memset(&info[d], 0, sizeof info[d]);
+            info[d].index = (unsigned)(a->nids ? strtoul(a->idtext[d], NULL, 10) : 0);
+            a->ids[d] = a->idtext[d];
+        }
+        *ndev = a->nids ? a->nids : 1;
+        return 0;
+    }
+    if (nall > MAX_DEVICES) nall = MAX_DEVICES;
+    size_t pos[MAX_IDS], n = 0;
+    char note[1024];
+    tw_status st =
+        tw_devices_resolve(a->devices, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_IDS, &n, note, sizeof note);
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: %s\n", tw_last_error());
+        return CLI_EXIT_FAIL;
+    }
+    for (const char *line = note; *line;) { /* each note line a warning */
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line), used = strlen(warn);
+        snprintf(warn + used, warn_len - used, "warning: %.*s\n", (int)len, line);
+        line += len + (end ? 1 : 0);
+    }
+    for (size_t k = 0; k < n; k++) {
+        info[k] = all[pos[k]];
+        snprintf(a->idtext[k], sizeof a->idtext[0], "%u", info[k].index);
+        a->ids[k] = a->idtext[k];
+    }
+    a->nids = n;
+    *ndev = n;
+    return 0;
+}
+
+/* The report's devices: those chosen, in that order. */
+static void describe_devices(const tw_device_info *info, size_t n, run_device *dev)
+{
     for (size_t d = 0; d < n; d++) {
         run_device *x = &dev[d];
         memset(x, 0, sizeof *x);
-        x->index = (int)d;
-        const tw_device_info *hit = NULL;
-        if (nids) {
-            char *end;
-            long v = strtol(ids[d], &end, 10);
-            bool num = *ids[d] && !*end;
-            if (num) x->index = (int)v;
-            for (size_t k = 0; list && k < nseen; k++)
-                if ((num && (long)info[k].index == v) || (!num && strcmp(info[k].uuid, ids[d]) == 0)) hit = &info[k];
-            if (hit) x->index = (int)hit->index;
-        } else if (list && d < nseen) {
-            hit = &info[d];
-            x->index = (int)hit->index;
-        }
-        if (hit) {
-            snprintf(x->name, sizeof x->name, "%s", hit->name);
-            snprintf(x->driver, sizeof x->driver, "%s", hit->driver);
-        }
+        x->index = (int)info[d].index;
+        snprintf(x->name, sizeof x->name, "%s", info[d].name);
+        snprintf(x->driver, sizeof x->driver, "%s", info[d].driver);
         if (n > 1) snprintf(x->prefix, sizeof x->prefix, "gpu%d_", x->index);
     }
-    *ndev = n;
 }
 
 /* ---------------------------------------------------------------- descriptors */
@@ -486,6 +514,9 @@ typedef struct run_state {
     tw_events *events;
     run_device dev[MAX_DEVICES];
     size_t ndev;
+    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
+    tw_events *dev_events[MAX_DEVICES];  /* each one's events (tw_timeline_split), owned */
+    tw_unmeasured_summary unmeasured;    /* events of GPUs not sampled */
     char provenance[1024];
     tw_profile given;     /* --profile, loaded before the command runs */
     char given_how[1200]; /* cli_profile_pick's line for it */
@@ -495,8 +526,9 @@ static void run_free(run_state *s)
 {
     for (size_t d = 0; d < s->ndev; d++) {
         tw_estimate_free(s->dev[d].est);
-        tw_events_free(s->dev[d].events);
+        tw_events_free(s->dev_events[d]);
     }
+    tw_unmeasured_summary_free(&s->unmeasured);
     tw_events_free(s->events);
     tw_sampler_free(s->sampler);
     env_free(&s->env);
@@ -519,6 +551,17 @@ static const char *load_events(run_state *s)
     }
     tw_events_sort(s->events);
     return NULL;
+}
+
+/* Each sampled GPU's events, matched by UUID; events of GPUs not sampled
+ * are counted and warned about, never charged to another GPU. */
+static bool split_events(run_state *s)
+{
+    if (tw_timeline_split(s->events, s->devinfo, s->ndev, s->dev_events, &s->unmeasured) != TW_OK) return false;
+    size_t used = strlen(s->warn);
+    tw_unmeasured_describe(&s->unmeasured, s->warn + used, sizeof s->warn - used);
+    if (s->unmeasured.n) fputs(s->warn + used, stderr);
+    return true;
 }
 
 /* The sensor profile of one device: --profile, else the one for its GPU
@@ -554,19 +597,8 @@ static void pick_profile(run_state *s, run_device *x)
     x->profile = RUN_PROFILE_MODEL;
 }
 
-/* The device's activities and every NVTX range (host-side: any device);
- * with one device, all events. */
-static const tw_events *device_events(run_state *s, run_device *x)
-{
-    if (s->ndev <= 1) return s->events;
-    if (tw_events_new(&x->events) != TW_OK) return NULL;
-    for (size_t i = 0; i < tw_events_count(s->events); i++) {
-        const tw_event *e = tw_events_get(s->events, i);
-        bool range = e->kind && strcmp(e->kind, "nvtx") == 0;
-        if ((range || e->device < 0 || e->device == x->index) && tw_events_add(x->events, e) != TW_OK) return NULL;
-    }
-    return x->events;
-}
+/* The device's events (tw_timeline_split's share). */
+static const tw_events *device_events(run_state *s, run_device *x) { return s->dev_events[x - s->dev]; }
 
 /* The estimator over each device's readings: from the first activity to
  * the command's end (its CUDA context ends with it), idle measured before
@@ -577,10 +609,6 @@ static void analyse(run_state *s, double spawn_s, double exit_s)
         run_device *x = &s->dev[d];
         pick_profile(s, x);
         const tw_events *ev = device_events(s, x);
-        if (!ev) {
-            snprintf(x->est_error, sizeof x->est_error, "out of memory");
-            continue;
-        }
         tw_est_config c;
         tw_est_config_init(&c);
         c.cancel = &cli_interrupted;
@@ -600,6 +628,29 @@ static void analyse(run_state *s, double spawn_s, double exit_s)
     }
 }
 
+/* Several GPUs: the events with `device` set to the NVML index of the GPU
+ * they were matched to (Perfetto places slices by it), NVTX ranges once;
+ * unmeasured events are left out. NULL when out of memory. */
+static tw_events *placed_events(const run_state *s)
+{
+    tw_events *out = NULL;
+    if (tw_events_new(&out) != TW_OK) return NULL;
+    for (size_t d = 0; d < s->ndev; d++) {
+        for (size_t i = 0; i < tw_events_count(s->dev_events[d]); i++) {
+            tw_event e = *tw_events_get(s->dev_events[d], i);
+            bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
+            if (host && d > 0) continue; /* every GPU has them: once is enough */
+            if (!host) e.device = (int32_t)s->devinfo[d].index;
+            if (tw_events_add(out, &e) != TW_OK) {
+                tw_events_free(out);
+                return NULL;
+            }
+        }
+    }
+    tw_events_sort(out);
+    return out;
+}
+
 static bool write_perfetto(run_state *s)
 {
     perfetto_device pd[MAX_DEVICES];
@@ -608,7 +659,13 @@ static bool write_perfetto(run_state *s)
         pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
         if (s->ndev == 1 && s->dev[d].est) energy = s->dev[d].est->event_energy_j;
     }
-    if (perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, s->events, energy, s->provenance) == TW_OK) return true;
+    /* one device: its own events, to which the energies belong; several: each under its GPU */
+    tw_events *placed = s->ndev > 1 ? placed_events(s) : NULL;
+    const tw_events *ev = s->ndev == 1 ? s->dev_events[0] : placed;
+    tw_status st = ev ? perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, ev, energy, s->provenance)
+                      : tw_fail(TW_ENOMEM, "out of memory");
+    tw_events_free(placed);
+    if (st == TW_OK) return true;
     size_t used = strlen(s->warn);
     snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
     return false;
@@ -673,6 +730,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
         return e == ENOENT ? 127 : 126;
     }
+    rc = choose_devices(&s.a, s.devinfo, &s.ndev, s.warn, sizeof s.warn);
+    if (rc) {
+        run_free(&s);
+        return rc;
+    }
     if (!t0) t0 = mono_ns();
     make_provenance(s.provenance, sizeof s.provenance, argc, argv, &s.a);
     s.events_abs = absolute(s.a.events);
@@ -703,7 +765,7 @@ int cmd_run(int argc, char **argv)
         run_free(&s);
         return rc;
     }
-    describe_devices(s.a.backend, s.a.ids, s.a.nids, s.dev, &s.ndev);
+    describe_devices(s.devinfo, s.ndev, s.dev);
     const tw_sampler_device *plan0 = tw_sampler_device_get(s.sampler, 0); /* its plan's periods */
     double fast = plan0->fast_period_s, slow = plan0->slow_period_s;
     if (s.warn[0]) fputs(s.warn, stderr);
@@ -744,6 +806,11 @@ int cmd_run(int argc, char **argv)
 
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     const char *events_note = load_events(&s);
+    if (!split_events(&s)) {
+        rc = cli_fail("run", TW_ENOMEM);
+        run_free(&s);
+        return rc;
+    }
     analyse(&s, spawn_s, exit_s);
     if (cli_interrupted) {
         fprintf(stderr, "truewatt run: interrupted; no report, the trace is in %s\n", s.a.trace);

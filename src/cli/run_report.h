@@ -32,7 +32,6 @@ typedef struct run_device {
     char profile_how[1200]; /* which file and why, or where none was found, or why it cannot be read */
     tw_profile prof;        /* RUN_PROFILE_MODEL: the profile itself */
     tw_reading_model model; /* RUN_PROFILE_MODEL: its best reading of the board */
-    tw_events *events;      /* this device's activities and the NVTX ranges (several devices), owned */
 } run_device;
 
 typedef struct run_record {

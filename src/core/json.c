@@ -8,6 +8,7 @@ void json_init(json *j, FILE *f)
     j->depth = 0;
     j->has_items[0] = false;
     j->after_key = false;
+    j->replaced = 0;
 }
 
 static void indent(json *j)
@@ -51,8 +52,36 @@ void json_end_object(json *j) { close_scope(j, '}'); }
 void json_begin_array(json *j) { open_scope(j, '['); }
 void json_end_array(json *j) { close_scope(j, ']'); }
 
-static void write_escaped(FILE *f, const char *s)
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when the byte at p starts none. */
+static size_t utf8_length(const unsigned char *p)
 {
+    unsigned char c = p[0];
+    if (c < 0x80) return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0) lo = 0xa0; /* overlong */
+        if (c == 0xed) hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0) lo = 0x90; /* overlong */
+        if (c == 0xf4) hi = 0x8f; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t k = 2; k < n; k++) /* a NUL ends the string: it fails here too */
+        if (p[k] < 0x80 || p[k] > 0xbf) return 0;
+    return n;
+}
+
+static void write_escaped(json *j, const char *s)
+{
+    FILE *f = j->f;
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
@@ -72,19 +101,31 @@ static void write_escaped(FILE *f, const char *s)
             fputs("\\t", f);
             break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 fprintf(f, "\\u%04x", *p);
-            else
+            } else if (*p < 0x80) {
                 fputc(*p, f);
+            } else {
+                size_t n = utf8_length(p);
+                if (n == 0) { /* one byte replaced; the next is looked at afresh */
+                    fputs("\\ufffd", f);
+                    j->replaced++;
+                } else {
+                    fwrite(p, 1, n, f);
+                    p += n - 1;
+                }
+            }
         }
     }
     fputc('"', f);
 }
 
+uint64_t json_replaced(const json *j) { return j->replaced; }
+
 void json_key(json *j, const char *key)
 {
     before_item(j);
-    write_escaped(j->f, key);
+    write_escaped(j, key);
     fputs(": ", j->f);
     j->after_key = true;
 }
@@ -93,7 +134,7 @@ void json_string(json *j, const char *s)
 {
     before_item(j);
     if (s)
-        write_escaped(j->f, s);
+        write_escaped(j, s);
     else
         fputs("null", j->f);
 }

@@ -1,6 +1,9 @@
 /* A small streaming JSON writer (internal: in the library, not its API):
  * reports, profiles and traces are written as they are produced, never built
- * as a tree. NaN and infinities are written as null. */
+ * as a tree. NaN and infinities are written as null. The output is valid
+ * UTF-8 whatever the input: a byte of a string that is not part of a valid
+ * UTF-8 sequence (a name read from a binary, a truncated multi-byte
+ * character) is written as U+FFFD and counted (json_replaced). */
 #ifndef TW_CORE_JSON_H
 #define TW_CORE_JSON_H
 
@@ -15,6 +18,7 @@ typedef struct json {
     int depth;
     bool has_items[JSON_MAX_DEPTH];
     bool after_key;
+    uint64_t replaced; /* invalid UTF-8 bytes written as U+FFFD so far */
 } json;
 
 void json_init(json *j, FILE *f);
@@ -32,6 +36,8 @@ void json_kv_string(json *j, const char *key, const char *s);
 void json_kv_number(json *j, const char *key, double v);
 void json_kv_uint(json *j, const char *key, uint64_t v);
 void json_kv_bool(json *j, const char *key, bool v);
+/* Bytes of strings (keys and values) that were not valid UTF-8, each written as U+FFFD. */
+uint64_t json_replaced(const json *j);
 /* Ends the document with a newline. */
 void json_finish(json *j);
 

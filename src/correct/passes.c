@@ -48,7 +48,13 @@ static tw_status add_region(detect_ctx *d, double end_s)
 {
     char name[32];
     snprintf(name, sizeof name, "region%u", ++d->count);
-    tw_event e = {name, d->start_s, end_s, -1, -1, NAN, "region"};
+    tw_event e = {.name = name,
+                  .start_s = d->start_s,
+                  .end_s = end_s,
+                  .device = -1,
+                  .stream = -1,
+                  .true_energy_j = NAN,
+                  .kind = "region"};
     return tw_events_add(d->a->events, &e);
 }
 

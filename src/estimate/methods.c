@@ -217,7 +217,8 @@ static void rc_k20(tw_sensor *src, const columns *c, tw_methods *a, const volati
     }
     tw_events *ev = NULL;
     tw_analysis *an = NULL;
-    tw_event run = {"run", a->start_s, a->end_s, -1, -1, NAN, NULL};
+    tw_event run = {
+        .name = "run", .start_s = a->start_s, .end_s = a->end_s, .device = -1, .stream = -1, .true_energy_j = NAN};
     tw_analysis_options o;
     tw_analysis_options_init(&o);
     o.idle_w = o.active_idle_w = 0.0; /* not used for the corrected energy: spares a pass */

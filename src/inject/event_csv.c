@@ -1,4 +1,4 @@
-/* Activity records to CSV lines, NVTX marker pairing, CUPTI-to-monotonic time. No CUPTI here. */
+/* Activity records to CSV lines, device UUIDs, CUPTI-to-monotonic time. No CUPTI here. */
 #include "inject/event_csv.h"
 
 #include <ctype.h>
@@ -182,13 +182,25 @@ bool twi_buf_put_field(twi_buf *b, const char *s)
     return true;
 }
 
+/* ns since t0 of either clock */
+static int64_t rel_ns(const twi_record *r, const twi_clock *c, uint64_t t)
+{
+    return r->mono ? (int64_t)(t - c->t0_mono_ns) : twi_clock_rel_ns(c, t);
+}
+
+static bool put_opt_i64(twi_buf *b, int64_t v, bool known) { return put(b, ",", 1) && (!known || put_i64(b, v)); }
+
 bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_demangler *dm)
 {
     if (r->start_ns == 0 && r->end_ns == 0) return true; /* not timed by CUPTI */
     size_t mark = b->len;
     char name[96];
     const char *text = r->name ? r->name : "";
-    if (r->kind == TWI_KERNEL && dm) text = twi_demangle(dm, text);
+    const char *mangled = NULL;
+    if (r->kind == TWI_KERNEL && dm) {
+        text = twi_demangle(dm, text);
+        if (r->name && strcmp(text, r->name) != 0) mangled = r->name;
+    }
     if (r->kind == TWI_MEMCPY) {
         snprintf(name, sizeof name, "memcpy %s %" PRIu64 " B", twi_memcpy_kind_name(r->copy_kind), r->bytes);
         text = name;
@@ -196,10 +208,10 @@ bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_de
         snprintf(name, sizeof name, "memset %" PRIu64 " B", r->bytes);
         text = name;
     }
-    bool ok = twi_buf_put_field(b, text) && put(b, ",", 1) &&
-              twi_buf_put_seconds(b, twi_clock_rel_ns(c, r->start_ns)) && put(b, ",", 1) &&
-              twi_buf_put_seconds(b, twi_clock_rel_ns(c, r->end_ns)) && put(b, ",", 1) && put_i64(b, r->device) &&
-              put(b, ",", 1) && put_i64(b, r->stream) && put(b, ",", 1) && put_str(b, twi_kind_name(r->kind));
+    bool ok = twi_buf_put_field(b, text) && put(b, ",", 1) && twi_buf_put_seconds(b, rel_ns(r, c, r->start_ns)) &&
+              put(b, ",", 1) && twi_buf_put_seconds(b, rel_ns(r, c, r->end_ns)) && put(b, ",", 1) &&
+              put_i64(b, r->device) && put(b, ",", 1) && put_i64(b, r->stream) && put(b, ",", 1) &&
+              put_str(b, twi_kind_name(r->kind));
     if (ok && r->kind == TWI_KERNEL) {
         for (int k = 0; ok && k < 3; k++)
             ok = put(b, ",", 1) && put_i64(b, r->grid[k]);
@@ -208,8 +220,12 @@ bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_de
     } else if (ok) {
         ok = put_str(b, ",,,,,,");
     }
-    ok = ok && put(b, ",", 1);
-    if (ok && r->correlation_id >= 0) ok = put_i64(b, r->correlation_id);
+    ok = ok && put_opt_i64(b, r->correlation_id, r->correlation_id >= 0);
+    /* device_uuid, mangled, domain (NVTX only: "" is the default domain), tid, depth */
+    ok = ok && put(b, ",", 1) && (!r->device_uuid || !*r->device_uuid || twi_buf_put_field(b, r->device_uuid));
+    ok = ok && put(b, ",", 1) && (!mangled || twi_buf_put_field(b, mangled));
+    ok = ok && put(b, ",", 1) && (r->kind != TWI_NVTX || !r->domain || !*r->domain || twi_buf_put_field(b, r->domain));
+    ok = ok && put_opt_i64(b, r->tid, r->tid > 0) && put_opt_i64(b, r->depth, r->depth > 0);
     ok = ok && put(b, "\n", 1);
     if (!ok) {
         b->len = mark;
@@ -219,146 +235,18 @@ bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_de
     return ok;
 }
 
-/* ---------------------------------------------------------------- NVTX ranges */
+/* ---------------------------------------------------------------- devices */
 
-/* Markers stored without their other half. A bound keeps a stream of
- * unpaired markers (ranges begun before tracing started) from growing
- * memory without end. */
-#define MAX_PENDING ((size_t)1 << 20)
-
-typedef struct pending {
-    uint32_t id;
-    bool has_start;
-    uint64_t ts_ns; /* start or end, as has_start says */
-    char *name;     /* with the start */
-    struct pending *next;
-} pending;
-
-struct twi_ranges {
-    pending **bucket;
-    size_t nbuckets; /* power of two */
-    size_t count;
-    char *last_name; /* the name handed out by the last pairing */
-};
-
-twi_ranges *twi_ranges_new(void)
+void twi_format_uuid(const unsigned char bytes[16], bool mig, char out[TWI_UUID_LEN])
 {
-    twi_ranges *rg = calloc(1, sizeof *rg);
-    if (!rg) return NULL;
-    rg->nbuckets = 256;
-    rg->bucket = calloc(rg->nbuckets, sizeof *rg->bucket);
-    if (!rg->bucket) {
-        free(rg);
-        return NULL;
+    static const char hex[] = "0123456789abcdef";
+    size_t w = 0;
+    memcpy(out, mig ? "MIG-" : "GPU-", 4);
+    w = 4;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[w++] = '-';
+        out[w++] = hex[bytes[i] >> 4];
+        out[w++] = hex[bytes[i] & 15];
     }
-    return rg;
-}
-
-static size_t bucket_of(uint32_t id, size_t nbuckets) { return (size_t)((id * 2654435761u) & (nbuckets - 1)); }
-
-static void grow(twi_ranges *rg)
-{
-    size_t n = rg->nbuckets * 2;
-    pending **b = calloc(n, sizeof *b);
-    if (!b) return; /* keep the longer chains */
-    for (size_t i = 0; i < rg->nbuckets; i++) {
-        for (pending *p = rg->bucket[i], *next; p; p = next) {
-            next = p->next;
-            size_t k = bucket_of(p->id, n);
-            p->next = b[k];
-            b[k] = p;
-        }
-    }
-    free(rg->bucket);
-    rg->bucket = b;
-    rg->nbuckets = n;
-}
-
-/* Removes and returns the pending marker `id` of the other half, or NULL. */
-static pending *take(twi_ranges *rg, uint32_t id, bool want_start)
-{
-    for (pending **pp = &rg->bucket[bucket_of(id, rg->nbuckets)]; *pp; pp = &(*pp)->next) {
-        pending *p = *pp;
-        if (p->id == id && p->has_start == want_start) {
-            *pp = p->next;
-            rg->count--;
-            return p;
-        }
-    }
-    return NULL;
-}
-
-static int store(twi_ranges *rg, uint32_t id, bool is_start, const char *name, uint64_t ts_ns)
-{
-    if (rg->count >= MAX_PENDING) return 0; /* dropped: it stays unpaired */
-    pending *p = calloc(1, sizeof *p);
-    if (!p) return -1;
-    if (is_start) {
-        p->name = strdup(name ? name : "");
-        if (!p->name) {
-            free(p);
-            return -1;
-        }
-    }
-    p->id = id;
-    p->has_start = is_start;
-    p->ts_ns = ts_ns;
-    if (rg->count >= 2 * rg->nbuckets) grow(rg);
-    size_t k = bucket_of(id, rg->nbuckets);
-    p->next = rg->bucket[k];
-    rg->bucket[k] = p;
-    rg->count++;
-    return 0;
-}
-
-static void pair(twi_ranges *rg, char *name, uint64_t start_ns, uint64_t end_ns, twi_record *out)
-{
-    free(rg->last_name);
-    rg->last_name = name;
-    memset(out, 0, sizeof *out);
-    out->kind = TWI_NVTX;
-    out->name = name;
-    out->start_ns = start_ns;
-    out->end_ns = end_ns;
-    out->device = -1;
-    out->stream = -1;
-    out->correlation_id = -1;
-}
-
-int twi_ranges_start(twi_ranges *rg, uint32_t id, const char *name, uint64_t ts_ns, twi_record *out)
-{
-    pending *end = take(rg, id, false);
-    if (!end) return store(rg, id, true, name, ts_ns);
-    char *copy = strdup(name ? name : "");
-    uint64_t end_ns = end->ts_ns;
-    free(end);
-    if (!copy) return -1;
-    pair(rg, copy, ts_ns, end_ns, out);
-    return 1;
-}
-
-int twi_ranges_end(twi_ranges *rg, uint32_t id, uint64_t ts_ns, twi_record *out)
-{
-    pending *start = take(rg, id, true);
-    if (!start) return store(rg, id, false, NULL, ts_ns);
-    pair(rg, start->name, start->ts_ns, ts_ns, out);
-    free(start);
-    return 1;
-}
-
-size_t twi_ranges_pending(const twi_ranges *rg) { return rg ? rg->count : 0; }
-
-void twi_ranges_free(twi_ranges *rg)
-{
-    if (!rg) return;
-    for (size_t i = 0; i < rg->nbuckets; i++) {
-        for (pending *p = rg->bucket[i], *next; p; p = next) {
-            next = p->next;
-            free(p->name);
-            free(p);
-        }
-    }
-    free(rg->bucket);
-    free(rg->last_name);
-    free(rg);
+    out[w] = '\0';
 }

@@ -1,8 +1,8 @@
 /*
  * event_csv.h - the parts of the CUPTI injection library that need no GPU:
- * one activity record to one CSV line of the events file, the pairing of
- * NVTX start and end markers into ranges, and the conversion of CUPTI
- * timestamps to the trace timeline. No CUPTI call and no CUPTI header here,
+ * one activity record to one CSV line of the events file, device UUIDs as
+ * NVML writes them, and the conversion of CUPTI timestamps to the trace
+ * timeline (NVTX range pairing: nvtx_ranges.h). No CUPTI call and no CUPTI header here,
  * so all of it is unit-tested on machines without CUDA (test_inject_csv).
  *
  * inject.c copies the fields it needs out of CUPTI's records into a
@@ -20,7 +20,8 @@
 
 /* The events file's header line (with its '\n'). */
 #define TWI_CSV_HEADER                                                                                                 \
-    "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id\n"
+    "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id,device_uuid,"   \
+    "mangled,domain,tid,depth\n"
 
 typedef enum twi_kind { TWI_KERNEL = 0, TWI_MEMCPY = 1, TWI_MEMSET = 2, TWI_NVTX = 3 } twi_kind;
 
@@ -39,19 +40,24 @@ enum {
     TWI_MEMCPY_PTOP = 10
 };
 
-/* One span of GPU (or NVTX) activity, on CUPTI's clock. */
+/* One span of GPU (or NVTX) activity, on CUPTI's clock (or CLOCK_MONOTONIC: mono). */
 typedef struct twi_record {
     twi_kind kind;
-    const char *name;       /* kernel (mangled or not) or NVTX range name; unused for memcpy/memset */
-    uint64_t start_ns;      /* CUPTI timestamps */
-    uint64_t end_ns;        /* CUPTI timestamps */
-    int32_t device;         /* -1 when none (NVTX) */
-    int64_t stream;         /* -1 when none (NVTX) */
-    int32_t grid[3];        /* kernels only */
-    int32_t block[3];       /* kernels only */
-    int64_t correlation_id; /* -1 when none (NVTX) */
-    uint32_t copy_kind;     /* memcpy: TWI_MEMCPY_* */
-    uint64_t bytes;         /* memcpy, memset */
+    const char *name;        /* kernel (mangled or not) or NVTX range name; unused for memcpy/memset */
+    uint64_t start_ns;       /* CUPTI timestamps, or CLOCK_MONOTONIC ns when mono */
+    uint64_t end_ns;         /* CUPTI timestamps, or CLOCK_MONOTONIC ns when mono */
+    bool mono;               /* the times are CLOCK_MONOTONIC (NVTX ranges, timed here) */
+    int32_t device;          /* CUDA device ordinal in the process; -1 when none (NVTX) */
+    const char *device_uuid; /* NVML's form of the device's UUID; NULL or "" when unknown */
+    int64_t stream;          /* -1 when none (NVTX) */
+    int32_t grid[3];         /* kernels only */
+    int32_t block[3];        /* kernels only */
+    int64_t correlation_id;  /* -1 when none (NVTX) */
+    uint32_t copy_kind;      /* memcpy: TWI_MEMCPY_* */
+    uint64_t bytes;          /* memcpy, memset */
+    const char *domain;      /* NVTX: the domain's name ("" = default) */
+    int64_t tid;             /* NVTX: the thread; 0 when none */
+    int32_t depth;           /* NVTX push/pop: nesting depth, 1 = outermost; 0 when none */
 } twi_record;
 
 /* "HtoD", "DtoH", ...; "unknown" for values out of range. */
@@ -110,26 +116,18 @@ bool twi_buf_put_seconds(twi_buf *b, int64_t ns);
 bool twi_buf_put_field(twi_buf *b, const char *s);
 
 /* Appends the record's line (with '\n'). Kernel names are demangled through
- * `dm` (may be NULL: names as given). Records with both timestamps 0
+ * `dm` (may be NULL: names as given); when that changes the name, the name
+ * as given goes to the column mangled. Records with both timestamps 0
  * (CUPTI could not time them) are skipped: returns true, appends nothing.
  * On failure (out of memory) the buffer is left as it was and false returned. */
 bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_demangler *dm);
 
-/* ---------------------------------------------------------------- NVTX ranges */
+/* ---------------------------------------------------------------- devices */
 
-/* Pairs CUPTI marker records (start with a name, end without) by marker id.
- * Either may come first. Not thread-safe: callers serialize. */
-typedef struct twi_ranges twi_ranges;
-
-twi_ranges *twi_ranges_new(void);
-/* A start marker. When its end is already known, fills *out (kind TWI_NVTX,
- * device and stream -1) and returns 1; otherwise remembers it and returns 0.
- * -1 when out of memory. out->name stays valid until the next call. */
-int twi_ranges_start(twi_ranges *rg, uint32_t id, const char *name, uint64_t ts_ns, twi_record *out);
-/* An end marker: like twi_ranges_start, the other way round. */
-int twi_ranges_end(twi_ranges *rg, uint32_t id, uint64_t ts_ns, twi_record *out);
-/* Markers seen without their other half so far. */
-size_t twi_ranges_pending(const twi_ranges *rg);
-void twi_ranges_free(twi_ranges *rg);
+/* Writes a CUDA device UUID (16 bytes) as NVML does: "GPU-" (or "MIG-" for
+ * a MIG instance) and 32 lowercase hex digits grouped 8-4-4-4-12 into
+ * out[TWI_UUID_LEN]. */
+#define TWI_UUID_LEN 41
+void twi_format_uuid(const unsigned char bytes[16], bool mig, char out[TWI_UUID_LEN]);
 
 #endif

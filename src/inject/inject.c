@@ -1,17 +1,23 @@
 /*
- * inject.c - libtruewatt-inject.so, the CUPTI injection library.
+ * inject.c - libtruewatt-inject.so, the CUPTI and NVTX injection library.
  *
  * The CUDA driver loads it into a program when CUDA_INJECTION64_PATH names it
- * and calls InitializeInjection() from cuInit. It records the program's
- * kernels, memory copies, memsets and NVTX ranges through the CUPTI activity
- * API and appends them, as they complete, to the CSV file $TW_EVENTS_PATH
- * (format: event_csv.h), on the trace timeline (seconds since $TW_T0_MONO_NS
- * on CLOCK_MONOTONIC).
+ * and calls InitializeInjection() from cuInit: it records the program's
+ * kernels, memory copies and memsets through the CUPTI activity API, each
+ * with the UUID of its GPU. NVTX loads it when NVTX_INJECTION64_PATH names it
+ * and calls InitializeInjectionNvtx2() at the program's first NVTX call: it
+ * records NVTX push/pop and start/end ranges itself, per thread and domain,
+ * timed on CLOCK_MONOTONIC, whatever CUPTI the program ships. Both append
+ * their lines, as they complete, to the CSV file $TW_EVENTS_PATH (format:
+ * event_csv.h), on the trace timeline (seconds since $TW_T0_MONO_NS on
+ * CLOCK_MONOTONIC).
  *
  * libcupti is not linked: it is dlopened at run time and every entry point is
  * looked up and checked; cupti.h gives types and constants only. libcuda is
- * never touched. Whatever fails is reported on stderr ("truewatt-inject: ...")
- * and tracing stops; the host program always goes on.
+ * not linked either: the copy the program has loaded is asked, through
+ * dlsym, for a device's UUID when CUPTI's device record did not give it.
+ * Whatever fails is reported on stderr ("truewatt-inject: ...") and tracing
+ * stops; the host program always goes on.
  *
  * Environment:
  *   TW_EVENTS_PATH       the events file; "%p" in it becomes the process id.
@@ -19,20 +25,23 @@
  *                        file is empty), so several processes can share it.
  *   TW_T0_MONO_NS        the timeline's origin on CLOCK_MONOTONIC, ns (0 if unset)
  *   TW_CUPTI_LIBRARY     the libcupti to load (tried first)
- *   NVTX_INJECTION64_PATH  must name the same libcupti file for NVTX ranges
- *                        to reach CUPTI (checked; a mismatch is reported).
- *                        When unset, it is set here to the CUPTI in use, which
- *                        works when the program's first NVTX call comes after
- *                        CUDA's initialisation (the usual case)
+ *   NVTX_INJECTION64_PATH  this library, for NVTX ranges (truewatt run sets
+ *                        it). When unset, InitializeInjection sets it to this
+ *                        library, which works when the program's first NVTX
+ *                        call comes after CUDA's initialisation (the usual
+ *                        case); when it names another library, that one gets
+ *                        the ranges (respected, noted with TW_INJECT_VERBOSE)
  *   TW_INJECT_FLUSH_MS   period of the flush thread, ms (default 100; 0 = off)
  *   TW_CUPTI_CLOCK       "monotonic": CUPTI timestamps from CLOCK_MONOTONIC
  *                        through cuptiActivityRegisterTimestampCallback
  *                        (default: CUPTI's own clock and a measured offset)
  *   TW_INJECT_VERBOSE    "1": a line on what was set up and a summary at exit
  */
-#define _GNU_SOURCE /* dladdr, pthread_setname_np */
+#define _GNU_SOURCE /* dladdr, pthread_setname_np, syscall */
 
-#include <cupti.h> /* types and constants only: nothing is linked */
+#include <cupti.h>   /* types and constants only: nothing is linked */
+#define NVTX_NO_IMPL /* NVTX's types and callback ids, not its implementation */
+#include <nvtx3/nvToolsExt.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,16 +55,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <wchar.h>
 #include <unistd.h>
 
 #include "inject/demangle.h"
 #include "inject/event_csv.h"
+#include "inject/nvtx_ranges.h"
 
 #define PREFIX "truewatt-inject: "
 #define BUFFER_BYTES ((size_t)1 << 20)      /* one CUPTI activity buffer */
 #define WRITE_CHUNK_BYTES ((size_t)1 << 16) /* lines are written out in chunks of about this */
 #define CALIBRATION_ROUNDS 25
+#define MAX_CUDA_DEVICES 64 /* device ordinals whose UUID is remembered */
 
 /* The memcpy kind names of event_csv.c follow CUPTI's numbering. */
 _Static_assert((int)TWI_MEMCPY_HTOD == (int)CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, "memcpy kinds");
@@ -155,7 +168,7 @@ static bool load_cupti(void)
         if (probe && dladdr(probe, &info) && info.dli_fname && !same_file(env, info.dli_fname))
             fprintf(stderr,
                     PREFIX "the program has loaded %s already: using it, not TW_CUPTI_LIBRARY=%s (two CUPTIs in "
-                           "one process collide); point TW_CUPTI_LIBRARY and NVTX_INJECTION64_PATH at it\n",
+                           "one process collide); point TW_CUPTI_LIBRARY at it\n",
                     info.dli_fname, env);
     }
     if (!cupti_handle && env && *env) {
@@ -209,15 +222,23 @@ static struct {
     twi_buf buf; /* whole lines not yet written */
     twi_clock clock;
     twi_demangler *dm;
-    twi_ranges *ranges;
-    uint64_t records, lines, dropped, write_errors, bad_records;
+    twi_ranges *ranges; /* NVTX start/end ranges open */
+    uint64_t records, lines, dropped, write_errors, bad_records, nvtx_unpaired;
     char events_path[PATH_MAX];
+    /* CUDA device ordinal -> UUID as NVML writes it ("" = not known yet) */
+    char dev_uuid[MAX_CUDA_DEVICES][TWI_UUID_LEN];
+    atomic_int all_devices_known; /* every CUDA device's UUID is in dev_uuid */
 
-    pid_t pid;            /* the process that set up tracing (not a forked child) */
-    atomic_int active;    /* tracing was set up */
+    pid_t pid;            /* the process that opened the file (not a forked child) */
+    bool file_ok;         /* the events file is open and the exit flush registered */
+    atomic_int active;    /* CUPTI tracing was set up */
+    atomic_int nvtx;      /* the NVTX callbacks are attached */
     atomic_int finished;  /* the exit flush ran */
     atomic_int initiated; /* InitializeInjection ran */
     bool verbose;
+    pthread_key_t stack_key; /* each thread's twi_stack of push/pop ranges */
+    bool stack_key_ok;
+    atomic_uint_fast64_t next_range_id;
 
     /* the flush thread */
     pthread_t flusher;
@@ -336,9 +357,106 @@ static void add(const twi_record *r)
         (r).start_ns = (x)->start;                                                                                     \
         (r).end_ns = (x)->end;                                                                                         \
         (r).device = (int32_t)(x)->deviceId;                                                                           \
+        (r).device_uuid = device_uuid((x)->deviceId);                                                                  \
         (r).stream = (x)->streamId;                                                                                    \
         (r).correlation_id = (x)->correlationId;                                                                       \
     } while (0)
+
+/* ---------------------------------------------------------------- device UUIDs */
+
+/* The program's libcuda, looked up, never loaded. Asked outside CUPTI's
+ * callbacks (the flush thread, the exit flush) for the UUIDs CUPTI's device
+ * records have not given yet (they are emitted at CUDA's initialisation,
+ * which may precede this library's set-up); inside a callback only for an
+ * ordinal still unknown there. */
+static struct {
+    CUresult (*count)(int *n);
+    CUresult (*get)(CUdevice *dev, int ordinal);
+    CUresult (*uuid_v2)(CUuuid *uuid, CUdevice dev); /* a MIG instance's own UUID */
+    CUresult (*uuid_v1)(CUuuid *uuid, CUdevice dev); /* the GPU's, also for a MIG instance */
+} cuda;
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+static void cuda_load(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    void *count = dlsym(h, "cuDeviceGetCount"), *get = dlsym(h, "cuDeviceGet");
+    void *v2 = dlsym(h, "cuDeviceGetUuid_v2"), *v1 = dlsym(h, "cuDeviceGetUuid");
+    if (!get || !(v1 || v2)) return;
+    memcpy(&cuda.count, &count, sizeof count);
+    memcpy(&cuda.uuid_v2, &v2, sizeof v2);
+    memcpy(&cuda.uuid_v1, &v1, sizeof v1);
+    memcpy(&cuda.get, &get, sizeof get); /* last: it says the others are set */
+}
+
+/* The UUID of CUDA device `ordinal` in NVML's form into out; false when
+ * libcuda cannot tell. A device whose two UUIDs differ is a MIG instance. */
+static bool cuda_uuid(int ordinal, char out[TWI_UUID_LEN])
+{
+    pthread_once(&cuda_once, cuda_load);
+    CUdevice dev;
+    CUuuid u2, u1;
+    if (!cuda.get || cuda.get(&dev, ordinal) != CUDA_SUCCESS) return false;
+    bool has2 = cuda.uuid_v2 && cuda.uuid_v2(&u2, dev) == CUDA_SUCCESS;
+    bool has1 = cuda.uuid_v1 && cuda.uuid_v1(&u1, dev) == CUDA_SUCCESS;
+    if (!has2 && !has1) return false;
+    bool mig = has2 && has1 && memcmp(u1.bytes, u2.bytes, 16) != 0;
+    twi_format_uuid((const unsigned char *)(has2 ? u2.bytes : u1.bytes), mig, out);
+    return true;
+}
+
+/* The UUIDs of the CUDA devices not known yet, from libcuda, outside
+ * CUPTI's callbacks (the driver is asked without g.lock held). */
+static void learn_devices_from_cuda(void)
+{
+    if (atomic_load(&g.all_devices_known)) return;
+    pthread_once(&cuda_once, cuda_load);
+    int n = 0;
+    if (!cuda.get || !cuda.count || cuda.count(&n) != CUDA_SUCCESS || n <= 0) return;
+    if (n > MAX_CUDA_DEVICES) n = MAX_CUDA_DEVICES;
+    int known = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&g.lock);
+        bool have = g.dev_uuid[i][0] != '\0';
+        pthread_mutex_unlock(&g.lock);
+        char u[TWI_UUID_LEN];
+        if (!have && cuda_uuid(i, u)) {
+            pthread_mutex_lock(&g.lock);
+            if (!g.dev_uuid[i][0]) memcpy(g.dev_uuid[i], u, sizeof u); /* a device record wins */
+            pthread_mutex_unlock(&g.lock);
+            have = true;
+        }
+        known += have;
+    }
+    if (known == n) atomic_store(&g.all_devices_known, 1);
+}
+
+static bool nonzero(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return true;
+    return false;
+}
+
+/* A DEVICE record: the ordinal's UUID, the MIG instance's where it is one
+ * (called with g.lock held). */
+static void learn_device(const CUpti_ActivityDevice5 *d)
+{
+    if (d->id >= MAX_CUDA_DEVICES) return;
+    const unsigned char *mig = (const unsigned char *)d->migUuid.bytes;
+    bool is_mig = d->isMigEnabled && nonzero(mig, 16);
+    twi_format_uuid(is_mig ? mig : (const unsigned char *)d->uuid.bytes, is_mig, g.dev_uuid[d->id]);
+}
+
+/* The UUID of CUDA device `ordinal`, "" when it cannot be told (called with g.lock held). */
+static const char *device_uuid(uint32_t ordinal)
+{
+    if (ordinal >= MAX_CUDA_DEVICES) return "";
+    char *u = g.dev_uuid[ordinal];
+    if (!u[0]) cuda_uuid((int)ordinal, u); /* the last resort, inside the callback */
+    return u;
+}
 
 /* One activity record (called with g.lock held). */
 static void handle(const CUpti_Activity *a)
@@ -375,19 +493,9 @@ static void handle(const CUpti_Activity *a)
         add(&r);
         break;
     }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-        const CUpti_ActivityMarker2 *m = (const CUpti_ActivityMarker2 *)a;
-        if (m->timestamp == 0 || !g.ranges) break; /* not timed */
-        int paired = 0;
-        /* instantaneous markers (nvtxMark) are not ranges: not written */
-        if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START)
-            paired = twi_ranges_start(g.ranges, m->id, m->name, m->timestamp, &r);
-        else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END)
-            paired = twi_ranges_end(g.ranges, m->id, m->timestamp, &r);
-        if (paired > 0) add(&r);
-        if (paired < 0) g.bad_records++;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+        learn_device((const CUpti_ActivityDevice5 *)a);
         break;
-    }
     default:
         break;
     }
@@ -408,12 +516,16 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
     (void)size;
     if (buffer && valid_size > 0) {
         pthread_mutex_lock(&g.lock);
-        CUpti_Activity *rec = NULL;
-        for (;;) {
-            CUptiResult r = api.cuptiActivityGetNextRecord(buffer, valid_size, &rec);
-            if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break; /* the end of the buffer */
-            if (!cupti_ok(r, "cuptiActivityGetNextRecord")) break;
-            handle(rec);
+        /* device records first: a kernel may precede its device's record in a buffer */
+        for (int pass = 0; pass < 2; pass++) {
+            CUpti_Activity *rec = NULL;
+            for (;;) {
+                CUptiResult r = api.cuptiActivityGetNextRecord(buffer, valid_size, &rec);
+                if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break; /* the end of the buffer */
+                if (!cupti_ok(r, "cuptiActivityGetNextRecord")) break;
+                if (pass == 0 && rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
+                if (pass == 1 && rec->kind != CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
+            }
         }
         if (g.fd >= 0) write_out();
         pthread_mutex_unlock(&g.lock);
@@ -477,6 +589,7 @@ static void *flush_loop(void *arg)
             rc = pthread_cond_timedwait(&g.flush_cond, &g.flush_lock, &until);
         if (g.flush_stop) break;
         pthread_mutex_unlock(&g.flush_lock);
+        learn_devices_from_cuda();
         CUptiResult r = api.cuptiActivityFlushAll(0);
         /* reported once: the loop would repeat it ten times a second */
         if (r != CUPTI_SUCCESS && atomic_fetch_add(&g.flush_errors, 1) == 0)
@@ -528,34 +641,45 @@ static void stop_flusher(void)
 
 static void finish(void)
 {
-    if (!atomic_load(&g.active) || atomic_exchange(&g.finished, 1)) return;
-    if (getpid() != g.pid) return; /* a forked child: CUPTI and the flush thread are the parent's */
-    stop_flusher();
-    /* every buffer, also those with records still incomplete (kernels the
-     * program did not wait for come out untimed and are skipped) */
-    cupti_ok(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll (at exit)");
+    if (!g.file_ok || atomic_exchange(&g.finished, 1)) return;
+    if (getpid() != g.pid) { /* a forked child: CUPTI and the flush thread are the parent's; its NVTX lines its own */
+        pthread_mutex_lock(&g.lock);
+        if (g.fd >= 0) write_out();
+        pthread_mutex_unlock(&g.lock);
+        return;
+    }
+    bool cupti = atomic_load(&g.active);
+    if (cupti) {
+        stop_flusher();
+        learn_devices_from_cuda();
+        /* every buffer, also those with records still incomplete (kernels the
+         * program did not wait for come out untimed and are skipped) */
+        cupti_ok(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll (at exit)");
 
-    /* CUPTI's clock is CLOCK_REALTIME on Linux: a step of the wall clock
-     * during the run shifts every later timestamp against CLOCK_MONOTONIC */
-    twi_clock now = g.clock;
-    uint64_t gap = 0;
-    if (twi_clock_calibrate(&now, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
-        int64_t drift = twi_clock_drift_ns(&g.clock, &now);
-        if (drift > 1000000 || drift < -1000000)
-            fprintf(stderr,
-                    PREFIX "CUPTI's clock moved %.3f ms against CLOCK_MONOTONIC during the run (wall clock "
-                           "stepped?); event times may be off by up to that (TW_CUPTI_CLOCK=monotonic avoids it)\n",
-                    (double)drift / 1e6);
+        /* CUPTI's clock is CLOCK_REALTIME on Linux: a step of the wall clock
+         * during the run shifts every later timestamp against CLOCK_MONOTONIC */
+        twi_clock now = g.clock;
+        uint64_t gap = 0;
+        if (twi_clock_calibrate(&now, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
+            int64_t drift = twi_clock_drift_ns(&g.clock, &now);
+            if (drift > 1000000 || drift < -1000000)
+                fprintf(stderr,
+                        PREFIX "CUPTI's clock moved %.3f ms against CLOCK_MONOTONIC during the run (wall clock "
+                               "stepped?); event times may be off by up to that (TW_CUPTI_CLOCK=monotonic avoids it)\n",
+                        (double)drift / 1e6);
+        }
     }
 
     pthread_mutex_lock(&g.lock);
     if (g.fd >= 0) write_out();
+    size_t open_ranges = twi_ranges_pending(g.ranges);
     if (g.dropped || g.bad_records || g.write_errors || g.verbose)
-        fprintf(
-            stderr,
-            PREFIX "%" PRIu64 " activity records, %" PRIu64 " events written to %s; %" PRIu64
-                   " dropped by CUPTI, %" PRIu64 " lost here, %" PRIu64 " write errors, %zu unpaired NVTX markers\n",
-            g.records, g.lines, g.events_path, g.dropped, g.bad_records, g.write_errors, twi_ranges_pending(g.ranges));
+        fprintf(stderr,
+                PREFIX "%" PRIu64 " activity records, %" PRIu64 " events written to %s; %" PRIu64
+                       " dropped by CUPTI, %" PRIu64 " lost here, %" PRIu64 " write errors; NVTX: %zu start/end "
+                       "ranges left open, %" PRIu64 " pops or ends without a range\n",
+                g.records, g.lines, g.events_path, g.dropped, g.bad_records, g.write_errors, open_ranges,
+                g.nvtx_unpaired);
     pthread_mutex_unlock(&g.lock);
     /* the file stays open: records CUPTI delivers after this (kernels run by
      * later exit handlers) are still written */
@@ -566,33 +690,286 @@ static void finish_at_exit(void) { finish(); }
 /* A second chance when exit handlers did not run the flush (atexit failed). */
 __attribute__((destructor)) static void finish_at_unload(void) { finish(); }
 
-/* ---------------------------------------------------------------- set-up */
+/* ---------------------------------------------------------------- NVTX */
 
-/* The NVTX injection must be this very libcupti, or ranges go to a copy of
- * CUPTI that records nothing. */
-static void check_nvtx(void)
+/* Hot path: a push costs one clock_gettime and a copy of the name into the
+ * thread's own stack (no lock, no allocation once its slots exist); a pop
+ * adds one line to the shared buffer under the lock. */
+
+typedef struct tw_domain {
+    char *name;
+} tw_domain;
+
+static uint64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t thread_id(void) { return (int64_t)syscall(SYS_gettid); }
+
+static void free_stack(void *p) { twi_stack_free(p); /* ranges still open when a thread ends are lost */ }
+
+/* This thread's stack, made on its first range; NULL when out of memory. */
+static twi_stack *my_stack(void)
+{
+    twi_stack *s = pthread_getspecific(g.stack_key);
+    if (s || !g.stack_key_ok) return s;
+    s = twi_stack_new(thread_id());
+    if (s && pthread_setspecific(g.stack_key, s) != 0) {
+        twi_stack_free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+static void emit(const twi_record *r)
+{
+    pthread_mutex_lock(&g.lock);
+    if (g.fd >= 0) add(r);
+    pthread_mutex_unlock(&g.lock);
+}
+
+static void count_unpaired(void)
+{
+    pthread_mutex_lock(&g.lock);
+    g.nvtx_unpaired++;
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* A wide string as UTF-8 (what the events file holds), into buf. */
+static const char *from_wide(const wchar_t *w, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (; w && *w && n + 5 < cap; w++) {
+        uint32_t c = (uint32_t)*w;
+        if (c > 0x10ffff || (c >= 0xd800 && c < 0xe000)) c = 0xfffd;
+        if (c < 0x80) {
+            buf[n++] = (char)c;
+        } else if (c < 0x800) {
+            buf[n++] = (char)(0xc0 | c >> 6);
+            buf[n++] = (char)(0x80 | (c & 0x3f));
+        } else if (c < 0x10000) {
+            buf[n++] = (char)(0xe0 | c >> 12);
+            buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[n++] = (char)(0x80 | (c & 0x3f));
+        } else {
+            buf[n++] = (char)(0xf0 | c >> 18);
+            buf[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
+            buf[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+            buf[n++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The message of an event's attributes: ASCII, wide or registered (a
+ * string this library registered: its own copy). */
+static const char *message(const nvtxEventAttributes_t *a, char *buf, size_t cap)
+{
+    if (!a) return "";
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        return a->message.ascii ? a->message.ascii : "";
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        return from_wide(a->message.unicode, buf, cap);
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+        return a->message.registered ? (const char *)a->message.registered : "";
+    default:
+        return "";
+    }
+}
+
+static const char *domain_name(nvtxDomainHandle_t d) { return d ? ((const tw_domain *)d)->name : ""; }
+
+static int push_range(nvtxDomainHandle_t domain, const char *name)
+{
+    twi_stack *s = my_stack();
+    if (!s) return -1;
+    int depth = twi_stack_push(s, domain, domain_name(domain), name, mono_now());
+    return depth > 0 ? depth - 1 : -1; /* NVTX counts levels from 0 */
+}
+
+static int pop_range(nvtxDomainHandle_t domain)
+{
+    uint64_t t = mono_now();
+    twi_stack *s = my_stack();
+    twi_record r;
+    int depth = s ? twi_stack_pop(s, domain, t, &r) : 0;
+    if (depth <= 0) {
+        count_unpaired();
+        return -1;
+    }
+    emit(&r);
+    return depth - 1;
+}
+
+static nvtxRangeId_t start_range(nvtxDomainHandle_t domain, const char *name)
+{
+    uint64_t t = mono_now();
+    nvtxRangeId_t id = (nvtxRangeId_t)atomic_fetch_add(&g.next_range_id, 1) + 1;
+    twi_stack *s = my_stack(); /* holds the thread's id */
+    int64_t tid = s ? twi_stack_tid(s) : thread_id();
+    pthread_mutex_lock(&g.lock);
+    int rc = g.ranges ? twi_ranges_start(g.ranges, id, domain_name(domain), name, tid, t) : -1;
+    pthread_mutex_unlock(&g.lock);
+    return rc == 0 ? id : 0;
+}
+
+static void end_range(nvtxRangeId_t id)
+{
+    uint64_t t = mono_now();
+    twi_record r;
+    pthread_mutex_lock(&g.lock);
+    if (g.ranges && twi_ranges_end(g.ranges, id, t, &r) == 1) {
+        if (g.fd >= 0) add(&r);
+    } else {
+        g.nvtx_unpaired++;
+    }
+    pthread_mutex_unlock(&g.lock);
+}
+
+#define WIDE_NAME 512 /* bytes of UTF-8 kept of a wide-character name */
+
+static int NVTX_API cb_push_a(const char *message) { return push_range(NULL, message ? message : ""); }
+static int NVTX_API cb_push_w(const wchar_t *message)
+{
+    char buf[WIDE_NAME];
+    return push_range(NULL, from_wide(message, buf, sizeof buf));
+}
+static int NVTX_API cb_push_ex(const nvtxEventAttributes_t *a)
+{
+    char buf[WIDE_NAME];
+    return push_range(NULL, message(a, buf, sizeof buf));
+}
+static int NVTX_API cb_pop(void) { return pop_range(NULL); }
+static nvtxRangeId_t NVTX_API cb_start_a(const char *message) { return start_range(NULL, message ? message : ""); }
+static nvtxRangeId_t NVTX_API cb_start_w(const wchar_t *message)
+{
+    char buf[WIDE_NAME];
+    return start_range(NULL, from_wide(message, buf, sizeof buf));
+}
+static nvtxRangeId_t NVTX_API cb_start_ex(const nvtxEventAttributes_t *a)
+{
+    char buf[WIDE_NAME];
+    return start_range(NULL, message(a, buf, sizeof buf));
+}
+static void NVTX_API cb_end(nvtxRangeId_t id) { end_range(id); }
+
+static int NVTX_API cb_domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    char buf[WIDE_NAME];
+    return push_range(d, message(a, buf, sizeof buf));
+}
+static int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return pop_range(d); }
+static nvtxRangeId_t NVTX_API cb_domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    char buf[WIDE_NAME];
+    return start_range(d, message(a, buf, sizeof buf));
+}
+static void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d;
+    end_range(id);
+}
+
+/* Domains and registered strings are this library's own copies; they live
+ * as long as the process (ranges may still name them), so destroying a
+ * domain forgets nothing. */
+static nvtxDomainHandle_t new_domain(const char *name)
+{
+    tw_domain *d = calloc(1, sizeof *d);
+    if (d && !(d->name = strdup(name ? name : ""))) {
+        free(d);
+        d = NULL;
+    }
+    return (nvtxDomainHandle_t)d;
+}
+static nvtxDomainHandle_t NVTX_API cb_domain_create_a(const char *name) { return new_domain(name); }
+static nvtxDomainHandle_t NVTX_API cb_domain_create_w(const wchar_t *name)
+{
+    char buf[WIDE_NAME];
+    return new_domain(from_wide(name, buf, sizeof buf));
+}
+static void NVTX_API cb_domain_destroy(nvtxDomainHandle_t d) { (void)d; }
+static nvtxStringHandle_t NVTX_API cb_register_a(nvtxDomainHandle_t d, const char *text)
+{
+    (void)d;
+    return (nvtxStringHandle_t)strdup(text ? text : "");
+}
+static nvtxStringHandle_t NVTX_API cb_register_w(nvtxDomainHandle_t d, const wchar_t *text)
+{
+    (void)d;
+    char buf[WIDE_NAME];
+    return (nvtxStringHandle_t)strdup(from_wide(text, buf, sizeof buf));
+}
+
+/* Puts fn into slot `id` of an NVTX callback table (when the table has it). */
+static void set_callback(NvtxFunctionTable table, unsigned size, unsigned id, NvtxFunctionPointer fn)
+{
+    if (id < size && table[id]) *table[id] = fn;
+}
+
+#define CB(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+static bool attach_nvtx(NvtxGetExportTableFunc_t get_table)
+{
+    const NvtxExportTableCallbacks *cbs = get_table ? get_table(NVTX_ETID_CALLBACKS) : NULL;
+    if (!cbs || cbs->struct_size < sizeof *cbs || !cbs->GetModuleFunctionTable) return false;
+    NvtxFunctionTable core = NULL, core2 = NULL;
+    unsigned n_core = 0, n_core2 = 0;
+    if (!cbs->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &n_core) || !core) return false;
+    set_callback(core, n_core, NVTX_CBID_CORE_RangePushA, CB(cb_push_a));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangePushW, CB(cb_push_w));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangePushEx, CB(cb_push_ex));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangePop, CB(cb_pop));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangeStartA, CB(cb_start_a));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangeStartW, CB(cb_start_w));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangeStartEx, CB(cb_start_ex));
+    set_callback(core, n_core, NVTX_CBID_CORE_RangeEnd, CB(cb_end));
+    if (cbs->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2, &n_core2) && core2) {
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRangePushEx, CB(cb_domain_push));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRangePop, CB(cb_domain_pop));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRangeStartEx, CB(cb_domain_start));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRangeEnd, CB(cb_domain_end));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainCreateA, CB(cb_domain_create_a));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainCreateW, CB(cb_domain_create_w));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainDestroy, CB(cb_domain_destroy));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRegisterStringA, CB(cb_register_a));
+        set_callback(core2, n_core2, NVTX_CBID_CORE2_DomainRegisterStringW, CB(cb_register_w));
+    }
+    return true;
+}
+
+/* This library's own file, for NVTX_INJECTION64_PATH. */
+static bool own_path(char *out, size_t cap)
+{
+    Dl_info info;
+    void *self = (void *)&own_path;
+    return dladdr(self, &info) && info.dli_fname && info.dli_fname[0] == '/' &&
+           (size_t)snprintf(out, cap, "%s", info.dli_fname) < cap;
+}
+
+/* NVTX reads NVTX_INJECTION64_PATH at the program's first NVTX call, which
+ * usually comes after CUDA's initialisation (this call): when unset, setting
+ * it now routes the ranges here. A program that called NVTX before
+ * initialising CUDA has made its choice already. */
+static void route_nvtx_here(void)
 {
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    char self[PATH_MAX];
+    if (!own_path(self, sizeof self)) return;
     if (!nvtx || !*nvtx) {
-        /* NVTX reads the variable at the program's first NVTX call, which
-         * usually comes after CUDA's initialisation (this call): setting it
-         * now routes the ranges to this CUPTI. A program that called NVTX
-         * before initialising CUDA has made its choice already. */
-        if (cupti_path[0] == '/' && setenv("NVTX_INJECTION64_PATH", cupti_path, 0) == 0) {
-            if (g.verbose) fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH set to %s\n", cupti_path);
-        } else if (g.verbose) {
-            fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH is not set: no NVTX ranges (set it to %s)\n", cupti_path);
-        }
-        return;
+        if (setenv("NVTX_INJECTION64_PATH", self, 0) == 0 && g.verbose)
+            fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH set to %s\n", self);
+    } else if (g.verbose && !same_file(nvtx, self)) {
+        fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH=%s: NVTX ranges go there, not here\n", nvtx);
     }
-    char a[PATH_MAX], b[PATH_MAX];
-    if (!realpath(nvtx, a) || !realpath(cupti_path, b)) return; /* a bare soname: cannot tell */
-    if (strcmp(a, b) != 0)
-        fprintf(stderr,
-                PREFIX "NVTX_INJECTION64_PATH=%s is not the CUPTI in use (%s): NVTX ranges will be missing; set "
-                       "both it and TW_CUPTI_LIBRARY to one file\n",
-                nvtx, b);
 }
+
+/* ---------------------------------------------------------------- set-up */
 
 static bool enable(CUpti_ActivityKind kind, const char *name)
 {
@@ -603,7 +980,20 @@ static bool enable(CUpti_ActivityKind kind, const char *name)
     return cupti_ok(r, what);
 }
 
-static void setup(void)
+/* A forked child (a data-loader worker) may record NVTX ranges too: it
+ * starts with an unlocked lock and without the lines its parent had not
+ * written yet (the parent writes those). */
+static void after_fork_in_child(void)
+{
+    /* the forking thread's open ranges are the child's now, under its own id */
+    if (g.stack_key_ok) twi_stack_set_tid(pthread_getspecific(g.stack_key), thread_id());
+    pthread_mutex_init(&g.lock, NULL);
+    g.buf.len = 0;
+    if (g.buf.p) g.buf.p[0] = '\0';
+}
+
+/* The events file and what both entry points share; once per process. */
+static void open_file(void)
 {
     g.verbose = getenv("TW_INJECT_VERBOSE") && strcmp(getenv("TW_INJECT_VERBOSE"), "0") != 0;
     const char *events = getenv("TW_EVENTS_PATH");
@@ -624,21 +1014,34 @@ static void setup(void)
         flush_ms = 100;
     }
     g.flush_ms = (unsigned)flush_ms;
-
-    if (!open_events(events)) return;
-    if (!load_cupti()) return;
-
-    uint32_t version = 0;
-    if (cupti_ok(api.cuptiGetVersion(&version), "cuptiGetVersion") && version / 10000 != CUPTI_API_VERSION / 10000)
-        fprintf(stderr, PREFIX "%s is CUPTI API version %u; this library was built for %d: records may be misread\n",
-                cupti_path, version, CUPTI_API_VERSION);
-
     g.dm = twi_demangler_new(0);
     g.ranges = twi_ranges_new();
     if (!g.dm || !g.ranges) {
         fprintf(stderr, PREFIX "out of memory\n");
         return;
     }
+    g.stack_key_ok = pthread_key_create(&g.stack_key, free_stack) == 0;
+    if (!open_events(events)) return;
+    g.pid = getpid();
+    if (pthread_atfork(NULL, NULL, after_fork_in_child) != 0)
+        fprintf(stderr, PREFIX "pthread_atfork failed: a forked child may repeat lines\n");
+    if (atexit(finish_at_exit) != 0)
+        fprintf(stderr, PREFIX "atexit failed: the last events are flushed when the library unloads\n");
+    g.file_ok = true;
+}
+
+static pthread_once_t file_once = PTHREAD_ONCE_INIT;
+
+static void setup_cupti(void)
+{
+    pthread_once(&file_once, open_file);
+    if (!g.file_ok) return;
+    if (!load_cupti()) return;
+
+    uint32_t version = 0;
+    if (cupti_ok(api.cuptiGetVersion(&version), "cuptiGetVersion") && version / 10000 != CUPTI_API_VERSION / 10000)
+        fprintf(stderr, PREFIX "%s is CUPTI API version %u; this library was built for %d: records may be misread\n",
+                cupti_path, version, CUPTI_API_VERSION);
 
     if (!cupti_ok(api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
                   "cuptiActivityRegisterCallbacks"))
@@ -657,30 +1060,32 @@ static void setup(void)
     }
 
     uint64_t gap = 0;
-    if (!twi_clock_calibrate(&g.clock, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
+    twi_clock c = g.clock;
+    if (!twi_clock_calibrate(&c, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
         fprintf(stderr, PREFIX "cuptiGetTimestamp or CLOCK_MONOTONIC failed: no time reference, not recording\n");
         return;
     }
+    pthread_mutex_lock(&g.lock);
+    g.clock = c;
+    pthread_mutex_unlock(&g.lock);
 
     cupti_ok(api.cuptiActivityFlushPeriod(100), "cuptiActivityFlushPeriod");
 
     /* the activity is switched on before any record can arrive: mark active first */
-    g.pid = getpid();
     atomic_store(&g.active, 1);
     bool any = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
     any = enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY") || any;
     any = enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET") || any;
-    bool markers = enable(CUPTI_ACTIVITY_KIND_MARKER, "MARKER");
-    any = markers || any;
     if (!any) {
         fprintf(stderr, PREFIX "no activity kind could be enabled: not recording\n");
         atomic_store(&g.active, 0);
         return;
     }
-    if (markers) check_nvtx();
-
-    if (atexit(finish_at_exit) != 0)
-        fprintf(stderr, PREFIX "atexit failed: the last events are flushed when the library unloads\n");
+    /* each device's UUID; without its records, libcuda is asked (learn_devices_from_cuda) */
+    CUptiResult dr = api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+    if (dr != CUPTI_SUCCESS && g.verbose)
+        fprintf(stderr, PREFIX "no CUPTI device records (%s): device UUIDs from libcuda\n", result_text(dr));
+    route_nvtx_here();
     start_flusher();
 
     if (g.verbose)
@@ -699,6 +1104,24 @@ __attribute__((visibility("default"))) int InitializeInjection(void);
 int InitializeInjection(void)
 {
     if (atomic_exchange(&g.initiated, 1)) return 1;
-    setup();
+    setup_cupti();
+    return 1;
+}
+
+/* Called by NVTX at the program's first NVTX call when NVTX_INJECTION64_PATH
+ * names this library. Returns 1 when the ranges are recorded here, 0 when
+ * not (NVTX then makes every call a no-op). */
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table);
+
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
+{
+    pthread_once(&file_once, open_file);
+    if (!g.file_ok) return 0;
+    if (!attach_nvtx(get_table)) {
+        fprintf(stderr, PREFIX "NVTX gave no callback table: no NVTX ranges\n");
+        return 0;
+    }
+    atomic_store(&g.nvtx, 1);
+    if (g.verbose) fprintf(stderr, PREFIX "NVTX ranges recorded here; events to %s\n", g.events_path);
     return 1;
 }

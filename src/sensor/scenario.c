@@ -458,7 +458,13 @@ tw_status tw_scenario_events(const tw_scenario *s, tw_events **out)
     for (size_t i = 0; i < s->nk; i++) {
         const kernel *k = &s->k[i];
         double end_s = k->start_s + k->duration_s;
-        tw_event e = {k->name, k->start_s, end_s, 0, 0, tw_scenario_true_energy_j(s, k->start_s, end_s), "kernel"};
+        tw_event e = {.name = k->name,
+                      .start_s = k->start_s,
+                      .end_s = end_s,
+                      .device = 0,
+                      .stream = 0,
+                      .true_energy_j = tw_scenario_true_energy_j(s, k->start_s, end_s),
+                      .kind = "kernel"};
         st = tw_events_add(ev, &e);
         if (st != TW_OK) {
             tw_events_free(ev);

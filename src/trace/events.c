@@ -16,11 +16,70 @@ typedef struct ev_item {
     size_t seq; /* position before sorting: the tie-break that makes qsort stable */
 } ev_item;
 
+/* The set's strings, each stored once: an open-addressing hash set of
+ * pointers to separately allocated copies. The table is rehashed as it
+ * grows, the strings never move, so the pointers events hold stay valid. */
+typedef struct strset {
+    char **slot; /* NULL = empty */
+    size_t cap;  /* power of two, or 0 */
+    size_t n;
+} strset;
+
 struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
+    strset strings;
 };
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static bool strset_grow(strset *t)
+{
+    size_t cap = t->cap ? 2 * t->cap : 64;
+    char **slot = calloc(cap, sizeof *slot);
+    if (!slot) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slot[i]) continue;
+        size_t k = (size_t)hash_str(t->slot[i]) & (cap - 1);
+        while (slot[k])
+            k = (k + 1) & (cap - 1);
+        slot[k] = t->slot[i];
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->cap = cap;
+    return true;
+}
+
+/* The set's copy of `s` (made on first sight); NULL when out of memory. */
+static const char *strset_intern(strset *t, const char *s)
+{
+    if ((t->n + 1) * 4 > t->cap * 3 && !strset_grow(t)) return NULL;
+    size_t k = (size_t)hash_str(s) & (t->cap - 1);
+    for (; t->slot[k]; k = (k + 1) & (t->cap - 1))
+        if (strcmp(t->slot[k], s) == 0) return t->slot[k];
+    char *copy = strdup(s);
+    if (!copy) return NULL;
+    t->slot[k] = copy;
+    t->n++;
+    return copy;
+}
+
+static void strset_free(strset *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i]);
+    free(t->slot);
+    t->slot = NULL;
+    t->cap = t->n = 0;
+}
 
 tw_status tw_events_new(tw_events **out)
 {
@@ -37,10 +96,7 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
-    for (size_t i = 0; i < ev->n; i++) {
-        free((char *)ev->item[i].e.name);
-        free((char *)ev->item[i].e.kind);
-    }
+    strset_free(&ev->strings);
     free(ev->item);
     free(ev);
 }
@@ -56,6 +112,13 @@ static tw_status grow(tw_events *ev)
     return TW_OK;
 }
 
+/* The set's copy of an optional string (NULL stays NULL); false when out of memory. */
+static bool intern_opt(tw_events *ev, const char *s, const char **out)
+{
+    *out = s ? strset_intern(&ev->strings, s) : NULL;
+    return !s || *out;
+}
+
 tw_status tw_events_add(tw_events *ev, const tw_event *e)
 {
     tw_clear_error();
@@ -64,19 +127,17 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
         return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a non-finite time", e->name);
     if (e->end_s < e->start_s) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
     if (isinf(e->true_energy_j)) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has an infinite energy", e->name);
+    if (e->depth < 0) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a negative depth", e->name);
     tw_status st = grow(ev);
     if (st != TW_OK) return st;
-    char *name = strdup(e->name);
-    char *kind = e->kind ? strdup(e->kind) : NULL;
-    if (!name || (e->kind && !kind)) {
-        free(name);
-        free(kind);
+    /* strings first, into the set's store: the caller's may be gone after this call */
+    tw_event c = *e;
+    if (!intern_opt(ev, e->name, &c.name) || !intern_opt(ev, e->kind, &c.kind) ||
+        !intern_opt(ev, e->device_uuid, &c.device_uuid) || !intern_opt(ev, e->mangled, &c.mangled) ||
+        !intern_opt(ev, e->domain, &c.domain))
         return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
-    }
     ev_item *it = &ev->item[ev->n++];
-    it->e = *e;
-    it->e.name = name;
-    it->e.kind = kind;
+    it->e = c;
     it->seq = 0;
     return TW_OK;
 }
@@ -98,14 +159,30 @@ void tw_events_sort(tw_events *ev)
 
 /* ---------------------------------------------------------------- load */
 
-enum { COL_NAME, COL_START, COL_END, COL_DEVICE, COL_STREAM, COL_ENERGY, COL_KIND, NCOLS };
+enum {
+    COL_NAME,
+    COL_START,
+    COL_END,
+    COL_DEVICE,
+    COL_STREAM,
+    COL_ENERGY,
+    COL_KIND,
+    COL_UUID,
+    COL_MANGLED,
+    COL_DOMAIN,
+    COL_TID,
+    COL_DEPTH,
+    NCOLS
+};
 
 /* Accepted header names per column; the first is the one reported missing. */
 static const char *const col_names[NCOLS][3] = {
-    [COL_NAME] = {"name", "label", NULL},  [COL_START] = {"start_s", "t_start", NULL},
-    [COL_END] = {"end_s", "t_end", NULL},  [COL_DEVICE] = {"device", NULL, NULL},
-    [COL_STREAM] = {"stream", NULL, NULL}, [COL_ENERGY] = {"true_energy_j", NULL, NULL},
-    [COL_KIND] = {"kind", NULL, NULL},
+    [COL_NAME] = {"name", "label", NULL},    [COL_START] = {"start_s", "t_start", NULL},
+    [COL_END] = {"end_s", "t_end", NULL},    [COL_DEVICE] = {"device", NULL, NULL},
+    [COL_STREAM] = {"stream", NULL, NULL},   [COL_ENERGY] = {"true_energy_j", NULL, NULL},
+    [COL_KIND] = {"kind", NULL, NULL},       [COL_UUID] = {"device_uuid", NULL, NULL},
+    [COL_MANGLED] = {"mangled", NULL, NULL}, [COL_DOMAIN] = {"domain", NULL, NULL},
+    [COL_TID] = {"tid", NULL, NULL},         [COL_DEPTH] = {"depth", NULL, NULL},
 };
 
 #define NO_COL ((size_t)-1)
@@ -195,8 +272,15 @@ static tw_status parse_optional_int(const loader *L, int k, long long lo, long l
     return TW_OK;
 }
 
+/* A text cell; NULL when blank or the column is absent. */
+static const char *optional_text(const loader *L, int k)
+{
+    return L->col[k] != NO_COL && L->cf.field[L->col[k]][0] ? L->cf.field[L->col[k]] : NULL;
+}
+
 static tw_status parse_event(const loader *L, size_t count, tw_event *e)
 {
+    memset(e, 0, sizeof *e);
     if (count != L->ncols)
         return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", L->cf.path, (unsigned long long)L->cf.line,
                        L->ncols, count);
@@ -210,8 +294,20 @@ static tw_status parse_event(const loader *L, size_t count, tw_event *e)
         return st;
     e->device = (int32_t)device;
     e->stream = (int64_t)stream;
-    /* blank or absent kind: unknown */
-    e->kind = L->col[COL_KIND] != NO_COL && L->cf.field[L->col[COL_KIND]][0] ? L->cf.field[L->col[COL_KIND]] : NULL;
+    /* blank or absent strings: unknown */
+    e->kind = optional_text(L, COL_KIND);
+    e->device_uuid = optional_text(L, COL_UUID);
+    e->mangled = optional_text(L, COL_MANGLED);
+    e->domain = L->col[COL_DOMAIN] == NO_COL ? NULL : L->cf.field[L->col[COL_DOMAIN]]; /* "": the default domain */
+    if (e->device_uuid && strncmp(e->device_uuid, "GPU-", 4) != 0 && strncmp(e->device_uuid, "MIG-", 4) != 0)
+        return bad_cell(L, COL_UUID, "a GPU UUID (GPU-... or MIG-...)");
+    long long tid, depth;
+    if ((st = parse_optional_int(L, COL_TID, 1, INT64_MAX, &tid)) != TW_OK ||
+        (st = parse_optional_int(L, COL_DEPTH, 1, INT32_MAX, &depth)) != TW_OK)
+        return st;
+    e->tid = tid < 0 ? 0 : (int64_t)tid;
+    e->depth = depth < 0 ? 0 : (int32_t)depth;
+    if (e->domain && !(e->kind && strcmp(e->kind, "nvtx") == 0)) e->domain = NULL; /* NVTX only */
     if (e->end_s < e->start_s)
         return tw_fail(TW_EPARSE, "%s:%llu: event '%s' ends before it starts", L->cf.path,
                        (unsigned long long)L->cf.line, e->name);
@@ -256,7 +352,17 @@ tw_status tw_events_load(const char *path, tw_events **out)
 
 /* ---------------------------------------------------------------- save */
 
-static int write_row(FILE *f, const tw_event *e, bool with_kind)
+static int put_opt_text(FILE *f, const char *s)
+{
+    return putc(',', f) == EOF || (s && tw_csv_write_field(f, s) < 0) ? -1 : 0;
+}
+
+static int put_opt_int(FILE *f, long long v, bool known)
+{
+    return putc(',', f) == EOF || (known && fprintf(f, "%lld", v) < 0) ? -1 : 0;
+}
+
+static int write_row(FILE *f, const tw_event *e, bool with_kind, bool with_more)
 {
     if (tw_csv_write_field(f, e->name) < 0 || putc(',', f) == EOF || tw_csv_write_exact(f, e->start_s) < 0 ||
         putc(',', f) == EOF || tw_csv_write_exact(f, e->end_s) < 0 || putc(',', f) == EOF)
@@ -266,23 +372,37 @@ static int write_row(FILE *f, const tw_event *e, bool with_kind)
     if (e->stream != -1 && fprintf(f, "%lld", (long long)e->stream) < 0) return -1;
     if (putc(',', f) == EOF) return -1;
     if (!isnan(e->true_energy_j) && tw_csv_write_exact(f, e->true_energy_j) < 0) return -1;
-    if (with_kind && (putc(',', f) == EOF || (e->kind && tw_csv_write_field(f, e->kind) < 0))) return -1;
+    if (with_kind && put_opt_text(f, e->kind) < 0) return -1;
+    if (with_more &&
+        (put_opt_text(f, e->device_uuid) < 0 || put_opt_text(f, e->mangled) < 0 || put_opt_text(f, e->domain) < 0 ||
+         put_opt_int(f, e->tid, e->tid > 0) < 0 || put_opt_int(f, e->depth, e->depth > 0) < 0))
+        return -1;
     return putc('\n', f) == EOF ? -1 : 0;
 }
 
-/* The kind column is written only when some event has a kind, so files of
- * events without kinds keep their former shape. */
+static bool has_more(const tw_event *e)
+{
+    return e->device_uuid || e->mangled || e->domain || e->tid > 0 || e->depth > 0;
+}
+
+/* The kind column is written only when some event has a kind, and the later
+ * columns (device_uuid .. depth) only when some event has one of them, so
+ * files of simpler events keep their former shape. */
 static int write_all(FILE *f, const tw_events *ev)
 {
-    bool with_kind = false;
-    for (size_t i = 0; i < ev->n && !with_kind; i++)
-        with_kind = ev->item[i].e.kind != NULL;
-    if (fputs(with_kind ? "name,start_s,end_s,device,stream,true_energy_j,kind\n"
-                        : "name,start_s,end_s,device,stream,true_energy_j\n",
-              f) < 0)
+    bool with_kind = false, with_more = false;
+    for (size_t i = 0; i < ev->n; i++) {
+        with_kind = with_kind || ev->item[i].e.kind != NULL;
+        with_more = with_more || has_more(&ev->item[i].e);
+    }
+    with_kind = with_kind || with_more;
+    if (fputs(with_kind ? "name,start_s,end_s,device,stream,true_energy_j,kind"
+                        : "name,start_s,end_s,device,stream,true_energy_j",
+              f) < 0 ||
+        (with_more && fputs(",device_uuid,mangled,domain,tid,depth", f) < 0) || putc('\n', f) == EOF)
         return -1;
     for (size_t i = 0; i < ev->n; i++)
-        if (write_row(f, &ev->item[i].e, with_kind) < 0) return -1;
+        if (write_row(f, &ev->item[i].e, with_kind, with_more) < 0) return -1;
     return fflush(f) == EOF || ferror(f) ? -1 : 0;
 }
 
@@ -294,8 +414,12 @@ tw_status tw_events_save(const tw_events *ev, const char *path)
     for (size_t i = 0; i < ev->n; i++) {
         if (!tw_csv_storable(ev->item[i].e.name))
             return tw_fail(TW_EINVAL, "%s: event %zu: name holds a line break", path, i + 1);
-        if (ev->item[i].e.kind && !tw_csv_storable(ev->item[i].e.kind))
-            return tw_fail(TW_EINVAL, "%s: event %zu: kind holds a line break", path, i + 1);
+        const tw_event *e = &ev->item[i].e;
+        const char *texts[] = {e->kind, e->device_uuid, e->mangled, e->domain};
+        const char *what[] = {"kind", "device_uuid", "mangled name", "domain"};
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+            if (texts[k] && !tw_csv_storable(texts[k]))
+                return tw_fail(TW_EINVAL, "%s: event %zu: %s holds a line break", path, i + 1, what[k]);
     }
     locale_t c_locale = tw_csv_c_locale();
     if (!c_locale) return tw_fail(TW_ENOMEM, "%s: cannot create the C locale", path);

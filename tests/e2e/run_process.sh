@@ -61,8 +61,14 @@ grep -q "^truewatt run: cannot run 'no-such-command-tw': command not found$" err
 TW_INJECT_LIBRARY=$T/fake-inject.so TW_CUPTI_LIBRARY=$T/fake-cupti.so "$BIN" run -o e.csv --events-out e.events.csv \
     -- python3 "$HERE/run_fake_app.py" env "$T/env.txt" >out 2>err
 grep -qx "TW_EVENTS_PATH=$T/e.events.csv" env.txt && grep -qx "CUDA_INJECTION64_PATH=$T/fake-inject.so" env.txt &&
-    grep -qx "NVTX_INJECTION64_PATH=$T/fake-cupti.so" env.txt && grep -Eqx "TW_T0_MONO_NS=[0-9]+" env.txt &&
+    grep -qx "NVTX_INJECTION64_PATH=$T/fake-inject.so" env.txt && grep -Eqx "TW_T0_MONO_NS=[0-9]+" env.txt &&
     ok "the command's environment" || fail "environment: $(cat env.txt)"
+# an NVTX_INJECTION64_PATH of the user's own is kept, with one warning
+NVTX_INJECTION64_PATH=$T/other-nvtx.so TW_INJECT_LIBRARY=$T/fake-inject.so "$BIN" run -o e.csv \
+    --events-out e.events.csv -- python3 "$HERE/run_fake_app.py" env "$T/env.txt" >out 2>err
+grep -qx "NVTX_INJECTION64_PATH=$T/other-nvtx.so" env.txt &&
+    [ "$(grep -c "warning: NVTX_INJECTION64_PATH=$T/other-nvtx.so is kept" err)" = 1 ] &&
+    ok "the user's NVTX_INJECTION64_PATH is kept, with a warning" || fail "own NVTX path: $(cat env.txt err)"
 TW_INJECT_LIBRARY=$T/fake-inject.so "$BIN" run --no-inject -o e.csv -- python3 "$HERE/run_fake_app.py" env "$T/env.txt" \
     >out 2>err
 grep -qx "CUDA_INJECTION64_PATH=" env.txt && ok "--no-inject" || fail "--no-inject: $(cat env.txt)"

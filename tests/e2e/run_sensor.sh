@@ -77,7 +77,7 @@ assert "gpu 1: Fake H100, driver fake-580.0" in p, p
 assert open(sys.argv[2]).readline().strip() == "# " + p
 PY
 TW_FAKE_NVML_DEVICES=2 "$BIN" run --device 7 -- touch "$T/ran7" >out 2>err
-[ $? -eq 1 ] && grep -q "no device 7" err && [ ! -e ran7 ] && ok "--device 7: named, nothing run" || fail "--device 7: $(cat err)"
+[ $? -eq 1 ] && grep -q "^truewatt run: --device '7': no GPU with that NVML index (NVML sees 0: GPU-" err && [ ! -e ran7 ] && ok "--device 7: named, nothing run" || fail "--device 7: $(cat err)"
 
 # ---- a slow period longer than the fast ring holds (8 s): nothing dropped, rows in time order
 "$BIN" run --slow-period 30 -o long.csv -- sleep 9 >out 2>err

@@ -23,6 +23,7 @@
  *   TW_FAKE_NVML_SCENARIO=path       kernels CSV (name,start_s,duration_s,power_w); else idle
  *   TW_FAKE_NVML_T0_MONO_NS=ns       simulated t = 0 on CLOCK_MONOTONIC
  *   TW_FAKE_NVML_DEVICES=N           devices (default 1, at most 16)
+ *   TW_FAKE_NVML_UUIDS=list          their UUIDs, comma-separated (default GPU-fake-000N-...)
  *   TW_FAKE_NVML_UNSUPPORTED=list    of power_usage,185,186,mem,energy,samples,clocks,
  *                                    temperature,memory: NVML_ERROR_NOT_SUPPORTED
  *   TW_FAKE_NVML_INIT_ERROR=code     nvmlInit fails with that code
@@ -643,6 +644,17 @@ FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigne
     if (r != NVML_SUCCESS) return r;
     char text[NVML_DEVICE_UUID_BUFFER_SIZE];
     snprintf(text, sizeof text, "GPU-fake-%04u-0000-0000-000000000000", device->index);
+    /* TW_FAKE_NVML_UUIDS: the devices' UUIDs in order, comma-separated (those it lacks: as above) */
+    const char *list = getenv("TW_FAKE_NVML_UUIDS");
+    for (unsigned k = 0; list && *list; k++) {
+        size_t len = strcspn(list, ",");
+        if (k == device->index && len > 0 && len < sizeof text) {
+            memcpy(text, list, len);
+            text[len] = '\0';
+            break;
+        }
+        list += len + (list[len] == ',');
+    }
     return leave(copy_text(text, uuid, length));
 }
 

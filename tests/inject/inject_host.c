@@ -9,6 +9,14 @@
  *   MODE bare:  InitializeInjection only (whatever CUPTI is found)
  *        exit:  records, 350 ms pause, more records, normal exit
  *        kill:  the same, but SIGKILL instead of the exit (no exit handlers)
+ *        gpu:   under truewatt run (LIBTRUEWATT_INJECT.so "-": $CUDA_INJECTION64_PATH):
+ *               kernels of 0.3 s on CUDA device 0, whose UUID is $INJECT_HOST_UUID
+ *               (32 hex digits; its device record first), from 0.5 s on the trace timeline
+ * In exit and kill modes, the device record of CUDA device 0 (UUID
+ * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
+ * the kernels, in the same buffer, as it may from CUPTI; CUDA devices 1 and 2 have
+ * none: their UUIDs come from the program's libcuda when $INJECT_HOST_CUDA names
+ * one to load (fake_cuda.c), else nowhere.
  * Prints "phase1_lines N": lines in the events file during the pause, i.e.
  * what the flush thread wrote while the program ran.
  */
@@ -52,16 +60,26 @@ static void kernel(const char *name, uint64_t start, uint64_t end, uint32_t corr
     push(&k, sizeof k);
 }
 
-static void marker(uint32_t id, CUpti_ActivityFlag flags, const char *name, uint64_t ts)
+/* The device record of CUDA device `id`: UUID from 32 hex digits. */
+static void device_record(uint32_t id, const char *hex)
 {
-    CUpti_ActivityMarker2 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
-    m.flags = flags;
-    m.timestamp = ts;
-    m.id = id;
-    m.name = name;
-    push(&m, sizeof m);
+    CUpti_ActivityDevice5 d;
+    memset(&d, 0, sizeof d);
+    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    d.id = id;
+    for (int i = 0; i < 16; i++) {
+        unsigned b = 0;
+        sscanf(hex + 2 * i, "%2x", &b);
+        d.uuid.bytes[i] = (char)b;
+    }
+    d.gpuInstanceId = d.computeInstanceId = UINT32_MAX;
+    push(&d, sizeof d);
+}
+
+static const char *uuid_hex(void)
+{
+    const char *u = getenv("INJECT_HOST_UUID");
+    return u && strlen(u) == 32 ? u : "112233445566778899aabbccddeeff00";
 }
 
 static int count_lines(const char *path)
@@ -96,7 +114,8 @@ int main(int argc, char **argv)
     snprintf(t0, sizeof t0, "%llu", (unsigned long long)mono.tv_sec * 1000000000ull - 1000000000ull + mono.tv_nsec);
     setenv("TW_T0_MONO_NS", t0, 1);
 
-    void *inj = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    const char *lib = strcmp(argv[1], "-") == 0 ? getenv("CUDA_INJECTION64_PATH") : argv[1];
+    void *inj = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!inj) {
         fprintf(stderr, "inject_host: %s\n", dlerror());
         return 2;
@@ -108,6 +127,12 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 1;
     }
 
+    /* the program's libcuda, when asked for */
+    const char *cuda_path = getenv("INJECT_HOST_CUDA");
+    if (cuda_path && !dlopen(cuda_path, RTLD_NOW | RTLD_LOCAL)) {
+        fprintf(stderr, "inject_host: %s\n", dlerror());
+        return 2;
+    }
     /* the program's own libcupti, loaded before CUDA starts (as PyTorch does) */
     const char *fake_path = getenv("INJECT_HOST_CUPTI");
     if (!fake_path) fake_path = getenv("TW_CUPTI_LIBRARY");
@@ -125,8 +150,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "inject_host: InitializeInjection did not return 1\n");
         return 1;
     }
+    if (strcmp(mode, "gpu") == 0) { /* the trace timeline's origin is truewatt's */
+        struct timespec m;
+        clock_gettime(CLOCK_MONOTONIC, &m);
+        uint64_t since_t0 =
+            (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec - strtoull(getenv("TW_T0_MONO_NS"), NULL, 10);
+        uint64_t at = now() - since_t0 + 500 * MS; /* 0.5 s on the timeline, in CUPTI's clock */
+        if (since_t0 < 400 * MS) pause_ms((long)((500 * MS - since_t0) / MS));
+        device_record(0, uuid_hex()); /* as CUPTI: at CUDA's initialisation */
+        for (uint32_t i = 0; i < 3; i++) {
+            kernel("_Z4spinPfi", at + i * 400 * MS, at + i * 400 * MS + 300 * MS, 10 + i);
+            pause_ms(400);
+        }
+        return 0;
+    }
     unsigned want = 1u << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL | 1u << CUPTI_ACTIVITY_KIND_MEMCPY |
-                    1u << CUPTI_ACTIVITY_KIND_MEMSET | 1u << CUPTI_ACTIVITY_KIND_MARKER;
+                    1u << CUPTI_ACTIVITY_KIND_MEMSET | 1u << CUPTI_ACTIVITY_KIND_DEVICE;
     printf("enabled %s\n", enabled() == want ? "ok" : "WRONG");
     printf("flush_period %u\n", (unsigned)period());
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
@@ -150,18 +189,23 @@ int main(int argc, char **argv)
     s.start = t + 16 * MS, s.end = t + 17 * MS;
     s.deviceId = 0, s.streamId = 7, s.correlationId = 4;
     push(&s, sizeof s);
-    marker(5, CUPTI_ACTIVITY_FLAG_MARKER_START, "phase \"one\"", t);
-    marker(6, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, "a mark", t + 5 * MS);
-    marker(5, CUPTI_ACTIVITY_FLAG_MARKER_END, NULL, t + 20 * MS);
-    marker(99, CUPTI_ACTIVITY_FLAG_MARKER_END, NULL, t + 21 * MS); /* began before tracing */
-    kernel("_Z8untimedv", 0, 0, 5);                                /* CUPTI could not time it */
+    kernel("_Z8untimedv", 0, 0, 5);     /* CUPTI could not time it */
+    for (uint32_t d = 1; d <= 2; d++) { /* on CUDA devices without a device record */
+        CUpti_ActivityKernel10 k1;
+        memset(&k1, 0, sizeof k1);
+        k1.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k1.name = d == 1 ? "on_device_1" : "on_device_2";
+        k1.start = t + 18 * MS, k1.end = t + 19 * MS;
+        k1.deviceId = d, k1.streamId = 8, k1.correlationId = 6 + d;
+        push(&k1, sizeof k1);
+    }
+    device_record(0, uuid_hex()); /* after the kernels that need it */
 
     pause_ms(350);
     printf("phase1_lines %d\n", count_lines(getenv("TW_EVENTS_PATH")));
     fflush(stdout);
 
     kernel("_Z5afterv", t + 400 * MS, t + 401 * MS, 6);
-    marker(7, CUPTI_ACTIVITY_FLAG_MARKER_START, "open at exit", t + 400 * MS);
     if (strcmp(mode, "kill") == 0) raise(SIGKILL);
     return 0;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CUPTI injection library (libtruewatt-inject.so) is loaded into programs
 # we do not control, so:
-#   1. it exports exactly one symbol, InitializeInjection (the entry point the
-#      CUDA driver looks up); everything else is hidden;
+#   1. it exports exactly two symbols, InitializeInjection (the entry point the
+#      CUDA driver looks up) and InitializeInjectionNvtx2 (NVTX's); everything
+#      else is hidden;
 #   2. it needs neither libcupti nor libcuda at load time (libcupti is
 #      dlopened, libcuda never touched), nor libstdc++;
 #   3. it carries no sanitizer runtime (it must load into uninstrumented
@@ -23,10 +24,10 @@ status=0
 
 linker='^(_init|_fini|_edata|_end|__bss_start|__bss_start__|__bss_end__|_bss_end__|__end__|__data_start|data_start|_GLOBAL_OFFSET_TABLE_|_DYNAMIC|_IO_stdin_used)$'
 exported=$(nm -D --defined-only "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | grep -Ev "$linker" | sort -u)
-if [ "$exported" = "InitializeInjection" ]; then
-    echo "ok    exports InitializeInjection and nothing else"
+if [ "$exported" = "$(printf 'InitializeInjection\nInitializeInjectionNvtx2')" ]; then
+    echo "ok    exports InitializeInjection, InitializeInjectionNvtx2 and nothing else"
 else
-    echo "FAIL: exported symbols should be exactly InitializeInjection, found:"
+    echo "FAIL: exported symbols should be exactly InitializeInjection and InitializeInjectionNvtx2, found:"
     printf '    %s\n' $exported
     status=1
 fi

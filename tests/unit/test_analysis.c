@@ -336,8 +336,20 @@ static void test_event_outside_trace(void **state)
     run r;
     run_open(&r, &k, 1);
     double end = tw_scenario_duration_s(r.sc);
-    tw_event beyond = {"beyond", end + 10.0, end + 11.0, -1, -1, NAN, NULL};
-    tw_event straddle = {"straddle", end - 0.5, end + 0.5, -1, -1, NAN, NULL};
+    tw_event beyond = {.name = "beyond",
+                       .start_s = end + 10.0,
+                       .end_s = end + 11.0,
+                       .device = -1,
+                       .stream = -1,
+                       .true_energy_j = NAN,
+                       .kind = NULL};
+    tw_event straddle = {.name = "straddle",
+                         .start_s = end - 0.5,
+                         .end_s = end + 0.5,
+                         .device = -1,
+                         .stream = -1,
+                         .true_energy_j = NAN,
+                         .kind = NULL};
     assert_ok(tw_events_add(r.ev, &beyond));
     assert_ok(tw_events_add(r.ev, &straddle));
     run_analyze(&r, NULL, true);

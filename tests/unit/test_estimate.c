@@ -68,7 +68,13 @@ static tw_events *events_of(const kern *k, size_t nk)
     for (size_t i = 0; i < nk; i++) {
         char name[32];
         snprintf(name, sizeof name, "k%zu", i);
-        tw_event e = {name, k[i].t0, k[i].t1, 0, (int64_t)(i % 3), NAN, "kernel"};
+        tw_event e = {.name = name,
+                      .start_s = k[i].t0,
+                      .end_s = k[i].t1,
+                      .device = 0,
+                      .stream = (int64_t)(i % 3),
+                      .true_energy_j = NAN,
+                      .kind = "kernel"};
         assert_ok(tw_events_add(ev, &e));
     }
     return ev;
@@ -246,9 +252,11 @@ static void test_order_kinds_and_errors(void **state)
     (void)state;
     kern k[] = {{1.0, 1.2, 100}, {0.3, 0.4, 200}};
     tw_events *ev = events_of(k, 2);
-    tw_event range = {"step", 0.0, 2.0, -1, -1, NAN, "nvtx"};
+    tw_event range = {
+        .name = "step", .start_s = 0.0, .end_s = 2.0, .device = -1, .stream = -1, .true_energy_j = NAN, .kind = "nvtx"};
     assert_ok(tw_events_add(ev, &range));
-    tw_event copy = {"h2d", 1.5, 1.6, 0, 1, NAN, "memcpy"};
+    tw_event copy = {
+        .name = "h2d", .start_s = 1.5, .end_s = 1.6, .device = 0, .stream = 1, .true_energy_j = NAN, .kind = "memcpy"};
     assert_ok(tw_events_add(ev, &copy));
     kern all[] = {{1.0, 1.2, 100}, {0.3, 0.4, 200}, {1.5, 1.6, 50}};
     size_t n;
@@ -279,7 +287,8 @@ static void test_idle_level(void **state)
     (void)state;
     kern k[] = {{3.02, 3.98, 200}, {6.0, 6.5, 100}};
     tw_events *ev = events_of(k, 2);
-    tw_event range = {"all", 0.0, 10.0, -1, -1, NAN, "nvtx"};
+    tw_event range = {
+        .name = "all", .start_s = 0.0, .end_s = 10.0, .device = -1, .stream = -1, .true_energy_j = NAN, .kind = "nvtx"};
     assert_ok(tw_events_add(ev, &range));
     size_t n;
     tw_obs *o = windows(k, 2, 0.1, 10.0, 0.1, 0.1, &n);

@@ -172,7 +172,13 @@ static void test_simulated_h100(void **state)
     for (size_t i = 0; i < p.n; i++) {
         const kind *k = &KINDS[p.v[i].kind];
         fprintf(kf, "%s,%.9f,%.9f,%.1f\n", k->name, p.v[i].t0, k->dur_s, k->power_w);
-        tw_event e = {k->name, p.v[i].t0, p.v[i].t1, 0, k->stream, NAN, "kernel"};
+        tw_event e = {.name = k->name,
+                      .start_s = p.v[i].t0,
+                      .end_s = p.v[i].t1,
+                      .device = 0,
+                      .stream = k->stream,
+                      .true_energy_j = NAN,
+                      .kind = "kernel"};
         assert_int_equal(tw_events_add(ev, &e), TW_OK);
     }
     assert_int_equal(fclose(kf), 0);

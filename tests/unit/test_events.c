@@ -352,6 +352,155 @@ static void test_save_errors(void **state)
     tw_events_free(ev);
 }
 
+/* ---------------------------------------------------------------- strings: stored once, never moved */
+
+static void test_names_interned(void **state)
+{
+    (void)state;
+    tw_events *ev = NULL;
+    assert_ok(tw_events_new(&ev));
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "k%d", i % 3);
+        tw_event e = ev_make(name, i, i + 0.5);
+        e.kind = "kernel";
+        assert_ok(tw_events_add(ev, &e));
+    }
+    /* one copy per distinct string, whatever the number of events */
+    const tw_event *a = tw_events_get(ev, 0), *b = tw_events_get(ev, 3), *c = tw_events_get(ev, 999);
+    assert_ptr_equal(a->name, b->name);
+    assert_ptr_equal(a->name, c->name);
+    assert_ptr_equal(a->kind, c->kind);
+    assert_ptr_not_equal(a->name, tw_events_get(ev, 1)->name);
+    assert_string_equal(tw_events_get(ev, 2)->name, "k2");
+    tw_events_free(ev);
+}
+
+/* The garbage-name bug of issue 15 was a name borrowed from an event set
+ * that was freed while the name was still in use (the lagged regression
+ * took a name from its temporary set of shifted copies; names longer than
+ * its 512-byte buffer lost their lag suffix and were not mapped back). This
+ * checks the contract the timeline's users rely on instead: a name handed
+ * out stays valid and unmoved while the set grows (event array reallocated,
+ * string table rehashed), and a set built from another owns its names, so
+ * freeing the source does not touch them. Under ASan a borrowed pointer
+ * here is a heap-use-after-free. */
+static void test_names_outlive_growth_and_source(void **state)
+{
+    (void)state;
+    /* longer than any fixed buffer on the way (C++ template names are) */
+    size_t len = 3000;
+    char *longname = malloc(len + 1);
+    assert_non_null(longname);
+    for (size_t i = 0; i < len; i++)
+        longname[i] = (char)('a' + i % 26);
+    longname[len] = '\0';
+
+    tw_events *src = NULL, *copy = NULL;
+    assert_ok(tw_events_new(&src));
+    tw_event e = ev_make(longname, 0, 1);
+    e.mangled = "_Z4longv";
+    e.device_uuid = "GPU-00000000-0000-0000-0000-000000000001";
+    assert_ok(tw_events_add(src, &e));
+    longname[0] = '#'; /* the caller's buffer changes: the set has its own copy */
+    const char *first = tw_events_get(src, 0)->name;
+    assert_int_equal(first[0], 'a');
+    char name[64];
+    for (int i = 0; i < 5000; i++) { /* many distinct names: the table and the array grow many times */
+        snprintf(name, sizeof name, "kernel_%d", i);
+        tw_event x = ev_make(name, i, i + 1);
+        assert_ok(tw_events_add(src, &x));
+    }
+    assert_ptr_equal(tw_events_get(src, 0)->name, first);
+    assert_int_equal(strlen(first), len);
+
+    assert_ok(tw_events_new(&copy));
+    for (size_t i = 0; i < tw_events_count(src); i += 7)
+        assert_ok(tw_events_add(copy, tw_events_get(src, i)));
+    tw_events_free(src); /* the copy's strings are its own */
+    const tw_event *c0 = tw_events_get(copy, 0);
+    assert_int_equal(strlen(c0->name), len);
+    assert_int_equal(c0->name[0], 'a');
+    assert_string_equal(c0->mangled, "_Z4longv");
+    assert_string_equal(c0->device_uuid, "GPU-00000000-0000-0000-0000-000000000001");
+    assert_string_equal(tw_events_get(copy, 1)->name, "kernel_6");
+    tw_events_free(copy);
+    free(longname);
+}
+
+/* ---------------------------------------------------------------- the injection library's columns */
+
+static void test_load_inject_columns(void **state)
+{
+    (void)state;
+    tw_events *ev =
+        load_ok("name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id,"
+                "device_uuid,mangled,domain,tid,depth\n"
+                "spin(float*),1,2,0,7,kernel,1,1,1,32,1,1,5,GPU-11111111-2222-3333-4444-555555555555,_Z4spinPf,,,\n"
+                "outer,0.5,3,,,nvtx,,,,,,,,,,,4242,1\n"
+                "inner,0.75,2.5,,,nvtx,,,,,,,,,,train,4242,2\n"
+                "async,0.6,0.9,,,nvtx,,,,,,,,,,,4243,\n");
+    assert_int_equal(tw_events_count(ev), 4);
+    const tw_event *k = tw_events_get(ev, 0);
+    assert_string_equal(k->device_uuid, "GPU-11111111-2222-3333-4444-555555555555");
+    assert_string_equal(k->mangled, "_Z4spinPf");
+    assert_null(k->domain); /* kernels have none */
+    assert_int_equal(k->tid, 0);
+    assert_int_equal(k->depth, 0);
+    const tw_event *o = tw_events_get(ev, 1), *i = tw_events_get(ev, 2), *a = tw_events_get(ev, 3);
+    assert_null(o->device_uuid);
+    assert_null(o->mangled);
+    assert_string_equal(o->domain, ""); /* the default domain */
+    assert_int_equal(o->tid, 4242);
+    assert_int_equal(o->depth, 1);
+    assert_string_equal(i->domain, "train");
+    assert_int_equal(i->depth, 2);
+    assert_int_equal(a->depth, 0); /* a start/end range */
+    tw_events_free(ev);
+}
+
+static void test_load_inject_columns_bad(void **state)
+{
+    (void)state;
+    load_fails("name,start_s,end_s,kind,device_uuid\nk,0,1,kernel,0000-1111\n", TW_EPARSE, "device_uuid");
+    load_fails("name,start_s,end_s,kind,tid\nr,0,1,nvtx,-3\n", TW_EPARSE, "tid");
+    load_fails("name,start_s,end_s,kind,depth\nr,0,1,nvtx,0\n", TW_EPARSE, "depth");
+    load_fails("name,start_s,end_s,kind,depth\nr,0,1,nvtx,x\n", TW_EPARSE, ":2:");
+}
+
+static void test_save_load_new_columns(void **state)
+{
+    (void)state;
+    tw_events *ev = NULL;
+    assert_ok(tw_events_new(&ev));
+    tw_event k = ev_make("f(int)", 1, 2);
+    k.kind = "kernel";
+    k.device = 0;
+    k.device_uuid = "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee";
+    k.mangled = "_Z1fi";
+    tw_event r = ev_make("step, 1", 0, 3);
+    r.kind = "nvtx";
+    r.domain = "my domain";
+    r.tid = 77;
+    r.depth = 3;
+    assert_ok(tw_events_add(ev, &k));
+    assert_ok(tw_events_add(ev, &r));
+    const char *path = tw_test_path(0, "new-columns.csv");
+    assert_ok(tw_events_save(ev, path));
+    tw_events *back = NULL;
+    assert_ok(tw_events_load(path, &back));
+    assert_int_equal(tw_events_count(back), 2);
+    const tw_event *k2 = tw_events_get(back, 0), *r2 = tw_events_get(back, 1);
+    assert_string_equal(k2->device_uuid, k.device_uuid);
+    assert_string_equal(k2->mangled, "_Z1fi");
+    assert_string_equal(r2->name, "step, 1");
+    assert_string_equal(r2->domain, "my domain");
+    assert_int_equal(r2->tid, 77);
+    assert_int_equal(r2->depth, 3);
+    tw_events_free(back);
+    tw_events_free(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +521,11 @@ int main(void)
         cmocka_unit_test(test_save_load_round_trip),
         cmocka_unit_test(test_save_empty),
         cmocka_unit_test(test_save_errors),
+        cmocka_unit_test(test_names_interned),
+        cmocka_unit_test(test_names_outlive_growth_and_source),
+        cmocka_unit_test(test_load_inject_columns),
+        cmocka_unit_test(test_load_inject_columns_bad),
+        cmocka_unit_test(test_save_load_new_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

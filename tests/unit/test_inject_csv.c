@@ -12,6 +12,7 @@
 #include "truewatt.h"
 #include "inject/demangle.h"
 #include "inject/event_csv.h"
+#include "inject/nvtx_ranges.h"
 
 static void assert_ok(tw_status st)
 {
@@ -58,14 +59,14 @@ static void test_header(void **state)
 {
     (void)state;
     assert_string_equal(TWI_CSV_HEADER, "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,"
-                                        "block_z,correlation_id\n");
+                                        "block_z,correlation_id,device_uuid,mangled,domain,tid,depth\n");
 }
 
 static void test_kernel_line(void **state)
 {
     (void)state;
     twi_record r = kernel("spin_kernel", 1500000000, 2500000001);
-    assert_line(&r, NULL, "spin_kernel,1.500000000,2.500000001,0,7,kernel,2112,1,1,256,1,1,42\n");
+    assert_line(&r, NULL, "spin_kernel,1.500000000,2.500000001,0,7,kernel,2112,1,1,256,1,1,42,,,,,\n");
 }
 
 static void test_memcpy_memset_lines(void **state)
@@ -79,12 +80,12 @@ static void test_memcpy_memset_lines(void **state)
                     .device = 1,
                     .stream = 13,
                     .correlation_id = 5};
-    assert_line(&m, NULL, "memcpy HtoD 1048576 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5\n");
+    assert_line(&m, NULL, "memcpy HtoD 1048576 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5,,,,,\n");
     m.copy_kind = TWI_MEMCPY_DTOH;
     m.bytes = 4;
-    assert_line(&m, NULL, "memcpy DtoH 4 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5\n");
+    assert_line(&m, NULL, "memcpy DtoH 4 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5,,,,,\n");
     m.copy_kind = 999;
-    assert_line(&m, NULL, "memcpy unknown 4 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5\n");
+    assert_line(&m, NULL, "memcpy unknown 4 B,0.000001000,0.000002000,1,13,memcpy,,,,,,,5,,,,,\n");
 
     twi_record s = {.kind = TWI_MEMSET,
                     .bytes = 256,
@@ -93,7 +94,7 @@ static void test_memcpy_memset_lines(void **state)
                     .device = 0,
                     .stream = 7,
                     .correlation_id = 6};
-    assert_line(&s, NULL, "memset 256 B,0.000000000,0.000000010,0,7,memset,,,,,,,6\n");
+    assert_line(&s, NULL, "memset 256 B,0.000000000,0.000000010,0,7,memset,,,,,,,6,,,,,\n");
 }
 
 static void test_nvtx_line(void **state)
@@ -106,7 +107,7 @@ static void test_nvtx_line(void **state)
                     .device = -1,
                     .stream = -1,
                     .correlation_id = -1};
-    assert_line(&n, NULL, "spin 10 ms,-0.000000001,3.000000000,-1,-1,nvtx,,,,,,,\n");
+    assert_line(&n, NULL, "spin 10 ms,-0.000000001,3.000000000,-1,-1,nvtx,,,,,,,,,,,,\n");
 }
 
 static void test_untimed_record_skipped(void **state)
@@ -214,16 +215,17 @@ static void test_kernel_line_demangled(void **state)
     assert_non_null(dm);
     twi_demangler_set_function(dm, fake_demangle);
     twi_record r = kernel("_Z4spinPfi", 0, 1000);
-    assert_line(&r, dm, "demangled(_Z4spinPfi),0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42\n");
+    assert_line(&r, dm,
+                "demangled(_Z4spinPfi),0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42,,_Z4spinPfi,,,\n");
     /* not a C++ name, or one the demangler refuses: as given */
     r.name = "ampere_sgemm_128x64_nn";
-    assert_line(&r, dm, "ampere_sgemm_128x64_nn,0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42\n");
+    assert_line(&r, dm, "ampere_sgemm_128x64_nn,0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42,,,,,\n");
     r.name = "_Z3badv";
-    assert_line(&r, dm, "_Z3badv,0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42\n");
+    assert_line(&r, dm, "_Z3badv,0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42,,,,,\n");
     /* only kernels are demangled */
     twi_record n = {.kind = TWI_NVTX, .name = "_Z4spinPfi", .start_ns = CUPTI_AT(0), .end_ns = CUPTI_AT(1)};
     n.device = -1, n.stream = -1, n.correlation_id = -1;
-    assert_line(&n, dm, "_Z4spinPfi,0.000000000,0.000000001,-1,-1,nvtx,,,,,,,\n");
+    assert_line(&n, dm, "_Z4spinPfi,0.000000000,0.000000001,-1,-1,nvtx,,,,,,,,,,,,\n");
     twi_demangler_free(dm);
 }
 
@@ -248,7 +250,9 @@ static void test_demangle_real(void **state)
     assert_int_equal(twi_demangler_cached(dm), 4);
     /* the CSV field of a demangled name with commas is quoted */
     twi_record r = kernel("_Z1fIiLi2EEvPfi", 0, 1);
-    assert_line(&r, dm, "\"void f<int, 2>(float*, int)\",0.000000000,0.000000001,0,7,kernel,2112,1,1,256,1,1,42\n");
+    assert_line(
+        &r, dm,
+        "\"void f<int, 2>(float*, int)\",0.000000000,0.000000001,0,7,kernel,2112,1,1,256,1,1,42,,_Z1fIiLi2EEvPfi,,,\n");
     twi_demangler_free(dm);
 }
 
@@ -372,49 +376,131 @@ static void test_parse_u64(void **state)
 
 /* ---------------------------------------------------------------- NVTX ranges */
 
-static void test_ranges(void **state)
+static void test_uuid_and_nvtx_columns(void **state)
+{
+    (void)state;
+    const unsigned char bytes[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                     0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+    char uuid[TWI_UUID_LEN];
+    twi_format_uuid(bytes, false, uuid);
+    assert_string_equal(uuid, "GPU-01234567-89ab-cdef-fedc-ba9876543210"); /* NVML's form */
+    twi_format_uuid(bytes, true, uuid);
+    assert_string_equal(uuid, "MIG-01234567-89ab-cdef-fedc-ba9876543210");
+    twi_record r = kernel("k", 0, 1000);
+    r.device_uuid = "GPU-01234567-89ab-cdef-fedc-ba9876543210";
+    assert_line(
+        &r, NULL,
+        "k,0.000000000,0.000001000,0,7,kernel,2112,1,1,256,1,1,42,GPU-01234567-89ab-cdef-fedc-ba9876543210,,,,\n");
+    /* NVTX: monotonic times (since t0 = 4 s), domain, thread, depth */
+    twi_record n = {.kind = TWI_NVTX,
+                    .name = "step",
+                    .mono = true,
+                    .start_ns = 4000000000ull + 1500,
+                    .end_ns = 4000000000ull + 2500,
+                    .device = -1,
+                    .stream = -1,
+                    .correlation_id = -1,
+                    .domain = "my, domain",
+                    .tid = 4242,
+                    .depth = 2};
+    assert_line(&n, NULL, "step,0.000001500,0.000002500,-1,-1,nvtx,,,,,,,,,,\"my, domain\",4242,2\n");
+}
+
+static void test_stack_pairing(void **state)
+{
+    (void)state;
+    twi_stack *s = twi_stack_new(77);
+    assert_non_null(s);
+    twi_record r;
+    static const int dom_a = 0; /* a domain handle: any unique address */
+    /* default domain: outer { inner { } }, with a range of domain A opened inside inner */
+    assert_int_equal(twi_stack_push(s, NULL, "", "outer", 100), 1);
+    char name[16] = "inner";
+    assert_int_equal(twi_stack_push(s, NULL, "", name, 200), 2);
+    strcpy(name, "XXXXX");                                          /* the name was copied */
+    assert_int_equal(twi_stack_push(s, &dom_a, "A", "a1", 250), 1); /* depth counts its own domain only */
+    assert_int_equal(twi_stack_open(s), 3);
+    /* a pop of the default domain closes "inner", not A's range above it */
+    assert_int_equal(twi_stack_pop(s, NULL, 300, &r), 2);
+    assert_int_equal(r.kind, TWI_NVTX);
+    assert_true(r.mono);
+    assert_string_equal(r.name, "inner");
+    assert_string_equal(r.domain, "");
+    assert_int_equal(r.tid, 77);
+    assert_int_equal(r.depth, 2);
+    assert_true(r.start_ns == 200 && r.end_ns == 300);
+    assert_true(r.device == -1 && r.stream == -1 && r.correlation_id == -1);
+    /* a push after that reuses slots and still gets the right depth */
+    assert_int_equal(twi_stack_push(s, NULL, "", "inner2", 310), 2);
+    assert_int_equal(twi_stack_pop(s, NULL, 320, &r), 2);
+    assert_string_equal(r.name, "inner2");
+    assert_int_equal(twi_stack_pop(s, &dom_a, 350, &r), 1);
+    assert_string_equal(r.name, "a1");
+    assert_string_equal(r.domain, "A");
+    assert_true(r.start_ns == 250 && r.end_ns == 350);
+    assert_int_equal(twi_stack_pop(s, NULL, 400, &r), 1);
+    assert_string_equal(r.name, "outer");
+    assert_true(r.start_ns == 100 && r.end_ns == 400);
+    /* nothing open: a pop is refused */
+    assert_int_equal(twi_stack_pop(s, NULL, 500, &r), 0);
+    assert_int_equal(twi_stack_pop(s, &dom_a, 500, &r), 0);
+    assert_int_equal(twi_stack_open(s), 0);
+    /* deep nesting: the stack grows; pops come back innermost first */
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(twi_stack_push(s, NULL, "", i % 2 ? "odd" : "even", (uint64_t)(1000 + i)), i + 1);
+    for (int i = 99; i >= 0; i--) {
+        assert_int_equal(twi_stack_pop(s, NULL, (uint64_t)(2000 - i), &r), i + 1);
+        assert_true(r.start_ns == (uint64_t)(1000 + i));
+        assert_string_equal(r.name, i % 2 ? "odd" : "even");
+    }
+    /* a forked child's copy: its own thread id from then on */
+    assert_int_equal(twi_stack_push(s, NULL, "", "inherited", 5), 1);
+    assert_int_equal(twi_stack_tid(s), 77);
+    twi_stack_set_tid(s, 99);
+    assert_int_equal(twi_stack_tid(s), 99);
+    assert_int_equal(twi_stack_pop(s, NULL, 6, &r), 1);
+    assert_int_equal(r.tid, 99);
+    /* a NULL name is "" */
+    assert_int_equal(twi_stack_push(s, NULL, NULL, NULL, 1), 1);
+    assert_int_equal(twi_stack_pop(s, NULL, 2, &r), 1);
+    assert_string_equal(r.name, "");
+    assert_string_equal(r.domain, "");
+    twi_stack_free(s);
+    twi_stack_free(NULL);
+}
+
+static void test_start_end_pairing(void **state)
 {
     (void)state;
     twi_ranges *rg = twi_ranges_new();
     assert_non_null(rg);
     twi_record r;
-
-    /* nested push/pop: start 1, start 2, end 2, end 1 */
-    assert_int_equal(twi_ranges_start(rg, 1, "outer", 100, &r), 0);
-    char name[16] = "inner";
-    assert_int_equal(twi_ranges_start(rg, 2, name, 200, &r), 0);
-    strcpy(name, "XXXXX"); /* the name was copied */
+    /* overlapping, not nested: 1 starts, 2 starts, 1 ends (in another thread), 2 ends */
+    assert_int_equal(twi_ranges_start(rg, 1, "", "load", 11, 100), 0);
+    char name[16] = "compute";
+    assert_int_equal(twi_ranges_start(rg, 2, "D", name, 12, 200), 0);
+    strcpy(name, "XXXXXXX");
     assert_int_equal(twi_ranges_pending(rg), 2);
-    assert_int_equal(twi_ranges_end(rg, 2, 300, &r), 1);
-    assert_int_equal(r.kind, TWI_NVTX);
-    assert_string_equal(r.name, "inner");
-    assert_true(r.start_ns == 200 && r.end_ns == 300);
-    assert_true(r.device == -1 && r.stream == -1 && r.correlation_id == -1);
-    assert_int_equal(twi_ranges_end(rg, 1, 400, &r), 1);
-    assert_string_equal(r.name, "outer");
-    assert_true(r.start_ns == 100 && r.end_ns == 400);
+    assert_int_equal(twi_ranges_end(rg, 1, 300, &r), 1);
+    assert_string_equal(r.name, "load");
+    assert_int_equal(r.tid, 11);  /* the thread that started it */
+    assert_int_equal(r.depth, 0); /* start/end ranges do not nest */
+    assert_true(r.mono && r.start_ns == 100 && r.end_ns == 300);
+    assert_int_equal(twi_ranges_end(rg, 2, 400, &r), 1);
+    assert_string_equal(r.name, "compute");
+    assert_string_equal(r.domain, "D");
     assert_int_equal(twi_ranges_pending(rg), 0);
-
-    /* the end delivered before its start */
-    assert_int_equal(twi_ranges_end(rg, 9, 900, &r), 0);
-    assert_int_equal(twi_ranges_start(rg, 9, "late start", 800, &r), 1);
-    assert_string_equal(r.name, "late start");
-    assert_true(r.start_ns == 800 && r.end_ns == 900);
-
-    /* an end without a start stays pending; a NULL name is "" */
-    assert_int_equal(twi_ranges_end(rg, 77, 1, &r), 0);
-    assert_int_equal(twi_ranges_start(rg, 78, NULL, 5, &r), 0);
-    assert_int_equal(twi_ranges_end(rg, 78, 6, &r), 1);
-    assert_string_equal(r.name, "");
-    assert_int_equal(twi_ranges_pending(rg), 1);
-
+    /* an end without a start (or twice) is refused */
+    assert_int_equal(twi_ranges_end(rg, 2, 500, &r), 0);
+    assert_int_equal(twi_ranges_end(rg, 99, 500, &r), 0);
     /* many open at once: the table grows */
-    for (uint32_t id = 1000; id < 6000; id++)
-        assert_int_equal(twi_ranges_start(rg, id, "many", id, &r), 0);
-    for (uint32_t id = 5999; id >= 1000; id--) {
+    for (uint64_t id = 1000; id < 6000; id++)
+        assert_int_equal(twi_ranges_start(rg, id, "", "many", 1, id), 0);
+    for (uint64_t id = 5999; id >= 1000; id--) {
         assert_int_equal(twi_ranges_end(rg, id, id + 1, &r), 1);
         assert_true(r.start_ns == id);
     }
+    assert_int_equal(twi_ranges_start(rg, 7, "", "left open", 1, 1), 0);
     assert_int_equal(twi_ranges_pending(rg), 1);
     twi_ranges_free(rg);
     twi_ranges_free(NULL);
@@ -506,7 +592,9 @@ int main(void)
         cmocka_unit_test(test_clock_calibrate),
         cmocka_unit_test(test_clock_convert),
         cmocka_unit_test(test_parse_u64),
-        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_uuid_and_nvtx_columns),
+        cmocka_unit_test(test_stack_pairing),
+        cmocka_unit_test(test_start_end_pairing),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_events_load_reads_it),
     };

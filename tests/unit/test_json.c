@@ -359,14 +359,59 @@ static void test_parser_rejects_bad_json(void **state)
     assert_false(parse_document(&ps, "{\"a\": 1}}"));
     assert_false(parse_document(&ps, "[01]"));
 }
+/* Any bytes in, valid UTF-8 out: invalid bytes become U+FFFD (escaped) and
+ * are counted; valid multi-byte characters pass unchanged. Expected output
+ * written by hand from RFC 3629's table of well-formed sequences. */
+static void test_invalid_utf8_replaced(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+        uint64_t replaced;
+    } cases[] = {
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", 0},
+        {"a\xff"
+         "b",
+         "\"a\\ufffdb\"", 1},                                        /* never valid */
+        {"\xc3", "\"\\ufffd\"", 1},                                  /* truncated at the end */
+        {"\xc3(", "\"\\ufffd(\"", 1},                                /* bad continuation: the next byte kept */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\"", 2},                       /* overlong '/' */
+        {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"", 3},            /* overlong, 3 bytes */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"", 3},            /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", 4}, /* above U+10FFFF */
+        {"\x80k", "\"\\ufffdk\"", 1},                                /* a lone continuation byte */
+        {"\xef\xbf\xbd", "\"\xef\xbf\xbd\"", 0},                     /* U+FFFD itself is fine */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = open_buf();
+        json j;
+        json_init(&j, f);
+        json_string(&j, cases[i].in);
+        uint64_t replaced = json_replaced(&j);
+        char *out = close_buf(f);
+        if (strcmp(out, cases[i].out) != 0) fail_msg("case %zu: got %s, want %s", i, out, cases[i].out);
+        assert_int_equal(replaced, cases[i].replaced);
+        free(out);
+    }
+    /* keys too, and the count adds up over the document */
+    FILE *f = open_buf();
+    json j;
+    json_init(&j, f);
+    json_begin_object(&j);
+    json_kv_string(&j, "k\xfe", "v\xfe\xfe");
+    json_end_object(&j);
+    assert_int_equal(json_replaced(&j), 3);
+    char *out = close_buf(f);
+    assert_non_null(strstr(out, "\"k\\ufffd\": \"v\\ufffd\\ufffd\""));
+    free(out);
+}
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nested_document_exact),
-        cmocka_unit_test(test_nested_document_parses_back),
-        cmocka_unit_test(test_scalar_documents),
-        cmocka_unit_test(test_parser_rejects_bad_json),
+        cmocka_unit_test(test_nested_document_exact), cmocka_unit_test(test_nested_document_parses_back),
+        cmocka_unit_test(test_scalar_documents),      cmocka_unit_test(test_parser_rejects_bad_json),
+        cmocka_unit_test(test_invalid_utf8_replaced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

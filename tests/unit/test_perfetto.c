@@ -65,7 +65,8 @@ static const char *write_trace(const char *prefix_a, const char *prefix_b)
 
 static void add(tw_events *ev, const char *name, double s, double e, int dev, long stream, const char *kind)
 {
-    tw_event x = {name, s, e, dev, stream, NAN, kind};
+    tw_event x = {
+        .name = name, .start_s = s, .end_s = e, .device = dev, .stream = stream, .true_energy_j = NAN, .kind = kind};
     assert_ok(tw_events_add(ev, &x));
 }
 

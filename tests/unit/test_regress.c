@@ -44,7 +44,13 @@ static void add_launch(trace *t, const char *name, double t0, double dur, double
 {
     t->l = realloc(t->l, (t->nl + 1) * sizeof *t->l);
     t->l[t->nl++] = (launch){name, t0, t0 + dur, w};
-    tw_event e = {name, t0, t0 + dur, 0, -1, NAN, "kernel"};
+    tw_event e = {.name = name,
+                  .start_s = t0,
+                  .end_s = t0 + dur,
+                  .device = 0,
+                  .stream = -1,
+                  .true_energy_j = NAN,
+                  .kind = "kernel"};
     assert_ok(tw_events_add(t->ev, &e));
 }
 
@@ -245,7 +251,8 @@ static void test_singular_and_too_few(void **state)
     assert_non_null(strstr(tw_last_error(), "'A'"));
     assert_non_null(strstr(tw_last_error(), "'B'"));
     /* a kernel that runs the whole time cannot be told from the idle level */
-    tw_event whole = {"resident", 0, 30, 0, -1, NAN, NULL};
+    tw_event whole = {
+        .name = "resident", .start_s = 0, .end_s = 30, .device = 0, .stream = -1, .true_energy_j = NAN, .kind = NULL};
     tw_events *ev2;
     assert_ok(tw_events_new(&ev2));
     assert_ok(tw_events_add(ev2, &whole));
@@ -260,7 +267,8 @@ static void test_singular_and_too_few(void **state)
     /* no kernels at all */
     tw_events *none;
     assert_ok(tw_events_new(&none));
-    tw_event range = {"step", 1, 2, -1, -1, NAN, "nvtx"};
+    tw_event range = {
+        .name = "step", .start_s = 1, .end_s = 2, .device = -1, .stream = -1, .true_energy_j = NAN, .kind = "nvtx"};
     assert_ok(tw_events_add(none, &range));
     assert_int_equal(tw_regress_names(t.o, t.n, none, NULL, &r), TW_EEMPTY);
     tw_events_free(none);
@@ -279,7 +287,13 @@ static void test_pooling_and_unseen(void **state)
     }
     /* one launch in a gap of the 25 ms / 100 ms windows: never seen */
     add_launch(&t, "E", 10.03, 0.01, 500);
-    tw_event copy = {"h2d", 3.0, 3.5, 0, 1, NAN, "memcpy"}; /* not a kernel, nor in the truth: ignored */
+    tw_event copy = {.name = "h2d",
+                     .start_s = 3.0,
+                     .end_s = 3.5,
+                     .device = 0,
+                     .stream = 1,
+                     .true_energy_j = NAN,
+                     .kind = "memcpy"}; /* not a kernel, nor in the truth: ignored */
     assert_ok(tw_events_add(t.ev, &copy));
     observe(&t, &rng, 0.1, 0.025, 22, 0);
 

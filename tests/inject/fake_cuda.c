@@ -1,0 +1,54 @@
+/*
+ * fake_cuda.c - a stand-in for the libcuda.so.1 a CUDA program has loaded,
+ * for the injection library's UUID look-up (inject.c asks the loaded libcuda
+ * for the UUID of a device CUPTI gave no device record for). Its soname is
+ * libcuda.so.1, so once inject_host has loaded it, dlopen(RTLD_NOLOAD) finds it.
+ *
+ * Three devices: 0 and 1 are whole GPUs (both UUID calls agree), 2 is a MIG
+ * instance (cuDeviceGetUuid_v2 gives the instance's UUID, cuDeviceGetUuid
+ * the GPU's).
+ */
+#include <cuda.h>
+
+#include <string.h>
+
+static const unsigned char gpu_uuid[3][16] = {
+    {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00},
+    {0xc0, 0xde, 0x00, 0x01, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x01},
+    {0xc0, 0xde, 0x00, 0x02, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x02},
+};
+static const unsigned char mig_uuid[16] = {0x3a, 0x3a, 0x3a, 0x3a, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0, 0x2a};
+
+/* cuda.h maps the plain names to versioned ones with macros: define the exported symbols by hand */
+#undef cuDeviceGetUuid
+CUresult cuDeviceGetCount(int *count);
+CUresult cuDeviceGet(CUdevice *device, int ordinal);
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+
+CUresult cuDeviceGetCount(int *count)
+{
+    *count = 3;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    if (ordinal < 0 || ordinal > 2) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+    if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
+    memcpy(uuid->bytes, gpu_uuid[dev], 16);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
+    memcpy(uuid->bytes, dev == 2 ? mig_uuid : gpu_uuid[dev], 16);
+    return CUDA_SUCCESS;
+}
