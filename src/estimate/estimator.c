@@ -271,6 +271,13 @@ out:
     return st;
 }
 
+static int piece_by_t0(const void *a, const void *b)
+{
+    const piece *x = a, *y = b;
+    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
 /* ---------------------------------------------------------------- the design */
 
 /* What every pass over the windows needs. */
@@ -307,7 +314,8 @@ static void row_clear(design *d)
 
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
- * *pp is the first piece that can still overlap (pieces end in order). */
+ * *pp: every piece before it ended before this window (windows come in order
+ * of start). */
 static void make_row(design *d, const tw_obs *ow, size_t *pp)
 {
     tw_obs shifted = *ow;
@@ -472,7 +480,8 @@ typedef struct fit_state {
     rd *R;
     size_t nr;
     size_t U;        /* units: groups of names */
-    double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
+    double prior_w;  /* sd of the prior on every unit's power (mean 0), and its cap; 0: none */
+    size_t ncapped;  /* units held at the cap */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -526,22 +535,61 @@ static tw_status reduce(fit_state *f, double smooth)
     return TW_OK;
 }
 
+/* Least squares with 0 <= P_unit <= cap (cap: prior_w, the most the GPU
+ * was seen to draw above its quiet level): the non-negative solution, then
+ * every unit above the cap held at it (its part moved to the right-hand
+ * side) and the rest solved again, until none is above. */
 static tw_status solve(fit_state *f)
 {
     size_t K = f->d.K, q = K + f->U;
-    bool *nonneg = calloc(q, sizeof *nonneg);
+    bool *nonneg = calloc(q, sizeof *nonneg), *held = calloc(q, sizeof *held);
+    double *c2 = malloc(q * sizeof *c2), *G2 = malloc(q * q * sizeof *G2);
     free(f->beta_u);
     free(f->bound);
     f->beta_u = calloc(q, sizeof *f->beta_u);
     f->bound = calloc(q, sizeof *f->bound);
-    if (!nonneg || !f->beta_u || !f->bound) {
-        free(nonneg);
-        return tw_fail(TW_ENOMEM, "out of memory");
+    f->ncapped = 0;
+    tw_status st = TW_OK;
+    if (!nonneg || !held || !c2 || !G2 || !f->beta_u || !f->bound) {
+        st = tw_fail(TW_ENOMEM, "out of memory");
+        goto out;
     }
     for (size_t j = K; j < q; j++)
         nonneg[j] = true;
-    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, f->beta_u, f->bound);
+    double cap = f->prior_w > 0 ? f->prior_w : INFINITY;
+    for (int round = 0; round < 20; round++) {
+        /* held units: fixed at the cap, out of the system (a unit row) */
+        memcpy(G2, f->Gu, q * q * sizeof *G2);
+        memcpy(c2, f->cu, q * sizeof *c2);
+        for (size_t j = 0; j < q; j++) {
+            if (!held[j]) continue;
+            for (size_t i = 0; i < q; i++)
+                c2[i] -= f->Gu[i * q + j] * cap;
+            for (size_t i = 0; i < q; i++)
+                G2[i * q + j] = G2[j * q + i] = 0;
+            G2[j * q + j] = 1;
+            c2[j] = 0;
+        }
+        st = tw_nnls_gram(G2, c2, q, nonneg, f->beta_u, f->bound);
+        if (st != TW_OK) break;
+        bool more = false;
+        for (size_t j = K; j < q; j++) {
+            if (held[j]) {
+                f->beta_u[j] = cap;
+                f->bound[j] = true;
+            } else if (f->beta_u[j] > cap) {
+                held[j] = more = true;
+            }
+        }
+        if (!more) break;
+    }
+    for (size_t j = K; j < q; j++)
+        f->ncapped += held[j];
+out:
     free(nonneg);
+    free(held);
+    free(c2);
+    free(G2);
     return st;
 }
 
@@ -607,6 +655,8 @@ typedef struct ctx {
     size_t nrng;
     piece *pc;
     size_t npc;
+    double max_piece_s; /* the longest piece: ranges search back this far */
+    bool *copy;         /* per column: a copy or memset (copy engines) */
     fit_state f;
     double *beta; /* full design */
 } ctx;
@@ -618,6 +668,7 @@ static void ctx_free(ctx *c)
     free(c->L);
     free(c->rng);
     free(c->pc);
+    free(c->copy);
     for (size_t r = 0; r < c->f.nr; r++) {
         free(c->f.R[r].idx);
         free(c->f.R[r].G);
@@ -652,9 +703,11 @@ static int by_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The prior's scale: how far above its quiet level the finest reading
- * ever went (its highest window over its 5th percentile), at least 50 W.
- * No kernel draws more above the baseline than the whole GPU ever showed. */
+/* The prior's scale and the cap on a name's power: how far above its
+ * quiet level the finest reading went (its 99.5th percentile window over
+ * its 5th; a percentile, as a lag's correction makes single windows
+ * overshoot), at least 50 W. No kernel draws more above the baseline than
+ * the whole GPU was seen to. */
 static double prior_scale(const rd *R)
 {
     if (R->n == 0) return 0;
@@ -663,7 +716,7 @@ static double prior_scale(const rd *R)
     for (size_t i = 0; i < R->n; i++)
         v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
     qsort(v, R->n, sizeof *v, by_double);
-    double spread = v[R->n - 1] - v[R->n / 20];
+    double spread = v[R->n - 1 - R->n / 200] - v[R->n / 20];
     free(v);
     return fmax(MIN_PRIOR_W, spread);
 }
@@ -742,6 +795,50 @@ static tw_status collect(ctx *c, const tw_events *events)
         c->L[c->nl++] = (launch){e->start_s, e->end_s, id, (uint32_t)i};
     }
     return TW_OK;
+}
+
+/* Kernels share the SMs: launches that run together share their time.
+ * Copies and memsets run on the copy engines, beside the kernels: they share
+ * only with each other, and add to the kernels. Pieces of both, by start. */
+static tw_status class_pieces(ctx *c)
+{
+    launch *k = malloc((c->nl ? c->nl : 1) * sizeof *k), *m = malloc((c->nl ? c->nl : 1) * sizeof *m);
+    size_t nk = 0, nm = 0;
+    piece *pk = NULL, *pm = NULL;
+    size_t npk = 0, npm = 0;
+    tw_status st = k && m ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; st == TW_OK && i < c->nl; i++) {
+        if (c->copy[c->L[i].name])
+            m[nm++] = c->L[i];
+        else
+            k[nk++] = c->L[i];
+    }
+    if (st == TW_OK) st = make_pieces(k, nk, &pk, &npk);
+    if (st == TW_OK) st = make_pieces(m, nm, &pm, &npm);
+    if (st == TW_OK && npm) {
+        piece *all = realloc(pk, (npk + npm) * sizeof *all);
+        if (!all) {
+            st = tw_fail(TW_ENOMEM, "out of memory");
+        } else {
+            pk = all;
+            memcpy(pk + npk, pm, npm * sizeof *pm);
+            npk += npm;
+            qsort(pk, npk, sizeof *pk, piece_by_t0);
+        }
+    }
+    if (st == TW_OK) {
+        c->pc = pk;
+        c->npc = npk;
+        pk = NULL;
+        c->max_piece_s = 0;
+        for (size_t i = 0; i < c->npc; i++)
+            c->max_piece_s = fmax(c->max_piece_s, c->pc[i].t1 - c->pc[i].t0);
+    }
+    free(k);
+    free(m);
+    free(pk);
+    free(pm);
+    return st;
 }
 
 static int by_time_desc(const void *a, const void *b)
@@ -1154,11 +1251,11 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         r->end_s = ev->end_s;
         r->event = c->rng[k];
         r->energy_j = finest_energy(c, rs, nrs, ev->start_s, ev->end_s);
-        /* first piece that can overlap: pieces end in order */
+        /* first piece that can overlap: pieces start in order, none is longer than max_piece_s */
         size_t lo = 0, hi = c->npc;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (c->pc[mid].t1 <= ev->start_s)
+            if (c->pc[mid].t0 < ev->start_s - c->max_piece_s)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -1240,10 +1337,13 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
         st = tw_fail(TW_ENOMEM, "out of memory");
     size_t N = 0;
     if (st == TW_OK) st = columns(&c, cfg.max_names ? cfg.max_names : DEFAULT_MAX_NAMES, col, &N);
+    if (st == TW_OK && !(c.copy = calloc(N ? N : 1, sizeof *c.copy))) st = tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; st == TW_OK && i < c.names.n; i++)
+        if (strcmp(c.names.v[i].kind, "kernel") != 0) c.copy[col[i]] = true;
     if (st == TW_OK) {
         for (size_t i = 0; i < c.nl; i++)
             c.L[i].name = col[c.L[i].name];
-        st = make_pieces(c.L, c.nl, &c.pc, &c.npc);
+        st = class_pieces(&c);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
     design *d = &c.f.d;
@@ -1297,6 +1397,11 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     }
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
+    if (st == TW_OK && c.f.ncapped)
+        warn(e,
+             "%zu name%s asked for more power than the GPU was seen to draw above its quiet level (%.0f W): held "
+             "there; their neighbours' timing or the sensor's model is off there",
+             c.f.ncapped, c.f.ncapped == 1 ? "" : "s", c.f.prior_w);
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */
