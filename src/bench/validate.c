@@ -211,15 +211,23 @@ static double best_baseline_j(const ctx *c, double t0, double t1)
     return b && b->est ? tw_estimate_baseline_j(b->est, t0, t1) : NAN;
 }
 
-/* Whether the estimate's name of event i (its own name when compared alone)
- * was seen by some window: a reading that covers a quarter of the time
- * misses most short launches, which then have no estimate (NaN), not 0. */
-static bool seen(const ctx *c, const tw_estimate *est, size_t i)
+/* Whether some window of the method's reading overlaps [t0, t1]: a reading
+ * that covers a quarter of the time misses most short launches, which then
+ * have no estimate from the data (NaN here, not the 0 or the bound the
+ * estimator gives them). Windows are in order of their end. */
+static bool seen(const method *m, double t0, double t1)
 {
-    if (i >= est->nevents || i >= tw_events_count(c->own)) return false;
-    const char *name = tw_events_get(c->own, i)->name;
-    for (size_t k = 0; k < est->nnames; k++)
-        if (!strcmp(est->names[k].name, name)) return est->names[k].status != TW_EST_UNOBSERVED;
+    const tw_obs *o = m->obs.v;
+    size_t lo = 0, hi = m->obs.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o[mid].t1_s <= t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < m->obs.n && i < lo + 64; i++)
+        if (o[i].t0_s < t1 && o[i].t1_s > t0) return true;
     return false;
 }
 
@@ -243,7 +251,7 @@ static tw_status span_energies(const ctx *c, const method *m, const span *s, siz
     }
     if (!m->est) return TW_OK;
     for (size_t i = 0; i < n; i++) { /* its energy above the baseline, and the baseline's under it */
-        if (!seen(c, m->est, s[i].event)) continue;
+        if (s[i].event >= m->est->nevents || !seen(m, s[i].t0, s[i].t1)) continue;
         dyn[i] = m->est->event_energy_j[s[i].event];
         total[i] = dyn[i] + tw_estimate_baseline_j(m->est, s[i].t0, s[i].t1);
     }
