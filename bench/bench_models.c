@@ -1,8 +1,8 @@
 /* Benchmark: the sensor-model path of issue 4 on the simulated H100 -
  * identification (the ~1 min schedule of `sensor identify`), then, on a long
- * run of short kernels, a reading's observations (tw_observe), the
- * window-aware per-event estimate and the lagged per-name regression -
- * with their speed and the process's peak memory.
+ * run of short kernels, a reading's observations (tw_observe) and the
+ * estimator (estimate/estimator.h) on them, with their speed and the
+ * process's peak memory.
  *
  *   bench_models [SECONDS]     (default 600: a 10 min run of 1-30 ms kernels)
  *
@@ -14,13 +14,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "attrib/regress.h"
 #include "bench/exec.h"
 #include "bench/plans.h"
-#include "correct/estimate.h"
+#include "core/rng.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
-#include "core/rng.h"
+#include "estimate/estimator.h"
 
 static double now_s(void)
 {
@@ -91,27 +90,20 @@ int main(int argc, char **argv)
     printf("observations of %s (%s): %zu in %.3f s (the trace read once: %.1f M rows/s)\n", m->name,
            tw_response_name(m->response), obs.n, t_obs, (x->now_s * 1000.0) / t_obs / 1e6);
 
-    tw_event_estimate *est = calloc(nev, sizeof *est);
+    tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER};
+    tw_estimate *est = NULL;
     t0 = now_s();
-    if (!est || check(tw_estimate_events(obs.v, obs.n, x->events, p.active_idle_w, est), "estimate")) return 1;
+    if (check(tw_estimate_run(&rd, 1, x->events, NULL, &est), "estimate")) return 1;
     double t_est = now_s() - t0;
-    printf("window-aware estimate: %zu events over %zu observations in %.3f s\n", nev, obs.n, t_est);
-
-    tw_regress_options ro;
-    tw_regress_options_init(&ro);
-    tw_regress *r = NULL;
-    int lags = tw_regress_lags_for(m->period_s, m->delay_s, m->capacitance_s);
-    t0 = now_s();
-    if (check(tw_regress_names_lagged(obs.v, obs.n, x->events, &ro, lags, m->period_s, &r), "regression")) return 1;
-    double t_reg = now_s() - t0;
-    printf("lagged regression (%d lags): %zu names in %.3f s\n", lags, r->nnames, t_reg);
-    for (size_t i = 0; i < r->nnames; i++)
-        printf("  %-8s %6llu launches  %.4f +- %.4f J per launch (dynamic power %.1f W; simulated 220 W)\n",
-               r->names[i].name, (unsigned long long)r->names[i].launches, r->names[i].per_launch_j,
-               r->names[i].per_launch_se_j, r->names[i].power_w);
+    printf("estimator: %zu events, %zu names over %zu observations in %.3f s\n", nev, est->nnames, obs.n, t_est);
+    for (size_t i = 0; i < est->nnames; i++) {
+        const tw_est_name *n = &est->names[i];
+        printf("  %-8s %6llu launches  %.4f +- %.4f J per launch (dynamic power %.1f W; simulated 220 W) %s\n", n->name,
+               (unsigned long long)n->launches, n->energy_j / (double)n->launches, n->energy_sd_j / (double)n->launches,
+               n->power_w, tw_est_status_name(n->status));
+    }
     printf("peak memory: %.1f MiB (the simulated trace is generated on the fly)\n", peak_rss_mib());
-    tw_regress_free(r);
-    free(est);
+    tw_estimate_free(est);
     tw_obs_series_free(&obs);
     tw_exec_free(x);
     return 0;

@@ -3,54 +3,74 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "correct/identify.h"
-#include "correct/estimate.h"
 #include "correct/observe.h"
+
+tw_status tw_events_own_names(const tw_events *in, bool (*own)(const tw_event *e, void *ctx), void *ctx,
+                              tw_events **out)
+{
+    *out = NULL;
+    tw_events *ev = NULL;
+    tw_status st = tw_events_new(&ev);
+    for (size_t i = 0; st == TW_OK && i < tw_events_count(in); i++) {
+        tw_event e = *tw_events_get(in, i);
+        char name[512];
+        if (!own || own(&e, ctx)) {
+            snprintf(name, sizeof name, "%.480s#%zu", e.name, i);
+            e.name = name;
+        }
+        st = tw_events_add(ev, &e);
+    }
+    if (st != TW_OK) {
+        tw_events_free(ev);
+        return st;
+    }
+    *out = ev;
+    return TW_OK;
+}
+
+static bool is_kernel(const tw_event *e, void *ctx)
+{
+    (void)ctx;
+    return !e->kind || !*e->kind || strcmp(e->kind, "kernel") == 0;
+}
 
 tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw_reading_model *m,
                              const size_t *event_idx, size_t n, tw_launch_energy *out)
 {
     if (!trace || !events || !m || (n && (!event_idx || !out)))
         return tw_fail(TW_EINVAL, "tw_launch_energies: NULL argument");
-    size_t idx;
+    size_t idx, nall = tw_events_count(events);
+    for (size_t i = 0; i < n; i++)
+        if (event_idx[i] >= nall || !is_kernel(tw_events_get(events, event_idx[i]), NULL))
+            return tw_fail(TW_EINVAL, "launch %zu: no kernel event %zu", i, event_idx[i]);
     tw_status st = tw_sensor_find(trace, m->name, &idx);
     tw_obs_series obs;
     tw_obs_series_init(&obs);
     tw_events *ev = NULL;
+    tw_estimate *est = NULL;
     if (st == TW_OK) st = tw_observe(trace, idx, m, true, &obs);
-    /* every kernel of the experiment is estimated, the unrecorded ones
+    /* every kernel of the experiment is its own unknown, the unrecorded ones
      * (calibration) too: a reading's window that holds one of them and a
      * recorded launch must give each its own share, not all to the launch */
-    size_t nall = tw_events_count(events), *at = calloc(nall + 1, sizeof *at), nk = 0;
-    tw_event_estimate *all = calloc(nall + 1, sizeof *all);
-    if (st == TW_OK && (!at || !all)) st = tw_fail(TW_ENOMEM, "out of memory (estimates)");
-    if (st == TW_OK) st = tw_events_new(&ev);
-    for (size_t i = 0; st == TW_OK && i < nall; i++) {
-        const tw_event *e = tw_events_get(events, i);
-        at[i] = SIZE_MAX;
-        if (e->kind && strcmp(e->kind, "kernel") != 0) continue;
-        at[i] = nk++;
-        st = tw_events_add(ev, e);
+    if (st == TW_OK) st = tw_events_own_names(events, is_kernel, NULL, &ev);
+    if (st == TW_OK) {
+        tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER};
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        cfg.max_names = nall + 1; /* never pooled: each launch's energy is wanted */
+        st = tw_estimate_run(&rd, 1, ev, &cfg, &est);
     }
-    for (size_t i = 0; st == TW_OK && i < n; i++)
-        if (event_idx[i] >= nall || at[event_idx[i]] == SIZE_MAX)
-            st = tw_fail(TW_EINVAL, "launch %zu: no kernel event %zu", i, event_idx[i]);
-    /* one idle level: its error goes into the analyses' time regressors */
-    double idle = st == TW_OK ? tw_estimate_idle_w(obs.v, obs.n, events, NAN, NAN) : NAN;
-    if (st == TW_OK && !isfinite(idle)) st = tw_fail(TW_ENUMERIC, "no idle time between the kernels");
-    if (st == TW_OK) st = tw_estimate_events(obs.v, obs.n, ev, idle, all);
     for (size_t i = 0; st == TW_OK && i < n; i++) {
         const tw_event *e = tw_events_get(events, event_idx[i]);
-        const tw_event_estimate *x = &all[at[event_idx[i]]];
-        out[i] = (tw_launch_energy){e->start_s, e->end_s, x->total_j, x->dyn_j};
+        double dyn = est->event_energy_j[event_idx[i]];
+        out[i] = (tw_launch_energy){e->start_s, e->end_s, dyn + tw_estimate_baseline_j(est, e->start_s, e->end_s), dyn};
     }
-    free(at);
-    free(all);
+    tw_estimate_free(est);
     tw_events_free(ev);
     tw_obs_series_free(&obs);
     return st;

@@ -1,7 +1,8 @@
 /* Energy of an experiment's launches (internal): each chosen event's
- * energy by a reading's model, total and above active idle (one idle level
- * from the time between the kernels), and the mean SM clock over them.
- * Shared by the microbenchmark analyses (isa_run, mem_run). */
+ * energy by the estimator (estimate/estimator.h) on a reading's model, every
+ * kernel launch its own unknown, total and above the estimator's baseline,
+ * and the mean SM clock over them. Shared by the microbenchmark analyses
+ * (isa_run, mem_run) and the validation. */
 #ifndef TW_BENCH_LAUNCHES_H
 #define TW_BENCH_LAUNCHES_H
 
@@ -9,13 +10,20 @@
 #include <stddef.h>
 
 #include "correct/profile.h"
+#include "estimate/estimator.h"
 #include "truewatt.h"
 
 typedef struct tw_launch_energy {
     double t0, t1;  /* the event's span */
-    double total_j; /* by the reading's model */
-    double dyn_j;   /* above active idle */
+    double total_j; /* dyn_j + the baseline's energy over the span */
+    double dyn_j;   /* above the baseline */
 } tw_launch_energy;
+
+/* A copy of `in` in the same order in which every event that `own` selects
+ * (all when NULL) is renamed "<name>#<index>", so that the estimator gives
+ * it its own power instead of its name's. */
+tw_status tw_events_own_names(const tw_events *in, bool (*own)(const tw_event *e, void *ctx), void *ctx,
+                              tw_events **out);
 
 /* out[i] for events[event_idx[i]], i < n. */
 tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw_reading_model *m,

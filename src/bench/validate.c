@@ -4,21 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attrib/regress.h"
-#include "attrib/repeat.h"
+#include "bench/launches.h"
 #include "bench/plans.h"
 #include "bench/validate.h"
 #include "core/error.h"
-#include "correct/estimate.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "estimate/estimator.h"
 
 #define MAX_METHODS 24
-#define IDLE_MARGIN_S 2.0  /* event-free windows this close to an experiment give its idle level */
-#define BLOCK_GAP_S 0.01   /* launches closer than this belong to one block */
-#define REPEAT_EDGE_S 0.25 /* the first and last block own this much time beyond them */
-#define LIN_TOL_PCT 1.0    /* 2.00 +- 0.02 */
-#define B2B_TOL_PCT 2.0    /* 1.00 +- 0.02 */
+#define BLOCK_GAP_S 0.01 /* launches closer than this belong to one block */
+#define LIN_TOL_PCT 1.0  /* 2.00 +- 0.02 */
+#define B2B_TOL_PCT 2.0  /* 1.00 +- 0.02 */
 
 /* ---------------------------------------------------------------- methods */
 
@@ -30,6 +27,7 @@ typedef struct method {
     const tw_reading_model *model; /* M_MODEL */
     tw_update_series u;            /* the reading's updates (naive, raw) */
     tw_obs_series obs;             /* M_MODEL: its observations */
+    tw_estimate *est;              /* M_MODEL: the estimator on them, each compared event its own name */
     bool best;
 } method;
 
@@ -39,6 +37,8 @@ typedef struct ctx {
     const tw_profile *profile;
     method m[MAX_METHODS];
     size_t nm;
+    tw_events *own;     /* the events, those compared one by one renamed to be their own names */
+    tw_estimate *names; /* the estimator on the best reading with the events' own names */
     tw_val_result *out;
 } ctx;
 
@@ -108,7 +108,19 @@ static tw_status add_model_method(ctx *c, const tw_reading_model *rm, bool best)
     snprintf(m->name, sizeof m->name, "model_%s", rm->name);
     tw_obs_series_init(&m->obs);
     tw_status st = tw_observe(c->src, i, rm, true, &m->obs);
-    if (st == TW_OK) c->nm++;
+    if (st != TW_OK) {
+        tw_obs_series_free(&m->obs);
+        return st;
+    }
+    c->nm++;
+    /* a reading the estimator cannot fit (no window over the kernels) has no rows */
+    tw_est_reading rd = {rm->name, m->obs.v, m->obs.n, rm->response == TW_RESP_COUNTER};
+    st = tw_estimate_run(&rd, 1, c->own, NULL, &m->est);
+    if (st == TW_OK && best) st = tw_estimate_run(&rd, 1, c->events, NULL, &c->names);
+    if (st == TW_EEMPTY) {
+        tw_clear_error();
+        st = TW_OK;
+    }
     return st;
 }
 
@@ -135,7 +147,20 @@ static void free_methods(ctx *c)
     for (size_t i = 0; i < c->nm; i++) {
         tw_update_series_free(&c->m[i].u);
         tw_obs_series_free(&c->m[i].obs);
+        tw_estimate_free(c->m[i].est);
     }
+    tw_estimate_free(c->names);
+    tw_events_free(c->own);
+}
+
+/* The events compared one by one (pairs, isolated short launches): each is
+ * its own name, so it gets its own energy; the rest keep theirs. */
+static bool compared_alone(const tw_event *e, void *unused)
+{
+    (void)unused;
+    size_t len = strlen(e->name);
+    return !strncmp(e->name, "lin_", 4) || !strncmp(e->name, "b2b_", 4) ||
+           (len > 4 && !strcmp(e->name + len - 4, "_iso"));
 }
 
 static const method *best_method(const ctx *c)
@@ -153,6 +178,7 @@ typedef struct span {
     double t0, t1;
     unsigned launches;
     double kernel_s; /* summed durations */
+    size_t event;    /* the (first) event's index */
 } span;
 
 /* Events named `name`, in time order; blocks of back-to-back launches merged
@@ -172,36 +198,37 @@ static size_t spans_of(const tw_events *ev, const char *name, bool merge, span *
             s[m - 1].kernel_s += d;
             continue;
         }
-        s[m++] = (span){e->start_s, e->end_s, 1, d};
+        s[m++] = (span){e->start_s, e->end_s, 1, d, i};
     }
     *out = s;
     return m;
 }
 
-static tw_events *events_of_spans(const span *s, size_t n, const char *name)
+/* The best reading's baseline energy over [t0, t1] (NaN without an estimate). */
+static double best_baseline_j(const ctx *c, double t0, double t1)
 {
-    tw_events *ev = NULL;
-    if (tw_events_new(&ev) != TW_OK) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        tw_event e = {.name = name,
-                      .start_s = s[i].t0,
-                      .end_s = s[i].t1,
-                      .device = 0,
-                      .stream = -1,
-                      .true_energy_j = NAN,
-                      .kind = "kernel"};
-        if (tw_events_add(ev, &e) != TW_OK) {
-            tw_events_free(ev);
-            return NULL;
-        }
-    }
-    return ev;
+    const method *b = best_method(c);
+    return b && b->est ? tw_estimate_baseline_j(b->est, t0, t1) : NAN;
 }
 
-/* The model's idle level near [t0, t1]: event-free windows within the margin. */
-static double local_idle(const ctx *c, const method *m, double t0, double t1)
+/* Whether some window of the method's reading overlaps [t0, t1]: a reading
+ * that covers a quarter of the time misses most short launches, which then
+ * have no estimate from the data (NaN here, not the 0 or the bound the
+ * estimator gives them). Windows are in order of their end. */
+static bool seen(const method *m, double t0, double t1)
 {
-    return tw_estimate_idle_w(m->obs.v, m->obs.n, c->events, t0 - IDLE_MARGIN_S, t1 + IDLE_MARGIN_S);
+    const tw_obs *o = m->obs.v;
+    size_t lo = 0, hi = m->obs.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o[mid].t1_s <= t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < m->obs.n && i < lo + 64; i++)
+        if (o[i].t0_s < t1 && o[i].t1_s > t0) return true;
+    return false;
 }
 
 /* Energy of each span by method m: total (idle + dynamic) into total[], and
@@ -222,34 +249,25 @@ static tw_status span_energies(const ctx *c, const method *m, const span *s, siz
         }
         return TW_OK;
     }
-    double idle = local_idle(c, m, s[0].t0, s[n - 1].t1);
-    if (!isfinite(idle)) return TW_OK;
-    tw_events *ev = events_of_spans(s, n, "span");
-    tw_event_estimate *est = calloc(n, sizeof *est);
-    tw_status st = ev && est ? tw_estimate_events(m->obs.v, m->obs.n, ev, idle, est)
-                             : tw_fail(TW_ENOMEM, "out of memory (validation)");
-    for (size_t i = 0; st == TW_OK && i < n; i++) {
-        dyn[i] = est[i].dyn_j;
-        total[i] = est[i].total_j;
+    if (!m->est) return TW_OK;
+    for (size_t i = 0; i < n; i++) { /* its energy above the baseline, and the baseline's under it */
+        if (s[i].event >= m->est->nevents || !seen(m, s[i].t0, s[i].t1)) continue;
+        dyn[i] = m->est->event_energy_j[s[i].event];
+        total[i] = dyn[i] + tw_estimate_baseline_j(m->est, s[i].t0, s[i].t1);
     }
-    free(est);
-    tw_events_free(ev);
-    return st;
+    return TW_OK;
 }
 
 /* Dynamic energy of spans for any method: a model's own; for the others the
- * total minus the best model's local idle level over the span. */
+ * total minus the best model's baseline over the span. */
 static tw_status span_dynamic(const ctx *c, const method *m, const span *s, size_t n, double *dyn)
 {
     double *total = malloc((n ? n : 1) * sizeof *total);
     if (!total) return tw_fail(TW_ENOMEM, "out of memory (validation)");
     tw_status st = span_energies(c, m, s, n, total, dyn);
-    if (st == TW_OK && m->kind != M_MODEL) {
-        const method *b = best_method(c);
-        double idle = b && n ? local_idle(c, b, s[0].t0, s[n - 1].t1) : NAN;
+    if (st == TW_OK && m->kind != M_MODEL)
         for (size_t i = 0; i < n; i++)
-            dyn[i] = total[i] - idle * (s[i].t1 - s[i].t0);
-    }
+            dyn[i] = total[i] - best_baseline_j(c, s[i].t0, s[i].t1);
     free(total);
     return st;
 }
@@ -343,16 +361,25 @@ static tw_status back_to_back(ctx *c)
 
 static double short_tolerance_pct(double d_s) { return d_s < 0.002 ? 10.0 : d_s < 0.02 ? 5.0 : NAN; }
 
-/* The reference: the best model's dynamic power over the >= 4 s block. */
+/* A name of the best reading's estimate with its own figures (not grouped
+ * with another, and seen), else NULL. */
+static const tw_est_name *best_name(const ctx *c, const char *name)
+{
+    for (size_t i = 0; c->names && i < c->names->nnames; i++) {
+        const tw_est_name *x = &c->names->names[i];
+        if (strcmp(x->name, name) != 0) continue;
+        bool own = x->status == TW_EST_OK || x->status == TW_EST_BELOW_RESOLUTION;
+        return own && x->launches > 0 ? x : NULL;
+    }
+    return NULL;
+}
+
+/* The reference: the estimator's power of the >= 4 s back-to-back block's
+ * name on the best reading, above the baseline. */
 static double reference_power_w(ctx *c, const char *ref_name)
 {
-    const method *b = best_method(c);
-    span *s = NULL;
-    size_t n = b ? spans_of(c->events, ref_name, true, &s) : 0;
-    double dyn = NAN, p = NAN;
-    if (n >= 1 && span_dynamic(c, b, s, 1, &dyn) == TW_OK) p = dyn / s[0].kernel_s;
-    free(s);
-    return p;
+    const tw_est_name *x = best_name(c, ref_name);
+    return x ? x->power_w : NAN;
 }
 
 /* Per-launch dynamic energy of isolated launches by every method. */
@@ -375,42 +402,26 @@ static tw_status iso_methods(ctx *c, const char *cs, const char *name, double p_
         if (cnt) st = record(c, "short_kernels", cs, m, NULL, "J_per_launch", mean, sd / sqrt(cnt), ref, NAN, cnt);
     }
     free(dyn);
-    /* the regression of the best reading's windows on the launches' time */
-    const method *b = best_method(c);
-    tw_events *ev = b && n ? events_of_spans(s, n, name) : NULL;
-    if (st == TW_OK && ev) {
-        tw_regress_options o;
-        tw_regress_options_init(&o);
-        o.margin_s = 0.5;
-        tw_regress *r = NULL;
-        const tw_reading_model *bm = b->model;
-        int lags = tw_regress_lags_for(bm->period_s, bm->delay_s, bm->capacitance_s);
-        if (tw_regress_names_lagged(b->obs.v, b->obs.n, ev, &o, lags, bm->period_s, &r) == TW_OK && r->nnames > 0)
-            st = record(c, "short_kernels", cs, NULL, "regression", "J_per_launch", r->names[0].per_launch_j,
-                        r->names[0].per_launch_se_j, ref, tol, (unsigned)r->names[0].launches);
-        tw_regress_free(r);
-    }
-    tw_events_free(ev);
     free(s);
+    /* the estimator with all of them one name: their common power over the
+     * best reading's windows (what a regression on kernel time gives) */
+    const tw_est_name *x = st == TW_OK ? best_name(c, name) : NULL;
+    if (x)
+        st = record(c, "short_kernels", cs, NULL, "regression", "J_per_launch", x->energy_j / (double)x->launches,
+                    x->energy_sd_j / (double)x->launches, p_ref * x->time_s / (double)x->launches, tol,
+                    (unsigned)x->launches);
     return st;
 }
 
-/* Phase-shifted repetition (attrib/repeat.h) on the best reading. */
+/* Phase-shifted repetition: the blocks' launches one name of the estimator
+ * on the best reading; per launch its energy over its launches. */
 static tw_status repetition(ctx *c, const char *cs, const char *name, double p_ref, double tol)
 {
-    const method *b = best_method(c);
-    span *s = NULL;
-    size_t n = b ? spans_of(c->events, name, true, &s) : 0;
-    tw_status st = TW_OK;
-    if (n > 0) {
-        tw_repeat_result r;
-        double idle = local_idle(c, b, s[0].t0, s[n - 1].t1);
-        if (tw_repeat_estimate(b->obs.v, b->obs.n, c->events, name, idle, REPEAT_EDGE_S, &r) == TW_OK)
-            st = record(c, "short_kernels", cs, NULL, "repetition", "J_per_launch", r.per_launch_j, r.per_launch_se_j,
-                        p_ref * r.mean_launch_s, tol, r.launches);
-    }
-    free(s);
-    return st;
+    const tw_est_name *x = best_name(c, name);
+    if (!x) return TW_OK;
+    return record(c, "short_kernels", cs, NULL, "repetition", "J_per_launch", x->energy_j / (double)x->launches,
+                  x->energy_sd_j / (double)x->launches, p_ref * x->time_s / (double)x->launches, tol,
+                  (unsigned)x->launches);
 }
 
 static tw_status short_kernels(ctx *c)
@@ -451,14 +462,14 @@ static tw_status load(ctx *c, const char *name)
         const method *m = &c->m[k];
         e[k] = NAN;
         if (m->kind == M_MODEL) {
-            /* idle over the whole span plus each kernel's dynamic energy */
+            /* the baseline over the whole span plus each kernel's energy above it */
             if ((st = span_energies(c, m, s, n, total, dyn)) != TW_OK) break;
-            double idle = local_idle(c, m, t0, t1), sum = idle * (t1 - t0);
+            double sum = m->est ? tw_estimate_baseline_j(m->est, t0, t1) : NAN;
             for (size_t i = 0; i < n; i++)
                 sum += isfinite(dyn[i]) ? dyn[i] : 0.0;
             e[k] = sum;
         } else {
-            span whole = {t0, t1, 1, 0};
+            span whole = {t0, t1, 1, 0, 0};
             if ((st = span_energies(c, m, &whole, 1, &e[k], dyn)) != TW_OK) break;
         }
         if (m->kind == M_RAW_COUNTER) ref = e[k];
@@ -483,7 +494,8 @@ tw_status tw_validate_analyse(tw_sensor *src, const tw_events *events, const tw_
     c.events = events;
     c.profile = profile;
     c.out = out;
-    tw_status st = build_methods(&c);
+    tw_status st = tw_events_own_names(events, compared_alone, NULL, &c.own);
+    if (st == TW_OK) st = build_methods(&c);
     if (st == TW_OK && !best_method(&c))
         st = tw_fail(TW_EINVAL, "the sensor profile names no usable reading of this trace");
     if (st == TW_OK) st = linearity(&c);
@@ -492,7 +504,7 @@ tw_status tw_validate_analyse(tw_sensor *src, const tw_events *events, const tw_
     if (st == TW_OK) st = load(&c, "load_steady");
     if (st == TW_OK) st = load(&c, "load_square");
     const method *b = best_method(&c);
-    out->active_idle_w = b ? tw_estimate_idle_w(b->obs.v, b->obs.n, events, NAN, NAN) : NAN;
+    out->baseline_w = b && b->est ? b->est->baseline_mean_w : NAN;
     free_methods(&c);
     if (st == TW_OK && out->n == 0) st = tw_fail(TW_EEMPTY, "no validation experiment found in the events");
     if (st != TW_OK) tw_val_result_free(out);

@@ -10,13 +10,20 @@
  *                     or the sample buffer's intervals integrated over it
  *   model_<reading>   the reading's identified model: observations (windows
  *                     of known placement, delays removed, boxcars
- *                     deconvolved, rc corrected) and the window-aware
- *                     estimator (correct/estimate.h)
+ *                     deconvolved, rc corrected) and the estimator
+ *                     (estimate/estimator.h) on them alone, every compared
+ *                     event (pairs, isolated launches) its own name: its
+ *                     energy above the baseline plus the baseline's
  *   best              model_ of the reading the profile ranks best
- * and for kernels shorter than the update period:
- *   regression        per-name regression of the best reading's windows on
- *                     kernel time (attrib/regress.h)
- *   repetition        phase-shifted blocks of launches (measure-kernel) */
+ * and for kernels shorter than the update period, the estimator on the best
+ * reading with the events' own names:
+ *   regression        the isolated launches as one name: its energy over
+ *                     its launches
+ *   repetition        phase-shifted blocks of launches (measure-kernel) as
+ *                     one name, likewise
+ * The reference power of a short kernel is its back-to-back block's name's
+ * power in that estimate. Dynamic energies of the naive and raw methods are
+ * their totals minus the best reading's baseline. */
 #ifndef TW_BENCH_VALIDATE_H
 #define TW_BENCH_VALIDATE_H
 
@@ -42,8 +49,8 @@ typedef struct tw_val_record {
 typedef struct tw_val_result {
     tw_val_record *rec;
     size_t n, cap;
-    char best[64];        /* the reading the profile ranks best */
-    double active_idle_w; /* from the best reading, over the validation */
+    char best[64];     /* the reading the profile ranks best */
+    double baseline_w; /* the estimator's baseline on the best reading, mean over its fit */
 } tw_val_result;
 
 /* Measures every experiment whose events are present (names as in plans.h)

@@ -12,9 +12,9 @@
 #include "cli/profile_pick.h"
 #include "cli/report_analysis.h"
 #include "core/error.h"
-#include "correct/estimate.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "estimate/estimator.h"
 
 static void help(void)
 {
@@ -215,7 +215,10 @@ typedef struct profile_work {
     bool have; /* a profile applies */
     char column[160];
     char note[768];
-    tw_event_estimate *est;
+    char counter[160];
+    tw_events *events; /* the analysis's events, which the estimate's names point into */
+    tw_estimate *est;
+    tw_obs_series obs[2]; /* the best reading's windows, the counter's */
     report_profile r;
 } profile_work;
 
@@ -242,7 +245,23 @@ static int profile_load(const analyze_args *a, profile_work *w)
     return 0;
 }
 
-/* Each event's energy by the model of the profile's best reading the trace has. */
+/* The energy counter of the trace (with the prefix) under the profile's
+ * model of it, as the estimator's reference: NULL when either is missing. */
+static const tw_reading_model *counter_model(tw_sensor *src, const tw_profile *p, const char *prefix, size_t *idx)
+{
+    const tw_reading_model *cm = tw_profile_find(p, "energy_j");
+    char full[160];
+    snprintf(full, sizeof full, "%senergy_j", prefix);
+    if (!cm || cm->response != TW_RESP_COUNTER || tw_sensor_find(src, full, idx) != TW_OK) {
+        tw_clear_error();
+        return NULL;
+    }
+    return cm;
+}
+
+/* Each event's energy by the estimator (estimate/estimator.h) on the
+ * profile's best reading the trace has, with the energy counter as the
+ * reference total when the trace has it. */
 static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile_work *w)
 {
     report_profile *r = &w->r;
@@ -261,44 +280,45 @@ static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile
     }
     r->m = m;
     snprintf(w->column, sizeof w->column, "%s%s", prefix, m->name);
-    size_t idx;
-    tw_obs_series obs;
-    tw_obs_series_init(&obs);
+    size_t idx, cidx;
     tw_events *ev = NULL;
+    tw_est_reading rd[2];
+    size_t nrd = 0;
+    tw_obs_series_init(&w->obs[0]);
+    tw_obs_series_init(&w->obs[1]);
     tw_status st = tw_sensor_find(src, w->column, &idx);
-    if (st == TW_OK) st = tw_observe(src, idx, m, true, &obs);
+    if (st == TW_OK) st = tw_observe(src, idx, m, true, &w->obs[0]);
+    if (st == TW_OK) {
+        bool is_counter = m->response == TW_RESP_COUNTER;
+        rd[nrd++] = (tw_est_reading){w->column, w->obs[0].v, w->obs[0].n, is_counter};
+        const tw_reading_model *cm = is_counter ? NULL : counter_model(src, &w->p, prefix, &cidx);
+        if (cm) {
+            snprintf(w->counter, sizeof w->counter, "%senergy_j", prefix);
+            st = tw_observe(src, cidx, cm, true, &w->obs[1]);
+            if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true};
+        }
+    }
     if (st == TW_OK) st = tw_events_new(&ev);
     size_t n = tw_analysis_event_count(an);
-    double first = NAN;
-    for (size_t i = 0; st == TW_OK && i < n; i++) {
-        const tw_event *e = tw_analysis_event(an, i);
-        st = tw_events_add(ev, e);
-        if (!(e->start_s >= first)) first = e->start_s;
-    }
-    if (st == TW_OK && !(w->est = malloc((n ? n : 1) * sizeof *w->est))) st = tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        st = tw_events_add(ev, tw_analysis_event(an, i));
     if (st == TW_OK) {
-        r->observations = obs.n;
-        r->active_idle_w = tw_estimate_idle_w(obs.v, obs.n, ev, first, NAN);
-        r->idle_basis = "median of the windows without events after the first event";
-        if (isnan(r->active_idle_w)) {
-            r->active_idle_w = tw_estimate_idle_w(obs.v, obs.n, ev, NAN, NAN);
-            r->idle_basis = "median of the windows without events";
-        }
-        if (isnan(r->active_idle_w)) {
-            r->active_idle_w = tw_analysis_active_idle_w(an);
-            r->idle_basis = "no window without events: the RC analysis's active idle";
-        }
-        st = tw_estimate_events(obs.v, obs.n, ev, r->active_idle_w, w->est);
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        cfg.cancel = &cli_interrupted;
+        st = tw_estimate_run(rd, nrd, ev, &cfg, &w->est);
     }
     if (st == TW_OK) {
-        r->ev = w->est;
-    } else if (st != TW_ENOMEM) { /* the section says why; the analysis stands */
+        r->est = w->est;
+        r->events = ev; /* the estimate borrows their names */
+        w->events = ev;
+        ev = NULL;
+    } else if (st != TW_ENOMEM && st != TW_EINTERRUPTED) { /* the section says why; the analysis stands */
         snprintf(w->note, sizeof w->note, "%s", tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
         r->note = w->note;
         tw_clear_error();
         st = TW_OK;
     }
-    tw_obs_series_free(&obs);
     tw_events_free(ev);
     return st;
 }
@@ -374,7 +394,10 @@ int cmd_analyze(int argc, char **argv)
     else
         rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
 out:
-    free(pw->est);
+    tw_estimate_free(pw->est);
+    tw_events_free(pw->events);
+    tw_obs_series_free(&pw->obs[0]);
+    tw_obs_series_free(&pw->obs[1]);
     free(pw);
     tw_analysis_free(an);
     tw_sensor_close(src);

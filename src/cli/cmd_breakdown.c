@@ -289,7 +289,7 @@ static tw_status span_of_range(const tw_json *d, const char *range, bd_measured 
         const char *name = tw_json_string(tw_json_get(x, "name"));
         if (!name || strcmp(name, range)) continue;
         m->total_j = tw_json_number(tw_json_get(x, "energy_j"));
-        m->dynamic_j = tw_json_number(tw_json_get(x, "above_idle_j"));
+        m->dynamic_j = tw_json_number(tw_json_get(x, "above_baseline_j"));
         m->time_s = tw_json_number(tw_json_get(x, "end_s")) - tw_json_number(tw_json_get(x, "start_s"));
         return TW_OK;
     }
@@ -298,14 +298,16 @@ static tw_status span_of_range(const tw_json *d, const char *range, bd_measured 
 
 static void span_of_kernels(const tw_json *d, bd_measured *m)
 {
-    const tw_json *k = tw_json_get(d, "kernels");
+    /* the kernels' energy above the baseline: the estimate's total (groups
+     * included, names below resolution at their estimate) */
+    const tw_json *k = tw_json_get(d, "names");
     for (size_t i = 0; i < tw_json_len(k); i++) {
         const tw_json *x = tw_json_at(k, i);
         const char *kind = tw_json_string(tw_json_get(x, "kind"));
         if (kind && strcmp(kind, "kernel")) continue;
         m->time_s += tw_json_number(tw_json_get(x, "time_s"));
-        m->dynamic_j += tw_json_number(tw_json_get(x, "energy_j"));
     }
+    m->dynamic_j = tw_json_number(tw_json_get(tw_json_get(d, "estimate"), "kernels_j"));
     m->total_j = m->dynamic_j + m->idle_w * m->time_s;
 }
 
@@ -366,14 +368,13 @@ static tw_status read_run(const char *path, const bd_args *a, bd_measured *m)
         tw_json_free(doc);
         return st;
     }
-    m->idle_w = tw_json_number(tw_json_get(d, "idle_w"));
-    m->check_pct = tw_json_number(tw_json_get(tw_json_get(d, "check"), "diff_pct"));
+    const tw_json *est = tw_json_get(d, "estimate");
+    m->idle_w = tw_json_number(tw_json_get(est, "baseline_mean_w"));
+    m->check_pct = tw_json_number(tw_json_get(est, "conservation_pct"));
     const char *g = tw_json_string(tw_json_get(d, "name"));
     snprintf(m->gpu, sizeof m->gpu, "%s", g ? g : "?");
-    const tw_json *src = tw_json_get(d, "energy_source");
-    const char *reading = tw_json_string(tw_json_get(src, "reading")),
-               *method = tw_json_string(tw_json_get(src, "method"));
-    snprintf(m->source, sizeof m->source, "%s (%s)", reading ? reading : "?", method ? method : "?");
+    const char *reading = tw_json_string(tw_json_get(est, "readings_fitted"));
+    snprintf(m->source, sizeof m->source, "%s (the estimator)", reading ? reading : "?");
     if (a->range)
         st = span_of_range(d, a->range, m);
     else

@@ -1,27 +1,29 @@
 /* truewatt measure-kernel: the energy per launch of one kernel, even one far
- * shorter than the sensor's update period, by phase-shifted repetition
- * (after Yang et al. 2024): blocks of back-to-back launches whose starts are
- * spread over the phases of the best reading's update period, each block
- * owning the time up to the middle of the gaps around it, so every block's
- * energy is seen whole; the spread over blocks gives the uncertainty. */
+ * shorter than the sensor's update period. The plan is phase-shifted
+ * repetition (after Yang et al. 2024): blocks of back-to-back launches whose
+ * starts are spread over the phases of the best reading's update period, so
+ * the sensor's windows see the kernel at every phase. The estimate is the
+ * estimator's (estimate/estimator.h) over those launches and the steady
+ * reference's, each name one unknown: per launch its energy over its
+ * launches, with its standard error likewise. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "attrib/repeat.h"
 #include "bench/plans.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
 #include "cli/profile_pick.h"
+#include "core/error.h"
 #include "core/json.h"
-#include "correct/estimate.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "estimate/estimator.h"
 
 #define CMD "measure-kernel"
-#define REF_S 4.0   /* the steady-state reference block */
-#define EDGE_S 0.25 /* the last block owns this much time after it */
+#define REF_S 4.0        /* the steady-state reference block */
+#define BLOCK_GAP_S 0.01 /* launches closer than this form one block */
 
 static void help(void)
 {
@@ -33,8 +35,9 @@ static void help(void)
            "phase-shifted repetition: B blocks of back-to-back launches (each about T s), the gap\n"
            "after block b being G + (b mod S) x period / S, the period being the update period of\n"
            "the reading the sensor profile ranks best, so the blocks start at evenly spread phases.\n"
-           "Each block owns the time to the middle of the gaps around it, so the sensor's lag\n"
-           "stays with the block; the spread over blocks gives the uncertainty. A steady-state\n"
+           "The energy is the estimator's (baseline + each name's power while it runs, fitted to\n"
+           "every window of the reading, and of the energy counter when the profile has one): per\n"
+           "launch the kernel's energy over its launches, with its standard error. A steady-state\n"
            "reference (the same launches back to back for 4 s) is measured beside it.\n"
            "Without a profile for this GPU and driver, the identification runs first (~1 min).\n\n"
            "  --duration-ms D  launch length (default 1)\n"
@@ -149,41 +152,106 @@ static tw_status plan(tw_exec *x, void *p)
     return st == TW_OK ? tw_exec_idle(x, 1.0) : st;
 }
 
+/* One name's figures from the estimate. */
+typedef struct name_result {
+    bool found;
+    unsigned launches, blocks;
+    double mean_launch_s, per_launch_j, per_launch_sd_j, upper_j, power_w;
+    tw_est_status status;
+} name_result;
+
 typedef struct outcome {
-    tw_repeat_result rep, ref;
-    bool have_ref;
-    double idle_w;
+    name_result rep, ref;
+    double baseline_w;
     const tw_reading_model *m;
+    char readings[160];
 } outcome;
 
+/* Blocks of back-to-back launches of `label` (events in time order). */
+static unsigned count_blocks(const tw_events *ev, const char *label)
+{
+    unsigned n = 0;
+    double last = -INFINITY;
+    for (size_t i = 0; i < tw_events_count(ev); i++) {
+        const tw_event *e = tw_events_get(ev, i);
+        if (strcmp(e->name, label) != 0) continue;
+        if (e->start_s - last >= BLOCK_GAP_S) n++;
+        last = e->end_s;
+    }
+    return n;
+}
+
+static name_result name_of(const tw_estimate *est, const tw_events *ev, const char *label)
+{
+    name_result r = {.found = false};
+    for (size_t i = 0; i < est->nnames; i++) {
+        const tw_est_name *x = &est->names[i];
+        if (strcmp(x->name, label) != 0) continue;
+        double E = x->energy_j, sd = x->energy_sd_j, up = x->upper_j, P = x->power_w;
+        r.status = x->status;
+        if (x->status == TW_EST_GROUPED && x->group >= 0) { /* with the reference: its group's power */
+            const tw_est_group *g = &est->groups[x->group];
+            P = g->power_w;
+            E = P * x->active_s;
+            sd = g->power_sd_w * x->active_s;
+            up = isnan(g->upper_j) ? NAN : E + 2 * sd;
+            r.status = g->status;
+        }
+        r.found = x->launches > 0;
+        r.launches = (unsigned)x->launches;
+        r.mean_launch_s = x->time_s / (double)x->launches;
+        r.per_launch_j = E / (double)x->launches;
+        r.per_launch_sd_j = sd / (double)x->launches;
+        r.upper_j = up / (double)x->launches;
+        r.power_w = P;
+        r.blocks = count_blocks(ev, label);
+        break;
+    }
+    return r;
+}
+
+/* The reading's windows, and the energy counter's as the reference when the
+ * profile models it as a counter and the trace has it. */
 static int analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, outcome *o)
 {
     memset(o, 0, sizeof *o);
     o->m = tw_profile_best(p, tw_identify_board_reading, NULL);
-    size_t idx;
+    size_t idx, cidx;
     if (!o->m || tw_sensor_find(x->trace, o->m->name, &idx) != TW_OK) {
         fprintf(stderr, "truewatt %s: the trace has no reading the profile can use\n", CMD);
         return CLI_EXIT_FAIL;
     }
-    tw_obs_series obs;
-    tw_obs_series_init(&obs);
-    tw_status st = tw_observe(x->trace, idx, o->m, true, &obs);
-    double first = INFINITY, last = -INFINITY, ref_first = INFINITY;
-    for (size_t i = 0; i < tw_events_count(x->events); i++) {
-        const tw_event *e = tw_events_get(x->events, i);
-        if (!strcmp(e->name, c->label)) first = fmin(first, e->start_s), last = fmax(last, e->end_s);
-        if (!strcmp(e->name, c->ref_label)) ref_first = fmin(ref_first, e->start_s);
+    tw_obs_series obs[2];
+    tw_obs_series_init(&obs[0]);
+    tw_obs_series_init(&obs[1]);
+    tw_est_reading rd[2];
+    size_t nrd = 0;
+    bool is_counter = o->m->response == TW_RESP_COUNTER;
+    tw_status st = tw_observe(x->trace, idx, o->m, true, &obs[0]);
+    if (st == TW_OK) rd[nrd++] = (tw_est_reading){o->m->name, obs[0].v, obs[0].n, is_counter};
+    const tw_reading_model *cm = is_counter ? NULL : tw_profile_find(p, "energy_j");
+    if (st == TW_OK && cm && cm->response == TW_RESP_COUNTER && tw_sensor_find(x->trace, "energy_j", &cidx) == TW_OK) {
+        st = tw_observe(x->trace, cidx, cm, true, &obs[1]);
+        if (st == TW_OK) rd[nrd++] = (tw_est_reading){"energy_j", obs[1].v, obs[1].n, true};
     }
-    /* active idle: the event-free windows between the blocks (the level the
-     * launches rise from, even where a GPU's idle drifts after long idling),
-     * else the 2 s before the measurement */
-    o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, first, last);
-    if (!isfinite(o->idle_w))
-        o->idle_w = tw_estimate_idle_w(obs.v, obs.n, x->events, fmin(first, ref_first) - 2.0, fmin(first, ref_first));
-    if (st == TW_OK) st = tw_repeat_estimate(obs.v, obs.n, x->events, c->label, o->idle_w, EDGE_S, &o->rep);
-    if (st == TW_OK && c->a->reference)
-        o->have_ref = tw_repeat_estimate(obs.v, obs.n, x->events, c->ref_label, o->idle_w, EDGE_S, &o->ref) == TW_OK;
-    tw_obs_series_free(&obs);
+    tw_clear_error();
+    tw_estimate *est = NULL;
+    if (st == TW_OK) {
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        st = tw_estimate_run(rd, nrd, x->events, &cfg, &est);
+    }
+    if (st == TW_OK) {
+        snprintf(o->readings, sizeof o->readings, "%s%s%s", rd[0].name, nrd > 1 ? " + " : "",
+                 nrd > 1 ? "energy_j (reference)" : "");
+        o->baseline_w = est->baseline_mean_w;
+        o->rep = name_of(est, x->events, c->label);
+        if (c->a->reference) o->ref = name_of(est, x->events, c->ref_label);
+        if (!o->rep.found) st = tw_fail(TW_ENOTFOUND, "no launches of '%s' in the estimate", c->label);
+    }
+    tw_estimate_free(est);
+    tw_obs_series_free(&obs[0]);
+    tw_obs_series_free(&obs[1]);
     return st == TW_OK ? 0 : cli_fail(CMD, st);
 }
 
@@ -194,13 +262,18 @@ static void print_text(const mk_args *a, const outcome *o, const char *how)
     printf("reading:         %s (%s, update every %.1f ms, coverage %.0f %%)\n", o->m->name,
            tw_response_name(o->m->response), o->m->period_s * 1e3, o->m->coverage * 100);
     printf("profile:         %s\n", how);
-    printf("repetition:      %u blocks, %u launches, active idle %.2f W\n", o->rep.blocks, o->rep.launches, o->idle_w);
-    printf("energy/launch:   %.6g J +- %.2g J (dynamic, above active idle)\n", o->rep.per_launch_j,
-           o->rep.per_launch_se_j);
-    printf("                 %.6g J with its share of active idle (%.2f W x %.4f ms)\n",
-           o->rep.per_launch_j + o->idle_w * o->rep.mean_launch_s, o->idle_w, o->rep.mean_launch_s * 1e3);
+    printf("estimator:       %s; baseline %.2f W\n", o->readings, o->baseline_w);
+    printf("repetition:      %u blocks, %u launches\n", o->rep.blocks, o->rep.launches);
+    if (o->rep.status == TW_EST_BELOW_RESOLUTION)
+        printf("energy/launch:   < %.6g J (below resolution: %.6g J +- %.2g J, dynamic, above the baseline)\n",
+               o->rep.upper_j, o->rep.per_launch_j, o->rep.per_launch_sd_j);
+    else
+        printf("energy/launch:   %.6g J +- %.2g J (dynamic, above the baseline)\n", o->rep.per_launch_j,
+               o->rep.per_launch_sd_j);
+    printf("                 %.6g J with its share of the baseline (%.2f W x %.4f ms)\n",
+           o->rep.per_launch_j + o->baseline_w * o->rep.mean_launch_s, o->baseline_w, o->rep.mean_launch_s * 1e3);
     printf("dynamic power:   %.2f W\n", o->rep.power_w);
-    if (o->have_ref)
+    if (o->ref.found)
         printf("steady state:    %.2f W dynamic over %.1f s back to back -> %.6g J per launch (%+.2f %%)\n",
                o->ref.power_w, o->ref.mean_launch_s * o->ref.launches, o->ref.power_w * o->rep.mean_launch_s,
                100.0 * (o->rep.per_launch_j / (o->ref.power_w * o->rep.mean_launch_s) - 1.0));
@@ -217,13 +290,16 @@ static void print_json(const mk_args *a, const outcome *o, const char *how)
     json_kv_string(&j, "reading", o->m->name);
     json_kv_string(&j, "response", tw_response_name(o->m->response));
     json_kv_string(&j, "profile", how);
+    json_kv_string(&j, "estimator_readings", o->readings);
     json_kv_uint(&j, "blocks", o->rep.blocks);
     json_kv_uint(&j, "launches", o->rep.launches);
-    json_kv_number(&j, "active_idle_w", o->idle_w);
+    json_kv_number(&j, "baseline_w", o->baseline_w);
     json_kv_number(&j, "energy_per_launch_j", o->rep.per_launch_j);
-    json_kv_number(&j, "energy_per_launch_se_j", o->rep.per_launch_se_j);
+    json_kv_number(&j, "energy_per_launch_se_j", o->rep.per_launch_sd_j);
+    json_kv_string(&j, "status", tw_est_status_name(o->rep.status));
+    json_kv_number(&j, "upper_per_launch_j", o->rep.status == TW_EST_BELOW_RESOLUTION ? o->rep.upper_j : NAN);
     json_kv_number(&j, "dynamic_power_w", o->rep.power_w);
-    json_kv_number(&j, "steady_state_power_w", o->have_ref ? o->ref.power_w : NAN);
+    json_kv_number(&j, "steady_state_power_w", o->ref.found ? o->ref.power_w : NAN);
     json_end_object(&j);
     json_finish(&j);
 }

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/table.h"
 
@@ -83,6 +84,62 @@ static void reading_text(const report_profile *pr, char *buf, size_t len)
              1e3 * m->period_s, extra, 100.0 * m->coverage);
 }
 
+/* One event's estimate: its name's figures scaled to the event's share of the name's time. */
+typedef struct event_est {
+    const tw_est_name *x; /* NULL: not an activity (an NVTX range, a marker) */
+    double dyn_j, total_j, sd_j, upper_j;
+    tw_est_status status;
+    const char *group; /* the group's label when grouped */
+} event_est;
+
+static event_est event_estimate(const report_profile *pr, size_t i)
+{
+    const tw_estimate *est = pr->est;
+    const tw_event *e = tw_events_get(pr->events, i);
+    event_est r = {NULL, NAN, NAN, NAN, NAN, TW_EST_UNOBSERVED, NULL};
+    const char *kind = e->kind && *e->kind ? e->kind : "kernel";
+    for (size_t k = 0; k < est->nnames && !r.x; k++)
+        if (!strcmp(est->names[k].name, e->name) && !strcmp(est->names[k].kind, kind)) r.x = &est->names[k];
+    if (!r.x) return r;
+    double share = r.x->time_s > 0 ? (e->end_s - e->start_s) / r.x->time_s : NAN;
+    r.dyn_j = i < est->nevents ? est->event_energy_j[i] : NAN;
+    r.total_j = r.dyn_j + tw_estimate_baseline_j(est, e->start_s, e->end_s);
+    r.status = r.x->status;
+    double sd = r.x->energy_sd_j, upper = r.x->upper_j;
+    if (r.x->status == TW_EST_GROUPED && r.x->group >= 0) {
+        const tw_est_group *g = &est->groups[r.x->group];
+        r.status = g->status;
+        r.group = g->label;
+        share = g->time_s > 0 ? (e->end_s - e->start_s) / g->time_s : NAN;
+        sd = g->energy_sd_j;
+        upper = g->upper_j;
+    }
+    r.sd_j = sd * share;
+    r.upper_j = upper * share;
+    return r;
+}
+
+static void estimator_text(const report_profile *pr, FILE *f)
+{
+    const tw_estimate *est = pr->est;
+    fprintf(f, "estimator: ");
+    for (size_t r = 0; r < est->nreadings; r++)
+        fprintf(f, "%s%s (%zu windows%s)", r ? ", " : "", est->readings[r].name, est->readings[r].used,
+                !strcmp(est->readings[r].name, est->reference) ? ", the reference" : "");
+    fprintf(f, "; fit %.3f .. %.3f s\n", est->fit_t0_s, est->fit_t1_s);
+    fprintf(f, "baseline %.2f W (%.2f .. %.2f W over the fit); dynamic = above it\n", est->baseline_mean_w,
+            est->baseline_min_w, est->baseline_max_w);
+    fprintf(f, "model %.3f J (baseline %.3f + kernels %.3f + copies %.3f) against %s %.3f J (%+.2f %%)\n", est->model_j,
+            est->baseline_j, est->kernels_j, est->copies_j, est->reference, est->reference_j, est->conservation_pct);
+    const char *w = est->warnings;
+    while (*w) {
+        const char *nl = strchr(w, '\n');
+        int len = nl ? (int)(nl - w) : (int)strlen(w);
+        fprintf(f, "warning: %.*s\n", len, w);
+        w += len + (nl ? 1 : 0);
+    }
+}
+
 static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f)
 {
     if (!pr->m) {
@@ -92,14 +149,13 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     char r[256];
     reading_text(pr, r, sizeof r);
     fprintf(f, "\nby the sensor profile: %s from %s\n", r, pr->source);
-    if (!pr->ev) {
+    if (!pr->est) {
         fprintf(f, "no estimate: %s\n", pr->note ? pr->note : "?");
         return;
     }
-    fprintf(f, "%zu observations; active idle %.2f W (%s); dynamic = above it\n", pr->observations, pr->active_idle_w,
-            pr->idle_basis);
+    estimator_text(pr, f);
     bool truth = any_truth(a);
-    const char *head[8];
+    const char *head[9];
     size_t nc = 0;
     head[nc++] = "event";
     head[nc++] = "start_s";
@@ -107,29 +163,40 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     if (truth) head[nc++] = "truth_j";
     head[nc++] = "model_total_j";
     head[nc++] = "model_dynamic_j";
-    head[nc++] = "seen_%";
+    head[nc++] = "sd_j";
+    head[nc++] = "status";
     if (truth) head[nc++] = "model_err_%";
     table *t = table_new(nc, head);
     if (!t) return;
     for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
         const tw_event *e = tw_analysis_event(a, i);
-        const tw_event_estimate *x = &pr->ev[i];
+        event_est x = event_estimate(pr, i);
+        bool below = x.status == TW_EST_BELOW_RESOLUTION;
         table_cell(t, "%s", e->name);
         table_cell(t, "%.4f", e->start_s);
         table_cell(t, "%.4f", e->end_s);
         if (truth) table_cell(t, "%.3f", e->true_energy_j);
-        if (isnan(x->total_j)) { /* an NVTX range, or an event no window saw */
+        if (isnan(x.dyn_j)) { /* an NVTX range, a marker, or an activity no window saw */
             table_cell(t, "-");
             table_cell(t, "-");
+            table_cell(t, "-");
+        } else if (below) { /* an upper bound: the estimate is not resolved */
+            table_cell(t, "<%.3f", x.total_j - x.dyn_j + x.upper_j);
+            table_cell(t, "<%.3f", x.upper_j);
+            table_cell(t, "%.3f", x.sd_j);
         } else {
-            table_cell(t, "%.3f", x->total_j);
-            table_cell(t, "%.3f", x->dyn_j);
+            table_cell(t, "%.3f", x.total_j);
+            table_cell(t, "%.3f", x.dyn_j);
+            table_cell(t, "%.3f", x.sd_j);
         }
-        table_cell(t, "%.0f", 100.0 * fmin(1.0, x->seen_frac));
-        if (truth && (isnan(x->total_j) || isnan(e->true_energy_j)))
+        if (x.group)
+            table_cell(t, "%s (%s)", tw_est_status_name(x.status), x.group);
+        else
+            table_cell(t, "%s", x.x ? tw_est_status_name(x.status) : "-");
+        if (truth && (below || isnan(x.total_j) || isnan(e->true_energy_j)))
             table_cell(t, "-");
         else if (truth)
-            table_cell(t, "%+.2f", 100.0 * (x->total_j / e->true_energy_j - 1.0));
+            table_cell(t, "%+.2f", 100.0 * (x.total_j / e->true_energy_j - 1.0));
     }
     table_print(t, f);
     table_free(t);
@@ -170,6 +237,44 @@ static void json_split(json *j, const char *key, tw_energy_split s)
     json_end_object(j);
 }
 
+static void estimator_json(json *j, const tw_estimate *est)
+{
+    json_key(j, "readings");
+    json_begin_array(j);
+    for (size_t r = 0; est && r < est->nreadings; r++) {
+        const tw_est_reading_stats *s = &est->readings[r];
+        json_begin_object(j);
+        json_kv_string(j, "name", s->name);
+        json_kv_uint(j, "windows", s->used);
+        json_kv_bool(j, "reference", !strcmp(s->name, est->reference));
+        json_kv_number(j, "gain", s->gain);
+        json_kv_number(j, "noise_w", s->noise_w);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    json_kv_number(j, "fit_t0_s", est ? est->fit_t0_s : NAN);
+    json_kv_number(j, "fit_t1_s", est ? est->fit_t1_s : NAN);
+    json_kv_number(j, "baseline_w", est ? est->baseline_mean_w : NAN);
+    json_kv_number(j, "baseline_min_w", est ? est->baseline_min_w : NAN);
+    json_kv_number(j, "baseline_max_w", est ? est->baseline_max_w : NAN);
+    json_kv_number(j, "baseline_j", est ? est->baseline_j : NAN);
+    json_kv_number(j, "model_j", est ? est->model_j : NAN);
+    json_kv_string(j, "reference", est ? est->reference : NULL);
+    json_kv_number(j, "reference_j", est ? est->reference_j : NAN);
+    json_kv_number(j, "conservation_pct", est ? est->conservation_pct : NAN);
+    json_key(j, "warnings");
+    json_begin_array(j);
+    for (const char *w = est ? est->warnings : ""; *w;) {
+        const char *nl = strchr(w, '\n');
+        size_t len = nl ? (size_t)(nl - w) : strlen(w);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, w);
+        json_string(j, line);
+        w += len + (nl ? 1 : 0);
+    }
+    json_end_array(j);
+}
+
 static void profile_json(json *j, const tw_analysis *a, const report_profile *pr)
 {
     const tw_reading_model *m = pr->m;
@@ -184,20 +289,23 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
     json_kv_number(j, "capacitance_s", m ? m->capacitance_s : NAN);
     json_kv_number(j, "coverage", m ? m->coverage : NAN);
     json_kv_string(j, "note", pr->note);
-    json_kv_uint(j, "observations", pr->observations);
-    json_kv_number(j, "active_idle_w", pr->ev ? pr->active_idle_w : NAN);
-    json_kv_string(j, "idle_basis", pr->ev ? pr->idle_basis : NULL);
+    json_kv_uint(j, "observations", pr->est && pr->est->nreadings ? pr->est->readings[0].used : 0);
+    estimator_json(j, pr->est);
     json_key(j, "events");
     json_begin_array(j);
-    for (size_t i = 0; pr->ev && i < tw_analysis_event_count(a); i++) {
+    for (size_t i = 0; pr->est && i < tw_analysis_event_count(a); i++) {
         const tw_event *e = tw_analysis_event(a, i);
+        event_est x = event_estimate(pr, i);
         json_begin_object(j);
         json_kv_string(j, "name", e->name);
         json_kv_number(j, "start_s", e->start_s);
         json_kv_number(j, "end_s", e->end_s);
-        json_kv_number(j, "model_total_j", pr->ev[i].total_j);
-        json_kv_number(j, "model_dynamic_j", pr->ev[i].dyn_j);
-        json_kv_number(j, "seen_fraction", pr->ev[i].seen_frac);
+        json_kv_number(j, "model_total_j", x.total_j);
+        json_kv_number(j, "model_dynamic_j", x.dyn_j);
+        json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
+        json_kv_string(j, "status", x.x ? tw_est_status_name(x.status) : NULL);
+        json_kv_number(j, "upper_j", x.status == TW_EST_BELOW_RESOLUTION ? x.upper_j : NAN);
+        json_kv_string(j, "group", x.group);
         json_end_object(j);
     }
     json_end_array(j);

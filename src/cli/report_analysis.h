@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "core/json.h"
-#include "correct/estimate.h"
 #include "correct/profile.h"
+#include "estimate/estimator.h"
 #include "truewatt.h"
 
 typedef struct report_context {
@@ -18,17 +18,16 @@ typedef struct report_context {
     bool capacitance_given, idle_given, active_idle_given, events_detected;
 } report_context;
 
-/* The energy of each event by a sensor profile's model of its best reading
- * (the events are the analysis's, in its order). */
+/* The energy of each event by the estimator (estimate/estimator.h) on a
+ * sensor profile's best reading, with the energy counter as the reference
+ * when the trace has it (the events are the analysis's, in its order). */
 typedef struct report_profile {
-    const char *source;          /* which profile file and why (cli_profile_pick's line) */
-    const tw_reading_model *m;   /* NULL: no reading the trace has; see note */
-    const char *column;          /* the trace column read (the model's name, perhaps with a prefix) */
-    const char *note;            /* why there is no estimate, or NULL */
-    size_t observations;         /* windows of known mean power */
-    double active_idle_w;        /* the median of the windows without events */
-    const char *idle_basis;      /* how active_idle_w was found */
-    const tw_event_estimate *ev; /* per event of the analysis; NULL with a note */
+    const char *source;        /* which profile file and why (cli_profile_pick's line) */
+    const tw_reading_model *m; /* NULL: no reading the trace has; see note */
+    const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
+    const char *note;          /* why there is no estimate, or NULL */
+    const tw_estimate *est;    /* NULL with a note; event_energy_j in the analysis's event order */
+    const tw_events *events;   /* the events the estimate was made from (the analysis's) */
 } report_profile;
 
 /* pr: NULL when no profile applies (no section). */

@@ -384,16 +384,19 @@ static void md_methods(FILE *f, const tw_val_result *r)
     if (any_prefix(r, "model_"))
         fprintf(f,
                 "- `model_<reading>`: the reading's identified model (windows of known placement, delays "
-                "removed, boxcars deconvolved, rc corrected) and the window-aware estimator; **bold**: the "
-                "reading the profile ranks best (%s).\n",
+                "removed, boxcars deconvolved, rc corrected) and the estimator on them alone (baseline + each "
+                "name's power while it runs, non-negative least squares over every window; docs/methods.md), "
+                "each compared kernel its own name: its energy above the baseline plus the baseline's under it; "
+                "**bold**: the reading the profile ranks best (%s).\n",
                 r->best[0] ? r->best : "none");
     if (any_prefix(r, "best"))
         fprintf(f, "- `best`: `model_` of the reading the profile ranks best (%s).\n", r->best[0] ? r->best : "none");
     if (any_prefix(r, "regression"))
-        fprintf(f, "- `regression`: kernels shorter than the update period, per-name regression of the best "
-                   "reading's windows on kernel time.\n");
+        fprintf(f, "- `regression`: kernels shorter than the update period, the estimator on the best reading "
+                   "with all isolated launches one name: its energy over its launches.\n");
     if (any_prefix(r, "repetition"))
-        fprintf(f, "- `repetition`: phase-shifted blocks of launches, spread over the sensor's update period.\n");
+        fprintf(f, "- `repetition`: phase-shifted blocks of launches, spread over the sensor's update period, one "
+                   "name of the same estimate: its energy over its launches.\n");
     fprintf(f, "\n");
 }
 
@@ -618,7 +621,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
         fprintf(f, "# truewatt validation: %s (driver %s)\n\n", pv->gpu, pv->driver);
     fprintf(f, "- date: %s; backend: %s; truewatt %s\n", pv->date, pv->backend, tw_version());
     fprintf(f, "- best reading (the profile's pick): %s", r->best[0] ? r->best : "none");
-    if (!isnan(r->active_idle_w)) fprintf(f, "; active idle over the validation %.2f W", r->active_idle_w);
+    if (!isnan(r->baseline_w)) fprintf(f, "; the estimator's baseline over the validation %.2f W", r->baseline_w);
     fprintf(f, "\n- every number below is a row of validation.csv; plots: validation_short.png, "
                "validation_ratios.png, validation_loads.png (data in validation_*.dat, script validation.gp)\n\n");
     md_summary(f, r, t, nt);

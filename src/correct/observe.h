@@ -4,7 +4,7 @@
  * boxcar's 1 s windows published every 100 ms), leave gaps (a window
  * reading's 25 ms out of every 100 ms) or tile the time (counter differences,
  * the driver's sample buffer, a deconvolved boxcar). Estimators
- * (estimate.h, attrib/regress.h) work on observations alone, so one
+ * (estimate/estimator.h) work on observations alone, so one
  * estimator serves every reading. */
 #ifndef TW_CORRECT_OBSERVE_H
 #define TW_CORRECT_OBSERVE_H

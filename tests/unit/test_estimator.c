@@ -1,0 +1,647 @@
+/* Unit tests of the estimator (src/estimate/estimator.c) against analytic
+ * truths. The true power is a baseline plus each name's power times its
+ * activity (launches that overlap share the time), and each window's value
+ * is its exact mean, computed here piece by piece (plain windows: the time
+ * average; rc windows: the exponential weight integrated in closed form).
+ * Cases: exact recovery through tiling, overlapping and rc windows;
+ * concurrency; an NVTX range; the baseline and the idle spans; names that
+ * always run together (a group); a name no window sees; below resolution;
+ * non-negativity; pooling past max_names; a second reading scaled to the
+ * counter; the errors. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+#include "core/rng.h"
+#include "estimate/estimator.h"
+
+static void assert_ok(tw_status st)
+{
+    if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
+}
+
+static void near(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol)) fail_msg("%s: %.12g, expected %.12g (+- %g)", what, got, want, tol);
+}
+
+#define BASE_W 100.0
+
+/* One launch of a name with the name's power. */
+typedef struct kern {
+    const char *name;
+    double t0, t1, w;
+    const char *kind;
+} kern;
+
+/* Stretches of constant true power, built from the launches: at any instant
+ * the n launches running each add w / n (they share the time). */
+typedef struct seg {
+    double t0, t1, p;
+} seg;
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static seg *truth(const kern *k, size_t nk, double t_end, double base_w, size_t *nseg)
+{
+    double *cut = malloc((2 * nk + 2) * sizeof *cut);
+    size_t nc = 0;
+    cut[nc++] = 0;
+    cut[nc++] = t_end;
+    for (size_t i = 0; i < nk; i++) {
+        cut[nc++] = k[i].t0;
+        cut[nc++] = k[i].t1;
+    }
+    qsort(cut, nc, sizeof *cut, dbl_cmp);
+    seg *s = malloc(nc * sizeof *s);
+    size_t n = 0;
+    for (size_t c = 0; c + 1 < nc; c++) {
+        double a = cut[c], b = cut[c + 1];
+        if (!(b > a)) continue;
+        double mid = 0.5 * (a + b), sum = 0;
+        unsigned running = 0;
+        for (size_t i = 0; i < nk; i++)
+            if (k[i].t0 < mid && mid < k[i].t1) {
+                running++;
+                sum += k[i].w;
+            }
+        s[n++] = (seg){a, b, base_w + (running ? sum / running : 0)};
+    }
+    free(cut);
+    *nseg = n;
+    return s;
+}
+
+/* The exact mean of the true power over a window: plain, or rc-weighted
+ * (an instant u weighs e^{-(t1 - u)/tau}). */
+static double window_mean(const seg *s, size_t ns, double t0, double t1, double tau)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < ns; i++) {
+        double lo = fmax(t0, s[i].t0), hi = fmin(t1, s[i].t1);
+        if (!(hi > lo)) continue;
+        double w = tau > 0 ? tau * (exp(-(t1 - hi) / tau) - exp(-(t1 - lo) / tau)) : hi - lo;
+        num += s[i].p * w;
+    }
+    den = tau > 0 ? tau * (1 - exp(-(t1 - t0) / tau)) : t1 - t0;
+    return num / den;
+}
+
+/* Windows of length `len`, one ending every `step` from `first_end` to `last_end`. */
+static tw_obs *windows(const seg *s, size_t ns, double first_end, double last_end, double step, double len, double tau,
+                       size_t *n)
+{
+    *n = (size_t)floor((last_end - first_end) / step + 1e-9) + 1;
+    tw_obs *o = calloc(*n, sizeof *o);
+    for (size_t i = 0; i < *n; i++) {
+        double t1 = first_end + step * (double)i, t0 = t1 - len;
+        o[i] = (tw_obs){t0, t1, window_mean(s, ns, t0, t1, tau), tau};
+    }
+    return o;
+}
+
+static tw_events *events_of(const kern *k, size_t nk)
+{
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    for (size_t i = 0; i < nk; i++) {
+        tw_event e = {.name = k[i].name,
+                      .start_s = k[i].t0,
+                      .end_s = k[i].t1,
+                      .device = 0,
+                      .stream = 0,
+                      .true_energy_j = NAN,
+                      .kind = k[i].kind ? k[i].kind : "kernel"};
+        assert_ok(tw_events_add(ev, &e));
+    }
+    return ev;
+}
+
+static const tw_est_name *find(const tw_estimate *e, const char *name)
+{
+    for (size_t i = 0; i < e->nnames; i++)
+        if (!strcmp(e->names[i].name, name)) return &e->names[i];
+    fail_msg("name %s not in the estimate", name);
+    return NULL;
+}
+
+/* Three names of different power, launched at random times in turn (each
+ * launch separated from the next by at least `gap`). */
+static kern *random_launches(tw_rng *rng, size_t nk, double gap, double *t_end)
+{
+    static const char *const names[] = {"gemm", "stream", "fma"};
+    static const double power[] = {300, 80, 190};
+    kern *k = calloc(nk, sizeof *k);
+    double t = 1.0;
+    for (size_t i = 0; i < nk; i++) {
+        double d = 0.002 + 0.1 * tw_rng_uniform(rng);
+        k[i] = (kern){names[i % 3], t, t + d, power[i % 3], NULL};
+        t += d + gap + 0.1 * tw_rng_uniform(rng);
+    }
+    *t_end = t + 2.0;
+    return k;
+}
+
+/* Every name's power, energy and every launch's energy against the truth. */
+static void check_exact(const tw_estimate *e, const kern *k, size_t nk, double tol_rel)
+{
+    for (size_t i = 0; i < nk; i++) {
+        const tw_est_name *x = find(e, k[i].name);
+        assert_int_equal(x->status, TW_EST_OK);
+        near(x->power_w, k[i].w, tol_rel * k[i].w, "power");
+        near(e->event_energy_j[i], k[i].w * (k[i].t1 - k[i].t0), tol_rel * k[i].w * (k[i].t1 - k[i].t0),
+             "launch energy");
+        assert_true(x->energy_sd_j >= 0 && x->energy_sd_j < 0.01 * x->energy_j);
+    }
+    near(e->baseline_mean_w, BASE_W, tol_rel * BASE_W, "baseline");
+}
+
+static void run_case(double step, double len, double tau, unsigned seed)
+{
+    tw_rng rng;
+    tw_rng_seed(&rng, seed, 1);
+    double t_end;
+    const size_t nk = 90;
+    kern *k = random_launches(&rng, nk, 0.03, &t_end);
+    size_t ns, n;
+    seg *s = truth(k, nk, t_end, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, len + 0.0137, t_end, step, len, tau, &n);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    assert_int_equal(e->nnames, 3);
+    assert_int_equal(e->ngroups, 0);
+    check_exact(e, k, nk, 1e-6);
+    /* whole energy: baseline + names = the truth over the fit span */
+    double want = 0;
+    for (size_t i = 0; i < ns; i++) {
+        double lo = fmax(e->fit_t0_s, s[i].t0), hi = fmin(e->fit_t1_s, s[i].t1);
+        if (hi > lo) want += s[i].p * (hi - lo);
+    }
+    near(e->model_j, want, 1e-6 * want, "model energy");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+    free(k);
+}
+
+/* Tiling 20 ms windows (the sample buffer), overlapping 1 s windows
+ * published every 100 ms (a boxcar, not deconvolved), rc intervals of
+ * 20 ms with tau 13 ms: the model holds exactly, so does the answer. */
+static void test_exact_tiling(void **state)
+{
+    (void)state;
+    run_case(0.02, 0.02, 0, 11);
+}
+
+static void test_exact_overlapping(void **state)
+{
+    (void)state;
+    run_case(0.1, 1.0, 0, 12);
+}
+
+static void test_exact_rc_weighted(void **state)
+{
+    (void)state;
+    run_case(0.02, 0.02, 0.013, 13);
+}
+
+/* Two names overlapping: while both run each has half of the time. A runs
+ * 1.0-1.4 s alone and 1.4-1.6 s with B, B alone to 1.8 s: A's activity is
+ * 0.4 + 0.1 s, B's 0.1 + 0.2 s. */
+static void test_concurrency_shares(void **state)
+{
+    (void)state;
+    kern k[] = {
+        {"A", 1.0, 1.6, 200, NULL}, {"B", 1.4, 1.8, 60, NULL}, {"A", 3.0, 3.3, 200, NULL}, {"B", 4.0, 4.2, 60, NULL}};
+    size_t nk = 4, ns, n;
+    seg *s = truth(k, nk, 7.0, BASE_W, &ns);
+    /* the overlap is (100 + (200 + 60) / 2) W: each adds its power times its share */
+    near(window_mean(s, ns, 1.45, 1.55, 0), BASE_W + 130, 1e-12, "truth of the overlap");
+    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    near(find(e, "A")->power_w, 200, 1e-6 * 200, "A's power");
+    near(find(e, "B")->power_w, 60, 1e-6 * 60, "B's power");
+    near(find(e, "A")->active_s, 0.5 + 0.3, 1e-9, "A's activity");
+    near(find(e, "B")->active_s, 0.3 + 0.2, 1e-9, "B's activity");
+    near(e->event_energy_j[0], 200 * 0.5, 1e-4, "A's first launch");
+    near(e->event_energy_j[1], 60 * 0.3, 1e-4, "B's first launch");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* An NVTX range over 2.0-3.0 s holding one 0.2 s launch of 150 W and half of
+ * a 0.4 s launch of 50 W: the GPU's energy over it is 100 W x 1 s + 30 J +
+ * 10 J, the part above the baseline 40 J. Ranges themselves draw nothing. */
+static void test_nvtx_range(void **state)
+{
+    (void)state;
+    kern k[] = {{"step", 2.0, 3.0, 0, "nvtx"},
+                {"P", 2.2, 2.4, 150, NULL},
+                {"Q", 2.8, 3.2, 50, NULL},
+                {"P", 5.0, 5.3, 150, NULL},
+                {"Q", 6.0, 6.4, 50, NULL}};
+    size_t ns, n;
+    seg *s = truth(k + 1, 4, 9.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, 5);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    assert_int_equal(e->nnames, 2);
+    assert_int_equal(e->nranges, 1);
+    const tw_est_range *r = &e->ranges[0];
+    assert_string_equal(r->name, "step");
+    assert_int_equal(r->event, 0);
+    near(r->energy_j, 100 + 30 + 10, 1e-6, "range energy");
+    near(r->above_j, 40, 1e-4, "range above the baseline");
+    near(r->baseline_j, 100, 1e-4, "range baseline");
+    assert_true(isnan(e->event_energy_j[0]));
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* The baseline drifts linearly from 100 to 110 W over 40 s (knots every
+ * 5 s follow it exactly); the idle before the program (60 W) and after it
+ * (70 W) are reported from their own spans. */
+static void test_baseline_and_idle(void **state)
+{
+    (void)state;
+    kern k[] = {{"A", 3.0, 3.5, 200, NULL}, {"B", 20.0, 20.2, 90, NULL}, {"A", 38.0, 38.5, 200, NULL}};
+    /* truth: 60 W to 2 s, then 100 + (t - 2) / 4 W (10 W over 40 s) with the
+     * launches on top, to 42 s; 70 W after 43 s */
+    const double T0 = 2.0, T1 = 42.0;
+    size_t n = (size_t)((45.0 - 0.02) / 0.02 + 0.5);
+    tw_obs *o = calloc(n, sizeof *o);
+    for (size_t i = 0; i < n; i++) {
+        double t1 = 0.02 * (double)(i + 1), t0 = t1 - 0.02, p;
+        if (t1 <= T0)
+            p = 60;
+        else if (t0 >= 43.0)
+            p = 70;
+        else if (t1 <= T1 + 1.0) {
+            double mid = 0.5 * (t0 + t1); /* a linear ramp's mean over the window is its middle value */
+            p = 100 + (fmin(mid, T1) - T0) / 4.0;
+            for (size_t j = 0; j < 3; j++) {
+                double lo = fmax(t0, k[j].t0), hi = fmin(t1, k[j].t1);
+                if (hi > lo) p += k[j].w * (hi - lo) / (t1 - t0);
+            }
+        } else
+            continue;
+        o[i] = (tw_obs){t0, t1, p, 0};
+    }
+    tw_events *ev = events_of(k, 3);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.fit_t0_s = T0;
+    cfg.fit_t1_s = T1;
+    cfg.knot_s = 5.0;
+    cfg.tail_s = 3.5; /* past the last launch to the fit's end, 42 s */
+    cfg.idle_before_t0_s = 0.5;
+    cfg.idle_before_t1_s = 1.5;
+    cfg.idle_after_t0_s = 43.5;
+    cfg.idle_after_t1_s = 44.5;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    near(e->idle_before_w, 60, 1e-9, "idle before");
+    near(e->idle_after_w, 70, 1e-9, "idle after");
+    near(e->baseline_min_w, 100, 0.01, "baseline at the start");
+    near(e->fit_t1_s, T1, 1e-12, "the fit's end");
+    assert_int_equal(e->nknots, 9);
+    near(e->baseline_max_w, 110, 0.01, "baseline at the end");
+    /* the baseline's energy over [10, 30] s: its mean 104.5 W (at 20 s) x 20 s */
+    near(tw_estimate_baseline_j(e, 10, 30), 104.5 * 20, 0.05, "baseline energy");
+    near(tw_estimate_baseline_j(e, 12, 12), 0, 0, "baseline over nothing");
+    near(find(e, "A")->power_w, 200, 0.01, "A over a drifting baseline");
+    near(find(e, "B")->power_w, 90, 0.01, "B over a drifting baseline");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+}
+
+/* X and Y always run together, each launch of one exactly over one of the
+ * other: no window can tell their powers apart, so they are one group whose
+ * power is their mean and whose energy is the sum of theirs. */
+static void test_group_of_inseparable(void **state)
+{
+    (void)state;
+    kern k[8];
+    size_t nk = 0;
+    for (int i = 0; i < 3; i++) {
+        double t = 1.0 + 0.7 * i, d = 0.05 + 0.1 * i;
+        k[nk++] = (kern){"X", t, t + d, 120, NULL};
+        k[nk++] = (kern){"Y", t, t + d, 40, NULL};
+    }
+    k[nk++] = (kern){"Z", 4.0, 4.2, 70, NULL};
+    k[nk++] = (kern){"Z", 5.0, 5.1, 70, NULL};
+    size_t ns, n;
+    seg *s = truth(k, nk, 8.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 8.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    assert_int_equal(e->ngroups, 1);
+    const tw_est_group *g = &e->groups[0];
+    assert_int_equal(g->nmembers, 2);
+    assert_int_equal(find(e, "X")->status, TW_EST_GROUPED);
+    assert_int_equal(find(e, "Y")->status, TW_EST_GROUPED);
+    assert_true(isnan(find(e, "X")->energy_j));
+    assert_int_equal(find(e, "X")->group, 0);
+    double both_s = 0.05 + 0.15 + 0.25;
+    near(g->power_w, 80, 1e-4, "group power (the mean of 120 and 40 W)");
+    near(g->energy_j, (120 + 40) * 0.5 * both_s, 1e-4, "group energy");
+    assert_int_equal(g->status, TW_EST_OK);
+    assert_int_equal(find(e, "Z")->status, TW_EST_OK);
+    near(find(e, "Z")->power_w, 70, 1e-4, "Z beside the group");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* Names asked for as a group by pattern join, though distinguishable (of
+ * equal power here, so one power fits both exactly). */
+static void test_group_by_pattern(void **state)
+{
+    (void)state;
+    kern k[] = {{"nccl_send", 1.0, 1.2, 100, NULL}, {"nccl_recv", 2.0, 2.4, 100, NULL}, {"gemm", 3.0, 3.2, 300, NULL}};
+    size_t ns, n;
+    seg *s = truth(k, 3, 6.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 6.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, 3);
+    tw_est_reading rd = {"r", o, n, false};
+    const char *const pat[] = {"nccl_*"};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.patterns = pat;
+    cfg.npatterns = 1;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    assert_int_equal(e->ngroups, 1);
+    assert_int_equal(e->groups[0].nmembers, 2);
+    assert_int_equal(find(e, "nccl_send")->status, TW_EST_GROUPED);
+    near(e->groups[0].power_w, 100, 1e-4, "pattern group power");
+    near(e->groups[0].energy_j, 100 * (0.2 + 0.4), 1e-4, "pattern group energy");
+    near(find(e, "gemm")->power_w, 300, 1e-3, "gemm");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* A window reading that sees 25 ms of every 100 ms: a name whose launches
+ * all fall in the blind 75 ms is unobserved (no energy), the others exact. */
+static void test_name_never_observed(void **state)
+{
+    (void)state;
+    kern k[] = {{"seen", 1.000, 1.020, 200, NULL},
+                {"blind", 1.050, 1.070, 90, NULL},
+                {"seen", 2.005, 2.015, 200, NULL},
+                {"blind", 2.040, 2.060, 90, NULL}};
+    size_t ns;
+    seg *s = truth(k, 4, 5.0, BASE_W, &ns);
+    size_t n = 0;
+    tw_obs *o = calloc(60, sizeof *o);
+    for (double t = 0.0; t < 5.0 - 1e-9; t += 0.1)
+        o[n++] = (tw_obs){t, t + 0.025, window_mean(s, ns, t, t + 0.025, 0), 0};
+    tw_events *ev = events_of(k, 4);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    /* no window holds it: no energy from the data - unobserved (NaN), or,
+     * where a prior on the powers bounds it, 0 below resolution with a bound */
+    const tw_est_name *b = find(e, "blind");
+    if (b->status == TW_EST_UNOBSERVED)
+        assert_true(isnan(b->energy_j));
+    else {
+        assert_int_equal(b->status, TW_EST_BELOW_RESOLUTION);
+        assert_true(b->energy_j == 0 && b->upper_j > 0);
+    }
+    near(find(e, "seen")->power_w, 200, 1e-6 * 200, "the seen name");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* Noisy windows (2 W rms) and a name of 2 W for a few ms in all: its energy
+ * is under two standard errors, so it is below resolution with an upper
+ * bound of its estimate + 2 sd, which covers the truth; never negative. */
+static void test_below_resolution(void **state)
+{
+    (void)state;
+    tw_rng rng;
+    tw_rng_seed(&rng, 5, 2);
+    kern k[12];
+    size_t nk = 0;
+    for (int i = 0; i < 6; i++) {
+        k[nk++] = (kern){"big", 1.0 + i, 1.3 + i, 250, NULL};
+        k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL};
+    }
+    size_t ns, n;
+    seg *s = truth(k, nk, 9.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    for (size_t i = 0; i < n; i++)
+        o[i].power_w += 2.0 * tw_rng_gauss(&rng);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    const tw_est_name *t = find(e, "tiny");
+    assert_int_equal(t->status, TW_EST_BELOW_RESOLUTION);
+    assert_true(t->energy_j >= 0 && t->power_w >= 0);
+    assert_true(t->energy_j < 2 * t->energy_sd_j);
+    near(t->upper_j, t->energy_j + 2 * t->energy_sd_j, 1e-12, "upper bound");
+    assert_true(t->upper_j >= 2 * 0.006); /* the truth: 2 W x 6 ms */
+    const tw_est_name *b = find(e, "big");
+    assert_int_equal(b->status, TW_EST_OK);
+    assert_true(isnan(b->upper_j));
+    near(b->power_w, 250, 1.0, "big through the noise");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* A name during which the power drops 30 W (the least-squares power is
+ * -30 W): it comes out 0, below resolution with a positive upper bound.
+ * With one baseline span (a line, no curvature penalty) the rest is the
+ * ordinary least squares of baseline + A alone, solved here by Cramer's
+ * rule: A's power must match it (A comes out ~2 % above its true 150 W, as
+ * the dip's windows pull the line down). */
+static void test_non_negative(void **state)
+{
+    (void)state;
+    kern k[] = {{"dip", 1.0, 1.2, -30, NULL},
+                {"A", 2.0, 2.3, 150, NULL},
+                {"dip", 3.0, 3.2, -30, NULL},
+                {"A", 4.0, 4.3, 150, NULL}};
+    size_t ns, n;
+    seg *s = truth(k, 4, 7.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, 4);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.knot_s = 1000; /* one span: the baseline is a line */
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    assert_int_equal(e->nknots, 2);
+    const tw_est_name *d = find(e, "dip");
+    assert_true(d->power_w == 0 && d->energy_j == 0);
+    assert_int_equal(d->status, TW_EST_BELOW_RESOLUTION);
+    assert_true(d->upper_j > 0);
+    assert_true(e->event_energy_j[0] == 0 && e->event_energy_j[2] == 0);
+    /* least squares of y = b0 (1 - u) + b1 u + P_A a_A over the fit's windows */
+    double T0 = e->fit_t0_s, T1 = e->fit_t1_s, M[3][3] = {{0}}, r[3] = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (o[i].t0_s < T0 - 1e-9 || o[i].t1_s > T1 + 1e-9) continue;
+        double u = (0.5 * (o[i].t0_s + o[i].t1_s) - T0) / (T1 - T0), a = 0;
+        for (size_t j = 1; j < 4; j += 2) {
+            double lo = fmax(o[i].t0_s, k[j].t0), hi = fmin(o[i].t1_s, k[j].t1);
+            if (hi > lo) a += (hi - lo) / (o[i].t1_s - o[i].t0_s);
+        }
+        double x[3] = {1 - u, u, a};
+        for (int p = 0; p < 3; p++) {
+            r[p] += x[p] * o[i].power_w;
+            for (int q = 0; q < 3; q++)
+                M[p][q] += x[p] * x[q];
+        }
+    }
+    double det = M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
+                 M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0]);
+    double detA = M[0][0] * (M[1][1] * r[2] - r[1] * M[2][1]) - M[0][1] * (M[1][0] * r[2] - r[1] * M[2][0]) +
+                  r[0] * (M[1][0] * M[2][1] - M[1][1] * M[2][0]);
+    double want = detA / det;
+    assert_true(want > 150); /* the dip's windows pull the line down, A up */
+    /* 0.5 %: room for a weak prior on the powers, which this sum of squares lacks */
+    near(find(e, "A")->power_w, want, 5e-3 * want, "A beside the clamped name");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* Five names, max_names 3: the two with the most time keep their own
+ * column, the three shortest share one; equal powers in the pool make it
+ * exact. */
+static void test_pooling(void **state)
+{
+    (void)state;
+    kern k[] = {{"long1", 1.0, 1.5, 200, NULL},
+                {"long2", 2.0, 2.4, 120, NULL},
+                {"s1", 3.0, 3.05, 60, NULL},
+                {"s2", 3.5, 3.54, 60, NULL},
+                {"s3", 4.0, 4.03, 60, NULL}};
+    size_t ns, n;
+    seg *s = truth(k, 5, 7.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, 5);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.max_names = 3;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    assert_int_equal(e->pooled, 3);
+    assert_non_null(strstr(e->warnings, "pooled"));
+    near(find(e, "long1")->power_w, 200, 1e-4, "long1");
+    near(find(e, "long2")->power_w, 120, 1e-4, "long2");
+    assert_int_equal(e->ngroups, 1);
+    assert_int_equal(e->groups[0].nmembers, 3);
+    assert_non_null(strstr(e->groups[0].label, "(other names)"));
+    near(e->groups[0].energy_j, 60 * (0.05 + 0.04 + 0.03), 1e-4, "the pool's energy");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* The counter is the reference: a second reading that reads 10 % high is
+ * scaled to it (gain 1.1), and the model integrates to the counter. */
+static void test_reference_gain(void **state)
+{
+    (void)state;
+    kern k[] = {{"A", 1.0, 1.5, 200, NULL}, {"B", 2.0, 2.2, 50, NULL}, {"A", 3.0, 3.1, 200, NULL}};
+    size_t ns, nb, nc;
+    seg *s = truth(k, 3, 6.0, BASE_W, &ns);
+    tw_obs *buf = windows(s, ns, 0.02, 6.0, 0.02, 0.02, 0, &nb);
+    tw_obs *cnt = windows(s, ns, 0.1, 6.0, 0.1, 0.1, 0, &nc);
+    for (size_t i = 0; i < nb; i++)
+        buf[i].power_w *= 1.1;
+    tw_events *ev = events_of(k, 3);
+    tw_est_reading rd[2] = {{"buffer", buf, nb, false}, {"counter", cnt, nc, true}};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(rd, 2, ev, NULL, &e));
+    assert_string_equal(e->reference, "counter");
+    near(e->readings[0].gain, 1.1, 1e-9, "the buffer's gain");
+    near(e->readings[1].gain, 1.0, 0, "the counter's gain");
+    near(e->model_j, e->reference_j, 1e-6 * e->reference_j, "model = counter");
+    near(e->conservation_pct, 0, 1e-6, "conservation");
+    near(find(e, "A")->power_w, 200, 1e-4, "A in the counter's units");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(buf);
+    free(cnt);
+    free(s);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    kern k[] = {{"A", 1.0, 1.5, 200, NULL}};
+    tw_events *ev = events_of(k, 1);
+    tw_obs o[1] = {{0, 0.1, 100, 0}};
+    tw_est_reading rd = {"r", o, 1, false}, none = {"r", o, 0, false};
+    tw_est_reading nine[9];
+    for (int i = 0; i < 9; i++)
+        nine[i] = rd;
+    tw_estimate *e = (tw_estimate *)1;
+    assert_int_equal(tw_estimate_run(NULL, 1, ev, NULL, &e), TW_EINVAL);
+    assert_int_equal(tw_estimate_run(&rd, 0, ev, NULL, &e), TW_EINVAL);
+    assert_int_equal(tw_estimate_run(&rd, 1, NULL, NULL, &e), TW_EINVAL);
+    assert_int_equal(tw_estimate_run(&rd, 1, ev, NULL, NULL), TW_EINVAL);
+    assert_int_equal(tw_estimate_run(nine, 9, ev, NULL, &e), TW_EINVAL);
+    /* no window at all, and windows that end before the activity starts */
+    assert_int_equal(tw_estimate_run(&none, 1, ev, NULL, &e), TW_EEMPTY);
+    assert_null(e);
+    assert_true(strlen(tw_last_error()) > 0);
+    assert_int_equal(tw_estimate_run(&rd, 1, ev, NULL, &e), TW_EEMPTY);
+    tw_estimate_free(NULL);
+    assert_true(isnan(tw_estimate_baseline_j(NULL, 0, 1)));
+    assert_string_equal(tw_est_status_name(TW_EST_BELOW_RESOLUTION), "below_resolution");
+    tw_events_free(ev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_tiling),         cmocka_unit_test(test_exact_overlapping),
+        cmocka_unit_test(test_exact_rc_weighted),    cmocka_unit_test(test_concurrency_shares),
+        cmocka_unit_test(test_nvtx_range),           cmocka_unit_test(test_baseline_and_idle),
+        cmocka_unit_test(test_group_of_inseparable), cmocka_unit_test(test_group_by_pattern),
+        cmocka_unit_test(test_name_never_observed),  cmocka_unit_test(test_below_resolution),
+        cmocka_unit_test(test_non_negative),         cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_reference_gain),       cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,185 @@
+/* Unit tests of least squares with sign constraints on the normal equations
+ * (src/core/nnls.c) against brute force: on small random problems every
+ * split of the constrained variables into "held at 0" and "free" is solved
+ * unconstrained (Gaussian elimination here, not the module's Cholesky); the
+ * answer is the feasible one that satisfies the optimality conditions
+ * (a variable held at 0 has a gradient that would not lower the objective).
+ * The objective is strictly convex, so exactly one split qualifies. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+#include "core/nnls.h"
+#include "core/rng.h"
+
+#define PMAX 7
+
+/* Solves the free block of G x = c by Gaussian elimination with partial
+ * pivoting; the other variables are 0. False when singular. */
+static bool solve_free(const double *G, const double *c, size_t p, const bool *held, double *x)
+{
+    size_t idx[PMAX], m = 0;
+    for (size_t j = 0; j < p; j++) {
+        x[j] = 0;
+        if (!held[j]) idx[m++] = j;
+    }
+    double A[PMAX][PMAX + 1];
+    for (size_t a = 0; a < m; a++) {
+        for (size_t b = 0; b < m; b++)
+            A[a][b] = G[idx[a] * p + idx[b]];
+        A[a][m] = c[idx[a]];
+    }
+    for (size_t k = 0; k < m; k++) {
+        size_t piv = k;
+        for (size_t r = k + 1; r < m; r++)
+            if (fabs(A[r][k]) > fabs(A[piv][k])) piv = r;
+        if (fabs(A[piv][k]) < 1e-12) return false;
+        for (size_t col = 0; col <= m; col++) {
+            double t = A[k][col];
+            A[k][col] = A[piv][col];
+            A[piv][col] = t;
+        }
+        for (size_t r = k + 1; r < m; r++) {
+            double f = A[r][k] / A[k][k];
+            for (size_t col = k; col <= m; col++)
+                A[r][col] -= f * A[k][col];
+        }
+    }
+    for (size_t k = m; k-- > 0;) {
+        double v = A[k][m];
+        for (size_t col = k + 1; col < m; col++)
+            v -= A[k][col] * x[idx[col]];
+        x[idx[k]] = v / A[k][k];
+    }
+    return true;
+}
+
+static double objective(const double *G, const double *c, size_t p, const double *x)
+{
+    double f = 0;
+    for (size_t i = 0; i < p; i++) {
+        f -= c[i] * x[i];
+        for (size_t j = 0; j < p; j++)
+            f += 0.5 * x[i] * G[i * p + j] * x[j];
+    }
+    return f;
+}
+
+/* The brute-force optimum: over every subset of the constrained variables
+ * held at 0, the feasible unconstrained solutions; the lowest objective. */
+static void brute_force(const double *G, const double *c, size_t p, const bool *nonneg, double *best, bool *best_held)
+{
+    double fbest = INFINITY;
+    for (unsigned mask = 0; mask < (1u << p); mask++) {
+        bool held[PMAX], ok = true;
+        for (size_t j = 0; j < p; j++) {
+            held[j] = (mask >> j) & 1u;
+            if (held[j] && !nonneg[j]) ok = false; /* only constrained variables can be held */
+        }
+        if (!ok) continue;
+        double x[PMAX];
+        if (!solve_free(G, c, p, held, x)) continue;
+        for (size_t j = 0; j < p; j++)
+            if (nonneg[j] && x[j] < -1e-12) ok = false;
+        if (!ok) continue;
+        double f = objective(G, c, p, x);
+        if (f < fbest) {
+            fbest = f;
+            memcpy(best, x, p * sizeof *x);
+            memcpy(best_held, held, p * sizeof *held);
+        }
+    }
+}
+
+static void test_against_brute_force(void **state)
+{
+    (void)state;
+    tw_rng rng;
+    tw_rng_seed(&rng, 7, 3);
+    unsigned bound_seen = 0, free_seen = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        size_t p = 1 + (size_t)(tw_rng_uniform(&rng) * PMAX);
+        if (p > PMAX) p = PMAX;
+        size_t rows = p + 3 + (size_t)(tw_rng_uniform(&rng) * 6);
+        double A[20][PMAX], y[20];
+        for (size_t r = 0; r < rows; r++) {
+            for (size_t j = 0; j < p; j++)
+                A[r][j] = tw_rng_gauss(&rng) + (trial % 2 ? 0.8 : 0.0); /* correlated columns on odd trials */
+            y[r] = 2.0 * tw_rng_gauss(&rng);
+        }
+        double G[PMAX * PMAX], c[PMAX];
+        bool nonneg[PMAX];
+        for (size_t i = 0; i < p; i++) {
+            c[i] = 0;
+            for (size_t r = 0; r < rows; r++)
+                c[i] += A[r][i] * y[r];
+            for (size_t j = 0; j < p; j++) {
+                G[i * p + j] = 0;
+                for (size_t r = 0; r < rows; r++)
+                    G[i * p + j] += A[r][i] * A[r][j];
+            }
+            nonneg[i] = tw_rng_uniform(&rng) < 0.75;
+        }
+        double want[PMAX], got[PMAX];
+        bool want_held[PMAX], at_bound[PMAX];
+        brute_force(G, c, p, nonneg, want, want_held);
+        assert_int_equal(tw_nnls_gram(G, c, p, nonneg, got, at_bound), TW_OK);
+        for (size_t j = 0; j < p; j++) {
+            double scale = fmax(1.0, fabs(want[j]));
+            if (!(fabs(got[j] - want[j]) <= 1e-7 * scale))
+                fail_msg("trial %d, p %zu, x[%zu]: %.12g, brute force %.12g", trial, p, j, got[j], want[j]);
+            if (nonneg[j]) assert_true(got[j] >= 0);
+            /* held at 0 exactly where brute force holds it (a free variable
+             * that lands on 0 by itself is either) */
+            if (want_held[j] != at_bound[j] && fabs(want[j]) > 1e-9)
+                fail_msg("trial %d, x[%zu]: at_bound %d, brute force held %d", trial, j, at_bound[j], want_held[j]);
+            if (want_held[j])
+                bound_seen++;
+            else
+                free_seen++;
+        }
+    }
+    /* the problems exercised both sides of the constraint */
+    assert_true(bound_seen > 100);
+    assert_true(free_seen > 100);
+}
+
+/* A constrained variable whose unconstrained optimum is negative is held at
+ * 0 (x = (-1, 2) unconstrained: with x0 >= 0 the answer is (0, c1/G11)). */
+static void test_hand_worked(void **state)
+{
+    (void)state;
+    /* G = [[2, 1], [1, 2]], unconstrained x = G^-1 c = (-1, 2) for c = (0, 3) */
+    double G[4] = {2, 1, 1, 2}, c[2] = {0, 3}, x[2];
+    bool nn[2] = {true, true}, free_first[2] = {false, true}, at[2];
+    assert_int_equal(tw_nnls_gram(G, c, 2, nn, x, at), TW_OK);
+    assert_true(fabs(x[0]) < 1e-12 && fabs(x[1] - 1.5) < 1e-12);
+    assert_true(at[0] && !at[1]);
+    /* unconstrained first variable: the plain solution */
+    assert_int_equal(tw_nnls_gram(G, c, 2, free_first, x, NULL), TW_OK);
+    assert_true(fabs(x[0] + 1) < 1e-12 && fabs(x[1] - 2) < 1e-12);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    double G[1] = {1}, c[1] = {1}, x[1];
+    bool nn[1] = {true};
+    assert_int_equal(tw_nnls_gram(NULL, c, 1, nn, x, NULL), TW_EINVAL);
+    assert_int_equal(tw_nnls_gram(G, NULL, 1, nn, x, NULL), TW_EINVAL);
+    assert_int_equal(tw_nnls_gram(G, c, 1, nn, NULL, NULL), TW_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_brute_force),
+        cmocka_unit_test(test_hand_worked),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
