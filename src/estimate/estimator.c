@@ -21,7 +21,7 @@
 #define EDGE_EPS_S 1e-9
 #define SIGMAS 2.0 /* below resolution: energy under this many standard errors */
 #define POOLED_NAME "(other names)"
-#define MIN_PRIOR_W 50.0
+#define MIN_PRIOR_W 300.0
 #define PRIOR_BOUND 0.5 /* a power whose sd is over this share of the prior's is the prior's, not the data's */
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
@@ -480,8 +480,7 @@ typedef struct fit_state {
     rd *R;
     size_t nr;
     size_t U;        /* units: groups of names */
-    double prior_w;  /* sd of the prior on every unit's power (mean 0), and its cap; 0: none */
-    size_t ncapped;  /* units held at the cap */
+    double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -535,61 +534,22 @@ static tw_status reduce(fit_state *f, double smooth)
     return TW_OK;
 }
 
-/* Least squares with 0 <= P_unit <= cap (cap: prior_w, the most the GPU
- * was seen to draw above its quiet level): the non-negative solution, then
- * every unit above the cap held at it (its part moved to the right-hand
- * side) and the rest solved again, until none is above. */
 static tw_status solve(fit_state *f)
 {
     size_t K = f->d.K, q = K + f->U;
-    bool *nonneg = calloc(q, sizeof *nonneg), *held = calloc(q, sizeof *held);
-    double *c2 = malloc(q * sizeof *c2), *G2 = malloc(q * q * sizeof *G2);
+    bool *nonneg = calloc(q, sizeof *nonneg);
     free(f->beta_u);
     free(f->bound);
     f->beta_u = calloc(q, sizeof *f->beta_u);
     f->bound = calloc(q, sizeof *f->bound);
-    f->ncapped = 0;
-    tw_status st = TW_OK;
-    if (!nonneg || !held || !c2 || !G2 || !f->beta_u || !f->bound) {
-        st = tw_fail(TW_ENOMEM, "out of memory");
-        goto out;
+    if (!nonneg || !f->beta_u || !f->bound) {
+        free(nonneg);
+        return tw_fail(TW_ENOMEM, "out of memory");
     }
     for (size_t j = K; j < q; j++)
         nonneg[j] = true;
-    double cap = f->prior_w > 0 ? f->prior_w : INFINITY;
-    for (int round = 0; round < 20; round++) {
-        /* held units: fixed at the cap, out of the system (a unit row) */
-        memcpy(G2, f->Gu, q * q * sizeof *G2);
-        memcpy(c2, f->cu, q * sizeof *c2);
-        for (size_t j = 0; j < q; j++) {
-            if (!held[j]) continue;
-            for (size_t i = 0; i < q; i++)
-                c2[i] -= f->Gu[i * q + j] * cap;
-            for (size_t i = 0; i < q; i++)
-                G2[i * q + j] = G2[j * q + i] = 0;
-            G2[j * q + j] = 1;
-            c2[j] = 0;
-        }
-        st = tw_nnls_gram(G2, c2, q, nonneg, f->beta_u, f->bound);
-        if (st != TW_OK) break;
-        bool more = false;
-        for (size_t j = K; j < q; j++) {
-            if (held[j]) {
-                f->beta_u[j] = cap;
-                f->bound[j] = true;
-            } else if (f->beta_u[j] > cap) {
-                held[j] = more = true;
-            }
-        }
-        if (!more) break;
-    }
-    for (size_t j = K; j < q; j++)
-        f->ncapped += held[j];
-out:
+    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, f->beta_u, f->bound);
     free(nonneg);
-    free(held);
-    free(c2);
-    free(G2);
     return st;
 }
 
@@ -703,11 +663,10 @@ static int by_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The prior's scale and the cap on a name's power: how far above its
- * quiet level the finest reading went (its 99.5th percentile window over
- * its 5th; a percentile, as a lag's correction makes single windows
- * overshoot), at least 50 W. No kernel draws more above the baseline than
- * the whole GPU was seen to. */
+/* The prior's scale: how far above its quiet level the finest reading went
+ * (its 99.5th percentile window over its 5th; a percentile, as a lag's
+ * correction makes single windows overshoot), at least MIN_PRIOR_W. Not a
+ * cap: a kernel shorter than a window draws more than the window shows. */
 static double prior_scale(const rd *R)
 {
     if (R->n == 0) return 0;
@@ -1397,11 +1356,6 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     }
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
-    if (st == TW_OK && c.f.ncapped)
-        warn(e,
-             "%zu name%s asked for more power than the GPU was seen to draw above its quiet level (%.0f W): held "
-             "there; their neighbours' timing or the sensor's model is off there",
-             c.f.ncapped, c.f.ncapped == 1 ? "" : "s", c.f.prior_w);
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */
