@@ -1063,7 +1063,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         free(members);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    memcpy(e->names, c->names.v, e->nnames * sizeof *e->names);
+    if (e->nnames) memcpy(e->names, c->names.v, e->nnames * sizeof *e->names);
     /* groups: units of several columns */
     size_t *gid = malloc((f->U ? f->U : 1) * sizeof *gid);
     e->groups = calloc(f->U ? f->U : 1, sizeof *e->groups);
