@@ -88,9 +88,11 @@ static void text_split(const tw_estimate *e, FILE *f)
     fprintf(f, "\nwhere the energy went, %.3f .. %.3f s [J]\n", e->fit_t0_s, e->fit_t1_s);
     table_print(t, f);
     table_free(t);
-    fprintf(f, "check: baseline + kernels + copies = %.3f J vs %s %.3f J: %+.2f %% (%s %.0f %%)\n", sum, e->reference,
-            e->reference_j, e->conservation_pct, fabs(e->conservation_pct) <= CHECK_PCT ? "within" : "NOT within",
-            CHECK_PCT);
+    double a = isnan(e->reference_t0_s) ? e->fit_t0_s : e->reference_t0_s,
+           b = isnan(e->reference_t1_s) ? e->fit_t1_s : e->reference_t1_s;
+    fprintf(f, "check: the model %.3f J vs %s %.3f J over %.3f .. %.3f s: %+.2f %% (%s %.0f %%)\n", e->model_ref_j,
+            e->reference, e->reference_j, a, b, e->conservation_pct,
+            fabs(e->conservation_pct) <= CHECK_PCT ? "within" : "NOT within", CHECK_PCT);
     char before[32] = "not measured", after[32] = "not measured";
     if (!isnan(e->idle_before_w)) snprintf(before, sizeof before, "%.2f W", e->idle_before_w);
     if (!isnan(e->idle_after_w)) snprintf(after, sizeof after, "%.2f W", e->idle_after_w);
@@ -376,6 +378,9 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "prior_power_sd_w", e->prior_w);
     json_kv_number(j, "counter_j", d->methods.counter_j);
     json_kv_number(j, "reference_j", e->reference_j);
+    json_kv_number(j, "reference_start_s", e->reference_t0_s);
+    json_kv_number(j, "reference_end_s", e->reference_t1_s);
+    json_kv_number(j, "model_over_reference_j", e->model_ref_j);
     json_kv_number(j, "kernels_j", e->kernels_j);
     json_kv_number(j, "copies_j", e->copies_j);
     json_kv_number(j, "baseline_j", e->baseline_j);

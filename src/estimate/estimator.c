@@ -914,7 +914,22 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
     for (size_t r = 0; r < nrs; r++)
         if (rs[r].reference && !ref) ref = &rs[r];
     double T0 = c->f.d.T0, T1 = c->f.d.T1;
-    double ref_j = ref ? reading_energy(ref, T0, T1) : NAN;
+    /* the reference's own windows whole inside the fit span: a counter's
+     * energy is exact between its updates, not pro rata inside them */
+    double ref_j = NAN, ra = INFINITY, rb = -INFINITY;
+    if (ref) {
+        double sum = 0;
+        for (size_t i = 0; i < ref->n; i++) {
+            const tw_obs *o = &ref->obs[i];
+            if (!usable(o) || o->t0_s < T0 - EDGE_EPS_S || o->t1_s > T1 + EDGE_EPS_S) continue;
+            sum += o->power_w * (o->t1_s - o->t0_s);
+            ra = fmin(ra, o->t0_s);
+            rb = fmax(rb, o->t1_s);
+        }
+        if (rb > ra) ref_j = sum;
+    }
+    e->reference_t0_s = rb > ra ? ra : NAN;
+    e->reference_t1_s = rb > ra ? rb : NAN;
     for (size_t r = 0; r < nrs; r++) {
         rd *R = &c->f.R[r];
         R->r = &rs[r];
@@ -927,7 +942,7 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
         }
         sort_by_t0(rs[r].obs, R->idx, R->n);
         if (ref && &rs[r] != ref && ref_j > 0) {
-            double own = reading_energy(&rs[r], T0, T1);
+            double own = reading_energy(&rs[r], ra, rb);
             double g = own / ref_j;
             if (g >= 0.8 && g <= 1.25)
                 R->gain = g;
@@ -1183,7 +1198,20 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         e->reference_j = finest_energy(c, rs, nrs, d->T0, d->T1);
         snprintf(e->reference, sizeof e->reference, "%s", rs[best].name ? rs[best].name : "?");
     }
-    e->conservation_pct = 100.0 * (e->model_j / e->reference_j - 1.0);
+    /* against the reference over its own span (the fit span without any
+     * parts of its windows), else over the fit span */
+    double model_ref = e->model_j;
+    if (!isnan(e->reference_t0_s)) {
+        double a = e->reference_t0_s, b = e->reference_t1_s;
+        model_ref = tw_estimate_baseline_j(e, a, b);
+        for (size_t i = 0; i < c->npc; i++) {
+            const piece *q = &c->pc[i];
+            double ov = fmin(q->t1, b) - fmax(q->t0, a);
+            if (ov > 0) model_ref += c->beta[K + q->name] * q->share * ov;
+        }
+    }
+    e->model_ref_j = model_ref;
+    e->conservation_pct = 100.0 * (model_ref / e->reference_j - 1.0);
     /* per event */
     e->nevents = tw_events_count(events);
     e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
@@ -1290,6 +1318,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
     tw_estimate *e = c.e;
     e->idle_before_w = e->idle_after_w = NAN;
+    e->reference_t0_s = e->reference_t1_s = NAN;
     uint32_t *col = NULL;
     tw_status st = collect(&c, events);
     if (st == TW_OK && !(col = malloc((c.names.n ? c.names.n : 1) * sizeof *col)))

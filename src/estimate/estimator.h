@@ -126,14 +126,17 @@ typedef struct tw_estimate {
     double fit_t0_s, fit_t1_s;
     size_t nknots;
     double knot_s;
-    double *knot_w;          /* the baseline at fit_t0_s + k knot_s (linear between, flat beyond) */
-    double baseline_j;       /* integral of B over the fit span */
-    double kernels_j;        /* sum of kernel names' energies (groups included) */
-    double copies_j;         /* memcpy and memset */
-    double model_j;          /* baseline + kernels + copies */
-    double reference_j;      /* the counter's energy over the fit span (else the best reading's) */
-    char reference[64];      /* which reading reference_j is from */
-    double conservation_pct; /* 100 (model / reference - 1) */
+    double *knot_w;     /* the baseline at fit_t0_s + k knot_s (linear between, flat beyond) */
+    double baseline_j;  /* integral of B over the fit span */
+    double kernels_j;   /* sum of kernel names' energies (groups included) */
+    double copies_j;    /* memcpy and memset */
+    double model_j;     /* baseline + kernels + copies */
+    double reference_j; /* the counter's energy over its windows inside the fit span (else the best reading's
+                           over the fit span) */
+    double reference_t0_s, reference_t1_s; /* those windows' span; NaN without a reference */
+    double model_ref_j;                    /* the model's energy over that span (the fit span without one) */
+    char reference[64];                    /* which reading reference_j is from */
+    double conservation_pct;               /* 100 (model / reference - 1), the model over the reference's span */
     double baseline_mean_w, baseline_min_w, baseline_max_w;
     double idle_before_w, idle_after_w; /* NaN when not asked for or not seen */
     size_t nreadings;

@@ -98,7 +98,7 @@ PY
 "$BIN" run -o t2.csv --events-out ev2.csv --perfetto p2.json -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
     fail "text run: $(cat err2.txt)"
 for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy +1 +0\.020000 +< ' '^forward ' \
-    'check: baseline \+ kernels \+ copies = .* vs energy_j .*\(within 2 %\)' 'energy counter \(difference\)' \
+    'check: the model .* J vs energy_j .* J over .*\(within 2 %\)' 'energy counter \(difference\)' \
     'K20 model, not valid on H100' '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.json' \
     "^profile: no sensor profile for GPU Fake H100 \(driver fake-580\.0\) in .*; run 'truewatt sensor identify' to make one; the H100's models are assumed$" \
     '^idle before the program: [0-9.]+ W; after it: [0-9.]+ W'; do
