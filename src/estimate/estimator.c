@@ -389,6 +389,15 @@ static bool usable(const tw_obs *o)
     return isfinite(o->t0_s) && isfinite(o->t1_s) && isfinite(o->power_w) && o->t1_s > o->t0_s;
 }
 
+/* The reading with the most windows (the first of equals): the finest in time. */
+static size_t finest_reading(const tw_est_reading *rs, size_t nrs)
+{
+    size_t best = 0;
+    for (size_t r = 1; r < nrs; r++)
+        if (rs[r].n > rs[best].n) best = r;
+    return best;
+}
+
 /* Energy of a reading's windows over [a, b], each window's by its overlap;
  * NaN when the windows do not reach both ends. */
 static double reading_energy(const tw_est_reading *r, double a, double b)
@@ -855,9 +864,7 @@ static tw_status fit_span(ctx *c, const tw_est_reading *rs, size_t nrs, const tw
     t1 = fmin(t1, dlast);
     /* out to the edges of the finest reading's windows that hold the ends,
      * so that the first and last activity are seen by whole windows */
-    size_t fine = 0;
-    for (size_t r = 1; r < nrs; r++)
-        if (rs[r].n > rs[fine].n) fine = r;
+    size_t fine = finest_reading(rs, nrs);
     double nt0 = t0, nt1 = t1;
     for (size_t i = 0; i < rs[fine].n; i++) {
         const tw_obs *o = &rs[fine].obs[i];
@@ -1018,9 +1025,7 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
 {
     if (!(b > a)) return NAN;
-    size_t best = 0;
-    for (size_t r = 1; r < nrs; r++)
-        if (rs[r].n > rs[best].n) best = r;
+    size_t best = finest_reading(rs, nrs);
     double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
     for (size_t i = 0; i < rs[best].n; i++) {
         const tw_obs *o = &rs[best].obs[i];
@@ -1192,9 +1197,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     e->baseline_mean_w = bj / (d->T1 - d->T0);
     e->model_j = bj + kern + copy;
     if (isnan(e->reference_j)) {
-        size_t best = 0;
-        for (size_t r = 1; r < nrs; r++)
-            if (rs[r].n > rs[best].n) best = r;
+        size_t best = finest_reading(rs, nrs);
         e->reference_j = finest_energy(c, rs, nrs, d->T0, d->T1);
         snprintf(e->reference, sizeof e->reference, "%s", rs[best].name ? rs[best].name : "?");
     }
