@@ -71,7 +71,7 @@ enum {
 
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
-enum { CLOCK_BOOTTIME = 6, CLOCK_SEQUENCE = 64 /* the first sequence-scoped id */ };
+enum { PB_CLOCK_BOOTTIME = 6, PB_CLOCK_SEQUENCE = 64 /* the first sequence-scoped id */ };
 
 /* The iid of the one debug annotation name, interned on the slices' sequence. */
 #define ENERGY_ARG_IID 1
@@ -222,7 +222,7 @@ static void sequence_start(writer *w, sequence *s, uint64_t default_track, bool 
     pb_varint(b, TP_SEQUENCE_ID, s->id);
     pb_varint(b, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
     pb_begin(b, TP_DEFAULTS);
-    pb_varint(b, DEF_TIMESTAMP_CLOCK_ID, CLOCK_SEQUENCE);
+    pb_varint(b, DEF_TIMESTAMP_CLOCK_ID, PB_CLOCK_SEQUENCE);
     if (default_track) {
         pb_begin(b, DEF_TRACK_EVENT);
         pb_varint(b, TED_TRACK_UUID, default_track);
@@ -239,12 +239,12 @@ static void sequence_start(writer *w, sequence *s, uint64_t default_track, bool 
     }
     pb_begin(b, TP_CLOCK_SNAPSHOT);
     pb_begin(b, CS_CLOCKS);
-    pb_varint(b, CLOCK_ID, CLOCK_SEQUENCE);
+    pb_varint(b, CLOCK_ID, PB_CLOCK_SEQUENCE);
     pb_varint(b, CLOCK_TIMESTAMP, 0);
     pb_varint(b, CLOCK_IS_INCREMENTAL, 1);
     pb_end(b);
     pb_begin(b, CS_CLOCKS);
-    pb_varint(b, CLOCK_ID, CLOCK_BOOTTIME);
+    pb_varint(b, CLOCK_ID, PB_CLOCK_BOOTTIME);
     pb_varint(b, CLOCK_TIMESTAMP, 0);
     pb_end(b);
     pb_end(b);
