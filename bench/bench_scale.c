@@ -1,7 +1,7 @@
 /* Benchmark: how truewatt's paths grow with the number of launches, on a
  * synthetic timeline with exact truth (driven by scripts/bench-scale).
  *
- *   bench_scale N [DIR]
+ *   bench_scale N [DIR [STAGE,...]]   (with stages named, only those, and the files stay)
  *
  * N launches of 500 names (each name its own power, 250..600 W, and mean
  * duration, 4..60 us), with 20..120 us gaps (one launch per ~100 us) on four streams (and
@@ -10,7 +10,8 @@
  * Each stage runs in a process of its own, so its peak RSS is its own:
  *
  *   sim      the scenario (tw_scenario_add_kernel per launch), the simulated
- *            sensor's trace CSV and the events CSV
+ *            sensor's trace CSV and the events CSV (their bytes per launch:
+ *            today's record of a run)
  *   report   tw_events_load + the estimator over the trace (truewatt run's
  *            report); the worst per-name error against the truth
  *   perfetto the Perfetto file of the run (counters, corrected power, slices)
@@ -124,7 +125,9 @@ static int stage_sim(size_t n, const paths *p)
     tw_sensor_close(s);
     free(cols);
     if (check(tw_trace_writer_close(w), "close") || check(tw_events_save(ev, p->events), "save events")) return 1;
-    printf(" run_s=%.3f", t + 1.5);
+    struct stat a, b;
+    double bytes = stat(p->trace, &a) == 0 && stat(p->events, &b) == 0 ? (double)(a.st_size + b.st_size) : NAN;
+    printf(" run_s=%.3f csv_bytes_per_launch=%.1f", t + 1.5, bytes / (double)n);
     tw_events_free(ev);
     tw_scenario_free(sc);
     return 0;
@@ -250,11 +253,12 @@ static int run_stage(const char *stage, size_t n, const paths *p)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_scale N [DIR]\n");
+        fprintf(stderr, "usage: bench_scale N [DIR [STAGE,...]]\n");
         return 2;
     }
     size_t n = (size_t)strtoull(argv[1], NULL, 10);
     const char *dir = argc > 2 ? argv[2] : "/tmp";
+    const char *only = argc > 3 ? argv[3] : NULL; /* some stages: the files stay in DIR */
     paths p;
     snprintf(p.trace, sizeof p.trace, "%s/tw-scale-%zu.trace.csv", dir, n);
     snprintf(p.events, sizeof p.events, "%s/tw-scale-%zu.events.csv", dir, n);
@@ -263,10 +267,12 @@ int main(int argc, char **argv)
     static const char *const stages[] = {"sim", "report", "perfetto", "analyze"};
     int rc = 0;
     for (size_t i = 0; i < sizeof stages / sizeof *stages && !rc; i++)
-        rc = run_stage(stages[i], n, &p);
-    remove(p.trace);
-    remove(p.events);
-    remove(p.perfetto);
-    remove(p.corrected);
+        if (!only || strstr(only, stages[i])) rc = run_stage(stages[i], n, &p);
+    if (!only) {
+        remove(p.trace);
+        remove(p.events);
+        remove(p.perfetto);
+        remove(p.corrected);
+    }
     return rc;
 }

@@ -7,12 +7,13 @@
  * counter_descriptor.proto, debug_annotation.proto,
  * interned_data/interned_data.proto).
  *
- * Each timeline whose times only grow is a packet sequence of its own (a
- * counter track, a corrected power track, all the slices): its first packet
+ * Each track is a packet sequence of its own, its times only growing (a
+ * counter track, a corrected power track, a stream's slices): its first packet
  * clears the sequence's state, defines clock 64 as incremental (ns, starting
  * at 0 = BOOTTIME 0) and sets it as the sequence's default clock, so every
- * later packet's timestamp is the delta from the previous one. Slice names
- * and the energy argument's name are interned on the slices' sequence. */
+ * later packet's timestamp is the delta from the previous one, and makes the
+ * track its events' default. Slice names and the energy argument's name are
+ * interned on each slice track's sequence. */
 #include "report/perfetto.h"
 
 #include <errno.h>
@@ -57,7 +58,6 @@ enum {
     TE_DEBUG_ANNOTATIONS = 4, /* TrackEvent */
     TE_TYPE = 9,
     TE_NAME_IID = 10,
-    TE_TRACK_UUID = 11,
     TE_DOUBLE_COUNTER_VALUE = 44,
 
     DA_NAME_IID = 1, /* DebugAnnotation */
@@ -514,13 +514,16 @@ static uint64_t names_iid(names *t, const char *s, bool *fresh)
     return t->n;
 }
 
-/* Slice tracks by (device, thread): a stream, or the NVTX ranges. */
+/* Slice tracks by (device, thread): a stream, or the NVTX ranges. Each is a
+ * sequence of its own whose default track it is, so its events carry no
+ * track; names are interned per track. */
 #define NVTX_THREAD (-2)
 
 typedef struct slice_track {
     size_t dev;
     long long thread;
-    uint64_t uuid;
+    sequence seq;
+    names names;
 } slice_track;
 
 typedef struct slice_tracks {
@@ -531,7 +534,7 @@ typedef struct slice_tracks {
 typedef struct pending_end {
     uint64_t t_ns;
     uint64_t order; /* the begin's rank: of two ends at one time, the later begin's closes first */
-    uint64_t track;
+    size_t track;   /* into slices.tracks */
 } pending_end;
 
 typedef struct end_heap {
@@ -580,8 +583,7 @@ static pending_end heap_pop(end_heap *q)
 
 typedef struct slices {
     writer *w;
-    sequence seq;
-    names names;
+    bool energy; /* the energy argument's name is interned on each track */
     slice_tracks tracks;
     end_heap ends;
 } slices;
@@ -594,23 +596,24 @@ static size_t event_device(const tw_event *e, const perfetto_device *dev, size_t
     return 0;
 }
 
-/* The uuid of the event's track, described when first seen; 0 when out of memory. */
-static uint64_t slice_track_of(slices *s, const tw_event *e)
+/* The index of the event's track, described and its sequence started when
+ * first seen; SIZE_MAX when out of memory. */
+static size_t slice_track_of(slices *s, const tw_event *e)
 {
     slice_tracks *ts = &s->tracks;
     size_t d = event_device(e, s->w->dev, s->w->ndev);
     bool nvtx = e->kind && strcmp(e->kind, "nvtx") == 0;
     long long thread = nvtx ? NVTX_THREAD : (e->stream >= 0 ? (long long)e->stream : 0);
-    if (ts->last < ts->n && ts->t[ts->last].dev == d && ts->t[ts->last].thread == thread) return ts->t[ts->last].uuid;
+    if (ts->last < ts->n && ts->t[ts->last].dev == d && ts->t[ts->last].thread == thread) return ts->last;
     for (size_t i = 0; i < ts->n; i++) /* few tracks: streams and NVTX of each GPU */
         if (ts->t[i].dev == d && ts->t[i].thread == thread) {
             ts->last = i;
-            return ts->t[i].uuid;
+            return i;
         }
     if (ts->n == ts->cap) {
         size_t cap = ts->cap ? 2 * ts->cap : 16;
         slice_track *p = realloc(ts->t, cap * sizeof *p);
-        if (!p) return 0;
+        if (!p) return SIZE_MAX;
         ts->t = p;
         ts->cap = cap;
     }
@@ -619,29 +622,30 @@ static uint64_t slice_track_of(slices *s, const tw_event *e)
         snprintf(name, sizeof name, "NVTX ranges");
     else
         snprintf(name, sizeof name, "stream %lld", thread);
-    ts->t[ts->n] = (slice_track){d, thread, track_new(s->w, s->w->group[d], name, NULL, NULL)};
+    slice_track *t = &ts->t[ts->n];
+    *t = (slice_track){.dev = d, .thread = thread};
+    sequence_start(s->w, &t->seq, track_new(s->w, s->w->group[d], name, NULL, NULL), s->energy);
     ts->last = ts->n++;
-    return ts->t[ts->last].uuid;
+    return ts->last;
 }
 
 static void slice_end(slices *s, const pending_end *x)
 {
     pb *b = &s->w->b;
-    sequence_packet(s->w, &s->seq, x->t_ns);
+    sequence_packet(s->w, &s->tracks.t[x->track].seq, x->t_ns);
     pb_begin(b, TP_TRACK_EVENT);
     pb_varint(b, TE_TYPE, TYPE_SLICE_END);
-    pb_varint(b, TE_TRACK_UUID, x->track);
     pb_end(b);
     pb_end(b);
 }
 
-static tw_status slice_begin(slices *s, const tw_event *e, uint64_t track, uint64_t t_ns, double energy_j)
+static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint64_t t_ns, double energy_j)
 {
     pb *b = &s->w->b;
     bool fresh;
-    uint64_t iid = names_iid(&s->names, e->name ? e->name : "", &fresh);
+    uint64_t iid = names_iid(&t->names, e->name ? e->name : "", &fresh);
     if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
-    sequence_packet(s->w, &s->seq, t_ns);
+    sequence_packet(s->w, &t->seq, t_ns);
     if (fresh) {
         pb_begin(b, TP_INTERNED_DATA);
         pb_begin(b, ID_EVENT_NAMES);
@@ -652,7 +656,6 @@ static tw_status slice_begin(slices *s, const tw_event *e, uint64_t track, uint6
     }
     pb_begin(b, TP_TRACK_EVENT);
     pb_varint(b, TE_TYPE, TYPE_SLICE_BEGIN);
-    pb_varint(b, TE_TRACK_UUID, track);
     pb_varint(b, TE_NAME_IID, iid);
     if (isfinite(energy_j)) {
         pb_begin(b, TE_DEBUG_ANNOTATIONS);
@@ -699,22 +702,21 @@ static by_start *start_order(const tw_events *ev, bool *sorted, bool *oom)
 }
 
 /* Begins in start order; each end is held until no begin comes before it,
- * so the one sequence's times never go back. */
+ * so no sequence's times go back. */
 static tw_status write_slices(writer *w, const tw_events *ev, const double *energy)
 {
     bool sorted, oom;
     by_start *order = start_order(ev, &sorted, &oom);
     if (oom) return tw_fail(TW_ENOMEM, "out of memory");
-    slices s = {.w = w};
-    sequence_start(w, &s.seq, 0, energy != NULL);
+    slices s = {.w = w, .energy = energy != NULL};
     tw_status st = TW_OK;
     size_t n = tw_events_count(ev);
     for (size_t r = 0; r < n && st == TW_OK; r++) {
         size_t i = sorted ? r : order[r].i;
         const tw_event *e = tw_events_get(ev, i);
-        uint64_t track = slice_track_of(&s, e);
+        size_t track = slice_track_of(&s, e);
         uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
-        if (!track) {
+        if (track == SIZE_MAX) {
             st = tw_fail(TW_ENOMEM, "out of memory");
             break;
         }
@@ -722,7 +724,7 @@ static tw_status write_slices(writer *w, const tw_events *ev, const double *ener
             pending_end x = heap_pop(&s.ends);
             slice_end(&s, &x);
         }
-        st = slice_begin(&s, e, track, t0, energy ? energy[i] : NAN);
+        st = slice_begin(&s, e, &s.tracks.t[track], t0, energy ? energy[i] : NAN);
         if (st == TW_OK && !heap_push(&s.ends, (pending_end){t1 > t0 ? t1 : t0, r, track}))
             st = tw_fail(TW_ENOMEM, "out of memory");
     }
@@ -731,7 +733,8 @@ static tw_status write_slices(writer *w, const tw_events *ev, const double *ener
         slice_end(&s, &x);
     }
     free(order);
-    free(s.names.slot);
+    for (size_t k = 0; k < s.tracks.n; k++)
+        free(s.tracks.t[k].names.slot);
     free(s.tracks.t);
     free(s.ends.h);
     return st;
