@@ -28,44 +28,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/rng.h"
 #include "estimate/trace.h"
 #include "report/perfetto.c" /* CLI-only code (src/report is not in the library) */
 #include "truewatt.h"
+
+#define BENCH_NAME "bench_scale"
+#include "bench_common.h"
 
 #define NAMES 500
 #define STREAMS 4
 #define ACTIVE_IDLE_W 120.0 /* the simulated H100's level while a context lives */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int check(tw_status st, const char *what)
-{
-    if (st == TW_OK) return 0;
-    fprintf(stderr, "bench_scale: %s: %s\n", what, tw_last_error());
-    return 1;
-}
-
-/* A deterministic generator (splitmix64), so every run sees the same timeline. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double uniform(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1p-53;
-}
+/* A seeded generator, so every run sees the same timeline. */
+static tw_rng rng;
+static double uniform(void) { return tw_rng_uniform(&rng); }
 
 static char name_text[NAMES][48];
 static double name_power_w[NAMES], name_mean_s[NAMES];
 
 static void make_names(void)
 {
+    tw_rng_seed(&rng, 16, 0);
     for (int k = 0; k < NAMES; k++) {
         snprintf(name_text[k], sizeof name_text[k], "void kernel_%03d<float, %d>(float*, int)", k, k % 7);
         name_power_w[k] = 250.0 + 350.0 * uniform(); /* 130..480 W above active idle */
@@ -165,13 +149,6 @@ static double max_error_pct(const tw_events *ev, const tw_estimate *est, size_t 
     return worst;
 }
 
-static long peak_rss_kib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
-
 static int stage_report(size_t n, const paths *p, bool perfetto)
 {
     tw_events *ev = NULL;
@@ -237,7 +214,7 @@ static int run_stage(const char *stage, size_t n, const paths *p)
                  : strcmp(stage, "report") == 0   ? stage_report(n, p, false)
                  : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true)
                                                   : stage_analyze(p);
-        printf(" own_peak_rss_mb=%.1f", (double)peak_rss_kib() / 1024.0);
+        printf(" own_peak_rss_mb=%.1f", peak_rss_mib());
         fflush(stdout);
         _exit(rc);
     }

@@ -190,7 +190,7 @@ static void test_many(void **state)
     if (!have_decoder()) skip();
     tw_events *ev;
     assert_ok(tw_events_new(&ev));
-    enum { N = 60000, NAMES = 300 };
+    enum { N = 30000, NAMES = 300 };
     static char label[NAMES][32];
     for (int k = 0; k < NAMES; k++)
         snprintf(label[k], sizeof label[k], "kernel_%d<float>", k);
