@@ -121,6 +121,26 @@ static void test_untimed_record_skipped(void **state)
     twi_buf_free(&b);
 }
 
+/* fuzz_inject found it: a line ending before it starts made tw_events_load
+ * refuse the whole events file; such records are skipped and counted */
+static void test_inverted_record_skipped(void **state)
+{
+    (void)state;
+    twi_buf b = {0};
+    twi_record r = kernel("k", 2000, 1000);
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    r = kernel("k", 1000, 2000);
+    r.end_ns = 0; /* CUPTI timed the start only */
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.bad_span, 2);
+    r = kernel("k", 1000, 1000); /* zero length is a span */
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    assert_true(b.len > 0);
+    assert_int_equal(b.bad_span, 2);
+    twi_buf_free(&b);
+}
+
 static void test_lines_accumulate(void **state)
 {
     (void)state;
@@ -583,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_memcpy_memset_lines),
         cmocka_unit_test(test_nvtx_line),
         cmocka_unit_test(test_untimed_record_skipped),
+        cmocka_unit_test(test_inverted_record_skipped),
         cmocka_unit_test(test_lines_accumulate),
         cmocka_unit_test(test_field_quoting),
         cmocka_unit_test(test_seconds),
