@@ -389,8 +389,10 @@ int cmd_analyze(int argc, char **argv)
         rc = cli_fail("analyze", st);
         goto out;
     }
+    /* a message naming the events file (an event outside the data) is not the trace's */
+    bool about_events = a.events && strncmp(tw_last_error(), a.events, strlen(a.events)) == 0;
     if (st != TW_OK)
-        rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
+        rc = src && st != TW_EIO && !about_events ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
     else
         rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
 out:
