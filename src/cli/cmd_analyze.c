@@ -347,6 +347,17 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
     return 0;
 }
 
+/* What the trace reader read with a warning (a cut-off last line), one line each. */
+static void warn_notes(const tw_sensor *src)
+{
+    const char *n = tw_sensor_notes(src);
+    while (n && *n) {
+        size_t len = strcspn(n, "\n");
+        fprintf(stderr, "truewatt analyze: warning: %.*s\n", (int)len, n);
+        n += len + (n[len] == '\n');
+    }
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     analyze_args a = {0};
@@ -393,8 +404,10 @@ int cmd_analyze(int argc, char **argv)
     bool about_events = a.events && strncmp(tw_last_error(), a.events, strlen(a.events)) == 0;
     if (st != TW_OK)
         rc = src && st != TW_EIO && !about_events ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
-    else
+    else {
+        warn_notes(src);
         rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
+    }
 out:
     tw_estimate_free(pw->est);
     tw_events_free(pw->events);
