@@ -342,8 +342,14 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
     json_init(&j, stdout);
     json_begin_object(&j);
     report_analysis_json_fields(&j, an, &ctx, pr);
+    /* names from the files (events, columns) that were not UTF-8: written as U+FFFD, counted here */
+    uint64_t replaced = json_replaced(&j);
+    json_kv_uint(&j, "invalid_utf8_bytes_replaced", replaced);
     json_end_object(&j);
     json_finish(&j);
+    if (replaced)
+        fprintf(stderr, "truewatt analyze: warning: %llu bytes of names that were not UTF-8 written as U+FFFD\n",
+                (unsigned long long)replaced);
     return 0;
 }
 
