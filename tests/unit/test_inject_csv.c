@@ -361,6 +361,10 @@ static void test_clock_convert(void **state)
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(1)), 1);
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(-7)), -7);
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(123456789012345ll)), 123456789012345ll);
+    /* fuzz_inject found it: absurd clocks overflowed a signed sum (undefined
+     * behaviour, caught by UBSan in the sanitizer build); now the sum wraps */
+    twi_clock huge = {.cupti_ref_ns = 0, .mono_ref_ns = UINT64_C(1) << 62, .t0_mono_ns = 0};
+    assert_true(twi_clock_rel_ns(&huge, UINT64_C(3) << 62) == 0); /* 3 * 2^62 + 2^62 = 2^64, 0 modulo 2^64 */
     /* CUPTI clock behind CLOCK_MONOTONIC */
     twi_clock c = {.cupti_ref_ns = 100, .mono_ref_ns = 1000000100, .t0_mono_ns = 0};
     assert_int_equal(twi_clock_rel_ns(&c, 100), 1000000100);
