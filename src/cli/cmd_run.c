@@ -351,6 +351,7 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
         for (size_t d = 0; d < (a->nids ? a->nids : 1); d++) {
             memset(&info[d], 0, sizeof info[d]);
             info[d].index = (unsigned)(a->nids ? strtoul(a->idtext[d], NULL, 10) : 0);
+            info[d].power_limit_w = NAN;
             a->ids[d] = a->idtext[d];
         }
         *ndev = a->nids ? a->nids : 1;
@@ -613,6 +614,7 @@ static void analyse(run_state *s, double spawn_s, double exit_s)
         tw_est_config_init(&c);
         c.cancel = &cli_interrupted;
         c.fit_t1_s = exit_s;
+        c.power_limit_w = s->devinfo[d].power_limit_w;
         c.idle_before_t0_s = 0.1 * spawn_s;
         c.idle_before_t1_s = spawn_s;
         c.idle_after_t0_s = exit_s + 0.2;

@@ -32,6 +32,7 @@ void tw_est_config_init(tw_est_config *c)
     memset(c, 0, sizeof *c);
     c->size = sizeof *c;
     c->fit_t0_s = c->fit_t1_s = NAN;
+    c->power_limit_w = NAN;
     c->idle_before_t0_s = c->idle_before_t1_s = c->idle_after_t0_s = c->idle_after_t1_s = NAN;
 }
 
@@ -124,10 +125,10 @@ typedef struct launch {
     uint32_t ev;
 } launch;
 
-/* A stretch of constant activity: one launch's share of it. */
+/* A stretch of constant activity: one launch running in it, at its work rate (make_pieces). */
 typedef struct piece {
     double t0, t1;
-    double share; /* 1 / launches running together */
+    double share; /* the launch's work rate over its span: 1 alone (make_pieces) */
     uint32_t name;
     uint32_t ev;
 } piece;
@@ -211,19 +212,17 @@ static int edge_cmp(const void *a, const void *b)
     return x->start - y->start;
 }
 
-/* The stretches of constant activity, in time order: for n launches running
- * together, n pieces with share 1/n. */
-static tw_status make_pieces(const launch *L, size_t nl, piece **out, size_t *nout)
+/* The sweep over the launches' starts and ends, in time order; calls
+ * `stretch` for every stretch of constant activity [t0, t1] with the
+ * launches running in it. */
+typedef tw_status (*stretch_fn)(void *arg, double t0, double t1, const size_t *active, size_t na);
+
+static tw_status sweep(const launch *L, size_t nl, stretch_fn stretch, void *arg)
 {
-    *out = NULL;
-    *nout = 0;
-    if (nl == 0) return TW_OK;
     edge *ed = malloc(2 * nl * sizeof *ed);
     size_t *active = malloc(nl * sizeof *active), *pos = malloc(nl * sizeof *pos);
-    size_t cap = nl + 16, n = 0;
-    piece *p = malloc(cap * sizeof *p);
     tw_status st = TW_OK;
-    if (!ed || !active || !pos || !p) {
+    if (!ed || !active || !pos) {
         st = tw_fail(TW_ENOMEM, "out of memory (activity of %zu launches)", nl);
         goto out;
     }
@@ -234,21 +233,9 @@ static tw_status make_pieces(const launch *L, size_t nl, piece **out, size_t *no
     qsort(ed, 2 * nl, sizeof *ed, edge_cmp);
     size_t na = 0;
     double prev = ed[0].t;
-    for (size_t k = 0; k < 2 * nl; k++) {
+    for (size_t k = 0; k < 2 * nl && st == TW_OK; k++) {
         double t = ed[k].t;
-        if (t > prev && na > 0) {
-            if (n + na > cap) {
-                cap = 2 * (n + na);
-                piece *q = realloc(p, cap * sizeof *q);
-                if (!q) {
-                    st = tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
-                    goto out;
-                }
-                p = q;
-            }
-            for (size_t a = 0; a < na; a++)
-                p[n++] = (piece){prev, t, 1.0 / (double)na, L[active[a]].name, L[active[a]].ev};
-        }
+        if (t > prev && na > 0) st = stretch(arg, prev, t, active, na);
         prev = t;
         uint32_t l = ed[k].launch;
         if (ed[k].start) {
@@ -260,15 +247,101 @@ static tw_status make_pieces(const launch *L, size_t nl, piece **out, size_t *no
             pos[active[at]] = at;
         }
     }
-    *out = p;
-    *nout = n;
-    p = NULL;
 out:
     free(ed);
     free(active);
     free(pos);
-    free(p);
     return st;
+}
+
+static tw_status add_alone(void *arg, double t0, double t1, const size_t *active, size_t na)
+{
+    if (na == 1) ((double *)arg)[active[0]] += t1 - t0;
+    return TW_OK;
+}
+
+typedef struct piece_out {
+    const launch *L;
+    const double *rate;
+    piece *p;
+    size_t n, cap;
+} piece_out;
+
+static tw_status add_pieces(void *arg, double t0, double t1, const size_t *active, size_t na)
+{
+    piece_out *o = arg;
+    if (o->n + na > o->cap) {
+        size_t cap = 2 * (o->n + na);
+        piece *q = realloc(o->p, cap * sizeof *q);
+        if (!q) return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
+        o->p = q;
+        o->cap = cap;
+    }
+    for (size_t a = 0; a < na; a++)
+        o->p[o->n++] = (piece){t0, t1, o->rate[active[a]], o->L[active[a]].name, o->L[active[a]].ev};
+    return TW_OK;
+}
+
+/* Launches that ran alone for all of their span, at least this many of a
+ * name, give its duration alone. */
+#define MIN_ALONE 3
+
+/* Each launch's work rate over its span.
+ *
+ * A launch does a fixed amount of work. Run alone it takes d_alone, its
+ * name's mean duration over the launches that ran alone. Run beside others
+ * it may take longer (on the H100, in two streams, an FMA kernel went from
+ * 1.03 to 1.60 ms while overlapped, a DRAM stream kernel beside it from
+ * 0.85 to 0.89 ms): its work, and the power that goes with it, is spread
+ * over its span D, at the rate min(1, d_alone / D). Launches that overlap
+ * add, each at its own rate. Against sharing the overlapped time equally
+ * this halved the H100's errors in two streams and fitted the sample buffer
+ * better (residual 13.9 -> 10.3 W rms; docs/methods.md).
+ * A name with fewer than MIN_ALONE launches alone has no d_alone: its
+ * launches count their time alone plus half of the rest. */
+static tw_status rates(const launch *L, size_t nl, size_t nnames, double *rate)
+{
+    double *alone = calloc(nl, sizeof *alone), *sum = calloc(nnames ? nnames : 1, sizeof *sum);
+    size_t *cnt = calloc(nnames ? nnames : 1, sizeof *cnt);
+    tw_status st = alone && sum && cnt ? sweep(L, nl, add_alone, alone) : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; st == TW_OK && i < nl; i++) {
+        double D = L[i].t1 - L[i].t0;
+        if (alone[i] >= D * (1 - 1e-9)) {
+            sum[L[i].name] += D;
+            cnt[L[i].name]++;
+        }
+    }
+    for (size_t i = 0; st == TW_OK && i < nl; i++) {
+        double D = L[i].t1 - L[i].t0;
+        rate[i] = 1;
+        if (alone[i] < D * (1 - 1e-9))
+            rate[i] = cnt[L[i].name] >= MIN_ALONE ? fmin(1.0, sum[L[i].name] / (double)cnt[L[i].name] / D)
+                                                  : (alone[i] + 0.5 * (D - alone[i])) / D;
+    }
+    free(alone);
+    free(sum);
+    free(cnt);
+    return st;
+}
+
+/* The stretches of constant activity, in time order: one piece per launch
+ * running in each, at the launch's rate. */
+static tw_status make_pieces(const launch *L, size_t nl, size_t nnames, piece **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    if (nl == 0) return TW_OK;
+    piece_out o = {L, malloc(nl * sizeof(double)), NULL, 0, 0};
+    tw_status st = o.rate ? rates(L, nl, nnames, (double *)o.rate) : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) st = sweep(L, nl, add_pieces, &o);
+    free((double *)o.rate);
+    if (st != TW_OK) {
+        free(o.p);
+        return st;
+    }
+    *out = o.p;
+    *nout = o.n;
+    return TW_OK;
 }
 
 static int piece_by_t0(const void *a, const void *b)
@@ -490,6 +563,8 @@ typedef struct fit_state {
     size_t nr;
     size_t U;        /* units: groups of names */
     double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
+    double upper_w;  /* bound on every unit's power (the GPU's power limit less its quiet level); INFINITY: none */
+    bool *at_upper;  /* per unit: held at upper_w */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -549,16 +624,25 @@ static tw_status solve(fit_state *f)
     bool *nonneg = calloc(q, sizeof *nonneg);
     free(f->beta_u);
     free(f->bound);
+    free(f->at_upper);
     f->beta_u = calloc(q, sizeof *f->beta_u);
     f->bound = calloc(q, sizeof *f->bound);
-    if (!nonneg || !f->beta_u || !f->bound) {
+    f->at_upper = calloc(q, sizeof *f->at_upper);
+    double *upper = malloc(q * sizeof *upper);
+    if (!nonneg || !f->beta_u || !f->bound || !f->at_upper || !upper) {
         free(nonneg);
+        free(upper);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    for (size_t j = K; j < q; j++)
-        nonneg[j] = true;
-    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, f->beta_u, f->bound);
+    for (size_t j = 0; j < q; j++) {
+        nonneg[j] = j >= K;
+        upper[j] = j >= K ? f->upper_w : INFINITY;
+    }
+    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, upper, f->beta_u, f->bound, f->at_upper);
+    for (size_t j = 0; j < q; j++) /* a unit held at either bound: its variance as a held one's */
+        f->bound[j] = f->bound[j] || f->at_upper[j];
     free(nonneg);
+    free(upper);
     return st;
 }
 
@@ -649,6 +733,7 @@ static void ctx_free(ctx *c)
     free(c->f.cu);
     free(c->f.beta_u);
     free(c->f.bound);
+    free(c->f.at_upper);
     free(c->f.var_u);
     free(c->f.d.x);
     free(c->f.d.touch);
@@ -676,17 +761,39 @@ static int by_double(const void *a, const void *b)
  * (its 99.5th percentile window over its 5th; a percentile, as a lag's
  * correction makes single windows overshoot), at least MIN_PRIOR_W. Not a
  * cap: a kernel shorter than a window draws more than the window shows. */
-static double prior_scale(const rd *R)
+/* The finest reading's quiet level (5th percentile of its windows) and
+ * its top (99.5th), in the reference's units. False without windows. */
+static bool reading_levels(const rd *R, double *low, double *high)
 {
-    if (R->n == 0) return 0;
+    if (R->n == 0) return false;
     double *v = malloc(R->n * sizeof *v);
-    if (!v) return 0;
+    if (!v) return false;
     for (size_t i = 0; i < R->n; i++)
         v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
     qsort(v, R->n, sizeof *v, by_double);
-    double spread = v[R->n - 1 - R->n / 200] - v[R->n / 20];
+    *low = v[R->n / 20];
+    *high = v[R->n - 1 - R->n / 200];
     free(v);
-    return fmax(MIN_PRIOR_W, spread);
+    return true;
+}
+
+static double prior_scale(const rd *R)
+{
+    double low, high;
+    if (!reading_levels(R, &low, &high)) return 0;
+    return fmax(MIN_PRIOR_W, high - low);
+}
+
+/* No name draws more above the baseline than the GPU's power limit less the
+ * reading's quiet level (the baseline cannot be lower): a bound that only a
+ * misfit reaches (on real programs, unbounded fits gave GEMM kernels of an
+ * H100 (700 W) 800-1000 W above its 120 W baseline). INFINITY without a
+ * limit. */
+static double upper_bound_w(const rd *R, double limit_w)
+{
+    double low, high;
+    if (!(limit_w > 0) || !isfinite(limit_w) || !reading_levels(R, &low, &high)) return INFINITY;
+    return fmax(limit_w - low, 1.0);
 }
 
 /* Weighted residual sum of squares of one reading at beta (full design),
@@ -765,9 +872,10 @@ static tw_status collect(ctx *c, const tw_events *events)
     return TW_OK;
 }
 
-/* Kernels share the SMs: launches that run together share their time.
- * Copies and memsets run on the copy engines, beside the kernels: they share
- * only with each other, and add to the kernels. Pieces of both, by start. */
+/* Kernels share the SMs: a launch's time alone and its stretch beside other
+ * kernels are measured against kernels only. Copies and memsets run on the
+ * copy engines, beside the kernels: against each other only. Pieces of
+ * both, by start. */
 static tw_status class_pieces(ctx *c)
 {
     launch *k = malloc((c->nl ? c->nl : 1) * sizeof *k), *m = malloc((c->nl ? c->nl : 1) * sizeof *m);
@@ -781,8 +889,8 @@ static tw_status class_pieces(ctx *c)
         else
             k[nk++] = c->L[i];
     }
-    if (st == TW_OK) st = make_pieces(k, nk, &pk, &npk);
-    if (st == TW_OK) st = make_pieces(m, nm, &pm, &npm);
+    if (st == TW_OK) st = make_pieces(k, nk, c->names.n, &pk, &npk);
+    if (st == TW_OK) st = make_pieces(m, nm, c->names.n, &pm, &npm);
     if (st == TW_OK && npm) {
         piece *all = realloc(pk, (npk + npm) * sizeof *all);
         if (!all) {
@@ -1100,8 +1208,10 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
         double E = P * uact[u], Esd = sd * uact[u];
-        tw_est_status s =
-            Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w) ? TW_EST_BELOW_RESOLUTION : TW_EST_OK;
+        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held at the power bound */
+        tw_est_status s = limit || (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w))
+                              ? TW_EST_BELOW_RESOLUTION
+                              : TW_EST_OK;
         if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
@@ -1142,13 +1252,33 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         double a = act[j];
         x->energy_j = P * a;
         x->energy_sd_j = sd * a;
-        x->status = !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
-                    : x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w)
-                        ? TW_EST_BELOW_RESOLUTION
-                        : TW_EST_OK;
+        bool limit = f->at_upper && f->at_upper[K + u];
+        x->status =
+            !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
+            : limit || (x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w))
+                ? TW_EST_BELOW_RESOLUTION
+                : TW_EST_OK;
         x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
+    /* names at the power bound: the model does not fit them (they asked for
+     * more than the GPU can draw); said, with the first few */
+    char held[256] = "";
+    for (size_t u = 0; u < f->U; u++) {
+        if (!f->at_upper || !f->at_upper[K + u] || !(uact[u] > 0)) continue;
+        e->at_limit++;
+        for (size_t i = 0; i < e->nnames && e->at_limit <= 3; i++)
+            if (f->unit[col[i]] == u) {
+                size_t used = strlen(held);
+                snprintf(held + used, sizeof held - used, "%s%.60s", used ? ", " : "", e->names[i].name);
+                break;
+            }
+    }
+    if (e->at_limit)
+        warn(e,
+             "%zu name(s) reached the bound of %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
+             "quiet level): their energies are not resolved by the model (%s%s)",
+             e->at_limit, f->upper_w, e->power_limit_w, held, e->at_limit > 3 ? ", ..." : "");
     /* the energies by kind: every unit's energy to the kind of its members */
     for (size_t u = 0; u < f->U; u++) {
         double E = f->beta_u[K + u] * uact[u];
@@ -1364,6 +1494,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     size_t fine = 0;
     for (size_t r = 1; st == TW_OK && r < nreadings; r++)
         if (c.f.R[r].n > c.f.R[fine].n) fine = r;
+    c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w) : INFINITY;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
@@ -1388,6 +1519,8 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     }
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
+    e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
+    e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */
