@@ -641,18 +641,29 @@ static void test_h100_recorded_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_corrected_2s), cmocka_unit_test(test_corrected_500ms),
-        cmocka_unit_test(test_corrected_150ms), cmocka_unit_test(test_raw_underestimates_short_kernel),
-        cmocka_unit_test(test_doubling_runtime_doubles_energy), cmocka_unit_test(test_back_to_back_kernels),
-        cmocka_unit_test(test_fit_capacitance), cmocka_unit_test(test_fit_needs_an_event),
-        cmocka_unit_test(test_estimated_levels), cmocka_unit_test(test_given_levels_used_as_given),
-        cmocka_unit_test(test_energy_split_sums), cmocka_unit_test(test_detect_regions),
-        cmocka_unit_test(test_flat_trace_has_no_regions), cmocka_unit_test(test_event_outside_trace),
-        cmocka_unit_test(test_corrected_series_written), cmocka_unit_test(test_energy_reading_unsupported),
-        cmocka_unit_test(test_invalid_options), cmocka_unit_test(test_ls_slope_analysis),
+        cmocka_unit_test(test_corrected_2s),
+        cmocka_unit_test(test_corrected_500ms),
+        cmocka_unit_test(test_corrected_150ms),
+        cmocka_unit_test(test_raw_underestimates_short_kernel),
+        cmocka_unit_test(test_doubling_runtime_doubles_energy),
+        cmocka_unit_test(test_back_to_back_kernels),
+        cmocka_unit_test(test_fit_capacitance),
+        cmocka_unit_test(test_fit_needs_an_event),
+        cmocka_unit_test(test_estimated_levels),
+        cmocka_unit_test(test_given_levels_used_as_given),
+        cmocka_unit_test(test_energy_split_sums),
+        cmocka_unit_test(test_detect_regions),
+        cmocka_unit_test(test_flat_trace_has_no_regions),
+        cmocka_unit_test(test_event_outside_trace),
+        cmocka_unit_test(test_corrected_series_written),
+        cmocka_unit_test(test_energy_reading_unsupported),
+        cmocka_unit_test(test_invalid_options),
+        cmocka_unit_test(test_ls_slope_analysis),
         /* every analysis rewinds a rewindable source first */
-        cmocka_unit_test(test_second_analysis_of_same_source), cmocka_unit_test(test_analysis_of_partly_read_source),
-        cmocka_unit_test(test_h100_recorded_trace), /* skipped, loudly, without shared/ */
+        cmocka_unit_test(test_second_analysis_of_same_source),
+        cmocka_unit_test(test_analysis_of_partly_read_source),
+        /* skipped, loudly, without shared/ */
+        cmocka_unit_test(test_h100_recorded_trace),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
