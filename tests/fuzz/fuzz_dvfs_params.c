@@ -1,5 +1,6 @@
 /* DVFS hardware parameter sets (src/dvfs/model.c, JSON): what loads must
  * write out and load back. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dvfs/model.h"
@@ -14,6 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tw_status st = tw_dvfs_params_write(f, &p);
     if (fclose(f) != 0 || st != TW_OK) fuzz_fail("cannot write a parameter set that loaded");
     tw_dvfs_params q;
-    if (tw_dvfs_params_load(fuzz_out_path(), &q) != TW_OK) fuzz_fail("a written parameter set does not load back");
+    if (tw_dvfs_params_load(fuzz_out_path(), &q) != TW_OK) {
+        fprintf(stderr, "%s\n", tw_last_error());
+        fuzz_fail("a written parameter set does not load back");
+    }
     return 0;
 }
