@@ -104,6 +104,9 @@ TW_API tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof
 TW_API tw_status tw_trace_reader_rewind(tw_trace_reader *r);
 /* Line number of the last row read (1 = header). */
 TW_API uint64_t tw_trace_reader_line(const tw_trace_reader *r);
+/* What was read with a warning, one line each ("" when nothing): a last line
+ * without a line end (cut off by a crash?) is left out, the rows before it used. */
+TW_API const char *tw_trace_reader_notes(const tw_trace_reader *r);
 TW_API const char *tw_trace_reader_path(const tw_trace_reader *r);
 TW_API void tw_trace_reader_close(tw_trace_reader *r);
 
@@ -231,8 +234,9 @@ typedef struct tw_device_info {
     unsigned index;
     char uuid[96];
     char name[96];
-    char driver[32]; /* driver version ("" when the backend cannot tell) */
-    unsigned arch;   /* NVML's architecture (nvmlDeviceArchitecture_t: 9 Hopper, ...); 0 = unknown */
+    char driver[32];      /* driver version ("" when the backend cannot tell) */
+    unsigned arch;        /* NVML's architecture (nvmlDeviceArchitecture_t: 9 Hopper, ...); 0 = unknown */
+    double power_limit_w; /* the power limit the GPU enforces (read, never set); NaN = unknown */
 } tw_device_info;
 
 TW_API size_t tw_backend_count(void);

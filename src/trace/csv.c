@@ -265,6 +265,7 @@ static tw_status read_line(tw_csv_file *cf, size_t *len, bool *eof)
         }
         cf->line++;
         size_t l = (size_t)n;
+        cf->unterminated = cf->buf[l - 1] != '\n';
         if (memchr(cf->buf, '\0', l))
             return tw_fail(TW_EPARSE, "%s:%llu: NUL byte in text (binary file?)", cf->path,
                            (unsigned long long)cf->line);

@@ -7,13 +7,15 @@
 
 #include "core/error.h"
 #include "trace/csv.h"
+#include "trace/events_source.h"
 #include "truewatt.h"
 
 #define CELL_SHOWN 80
 
 typedef struct ev_item {
-    tw_event e; /* first, so tw_events_get can hand out &item.e */
-    size_t seq; /* position before sorting: the tie-break that makes qsort stable */
+    tw_event e;    /* first, so tw_events_get can hand out &item.e */
+    size_t seq;    /* position before sorting: the tie-break that makes qsort stable */
+    uint64_t line; /* the line of the file it was loaded from; 0 when added */
 } ev_item;
 
 /* The set's strings, each stored once: an open-addressing hash set of
@@ -30,6 +32,7 @@ struct tw_events {
     size_t n;
     size_t cap;
     strset strings;
+    char *source; /* the file loaded, for messages; NULL when built by hand */
 };
 
 static uint64_t hash_str(const char *s)
@@ -98,6 +101,7 @@ void tw_events_free(tw_events *ev)
     if (!ev) return;
     strset_free(&ev->strings);
     free(ev->item);
+    free(ev->source);
     free(ev);
 }
 
@@ -139,7 +143,19 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
     ev_item *it = &ev->item[ev->n++];
     it->e = c;
     it->seq = 0;
+    it->line = 0;
     return TW_OK;
+}
+
+const char *tw_events_source(const tw_events *ev) { return ev ? ev->source : NULL; }
+
+uint64_t tw_events_line(const tw_events *ev, size_t i) { return ev && i < ev->n ? ev->item[i].line : 0; }
+
+int tw_events_where(const tw_events *ev, size_t i, char *buf, size_t cap)
+{
+    uint64_t line = tw_events_line(ev, i);
+    if (ev && ev->source && line) return snprintf(buf, cap, "%s:%llu", ev->source, (unsigned long long)line);
+    return snprintf(buf, cap, "event %zu", i + 1);
 }
 
 static int by_start(const void *a, const void *b)
@@ -323,6 +339,7 @@ static tw_status load_rows(loader *L)
         if (st != TW_OK || eof) return st;
         tw_event e;
         if ((st = parse_event(L, count, &e)) != TW_OK || (st = tw_events_add(L->ev, &e)) != TW_OK) return st;
+        L->ev->item[L->ev->n - 1].line = L->cf.line;
     }
 }
 
@@ -338,8 +355,10 @@ tw_status tw_events_load(const char *path, tw_events **out)
     if (st != TW_OK) return st;
     L.c_locale = tw_csv_c_locale();
     if ((st = tw_csv_read_header(&L.cf, &count)) == TW_OK && (st = map_header(&L, count)) == TW_OK &&
-        (st = tw_events_new(&L.ev)) == TW_OK)
-        st = load_rows(&L);
+        (st = tw_events_new(&L.ev)) == TW_OK) {
+        L.ev->source = strdup(path);
+        st = L.ev->source ? load_rows(&L) : tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    }
     tw_csv_close(&L.cf);
     if (L.c_locale) freelocale(L.c_locale);
     if (st != TW_OK) {

@@ -21,7 +21,8 @@
 #                   is true (e.g. JSON d["backends"][0]["name"] == "sim")
 #   FILE path       the file exists and is not empty after the run
 #   NEEDS path      the case runs only when path exists (e.g. @SHARED@/data): else
-#                   it is reported as "skip" and counts neither way
+#                   it is reported as "skip", and the run exits 77 (ctest's skip)
+#                   when nothing failed, or 1 with TW_REQUIRE_DATA=1
 #   KNOWN why       the case is a known defect: its failure is reported as
 #                   "xfail" and does not fail the run; when it starts passing it
 #                   fails as "XPASS" so that the marker gets removed
@@ -34,7 +35,8 @@
 # Lines that are blank or start with '#' are comments.
 #
 # Prints one line per case (ok / FAIL with details / xfail / XPASS), then a
-# last line "N passed, M failed"; exits 1 when any case failed, 2 on bad use.
+# last line "N passed, M failed"; exits 1 when any case failed, 77 when none
+# failed but some were skipped, 2 on bad use.
 set -u
 export LC_ALL=C
 
@@ -231,6 +233,13 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$CASES"
 
 [ $known -eq 0 ] || echo "($known known defect(s) marked KNOWN, not counted)"
-[ $skipped -eq 0 ] || echo "($skipped case(s) skipped: what they need is not here)"
+[ $skipped -eq 0 ] || echo "SKIP: $skipped case(s) skipped: what they need is not here"
 echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+[ $failed -eq 0 ] || exit 1
+# a case whose data is missing never passes in silence: 77 is ctest's skip;
+# with TW_REQUIRE_DATA=1 (a CI that has shared/) it fails
+if [ $skipped -gt 0 ]; then
+    [ "${TW_REQUIRE_DATA:-}" = 1 ] && { echo "FAIL: $skipped case(s) lacked their data and TW_REQUIRE_DATA=1"; exit 1; }
+    exit 77
+fi
+exit 0
