@@ -47,7 +47,7 @@ static void help(void)
            "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
            "  -o TRACE           the sampled trace, CSV (default truewatt-run.csv)\n"
            "  --events-out FILE  the kernel timeline, CSV (default truewatt-run.events.csv)\n"
-           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
+           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto-trace)\n"
            "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
            "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
            "  --fast-period S    period of the fast readings: power (default: the sampling plan's, from\n"
@@ -657,7 +657,7 @@ static bool write_perfetto(run_state *s)
     perfetto_device pd[MAX_DEVICES];
     const double *energy = NULL;
     for (size_t d = 0; d < s->ndev; d++) {
-        pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name};
+        pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name, s->dev[d].est, s->dev_events[d]};
         if (s->ndev == 1 && s->dev[d].est) energy = s->dev[d].est->event_energy_j;
     }
     /* one device: its own events, to which the energies belong; several: each under its GPU */
@@ -700,7 +700,7 @@ int cmd_run(int argc, char **argv)
     memset(&s, 0, sizeof s);
     s.a.trace = "truewatt-run.csv";
     s.a.events = "truewatt-run.events.csv";
-    s.a.perfetto = "truewatt-run.perfetto.json";
+    s.a.perfetto = "truewatt-run.perfetto-trace";
     s.a.backend = "nvml";
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;

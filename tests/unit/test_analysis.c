@@ -357,6 +357,52 @@ static void test_event_outside_trace(void **state)
     run_free(&r);
 }
 
+/* A long event over the others (an NVTX range, a region) changes none of
+ * their integrals: each is over its own span, whatever else runs. (The
+ * final pass once scanned from the first unfinished event, which the long
+ * one held back, so every later event at every sample: quadratic.) */
+static void test_long_event_leaves_others_unchanged(void **state)
+{
+    (void)state;
+    kern k[] = {{1.0, 0.5, 150}, {2.0, 0.3, 120}, {4.5, 1.0, 140}, {7.0, 0.2, 160}, {9.0, 0.6, 130}};
+    run r;
+    run_open(&r, k, 5);
+    run_analyze(&r, NULL, true);
+    static const tw_method m[] = {TW_METHOD_CORRECTED, TW_METHOD_CORRECTED_SAMPLED, TW_METHOD_RAW_T1_T2,
+                                  TW_METHOD_MTSM};
+    double alone[5][4];
+    for (size_t i = 0; i < 5; i++)
+        for (size_t j = 0; j < 4; j++)
+            alone[i][j] = energy(&r, i, m[j]);
+    tw_event range = {.name = "range",
+                      .start_s = 0.5,
+                      .end_s = 10.0,
+                      .device = -1,
+                      .stream = -1,
+                      .true_energy_j = NAN,
+                      .kind = "nvtx"};
+    assert_ok(tw_events_add(r.ev, &range));
+    tw_events_sort(r.ev);
+    run_analyze(&r, NULL, true);
+    assert_int_equal(tw_analysis_event_count(r.a), 6);
+    size_t seen = 0;
+    for (size_t i = 0; i < 6; i++) {
+        const tw_event *e = tw_analysis_event(r.a, i);
+        if (strcmp(e->name, "range") == 0) {
+            assert_true(isfinite(energy(&r, i, TW_METHOD_CORRECTED)));
+            continue;
+        }
+        size_t kidx = (size_t)(e->name[1] - '1');
+        for (size_t j = 0; j < 4; j++)
+            if (!(energy(&r, i, m[j]) == alone[kidx][j]))
+                fail_msg("%s method %d: %.17g with the range, %.17g without", e->name, (int)m[j], energy(&r, i, m[j]),
+                         alone[kidx][j]);
+        seen++;
+    }
+    assert_int_equal(seen, 5);
+    run_free(&r);
+}
+
 static void test_corrected_series_written(void **state)
 {
     (void)state;
@@ -660,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_invalid_options),
         cmocka_unit_test(test_ls_slope_analysis),
         /* every analysis rewinds a rewindable source first */
+        cmocka_unit_test(test_long_event_leaves_others_unchanged),
         cmocka_unit_test(test_second_analysis_of_same_source),
         cmocka_unit_test(test_analysis_of_partly_read_source),
         /* skipped, loudly, without shared/ */
