@@ -22,6 +22,8 @@
 #define SIGMAS 2.0 /* below resolution: energy under this many standard errors */
 #define POOLED_NAME "(other names)"
 #define MIN_PRIOR_W 300.0
+#define MIN_SPARE_WINDOWS 10 /* windows beyond the unknowns, below which the noise cannot be estimated */
+#define MAX_DOF_FACTOR 100.0
 #define PRIOR_BOUND 0.5 /* a power whose sd is over this share of the prior's is the prior's, not the data's */
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
@@ -819,6 +821,29 @@ static double rss_of(const design *d, const rd *R, const double *beta)
  * A shift of the kernels against the power moves energy between neighbours
  * (a short kernel after a long one takes its tail), so it is fitted, not
  * assumed. Leaves d->shift at the best; the other readings are not re-read. */
+/* The residuals' variance underestimates the noise's by (N - p) / N when
+ * the fit spends p free unknowns on N windows: with nearly as many names as
+ * windows (500 names of microsecond kernels over 10 s) the residuals are
+ * small because the names absorbed the noise, and standard errors taken
+ * from them were 2.3 times too small. Returns N / (N - p), with a warning
+ * when the windows barely outnumber the unknowns. */
+static double dof_factor(const fit_state *f, tw_estimate *e)
+{
+    size_t N = 0, p = f->d.K;
+    for (size_t r = 0; r < f->nr; r++)
+        if (!f->R[r].skip) N += f->R[r].n;
+    for (size_t u = 0; u < f->U; u++)
+        if (!f->bound[f->d.K + u]) p++;
+    if (N <= p + MIN_SPARE_WINDOWS) {
+        warn(e,
+             "%zu windows for %zu unknowns: the readings' noise cannot be told from the fit, so every standard "
+             "error is at least %.0f times its residuals' (record longer, or group names)",
+             N, p, sqrt(MAX_DOF_FACTOR));
+        return MAX_DOF_FACTOR;
+    }
+    return fmin(MAX_DOF_FACTOR, (double)N / (double)(N - p));
+}
+
 static tw_status find_shift(ctx *c, size_t fine, double smooth)
 {
     design *d = &c->f.d;
@@ -1533,7 +1558,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
             infl += w * (1 + rho) / (1 - rho);
             wsum += w;
         }
-        st = variances(&c.f, wsum > 0 ? infl / wsum : 1.0);
+        st = variances(&c.f, (wsum > 0 ? infl / wsum : 1.0) * dof_factor(&c.f, e));
     }
     if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
     if (st == TW_OK) {

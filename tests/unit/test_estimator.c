@@ -651,6 +651,64 @@ static void test_power_bound(void **state)
     free(s);
 }
 
+/* Standard errors that hold when the names take many of the windows' degrees
+ * of freedom: 30 names of two launches each in ~65 windows of 20 ms, white
+ * noise of 5 W on every window, 200 draws of the noise. The errors over the
+ * reported standard errors must have a mean square near 1 (the residuals
+ * alone, without N / (N - p), give about 2: sd 1.4 times too small). */
+static void test_sd_with_many_names(void **state)
+{
+    (void)state;
+    enum { NAMES = 30, DRAWS = 200 };
+    static char names[NAMES][8];
+    kern k[2 * NAMES];
+    tw_rng rng;
+    tw_rng_seed(&rng, 21, 2);
+    double t = 1.0;
+    for (size_t i = 0; i < 2 * NAMES; i++) {
+        size_t n = i < NAMES ? i : (size_t)(tw_rng_uniform(&rng) * NAMES) % NAMES;
+        snprintf(names[n], sizeof names[n], "n%02zu", n);
+        double d = 0.005 + 0.01 * tw_rng_uniform(&rng);
+        k[i] = (kern){names[n], t, t + d, 100 + 10 * (double)n, NULL, 0};
+        t += d + 0.003 + 0.01 * tw_rng_uniform(&rng);
+    }
+    size_t ns, n;
+    seg *s = truth(k, 2 * NAMES, t + 1.0, BASE_W, &ns);
+    tw_obs *clean = windows(s, ns, 0.92, t + 0.2, 0.02, 0.02, 0, &n), *o = calloc(n, sizeof *o);
+    tw_events *ev = events_of(k, 2 * NAMES);
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.fit_t0_s = 0.9;
+    cfg.fit_t1_s = t + 0.2;
+    double zz = 0;
+    size_t nz = 0;
+    for (int draw = 0; draw < DRAWS; draw++) {
+        for (size_t i = 0; i < n; i++) {
+            o[i] = clean[i];
+            o[i].power_w += 5.0 * tw_rng_gauss(&rng);
+        }
+        tw_est_reading rd = {"r", o, n, false};
+        tw_estimate *e = NULL;
+        assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+        for (size_t j = 0; j < e->nnames; j++) {
+            const tw_est_name *x = &e->names[j];
+            if (!(x->power_sd_w > 0) || !isfinite(x->power_sd_w)) continue;
+            double want = 100 + 10 * atof(x->name + 1), z = (x->power_w - want) / x->power_sd_w;
+            zz += z * z;
+            nz++;
+        }
+        tw_estimate_free(e);
+    }
+    double msz = zz / (double)nz;
+    print_message("%zu windows, %d names: mean square of error / sd %.3f over %zu estimates\n", n, NAMES, msz, nz);
+    assert_true(nz > DRAWS * NAMES / 2);
+    assert_true(msz > 0.7 && msz < 1.4);
+    tw_events_free(ev);
+    free(clean);
+    free(o);
+    free(s);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -681,21 +739,14 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_tiling),
-        cmocka_unit_test(test_exact_overlapping),
-        cmocka_unit_test(test_exact_rc_weighted),
-        cmocka_unit_test(test_concurrency_rates),
-        cmocka_unit_test(test_power_bound),
-        cmocka_unit_test(test_nvtx_range),
-        cmocka_unit_test(test_baseline_and_idle),
-        cmocka_unit_test(test_group_of_inseparable),
-        cmocka_unit_test(test_group_by_pattern),
-        cmocka_unit_test(test_name_never_observed),
-        cmocka_unit_test(test_below_resolution),
-        cmocka_unit_test(test_non_negative),
-        cmocka_unit_test(test_pooling),
-        cmocka_unit_test(test_reference_gain),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_exact_tiling),         cmocka_unit_test(test_exact_overlapping),
+        cmocka_unit_test(test_exact_rc_weighted),    cmocka_unit_test(test_concurrency_rates),
+        cmocka_unit_test(test_power_bound),          cmocka_unit_test(test_sd_with_many_names),
+        cmocka_unit_test(test_nvtx_range),           cmocka_unit_test(test_baseline_and_idle),
+        cmocka_unit_test(test_group_of_inseparable), cmocka_unit_test(test_group_by_pattern),
+        cmocka_unit_test(test_name_never_observed),  cmocka_unit_test(test_below_resolution),
+        cmocka_unit_test(test_non_negative),         cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_reference_gain),       cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
