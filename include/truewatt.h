@@ -271,6 +271,9 @@ TW_API const char *tw_sensor_notes(const tw_sensor *s);
  * device one thread for the fast readings and one for the slow ones, each
  * pushing rows into a lock-free ring; a writer thread merges the rings in
  * time order into the CSV, so memory stays bounded over hours. */
+/* A run file: one SQLite database of a measured run (docs/runfile.md). */
+typedef struct tw_run tw_run;
+
 typedef struct tw_sampler_config {
     const char *backend;        /* "nvml" (or "sim" for tests) */
     const char *const *devices; /* indices or UUIDs; NULL/0 = all devices */
@@ -280,7 +283,7 @@ typedef struct tw_sampler_config {
     double slow_period_s;         /* slow readings' period, fixed; 0 = the plan's (the energy
                                      counter's: 0.5 s, stretched up to 1 s while a read costs more
                                      than 1 % of a core: ~4 ms of CPU on an H100) */
-    const char *trace_path;       /* CSV written while sampling */
+    const char *trace_path;       /* CSV written while sampling; may be NULL with a run */
     uint64_t t0_mono_ns;          /* timeline origin (CLOCK_MONOTONIC ns); 0 = now */
     const char *provenance;       /* a line (command, date, GPU, driver) written as a comment at
                                      the top of the trace; may be NULL */
@@ -291,6 +294,9 @@ typedef struct tw_sampler_config {
      * reading, fast ones every 1 ms, slow ones every 0.1 s. */
     const char *profile_path; /* may be NULL */
     const char *profile_dir;  /* may be NULL */
+    /* Added later: a run file (truewatt run's, docs/runfile.md) the samples
+     * are also recorded into, only each reading's updates; NULL = none. */
+    struct tw_run *run;
 } tw_sampler_config;
 
 /* Achieved behaviour of one reading over the run. */
