@@ -586,7 +586,7 @@ static tw_status record_end(run_state *s, int rc, int sig, double child_s, doubl
     if (st == TW_OK) st = tw_run_set_int(s->run, "exit_status", rc);
     if (st == TW_OK) st = tw_run_set_int(s->run, "signal", sig);
     if (st == TW_OK) st = tw_run_set_real(s->run, "command_wall_s", child_s);
-    if (st == TW_OK) st = tw_run_set_real(s->run, "spawn_s", spawn_s);
+    (void)spawn_s; /* recorded when the command started */
     if (st == TW_OK) st = tw_run_set_real(s->run, "exit_s", exit_s);
     if (st == TW_OK) st = tw_run_set_real(s->run, "tail_s", TAIL_S);
     if (st == TW_OK) st = tw_run_set_real(s->run, "sampler_cpu_s", tw_sampler_cpu_s(s->sampler));
@@ -778,6 +778,8 @@ int cmd_run(int argc, char **argv)
     }
     child_pid = pid;
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    /* a run that truewatt does not finish (kill -9) is reported from here on */
+    if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
     rc = wait_command(&s, pid, &sig);
     child_pid = 0;

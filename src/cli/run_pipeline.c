@@ -139,6 +139,30 @@ static char *text_of(tw_run *run, const char *key)
     return v;
 }
 
+/* A run that truewatt did not finish (killed, crashed, a full disk): its
+ * command is taken to end at the last sample committed, without the idle
+ * level after it, and the warnings say so. */
+static tw_status unfinished(tw_run *run, loaded *L)
+{
+    double last = tw_run_last_poll_s(run);
+    if (isnan(last) || isnan(L->spawn_s))
+        return tw_fail(TW_EEMPTY, "%s: the run ended before its command started: nothing to report", tw_run_path(run));
+    L->exit_s = last;
+    L->tail_s = 0;
+    L->child_s = last - L->spawn_s;
+    char line[512];
+    snprintf(line, sizeof line,
+             "warning: truewatt did not finish this run (killed?): reported up to its last commit, %.3f s after the "
+             "command started; no idle level after it\n",
+             L->child_s);
+    size_t n = strlen(L->warnings) + strlen(line) + 1;
+    char *w = realloc(L->warnings, n);
+    if (!w) return tw_fail(TW_ENOMEM, "out of memory");
+    strcat(w, line);
+    L->warnings = w;
+    return TW_OK;
+}
+
 static tw_status load_facts(tw_run *run, loaded *L)
 {
     tw_status st = tw_run_get_command(run, &L->argv);
@@ -163,6 +187,7 @@ static tw_status load_facts(tw_run *run, loaded *L)
     L->tail_s = tw_run_get_real(run, "tail_s");
     L->fast_s = tw_run_get_real(run, "fast_period_s");
     L->slow_s = tw_run_get_real(run, "slow_period_s");
+    if (isnan(L->exit_s) && (st = unfinished(run, L)) != TW_OK) return st;
     L->sampler.cpu_s = tw_run_get_real(run, "sampler_cpu_s");
     L->sampler.wall_s = tw_run_get_real(run, "sampler_wall_s");
     L->sampler.writer_cpu_s = tw_run_get_real(run, "writer_cpu_s");

@@ -761,6 +761,19 @@ tw_status tw_run_poll(tw_run *r, int producer, double t_s, size_t n, const int64
     return st;
 }
 
+double tw_run_last_poll_s(tw_run *r)
+{
+    pthread_mutex_lock(&r->mu);
+    sqlite3_stmt *s = NULL;
+    double t = NAN;
+    if (sqlite3_prepare_v2(r->db, "SELECT max(t_ns) FROM polls", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+        t = run_s_of(sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&r->mu);
+    return t;
+}
+
 tw_status tw_run_set_reading_stats(tw_run *r, const char *name, const tw_sampler_reading_stats *x)
 {
     pthread_mutex_lock(&r->mu);

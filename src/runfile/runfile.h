@@ -90,6 +90,8 @@ tw_status tw_run_add_reading(tw_run *r, int device, const char *name, tw_quantit
  * from the reading's previous poll; the poll itself is a row of polls. */
 tw_status tw_run_poll(tw_run *r, int producer, double t_s, size_t n, const int64_t *ids, const double *value,
                       const double *t_value_s, const uint8_t *valid);
+/* The time of the last poll (NaN when none). */
+double tw_run_last_poll_s(tw_run *r);
 /* The sampler's counts for the reading named `name`. */
 tw_status tw_run_set_reading_stats(tw_run *r, const char *name, const tw_sampler_reading_stats *st);
 
