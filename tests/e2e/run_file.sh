@@ -11,8 +11,8 @@
 #     `truewatt analyze` reads them; the events round-trip exactly (ns);
 #   - kill -9 of truewatt (and of the program) mid-run: the file passes
 #     SQLite's integrity check, holds the samples and kernels up to its last
-#     commit (within 1.5 s of the kill: commits every 0.5 s, after the sampler's
-#     merge, which waits for its slowest reading), and reports.
+#     commit (commits every 0.5 s: within 2.5 s of the kill, room for a loaded
+#     2-core CI machine), and reports them all.
 #
 # usage: run_file.sh BIN FAKE_LIBNVIDIA_ML
 set -u
@@ -87,6 +87,27 @@ PY
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["events"]) == 4, d["events"]' an.json &&
     ok "analyze reads the exported CSVs" || fail "analyze the export: $(cat err)"
 
+# ---- docs/runfile.md's example queries, on this run
+mkdir -p docs && cp r.sqlite docs/truewatt-run.sqlite || exit 2
+python3 - "$HERE/../../docs/runfile.md" docs <<'PY' && ok "docs/runfile.md: every example query runs" || fail "docs/runfile.md examples"
+import os, re, subprocess, sys
+text = open(sys.argv[1]).read()
+blocks = re.findall(r"```(sh|python)\n(.*?)```", text, re.S)
+want = [("sh", "gemm"), ("sh", "\n"), ("sh", "gemm|"), ("python", " J over ")]  # something each must print
+assert [b[0] for b in blocks] == [w[0] for w in want], [b[0] for b in blocks]
+for (lang, code), (_, needle) in zip(blocks, want):
+    if lang == "python":
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            print("  (pandas is not installed: the pandas example is not run)")
+            continue
+    cmd = ["bash", "-c", code] if lang == "sh" else [sys.executable, "-c", code]
+    out = subprocess.run(cmd, cwd=sys.argv[2], capture_output=True, text=True)
+    assert out.returncode == 0 and needle in out.stdout, (code, out.returncode, out.stdout[:300], out.stderr[:300])
+    print(f"  {lang} example: {len(out.stdout.splitlines())} lines")
+PY
+
 # ---- kill -9 of truewatt mid-run
 "$BIN" run -o k.sqlite -- python3 "$HERE/run_fake_app.py" stream 30 "$T/app.pid" >k.out 2>err &
 pid=$!
@@ -95,7 +116,7 @@ kill -9 $pid
 killed=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
 wait $pid 2>/dev/null
 [ -s app.pid ] && kill -9 "$(cat app.pid)" 2>/dev/null # the program, orphaned
-python3 - k.sqlite "$killed" <<'PY' && ok "kill -9: intact, samples and kernels up to within 1.5 s of the kill" || fail "kill -9: $(cat err)"
+python3 - k.sqlite "$killed" <<'PY' && ok "kill -9: intact, samples and kernels up to within 2.5 s of the kill" || fail "kill -9: $(cat err)"
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -104,15 +125,16 @@ kill_s = (int(sys.argv[2]) - t0) * 1e-9
 last = db.execute("SELECT max(t_ns) FROM polls").fetchone()[0] * 1e-9
 ticks = db.execute("SELECT count(*), max(end_ns) FROM activities_named WHERE name = 'tick'").fetchone()
 print(f"  killed at t = {kill_s:.3f} s; last poll {last:.3f} s; {ticks[0]} kernels, the last ending at {ticks[1] * 1e-9:.3f} s")
-assert kill_s - 1.5 < last <= kill_s and kill_s - 1.5 < ticks[1] * 1e-9 <= kill_s
+assert kill_s - 2.5 < last <= kill_s and kill_s - 2.5 < ticks[1] * 1e-9 <= kill_s and ticks[0] >= 10
 assert db.execute("SELECT count(*) FROM samples WHERE t_ns > ?", (int(last * 1e9),)).fetchone()[0] == 0
 PY
 "$BIN" report k.sqlite --json >k.json 2>err || fail "report of the killed run: $(cat err)"
-python3 - k.json <<'PY' && ok "the killed run reports up to its last commit, with a warning" || fail "killed run's report"
-import json, sys
+python3 - k.json k.sqlite <<'PY' && ok "the killed run reports every kernel up to its last commit, with a warning" || fail "killed run's report"
+import json, sqlite3, sys
 d = json.load(open(sys.argv[1]))
 assert any("did not finish this run" in w for w in d["warnings"]), d["warnings"]
 k = {x["name"]: x for x in d["devices"][0]["names"]}
-assert k["tick"]["launches"] >= 20, k
+n = sqlite3.connect(sys.argv[2]).execute("SELECT count(*) FROM activities").fetchone()[0]
+assert k["tick"]["launches"] == n, (k["tick"], n)
 PY
 exit $status
