@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/strmap.h"
 #include "runfile/runfile_internal.h"
 
 static const char schema[] =
@@ -190,68 +191,23 @@ tw_status tw_run_commit(tw_run *r)
 
 /* ---------------------------------------------------------------- strings */
 
-static uint64_t hash_text(const char *s)
-{
-    uint64_t h = 1469598103934665603u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static bool intern_grow(run_intern *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 256;
-    char **key = calloc(cap, sizeof *key);
-    int64_t *id = calloc(cap, sizeof *id);
-    if (!key || !id) {
-        free(key);
-        free(id);
-        return false;
-    }
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->key[i]) continue;
-        size_t k = hash_text(t->key[i]) & (cap - 1);
-        while (key[k])
-            k = (k + 1) & (cap - 1);
-        key[k] = t->key[i];
-        id[k] = t->id[i];
-    }
-    free(t->key);
-    free(t->id);
-    t->key = key;
-    t->id = id;
-    t->cap = cap;
-    return true;
-}
-
-static void intern_free(run_intern *t)
-{
-    for (size_t i = 0; i < t->cap; i++)
-        free(t->key[i]);
-    free(t->key);
-    free(t->id);
-    memset(t, 0, sizeof *t);
-}
-
+/* An id of 0 is a string not yet in the table (a failed insert is tried again). */
 tw_status run_string_id(tw_run *r, const char *text, int64_t *id)
 {
-    run_intern *t = &r->strings;
-    if ((t->n + 1) * 2 > t->cap && !intern_grow(t)) return tw_fail(TW_ENOMEM, "out of memory (strings)");
-    size_t k = hash_text(text) & (t->cap - 1);
-    for (; t->key[k]; k = (k + 1) & (t->cap - 1))
-        if (strcmp(t->key[k], text) == 0) {
-            *id = t->id[k];
-            return TW_OK;
-        }
+    const char *key;
+    bool added;
+    int64_t *v = tw_strmap_get(&r->strings, text, &key, &added);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory (strings)");
+    if (*v > 0) {
+        *id = *v;
+        return TW_OK;
+    }
     tw_status st = run_prepare(r, &r->st_string, "INSERT INTO strings(value) VALUES(?)");
     if (st != TW_OK) return st;
     sqlite3_bind_text(r->st_string, 1, text, -1, SQLITE_STATIC);
     if ((st = run_step_write(r, r->st_string, "cannot add a string")) != TW_OK) return st;
-    char *copy = strdup(text);
-    if (!copy) return tw_fail(TW_ENOMEM, "out of memory (strings)");
-    t->key[k] = copy;
-    t->id[k] = *id = sqlite3_last_insert_rowid(r->db);
-    t->n++;
+    /* the step may have committed, and a commit rehashes nothing: v is still the slot */
+    *id = *v = sqlite3_last_insert_rowid(r->db);
     return TW_OK;
 }
 
@@ -277,7 +233,7 @@ static void run_free(tw_run *r)
     sqlite3_finalize(r->st_activity);
     sqlite3_finalize(r->st_nvtx);
     sqlite3_close(r->db);
-    intern_free(&r->strings);
+    tw_strmap_free(&r->strings);
     free(r->last);
     pthread_mutex_destroy(&r->mu);
     free(r->path);
@@ -350,18 +306,13 @@ tw_status tw_run_open(const char *path, tw_run **out)
         return st;
     }
     while (st == TW_OK && sqlite3_step(s) == SQLITE_ROW) {
-        run_intern *t = &r->strings;
-        if ((t->n + 1) * 2 > t->cap && !intern_grow(t)) {
+        const char *key;
+        bool added;
+        int64_t *v = tw_strmap_get(&r->strings, (const char *)sqlite3_column_text(s, 1), &key, &added);
+        if (v)
+            *v = sqlite3_column_int64(s, 0);
+        else
             st = tw_fail(TW_ENOMEM, "out of memory (strings)");
-            break;
-        }
-        const char *text = (const char *)sqlite3_column_text(s, 1);
-        size_t k = hash_text(text) & (t->cap - 1);
-        while (t->key[k])
-            k = (k + 1) & (t->cap - 1);
-        if (!(t->key[k] = strdup(text))) st = tw_fail(TW_ENOMEM, "out of memory (strings)");
-        t->id[k] = sqlite3_column_int64(s, 0);
-        t->n++;
     }
     sqlite3_finalize(s);
     if (st != TW_OK) {

@@ -7,14 +7,8 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
+#include "core/strmap.h"
 #include "runfile/runfile.h"
-
-/* Interned strings: text -> strings.id, so that each name is stored once. */
-typedef struct run_intern {
-    char **key;
-    int64_t *id;
-    size_t cap, n;
-} run_intern;
 
 /* What the last poll stored of a reading, to keep only its updates. */
 typedef struct run_last {
@@ -34,8 +28,8 @@ struct tw_run {
     tw_status err;  /* the first write error, kept */
     char errmsg[512];
     sqlite3_stmt *st_poll, *st_sample, *st_string, *st_activity, *st_nvtx;
-    run_intern strings;
-    run_last *last; /* by reading id */
+    tw_strmap strings; /* text -> strings.id, so that each name is stored once */
+    run_last *last;    /* by reading id */
     size_t nlast;
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strmap.h"
 #include "trace/csv.h"
 #include "truewatt.h"
 
@@ -16,70 +17,12 @@ typedef struct ev_item {
     size_t seq; /* position before sorting: the tie-break that makes qsort stable */
 } ev_item;
 
-/* The set's strings, each stored once: an open-addressing hash set of
- * pointers to separately allocated copies. The table is rehashed as it
- * grows, the strings never move, so the pointers events hold stay valid. */
-typedef struct strset {
-    char **slot; /* NULL = empty */
-    size_t cap;  /* power of two, or 0 */
-    size_t n;
-} strset;
-
 struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
-    strset strings;
+    tw_strmap strings; /* each string of the set once (values unused) */
 };
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static bool strset_grow(strset *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 64;
-    char **slot = calloc(cap, sizeof *slot);
-    if (!slot) return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slot[i]) continue;
-        size_t k = (size_t)hash_str(t->slot[i]) & (cap - 1);
-        while (slot[k])
-            k = (k + 1) & (cap - 1);
-        slot[k] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->cap = cap;
-    return true;
-}
-
-/* The set's copy of `s` (made on first sight); NULL when out of memory. */
-static const char *strset_intern(strset *t, const char *s)
-{
-    if ((t->n + 1) * 4 > t->cap * 3 && !strset_grow(t)) return NULL;
-    size_t k = (size_t)hash_str(s) & (t->cap - 1);
-    for (; t->slot[k]; k = (k + 1) & (t->cap - 1))
-        if (strcmp(t->slot[k], s) == 0) return t->slot[k];
-    char *copy = strdup(s);
-    if (!copy) return NULL;
-    t->slot[k] = copy;
-    t->n++;
-    return copy;
-}
-
-static void strset_free(strset *t)
-{
-    for (size_t i = 0; i < t->cap; i++)
-        free(t->slot[i]);
-    free(t->slot);
-    t->slot = NULL;
-    t->cap = t->n = 0;
-}
 
 tw_status tw_events_new(tw_events **out)
 {
@@ -96,7 +39,7 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
-    strset_free(&ev->strings);
+    tw_strmap_free(&ev->strings);
     free(ev->item);
     free(ev);
 }
@@ -115,8 +58,9 @@ static tw_status grow(tw_events *ev)
 /* The set's copy of an optional string (NULL stays NULL); false when out of memory. */
 static bool intern_opt(tw_events *ev, const char *s, const char **out)
 {
-    *out = s ? strset_intern(&ev->strings, s) : NULL;
-    return !s || *out;
+    *out = NULL;
+    bool added;
+    return !s || tw_strmap_get(&ev->strings, s, out, &added);
 }
 
 tw_status tw_events_add(tw_events *ev, const tw_event *e)
