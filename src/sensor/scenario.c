@@ -186,9 +186,11 @@ static int by_double(const void *a, const void *b)
 }
 
 /* H100: idle until the context, then active idle (rising by the drift) until
- * the end; kernels add their power above active idle, and kernels that run
- * together share: n of them add the mean of their powers above active idle
- * (each counts for 1/n of the time, as the estimator's model says). */
+ * the end; kernels add their power above active idle, kernels that run
+ * together each theirs: the simulated GPU runs them side by side at their
+ * own rate, without stretching them (the estimator's model: a launch's
+ * power is spread over its span by its duration alone over its span, 1
+ * here). */
 static void build_h100(tw_scenario *s)
 {
     const profile_params *pp = s->pp;
@@ -242,7 +244,7 @@ static void build_h100(tw_scenario *s)
             dyn += k->power_w - pp->active_idle_w;
         }
         nact = keep;
-        if (nact) level += dyn / (double)nact;
+        level += dyn;
         push_segment(s, t0, level, false);
     }
 }

@@ -1,6 +1,6 @@
 /* Unit tests of the estimator (src/estimate/estimator.c) against analytic
- * truths. The true power is a baseline plus each name's power times its
- * activity (launches that overlap share the time), and each window's value
+ * truths. The true power is a baseline plus each launch's power times its
+ * work rate over its span (1 but where a test says), and each window's value
  * is its exact mean, computed here piece by piece (plain windows: the time
  * average; rc windows: the exponential weight integrated in closed form).
  * Cases: exact recovery through tiling, overlapping and rc windows;
@@ -36,10 +36,11 @@ typedef struct kern {
     const char *name;
     double t0, t1, w;
     const char *kind;
+    double rate; /* its work rate over its span in the truth; 0 = 1 */
 } kern;
 
 /* Stretches of constant true power, built from the launches: at any instant
- * the n launches running each add w / n (they share the time). */
+ * the launches running each add w x rate. */
 typedef struct seg {
     double t0, t1, p;
 } seg;
@@ -67,13 +68,9 @@ static seg *truth(const kern *k, size_t nk, double t_end, double base_w, size_t 
         double a = cut[c], b = cut[c + 1];
         if (!(b > a)) continue;
         double mid = 0.5 * (a + b), sum = 0;
-        unsigned running = 0;
         for (size_t i = 0; i < nk; i++)
-            if (k[i].t0 < mid && mid < k[i].t1) {
-                running++;
-                sum += k[i].w;
-            }
-        s[n++] = (seg){a, b, base_w + (running ? sum / running : 0)};
+            if (k[i].t0 < mid && mid < k[i].t1) sum += k[i].w * (k[i].rate > 0 ? k[i].rate : 1);
+        s[n++] = (seg){a, b, base_w + sum};
     }
     free(cut);
     *nseg = n;
@@ -143,7 +140,7 @@ static kern *random_launches(tw_rng *rng, size_t nk, double gap, double *t_end)
     double t = 1.0;
     for (size_t i = 0; i < nk; i++) {
         double d = 0.002 + 0.1 * tw_rng_uniform(rng);
-        k[i] = (kern){names[i % 3], t, t + d, power[i % 3], NULL};
+        k[i] = (kern){names[i % 3], t, t + d, power[i % 3], NULL, 0};
         t += d + gap + 0.1 * tw_rng_uniform(rng);
     }
     *t_end = t + 2.0;
@@ -216,29 +213,37 @@ static void test_exact_rc_weighted(void **state)
     run_case(0.02, 0.02, 0.013, 13);
 }
 
-/* Two names overlapping: while both run each has half of the time. A runs
- * 1.0-1.4 s alone and 1.4-1.6 s with B, B alone to 1.8 s: A's activity is
- * 0.4 + 0.1 s, B's 0.1 + 0.2 s. */
-static void test_concurrency_shares(void **state)
+/* Launches that overlap: each adds its power at its work rate, its name's
+ * duration alone over its span. A takes 0.2 s alone (three launches) and
+ * 0.4 s beside B (1.0-1.4 s): rate 0.5. B takes 0.1 s alone and also beside
+ * A (1.2-1.3 s): rate 1. C runs once, 7.0-7.2 s, half of it beside A (A at
+ * its duration alone, rate 1): with no launch alone C counts its time alone
+ * and half of the rest, rate 0.75. */
+static void test_concurrency_rates(void **state)
 {
     (void)state;
-    kern k[] = {
-        {"A", 1.0, 1.6, 200, NULL}, {"B", 1.4, 1.8, 60, NULL}, {"A", 3.0, 3.3, 200, NULL}, {"B", 4.0, 4.2, 60, NULL}};
-    size_t nk = 4, ns, n;
-    seg *s = truth(k, nk, 7.0, BASE_W, &ns);
-    /* the overlap is (100 + (200 + 60) / 2) W: each adds its power times its share */
-    near(window_mean(s, ns, 1.45, 1.55, 0), BASE_W + 130, 1e-12, "truth of the overlap");
-    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    kern k[] = {{"A", 1.0, 1.4, 200, NULL, 0.5}, {"B", 1.2, 1.3, 60, NULL, 1},  {"A", 3.0, 3.2, 200, NULL, 1},
+                {"A", 3.5, 3.7, 200, NULL, 1},   {"A", 4.0, 4.2, 200, NULL, 1}, {"B", 5.0, 5.1, 60, NULL, 1},
+                {"B", 5.3, 5.4, 60, NULL, 1},    {"B", 5.6, 5.7, 60, NULL, 1},  {"C", 7.0, 7.2, 120, NULL, 0.75},
+                {"A", 7.1, 7.3, 200, NULL, 1}};
+    size_t nk = sizeof k / sizeof k[0], ns, n;
+    seg *s = truth(k, nk, 9.0, BASE_W, &ns);
+    /* the overlaps: 100 + 200 / 2 + 60 W, and 100 + 0.75 x 120 + 200 W */
+    near(window_mean(s, ns, 1.22, 1.28, 0), BASE_W + 160, 1e-12, "truth of the first overlap");
+    near(window_mean(s, ns, 7.12, 7.18, 0), BASE_W + 290, 1e-12, "truth of the second overlap");
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, nk);
     tw_est_reading rd = {"r", o, n, false};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     near(find(e, "A")->power_w, 200, 1e-6 * 200, "A's power");
     near(find(e, "B")->power_w, 60, 1e-6 * 60, "B's power");
-    near(find(e, "A")->active_s, 0.5 + 0.3, 1e-9, "A's activity");
-    near(find(e, "B")->active_s, 0.3 + 0.2, 1e-9, "B's activity");
-    near(e->event_energy_j[0], 200 * 0.5, 1e-4, "A's first launch");
-    near(e->event_energy_j[1], 60 * 0.3, 1e-4, "B's first launch");
+    near(find(e, "C")->power_w, 120, 1e-6 * 120, "C's power");
+    near(find(e, "A")->active_s, 0.2 + 0.6 + 0.2, 1e-9, "A's activity");
+    near(find(e, "B")->active_s, 0.1 + 0.3, 1e-9, "B's activity");
+    near(find(e, "C")->active_s, 0.15, 1e-9, "C's activity");
+    near(e->event_energy_j[0], 200 * 0.2, 1e-4, "A's overlapped launch");
+    near(e->event_energy_j[1], 60 * 0.1, 1e-4, "B's overlapped launch");
     tw_estimate_free(e);
     tw_events_free(ev);
     free(o);
@@ -251,11 +256,11 @@ static void test_concurrency_shares(void **state)
 static void test_nvtx_range(void **state)
 {
     (void)state;
-    kern k[] = {{"step", 2.0, 3.0, 0, "nvtx"},
-                {"P", 2.2, 2.4, 150, NULL},
-                {"Q", 2.8, 3.2, 50, NULL},
-                {"P", 5.0, 5.3, 150, NULL},
-                {"Q", 6.0, 6.4, 50, NULL}};
+    kern k[] = {{"step", 2.0, 3.0, 0, "nvtx", 0},
+                {"P", 2.2, 2.4, 150, NULL, 0},
+                {"Q", 2.8, 3.2, 50, NULL, 0},
+                {"P", 5.0, 5.3, 150, NULL, 0},
+                {"Q", 6.0, 6.4, 50, NULL, 0}};
     size_t ns, n;
     seg *s = truth(k + 1, 4, 9.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
@@ -284,7 +289,7 @@ static void test_nvtx_range(void **state)
 static void test_baseline_and_idle(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 3.0, 3.5, 200, NULL}, {"B", 20.0, 20.2, 90, NULL}, {"A", 38.0, 38.5, 200, NULL}};
+    kern k[] = {{"A", 3.0, 3.5, 200, NULL, 0}, {"B", 20.0, 20.2, 90, NULL, 0}, {"A", 38.0, 38.5, 200, NULL, 0}};
     /* truth: 60 W to 2 s, then 100 + (t - 2) / 4 W (10 W over 40 s) with the
      * launches on top, to 42 s; 70 W after 43 s */
     const double T0 = 2.0, T1 = 42.0;
@@ -339,7 +344,8 @@ static void test_baseline_and_idle(void **state)
 
 /* X and Y always run together, each launch of one exactly over one of the
  * other: no window can tell their powers apart, so they are one group whose
- * power is their mean and whose energy is the sum of theirs. */
+ * power is their mean and whose energy is the sum of theirs. Never alone,
+ * each counts half of its time (its work rate 0.5; test_concurrency_rates). */
 static void test_group_of_inseparable(void **state)
 {
     (void)state;
@@ -347,11 +353,11 @@ static void test_group_of_inseparable(void **state)
     size_t nk = 0;
     for (int i = 0; i < 3; i++) {
         double t = 1.0 + 0.7 * i, d = 0.05 + 0.1 * i;
-        k[nk++] = (kern){"X", t, t + d, 120, NULL};
-        k[nk++] = (kern){"Y", t, t + d, 40, NULL};
+        k[nk++] = (kern){"X", t, t + d, 120, NULL, 0.5};
+        k[nk++] = (kern){"Y", t, t + d, 40, NULL, 0.5};
     }
-    k[nk++] = (kern){"Z", 4.0, 4.2, 70, NULL};
-    k[nk++] = (kern){"Z", 5.0, 5.1, 70, NULL};
+    k[nk++] = (kern){"Z", 4.0, 4.2, 70, NULL, 0};
+    k[nk++] = (kern){"Z", 5.0, 5.1, 70, NULL, 0};
     size_t ns, n;
     seg *s = truth(k, nk, 8.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 8.0, 0.02, 0.02, 0, &n);
@@ -383,7 +389,8 @@ static void test_group_of_inseparable(void **state)
 static void test_group_by_pattern(void **state)
 {
     (void)state;
-    kern k[] = {{"nccl_send", 1.0, 1.2, 100, NULL}, {"nccl_recv", 2.0, 2.4, 100, NULL}, {"gemm", 3.0, 3.2, 300, NULL}};
+    kern k[] = {
+        {"nccl_send", 1.0, 1.2, 100, NULL, 0}, {"nccl_recv", 2.0, 2.4, 100, NULL, 0}, {"gemm", 3.0, 3.2, 300, NULL, 0}};
     size_t ns, n;
     seg *s = truth(k, 3, 6.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 6.0, 0.02, 0.02, 0, &n);
@@ -413,10 +420,10 @@ static void test_group_by_pattern(void **state)
 static void test_name_never_observed(void **state)
 {
     (void)state;
-    kern k[] = {{"seen", 1.000, 1.020, 200, NULL},
-                {"blind", 1.050, 1.070, 90, NULL},
-                {"seen", 2.005, 2.015, 200, NULL},
-                {"blind", 2.040, 2.060, 90, NULL}};
+    kern k[] = {{"seen", 1.000, 1.020, 200, NULL, 0},
+                {"blind", 1.050, 1.070, 90, NULL, 0},
+                {"seen", 2.005, 2.015, 200, NULL, 0},
+                {"blind", 2.040, 2.060, 90, NULL, 0}};
     size_t ns;
     seg *s = truth(k, 4, 5.0, BASE_W, &ns);
     size_t n = 0;
@@ -454,8 +461,8 @@ static void test_below_resolution(void **state)
     kern k[12];
     size_t nk = 0;
     for (int i = 0; i < 6; i++) {
-        k[nk++] = (kern){"big", 1.0 + i, 1.3 + i, 250, NULL};
-        k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL};
+        k[nk++] = (kern){"big", 1.0 + i, 1.3 + i, 250, NULL, 0};
+        k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL, 0};
     }
     size_t ns, n;
     seg *s = truth(k, nk, 9.0, BASE_W, &ns);
@@ -491,10 +498,10 @@ static void test_below_resolution(void **state)
 static void test_non_negative(void **state)
 {
     (void)state;
-    kern k[] = {{"dip", 1.0, 1.2, -30, NULL},
-                {"A", 2.0, 2.3, 150, NULL},
-                {"dip", 3.0, 3.2, -30, NULL},
-                {"A", 4.0, 4.3, 150, NULL}};
+    kern k[] = {{"dip", 1.0, 1.2, -30, NULL, 0},
+                {"A", 2.0, 2.3, 150, NULL, 0},
+                {"dip", 3.0, 3.2, -30, NULL, 0},
+                {"A", 4.0, 4.3, 150, NULL, 0}};
     size_t ns, n;
     seg *s = truth(k, 4, 7.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
@@ -547,11 +554,11 @@ static void test_non_negative(void **state)
 static void test_pooling(void **state)
 {
     (void)state;
-    kern k[] = {{"long1", 1.0, 1.5, 200, NULL},
-                {"long2", 2.0, 2.4, 120, NULL},
-                {"s1", 3.0, 3.05, 60, NULL},
-                {"s2", 3.5, 3.54, 60, NULL},
-                {"s3", 4.0, 4.03, 60, NULL}};
+    kern k[] = {{"long1", 1.0, 1.5, 200, NULL, 0},
+                {"long2", 2.0, 2.4, 120, NULL, 0},
+                {"s1", 3.0, 3.05, 60, NULL, 0},
+                {"s2", 3.5, 3.54, 60, NULL, 0},
+                {"s3", 4.0, 4.03, 60, NULL, 0}};
     size_t ns, n;
     seg *s = truth(k, 5, 7.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
@@ -581,7 +588,7 @@ static void test_pooling(void **state)
 static void test_reference_gain(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 1.0, 1.5, 200, NULL}, {"B", 2.0, 2.2, 50, NULL}, {"A", 3.0, 3.1, 200, NULL}};
+    kern k[] = {{"A", 1.0, 1.5, 200, NULL, 0}, {"B", 2.0, 2.2, 50, NULL, 0}, {"A", 3.0, 3.1, 200, NULL, 0}};
     size_t ns, nb, nc;
     seg *s = truth(k, 3, 6.0, BASE_W, &ns);
     tw_obs *buf = windows(s, ns, 0.02, 6.0, 0.02, 0.02, 0, &nb);
@@ -608,7 +615,7 @@ static void test_reference_gain(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 1.0, 1.5, 200, NULL}};
+    kern k[] = {{"A", 1.0, 1.5, 200, NULL, 0}};
     tw_events *ev = events_of(k, 1);
     tw_obs o[1] = {{0, 0.1, 100, 0}};
     tw_est_reading rd = {"r", o, 1, false}, none = {"r", o, 0, false};
@@ -636,7 +643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_tiling),         cmocka_unit_test(test_exact_overlapping),
-        cmocka_unit_test(test_exact_rc_weighted),    cmocka_unit_test(test_concurrency_shares),
+        cmocka_unit_test(test_exact_rc_weighted),    cmocka_unit_test(test_concurrency_rates),
         cmocka_unit_test(test_nvtx_range),           cmocka_unit_test(test_baseline_and_idle),
         cmocka_unit_test(test_group_of_inseparable), cmocka_unit_test(test_group_by_pattern),
         cmocka_unit_test(test_name_never_observed),  cmocka_unit_test(test_below_resolution),
