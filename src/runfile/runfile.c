@@ -101,7 +101,7 @@ tw_status run_db_open(const char *path, sqlite3 **db, bool *writable)
     if (access(path, R_OK) != 0) return tw_fail(TW_EIO, "%s: cannot open: %s", path, strerror(errno));
     if (!tw_run_is_file(path)) return tw_fail(TW_EPARSE, "%s: not a run file (no SQLite header)", path);
     /* read-write even to read: after a kill -9 the WAL must be recovered */
-    int flags = (*writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_FULLMUTEX;
+    int flags = (*writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
         tw_status st = run_db_fail(*db, path, "cannot open");
         sqlite3_close(*db);
@@ -261,7 +261,7 @@ tw_status tw_run_create(const char *path, tw_run **out)
     tw_run *r = NULL;
     if ((st = run_new(path, &r)) != TW_OK) return st;
     r->writable = true;
-    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         st = run_db_fail(r->db, path, "cannot create");
         run_free(r);
