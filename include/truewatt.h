@@ -90,7 +90,9 @@ typedef struct tw_row {
  * column is "t_s" (or "t", or "time_s"); a column "X_t_s" is the own timestamp
  * of reading X; unit suffixes (_w _mw _j _mj _s _ms _us _ns) scale values to SI.
  * Empty cells and "nan" are absent readings. Lines starting with '#' are comments.
- * Memory is bounded by the longest line, whatever the length of the file. */
+ * Memory is bounded by the longest line, whatever the length of the file.
+ * A run file (tw_run, below) is read too: its samples, a row per poll, each
+ * reading holding its last update; tw_trace_reader_line is then the poll's number. */
 typedef struct tw_trace_reader tw_trace_reader;
 
 TW_API tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out);
@@ -157,6 +159,26 @@ TW_API const tw_event *tw_events_get(const tw_events *ev, size_t i);
 TW_API void tw_events_sort(tw_events *ev);
 TW_API tw_status tw_events_save(const tw_events *ev, const char *path);
 TW_API void tw_events_free(tw_events *ev);
+
+/* ---------------------------------------------------------------- run files */
+
+/* A run file: the SQLite database `truewatt run` records into while the
+ * program runs (samples, kernels, copies, NVTX ranges, devices, the sensor
+ * profile used, the reports); schema and example queries in docs/runfile.md.
+ * tw_trace_reader_open reads its samples as a trace (one row per poll). */
+typedef struct tw_run tw_run;
+
+/* Opens an existing run file: TW_EPARSE when it is not one, TW_EUNSUPPORTED
+ * for a schema this version does not read. */
+TW_API tw_status tw_run_open(const char *path, tw_run **out);
+/* Commits what is pending and closes; reports the first write error. */
+TW_API tw_status tw_run_close(tw_run *r);
+/* Its kernels, copies, memsets and NVTX ranges as an event set, by start. */
+TW_API tw_status tw_run_load_events(tw_run *r, tw_events **out);
+/* Its samples as a CSV trace (tw_trace_writer's columns, a row per poll). */
+TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
+/* Its activities as the injection library's events CSV, times to the ns. */
+TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
 
 /* ---------------------------------------------------------------- simulator scenarios */
 
@@ -271,9 +293,6 @@ TW_API const char *tw_sensor_notes(const tw_sensor *s);
  * device one thread for the fast readings and one for the slow ones, each
  * pushing rows into a lock-free ring; a writer thread merges the rings in
  * time order into the CSV, so memory stays bounded over hours. */
-/* A run file: one SQLite database of a measured run (docs/runfile.md). */
-typedef struct tw_run tw_run;
-
 typedef struct tw_sampler_config {
     const char *backend;        /* "nvml" (or "sim" for tests) */
     const char *const *devices; /* indices or UUIDs; NULL/0 = all devices */

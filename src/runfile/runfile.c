@@ -325,6 +325,7 @@ tw_status tw_run_open(const char *path, tw_run **out)
 
 tw_status tw_run_close(tw_run *r)
 {
+    tw_clear_error();
     if (!r) return TW_OK;
     tw_status st = r->err != TW_OK ? kept_error(r) : TW_OK;
     if (st == TW_OK && r->in_tx && sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)

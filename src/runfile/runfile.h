@@ -29,10 +29,7 @@ bool tw_run_is_file(const char *path);
 
 /* Creates `path` afresh (an old file and its -wal/-shm are removed). */
 tw_status tw_run_create(const char *path, tw_run **out);
-/* Opens an existing run file to read (and to add a report to). */
-tw_status tw_run_open(const char *path, tw_run **out);
-/* Commits what is pending and closes; reports the first write error. */
-tw_status tw_run_close(tw_run *r);
+/* tw_run_open, tw_run_close: truewatt.h (a run opened to read can take reports). */
 const char *tw_run_path(const tw_run *r);
 /* Commits now (and starts the next transaction). */
 tw_status tw_run_commit(tw_run *r);
@@ -131,12 +128,7 @@ void tw_run_tail_init(tw_run_tail *t);
 /* A file that does not exist yet is no error (nothing to import). */
 tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t);
 
-/* The activities and NVTX ranges as events (start order). */
-tw_status tw_run_load_events(tw_run *r, tw_events **out);
-/* Writes them as the injection library's events CSV (the same columns). */
-tw_status tw_run_export_events(tw_run *r, const char *path);
-/* Writes the samples as a trace CSV (tw_trace_writer's columns). */
-tw_status tw_run_export_trace(tw_run *r, const char *path);
+/* tw_run_load_events, tw_run_export_events, tw_run_export_trace: truewatt.h. */
 
 /* ---------------------------------------------------------------- the report */
 

@@ -351,6 +351,8 @@ static tw_status add_event(void *ctx, sqlite3_stmt *s)
 
 tw_status tw_run_load_events(tw_run *r, tw_events **out)
 {
+    tw_clear_error();
+    if (!r || !out) return tw_fail(TW_EINVAL, "tw_run_load_events: NULL argument");
     *out = NULL;
     tw_events *ev = NULL;
     tw_status st = tw_events_new(&ev);
@@ -417,6 +419,8 @@ static tw_status close_out(FILE *f, const char *path, tw_status st)
 
 tw_status tw_run_export_events(tw_run *r, const char *path)
 {
+    tw_clear_error();
+    if (!r || !path) return tw_fail(TW_EINVAL, "tw_run_export_events: NULL argument");
     FILE *f = fopen(path, "w");
     if (!f) return tw_fail(TW_EIO, "%s: cannot create: %s", path, strerror(errno));
     char *prov = NULL;
@@ -459,6 +463,8 @@ static tw_status trace_comments(tw_run *r, tw_trace_writer *w)
 
 tw_status tw_run_export_trace(tw_run *r, const char *path)
 {
+    tw_clear_error();
+    if (!r || !path) return tw_fail(TW_EINVAL, "tw_run_export_trace: NULL argument");
     tw_status st = tw_run_commit(r); /* the rows cursor has its own connection */
     tw_run_rows *c = NULL;
     if (st == TW_OK) st = tw_run_rows_open(r->path, &c);
