@@ -8,7 +8,8 @@
 #     scenario's numbers, where the run without a profile was not held to that;
 #   - `export --csv DIR` writes trace.csv and events.csv with the columns of the
 #     sampler's trace and of the injection library's events file, and
-#     `truewatt analyze` reads them; the events round-trip exactly (ns);
+#     `truewatt analyze` reads them, and the run file itself; the events
+#     round-trip exactly (ns);
 #   - kill -9 of truewatt (and of the program) mid-run: the file passes
 #     SQLite's integrity check, holds the samples and kernels up to its last
 #     commit (commits every 0.5 s: within 2.5 s of the kill, room for a loaded
@@ -86,6 +87,9 @@ PY
 "$BIN" analyze out/trace.csv --events out/events.csv --column power_buffer_w --json --no-corrected-out >an.json 2>err &&
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["events"]) == 4, d["events"]' an.json &&
     ok "analyze reads the exported CSVs" || fail "analyze the export: $(cat err)"
+"$BIN" analyze r.sqlite --column power_buffer_w --json --no-corrected-out >an2.json 2>err &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert sorted(e["name"] for e in d["events"]) == ["forward", "gemm", "memcpy HtoD", "relu"], d["events"]' an2.json &&
+    ok "analyze RUN: the run file's samples and its own kernels" || fail "analyze r.sqlite: $(cat err)"
 
 # ---- docs/runfile.md's example queries, on this run
 mkdir -p docs && cp r.sqlite docs/truewatt-run.sqlite || exit 2
