@@ -253,8 +253,9 @@ typedef struct tw_device_info {
     unsigned index;
     char uuid[96];
     char name[96];
-    char driver[32]; /* driver version ("" when the backend cannot tell) */
-    unsigned arch;   /* NVML's architecture (nvmlDeviceArchitecture_t: 9 Hopper, ...); 0 = unknown */
+    char driver[32];      /* driver version ("" when the backend cannot tell) */
+    unsigned arch;        /* NVML's architecture (nvmlDeviceArchitecture_t: 9 Hopper, ...); 0 = unknown */
+    double power_limit_w; /* the power limit the GPU enforces (read, never set); NaN = unknown */
 } tw_device_info;
 
 TW_API size_t tw_backend_count(void);

@@ -43,3 +43,14 @@ gpu_finish() {
   scripts/stamp-results "$dir" # every file names its command, date, GPU and driver
   if [ -n "${OUT:-}" ]; then tar -czf "$OUT/results.tar.gz" "$dir"; fi
 }
+
+# gpu_short: h100, h200 or the GPU's name in lower case (results/<gpu>/).
+gpu_short() {
+  local name
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  case "$name" in
+    *H100*) echo h100 ;;
+    *H200*) echo h200 ;;
+    *) echo "$name" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9\n' '-' ;;
+  esac
+}

@@ -59,14 +59,13 @@ static void help(void)
            "  --backend NAME     the sensor backend (default nvml)\n"
            "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
            "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n\n"
-           "Energy per kernel: the energy above the idle level in each interval is shared among the\n"
-           "kernels running in it, by time. The intervals are the observations of the best reading\n"
-           "of the GPU's sensor profile ('truewatt sensor identify'), corrected by its model, when\n"
-           "they tile the time; else the driver's sample buffer, else the energy counter. Idle is the\n"
-           "median power while no kernel runs, after the first kernel started. With a profile, kernel\n"
-           "names whose launches are shorter than the reading's update period also get a regression\n"
-           "of the reading's windows on the kernels' time in them: energy per launch with its\n"
-           "standard error.\n\n"
+           "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"
+           "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"
+           "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"
+           "driver's ~20 ms sample buffer for time and the energy counter for the total), with no\n"
+           "negative power and none above the GPU's power limit. Each name gets its energy with a\n"
+           "standard error, or a bound when the readings cannot resolve it; names always seen\n"
+           "together form a group. docs/methods.md says how.\n\n"
            "environment:\n"
            "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
            "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
@@ -338,6 +337,7 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
         for (size_t d = 0; d < (a->nids ? a->nids : 1); d++) {
             memset(&info[d], 0, sizeof info[d]);
             info[d].index = (unsigned)(a->nids ? strtoul(a->idtext[d], NULL, 10) : 0);
+            info[d].power_limit_w = NAN;
             a->ids[d] = a->idtext[d];
         }
         *ndev = a->nids ? a->nids : 1;
@@ -555,6 +555,7 @@ static tw_status record_devices(run_state *s)
         snprintf(rd.name, sizeof rd.name, "%s", x->name);
         snprintf(rd.driver, sizeof rd.driver, "%s", x->driver);
         rd.arch = s->devinfo[d].arch;
+        rd.power_limit_w = s->devinfo[d].power_limit_w;
         snprintf(rd.prefix, sizeof rd.prefix, "%s", x->prefix);
         const tw_sampler_device *p = s->sampler ? tw_sampler_device_get(s->sampler, d) : NULL;
         rd.fast_period_s = p ? p->fast_period_s : NAN;

@@ -218,6 +218,7 @@ static tw_status load_devices(tw_run *run, loaded *L)
         snprintf(i->name, sizeof i->name, "%s", r->name);
         snprintf(i->driver, sizeof i->driver, "%s", r->driver);
         i->arch = r->arch;
+        i->power_limit_w = r->power_limit_w;
     }
     L->sampler.readings = L->readings;
     L->sampler.nreadings = L->nreadings;
@@ -255,6 +256,7 @@ static void analyse(const char *path, loaded *L)
         tw_est_config_init(&c);
         c.cancel = &cli_interrupted;
         c.fit_t1_s = L->exit_s;
+        c.power_limit_w = L->devinfo[d].power_limit_w;
         c.idle_before_t0_s = 0.1 * L->spawn_s;
         c.idle_before_t1_s = L->spawn_s;
         c.idle_after_t0_s = L->exit_s + 0.2;

@@ -270,6 +270,13 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
             "baseline: linear between %zu knots %.2f s apart; kernel clock matched to the readings' with %+.2f ms; "
             "prior on each name's power: 0 +- %.0f W\n",
             e->nknots, e->knot_s, 1e3 * e->shift_s, e->prior_w);
+    if (isfinite(e->power_bound_w))
+        fprintf(f,
+                "bound on each name's power: %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
+                "quiet level); %zu at it\n",
+                e->power_bound_w, e->power_limit_w, e->at_limit);
+    else
+        fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
     text_split(e, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
@@ -372,6 +379,9 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "knot_spacing_s", e->knot_s);
     json_kv_number(j, "clock_shift_s", e->shift_s);
     json_kv_number(j, "prior_power_sd_w", e->prior_w);
+    json_kv_number(j, "power_limit_w", e->power_limit_w);
+    json_kv_number(j, "power_bound_w", e->power_bound_w);
+    json_kv_uint(j, "names_at_bound", e->at_limit);
     json_kv_number(j, "counter_j", d->methods.counter_j);
     json_kv_number(j, "reference_j", e->reference_j);
     json_kv_number(j, "reference_start_s", e->reference_t0_s);

@@ -94,9 +94,9 @@ static bool solve_free(nnls_ws *w, double *z)
     return false;
 }
 
-tw_status tw_nnls_gram(const double *G, const double *c, size_t p, const bool *nonneg, double *x, bool *at_bound)
+/* Lawson and Hanson with lower bounds (zero) only. */
+static tw_status nnls_lower(const double *G, const double *c, size_t p, const bool *nonneg, double *x, bool *at_bound)
 {
-    if (!G || !c || !nonneg || !x || p == 0) return tw_fail(TW_EINVAL, "tw_nnls_gram: bad argument");
     memset(x, 0, p * sizeof *x);
     double *scale = malloc(p * sizeof *scale), *Gs = malloc(p * p * sizeof *Gs), *cs = malloc(p * sizeof *cs);
     double *u = calloc(p, sizeof *u), *z = malloc(p * sizeof *z), *sub = malloc(p * p * sizeof *sub);
@@ -209,5 +209,100 @@ out:
     free(free_);
     free(live);
     free(idx);
+    return st;
+}
+
+/* The reduced problem without the held variables (held at their upper
+ * bound: their part moves to the right side), solved by nnls_lower; x gets
+ * every variable. */
+static tw_status solve_unheld(const double *G, const double *c, size_t p, const bool *nonneg, const double *upper,
+                              const bool *held, double *x, bool *at_bound, double *G2, double *c2, double *x2,
+                              bool *nn2, bool *ab2, size_t *map)
+{
+    size_t m = 0;
+    for (size_t j = 0; j < p; j++)
+        if (!held[j]) map[m++] = j;
+    for (size_t a = 0; a < m; a++) {
+        size_t i = map[a];
+        c2[a] = c[i];
+        for (size_t k = 0; k < p; k++)
+            if (held[k]) c2[a] -= G[i * p + k] * upper[k];
+        nn2[a] = nonneg[i];
+        for (size_t b = 0; b < m; b++)
+            G2[a * m + b] = G[i * p + map[b]];
+    }
+    tw_status st = m ? nnls_lower(G2, c2, m, nn2, x2, ab2) : TW_OK;
+    for (size_t j = 0; j < p; j++) {
+        x[j] = held[j] ? upper[j] : 0;
+        if (at_bound) at_bound[j] = false;
+    }
+    for (size_t a = 0; a < m; a++) {
+        x[map[a]] = x2[a];
+        if (at_bound) at_bound[map[a]] = ab2[a];
+    }
+    return st;
+}
+
+/* With upper bounds: the variable the solution pushes furthest above its
+ * bound is held there and the rest solved again; a held one whose gradient
+ * says the objective falls as it goes down is let go; until neither
+ * happens (a bounded-variable active set, one change a step). */
+tw_status tw_nnls_gram(const double *G, const double *c, size_t p, const bool *nonneg, const double *upper, double *x,
+                       bool *at_bound, bool *at_upper)
+{
+    if (!G || !c || !nonneg || !x || p == 0) return tw_fail(TW_EINVAL, "tw_nnls_gram: bad argument");
+    if (at_upper) memset(at_upper, 0, p * sizeof *at_upper);
+    bool bounded = false;
+    for (size_t j = 0; upper && j < p; j++)
+        bounded |= isfinite(upper[j]);
+    if (!bounded) return nnls_lower(G, c, p, nonneg, x, at_bound);
+    bool *held = calloc(p, sizeof *held), *nn2 = malloc(p * sizeof *nn2), *ab2 = malloc(p * sizeof *ab2);
+    double *G2 = malloc(p * p * sizeof *G2), *c2 = malloc(p * sizeof *c2), *x2 = malloc(p * sizeof *x2);
+    size_t *map = malloc(p * sizeof *map);
+    tw_status st = held && nn2 && ab2 && G2 && c2 && x2 && map
+                       ? TW_OK
+                       : tw_fail(TW_ENOMEM, "out of memory (least squares of %zu unknowns)", p);
+    bool settled = false;
+    for (size_t step = 0; st == TW_OK && step < 3 * p + 10; step++) {
+        st = solve_unheld(G, c, p, nonneg, upper, held, x, at_bound, G2, c2, x2, nn2, ab2, map);
+        if (st != TW_OK) break;
+        size_t worst = p;
+        double over = 1e-12;
+        for (size_t j = 0; j < p; j++) {
+            if (held[j] || !isfinite(upper[j])) continue;
+            double v = (x[j] - upper[j]) / fmax(fabs(upper[j]), 1e-300);
+            if (v > over) over = v, worst = j;
+        }
+        if (worst < p) {
+            held[worst] = true;
+            continue;
+        }
+        size_t loose = p;
+        double most = 0;
+        for (size_t k = 0; k < p; k++) {
+            if (!held[k]) continue;
+            double g = -c[k], mag = fabs(c[k]);
+            for (size_t i = 0; i < p; i++) {
+                g += G[k * p + i] * x[i];
+                mag += fabs(G[k * p + i] * x[i]);
+            }
+            if (g > 1e-9 * mag && g > most) most = g, loose = k;
+        }
+        if (loose < p) {
+            held[loose] = false;
+            continue;
+        }
+        settled = true;
+        break;
+    }
+    if (st == TW_OK && !settled) st = tw_fail(TW_ENUMERIC, "least squares: the bounds did not settle");
+    if (at_upper && st == TW_OK) memcpy(at_upper, held, p * sizeof *held);
+    free(held);
+    free(nn2);
+    free(ab2);
+    free(G2);
+    free(c2);
+    free(x2);
+    free(map);
     return st;
 }

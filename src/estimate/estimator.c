@@ -32,6 +32,7 @@ void tw_est_config_init(tw_est_config *c)
     memset(c, 0, sizeof *c);
     c->size = sizeof *c;
     c->fit_t0_s = c->fit_t1_s = NAN;
+    c->power_limit_w = NAN;
     c->idle_before_t0_s = c->idle_before_t1_s = c->idle_after_t0_s = c->idle_after_t1_s = NAN;
 }
 
@@ -562,6 +563,8 @@ typedef struct fit_state {
     size_t nr;
     size_t U;        /* units: groups of names */
     double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
+    double upper_w;  /* bound on every unit's power (the GPU's power limit less its quiet level); INFINITY: none */
+    bool *at_upper;  /* per unit: held at upper_w */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -621,16 +624,25 @@ static tw_status solve(fit_state *f)
     bool *nonneg = calloc(q, sizeof *nonneg);
     free(f->beta_u);
     free(f->bound);
+    free(f->at_upper);
     f->beta_u = calloc(q, sizeof *f->beta_u);
     f->bound = calloc(q, sizeof *f->bound);
-    if (!nonneg || !f->beta_u || !f->bound) {
+    f->at_upper = calloc(q, sizeof *f->at_upper);
+    double *upper = malloc(q * sizeof *upper);
+    if (!nonneg || !f->beta_u || !f->bound || !f->at_upper || !upper) {
         free(nonneg);
+        free(upper);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    for (size_t j = K; j < q; j++)
-        nonneg[j] = true;
-    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, f->beta_u, f->bound);
+    for (size_t j = 0; j < q; j++) {
+        nonneg[j] = j >= K;
+        upper[j] = j >= K ? f->upper_w : INFINITY;
+    }
+    tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, upper, f->beta_u, f->bound, f->at_upper);
+    for (size_t j = 0; j < q; j++) /* a unit held at either bound: its variance as a held one's */
+        f->bound[j] = f->bound[j] || f->at_upper[j];
     free(nonneg);
+    free(upper);
     return st;
 }
 
@@ -721,6 +733,7 @@ static void ctx_free(ctx *c)
     free(c->f.cu);
     free(c->f.beta_u);
     free(c->f.bound);
+    free(c->f.at_upper);
     free(c->f.var_u);
     free(c->f.d.x);
     free(c->f.d.touch);
@@ -748,17 +761,39 @@ static int by_double(const void *a, const void *b)
  * (its 99.5th percentile window over its 5th; a percentile, as a lag's
  * correction makes single windows overshoot), at least MIN_PRIOR_W. Not a
  * cap: a kernel shorter than a window draws more than the window shows. */
-static double prior_scale(const rd *R)
+/* The finest reading's quiet level (5th percentile of its windows) and
+ * its top (99.5th), in the reference's units. False without windows. */
+static bool reading_levels(const rd *R, double *low, double *high)
 {
-    if (R->n == 0) return 0;
+    if (R->n == 0) return false;
     double *v = malloc(R->n * sizeof *v);
-    if (!v) return 0;
+    if (!v) return false;
     for (size_t i = 0; i < R->n; i++)
         v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
     qsort(v, R->n, sizeof *v, by_double);
-    double spread = v[R->n - 1 - R->n / 200] - v[R->n / 20];
+    *low = v[R->n / 20];
+    *high = v[R->n - 1 - R->n / 200];
     free(v);
-    return fmax(MIN_PRIOR_W, spread);
+    return true;
+}
+
+static double prior_scale(const rd *R)
+{
+    double low, high;
+    if (!reading_levels(R, &low, &high)) return 0;
+    return fmax(MIN_PRIOR_W, high - low);
+}
+
+/* No name draws more above the baseline than the GPU's power limit less the
+ * reading's quiet level (the baseline cannot be lower): a bound that only a
+ * misfit reaches (on real programs, unbounded fits gave GEMM kernels of an
+ * H100 (700 W) 800-1000 W above its 120 W baseline). INFINITY without a
+ * limit. */
+static double upper_bound_w(const rd *R, double limit_w)
+{
+    double low, high;
+    if (!(limit_w > 0) || !isfinite(limit_w) || !reading_levels(R, &low, &high)) return INFINITY;
+    return fmax(limit_w - low, 1.0);
 }
 
 /* Weighted residual sum of squares of one reading at beta (full design),
@@ -1173,8 +1208,10 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
         double E = P * uact[u], Esd = sd * uact[u];
-        tw_est_status s =
-            Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w) ? TW_EST_BELOW_RESOLUTION : TW_EST_OK;
+        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held at the power bound */
+        tw_est_status s = limit || (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w))
+                              ? TW_EST_BELOW_RESOLUTION
+                              : TW_EST_OK;
         if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
@@ -1215,13 +1252,33 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         double a = act[j];
         x->energy_j = P * a;
         x->energy_sd_j = sd * a;
-        x->status = !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
-                    : x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w)
-                        ? TW_EST_BELOW_RESOLUTION
-                        : TW_EST_OK;
+        bool limit = f->at_upper && f->at_upper[K + u];
+        x->status =
+            !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
+            : limit || (x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w))
+                ? TW_EST_BELOW_RESOLUTION
+                : TW_EST_OK;
         x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
+    /* names at the power bound: the model does not fit them (they asked for
+     * more than the GPU can draw); said, with the first few */
+    char held[256] = "";
+    for (size_t u = 0; u < f->U; u++) {
+        if (!f->at_upper || !f->at_upper[K + u] || !(uact[u] > 0)) continue;
+        e->at_limit++;
+        for (size_t i = 0; i < e->nnames && e->at_limit <= 3; i++)
+            if (f->unit[col[i]] == u) {
+                size_t used = strlen(held);
+                snprintf(held + used, sizeof held - used, "%s%.60s", used ? ", " : "", e->names[i].name);
+                break;
+            }
+    }
+    if (e->at_limit)
+        warn(e,
+             "%zu name(s) reached the bound of %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
+             "quiet level): their energies are not resolved by the model (%s%s)",
+             e->at_limit, f->upper_w, e->power_limit_w, held, e->at_limit > 3 ? ", ..." : "");
     /* the energies by kind: every unit's energy to the kind of its members */
     for (size_t u = 0; u < f->U; u++) {
         double E = f->beta_u[K + u] * uact[u];
@@ -1437,6 +1494,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     size_t fine = 0;
     for (size_t r = 1; st == TW_OK && r < nreadings; r++)
         if (c.f.R[r].n > c.f.R[fine].n) fine = r;
+    c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w) : INFINITY;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
@@ -1461,6 +1519,8 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     }
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
+    e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
+    e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */

@@ -64,6 +64,9 @@ typedef struct tw_est_config {
      * program (NaN: not reported) */
     double idle_before_t0_s, idle_before_t1_s, idle_after_t0_s, idle_after_t1_s;
     const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED */
+    /* the power limit the GPU enforces (NaN or 0: unknown): no name's power
+     * above the baseline may exceed it less the finest reading's quiet level */
+    double power_limit_w;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
@@ -152,6 +155,9 @@ typedef struct tw_estimate {
     size_t pooled;          /* names pooled into "(other names)" past max_names */
     double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
     double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
+    double power_limit_w;   /* the GPU's power limit given (NaN: none) */
+    double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */
+    size_t at_limit;        /* names (or groups) whose power sits at that bound */
     char warnings[1024];    /* lines; "" when none */
 } tw_estimate;
 

@@ -19,7 +19,7 @@ static const char schema[] =
     "CREATE TABLE command_line(position INTEGER PRIMARY KEY, argument TEXT NOT NULL);\n"
     "CREATE TABLE environment(position INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL);\n"
     "CREATE TABLE devices(idx INTEGER PRIMARY KEY, uuid TEXT, name TEXT, driver TEXT, arch INTEGER,\n"
-    "  column_prefix TEXT NOT NULL, fast_period_s REAL, buffer_poll_s REAL, slow_period_s REAL,\n"
+    "  power_limit_w REAL, column_prefix TEXT NOT NULL, fast_period_s REAL, buffer_poll_s REAL, slow_period_s REAL,\n"
     "  slow_max_period_s REAL, sampler_cpu_s REAL, plan TEXT);\n"
     "CREATE TABLE sensor_profiles(device INTEGER PRIMARY KEY REFERENCES devices(idx), status INTEGER NOT NULL,\n"
     "  source TEXT, profile_json TEXT);\n"
@@ -528,7 +528,7 @@ tw_status tw_run_put_device(tw_run *r, const tw_run_device *d)
     pthread_mutex_lock(&r->mu);
     sqlite3_stmt *s = NULL;
     tw_status st = TW_OK;
-    if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &s, NULL) !=
+    if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &s, NULL) !=
         SQLITE_OK) {
         st = run_db_fail(r->db, r->path, "cannot prepare a statement");
     } else {
@@ -537,13 +537,14 @@ tw_status tw_run_put_device(tw_run *r, const tw_run_device *d)
         sqlite3_bind_text(s, 3, d->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 4, d->driver, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 5, d->arch);
-        sqlite3_bind_text(s, 6, d->prefix, -1, SQLITE_STATIC);
-        bind_real(s, 7, d->fast_period_s);
-        bind_real(s, 8, d->buffer_poll_s);
-        bind_real(s, 9, d->slow_period_s);
-        bind_real(s, 10, d->slow_max_period_s);
-        bind_real(s, 11, d->sampler_cpu_s);
-        sqlite3_bind_text(s, 12, d->plan, -1, SQLITE_STATIC);
+        bind_real(s, 6, d->power_limit_w);
+        sqlite3_bind_text(s, 7, d->prefix, -1, SQLITE_STATIC);
+        bind_real(s, 8, d->fast_period_s);
+        bind_real(s, 9, d->buffer_poll_s);
+        bind_real(s, 10, d->slow_period_s);
+        bind_real(s, 11, d->slow_max_period_s);
+        bind_real(s, 12, d->sampler_cpu_s);
+        sqlite3_bind_text(s, 13, d->plan, -1, SQLITE_STATIC);
         st = run_step_write(r, s, "cannot write a device");
     }
     sqlite3_finalize(s);
@@ -578,11 +579,12 @@ tw_status tw_run_devices(tw_run *r, tw_run_device **out, size_t *n)
     pthread_mutex_lock(&r->mu);
     sqlite3_stmt *s = NULL;
     tw_status st = TW_OK;
-    if (sqlite3_prepare_v2(r->db,
-                           "SELECT d.idx, d.uuid, d.name, d.driver, d.arch, d.column_prefix, d.fast_period_s, "
-                           "d.buffer_poll_s, d.slow_period_s, d.slow_max_period_s, d.sampler_cpu_s, d.plan, p.status, "
-                           "p.source FROM devices d LEFT JOIN sensor_profiles p ON p.device = d.idx ORDER BY d.idx",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            r->db,
+            "SELECT d.idx, d.uuid, d.name, d.driver, d.arch, d.column_prefix, d.fast_period_s, "
+            "d.buffer_poll_s, d.slow_period_s, d.slow_max_period_s, d.sampler_cpu_s, d.plan, p.status, "
+            "p.source, d.power_limit_w FROM devices d LEFT JOIN sensor_profiles p ON p.device = d.idx ORDER BY d.idx",
+            -1, &s, NULL) != SQLITE_OK)
         st = run_db_fail(r->db, r->path, "cannot read the devices");
     while (st == TW_OK && sqlite3_step(s) == SQLITE_ROW) {
         tw_run_device *p = realloc(*out, (*n + 1) * sizeof *p);
@@ -607,6 +609,7 @@ tw_status tw_run_devices(tw_run *r, tw_run_device **out, size_t *n)
         column_copy(s, 11, d->plan, sizeof d->plan);
         d->profile_status = sqlite3_column_int(s, 12);
         column_copy(s, 13, d->profile_how, sizeof d->profile_how);
+        d->power_limit_w = column_real(s, 14);
     }
     sqlite3_finalize(s);
     pthread_mutex_unlock(&r->mu);

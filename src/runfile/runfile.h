@@ -57,7 +57,8 @@ typedef struct tw_run_device {
     int index;
     char uuid[96], name[96], driver[32];
     unsigned arch;
-    char prefix[32]; /* the trace columns' prefix: "" or "gpuN_" */
+    double power_limit_w; /* the power limit it enforced (read, never set); NaN = unknown */
+    char prefix[32];      /* the trace columns' prefix: "" or "gpuN_" */
     /* the sampler's, after the run (NaN / "" until then) */
     double fast_period_s, buffer_poll_s, slow_period_s, slow_max_period_s, sampler_cpu_s;
     char plan[1024];

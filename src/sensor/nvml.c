@@ -23,6 +23,7 @@
  * threads. A sensor itself must be used by one thread at a time. */
 #include <limits.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +428,12 @@ static tw_status nvml_devices(const tw_sensor_config *cfg, tw_device_info *out, 
         if (r == NVML_SUCCESS && a->nvmlDeviceGetArchitecture &&
             a->nvmlDeviceGetArchitecture(dev, &arch) == NVML_SUCCESS)
             d->arch = arch;
+        /* the estimator's bound on a kernel's power: no name draws more than the GPU may */
+        unsigned limit_mw = 0;
+        d->power_limit_w = NAN;
+        if (r == NVML_SUCCESS && a->nvmlDeviceGetEnforcedPowerLimit &&
+            a->nvmlDeviceGetEnforcedPowerLimit(dev, &limit_mw) == NVML_SUCCESS && limit_mw > 0)
+            d->power_limit_w = limit_mw / 1000.0;
         /* provenance only: an old library without the call leaves it empty */
         if (a->nvmlSystemGetDriverVersion && a->nvmlSystemGetDriverVersion(d->driver, sizeof d->driver) != NVML_SUCCESS)
             d->driver[0] = '\0';

@@ -154,6 +154,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, nvmlTem
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device, nvmlMemory_t *memory);
 /* nvmlDeviceArchitecture_t: 2 Kepler ... 7 Ampere, 8 Ada, 9 Hopper, 10 Blackwell (R470+) */
 typedef nvmlReturn_t (*nvmlDeviceGetArchitecture_fn)(nvmlDevice_t device, unsigned int *arch);
+/* read only: the power limit the GPU enforces, in mW */
+typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t device, unsigned int *limit_mw);
 
 /* Clocks: reading them, and locking them (root only: NVML_ERROR_NO_PERMISSION
  * otherwise; graphics locks are Volta+, memory locks Ampere+). The event

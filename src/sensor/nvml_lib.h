@@ -32,6 +32,7 @@ typedef struct tw_nvml_api {
     nvmlDeviceGetTemperature_fn nvmlDeviceGetTemperature;
     nvmlDeviceGetMemoryInfo_fn nvmlDeviceGetMemoryInfo;
     nvmlDeviceGetArchitecture_fn nvmlDeviceGetArchitecture;
+    nvmlDeviceGetEnforcedPowerLimit_fn nvmlDeviceGetEnforcedPowerLimit;
     nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
     /* optional: clocks (nvml_clocks.c says "not supported by this driver" when one is missing) */
     nvmlDeviceGetMaxClockInfo_fn nvmlDeviceGetMaxClockInfo;

@@ -66,6 +66,10 @@ for x in dev["names"]:
     assert x["energy_j"] is None or x["energy_j"] >= 0, x
 print(f"model {est['model_j']:.3f} J, counter {est['reference_j']:.3f} J ({est['conservation_pct']:+.2f} %)")
 ok &= abs(est["conservation_pct"]) < 1 and est["conservation_ok"]
+# the fake NVML's enforced power limit (700 W, as an H100 SXM's) bounds each name's power: the
+# bound is below it by the quiet level, and nothing in this app comes near it
+assert est["power_limit_w"] == 700, est["power_limit_w"]
+assert 500 < est["power_bound_w"] < 700 and est["names_at_bound"] == 0, est
 assert abs(est["baseline_j"] + est["kernels_j"] + est["copies_j"] - est["model_j"]) < 1e-6 * est["model_j"]
 r = dev["nvtx_ranges"][0]
 want = 120 * 1.5 + 280 * 0.6 + 130 * 0.3

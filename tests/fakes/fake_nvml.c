@@ -35,6 +35,8 @@
  *   TW_FAKE_NVML_NAME=text           the device name (default "Fake H100")
  *   TW_FAKE_NVML_ARCH=n              nvmlDeviceGetArchitecture's answer (default 9, Hopper;
  *                                    "none": NVML_ERROR_NOT_SUPPORTED)
+ *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
+ *                                    H100 SXM's; "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
@@ -93,6 +95,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperat
                                                unsigned int *temp_c);
 FAKE_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 FAKE_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, unsigned int *arch);
+FAKE_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit_mw);
 FAKE_API nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz);
 FAKE_API nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int *count,
                                                          unsigned int *clocksMHz);
@@ -677,6 +680,18 @@ FAKE_API nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, unsigned in
     return leave(NVML_SUCCESS);
 }
 
+FAKE_API nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int *limit_mw)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!limit_mw) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    const char *v = getenv("TW_FAKE_NVML_POWER_LIMIT_W");
+    if (v && strcmp(v, "none") == 0) return leave(NVML_ERROR_NOT_SUPPORTED);
+    *limit_mw = (unsigned)(1000.0 * (v ? atof(v) : 700.0));
+    return leave(NVML_SUCCESS);
+}
+
 /* Burns the calling thread's CPU for us microseconds (a costly driver call). */
 static void spin_cpu_us(unsigned us)
 {
@@ -918,6 +933,7 @@ SAME_TYPE(nvmlDeviceGetClockInfo, nvmlDeviceGetClockInfo_fn);
 SAME_TYPE(nvmlDeviceGetTemperature, nvmlDeviceGetTemperature_fn);
 SAME_TYPE(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo_fn);
 SAME_TYPE(nvmlDeviceGetArchitecture, nvmlDeviceGetArchitecture_fn);
+SAME_TYPE(nvmlDeviceGetEnforcedPowerLimit, nvmlDeviceGetEnforcedPowerLimit_fn);
 SAME_TYPE(nvmlDeviceGetMaxClockInfo, nvmlDeviceGetMaxClockInfo_fn);
 SAME_TYPE(nvmlDeviceGetSupportedMemoryClocks, nvmlDeviceGetSupportedMemoryClocks_fn);
 SAME_TYPE(nvmlDeviceGetSupportedGraphicsClocks, nvmlDeviceGetSupportedGraphicsClocks_fn);

@@ -612,6 +612,45 @@ static void test_reference_gain(void **state)
     free(s);
 }
 
+/* The GPU's power limit bounds each name's power above the baseline: the
+ * limit less the quiet level (100 W here). With a 400 W limit, H (500 W in
+ * the data, which a model misfit could ask for) is held at 300 W and not
+ * resolved, with a warning; L (80 W) is unaffected. Without a limit, H
+ * comes out at its 500 W. */
+static void test_power_bound(void **state)
+{
+    (void)state;
+    kern k[] = {{"H", 1.0, 1.2, 500, NULL, 0},
+                {"L", 2.0, 2.3, 80, NULL, 0},
+                {"H", 3.0, 3.1, 500, NULL, 0},
+                {"L", 4.0, 4.1, 80, NULL, 0}};
+    size_t nk = 4, ns, n;
+    seg *s = truth(k, nk, 7.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    near(find(e, "H")->power_w, 500, 1e-6 * 500, "H without a limit");
+    assert_true(isnan(e->power_bound_w));
+    assert_int_equal(e->at_limit, 0);
+    tw_estimate_free(e);
+    cfg.power_limit_w = 400;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    near(e->power_bound_w, 300, 1e-9, "the bound: 400 W less the quiet 100 W");
+    near(find(e, "H")->power_w, 300, 1e-9, "H at the bound");
+    assert_int_equal(find(e, "H")->status, TW_EST_BELOW_RESOLUTION);
+    assert_int_equal(e->at_limit, 1);
+    assert_non_null(strstr(e->warnings, "reached the bound of 300 W"));
+    assert_true(find(e, "L")->power_w >= 0 && find(e, "L")->power_w <= 300);
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -642,13 +681,21 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_tiling),         cmocka_unit_test(test_exact_overlapping),
-        cmocka_unit_test(test_exact_rc_weighted),    cmocka_unit_test(test_concurrency_rates),
-        cmocka_unit_test(test_nvtx_range),           cmocka_unit_test(test_baseline_and_idle),
-        cmocka_unit_test(test_group_of_inseparable), cmocka_unit_test(test_group_by_pattern),
-        cmocka_unit_test(test_name_never_observed),  cmocka_unit_test(test_below_resolution),
-        cmocka_unit_test(test_non_negative),         cmocka_unit_test(test_pooling),
-        cmocka_unit_test(test_reference_gain),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_exact_tiling),
+        cmocka_unit_test(test_exact_overlapping),
+        cmocka_unit_test(test_exact_rc_weighted),
+        cmocka_unit_test(test_concurrency_rates),
+        cmocka_unit_test(test_power_bound),
+        cmocka_unit_test(test_nvtx_range),
+        cmocka_unit_test(test_baseline_and_idle),
+        cmocka_unit_test(test_group_of_inseparable),
+        cmocka_unit_test(test_group_by_pattern),
+        cmocka_unit_test(test_name_never_observed),
+        cmocka_unit_test(test_below_resolution),
+        cmocka_unit_test(test_non_negative),
+        cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_reference_gain),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,6 +88,7 @@ static void write_run(const char *path, const char *events)
     assert_ok(tw_run_set_environment(r, envp));
     tw_run_device d = {.index = 3, .uuid = "GPU-0a0a0a0a-0000-4000-8000-00000000aa00", .name = "Fake", .driver = "1.0"};
     d.fast_period_s = 0.05;
+    d.power_limit_w = 700;
     d.buffer_poll_s = d.slow_period_s = d.slow_max_period_s = d.sampler_cpu_s = NAN;
     assert_ok(tw_run_put_device(r, &d));
     assert_ok(tw_run_set_profile(r, 3, 3, "sensor profile x.json", "{\"schema\": 1}"));
@@ -152,7 +153,7 @@ static void test_write_reopen(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(dev[0].index, 3);
     assert_string_equal(dev[0].uuid, "GPU-0a0a0a0a-0000-4000-8000-00000000aa00");
-    assert_true(dev[0].fast_period_s == 0.05 && isnan(dev[0].slow_period_s));
+    assert_true(dev[0].fast_period_s == 0.05 && isnan(dev[0].slow_period_s) && dev[0].power_limit_w == 700);
     assert_int_equal(dev[0].profile_status, 3);
     assert_string_equal(dev[0].profile_how, "sensor profile x.json");
     free(dev);
