@@ -16,19 +16,8 @@
 
 #include "truewatt.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int check(tw_status st, const char *what)
-{
-    if (st == TW_OK) return 0;
-    fprintf(stderr, "bench_analyze: %s: %s\n", what, tw_last_error());
-    return 1;
-}
+#define BENCH_NAME "bench_analyze"
+#include "bench_common.h"
 
 /* A kernel of 1 s every 3 s, at alternating power levels, for `seconds`. */
 static int make_trace(double seconds, const char *path, tw_scenario **sc)

@@ -21,26 +21,8 @@
 #include "correct/observe.h"
 #include "estimate/estimator.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int check(tw_status st, const char *what)
-{
-    if (st == TW_OK) return 0;
-    fprintf(stderr, "bench_models: %s: %s\n", what, tw_last_error());
-    return 1;
-}
-
-static double peak_rss_mib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0;
-}
+#define BENCH_NAME "bench_models"
+#include "bench_common.h"
 
 /* Kernels of four names and 1-30 ms at random gaps, for `seconds`. */
 static tw_status short_kernels(tw_exec *x, double seconds)

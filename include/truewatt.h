@@ -106,6 +106,9 @@ TW_API tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof
 TW_API tw_status tw_trace_reader_rewind(tw_trace_reader *r);
 /* Line number of the last row read (1 = header). */
 TW_API uint64_t tw_trace_reader_line(const tw_trace_reader *r);
+/* What was read with a warning, one line each ("" when nothing): a last line
+ * without a line end (cut off by a crash?) is left out, the rows before it used. */
+TW_API const char *tw_trace_reader_notes(const tw_trace_reader *r);
 TW_API const char *tw_trace_reader_path(const tw_trace_reader *r);
 TW_API void tw_trace_reader_close(tw_trace_reader *r);
 

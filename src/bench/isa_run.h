@@ -88,4 +88,12 @@ tw_status tw_isa_analyse(const tw_isa_plan *plan, tw_sensor *trace, const tw_eve
 void tw_isa_results_free(tw_isa_results *r);
 void tw_isa_plan_free(tw_isa_plan *p);
 
+/* The Volta MTSM value (uJ) of Arafa et al.'s Table I for every row of r
+ * (-O0 for JIT level 0, -O3 for level 4; NaN where the paper has none) from
+ * its transcription (data/arafa2020_table1.csv: category,...,instruction
+ * row,..., volta_mtsm_nonopt_uj, volta_mtsm_opt_uj). out[r->n] is set to NaN
+ * first. TW_EIO when the file cannot be read; TW_EPARSE names the line of a
+ * header without those columns, a short row or a value that is not a number. */
+tw_status tw_isa_paper_values(const char *csv_path, const tw_isa_results *r, double *out);
+
 #endif

@@ -345,8 +345,14 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
     json_init(&j, stdout);
     json_begin_object(&j);
     report_analysis_json_fields(&j, an, &ctx, pr);
+    /* names from the files (events, columns) that were not UTF-8: written as U+FFFD, counted here */
+    uint64_t replaced = json_replaced(&j);
+    json_kv_uint(&j, "invalid_utf8_bytes_replaced", replaced);
     json_end_object(&j);
     json_finish(&j);
+    if (replaced)
+        fprintf(stderr, "truewatt analyze: warning: %llu bytes of names that were not UTF-8 written as U+FFFD\n",
+                (unsigned long long)replaced);
     return 0;
 }
 
@@ -358,6 +364,17 @@ static tw_status run_events(const char *path, tw_events **out)
     if (st == TW_OK) st = tw_run_load_events(run, out);
     tw_status cst = tw_run_close(run);
     return st == TW_OK ? cst : st;
+}
+
+/* What the trace reader read with a warning (a cut-off last line), one line each. */
+static void warn_notes(const tw_sensor *src)
+{
+    const char *n = tw_sensor_notes(src);
+    while (n && *n) {
+        size_t len = strcspn(n, "\n");
+        fprintf(stderr, "truewatt analyze: warning: %.*s\n", (int)len, n);
+        n += len + (n[len] == '\n');
+    }
 }
 
 int cmd_analyze(int argc, char **argv)
@@ -405,10 +422,14 @@ int cmd_analyze(int argc, char **argv)
         rc = cli_fail("analyze", st);
         goto out;
     }
+    /* a message naming the events file (an event outside the data) is not the trace's */
+    bool about_events = a.events && strncmp(tw_last_error(), a.events, strlen(a.events)) == 0;
     if (st != TW_OK)
-        rc = src && st != TW_EIO ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
-    else
+        rc = src && st != TW_EIO && !about_events ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
+    else {
+        warn_notes(src);
         rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
+    }
 out:
     tw_estimate_free(pw->est);
     tw_events_free(pw->events);

@@ -251,7 +251,7 @@ static int measure_energy(const bd_args *a, char *json_path, size_t cap)
     snprintf(json_path, cap, "%s/run.json", a->out);
     snprintf(trace, sizeof trace, "%s/run.sqlite", a->out);
     snprintf(events, sizeof events, "%s/run.events.csv", a->out);
-    snprintf(perfetto, sizeof perfetto, "%s/run.perfetto.json", a->out);
+    snprintf(perfetto, sizeof perfetto, "%s/run.perfetto-trace", a->out);
     /* the energy counter read every 20 ms, fixed: by default a costly slow reading is stretched up to 1 s,
      * which leaves a span of a fraction of a second inside one interval of the counter */
     char *head[16] = {self, "run", "--json", "-o", trace, "--perfetto", perfetto, "--slow-period", "0.02"};

@@ -171,7 +171,7 @@ static int tw_cmd_dvfs_eval(int argc, char **argv)
         tw_dvfs_eval_free(&e);
     }
     tw_dvfs_data_free(&d);
-    return st == TW_OK ? 0 : cli_fail(CMD_EVAL, st);
+    return st == TW_OK ? 0 : cli_dvfs_fail_on_data(CMD_EVAL, a.data, st);
 }
 
 static const cli_command subcommands[] = {

@@ -377,5 +377,5 @@ int tw_cmd_dvfs_fit(int argc, char **argv)
         tw_dvfs_cv_free(&r.cv[s]);
     free(rows);
     tw_dvfs_data_free(&d);
-    return st == TW_OK ? rc : cli_fail(CMD_FIT, st);
+    return st == TW_OK ? rc : cli_dvfs_fail_on_data(CMD_FIT, a.data, st);
 }

@@ -131,67 +131,6 @@ static int parse_args(int argc, char **argv, isa_args *a)
 
 /* ---------------------------------------------------------------- the paper's Table I */
 
-static int category_of(const char *group)
-{
-    static const char *const g[] = {"int", "logic", "fp32", "fp64", "fp16", "multi-precision", "special", "bit"};
-    for (int i = 0; i < 8; i++)
-        if (!strcmp(group, g[i])) return i + 1;
-    return 0;
-}
-
-/* Splits a CSV line (no quotes in this file) in place; returns the field count. */
-static int split_fields(char *line, char **fields, int cap)
-{
-    int n = 0;
-    for (char *p = line; n < cap;) {
-        fields[n++] = p;
-        char *comma = strchr(p, ',');
-        if (!comma) break;
-        *comma = '\0';
-        p = comma + 1;
-    }
-    return n;
-}
-
-/* The paper's Volta MTSM value (uJ) of every row's entry, -O0 for JIT level
- * 0 and -O3 for level 4 (NaN where the paper has none): the file read once. */
-static void paper_values(const char *csv_path, const tw_isa_results *r, double *out)
-{
-    for (size_t i = 0; i < r->n; i++)
-        out[i] = NAN;
-    FILE *f = fopen(csv_path, "r");
-    if (!f) return;
-    char line[2048];
-    int col_o0 = -1, col_o3 = -1;
-    bool header = true;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#') continue;
-        line[strcspn(line, "\r\n")] = '\0';
-        char *fields[32];
-        int n = split_fields(line, fields, 32);
-        if (header) {
-            for (int i = 0; i < n; i++) {
-                if (!strcmp(fields[i], "volta_mtsm_nonopt_uj")) col_o0 = i;
-                if (!strcmp(fields[i], "volta_mtsm_opt_uj")) col_o3 = i;
-            }
-            header = false;
-            if (col_o0 < 0 || col_o3 < 0) break;
-            continue;
-        }
-        for (size_t i = 0; i < r->n; i++) {
-            const tw_isa_entry *e = r->rows[i].e;
-            int col = r->rows[i].opt_level == 0 ? col_o0 : col_o3;
-            if (!e->paper_row || n <= col || atoi(fields[0]) != category_of(e->group) ||
-                strcmp(fields[2], e->paper_row))
-                continue;
-            char *end;
-            double x = strtod(fields[col], &end);
-            if (end != fields[col]) out[i] = x;
-        }
-    }
-    fclose(f);
-}
-
 /* ---------------------------------------------------------------- output */
 
 /* v with `digits` significant digits (g) or decimals (f); "-" when unknown. */
@@ -436,7 +375,9 @@ int cmd_isa(int argc, char **argv)
     snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", data && *data ? data : TW_DATA_DIR_DEFAULT);
     double *paper_uj = calloc(r.n ? r.n : 1, sizeof *paper_uj);
     if (rc == 0 && !paper_uj) rc = cli_fail(CMD, TW_ENOMEM);
-    if (rc == 0) paper_values(paper_csv, &r, paper_uj);
+    /* the paper's column is a comparison: without the table the results still stand */
+    if (rc == 0 && (st = tw_isa_paper_values(paper_csv, &r, paper_uj)) != TW_OK)
+        fprintf(stderr, "truewatt %s: warning: no paper values: %s\n", CMD, tw_last_error());
     if (rc == 0 && a.json) {
         print_json(stdout, &r, a.run.mode);
     } else if (rc == 0) {

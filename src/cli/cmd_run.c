@@ -48,7 +48,7 @@ static void help(void)
            "                     samples, kernels, NVTX ranges, the profile used and the report (docs/runfile.md;\n"
            "                     'truewatt report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
            "                     writes the trace and events CSVs)\n"
-           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto.json)\n"
+           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto-trace)\n"
            "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
            "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
            "  --fast-period S    period of the fast readings: power (default: the sampling plan's, from\n"
@@ -747,7 +747,7 @@ int cmd_run(int argc, char **argv)
     run_state s;
     memset(&s, 0, sizeof s);
     s.a.run = "truewatt-run.sqlite";
-    s.a.perfetto = "truewatt-run.perfetto.json";
+    s.a.perfetto = "truewatt-run.perfetto-trace";
     s.a.backend = "nvml";
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;

@@ -148,8 +148,8 @@ static void print_summary(const sim_args *a, const sim_run_result *r, const tw_e
             const tw_event *e = tw_events_get(ev, i);
             json_begin_object(&j);
             json_kv_string(&j, "name", e->name);
-            json_kv_number(&j, "start_s", e->start_s);
-            json_kv_number(&j, "end_s", e->end_s);
+            json_kv_time(&j, "start_s", e->start_s);
+            json_kv_time(&j, "end_s", e->end_s);
             json_kv_number(&j, "true_energy_j", e->true_energy_j);
             json_end_object(&j);
         }

@@ -181,7 +181,7 @@ void demo_print_json(const demo_results *r, FILE *f)
         json_begin_object(&j);
         json_kv_string(&j, "experiment", w->experiment);
         json_kv_string(&j, "kernel", w->kernel);
-        json_kv_number(&j, "start_s", w->start_s);
+        json_kv_time(&j, "start_s", w->start_s);
         json_kv_number(&j, "duration_s", w->duration_s);
         json_kv_number(&j, "true_energy_j", w->true_energy_j);
         json_methods(&j, "energy_j", w->energy_j);

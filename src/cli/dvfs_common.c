@@ -56,3 +56,11 @@ void cli_dvfs_json_point_fields(json *j, const tw_dvfs_point *pt)
     json_kv_string(j, "regime", tw_dvfs_regime_name(pt->pred.regime));
     json_kv_number(j, "ape_pct", 100 * pt->ape);
 }
+
+int cli_dvfs_fail_on_data(const char *cmd, const char *data, tw_status st)
+{
+    const char *detail = tw_last_error();
+    if (!detail || strncmp(detail, "line ", 5) != 0) return cli_fail(cmd, st);
+    fprintf(stderr, "truewatt %s: %s: %s\n", cmd, data, detail);
+    return CLI_EXIT_FAIL;
+}

@@ -16,6 +16,11 @@ int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t ca
 /* The path, then the file (1 after the loader's message naming the file). */
 int cli_dvfs_params_load(const char *cmd, const char *gpu, tw_dvfs_params *p);
 
+/* cli_fail for an error about the rows of DATA: the model names a row by
+ * its line only ("line 12 (...): no finite prediction"), so DATA is named
+ * before it. Returns the exit code (1). */
+int cli_dvfs_fail_on_data(const char *cmd, const char *data, tw_status st);
+
 /* A table of evaluated points, as eval (its worst points) and predict (every row) print them:
  * "\nTITLE:", the column names, then one line a point. */
 void cli_dvfs_print_points_header(const char *title);

@@ -252,8 +252,8 @@ static void estimator_json(json *j, const tw_estimate *est)
         json_end_object(j);
     }
     json_end_array(j);
-    json_kv_number(j, "fit_t0_s", est ? est->fit_t0_s : NAN);
-    json_kv_number(j, "fit_t1_s", est ? est->fit_t1_s : NAN);
+    json_kv_time(j, "fit_t0_s", est ? est->fit_t0_s : NAN);
+    json_kv_time(j, "fit_t1_s", est ? est->fit_t1_s : NAN);
     json_kv_number(j, "baseline_w", est ? est->baseline_mean_w : NAN);
     json_kv_number(j, "baseline_min_w", est ? est->baseline_min_w : NAN);
     json_kv_number(j, "baseline_max_w", est ? est->baseline_max_w : NAN);
@@ -298,8 +298,8 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
         event_est x = event_estimate(pr, i);
         json_begin_object(j);
         json_kv_string(j, "name", e->name);
-        json_kv_number(j, "start_s", e->start_s);
-        json_kv_number(j, "end_s", e->end_s);
+        json_kv_time(j, "start_s", e->start_s);
+        json_kv_time(j, "end_s", e->end_s);
         json_kv_number(j, "model_total_j", x.total_j);
         json_kv_number(j, "model_dynamic_j", x.dyn_j);
         json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
@@ -318,8 +318,8 @@ void report_analysis_json_fields(json *j, const tw_analysis *a, const report_con
     json_kv_string(j, "reading", ctx->reading);
     json_kv_uint(j, "samples_read", tw_analysis_samples_read(a));
     json_kv_uint(j, "samples_kept", tw_analysis_samples_kept(a));
-    json_kv_number(j, "start_s", tw_analysis_start_s(a));
-    json_kv_number(j, "end_s", tw_analysis_end_s(a));
+    json_kv_time(j, "start_s", tw_analysis_start_s(a));
+    json_kv_time(j, "end_s", tw_analysis_end_s(a));
     json_kv_string(j, "model", "rc");
     json_kv_number(j, "capacitance_s", tw_analysis_capacitance_s(a));
     json_kv_bool(j, "capacitance_fitted", tw_analysis_capacitance_fitted(a));
@@ -335,8 +335,8 @@ void report_analysis_json_fields(json *j, const tw_analysis *a, const report_con
         const tw_event *e = tw_analysis_event(a, i);
         json_begin_object(j);
         json_kv_string(j, "name", e->name);
-        json_kv_number(j, "start_s", e->start_s);
-        json_kv_number(j, "end_s", e->end_s);
+        json_kv_time(j, "start_s", e->start_s);
+        json_kv_time(j, "end_s", e->end_s);
         json_kv_number(j, "true_energy_j", e->true_energy_j);
         json_key(j, "energy_j");
         json_begin_object(j);

@@ -300,7 +300,7 @@ static bool write_perfetto(const char *run_path, const char *path, loaded *L)
     perfetto_device *pd = calloc(L->ndev, sizeof *pd);
     const double *energy = NULL;
     for (size_t d = 0; pd && d < L->ndev; d++) {
-        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name};
+        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, L->dev_events[d]};
         if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est->event_energy_j;
     }
     /* one device: its own events, to which the energies belong; several: each under its GPU */

@@ -373,8 +373,8 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_string(j, "readings_fitted", d->info.readings);
     json_lines(j, "notes", d->info.notes);
     json_lines(j, "warnings", e->warnings);
-    json_kv_number(j, "fit_start_s", e->fit_t0_s);
-    json_kv_number(j, "fit_end_s", e->fit_t1_s);
+    json_kv_time(j, "fit_start_s", e->fit_t0_s);
+    json_kv_time(j, "fit_end_s", e->fit_t1_s);
     json_kv_uint(j, "baseline_knots", e->nknots);
     json_kv_number(j, "knot_spacing_s", e->knot_s);
     json_kv_number(j, "clock_shift_s", e->shift_s);
@@ -384,8 +384,8 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_uint(j, "names_at_bound", e->at_limit);
     json_kv_number(j, "counter_j", d->methods.counter_j);
     json_kv_number(j, "reference_j", e->reference_j);
-    json_kv_number(j, "reference_start_s", e->reference_t0_s);
-    json_kv_number(j, "reference_end_s", e->reference_t1_s);
+    json_kv_time(j, "reference_start_s", e->reference_t0_s);
+    json_kv_time(j, "reference_end_s", e->reference_t1_s);
     json_kv_number(j, "model_over_reference_j", e->model_ref_j);
     json_kv_number(j, "kernels_j", e->kernels_j);
     json_kv_number(j, "copies_j", e->copies_j);
@@ -478,8 +478,8 @@ static void json_names(json *j, const tw_estimate *e)
         const tw_est_range *r = &e->ranges[i];
         json_begin_object(j);
         json_kv_string(j, "name", r->name);
-        json_kv_number(j, "start_s", r->start_s);
-        json_kv_number(j, "end_s", r->end_s);
+        json_kv_time(j, "start_s", r->start_s);
+        json_kv_time(j, "end_s", r->end_s);
         json_kv_number(j, "energy_j", r->energy_j);
         json_kv_number(j, "above_baseline_j", r->above_j);
         json_kv_number(j, "baseline_j", r->baseline_j);

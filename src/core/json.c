@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "core/numfmt.h"
+
 void json_init(json *j, FILE *f)
 {
     j->f = f;
@@ -148,6 +150,16 @@ void json_number(json *j, double v)
         fputs("null", j->f);
 }
 
+static void json_number_exact(json *j, double v)
+{
+    before_item(j);
+    char buf[TW_EXACT_LEN];
+    if (isfinite(v))
+        fputs(tw_format_exact(buf, v), j->f);
+    else
+        fputs("null", j->f);
+}
+
 void json_uint(json *j, uint64_t v)
 {
     before_item(j);
@@ -169,6 +181,12 @@ void json_kv_number(json *j, const char *key, double v)
 {
     json_key(j, key);
     json_number(j, v);
+}
+
+void json_kv_time(json *j, const char *key, double t_s)
+{
+    json_key(j, key);
+    json_number_exact(j, t_s);
 }
 void json_kv_uint(json *j, const char *key, uint64_t v)
 {

@@ -34,6 +34,9 @@ void json_bool(json *j, bool v);
 /* key + value shorthands */
 void json_kv_string(json *j, const char *key, const char *s);
 void json_kv_number(json *j, const char *key, double v);
+/* An instant on a timeline (s): every digit that the double holds (json_number's
+ * 10 significant digits lose microseconds after 2.78 h). */
+void json_kv_time(json *j, const char *key, double t_s);
 void json_kv_uint(json *j, const char *key, uint64_t v);
 void json_kv_bool(json *j, const char *key, bool v);
 /* Bytes of strings (keys and values) that were not valid UTF-8, each written as U+FFFD. */

@@ -188,6 +188,21 @@ static tw_status parse_escape(parser *p, char *o, size_t *n)
     return st;
 }
 
+/* The length of the well-formed UTF-8 sequence at s[0..len) (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), 0 when there is none. */
+static size_t utf8_length(const unsigned char *s, size_t len)
+{
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+    if (n == 0 || s[0] > 0xF4 || s[0] == 0xC0 || s[0] == 0xC1 || n > len) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (s[0] == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+    if (s[0] == 0xED && s[1] > 0x9F) return 0; /* a surrogate */
+    if (s[0] == 0xF0 && s[1] < 0x90) return 0; /* overlong */
+    if (s[0] == 0xF4 && s[1] > 0x8F) return 0; /* above U+10FFFF */
+    return n;
+}
+
 /* A string at p->pos (the opening quote) into a fresh C string. The decoded
  * text is never longer than the source, so one buffer of that size does. */
 static tw_status parse_string_raw(parser *p, char **out)
@@ -210,10 +225,16 @@ static tw_status parse_string_raw(parser *p, char **out)
         if (c < 0x20) {
             p->pos--;
             st = fail_at(p, p->pos, "expected a character in a string, found %s (escape it)", found(p));
-        } else if (c == '\\')
+        } else if (c == '\\') {
             st = parse_escape(p, o, &n);
-        else
+        } else if (c >= 0x80) { /* JSON is UTF-8 (RFC 8259 8.1): other bytes would not be written back */
+            n = utf8_length((const unsigned char *)p->s + p->pos - 1, p->len - (p->pos - 1));
+            if (n == 0) st = fail_at(p, p->pos - 1, "expected UTF-8 text in a string, found the byte 0x%02X", c);
+            memcpy(o, p->s + p->pos - 1, n);
+            p->pos += n ? n - 1 : 0;
+        } else {
             *o = (char)c;
+        }
         if (st) break;
         o += n;
     }

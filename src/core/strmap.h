@@ -2,7 +2,8 @@
  * table (FNV-1a) of pointers to separately allocated copies. The table is
  * rehashed as it grows; the copies never move, so a key pointer stays valid
  * until tw_strmap_free. Used for the names an event set holds once
- * (trace/events.c) and the ids of the run file's strings table (runfile/). */
+ * (trace/events.c), the ids of the run file's strings table (runfile/) and
+ * the interned slice names of a Perfetto file (report/perfetto.c). */
 #ifndef TW_CORE_STRMAP_H
 #define TW_CORE_STRMAP_H
 

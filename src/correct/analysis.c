@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "correct/analysis_internal.h"
+#include "trace/events_source.h"
 
 static const struct {
     const char *name;
@@ -141,6 +142,23 @@ static tw_status check_options(const tw_analysis_options *o)
     return TW_OK;
 }
 
+/* An event reaching outside the data has no energy by any method (each
+ * would be NaN, also when only its end is outside): it is refused, named by
+ * its file and line. */
+static tw_status check_events_inside(const tw_analysis *a, const tw_events *events)
+{
+    size_t n = events ? tw_events_count(events) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *e = tw_events_get(events, i);
+        if (e->start_s >= a->t_start_s && e->end_s <= a->t_end_s) continue;
+        char where[1200];
+        tw_events_where(events, i, where, sizeof where);
+        return tw_fail(TW_EINVAL, "%s: event '%s' (%.9g .. %.9g s) reaches outside the trace's data (%.9g .. %.9g s)",
+                       where, e->name, e->start_s, e->end_s, a->t_start_s, a->t_end_s);
+    }
+    return TW_OK;
+}
+
 static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading, const tw_events *events)
 {
     tw_status st = copy_events(a, events);
@@ -148,6 +166,7 @@ static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading, co
     if (st == TW_OK && a->opt.fit_capacitance) st = tw_pass_fit(a, src, reading);
     if (st == TW_OK && (isnan(a->idle_w) || isnan(a->active_idle_w))) st = tw_pass_levels(a, src, reading);
     if (st == TW_OK) st = tw_pass_final(a, src, reading);
+    if (st == TW_OK) st = check_events_inside(a, events);
     return st;
 }
 

@@ -180,13 +180,13 @@ typedef struct levels_ctx {
     size_t n_post, first;
 } levels_ctx;
 
+/* The windows are disjoint and in order (post_windows merges them), so one
+ * pointer that only moves forward answers for the samples in time order. */
 static bool in_post_window(levels_ctx *l, double t)
 {
     while (l->first < l->n_post && l->post_w[l->first].hi < t)
         l->first++;
-    for (size_t i = l->first; i < l->n_post && l->post_w[i].lo <= t; i++)
-        if (t <= l->post_w[i].hi) return true;
-    return false;
+    return l->first < l->n_post && l->post_w[l->first].lo <= t;
 }
 
 static tw_status levels_on_corrected(void *ctx, double t, double raw, double corr)
@@ -218,6 +218,19 @@ static double next_start_after(const tw_events *ev, double t)
     return lo < tw_events_count(ev) ? tw_events_get(ev, lo)->start_s : INFINITY;
 }
 
+/* Sorted windows into their union: disjoint, in order; returns their count. */
+static size_t merge_windows(window *w, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && w[i].lo <= w[m - 1].hi)
+            w[m - 1].hi = fmax(w[m - 1].hi, w[i].hi);
+        else
+            w[m++] = w[i];
+    }
+    return m;
+}
+
 static size_t post_windows(const tw_events *ev, window *w)
 {
     size_t n = 0;
@@ -229,7 +242,7 @@ static size_t post_windows(const tw_events *ev, window *w)
         if (hi > lo) w[n++] = (window){lo, hi};
     }
     qsort(w, n, sizeof *w, cmp_window);
-    return n;
+    return merge_windows(w, n);
 }
 
 static void levels_free(levels_ctx *l)
@@ -292,9 +305,10 @@ typedef struct final_ctx {
     double *p1_w, *p2_w; /* distinct readings interpolated at t1 and t2 */
     size_t *active;      /* indices of events in raw phases IN..TAIL4 */
     size_t n_active, next_raw;
+    size_t *corr_active; /* indices of events started and not ended before the last corrected sample */
+    size_t n_corr_active, corr_next;
     bool have_raw;
     double raw_t, raw_w;
-    size_t corr_first;
     bool have_corr;
     double corr_t, corr_w, corr_raw_w;
     double pp_t, pp_w; /* the distinct reading before (corr_t, corr_raw_w) */
@@ -420,10 +434,19 @@ static tw_status final_on_corrected(void *ctx, double t, double raw, double corr
     if (f->have_corr) {
         double ta = f->corr_t, ya = f->corr_w;
         f->total_j += tw_seg_integral(ta, ya, t, corr, ta, t);
-        while (f->corr_first < f->n_ev && f->ev[f->corr_first].end_s <= ta)
-            f->corr_first++;
-        for (size_t k = f->corr_first; k < f->n_ev && f->ev[k].start_s <= t; k++)
-            if (f->ev[k].end_s >= ta) corrected_segment(f, k, ta, ya, f->corr_raw_w, t, corr, raw);
+        /* the events that meet [ta, t]: a list of those running, not a scan from
+         * the first unfinished one, which a long event would hold back (every
+         * later event then scanned at every sample: quadratic) */
+        while (f->corr_next < f->n_ev && f->ev[f->corr_next].start_s <= t)
+            f->corr_active[f->n_corr_active++] = f->corr_next++;
+        size_t keep = 0;
+        for (size_t i = 0; i < f->n_corr_active; i++) {
+            size_t k = f->corr_active[i];
+            if (f->ev[k].end_s < ta) continue; /* ended before this segment: done */
+            f->corr_active[keep++] = k;
+            corrected_segment(f, k, ta, ya, f->corr_raw_w, t, corr, raw);
+        }
+        f->n_corr_active = keep;
     }
     f->pp_t = f->corr_t;
     f->pp_w = f->corr_raw_w;
@@ -523,9 +546,10 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
     f.p1_w = calloc(n ? n : 1, sizeof *f.p1_w);
     f.p2_w = calloc(n ? n : 1, sizeof *f.p2_w);
     f.active = calloc(n ? n : 1, sizeof *f.active);
+    f.corr_active = calloc(n ? n : 1, sizeof *f.corr_active);
     a->res = calloc(n ? n : 1, sizeof *a->res);
     tw_status st = TW_OK;
-    if (!f.ev || !f.raw || !f.corr_j || !f.meas_j || !f.p1_w || !f.p2_w || !f.active || !a->res)
+    if (!f.ev || !f.raw || !f.corr_j || !f.meas_j || !f.p1_w || !f.p2_w || !f.active || !f.corr_active || !a->res)
         st = tw_fail(TW_ENOMEM, "out of memory");
     f.tol_w = fmax(0.5, 0.01 * fabs(a->active_idle_w));
     for (size_t i = 0; st == TW_OK && i < n; i++)
@@ -551,5 +575,6 @@ tw_status tw_pass_final(tw_analysis *a, tw_sensor *src, size_t reading)
     free(f.p1_w);
     free(f.p2_w);
     free(f.active);
+    free(f.corr_active);
     return st;
 }

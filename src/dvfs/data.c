@@ -87,6 +87,12 @@ static tw_status parse_row(char **fields, size_t n, const columns *c, locale_t l
         if (tw_csv_number(s, loc, (double *)((char *)r + numeric[k].offset)) != TW_CSV_NUM_OK)
             return tw_fail(TW_EPARSE, "%s:%lu: %s is '%s', not a finite number", name, line, numeric[k].name, s);
     }
+    /* clocks and time divide the model's terms: 0 or below is no measurement (issue 19) */
+    if (!(r->core_mhz > 0 && r->mem_mhz > 0))
+        return tw_fail(TW_EPARSE, "%s:%lu: coreF and memF must be positive MHz, got %g and %g", name, line, r->core_mhz,
+                       r->mem_mhz);
+    if (!(r->time_ms > 0))
+        return tw_fail(TW_EPARSE, "%s:%lu: time/ms must be positive, got %g", name, line, r->time_ms);
     if (!(r->warps > 0)) return tw_fail(TW_EPARSE, "%s:%lu: warps must be positive", name, line);
     if (!(r->occupancy > 0 && r->occupancy <= 1))
         return tw_fail(TW_EPARSE, "%s:%lu: achieved_occupancy must be in (0, 1]", name, line);

@@ -426,8 +426,14 @@ static tw_status ncu_lines(nparser *p, char *text, size_t len)
     bool any = false;
     unsigned long lineno = 0;
     for (char *s = text; st == TW_OK && s < text + len;) {
-        size_t n = strcspn(s, "\n");
+        char *nl = memchr(s, '\n', (size_t)(text + len - s));
+        size_t n = nl ? (size_t)(nl - s) : (size_t)(text + len - s);
         lineno++;
+        /* a NUL would end the line early and stop the scan from moving on */
+        if (memchr(s, '\0', n)) {
+            st = tw_fail(TW_EPARSE, "%s:%lu: NUL byte in text (binary file?)", p->name, lineno);
+            break;
+        }
         memcpy(scratch, s, n);
         scratch[n] = '\0';
         s += n + (s[n] == '\n');

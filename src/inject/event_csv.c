@@ -58,10 +58,9 @@ bool twi_clock_calibrate(twi_clock *c, twi_clock_read_fn read_cupti, twi_clock_r
 
 int64_t twi_clock_rel_ns(const twi_clock *c, uint64_t cupti_ns)
 {
-    /* differences first, in integers: no precision lost to large absolute values */
-    int64_t since_ref = (int64_t)(cupti_ns - c->cupti_ref_ns);
-    int64_t ref_since_t0 = (int64_t)(c->mono_ref_ns - c->t0_mono_ns);
-    return since_ref + ref_since_t0;
+    /* differences first, in integers: no precision lost to large absolute
+     * values; summed unsigned (wrapping, never undefined) before the cast */
+    return (int64_t)((cupti_ns - c->cupti_ref_ns) + (c->mono_ref_ns - c->t0_mono_ns));
 }
 
 int64_t twi_clock_drift_ns(const twi_clock *a, const twi_clock *b)
@@ -193,6 +192,11 @@ static bool put_opt_i64(twi_buf *b, int64_t v, bool known) { return put(b, ",", 
 bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_demangler *dm)
 {
     if (r->start_ns == 0 && r->end_ns == 0) return true; /* not timed by CUPTI */
+    int64_t start = rel_ns(r, c, r->start_ns), end = rel_ns(r, c, r->end_ns);
+    if (r->start_ns == 0 || r->end_ns == 0 || end < start) {
+        b->bad_span++;
+        return true;
+    }
     size_t mark = b->len;
     char name[96];
     const char *text = r->name ? r->name : "";
@@ -208,10 +212,9 @@ bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_de
         snprintf(name, sizeof name, "memset %" PRIu64 " B", r->bytes);
         text = name;
     }
-    bool ok = twi_buf_put_field(b, text) && put(b, ",", 1) && twi_buf_put_seconds(b, rel_ns(r, c, r->start_ns)) &&
-              put(b, ",", 1) && twi_buf_put_seconds(b, rel_ns(r, c, r->end_ns)) && put(b, ",", 1) &&
-              put_i64(b, r->device) && put(b, ",", 1) && put_i64(b, r->stream) && put(b, ",", 1) &&
-              put_str(b, twi_kind_name(r->kind));
+    bool ok = twi_buf_put_field(b, text) && put(b, ",", 1) && twi_buf_put_seconds(b, start) && put(b, ",", 1) &&
+              twi_buf_put_seconds(b, end) && put(b, ",", 1) && put_i64(b, r->device) && put(b, ",", 1) &&
+              put_i64(b, r->stream) && put(b, ",", 1) && put_str(b, twi_kind_name(r->kind));
     if (ok && r->kind == TWI_KERNEL) {
         for (int k = 0; ok && k < 3; k++)
             ok = put(b, ",", 1) && put_i64(b, r->grid[k]);

@@ -102,7 +102,8 @@ typedef struct twi_buf {
     char *p;
     size_t len;
     size_t cap;
-    bool oom; /* an append failed for lack of memory (the line was dropped) */
+    bool oom;          /* an append failed for lack of memory (the line was dropped) */
+    uint64_t bad_span; /* records skipped because they end before they start (or CUPTI timed one end only) */
 } twi_buf;
 
 void twi_buf_free(twi_buf *b);
@@ -119,6 +120,9 @@ bool twi_buf_put_field(twi_buf *b, const char *s);
  * `dm` (may be NULL: names as given); when that changes the name, the name
  * as given goes to the column mangled. Records with both timestamps 0
  * (CUPTI could not time them) are skipped: returns true, appends nothing.
+ * So are records with one timestamp 0 or that end before they start on the
+ * timeline, counted in b->bad_span: the events file refuses such a line, so
+ * writing it would make the whole file unreadable.
  * On failure (out of memory) the buffer is left as it was and false returned. */
 bool twi_append_line(twi_buf *b, const twi_record *r, const twi_clock *c, twi_demangler *dm);
 

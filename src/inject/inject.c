@@ -342,11 +342,12 @@ static bool open_events(const char *pattern)
 
 static void add(const twi_record *r)
 {
+    size_t before = g.buf.len;
     if (!twi_append_line(&g.buf, r, &g.clock, g.dm)) {
         g.bad_records++;
         return;
     }
-    g.lines++;
+    if (g.buf.len > before) g.lines++; /* untimed records write nothing */
     if (g.buf.len >= WRITE_CHUNK_BYTES) write_out();
 }
 
@@ -673,13 +674,14 @@ static void finish(void)
     pthread_mutex_lock(&g.lock);
     if (g.fd >= 0) write_out();
     size_t open_ranges = twi_ranges_pending(g.ranges);
-    if (g.dropped || g.bad_records || g.write_errors || g.verbose)
+    if (g.dropped || g.bad_records || g.write_errors || g.buf.bad_span || g.verbose)
         fprintf(stderr,
                 PREFIX "%" PRIu64 " activity records, %" PRIu64 " events written to %s; %" PRIu64
-                       " dropped by CUPTI, %" PRIu64 " lost here, %" PRIu64 " write errors; NVTX: %zu start/end "
-                       "ranges left open, %" PRIu64 " pops or ends without a range\n",
-                g.records, g.lines, g.events_path, g.dropped, g.bad_records, g.write_errors, open_ranges,
-                g.nvtx_unpaired);
+                       " dropped by CUPTI, %" PRIu64 " lost here, %" PRIu64 " ending before they start, %" PRIu64
+                       " write errors; NVTX: %zu start/end ranges left open, %" PRIu64
+                       " pops or ends without a range\n",
+                g.records, g.lines, g.events_path, g.dropped, g.bad_records, g.buf.bad_span, g.write_errors,
+                open_ranges, g.nvtx_unpaired);
     pthread_mutex_unlock(&g.lock);
     /* the file stays open: records CUPTI delivers after this (kernels run by
      * later exit handlers) are still written */

@@ -1,57 +1,323 @@
-/* Chrome trace-event JSON, streamed: counters from the trace as it is read,
- * then the slices, then the names of the tracks. */
+/* Perfetto's protobuf trace, streamed: the tracks' descriptors, the counters
+ * from the trace as it is read, the corrected power of each estimate, then
+ * the slices in time order. Field numbers are those of Perfetto's published
+ * protos (protos/perfetto/trace/trace.proto, trace_packet.proto,
+ * clock_snapshot.proto, trace_packet_defaults.proto,
+ * track_event/track_event.proto, track_descriptor.proto,
+ * counter_descriptor.proto, debug_annotation.proto,
+ * interned_data/interned_data.proto).
+ *
+ * Each track is a packet sequence of its own, its times only growing (a
+ * counter track, a corrected power track, a stream's slices): its first packet
+ * clears the sequence's state, defines clock 64 as incremental (ns, starting
+ * at 0 = BOOTTIME 0) and sets it as the sequence's default clock, so every
+ * later packet's timestamp is the delta from the previous one, and makes the
+ * track its events' default. Slice names and the energy argument's name are
+ * interned on each slice track's sequence. */
 #include "report/perfetto.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/json.h"
+#include "core/strmap.h"
 
-typedef struct track {
-    long long pid, tid;
-} track;
+/* ---------------------------------------------------------------- field numbers */
 
-typedef struct tracks {
-    track *t;
-    size_t n, cap;
-    size_t last; /* the last one found: consecutive events mostly share a track */
-} tracks;
+enum {
+    TRACE_PACKET = 1, /* Trace.packet */
 
-static bool tracks_add(tracks *ts, long long pid, long long tid)
+    TP_CLOCK_SNAPSHOT = 6, /* TracePacket */
+    TP_TIMESTAMP = 8,
+    TP_SEQUENCE_ID = 10, /* trusted_packet_sequence_id */
+    TP_TRACK_EVENT = 11,
+    TP_INTERNED_DATA = 12,
+    TP_SEQUENCE_FLAGS = 13,
+    TP_DEFAULTS = 59, /* trace_packet_defaults */
+    TP_TRACK_DESCRIPTOR = 60,
+
+    CS_CLOCKS = 1, /* ClockSnapshot; its Clock: */
+    CLOCK_ID = 1,
+    CLOCK_TIMESTAMP = 2,
+    CLOCK_IS_INCREMENTAL = 3,
+
+    DEF_TIMESTAMP_CLOCK_ID = 58, /* TracePacketDefaults */
+    DEF_TRACK_EVENT = 11,        /* track_event_defaults */
+    TED_TRACK_UUID = 11,         /* TrackEventDefaults */
+
+    TD_UUID = 1, /* TrackDescriptor */
+    TD_NAME = 2,
+    TD_PARENT_UUID = 5,
+    TD_COUNTER = 8,
+    TD_DESCRIPTION = 14,
+    CD_UNIT_NAME = 6, /* CounterDescriptor */
+
+    TE_DEBUG_ANNOTATIONS = 4, /* TrackEvent */
+    TE_TYPE = 9,
+    TE_NAME_IID = 10,
+    TE_DOUBLE_COUNTER_VALUE = 44,
+
+    DA_NAME_IID = 1, /* DebugAnnotation */
+    DA_DOUBLE_VALUE = 5,
+
+    ID_EVENT_NAMES = 2, /* InternedData */
+    ID_DEBUG_ANNOTATION_NAMES = 3,
+    INTERNED_IID = 1, /* EventName, DebugAnnotationName */
+    INTERNED_NAME = 2,
+};
+
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
+enum { PB_CLOCK_BOOTTIME = 6, PB_CLOCK_SEQUENCE = 64 /* the first sequence-scoped id */ };
+
+/* The iid of the one debug annotation name, interned on the slices' sequence. */
+#define ENERGY_ARG_IID 1
+#define ENERGY_ARG_NAME "energy_above_idle_J"
+
+/* ---------------------------------------------------------------- protobuf encoding */
+
+enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2 };
+
+#define PB_MAX_DEPTH 8
+#define PB_FLUSH_BYTES (1u << 20)
+
+/* The output buffer: whole packets are appended, and written out once it
+ * holds PB_FLUSH_BYTES. A nested message gets a one-byte length slot when
+ * opened; the rare one of 128 bytes or more moves up to make room. */
+typedef struct pb {
+    FILE *f;
+    uint8_t *p;
+    size_t len, cap;
+    size_t open[PB_MAX_DEPTH]; /* where each open message's content starts */
+    int depth;
+    bool oom, io;
+} pb;
+
+static bool pb_reserve(pb *b, size_t n)
 {
-    if (ts->last < ts->n && ts->t[ts->last].pid == pid && ts->t[ts->last].tid == tid) return true;
-    for (size_t i = 0; i < ts->n; i++)
-        if (ts->t[i].pid == pid && ts->t[i].tid == tid) {
-            ts->last = i;
-            return true;
-        }
-    if (ts->n == ts->cap) {
-        size_t cap = ts->cap ? 2 * ts->cap : 16;
-        track *p = realloc(ts->t, cap * sizeof *p);
-        if (!p) return false;
-        ts->t = p;
-        ts->cap = cap;
+    if (b->len + n <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : PB_FLUSH_BYTES + 4096;
+    while (cap < b->len + n)
+        cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
     }
-    ts->t[ts->n] = (track){pid, tid};
-    ts->last = ts->n++;
+    b->p = p;
+    b->cap = cap;
     return true;
 }
 
-static double us(double t_s) { return t_s * 1e6; }
+static size_t varint_encode(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+static void pb_raw_varint(pb *b, uint64_t v)
+{
+    if (pb_reserve(b, 10)) b->len += varint_encode(b->p + b->len, v);
+}
+
+static void pb_tag(pb *b, uint32_t field, int wire) { pb_raw_varint(b, (uint64_t)field << 3 | (uint64_t)wire); }
+
+static void pb_varint(pb *b, uint32_t field, uint64_t v)
+{
+    pb_tag(b, field, WIRE_VARINT);
+    pb_raw_varint(b, v);
+}
+
+/* A double is 8 bytes little-endian, whatever the host's order. */
+static void pb_double(pb *b, uint32_t field, double v)
+{
+    pb_tag(b, field, WIRE_I64);
+    if (!pb_reserve(b, 8)) return;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    for (int i = 0; i < 8; i++)
+        b->p[b->len++] = (uint8_t)(u >> (8 * i));
+}
+
+static void pb_string(pb *b, uint32_t field, const char *s)
+{
+    size_t n = strlen(s);
+    pb_tag(b, field, WIRE_LEN);
+    pb_raw_varint(b, n);
+    if (!pb_reserve(b, n)) return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void pb_begin(pb *b, uint32_t field)
+{
+    pb_tag(b, field, WIRE_LEN);
+    if (b->depth >= PB_MAX_DEPTH) { /* a bug here, not in the input */
+        b->oom = true;
+        return;
+    }
+    if (pb_reserve(b, 1)) b->len++; /* the length slot */
+    b->open[b->depth++] = b->len;
+}
+
+static void pb_flush(pb *b)
+{
+    if (b->len && !b->io && fwrite(b->p, 1, b->len, b->f) != b->len) b->io = true;
+    b->len = 0;
+}
+
+static void pb_end(pb *b)
+{
+    if (b->depth == 0 || b->oom) return;
+    size_t start = b->open[--b->depth];
+    size_t n = b->len - start;
+    uint8_t v[10];
+    size_t k = varint_encode(v, n);
+    if (k > 1) {
+        if (!pb_reserve(b, k - 1)) return;
+        memmove(b->p + start + k - 1, b->p + start, n);
+        b->len += k - 1;
+    }
+    memcpy(b->p + start - 1, v, k);
+    if (b->depth == 0 && b->len >= PB_FLUSH_BYTES) pb_flush(b);
+}
+
+/* ---------------------------------------------------------------- sequences and tracks */
+
+typedef struct sequence {
+    uint32_t id;
+    uint64_t last_ns; /* the clock's value: the last packet's time */
+} sequence;
+
+typedef struct writer {
+    pb b;
+    uint64_t next_uuid;
+    uint32_t next_sequence;
+    const perfetto_device *dev;
+    size_t ndev;
+    uint64_t *group; /* per device: the uuid of its track group */
+} writer;
+
+/* Times in ns on the sequences' clocks, which start at 0: a time before the
+ * trace's 0 (or NaN) is drawn at 0. */
+static uint64_t to_ns(double t_s) { return t_s > 0 ? (uint64_t)llround(t_s * 1e9) : 0; }
+
+/* The first packet of a sequence: clears its state, defines its incremental
+ * clock and makes it the default clock (and default_track, if not 0, the
+ * default track of its events); interns the energy argument's name when asked. */
+static void sequence_start(writer *w, sequence *s, uint64_t default_track, bool intern_energy_arg)
+{
+    pb *b = &w->b;
+    s->id = w->next_sequence++;
+    s->last_ns = 0;
+    pb_begin(b, TRACE_PACKET);
+    pb_varint(b, TP_SEQUENCE_ID, s->id);
+    pb_varint(b, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE);
+    pb_begin(b, TP_DEFAULTS);
+    pb_varint(b, DEF_TIMESTAMP_CLOCK_ID, PB_CLOCK_SEQUENCE);
+    if (default_track) {
+        pb_begin(b, DEF_TRACK_EVENT);
+        pb_varint(b, TED_TRACK_UUID, default_track);
+        pb_end(b);
+    }
+    pb_end(b);
+    if (intern_energy_arg) {
+        pb_begin(b, TP_INTERNED_DATA);
+        pb_begin(b, ID_DEBUG_ANNOTATION_NAMES);
+        pb_varint(b, INTERNED_IID, ENERGY_ARG_IID);
+        pb_string(b, INTERNED_NAME, ENERGY_ARG_NAME);
+        pb_end(b);
+        pb_end(b);
+    }
+    pb_begin(b, TP_CLOCK_SNAPSHOT);
+    pb_begin(b, CS_CLOCKS);
+    pb_varint(b, CLOCK_ID, PB_CLOCK_SEQUENCE);
+    pb_varint(b, CLOCK_TIMESTAMP, 0);
+    pb_varint(b, CLOCK_IS_INCREMENTAL, 1);
+    pb_end(b);
+    pb_begin(b, CS_CLOCKS);
+    pb_varint(b, CLOCK_ID, PB_CLOCK_BOOTTIME);
+    pb_varint(b, CLOCK_TIMESTAMP, 0);
+    pb_end(b);
+    pb_end(b);
+    pb_end(b);
+}
+
+/* Opens a packet of the sequence at t_ns; times within a sequence never go
+ * back (the callers emit in time order; rounding cannot undo that). */
+static void sequence_packet(writer *w, sequence *s, uint64_t t_ns)
+{
+    if (t_ns < s->last_ns) t_ns = s->last_ns;
+    pb_begin(&w->b, TRACE_PACKET);
+    pb_varint(&w->b, TP_TIMESTAMP, t_ns - s->last_ns);
+    pb_varint(&w->b, TP_SEQUENCE_ID, s->id);
+    pb_varint(&w->b, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    s->last_ns = t_ns;
+}
+
+/* A track: unit NULL for a slice track, else a counter track in that unit
+ * ("" = none); parent and description optional (0, NULL). */
+static uint64_t track_new(writer *w, uint64_t parent, const char *name, const char *unit, const char *description)
+{
+    pb *b = &w->b;
+    uint64_t uuid = w->next_uuid++;
+    pb_begin(b, TRACE_PACKET);
+    pb_begin(b, TP_TRACK_DESCRIPTOR);
+    pb_varint(b, TD_UUID, uuid);
+    if (parent) pb_varint(b, TD_PARENT_UUID, parent);
+    pb_string(b, TD_NAME, name);
+    if (description && *description) pb_string(b, TD_DESCRIPTION, description);
+    if (unit) {
+        pb_begin(b, TD_COUNTER);
+        if (*unit) pb_string(b, CD_UNIT_NAME, unit);
+        pb_end(b);
+    }
+    pb_end(b);
+    pb_end(b);
+    return uuid;
+}
+
+static void counter_value(writer *w, sequence *s, uint64_t t_ns, double v)
+{
+    sequence_packet(w, s, t_ns);
+    pb_begin(&w->b, TP_TRACK_EVENT);
+    pb_varint(&w->b, TE_TYPE, TYPE_COUNTER);
+    pb_double(&w->b, TE_DOUBLE_COUNTER_VALUE, v);
+    pb_end(&w->b);
+    pb_end(&w->b);
+}
+
+static void write_groups(writer *w, const char *provenance)
+{
+    char name[160];
+    for (size_t d = 0; d < w->ndev; d++) {
+        const perfetto_device *x = &w->dev[d];
+        if (x->name && *x->name)
+            snprintf(name, sizeof name, "GPU %d (%s)", x->index, x->name);
+        else
+            snprintf(name, sizeof name, "GPU %d", x->index);
+        w->group[d] = track_new(w, 0, name, NULL, provenance);
+    }
+}
 
 /* ---------------------------------------------------------------- counters */
 
 typedef struct counter_col {
-    long long pid;
-    char name[128]; /* the track's name: the reading without prefix and unit */
-    const char *unit_key;
+    bool used;           /* a reading of one of the devices */
     bool interval_start; /* a buffer sample: drawn from the start of its interval */
     bool have;
     double last_v, last_t;
+    uint64_t track;
+    sequence seq;
 } counter_col;
 
 static bool ends_with(const char *s, const char *suffix)
@@ -60,56 +326,64 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Which device a column belongs to; NULL when none (another device's column). */
-static const perfetto_device *column_device(const char *col, const perfetto_device *dev, size_t ndev)
+/* Which device a column belongs to (the longest matching prefix); -1 when none. */
+static long column_device(const char *col, const perfetto_device *dev, size_t ndev)
 {
-    const perfetto_device *best = NULL;
+    long best = -1;
     size_t best_len = 0;
     for (size_t d = 0; d < ndev; d++) {
         const char *p = dev[d].prefix ? dev[d].prefix : "";
         size_t len = strlen(p);
-        if (strncmp(col, p, len) == 0 && (!best || len > best_len)) {
-            best = &dev[d];
+        if (strncmp(col, p, len) == 0 && (best < 0 || len > best_len)) {
+            best = (long)d;
             best_len = len;
         }
     }
     return best;
 }
 
-static void setup_counter(counter_col *c, const tw_reading_info *info, const perfetto_device *d)
+/* The track of a reading: its name without the device's prefix and the unit
+ * suffix, which becomes the counter's unit. */
+static void setup_counter(writer *w, counter_col *c, const tw_reading_info *info, size_t d)
 {
-    const char *p = d->prefix ? d->prefix : "";
+    const char *p = w->dev[d].prefix ? w->dev[d].prefix : "";
     const char *base = info->name + strlen(p);
     size_t len = strlen(base);
-    c->pid = d->index;
-    c->unit_key = "value";
+    const char *unit = "";
     if (info->quantity == TW_Q_POWER && ends_with(base, "_w")) {
         len -= 2;
-        c->unit_key = "W";
+        unit = "W";
     } else if (info->quantity == TW_Q_ENERGY && ends_with(base, "_j")) {
         len -= 2;
-        c->unit_key = "J";
+        unit = "J";
     }
-    snprintf(c->name, sizeof c->name, "%.*s", (int)len, base);
-    c->interval_start = strstr(c->name, "buffer") != NULL;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)len, base);
+    c->used = true;
+    c->interval_start = strstr(name, "buffer") != NULL;
+    c->track = track_new(w, w->group[d], name, unit, NULL);
+    sequence_start(w, &c->seq, c->track, false);
 }
 
-static void counter_event(json *j, const counter_col *c, double t_s, double v)
+static void counter_row(writer *w, counter_col *c, size_t n, const tw_row *row)
 {
-    json_begin_object(j);
-    json_kv_string(j, "ph", "C");
-    json_kv_string(j, "name", c->name);
-    json_key(j, "pid");
-    json_number(j, (double)c->pid);
-    json_kv_number(j, "ts", us(t_s));
-    json_key(j, "args");
-    json_begin_object(j);
-    json_kv_number(j, c->unit_key, v);
-    json_end_object(j);
-    json_end_object(j);
+    for (size_t i = 0; i < n; i++) {
+        if (!c[i].used || !row->valid[i]) continue;
+        double v = row->value[i], t = row->t_value_s[i];
+        if (!isfinite(v) || !isfinite(t)) continue;
+        /* one value per update, not per poll: a buffer sample is new when its time is,
+         * another reading when its value changed */
+        if (c[i].have && (t <= c[i].last_t || (!c[i].interval_start && v == c[i].last_v))) continue;
+        /* a buffer sample is the mean over (previous sample, this one] */
+        double at = c[i].interval_start && c[i].have ? c[i].last_t : t;
+        counter_value(w, &c[i].seq, to_ns(at), v);
+        c[i].have = true;
+        c[i].last_v = v;
+        c[i].last_t = t;
+    }
 }
 
-static tw_status write_counters(json *j, const char *trace_path, const perfetto_device *dev, size_t ndev)
+static tw_status write_counters(writer *w, const char *trace_path)
 {
     tw_trace_reader *r = NULL;
     tw_status st = tw_trace_reader_open(trace_path, &r);
@@ -122,120 +396,323 @@ static tw_status write_counters(json *j, const char *trace_path, const perfetto_
     }
     for (size_t i = 0; i < n; i++) {
         const tw_reading_info *info = tw_trace_reader_reading(r, i);
-        const perfetto_device *d = column_device(info->name, dev, ndev);
-        if (d)
-            setup_counter(&c[i], info, d);
-        else
-            c[i].pid = -1;
+        long d = column_device(info->name, w->dev, w->ndev);
+        if (d >= 0) setup_counter(w, &c[i], info, (size_t)d);
     }
     for (;;) {
         tw_row row;
         bool eof;
         if ((st = tw_trace_reader_next(r, &row, &eof)) != TW_OK || eof) break;
-        for (size_t i = 0; i < n; i++) {
-            if (c[i].pid < 0 || !row.valid[i]) continue;
-            double v = row.value[i], t = row.t_value_s[i];
-            if (!isfinite(v) || !isfinite(t)) continue;
-            /* one event per update, not per poll: a buffer sample is new when its time is,
-             * another reading when its value changed */
-            if (c[i].have && (t <= c[i].last_t || (!c[i].interval_start && v == c[i].last_v))) continue;
-            /* a buffer sample is the mean over (previous sample, this one] */
-            double at = c[i].interval_start && c[i].have ? c[i].last_t : t;
-            counter_event(j, &c[i], at, v);
-            c[i].have = true;
-            c[i].last_v = v;
-            c[i].last_t = t;
-        }
+        counter_row(w, c, n, &row);
     }
     free(c);
     tw_trace_reader_close(r);
     return st;
 }
 
-/* ---------------------------------------------------------------- slices */
+/* ---------------------------------------------------------------- corrected power */
 
-static const perfetto_device *event_device(const tw_event *e, const perfetto_device *dev, size_t ndev)
+/* The model's power (baseline + each launch's attributed energy spread over
+ * its time) as its mean over bins of CORRECTED_BIN_S, or wider where the
+ * fit span would need more than CORRECTED_MAX_BINS; a value is written only
+ * where it changes. */
+#define CORRECTED_BIN_S 1e-3
+#define CORRECTED_MAX_BINS 1000000
+
+static void spread_energy(double *bin_j, size_t nbins, double t0, double width, double a, double b, double j)
 {
-    for (size_t d = 0; d < ndev; d++)
-        if (dev[d].index == e->device) return &dev[d];
-    return ndev ? &dev[0] : NULL;
+    if (!(b > a)) return;
+    double p = j / (b - a);
+    double lo = fmax(0.0, floor((a - t0) / width)), hi = fmin((double)nbins - 1, floor((b - t0) / width));
+    for (double k = lo; k <= hi; k++) {
+        double s = t0 + k * width, e = s + width;
+        double ov = fmin(b, e) - fmax(a, s);
+        if (ov > 0) bin_j[(size_t)k] += p * ov;
+    }
 }
 
-static tw_status write_slices(json *j, const tw_events *ev, const double *energy, const perfetto_device *dev,
-                              size_t ndev, tracks *ts)
+static tw_status write_corrected(writer *w, size_t d)
 {
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
+    const tw_estimate *est = w->dev[d].est;
+    const tw_events *ev = w->dev[d].est_events;
+    if (!est || !ev || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
+    double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
+    size_t nbins = (size_t)ceil(span / width);
+    double *bin_j = calloc(nbins ? nbins : 1, sizeof *bin_j);
+    if (!bin_j) return tw_fail(TW_ENOMEM, "out of memory");
+    size_t n = tw_events_count(ev) < est->nevents ? tw_events_count(ev) : est->nevents;
+    for (size_t i = 0; i < n; i++) {
         const tw_event *e = tw_events_get(ev, i);
-        const perfetto_device *d = event_device(e, dev, ndev);
-        long long pid = d ? d->index : (e->device >= 0 ? e->device : 0);
-        bool nvtx = e->kind && strcmp(e->kind, "nvtx") == 0;
-        long long tid = nvtx ? PERFETTO_NVTX_TID : (e->stream >= 0 ? (long long)e->stream : 0);
-        if (!tracks_add(ts, pid, tid)) return tw_fail(TW_ENOMEM, "out of memory");
-        json_begin_object(j);
-        json_kv_string(j, "ph", "X");
-        json_kv_string(j, "name", e->name);
-        json_key(j, "pid");
-        json_number(j, (double)pid);
-        json_key(j, "tid");
-        json_number(j, (double)tid);
-        json_kv_number(j, "ts", us(e->start_s));
-        json_kv_number(j, "dur", us(e->end_s - e->start_s));
-        json_key(j, "args");
-        json_begin_object(j);
-        json_kv_string(j, "kind", e->kind ? e->kind : "kernel");
-        if (e->stream >= 0 && !nvtx) {
-            json_key(j, "stream");
-            json_number(j, (double)e->stream);
-        }
-        if (energy && isfinite(energy[i])) json_kv_number(j, "energy_above_idle_J", energy[i]);
-        json_end_object(j);
-        json_end_object(j);
+        double j = est->event_energy_j[i];
+        if (isfinite(j)) spread_energy(bin_j, nbins, t0, width, e->start_s + est->shift_s, e->end_s + est->shift_s, j);
     }
+    uint64_t track = track_new(w, w->group[d], "corrected power (model)", "W", NULL);
+    sequence seq;
+    sequence_start(w, &seq, track, false);
+    double last = NAN;
+    for (size_t k = 0; k < nbins; k++) {
+        double a = t0 + (double)k * width, b = fmin(a + width, est->fit_t1_s);
+        double p = (tw_estimate_baseline_j(est, a, b) + bin_j[k]) / (b - a);
+        if (p == last || !isfinite(p)) continue;
+        counter_value(w, &seq, to_ns(a), p);
+        last = p;
+    }
+    free(bin_j);
     return TW_OK;
 }
 
-static void metadata(json *j, const char *what, long long pid, const long long *tid, const char *name)
+/* ---------------------------------------------------------------- slices */
+
+/* The iid of s in a track's names (1, 2, ... in order of first sight, the
+ * map's values); *fresh when it was not interned before. 0 when out of memory. */
+static uint64_t names_iid(tw_strmap *t, const char *s, bool *fresh)
 {
-    json_begin_object(j);
-    json_kv_string(j, "ph", "M");
-    json_kv_string(j, "name", what);
-    json_key(j, "pid");
-    json_number(j, (double)pid);
-    if (tid) {
-        json_key(j, "tid");
-        json_number(j, (double)*tid);
-    }
-    json_key(j, "args");
-    json_begin_object(j);
-    json_kv_string(j, "name", name);
-    json_end_object(j);
-    json_end_object(j);
+    const char *key;
+    int64_t *iid = tw_strmap_get(t, s, &key, fresh);
+    if (!iid) return 0;
+    if (*fresh) *iid = (int64_t)t->n;
+    return (uint64_t)*iid;
 }
 
-static void write_names(json *j, const perfetto_device *dev, size_t ndev, const tracks *ts)
+/* Slice tracks by (device, thread): a stream, or the NVTX ranges. Each is a
+ * sequence of its own whose default track it is, so its events carry no
+ * track; names are interned per track. */
+#define NVTX_THREAD (-2)
+
+typedef struct slice_track {
+    size_t dev;
+    long long thread;
+    sequence seq;
+    tw_strmap names; /* the slice names interned on this track */
+} slice_track;
+
+typedef struct slice_tracks {
+    slice_track *t;
+    size_t n, cap, last; /* last: the one found last (consecutive events mostly share one) */
+} slice_tracks;
+
+typedef struct pending_end {
+    uint64_t t_ns;
+    uint64_t order; /* the begin's rank: of two ends at one time, the later begin's closes first */
+    size_t track;   /* into slices.tracks */
+} pending_end;
+
+typedef struct end_heap {
+    pending_end *h;
+    size_t n, cap;
+} end_heap;
+
+static bool end_before(const pending_end *a, const pending_end *b)
 {
-    char name[160];
-    for (size_t d = 0; d < ndev; d++) {
-        if (dev[d].name && *dev[d].name)
-            snprintf(name, sizeof name, "GPU %d (%s)", dev[d].index, dev[d].name);
-        else
-            snprintf(name, sizeof name, "GPU %d", dev[d].index);
-        metadata(j, "process_name", dev[d].index, NULL, name);
+    return a->t_ns < b->t_ns || (a->t_ns == b->t_ns && a->order > b->order);
+}
+
+static bool heap_push(end_heap *q, pending_end x)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 64;
+        pending_end *h = realloc(q->h, cap * sizeof *h);
+        if (!h) return false;
+        q->h = h;
+        q->cap = cap;
     }
-    for (size_t i = 0; i < ts->n; i++) {
-        bool known = false;
-        for (size_t d = 0; d < ndev; d++)
-            known |= dev[d].index == ts->t[i].pid;
-        if (!known) {
-            snprintf(name, sizeof name, "GPU %lld", ts->t[i].pid);
-            metadata(j, "process_name", ts->t[i].pid, NULL, name);
+    size_t i = q->n++;
+    while (i > 0 && end_before(&x, &q->h[(i - 1) / 2])) {
+        q->h[i] = q->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->h[i] = x;
+    return true;
+}
+
+static pending_end heap_pop(end_heap *q)
+{
+    pending_end top = q->h[0], x = q->h[--q->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= q->n) break;
+        if (c + 1 < q->n && end_before(&q->h[c + 1], &q->h[c])) c++;
+        if (!end_before(&q->h[c], &x)) break;
+        q->h[i] = q->h[c];
+        i = c;
+    }
+    if (q->n) q->h[i] = x;
+    return top;
+}
+
+typedef struct slices {
+    writer *w;
+    bool energy; /* the energy argument's name is interned on each track */
+    slice_tracks tracks;
+    end_heap ends;
+} slices;
+
+/* The device an event is drawn under: the one with its index, else the first. */
+static size_t event_device(const tw_event *e, const perfetto_device *dev, size_t ndev)
+{
+    for (size_t d = 0; d < ndev; d++)
+        if (dev[d].index == e->device) return d;
+    return 0;
+}
+
+/* The index of the event's track, described and its sequence started when
+ * first seen; SIZE_MAX when out of memory. */
+static size_t slice_track_of(slices *s, const tw_event *e)
+{
+    slice_tracks *ts = &s->tracks;
+    size_t d = event_device(e, s->w->dev, s->w->ndev);
+    bool nvtx = e->kind && strcmp(e->kind, "nvtx") == 0;
+    long long thread = nvtx ? NVTX_THREAD : (e->stream >= 0 ? (long long)e->stream : 0);
+    if (ts->last < ts->n && ts->t[ts->last].dev == d && ts->t[ts->last].thread == thread) return ts->last;
+    for (size_t i = 0; i < ts->n; i++) /* few tracks: streams and NVTX of each GPU */
+        if (ts->t[i].dev == d && ts->t[i].thread == thread) {
+            ts->last = i;
+            return i;
         }
-        if (ts->t[i].tid == PERFETTO_NVTX_TID)
-            snprintf(name, sizeof name, "NVTX ranges");
-        else
-            snprintf(name, sizeof name, "stream %lld", ts->t[i].tid);
-        metadata(j, "thread_name", ts->t[i].pid, &ts->t[i].tid, name);
+    if (ts->n == ts->cap) {
+        size_t cap = ts->cap ? 2 * ts->cap : 16;
+        slice_track *p = realloc(ts->t, cap * sizeof *p);
+        if (!p) return SIZE_MAX;
+        ts->t = p;
+        ts->cap = cap;
     }
+    char name[64];
+    if (nvtx)
+        snprintf(name, sizeof name, "NVTX ranges");
+    else
+        snprintf(name, sizeof name, "stream %lld", thread);
+    slice_track *t = &ts->t[ts->n];
+    *t = (slice_track){.dev = d, .thread = thread};
+    sequence_start(s->w, &t->seq, track_new(s->w, s->w->group[d], name, NULL, NULL), s->energy);
+    ts->last = ts->n++;
+    return ts->last;
+}
+
+static void slice_end(slices *s, const pending_end *x)
+{
+    pb *b = &s->w->b;
+    sequence_packet(s->w, &s->tracks.t[x->track].seq, x->t_ns);
+    pb_begin(b, TP_TRACK_EVENT);
+    pb_varint(b, TE_TYPE, TYPE_SLICE_END);
+    pb_end(b);
+    pb_end(b);
+}
+
+static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint64_t t_ns, double energy_j)
+{
+    pb *b = &s->w->b;
+    bool fresh;
+    uint64_t iid = names_iid(&t->names, e->name ? e->name : "", &fresh);
+    if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
+    sequence_packet(s->w, &t->seq, t_ns);
+    if (fresh) {
+        pb_begin(b, TP_INTERNED_DATA);
+        pb_begin(b, ID_EVENT_NAMES);
+        pb_varint(b, INTERNED_IID, iid);
+        pb_string(b, INTERNED_NAME, e->name ? e->name : "");
+        pb_end(b);
+        pb_end(b);
+    }
+    pb_begin(b, TP_TRACK_EVENT);
+    pb_varint(b, TE_TYPE, TYPE_SLICE_BEGIN);
+    pb_varint(b, TE_NAME_IID, iid);
+    if (isfinite(energy_j)) {
+        pb_begin(b, TE_DEBUG_ANNOTATIONS);
+        pb_varint(b, DA_NAME_IID, ENERGY_ARG_IID);
+        pb_double(b, DA_DOUBLE_VALUE, energy_j);
+        pb_end(b);
+    }
+    pb_end(b);
+    pb_end(b);
+    return TW_OK;
+}
+
+typedef struct by_start {
+    double start_s;
+    size_t i;
+} by_start;
+
+static int cmp_start(const void *x, const void *y)
+{
+    const by_start *a = x, *b = y;
+    if (a->start_s != b->start_s) return a->start_s < b->start_s ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The events' indices in start order: NULL (and *sorted) when they are in it
+ * already, as recorded and loaded events are. */
+static by_start *start_order(const tw_events *ev, bool *sorted, bool *oom)
+{
+    size_t n = tw_events_count(ev);
+    *sorted = true;
+    *oom = false;
+    for (size_t i = 1; i < n && *sorted; i++)
+        *sorted = !(tw_events_get(ev, i)->start_s < tw_events_get(ev, i - 1)->start_s);
+    if (*sorted) return NULL;
+    by_start *o = malloc(n * sizeof *o);
+    if (!o) {
+        *oom = true;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        o[i] = (by_start){tw_events_get(ev, i)->start_s, i};
+    qsort(o, n, sizeof *o, cmp_start);
+    return o;
+}
+
+/* Begins in start order; each end is held until no begin comes before it,
+ * so no sequence's times go back. */
+static tw_status write_slices(writer *w, const tw_events *ev, const double *energy)
+{
+    bool sorted, oom;
+    by_start *order = start_order(ev, &sorted, &oom);
+    if (oom) return tw_fail(TW_ENOMEM, "out of memory");
+    slices s = {.w = w, .energy = energy != NULL};
+    tw_status st = TW_OK;
+    size_t n = tw_events_count(ev);
+    for (size_t r = 0; r < n && st == TW_OK; r++) {
+        size_t i = sorted ? r : order[r].i;
+        const tw_event *e = tw_events_get(ev, i);
+        size_t track = slice_track_of(&s, e);
+        uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
+        if (track == SIZE_MAX) {
+            st = tw_fail(TW_ENOMEM, "out of memory");
+            break;
+        }
+        while (s.ends.n && s.ends.h[0].t_ns <= t0) {
+            pending_end x = heap_pop(&s.ends);
+            slice_end(&s, &x);
+        }
+        st = slice_begin(&s, e, &s.tracks.t[track], t0, energy ? energy[i] : NAN);
+        if (st == TW_OK && !heap_push(&s.ends, (pending_end){t1 > t0 ? t1 : t0, r, track}))
+            st = tw_fail(TW_ENOMEM, "out of memory");
+    }
+    while (st == TW_OK && s.ends.n) {
+        pending_end x = heap_pop(&s.ends);
+        slice_end(&s, &x);
+    }
+    free(order);
+    for (size_t k = 0; k < s.tracks.n; k++)
+        tw_strmap_free(&s.tracks.t[k].names);
+    free(s.tracks.t);
+    free(s.ends.h);
+    return st;
+}
+
+/* ---------------------------------------------------------------- the file */
+
+static tw_status write_all(writer *w, const char *trace_path, const tw_events *events, const double *energy,
+                           const char *provenance)
+{
+    write_groups(w, provenance);
+    tw_status st = trace_path ? write_counters(w, trace_path) : TW_OK;
+    for (size_t d = 0; st == TW_OK && d < w->ndev; d++)
+        st = write_corrected(w, d);
+    if (st == TW_OK && events) st = write_slices(w, events, energy);
+    if (st == TW_OK && w->b.oom) st = tw_fail(TW_ENOMEM, "out of memory");
+    return st;
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
@@ -243,38 +720,27 @@ tw_status perfetto_write(const char *path, const char *trace_path, const perfett
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");
-    perfetto_device one = {0, "", NULL};
+    perfetto_device one = {0, "", NULL, NULL, NULL};
     if (!dev || ndev == 0) {
         dev = &one;
         ndev = 1;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) return tw_fail(TW_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
-    json j;
-    json_init(&j, f);
-    json_begin_object(&j);
-    json_kv_string(&j, "displayTimeUnit", "ms");
-    if (provenance && *provenance) {
-        json_key(&j, "metadata");
-        json_begin_object(&j);
-        json_kv_string(&j, "truewatt", provenance);
-        json_end_object(&j);
+    writer w = {.next_uuid = 1, .next_sequence = 1, .dev = dev, .ndev = ndev};
+    w.group = calloc(ndev, sizeof *w.group);
+    if (!w.group) return tw_fail(TW_ENOMEM, "out of memory");
+    w.b.f = fopen(path, "wb");
+    if (!w.b.f) {
+        free(w.group);
+        return tw_fail(TW_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
     }
-    json_key(&j, "traceEvents");
-    json_begin_array(&j);
-    tracks ts = {0};
-    tw_status st = TW_OK;
-    if (trace_path) st = write_counters(&j, trace_path, dev, ndev);
-    if (st == TW_OK && events) st = write_slices(&j, events, event_energy_j, dev, ndev, &ts);
-    if (st == TW_OK) write_names(&j, dev, ndev, &ts);
-    json_end_array(&j);
-    json_end_object(&j);
-    json_finish(&j);
-    free(ts.t);
+    tw_status st = write_all(&w, trace_path, events, event_energy_j, provenance);
     errno = 0;
-    bool bad = fflush(f) == EOF || ferror(f);
+    pb_flush(&w.b);
+    bool bad = w.b.io || fflush(w.b.f) == EOF || ferror(w.b.f);
     int err = bad ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (fclose(w.b.f) != 0 && !err) err = errno ? errno : EIO;
+    free(w.b.p);
+    free(w.group);
     if (st != TW_OK) return st;
     if (err) return tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(err));
     return TW_OK;

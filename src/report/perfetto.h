@@ -1,28 +1,33 @@
-/* Chrome trace-event JSON ({"traceEvents":[...]}, timestamps in µs) for
- * ui.perfetto.dev or chrome://tracing: each reading of a sampler trace as a
- * counter track (one "C" event per update, not per poll), kernels, memcpys
- * and memsets as "X" slices with pid = device and tid = stream, NVTX ranges
- * on a thread of their own, and names for the processes and threads. */
+/* A Perfetto trace in Perfetto's native protobuf format (Trace { repeated
+ * TracePacket }) for ui.perfetto.dev: a group of tracks per GPU holding a
+ * counter track per reading of the sampler trace (one value per update, not
+ * per poll), the corrected power (the estimate's model), a slice track per
+ * stream for kernels, memcpys and memsets, and one for NVTX ranges, each
+ * slice with its energy as an argument. Names are interned, timestamps are
+ * deltas on a sequence-scoped incremental clock (ns), and the file is
+ * written through one buffer: ~50 bytes per launch. */
 #ifndef TW_REPORT_PERFETTO_H
 #define TW_REPORT_PERFETTO_H
 
 #include <stddef.h>
 
+#include "estimate/estimator.h"
 #include "truewatt.h"
 
-/* The thread id that NVTX ranges are drawn on (streams use their own ids). */
-#define PERFETTO_NVTX_TID 1000000000LL
-
 typedef struct perfetto_device {
-    int index;          /* the pid of its tracks */
+    int index;          /* the GPU's number, in its track group's name */
     const char *prefix; /* its trace columns' prefix ("" when the trace has one device) */
     const char *name;   /* e.g. "NVIDIA H100 80GB HBM3"; NULL or "" when unknown */
+    /* The corrected power track: the estimate of this device and the events it
+     * was made from (est->event_energy_j is per event of est_events); NULL: none. */
+    const tw_estimate *est;
+    const tw_events *est_events;
 } perfetto_device;
 
 /* Writes the file at `path`. trace_path may be NULL (no counters), events may
  * be NULL (no slices); event_energy_j (NULL, or one per event, NaN = unknown)
- * adds each slice's attributed energy to its args; provenance (may be NULL)
- * goes into the file's "metadata". */
+ * adds each slice's attributed energy as its argument energy_above_idle_J;
+ * provenance (may be NULL) is the description of each GPU's track group. */
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
                          const tw_events *events, const double *event_energy_j, const char *provenance);
 

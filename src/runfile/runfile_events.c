@@ -15,6 +15,7 @@
 #include "inject/event_csv.h"
 #include "runfile/runfile_internal.h"
 #include "trace/csv.h"
+#include "trace/events_source.h"
 
 /* The events file's columns (TWI_CSV_HEADER), by name. */
 enum {
@@ -279,11 +280,11 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
 /* Every activity, then every NVTX range, as the events file's fields. */
 static const char events_query[] =
     "SELECT k.value, n.value, m.value, a.device, u.value, a.stream, a.correlation_id, a.start_ns, a.end_ns, "
-    "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, NULL, NULL, NULL "
+    "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, NULL, NULL, NULL, a.rowid "
     "FROM activities a JOIN strings k ON k.id = a.kind JOIN strings n ON n.id = a.name "
     "LEFT JOIN strings m ON m.id = a.mangled LEFT JOIN strings u ON u.id = a.device_uuid "
     "UNION ALL SELECT 'nvtx', n.value, NULL, -1, NULL, -1, NULL, x.start_ns, x.end_ns, "
-    "NULL, NULL, NULL, NULL, NULL, NULL, d.value, x.tid, x.depth "
+    "NULL, NULL, NULL, NULL, NULL, NULL, d.value, x.tid, x.depth, x.rowid "
     "FROM nvtx_ranges x JOIN strings n ON n.id = x.name JOIN strings d ON d.id = x.domain";
 
 enum {
@@ -299,7 +300,8 @@ enum {
     Q_GRID,
     Q_DOMAIN = 15,
     Q_TID,
-    Q_DEPTH
+    Q_DEPTH,
+    Q_ROWID
 };
 
 typedef tw_status (*event_fn)(void *ctx, sqlite3_stmt *row);
@@ -346,7 +348,15 @@ static tw_status add_event(void *ctx, sqlite3_stmt *s)
                   .domain = nvtx ? text_or_null(s, Q_DOMAIN) : NULL,
                   .tid = int_or(s, Q_TID, 0),
                   .depth = (int32_t)int_or(s, Q_DEPTH, 0)};
-    return tw_events_add(ctx, &e);
+    tw_status st = tw_events_add(ctx, &e);
+    if (st == TW_OK) tw_events_set_last_line(ctx, (uint64_t)sqlite3_column_int64(s, Q_ROWID));
+    return st;
+}
+
+/* Where an event of the run file is, for messages (an event outside the samples). */
+static const char *event_table(const tw_event *e)
+{
+    return e->kind && strcmp(e->kind, "nvtx") == 0 ? "nvtx_ranges row" : "activities row";
 }
 
 tw_status tw_run_load_events(tw_run *r, tw_events **out)
@@ -356,6 +366,7 @@ tw_status tw_run_load_events(tw_run *r, tw_events **out)
     *out = NULL;
     tw_events *ev = NULL;
     tw_status st = tw_events_new(&ev);
+    if (st == TW_OK && !tw_events_set_source(ev, r->path, event_table)) st = tw_fail(TW_ENOMEM, "out of memory");
     if (st == TW_OK) st = each_event(r, add_event, ev);
     if (st != TW_OK) {
         tw_events_free(ev);

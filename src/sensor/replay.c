@@ -35,6 +35,8 @@ static tw_status replay_rewind(void *state) { return tw_trace_reader_rewind(stat
 
 static void replay_close(void *state) { tw_trace_reader_close(state); }
 
+static const char *replay_notes(const void *state) { return tw_trace_reader_notes(state); }
+
 const tw_backend tw_backend_replay = {
     .abi = TW_BACKEND_ABI,
     .name = "replay",
@@ -46,4 +48,5 @@ const tw_backend tw_backend_replay = {
     .next = replay_next,
     .rewind = replay_rewind,
     .close = replay_close,
+    .notes = replay_notes,
 };

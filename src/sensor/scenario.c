@@ -49,6 +49,12 @@ struct tw_scenario {
     double duration_s;    /* set_duration's value; NaN = default */
     double context_s;     /* set_context's value; NaN = the profile's lead before the first kernel */
     double drift_w_per_s; /* H100: active idle rises this much a second after the context starts */
+    double max_end_s;     /* the latest kernel end (H100 kernels may overlap) */
+    /* The signal, built when first asked for after a change (adding a kernel
+     * marks it stale): rebuilding it per added kernel made K kernels cost K^2.
+     * Readers of a stale scenario rebuild it, so a scenario shared between
+     * threads must be read once (e.g. by opening the sensor) before it is. */
+    bool stale;
     tw_segment *seg;
     double *cum_j;  /* energy from t = 0 to seg[i].t0_s */
     double *bnd;    /* scratch: the instants where the H100 signal can change */
@@ -97,14 +103,7 @@ static const profile_params *params_of(tw_sim_profile p)
 
 /* ---------------------------------------------------------------- segments */
 
-static double last_kernel_end(const tw_scenario *s)
-{
-    /* H100 kernels may overlap: the latest end, not the last start's */
-    double end = -INFINITY;
-    for (size_t i = 0; i < s->nk; i++)
-        end = fmax(end, s->k[i].start_s + s->k[i].duration_s);
-    return end;
-}
+static double last_kernel_end(const tw_scenario *s) { return s->max_end_s; }
 
 static double default_duration(const tw_scenario *s)
 {
@@ -122,11 +121,13 @@ static size_t max_segments(const tw_scenario *s, size_t nk)
 }
 
 /* Grows the segment arrays before anything changes, so a failed allocation
- * leaves the scenario as it was. */
+ * leaves the scenario as it was; geometrically, so that adding K kernels
+ * one by one moves O(K) bytes. */
 static tw_status reserve_segments(tw_scenario *s, size_t nk)
 {
     size_t need = max_segments(s, nk);
     if (need <= s->capseg) return TW_OK;
+    if (need < 2 * s->capseg) need = 2 * s->capseg;
     tw_segment *seg = realloc(s->seg, need * sizeof *seg);
     if (!seg) return tw_fail(TW_ENOMEM, "out of memory (scenario segments)");
     s->seg = seg;
@@ -252,6 +253,7 @@ static void build_h100(tw_scenario *s)
 /* Rebuilds the signal; the arrays must have been reserved for s->nk kernels. */
 static void build_segments(tw_scenario *s)
 {
+    s->stale = false;
     s->nseg = 0;
     if (s->profile == TW_SIM_K20)
         build_k20(s);
@@ -262,12 +264,23 @@ static void build_segments(tw_scenario *s)
         s->cum_j[i] = s->cum_j[i - 1] + s->seg[i - 1].power_w * (s->seg[i].t0_s - s->seg[i - 1].t0_s);
 }
 
-size_t tw_scenario_nsegments(const tw_scenario *s) { return s->nseg; }
+/* The signal of a scenario that changed since it was built, rebuilt: its
+ * arrays were reserved when it changed. The scenario is logically const
+ * (the same signal either way) and always heap-allocated by tw_scenario_new,
+ * so writing through the cast is defined. */
+static const tw_scenario *built(const tw_scenario *s)
+{
+    if (s->stale) build_segments((tw_scenario *)s);
+    return s;
+}
 
-const tw_segment *tw_scenario_segments(const tw_scenario *s) { return s->seg; }
+size_t tw_scenario_nsegments(const tw_scenario *s) { return built(s)->nseg; }
+
+const tw_segment *tw_scenario_segments(const tw_scenario *s) { return built(s)->seg; }
 
 size_t tw_scenario_segment_at(const tw_scenario *s, double t_s)
 {
+    built(s);
     /* Largest i with seg[i].t0_s <= t_s; the comparison fails for NaN. */
     size_t lo = 0, hi = s->nseg;
     while (hi - lo > 1) {
@@ -302,6 +315,7 @@ tw_status tw_scenario_new(tw_sim_profile profile, tw_scenario **out)
     s->pp = pp;
     s->duration_s = NAN;
     s->context_s = NAN;
+    s->max_end_s = -INFINITY;
     if (reserve_segments(s, 0) != TW_OK) {
         tw_scenario_free(s);
         return TW_ENOMEM;
@@ -342,10 +356,9 @@ static bool kernels_overlap(const kernel *a, double start_s, double end_s)
     return start_s < a->start_s + a->duration_s && a->start_s < end_s;
 }
 
-/* Validates and inserts a kernel in start order. With rebuild, the signal
- * is rebuilt too; a loader defers that to the end (one build for the file). */
-static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s, double power_w,
-                            bool rebuild)
+/* Validates and inserts a kernel in start order; the signal is rebuilt when
+ * next read. */
+static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, double duration_s, double power_w)
 {
     tw_status st = check_kernel(name, start_s, duration_s, power_w);
     if (st != TW_OK) return st;
@@ -369,14 +382,15 @@ static tw_status add_kernel(tw_scenario *s, const char *name, double start_s, do
         s->k = k;
         s->capk = cap;
     }
-    if (rebuild && reserve_segments(s, s->nk + 1) != TW_OK) return TW_ENOMEM;
+    if (reserve_segments(s, s->nk + 1) != TW_OK) return TW_ENOMEM;
     char *copy = strdup(name);
     if (!copy) return tw_fail(TW_ENOMEM, "out of memory (kernel name)");
 
     memmove(&s->k[pos + 1], &s->k[pos], (s->nk - pos) * sizeof *s->k);
     s->k[pos] = (kernel){copy, start_s, duration_s, power_w};
     s->nk++;
-    if (rebuild) build_segments(s);
+    s->max_end_s = fmax(s->max_end_s, end_s);
+    s->stale = true;
     return TW_OK;
 }
 
@@ -384,7 +398,7 @@ tw_status tw_scenario_add_kernel(tw_scenario *s, const char *name, double start_
 {
     tw_clear_error();
     if (!s) return tw_fail(TW_EINVAL, "tw_scenario_add_kernel: NULL scenario");
-    return add_kernel(s, name, start_s, duration_s, power_w, true);
+    return add_kernel(s, name, start_s, duration_s, power_w);
 }
 
 tw_status tw_scenario_set_context(tw_scenario *s, double t_s)
@@ -393,7 +407,7 @@ tw_status tw_scenario_set_context(tw_scenario *s, double t_s)
     if (!s) return tw_fail(TW_EINVAL, "tw_scenario_set_context: NULL scenario");
     if (!isfinite(t_s) || t_s < 0) return tw_fail(TW_EINVAL, "context time must be finite and >= 0 (got %g)", t_s);
     s->context_s = t_s;
-    build_segments(s);
+    s->stale = true;
     return TW_OK;
 }
 
@@ -410,7 +424,7 @@ tw_status tw_scenario_set_drift(tw_scenario *s, double w_per_s)
         s->drift_w_per_s = old;
         return TW_ENOMEM;
     }
-    build_segments(s);
+    s->stale = true;
     return TW_OK;
 }
 
@@ -421,7 +435,7 @@ tw_status tw_scenario_set_duration(tw_scenario *s, double duration_s)
     if (!isfinite(duration_s) || duration_s <= 0)
         return tw_fail(TW_EINVAL, "scenario duration must be finite and > 0 (got %g)", duration_s);
     s->duration_s = duration_s;
-    build_segments(s); /* H100: the context ends with the scenario */
+    s->stale = true; /* H100: the context ends with the scenario */
     return TW_OK;
 }
 
@@ -602,7 +616,7 @@ static tw_status parse_kernel_line(tw_scenario *s, const csv_ctx *c, char **fiel
         tw_status st = parse_number(c, field[c->col[j]], j, &v[j]);
         if (st != TW_OK) return st;
     }
-    tw_status st = add_kernel(s, field[c->col[COL_NAME]], v[COL_START], v[COL_DURATION], v[COL_POWER], false);
+    tw_status st = add_kernel(s, field[c->col[COL_NAME]], v[COL_START], v[COL_DURATION], v[COL_POWER]);
     if (st == TW_OK || st == TW_ENOMEM) return st;
     /* A bad value in a file is malformed input; say where. The detail is
      * copied first because tw_fail writes over it. */
@@ -611,7 +625,7 @@ static tw_status parse_kernel_line(tw_scenario *s, const csv_ctx *c, char **fiel
     return tw_fail(TW_EPARSE, "%s:%lu: %s", c->path, c->line, why);
 }
 
-/* Reads every line of f into s (kernels only; segments built by the caller). */
+/* Reads every line of f into s. */
 static tw_status read_kernels(tw_scenario *s, FILE *f, csv_ctx *c)
 {
     char *line = NULL;
@@ -662,12 +676,10 @@ tw_status tw_scenario_load(const char *path, tw_sim_profile profile, tw_scenario
     csv_ctx c = {.path = path};
     st = read_kernels(s, f, &c);
     fclose(f);
-    if (st == TW_OK) st = reserve_segments(s, s->nk);
     if (st != TW_OK) {
         tw_scenario_free(s);
         return st;
     }
-    build_segments(s);
     *out = s;
     return TW_OK;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "core/error.h"
+#include "core/numfmt.h"
 
 static bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -184,12 +185,8 @@ locale_t tw_csv_c_locale(void) { return newlocale(LC_ALL_MASK, "C", (locale_t)0)
 
 int tw_csv_write_exact(FILE *f, double v)
 {
-    char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    return fputs(buf, f);
+    char buf[TW_EXACT_LEN];
+    return fputs(tw_format_exact(buf, v), f);
 }
 
 /* ---------------------------------------------------------------- quoting */
@@ -268,6 +265,7 @@ static tw_status read_line(tw_csv_file *cf, size_t *len, bool *eof)
         }
         cf->line++;
         size_t l = (size_t)n;
+        cf->unterminated = cf->buf[l - 1] != '\n';
         if (memchr(cf->buf, '\0', l))
             return tw_fail(TW_EPARSE, "%s:%llu: NUL byte in text (binary file?)", cf->path,
                            (unsigned long long)cf->line);

@@ -57,6 +57,7 @@ typedef struct tw_csv_file {
     uint64_t line; /* physical lines consumed so far */
     char **field;  /* field pointers into buf */
     size_t fieldcap;
+    bool unterminated; /* the record last read had no line end: the file's last line, perhaps cut off */
 } tw_csv_file;
 
 /* Opens `path` for reading: TW_EIO "PATH: cannot open: ..." on failure. */

@@ -8,20 +8,24 @@
 #include "core/error.h"
 #include "core/strmap.h"
 #include "trace/csv.h"
+#include "trace/events_source.h"
 #include "truewatt.h"
 
 #define CELL_SHOWN 80
 
 typedef struct ev_item {
-    tw_event e; /* first, so tw_events_get can hand out &item.e */
-    size_t seq; /* position before sorting: the tie-break that makes qsort stable */
+    tw_event e;    /* first, so tw_events_get can hand out &item.e */
+    size_t seq;    /* position before sorting: the tie-break that makes qsort stable */
+    uint64_t line; /* the line of the file it was loaded from; 0 when added */
 } ev_item;
 
 struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
-    tw_strmap strings; /* each string of the set once (values unused) */
+    tw_strmap strings;          /* each string of the set once (values unused) */
+    char *source;               /* the file loaded, for messages; NULL when built by hand */
+    tw_events_record_fn record; /* NULL: lines of a CSV ("PATH:LINE") */
 };
 
 tw_status tw_events_new(tw_events **out)
@@ -41,6 +45,7 @@ void tw_events_free(tw_events *ev)
     if (!ev) return;
     tw_strmap_free(&ev->strings);
     free(ev->item);
+    free(ev->source);
     free(ev);
 }
 
@@ -83,7 +88,36 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
     ev_item *it = &ev->item[ev->n++];
     it->e = c;
     it->seq = 0;
+    it->line = 0;
     return TW_OK;
+}
+
+const char *tw_events_source(const tw_events *ev) { return ev ? ev->source : NULL; }
+
+uint64_t tw_events_line(const tw_events *ev, size_t i) { return ev && i < ev->n ? ev->item[i].line : 0; }
+
+int tw_events_where(const tw_events *ev, size_t i, char *buf, size_t cap)
+{
+    uint64_t line = tw_events_line(ev, i);
+    if (!ev || !ev->source || !line) return snprintf(buf, cap, "event %zu", i + 1);
+    if (ev->record)
+        return snprintf(buf, cap, "%s: %s %llu", ev->source, ev->record(&ev->item[i].e), (unsigned long long)line);
+    return snprintf(buf, cap, "%s:%llu", ev->source, (unsigned long long)line);
+}
+
+bool tw_events_set_source(tw_events *ev, const char *source, tw_events_record_fn record)
+{
+    char *copy = strdup(source);
+    if (!copy) return false;
+    free(ev->source);
+    ev->source = copy;
+    ev->record = record;
+    return true;
+}
+
+void tw_events_set_last_line(tw_events *ev, uint64_t line)
+{
+    if (ev->n) ev->item[ev->n - 1].line = line;
 }
 
 static int by_start(const void *a, const void *b)
@@ -267,6 +301,7 @@ static tw_status load_rows(loader *L)
         if (st != TW_OK || eof) return st;
         tw_event e;
         if ((st = parse_event(L, count, &e)) != TW_OK || (st = tw_events_add(L->ev, &e)) != TW_OK) return st;
+        tw_events_set_last_line(L->ev, L->cf.line);
     }
 }
 
@@ -282,8 +317,9 @@ tw_status tw_events_load(const char *path, tw_events **out)
     if (st != TW_OK) return st;
     L.c_locale = tw_csv_c_locale();
     if ((st = tw_csv_read_header(&L.cf, &count)) == TW_OK && (st = map_header(&L, count)) == TW_OK &&
-        (st = tw_events_new(&L.ev)) == TW_OK)
-        st = load_rows(&L);
+        (st = tw_events_new(&L.ev)) == TW_OK) {
+        st = tw_events_set_source(L.ev, path, NULL) ? load_rows(&L) : tw_fail(TW_ENOMEM, "%s: out of memory", path);
+    }
     tw_csv_close(&L.cf);
     if (L.c_locale) freelocale(L.c_locale);
     if (st != TW_OK) {

@@ -17,6 +17,10 @@
 #define TS_SUFFIX_LEN 4
 /* cell text quoted in messages is cut here: the point is to recognise it */
 #define CELL_SHOWN 80
+/* A power outside this range is not a GPU's (issue 19): a unit mistake, a
+ * corrupt cell or an overflow (1e307 kW), refused rather than analysed. */
+#define POWER_MIN_W 0.0
+#define POWER_MAX_W 5000.0
 
 typedef struct scaling {
     double factor;
@@ -39,6 +43,8 @@ struct tw_trace_reader {
     double *value;
     double *t_value;
     uint8_t *valid;
+    double *prev_value; /* the row before's values, for a repeated timestamp */
+    uint8_t *prev_valid;
     off_t data_off; /* file offset just after the header; -1 when not seekable */
     uint64_t header_line;
     uint64_t row_line;
@@ -47,6 +53,7 @@ struct tw_trace_reader {
     bool at_eof;
     tw_status sticky; /* first error of next(); repeated until rewind */
     char sticky_msg[1024];
+    char notes[1024]; /* what was read with a warning (a cut-off last line); "" if nothing */
 };
 
 /* ---------------------------------------------------------------- units */
@@ -178,7 +185,10 @@ static tw_status alloc_readings(tw_trace_reader *r, size_t n)
     r->value = calloc(k, sizeof *r->value);
     r->t_value = calloc(k, sizeof *r->t_value);
     r->valid = calloc(k, sizeof *r->valid);
-    if (!r->info || !r->col || !r->ts_col || !r->scale || !r->value || !r->t_value || !r->valid)
+    r->prev_value = calloc(k, sizeof *r->prev_value);
+    r->prev_valid = calloc(k, sizeof *r->prev_valid);
+    if (!r->info || !r->col || !r->ts_col || !r->scale || !r->value || !r->t_value || !r->valid || !r->prev_value ||
+        !r->prev_valid)
         return tw_fail(TW_ENOMEM, "%s: out of memory", r->cf.path);
     r->n = n;
     return TW_OK;
@@ -330,15 +340,32 @@ static tw_status parse_time(tw_trace_reader *r, double *t)
     return TW_OK;
 }
 
+/* A value that is a number but no reading of a GPU: it overflowed when
+ * scaled to base units, or it is a power outside POWER_MIN_W..POWER_MAX_W. */
+static tw_status check_range(const tw_trace_reader *r, size_t i, double v)
+{
+    size_t col = r->col[i];
+    if (!isfinite(v))
+        return tw_fail(TW_EPARSE, "%s:%llu: column '%s': '%.*s' is out of range (infinite in base units)", r->cf.path,
+                       (unsigned long long)r->cf.line, r->colname[col], CELL_SHOWN, r->cf.field[col]);
+    if (r->info[i].quantity == TW_Q_POWER && !(v >= POWER_MIN_W && v <= POWER_MAX_W))
+        return tw_fail(TW_EPARSE, "%s:%llu: column '%s': '%.*s' is %.9g W, outside %g .. %g W", r->cf.path,
+                       (unsigned long long)r->cf.line, r->colname[col], CELL_SHOWN, r->cf.field[col], v, POWER_MIN_W,
+                       POWER_MAX_W);
+    return TW_OK;
+}
+
 static tw_status parse_readings(tw_trace_reader *r, double t)
 {
     char **field = r->cf.field;
     for (size_t i = 0; i < r->n; i++) {
         double v;
+        tw_status st;
         switch (tw_csv_number(field[r->col[i]], r->c_locale, &v)) {
         case TW_CSV_NUM_OK:
             r->value[i] = apply(r->scale[i], v);
             r->valid[i] = 1;
+            if ((st = check_range(r, i, r->value[i])) != TW_OK) return st;
             break;
         case TW_CSV_NUM_ABSENT:
             r->value[i] = NAN; /* a consumer that ignores valid must not see 0 */
@@ -356,14 +383,36 @@ static tw_status parse_readings(tw_trace_reader *r, double t)
     return TW_OK;
 }
 
+/* Two rows at one time that disagree on a power or energy reading (without
+ * its own timestamp) cannot both be right: refused, not analysed as a jump.
+ * Rows that repeat the same values are fine (the deduplication drops them);
+ * other columns (a temperature, a label-like number) are not judged. */
+static tw_status check_repeat(const tw_trace_reader *r, double t)
+{
+    if (!r->have_prev || t != r->prev_t) return TW_OK;
+    for (size_t i = 0; i < r->n; i++) {
+        tw_quantity q = r->info[i].quantity;
+        if ((q != TW_Q_POWER && q != TW_Q_ENERGY) || r->ts_col[i] != NO_COL || !r->valid[i] || !r->prev_valid[i] ||
+            r->value[i] == r->prev_value[i])
+            continue;
+        return tw_fail(TW_EPARSE, "%s:%llu: time %.9g s repeats (line %llu) with another '%s' (%.9g after %.9g)",
+                       r->cf.path, (unsigned long long)r->cf.line, t, (unsigned long long)r->row_line, r->info[i].name,
+                       r->value[i], r->prev_value[i]);
+    }
+    return TW_OK;
+}
+
 static tw_status parse_row(tw_trace_reader *r, size_t count, tw_row *row)
 {
     if (count != r->ncols)
         return tw_fail(TW_EPARSE, "%s:%llu: expected %zu fields, found %zu", r->cf.path, (unsigned long long)r->cf.line,
                        r->ncols, count);
     double t;
+    memcpy(r->prev_value, r->value, r->n * sizeof *r->value);
+    memcpy(r->prev_valid, r->valid, r->n * sizeof *r->valid);
     tw_status st = parse_time(r, &t);
     if (st == TW_OK) st = parse_readings(r, t);
+    if (st == TW_OK) st = check_repeat(r, t);
     if (st != TW_OK) return st;
     r->prev_t = t;
     r->have_prev = true;
@@ -373,6 +422,23 @@ static tw_status parse_row(tw_trace_reader *r, size_t count, tw_row *row)
     row->value = r->value;
     row->t_value_s = r->t_value;
     row->valid = r->valid;
+    return TW_OK;
+}
+
+/* The last line has no line end: a writer that stopped mid-line (a crash,
+ * a full disk), whose line may parse to a wrong number ("0.8,2" of
+ * "0.8,250"). Every writer of traces ends its lines, so the line is left
+ * out and noted, and the rows before it are used (not the whole file
+ * refused). */
+static tw_status cut_off_end(tw_trace_reader *r, bool *eof)
+{
+    if (!r->notes[0])
+        snprintf(r->notes, sizeof r->notes,
+                 "%s:%llu: the last line has no line end (cut off?) and was left out; the rows before it are used",
+                 r->cf.path, (unsigned long long)r->cf.line);
+    tw_clear_error();
+    r->at_eof = true;
+    *eof = true;
     return TW_OK;
 }
 
@@ -390,6 +456,7 @@ tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof)
         r->at_eof = true;
         return TW_OK;
     }
+    if ((st == TW_OK || st == TW_EPARSE) && r->cf.unterminated) return cut_off_end(r, eof);
     if (st == TW_OK) st = parse_row(r, count, row);
     return st == TW_OK ? TW_OK : remember(r, st);
 }
@@ -416,6 +483,8 @@ uint64_t tw_trace_reader_line(const tw_trace_reader *r)
     return !r ? 0 : r->run ? tw_run_rows_index(r->run) : r->row_line;
 }
 
+const char *tw_trace_reader_notes(const tw_trace_reader *r) { return r ? r->notes : ""; }
+
 const char *tw_trace_reader_path(const tw_trace_reader *r)
 {
     return !r ? NULL : r->run ? tw_run_rows_path(r->run) : r->cf.path;
@@ -436,5 +505,7 @@ void tw_trace_reader_close(tw_trace_reader *r)
     free(r->value);
     free(r->t_value);
     free(r->valid);
+    free(r->prev_value);
+    free(r->prev_valid);
     free(r);
 }

@@ -4,7 +4,10 @@
 #
 # The made-up GPU: baseline 100 W; pattern "bursts" from 2.0 to 3.0 s with gemm_2ms (+200 W) at
 # [2.0, 2.2] and [2.52, 2.72] and wait_1ms (+50 W) at [2.2, 2.5]; quiet stretches [0.5, 2.0] and
-# [3.0, 4.5]. The counter is read at 0.05 + 0.1 k s, the instant power at 0.005 + 0.01 k s.
+# [3.0, 4.5]. The counter is read at 0.05 + 0.1 k s, the instant power at 0.005 + 0.01 k s, the
+# sample buffer (steady run only) at 0.001 + 0.02 k s, each sample the mean since the one before,
+# read 2 % high: its quiet levels (102 and 112.2 W) must be scaled by its gain on the counter
+# (1/1.02, from the counter's readings on its running integral) to the 100 and 110 W below.
 #   solo gemm_2ms: 2 x 0.2 s x 200 W = 80 J over 2 launches         -> solo_j 40
 #   solo wait_1ms: 0.3 s x 50 W = 15 J, 1 launch                    -> solo_j 15
 #   steady gemm_2ms: +200 W over [2, 3], 5 launches; the baseline is 100 W before, 110 W after
@@ -66,9 +69,10 @@ def trace(path, kernels, after_w=100.0, buffer=False, gpu1=False):
     for k in range(45):
         t = 0.05 + 0.1 * k
         rows.append((t, "%.3f,,,%.9f,%.3f,," % (t, energy(t), t)))
-    for k in range(225 if buffer else 0):
+    for k in range(225 if buffer else 0):  # each sample the mean power since the one before
         t = 0.001 + 0.02 * k
-        rows.append((t, "%.3f,,,,,%.6f,%.3f" % (t, p(t), t)))
+        t0 = max(0.0, t - 0.02)
+        rows.append((t, "%.3f,,,,,%.6f,%.3f" % (t, 1.02 * (energy(t) - energy(t0)) / (t - t0), t)))
     cols = "power_instant_w,power_instant_w_t_s,energy_j,energy_j_t_s,power_buffer_w,power_buffer_w_t_s".split(",")
     if gpu1:  # the program ran on GPU 1; GPU 0's counter, first in the header, reads 7 kJ more a second
         cols = ["gpu1_" + c for c in cols] + ["gpu0_energy_j", "gpu0_energy_j_t_s"]

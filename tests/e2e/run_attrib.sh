@@ -28,7 +28,7 @@ export TW_INJECT_LIBRARY=$T/none.so # no CUDA here: the stand-in writes the time
 export TW_PROFILE_DIR=$T/profiles   # no profile unless a check puts one there
 mkdir -p "$TW_PROFILE_DIR" || exit 2
 
-"$BIN" run --json -o t.sqlite --perfetto p.json -- python3 "$HERE/run_fake_app.py" kernels \
+"$BIN" run --json -o t.sqlite --perfetto p.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels \
     >r.json 2>err.txt
 rc=$?
 [ $rc -eq 0 ] || { cat err.txt; fail "truewatt run exited with $rc"; }
@@ -36,6 +36,7 @@ grep -q "sampling nvml" err.txt || fail "no progress line when sampling starts: 
 grep -q "report computed" err.txt || fail "no progress line when the report is computed"
 grep -q "warning: no injection library at $T/none.so" err.txt || fail "no warning about the missing injection library"
 
+python3 "$HERE/../perfetto/decode.py" p.perfetto-trace >p.json || fail "the Perfetto file does not decode"
 python3 - r.json p.json <<'PY' || fail "checks above"
 import collections, json, sys
 
@@ -82,28 +83,27 @@ assert "rc_corrected_k20_model" in m
 sp = d["sampler"]
 assert 0 <= sp["cpu_pct_of_one_core"] < 100 and sp["readings"], sp
 print(f"sampler: {sp['cpu_pct_of_one_core']:.2f} % of one core")
-assert d["files"]["perfetto"] == "p.json"
+assert d["files"]["perfetto"] == "p.perfetto-trace"
 
-p = json.load(open(sys.argv[2]), parse_constant=reject)
-ev = p["traceEvents"]
-x = [e for e in ev if e["ph"] == "X"]
-names = collections.Counter(e["name"] for e in x)
+p = json.load(open(sys.argv[2]))  # tests/perfetto/decode.py's summary of the protobuf file
+names = collections.Counter(s["name"] for s in p["slices"])
 assert names == {"gemm": 1, "relu": 1, "memcpy HtoD": 1, "forward": 1}, names
-g = [e for e in x if e["name"] == "gemm"][0]
-assert g["pid"] == 0 and g["tid"] == 7 and abs(g["ts"] - 1e6) < 1 and abs(g["dur"] - 6e5) < 1, g
-counters = collections.Counter(e["name"] for e in ev if e["ph"] == "C")
-assert counters["power_buffer"] > 100 and 0 < counters["power_usage"] < 60, counters
-meta = {(e["name"], e.get("tid")): e["args"]["name"] for e in ev if e["ph"] == "M"}
-assert meta[("thread_name", 7)] == "stream 7" and meta[("process_name", None)].startswith("GPU 0"), meta
+g = [s for s in p["slices"] if s["name"] == "gemm"][0]
+assert g["track"] == "GPU 0 (Fake H100) / stream 7" and abs(g["ts"] - 1e9) < 1e3 and abs(g["dur"] - 6e8) < 1e3, g
+assert g["args"]["energy_above_idle_J"] > 0, g
+c = {k.split(" / ")[-1]: len(v) for k, v in p["counters"].items()}
+assert c["power_buffer"] > 100 and 0 < c["power_usage"] < 60, c
+assert c["corrected power (model)"] > 10, c
+assert [t for t in p["tracks"] if " / " not in t][0].startswith("GPU 0"), p["tracks"]
 sys.exit(0 if ok else 1)
 PY
 
 # the text report, from the same records
-"$BIN" run -o t2.sqlite --perfetto p2.json -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
+"$BIN" run -o t2.sqlite --perfetto p2.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
     fail "text run: $(cat err2.txt)"
 for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy +1 +0\.020000 +< ' '^forward ' \
     'check: the model .* J vs energy_j .* J over .*\(within 2 %\)' 'energy counter \(difference\)' \
-    'K20 model, not valid on H100' '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.json' \
+    'K20 model, not valid on H100' '^sampler: .* % of one core' '^power_buffer_w +[0-9]+' '^  perfetto  p2.perfetto-trace' \
     "^profile: no sensor profile for GPU Fake H100 \(driver fake-580\.0\) in .*; run 'truewatt sensor identify' to make one; the H100's models are assumed$" \
     '^idle before the program: [0-9.]+ W; after it: [0-9.]+ W'; do
     grep -Eq -- "$pat" r.txt || { cat r.txt; fail "text report lacks /$pat/"; }
@@ -112,7 +112,7 @@ echo "run_attrib: no profile: per-kernel energy, the 1 % check, JSON and Perfett
 
 # ---------------------------------------------------------------- with a sensor profile
 # the fake's own behaviour as a profile: the estimate must be exact but for the fake's 1 mW steps
-"$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o t1.sqlite --perfetto p1.json \
+"$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o t1.sqlite --perfetto p1.perfetto-trace \
     -- python3 "$HERE/run_fake_app.py" kernels >r1.json 2>err1.txt || fail "run --profile: $(cat err1.txt)"
 python3 - r1.json <<'PY' || fail "profile checks above"
 import json, sys
@@ -166,7 +166,7 @@ PY
 export TW_FAKE_NVML_SCENARIO=$T/short.csv
 # found by the GPU's name and driver in $TW_PROFILE_DIR
 cp "$HERE/../data/profile_fake_h100.json" "$TW_PROFILE_DIR/fake-h100_fake-580.0.json"
-"$BIN" run --json -o t3.sqlite --perfetto p3.json -- python3 short_app.py short.csv \
+"$BIN" run --json -o t3.sqlite --perfetto p3.perfetto-trace -- python3 short_app.py short.csv \
     >r3.json 2>err3.txt || fail "run with a profile in TW_PROFILE_DIR: $(cat err3.txt)"
 python3 - r3.json <<'PY' || fail "short-kernel checks above"
 import json, sys
@@ -188,7 +188,7 @@ print(f"clock shift fitted: {1e3 * dev['estimate']['clock_shift_s']:+.2f} ms (th
 ok &= abs(dev["estimate"]["clock_shift_s"]) <= 0.5e-3
 sys.exit(0 if ok else 1)
 PY
-"$BIN" run -o t4.sqlite --perfetto p4.json -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
+"$BIN" run -o t4.sqlite --perfetto p4.perfetto-trace -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
     fail "text run with a profile: $(cat err4.txt)"
 for pat in "^profile: sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\.0\.json .*\(best reading power_buffer_w: boxcar, update every 20 ms, coverage 100 %\)\$" \
     '^readings fitted: power_buffer_w \(boxcar 20 ms window, profile\), energy_j \(counter, profile\)$' \

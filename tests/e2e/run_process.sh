@@ -18,7 +18,7 @@ ok() { echo "ok: $*"; }
 "$BIN" run -o a.sqlite -- sh -c 'exit 3' >out 2>err
 rc=$?
 [ $rc -eq 3 ] && ok "exit 3 forwarded" || fail "sh -c 'exit 3': truewatt exit $rc; $(cat err)"
-[ -s a.sqlite ] && [ -s truewatt-run.perfetto.json ] || fail "no run file or Perfetto file after a failing command"
+[ -s a.sqlite ] && [ -s truewatt-run.perfetto-trace ] || fail "no run file or Perfetto file after a failing command"
 "$BIN" run -o a.sqlite -- true >out 2>err && ok "exit 0" || fail "true: exit $?"
 
 # ---- killed by a signal: 128 + N, one line, the run file kept and analysable

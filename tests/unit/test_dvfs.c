@@ -138,9 +138,7 @@ static void test_published(void **state)
     };
     char path[1024];
     snprintf(path, sizeof path, "%s/data/dvfs-wang-chu/%s-Performance.csv", TW_SHARED_DIR, sets[0].file);
-    FILE *probe = fopen(path, "r");
-    if (!probe) skip();
-    fclose(probe);
+    tw_test_need_data(path);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
         tw_dvfs_params p;
         tw_dvfs_data d;
@@ -168,5 +166,5 @@ int main(void)
         cmocka_unit_test(test_missing_column),  cmocka_unit_test(test_bad_number),
         cmocka_unit_test(test_hand_point),      cmocka_unit_test(test_published),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

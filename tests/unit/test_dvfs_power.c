@@ -271,9 +271,7 @@ static void test_published_data(void **state)
     (void)state;
     char probe_path[1024];
     snprintf(probe_path, sizeof probe_path, "%s/data/dvfs-wang-chu/p100-dvfs-real-Power.csv", TW_SHARED_DIR);
-    FILE *probe = fopen(probe_path, "r");
-    if (!probe) skip();
-    fclose(probe);
+    tw_test_need_data(probe_path);
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
         const expected *x = &sets[i];
         tw_dvfs_params p;
@@ -318,5 +316,5 @@ int main(void)
         cmocka_unit_test(test_no_default_pair),
         cmocka_unit_test(test_published_data),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

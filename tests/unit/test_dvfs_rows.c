@@ -342,10 +342,24 @@ static void test_no_ncu_csv(void **state)
     free(text);
 }
 
+/* fuzz_ncu found it: a NUL byte made the raw-page reader loop forever */
+static void test_ncu_nul_byte_refused(void **state)
+{
+    (void)state;
+    static const char text[] = "==PROF== x\n\"ID\",\"Kernel Name\"\n\"0\",\"k\0\"\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+    assert_non_null(f);
+    tw_ncu_report r;
+    assert_int_equal(tw_dvfs_ncu_read(f, "nul.csv", &r), TW_EPARSE);
+    assert_non_null(strstr(tw_last_error(), "nul.csv:3: NUL byte"));
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_ncu_nul_byte_refused),
         cmocka_unit_test(test_raw_page_round_trip),
         cmocka_unit_test(test_details_page),
         cmocka_unit_test(test_missing_metric),

@@ -114,7 +114,7 @@ static void test_load_header_only(void **state)
 static void test_load_h100_probe(void **state)
 {
     (void)state;
-    if (access(H100_EVENTS, R_OK) != 0) skip();
+    tw_test_need_data(H100_EVENTS);
     tw_events *ev = NULL;
     assert_ok(tw_events_load(H100_EVENTS, &ev));
     assert_true(tw_events_count(ev) >= 4);
@@ -527,5 +527,5 @@ int main(void)
         cmocka_unit_test(test_load_inject_columns_bad),
         cmocka_unit_test(test_save_load_new_columns),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -121,6 +121,26 @@ static void test_untimed_record_skipped(void **state)
     twi_buf_free(&b);
 }
 
+/* fuzz_inject found it: a line ending before it starts made tw_events_load
+ * refuse the whole events file; such records are skipped and counted */
+static void test_inverted_record_skipped(void **state)
+{
+    (void)state;
+    twi_buf b = {0};
+    twi_record r = kernel("k", 2000, 1000);
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    r = kernel("k", 1000, 2000);
+    r.end_ns = 0; /* CUPTI timed the start only */
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.bad_span, 2);
+    r = kernel("k", 1000, 1000); /* zero length is a span */
+    assert_true(twi_append_line(&b, &r, &CLOCK, NULL));
+    assert_true(b.len > 0);
+    assert_int_equal(b.bad_span, 2);
+    twi_buf_free(&b);
+}
+
 static void test_lines_accumulate(void **state)
 {
     (void)state;
@@ -341,6 +361,10 @@ static void test_clock_convert(void **state)
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(1)), 1);
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(-7)), -7);
     assert_int_equal(twi_clock_rel_ns(&CLOCK, CUPTI_AT(123456789012345ll)), 123456789012345ll);
+    /* fuzz_inject found it: absurd clocks overflowed a signed sum (undefined
+     * behaviour, caught by UBSan in the sanitizer build); now the sum wraps */
+    twi_clock huge = {.cupti_ref_ns = 0, .mono_ref_ns = UINT64_C(1) << 62, .t0_mono_ns = 0};
+    assert_true(twi_clock_rel_ns(&huge, UINT64_C(3) << 62) == 0); /* 3 * 2^62 + 2^62 = 2^64, 0 modulo 2^64 */
     /* CUPTI clock behind CLOCK_MONOTONIC */
     twi_clock c = {.cupti_ref_ns = 100, .mono_ref_ns = 1000000100, .t0_mono_ns = 0};
     assert_int_equal(twi_clock_rel_ns(&c, 100), 1000000100);
@@ -583,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_memcpy_memset_lines),
         cmocka_unit_test(test_nvtx_line),
         cmocka_unit_test(test_untimed_record_skipped),
+        cmocka_unit_test(test_inverted_record_skipped),
         cmocka_unit_test(test_lines_accumulate),
         cmocka_unit_test(test_field_quoting),
         cmocka_unit_test(test_seconds),

@@ -345,6 +345,30 @@ static void test_scalar_documents(void **state)
     free(out);
 }
 
+/* An instant three days into a run, to the ns: json_kv_time keeps every
+ * digit (%.10g would write 259205.1235); whole values stay short. */
+static void test_times_exact(void **state)
+{
+    (void)state;
+    const double t = 3 * 86400.0 + 5.123456789;
+    FILE *f = open_buf();
+    json j;
+    json_init(&j, f);
+    json_begin_object(&j);
+    json_kv_time(&j, "start_s", t);
+    json_kv_time(&j, "end_s", 1.5);
+    json_kv_time(&j, "none", NAN);
+    json_end_object(&j);
+    json_finish(&j);
+    char *out = close_buf(f);
+    const char *v = strstr(out, "\"start_s\": ");
+    assert_non_null(v);
+    assert_true(strtod(v + strlen("\"start_s\": "), NULL) == t);
+    assert_non_null(strstr(out, "\"end_s\": 1.5,"));
+    assert_non_null(strstr(out, "\"none\": null"));
+    free(out);
+}
+
 /* The parser itself must reject what is not JSON, or the round trip proves nothing. */
 static void test_parser_rejects_bad_json(void **state)
 {
@@ -411,7 +435,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nested_document_exact), cmocka_unit_test(test_nested_document_parses_back),
         cmocka_unit_test(test_scalar_documents),      cmocka_unit_test(test_parser_rejects_bad_json),
-        cmocka_unit_test(test_invalid_utf8_replaced),
+        cmocka_unit_test(test_invalid_utf8_replaced), cmocka_unit_test(test_times_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,6 +141,27 @@ static void test_errors(void **state)
     assert_int_equal(tw_json_parse("[", 1, &v, NULL, 0), TW_EPARSE);
 }
 
+/* fuzz_dvfs_params found it: raw bytes that are not UTF-8 were taken into
+ * strings, and written back as U+FFFD they no longer fit (a 31-byte name
+ * came back longer): a JSON document is UTF-8, other bytes are refused */
+static void test_utf8_in_strings(void **state)
+{
+    (void)state;
+    parse_bad("\"ab\xFF\"", "1:4: expected UTF-8 text in a string, found the byte 0xFF");
+    parse_bad("\"\xC0\x80\"", "byte 0xC0");         /* overlong NUL */
+    parse_bad("\"\xE0\x80\xAF\"", "byte 0xE0");     /* overlong '/' */
+    parse_bad("\"\xED\xA0\x80\"", "byte 0xED");     /* a surrogate */
+    parse_bad("\"\xF4\x90\x80\x80\"", "byte 0xF4"); /* above U+10FFFF */
+    parse_bad("\"\xE2\x82\"", "byte 0xE2");         /* cut short */
+    parse_bad("\"\x80\"", "byte 0x80");             /* a lone continuation byte */
+    tw_json *v = parse_ok("[\"\xC3\xA9\", \"\xE2\x82\xAC\", \"\xF0\x9F\x98\x80\", \"\xF4\x8F\xBF\xBF\"]");
+    assert_string_equal(tw_json_string(tw_json_at(v, 0)), "\xC3\xA9"); /* e acute */
+    assert_string_equal(tw_json_string(tw_json_at(v, 1)), "\xE2\x82\xAC");
+    assert_string_equal(tw_json_string(tw_json_at(v, 2)), "\xF0\x9F\x98\x80");
+    assert_string_equal(tw_json_string(tw_json_at(v, 3)), "\xF4\x8F\xBF\xBF"); /* U+10FFFF */
+    tw_json_free(v);
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -199,8 +220,10 @@ static void test_writer_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalars), cmocka_unit_test(test_containers),  cmocka_unit_test(test_escapes),
-        cmocka_unit_test(test_errors),  cmocka_unit_test(test_depth_limit), cmocka_unit_test(test_writer_round_trip),
+        cmocka_unit_test(test_scalars),           cmocka_unit_test(test_containers),
+        cmocka_unit_test(test_escapes),           cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_utf8_in_strings),   cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_writer_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

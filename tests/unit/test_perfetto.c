@@ -1,7 +1,10 @@
-/* Unit tests of the Perfetto / Chrome trace-event writer (src/report/perfetto.c,
- * built into the CLI, so compiled in here): the file parses as JSON (checked
- * by python3), has one counter event per update (not per poll), one slice per
- * event on the thread of its stream, NVTX on a thread of its own, and names. */
+/* Unit tests of the Perfetto protobuf writer (src/report/perfetto.c, built
+ * into the CLI, so compiled in here). Each file is decoded by
+ * tests/perfetto/decode.py (protoc against Perfetto's published field
+ * numbers, then the format's sequence, interning and clock rules) and
+ * checked: one counter value per update (not per poll), one slice per event
+ * on the track of its stream, NVTX on a track of their own, interned names,
+ * energies as arguments, the corrected power against a sum worked out here. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,7 +13,6 @@
 
 #include "tw_test.h"
 
-#include "core/json.h"
 #include "report/perfetto.c"
 
 static void assert_ok(tw_status st)
@@ -18,23 +20,29 @@ static void assert_ok(tw_status st)
     if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
 }
 
-static bool have_python(void) { return system("python3 -c 'import json' >/dev/null 2>&1") == 0; }
+static bool have_decoder(void)
+{
+    return system("python3 -c 'import json' >/dev/null 2>&1") == 0 && system("protoc --version >/dev/null 2>&1") == 0;
+}
 
-/* Runs a python3 check on the file; the script gets the parsed document as d. */
+/* Decodes the file with tests/perfetto/decode.py (protoc against Perfetto's
+ * published field numbers) and runs a python3 check on the result, given as
+ * d (tracks, counters, slices, interned_names, packets). */
 static void py_check(const char *path, const char *code)
 {
     const char *script = tw_test_path(6, "check.py");
     FILE *f = fopen(script, "w");
     assert_non_null(f);
     fprintf(f,
-            "import json, sys, collections\n"
-            "def reject(name):\n    raise ValueError('not JSON: ' + name)\n"
-            "d = json.load(open(sys.argv[1]), parse_constant=reject)\n"
-            "ev = d['traceEvents']\n%s\n",
+            "import json, subprocess, sys, collections\n"
+            "r = subprocess.run([sys.executable, sys.argv[1], sys.argv[2]], capture_output=True, text=True)\n"
+            "assert r.returncode == 0, r.stderr\n"
+            "d = json.loads(r.stdout)\n"
+            "tracks, counters, slices = d['tracks'], d['counters'], d['slices']\n%s\n",
             code);
     fclose(f);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", script, path);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s/../perfetto/decode.py' '%s'", script, TW_TEST_DATA, path);
     if (system(cmd) != 0) fail_msg("python check failed on %s:\n%s", path, code);
 }
 
@@ -73,7 +81,7 @@ static void add(tw_events *ev, const char *name, double s, double e, int dev, lo
 static void test_one_device(void **state)
 {
     (void)state;
-    if (!have_python()) skip();
+    if (!have_decoder()) skip();
     const char *trace = write_trace("", NULL);
     tw_events *ev;
     assert_ok(tw_events_new(&ev));
@@ -83,73 +91,160 @@ static void test_one_device(void **state)
     add(ev, "memcpy HtoD", 0.05, 0.06, 0, 7, "memcpy");
     add(ev, "step \"1\"", 0.0, 0.4, -1, -1, "nvtx");
     double energy[] = {12.5, 6.0, 3.25, NAN, NAN};
-    perfetto_device dev = {0, "", "NVIDIA H100 80GB HBM3"};
-    const char *out = tw_test_path(1, "p.json");
+    perfetto_device dev = {0, "", "NVIDIA H100 80GB HBM3", NULL, NULL};
+    const char *out = tw_test_path(1, "p.perfetto-trace");
     assert_ok(perfetto_write(out, trace, &dev, 1, ev, energy, "command: truewatt run -- app; date: x"));
-    py_check(out, "assert d['metadata']['truewatt'] == 'command: truewatt run -- app; date: x', d.get('metadata')\n"
-                  "c = [e for e in ev if e['ph'] == 'C']\n"
-                  "n = collections.Counter(e['name'] for e in c)\n"
-                  "assert n['power_usage'] == 5, n\n"
-                  "assert n['power_buffer'] == 25, n\n"
-                  "assert all(set(e['args']) == {'W'} for e in c)\n"
-                  "x = [e for e in ev if e['ph'] == 'X']\n"
-                  "assert len(x) == 5\n"
-                  "tids = collections.Counter(e['tid'] for e in x)\n"
-                  "assert tids[7] == 3 and tids[13] == 1 and tids[1000000000] == 1, tids\n"
-                  "g = [e for e in x if e['name'] == 'gemm']\n"
-                  "assert abs(g[0]['ts'] - 100000) < 1e-3 and abs(g[0]['dur'] - 100000) < 1e-3, g\n"
-                  "assert g[0]['args']['energy_above_idle_J'] == 12.5 and g[0]['pid'] == 0\n"
-                  "assert 'energy_above_idle_J' not in [e for e in x if e['name'] == 'memcpy HtoD'][0]['args']\n"
-                  "assert [e for e in x if e['tid'] == 1000000000][0]['name'] == 'step \"1\"'\n"
-                  "m = {(e['name'], e.get('tid')): e['args']['name'] for e in ev if e['ph'] == 'M'}\n"
-                  "assert m[('process_name', None)] == 'GPU 0 (NVIDIA H100 80GB HBM3)', m\n"
-                  "assert m[('thread_name', 7)] == 'stream 7' and m[('thread_name', 13)] == 'stream 13', m\n"
-                  "assert m[('thread_name', 1000000000)] == 'NVTX ranges', m\n"
-                  "b = sorted(e['ts'] for e in c if e['name'] == 'power_buffer')\n"
-                  "assert abs(b[1] - 19000) < 1e-3, b[:3]  # from the start of its interval\n");
+    py_check(out, "g = 'GPU 0 (NVIDIA H100 80GB HBM3)'\n"
+                  "assert tracks[g]['description'] == 'command: truewatt run -- app; date: x', tracks\n"
+                  "assert sorted(tracks) == sorted([g] + [g + ' / ' + t for t in ('power_usage', 'power_buffer', "
+                  "'stream 7', 'stream 13', 'NVTX ranges')]), sorted(tracks)\n"
+                  "assert tracks[g + ' / power_usage'] == {'counter': True, 'unit': 'W', 'description': ''}\n"
+                  "u = counters[g + ' / power_usage']\n"
+                  "assert u == [[i * 100000000, 100.0 + i] for i in range(5)], u\n"
+                  "b = counters[g + ' / power_buffer']\n"
+                  "assert len(b) == 25, len(b)\n"
+                  "assert b[0] == [19000000, 169.0] and b[1] == [19000000, 189.0], b[:3]  # from the start of its "
+                  "interval\n"
+                  "assert len(slices) == 5, slices\n"
+                  "per = collections.Counter(s['track'] for s in slices)\n"
+                  "assert per == {g + ' / stream 7': 3, g + ' / stream 13': 1, g + ' / NVTX ranges': 1}, per\n"
+                  "gm = sorted((s for s in slices if s['name'] == 'gemm'), key=lambda s: s['ts'])\n"
+                  "assert gm[0]['ts'] == 100000000 and gm[0]['dur'] == 100000000, gm\n"
+                  "assert gm[0]['args'] == {'energy_above_idle_J': 12.5} and gm[1]['args'] == "
+                  "{'energy_above_idle_J': 6.0}, gm\n"
+                  "m = [s for s in slices if s['name'] == 'memcpy HtoD']\n"
+                  "assert m[0]['args'] == {} and m[0]['dur'] == 10000000, m\n"
+                  "n = [s for s in slices if s['track'].endswith('NVTX ranges')]\n"
+                  "assert n[0]['name'] == 'step \"1\"' and n[0]['ts'] == 0 and n[0]['dur'] == 400000000, n\n"
+                  "assert sorted(d['interned_names']) == sorted(['gemm', 'relu', 'memcpy HtoD', 'step \"1\"']), "
+                  "d['interned_names']\n");
+    tw_events_free(ev);
+}
+
+/* The corrected power: a 50 W baseline plus each launch's energy over its
+ * time, against the sum worked out here from the same inputs. */
+static void test_corrected_power(void **state)
+{
+    (void)state;
+    if (!have_decoder()) skip();
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    add(ev, "gemm", 0.1, 0.2, 0, 7, "kernel");
+    add(ev, "relu", 0.15, 0.22, 0, 13, "kernel");
+    add(ev, "gemm", 0.25, 0.3, 0, 7, "kernel");
+    double energy[] = {12.5, 3.25, 6.0}, knots[] = {50.0, 50.0};
+    tw_estimate est = {.fit_t0_s = 0.0,
+                       .fit_t1_s = 0.5,
+                       .nknots = 2,
+                       .knot_s = 0.5,
+                       .knot_w = knots,
+                       .nevents = 3,
+                       .event_energy_j = energy};
+    perfetto_device dev = {0, "", NULL, &est, ev};
+    const char *out = tw_test_path(1, "c.perfetto-trace");
+    assert_ok(perfetto_write(out, NULL, &dev, 1, ev, energy, NULL));
+    py_check(out, "c = counters['GPU 0 / corrected power (model)']\n"
+                  "assert tracks['GPU 0 / corrected power (model)']['unit'] == 'W'\n"
+                  "def at(t):\n"
+                  "    return [v for ts, v in c if ts <= t * 1e9][-1]\n"
+                  "runs = [(0.1, 0.2, 12.5), (0.15, 0.22, 3.25), (0.25, 0.3, 6.0)]\n"
+                  "for t in (0.05, 0.12, 0.17, 0.21, 0.26, 0.4, 0.4995):\n"
+                  "    want = 50 + sum(j / (b - a) for a, b, j in runs if a < t < b)\n"
+                  "    assert abs(at(t) - want) < 1e-9 * want, (t, at(t), want)\n"
+                  "ts = [x[0] for x in c] + [500000000]\n"
+                  "total = sum(c[i][1] * (ts[i + 1] - ts[i]) * 1e-9 for i in range(len(c)))\n"
+                  "assert abs(total - (50 * 0.5 + 12.5 + 3.25 + 6.0)) < 1e-9, total\n"
+                  "assert len(c) < 20, len(c)  # a value where it changes, not one per bin\n");
     tw_events_free(ev);
 }
 
 static void test_two_devices(void **state)
 {
     (void)state;
-    if (!have_python()) skip();
+    if (!have_decoder()) skip();
     const char *trace = write_trace("gpu0_", "gpu1_");
     tw_events *ev;
     assert_ok(tw_events_new(&ev));
     add(ev, "a", 0.1, 0.2, 0, 1, "kernel");
     add(ev, "b", 0.1, 0.2, 1, 1, "kernel");
-    perfetto_device dev[] = {{0, "gpu0_", NULL}, {1, "gpu1_", NULL}};
-    const char *out = tw_test_path(1, "p2.json");
+    perfetto_device dev[] = {{0, "gpu0_", NULL, NULL, NULL}, {1, "gpu1_", NULL, NULL, NULL}};
+    const char *out = tw_test_path(1, "p2.perfetto-trace");
     assert_ok(perfetto_write(out, trace, dev, 2, ev, NULL, NULL));
-    py_check(out, "c = [e for e in ev if e['ph'] == 'C']\n"
-                  "e1 = [e for e in c if e['pid'] == 1]\n"
-                  "assert len(e1) == 5 and all(e['name'] == 'energy' and 'J' in e['args'] for e in e1), e1\n"
-                  "assert all(e['pid'] == 0 for e in c if e['name'] != 'energy')\n"
-                  "x = {e['name']: e['pid'] for e in ev if e['ph'] == 'X'}\n"
-                  "assert x == {'a': 0, 'b': 1}, x\n"
-                  "p = sorted(e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name')\n"
-                  "assert p == ['GPU 0', 'GPU 1'], p\n");
+    py_check(out, "e1 = counters['GPU 1 / energy']\n"
+                  "assert [v for t, v in e1] == [1000.0 + 100 * i for i in range(5)], e1\n"
+                  "assert tracks['GPU 1 / energy']['unit'] == 'J'\n"
+                  "assert sorted(counters) == ['GPU 0 / power_buffer', 'GPU 0 / power_usage', 'GPU 1 / energy'], "
+                  "sorted(counters)\n"
+                  "x = {s['name']: s['track'] for s in slices}\n"
+                  "assert x == {'a': 'GPU 0 / stream 1', 'b': 'GPU 1 / stream 1'}, x\n"
+                  "assert all(s['args'] == {} for s in slices)\n");
+    tw_events_free(ev);
+}
+
+/* Many launches, given out of order, on streams that overlap each other and
+ * under nested NVTX ranges: every slice comes back with its time, and the
+ * file passes the writer's buffer several times. */
+static void test_many(void **state)
+{
+    (void)state;
+    if (!have_decoder()) skip();
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    enum { N = 30000, NAMES = 300 };
+    static char label[NAMES][32];
+    for (int k = 0; k < NAMES; k++)
+        snprintf(label[k], sizeof label[k], "kernel_%d<float>", k);
+    static double energy[N + 2];
+    for (int i = N - 1; i >= 0; i--) { /* backwards: the writer must sort */
+        int stream = i % 4;
+        double t = 1e-5 * (i / 4) + 1e-6 * stream;
+        add(ev, label[(i * 7) % NAMES], t, t + 8e-6, 0, stream, "kernel");
+        energy[N - 1 - i] = 1e-3 * i;
+    }
+    add(ev, "outer", 0.0, 0.2, -1, -1, "nvtx");
+    add(ev, "inner", 0.05, 0.1, -1, -1, "nvtx");
+    energy[N] = energy[N + 1] = NAN;
+    perfetto_device dev = {0, "", NULL, NULL, NULL};
+    const char *out = tw_test_path(1, "m.perfetto-trace");
+    assert_ok(perfetto_write(out, NULL, &dev, 1, ev, energy, NULL));
+    char code[1500];
+    snprintf(code, sizeof code,
+             "N, NAMES = %d, %d\n"
+             "assert len(slices) == N + 2, len(slices)\n"
+             "per = collections.Counter(s['track'] for s in slices)\n"
+             "assert per == {**{'GPU 0 / stream %%d' %% k: N // 4 for k in range(4)}, 'GPU 0 / NVTX ranges': 2}, per\n"
+             "for s in slices:\n"
+             "    if s['track'].endswith('NVTX ranges'): continue\n"
+             "    i = int(s['track'][-1]) + 4 * round((s['ts'] - 1000 * int(s['track'][-1])) / 10000)\n"
+             "    assert s['dur'] == 8000 and s['name'] == 'kernel_%%d<float>' %% ((i * 7) %% NAMES), (i, s)\n"
+             "    assert abs(s['args']['energy_above_idle_J'] - 1e-3 * i) < 1e-12, (i, s)\n"
+             "nv = {s['name']: (s['ts'], s['dur']) for s in slices if s['track'].endswith('NVTX ranges')}\n"
+             "assert nv == {'outer': (0, 200000000), 'inner': (50000000, 50000000)}, nv\n"
+             "pairs = {(s['track'], s['name']) for s in slices}  # each track interns its names once\n"
+             "assert len(d['interned_names']) == len(pairs), (len(d['interned_names']), len(pairs))\n"
+             "assert set(d['interned_names']) == {s['name'] for s in slices}\n",
+             N, NAMES);
+    py_check(out, code);
     tw_events_free(ev);
 }
 
 static void test_no_trace_and_errors(void **state)
 {
     (void)state;
-    if (!have_python()) skip();
-    const char *out = tw_test_path(1, "p3.json");
+    if (!have_decoder()) skip();
+    const char *out = tw_test_path(1, "p3.perfetto-trace");
     assert_ok(perfetto_write(out, NULL, NULL, 0, NULL, NULL, NULL));
-    py_check(out, "assert [e['ph'] for e in ev] == ['M'], ev\n");
-    assert_int_equal(perfetto_write("/nonexistent-dir/p.json", NULL, NULL, 0, NULL, NULL, NULL), TW_EIO);
-    assert_non_null(strstr(tw_last_error(), "/nonexistent-dir/p.json"));
+    py_check(out, "assert list(tracks) == ['GPU 0'] and not counters and not slices, d\n");
+    assert_int_equal(perfetto_write("/nonexistent-dir/p.perfetto-trace", NULL, NULL, 0, NULL, NULL, NULL), TW_EIO);
+    assert_non_null(strstr(tw_last_error(), "/nonexistent-dir/p.perfetto-trace"));
     assert_int_equal(perfetto_write(out, "/nonexistent-trace.csv", NULL, 0, NULL, NULL, NULL), TW_EIO);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_device),
-        cmocka_unit_test(test_two_devices),
+        cmocka_unit_test(test_one_device),          cmocka_unit_test(test_corrected_power),
+        cmocka_unit_test(test_two_devices),         cmocka_unit_test(test_many),
         cmocka_unit_test(test_no_trace_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,7 +181,7 @@ static void test_public_sensor_api(void **state)
 static void test_replay_h100_trace(void **state)
 {
     (void)state;
-    if (access(H100_TRACE, R_OK) != 0) skip();
+    tw_test_need_data(H100_TRACE);
     tw_sensor_config cfg = {.path = H100_TRACE};
     tw_sensor *s = NULL;
     assert_ok(tw_sensor_open("replay", &cfg, &s));
@@ -213,5 +213,5 @@ int main(void)
         cmocka_unit_test(test_public_sensor_api),
         cmocka_unit_test(test_replay_h100_trace),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,8 +1,8 @@
 /* Unit tests of the run file (src/runfile/): written, closed, reopened and
  * read back; only updates stored as samples, yet every poll read back with
  * its held values; strings interned; nanoseconds exact after 3 days; the
- * events file tailed line by line; bad events named by file and line; the
- * trace reader on a run file. Expected values are the inputs themselves. */
+ * events file tailed line by line; bad events named by file and line, events
+ * read back by table and row; the trace reader on a run file. Expected values are the inputs themselves. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "runfile/runfile.h"
+#include "trace/events_source.h"
 #include "truewatt.h"
 
 static void assert_ok(tw_status st)
@@ -175,6 +176,14 @@ static void test_write_reopen(void **state)
     assert_int_equal(step->tid, 4242);
     assert_int_equal(step->depth, 1);
     assert_int_equal(step->device, -1);
+    /* named in messages by their table's row (the 3-day launch was the third activity imported) */
+    char where[600], want[600];
+    tw_events_where(ev, 6, where, sizeof where);
+    snprintf(want, sizeof want, "%s: activities row 3", path);
+    assert_string_equal(where, want);
+    tw_events_where(ev, 1, where, sizeof where);
+    snprintf(want, sizeof want, "%s: nvtx_ranges row 1", path);
+    assert_string_equal(where, want);
     tw_events_free(ev);
 
     /* the export writes the injection library's lines back, to the ns */

@@ -160,6 +160,43 @@ static void test_exact_energy(void **state)
     tw_scenario_free(s);
 }
 
+/* Kernels added after the signal was read (in and out of order), and a
+ * duration set after: what is read next includes them. */
+static void test_changes_after_reading(void **state)
+{
+    (void)state;
+    tw_scenario *s = make(TW_SIM_H100);
+    add(s, "a", 3.0, 2.0, 300.0);
+    assert_energy(s, 3.0, 5.0, 600.0);
+    add(s, "b", 10.0, 1.0, 200.0);
+    assert_energy(s, 5.0, 11.0, 120.0 * 5 + 200.0);
+    add(s, "c", 1.5, 0.5, 250.0); /* before the others: the context now starts at 0.5 s */
+    assert_energy(s, 0.0, 2.0, 75.0 * 0.5 + 120.0 + 125.0);
+    assert_true(fabs(tw_scenario_duration_s(s) - 12.0) < 1e-12); /* the last end + 1 s to settle */
+    assert_int_equal(tw_scenario_set_duration(s, 20.0), TW_OK);
+    assert_energy(s, 11.0, 20.0, 120.0 * 9); /* the context lives to the end */
+    tw_scenario_free(s);
+}
+
+/* Many kernels added one by one (each add once rebuilt the whole signal:
+ * K^2): the energy is the sum worked out here. */
+static void test_many_kernels(void **state)
+{
+    (void)state;
+    enum { K = 50000 };
+    tw_scenario *s = make(TW_SIM_H100);
+    double want = 75.0 * 1.0 + 120.0 * 1.0; /* idle to the context at 1 s, active idle to the first kernel */
+    for (int i = 0; i < K; i++) {
+        double power = 200.0 + (i % 7) * 50.0;
+        add(s, i % 2 ? "odd" : "even", 2.0 + 2e-3 * i, 1e-3, power);
+        want += power * 1e-3 + 120.0 * 1e-3; /* the kernel, then active idle to the next */
+    }
+    double got = tw_scenario_true_energy_j(s, 0.0, 2.0 + 2e-3 * K);
+    if (!(fabs(got - want) <= 1e-11 * want)) /* sums of 10^5 terms in another order */
+        fail_msg("energy of %d kernels: got %.12f, expected %.12f", K, got, want);
+    tw_scenario_free(s);
+}
+
 static void test_invalid_kernels(void **state)
 {
     (void)state;
@@ -306,6 +343,8 @@ int main(void)
         cmocka_unit_test(test_k20_tail_cancelled_and_restarted),
         cmocka_unit_test(test_h100_levels),
         cmocka_unit_test(test_exact_energy),
+        cmocka_unit_test(test_changes_after_reading),
+        cmocka_unit_test(test_many_kernels),
         cmocka_unit_test(test_invalid_kernels),
         cmocka_unit_test(test_load_good),
         cmocka_unit_test(test_load_malformed),

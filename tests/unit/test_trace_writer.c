@@ -84,7 +84,7 @@ static void test_round_trip(void **state)
     for (int i = 0; i < ROWS; i++) {
         t[i] = 0.001 * i + 0.123456789;
         for (int k = 0; k < N; k++) {
-            v[i][k] = (i * 37 + k * 11) % 97 * 1.25e-3 + k * 1e5 - 7;
+            v[i][k] = (i * 37 + k * 11) % 97 * 1.25e-3 + k * 1e5 + 7; /* power_w within 0 .. 5 kW */
             tv[i][k] = t[i] - 0.0005 * k;
             ok[i][k] = (uint8_t)((i + k) % 5 != 0);
         }

@@ -71,3 +71,26 @@ int tw_test_run(const char *cmd, char **out)
         free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+static int missing_data;
+
+void tw_test_need_data(const char *path)
+{
+    if (access(path, R_OK) == 0) return;
+    missing_data++;
+    fprintf(stderr, "SKIP: this test needs %s, which is not here\n", path);
+    skip();
+}
+
+int tw_test_exit(int failed)
+{
+    if (failed) return failed;
+    if (!missing_data) return 0;
+    const char *req = getenv("TW_REQUIRE_DATA");
+    if (req && strcmp(req, "1") == 0) {
+        fprintf(stderr, "FAIL: %d test(s) lacked their data and TW_REQUIRE_DATA=1\n", missing_data);
+        return 1;
+    }
+    fprintf(stderr, "SKIP: %d test(s) skipped for missing data (the others passed)\n", missing_data);
+    return 77;
+}

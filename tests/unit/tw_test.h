@@ -19,4 +19,14 @@ char *tw_test_slurp(const char *path);
  * and, if out, its stdout (malloc'd, caller frees). */
 int tw_test_run(const char *cmd, char **out);
 
+/* Data the test needs from outside the tree (../shared): when `path` cannot
+ * be read, says so on stderr ("SKIP: ... needs PATH"), remembers it and
+ * skips the current test (cmocka's skip()). Returns only when it is there. */
+void tw_test_need_data(const char *path);
+/* main's exit status: the failures, else 77 (ctest's skip, SKIP_RETURN_CODE)
+ * when a test lacked its data, so a missing file never passes in silence and
+ * a skip never hides a failure. With TW_REQUIRE_DATA=1 in the environment
+ * (a CI that has ../shared), missing data fails instead. */
+int tw_test_exit(int failed);
+
 #endif
