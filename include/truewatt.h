@@ -90,7 +90,9 @@ typedef struct tw_row {
  * column is "t_s" (or "t", or "time_s"); a column "X_t_s" is the own timestamp
  * of reading X; unit suffixes (_w _mw _j _mj _s _ms _us _ns) scale values to SI.
  * Empty cells and "nan" are absent readings. Lines starting with '#' are comments.
- * Memory is bounded by the longest line, whatever the length of the file. */
+ * Memory is bounded by the longest line, whatever the length of the file.
+ * A run file (tw_run, below) is read too: its samples, a row per poll, each
+ * reading holding its last update; tw_trace_reader_line is then the poll's number. */
 typedef struct tw_trace_reader tw_trace_reader;
 
 TW_API tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out);
@@ -160,6 +162,26 @@ TW_API const tw_event *tw_events_get(const tw_events *ev, size_t i);
 TW_API void tw_events_sort(tw_events *ev);
 TW_API tw_status tw_events_save(const tw_events *ev, const char *path);
 TW_API void tw_events_free(tw_events *ev);
+
+/* ---------------------------------------------------------------- run files */
+
+/* A run file: the SQLite database `truewatt run` records into while the
+ * program runs (samples, kernels, copies, NVTX ranges, devices, the sensor
+ * profile used, the reports); schema and example queries in docs/runfile.md.
+ * tw_trace_reader_open reads its samples as a trace (one row per poll). */
+typedef struct tw_run tw_run;
+
+/* Opens an existing run file: TW_EPARSE when it is not one, TW_EUNSUPPORTED
+ * for a schema this version does not read. */
+TW_API tw_status tw_run_open(const char *path, tw_run **out);
+/* Commits what is pending and closes; reports the first write error. */
+TW_API tw_status tw_run_close(tw_run *r);
+/* Its kernels, copies, memsets and NVTX ranges as an event set, by start. */
+TW_API tw_status tw_run_load_events(tw_run *r, tw_events **out);
+/* Its samples as a CSV trace (tw_trace_writer's columns, a row per poll). */
+TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
+/* Its activities as the injection library's events CSV, times to the ns. */
+TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
 
 /* ---------------------------------------------------------------- simulator scenarios */
 
@@ -284,7 +306,7 @@ typedef struct tw_sampler_config {
     double slow_period_s;         /* slow readings' period, fixed; 0 = the plan's (the energy
                                      counter's: 0.5 s, stretched up to 1 s while a read costs more
                                      than 1 % of a core: ~4 ms of CPU on an H100) */
-    const char *trace_path;       /* CSV written while sampling */
+    const char *trace_path;       /* CSV written while sampling; may be NULL with a run */
     uint64_t t0_mono_ns;          /* timeline origin (CLOCK_MONOTONIC ns); 0 = now */
     const char *provenance;       /* a line (command, date, GPU, driver) written as a comment at
                                      the top of the trace; may be NULL */
@@ -295,6 +317,9 @@ typedef struct tw_sampler_config {
      * reading, fast ones every 1 ms, slow ones every 0.1 s. */
     const char *profile_path; /* may be NULL */
     const char *profile_dir;  /* may be NULL */
+    /* Added later: a run file (truewatt run's, docs/runfile.md) the samples
+     * are also recorded into, only each reading's updates; NULL = none. */
+    struct tw_run *run;
 } tw_sampler_config;
 
 /* Achieved behaviour of one reading over the run. */

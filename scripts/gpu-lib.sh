@@ -26,6 +26,14 @@ gpu_meta() {
   cat "$1/meta.txt" >&2
 }
 
+# run_csvs RUN STEM: the run file's samples and kernels as STEM.trace.csv and STEM.events.csv
+# (truewatt export), then the run file removed: the results keep their CSV shape.
+run_csvs() {
+  local d="$2.export"
+  $tw export "$1" --csv "$d" && mv "$d/trace.csv" "$2.trace.csv" && mv "$d/events.csv" "$2.events.csv" &&
+    rmdir "$d" && rm -f "$1"
+}
+
 # gpu_finish DIR FILE...: gzips the FILEs in DIR (those that exist), records the time, stamps, packs.
 gpu_finish() {
   local dir=$1

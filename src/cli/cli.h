@@ -22,6 +22,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_backends(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_measure_kernel(int argc, char **argv);
 int cmd_isa(int argc, char **argv);

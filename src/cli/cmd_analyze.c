@@ -15,6 +15,7 @@
 #include "correct/identify.h"
 #include "correct/observe.h"
 #include "estimate/estimator.h"
+#include "runfile/runfile.h"
 
 static void help(void)
 {
@@ -25,9 +26,11 @@ static void help(void)
            "Energy of each event of a power trace by the corrected method of Burtscher et al. 2014\n"
            "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n"
            "With a sensor profile, also by the model of its best reading that the trace has.\n\n"
-           "  TRACE                CSV with a time column t_s (or t) and power columns (_w, _mw)\n"
+           "  TRACE                CSV with a time column t_s (or t) and power columns (_w, _mw),\n"
+           "                       or a run file of 'truewatt run' (its samples)\n"
            "  --events FILE        CSV name,start_s,end_s (label,t_start,t_end also accepted);\n"
-           "                       without it, activity regions are detected from the trace\n"
+           "                       without it, a run file's own kernels and NVTX ranges, else activity\n"
+           "                       regions detected from the trace\n"
            "  --column NAME        the power reading to analyse (default power_w, else the first power column)\n"
            "  --capacitance S      the sensor's RC constant (default 0.84 s, the K20's)\n"
            "  --fit-capacitance    fit C by least squares on the longest event's step response\n"
@@ -353,6 +356,16 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
     return 0;
 }
 
+/* The kernels, copies and NVTX ranges a run file holds. */
+static tw_status run_events(const char *path, tw_events **out)
+{
+    tw_run *run = NULL;
+    tw_status st = tw_run_open(path, &run);
+    if (st == TW_OK) st = tw_run_load_events(run, out);
+    tw_status cst = tw_run_close(run);
+    return st == TW_OK ? cst : st;
+}
+
 /* What the trace reader read with a warning (a cut-off last line), one line each. */
 static void warn_notes(const tw_sensor *src)
 {
@@ -383,7 +396,10 @@ int cmd_analyze(int argc, char **argv)
     size_t reading = 0;
     tw_sensor_config cfg = {.path = a.trace};
     tw_status st = TW_OK;
-    if (a.events) st = tw_events_load(a.events, &events);
+    if (a.events)
+        st = tw_events_load(a.events, &events);
+    else if (tw_run_is_file(a.trace) && (st = run_events(a.trace, &events)) == TW_OK)
+        a.events = a.trace; /* a run file's own kernels and ranges: given, not detected */
     if (st == TW_OK) st = tw_sensor_open("replay", &cfg, &src);
     if (st == TW_OK && (rc = pick_reading(src, a.column, a.trace, &reading)) != 0) goto out;
     if (st == TW_OK && !a.no_corrected) {

@@ -19,6 +19,7 @@
 #include "core/json_read.h"
 #include "mem/ncu_csv.h"
 #include "report/table.h"
+#include "runfile/runfile.h"
 
 #define CMD "breakdown"
 
@@ -248,13 +249,12 @@ static int measure_energy(const bd_args *a, char *json_path, size_t cap)
     char self[4096], trace[4200], events[4200], perfetto[4200];
     if (cli_self_exe(CMD, self, sizeof self) != 0) return CLI_EXIT_FAIL;
     snprintf(json_path, cap, "%s/run.json", a->out);
-    snprintf(trace, sizeof trace, "%s/run.csv", a->out);
+    snprintf(trace, sizeof trace, "%s/run.sqlite", a->out);
     snprintf(events, sizeof events, "%s/run.events.csv", a->out);
     snprintf(perfetto, sizeof perfetto, "%s/run.perfetto-trace", a->out);
     /* the energy counter read every 20 ms, fixed: by default a costly slow reading is stretched up to 1 s,
      * which leaves a span of a fraction of a second inside one interval of the counter */
-    char *head[16] = {self,         "run",    "--json",        "-o",  trace, "--events-out", events,
-                      "--perfetto", perfetto, "--slow-period", "0.02"};
+    char *head[16] = {self, "run", "--json", "-o", trace, "--perfetto", perfetto, "--slow-period", "0.02"};
     size_t n = 0;
     while (head[n])
         n++;
@@ -266,7 +266,13 @@ static int measure_energy(const bd_args *a, char *json_path, size_t cap)
         fprintf(stderr, "truewatt %s: the measured run failed (exit %d); its report: %s\n", CMD, rc, json_path);
         return CLI_EXIT_FAIL;
     }
-    return 0;
+    /* the launches, for the window that ncu counts */
+    tw_run *run = NULL;
+    tw_status st = tw_run_open(trace, &run);
+    if (st == TW_OK) st = tw_run_export_events(run, events);
+    tw_status cst = tw_run_close(run);
+    if (st == TW_OK) st = cst;
+    return st == TW_OK ? 0 : cli_fail(CMD, st);
 }
 
 /* ---------------------------------------------------------------- the run's report */

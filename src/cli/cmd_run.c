@@ -20,23 +20,22 @@
 #include "cli/spawn.h"
 #include "cli/interrupt.h"
 #include "cli/profile_pick.h"
+#include "cli/run_pipeline.h"
 #include "cli/run_report.h"
 #include "core/error.h"
-#include "correct/identify.h"
-#include "estimate/methods.h"
-#include "estimate/trace.h"
-#include "report/perfetto.h"
+#include "runfile/runfile.h"
 #include "timeline/devices.h"
 
 extern char **environ;
 
-#define TAIL_S 1.0    /* sampled after the command ends: the sensor's last update, the idle level after it */
-#define PREROLL_S 1.0 /* sampled before the command starts: the idle level before its CUDA context */
+#define TAIL_S 1.0       /* sampled after the command ends: the sensor's last update, the idle level after it */
+#define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
+#define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
 
 static void help(void)
 {
-    printf("usage: truewatt run [--device LIST] [-o TRACE] [--events-out FILE] [--perfetto FILE] [--json]\n"
+    printf("usage: truewatt run [--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
            "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
            "                    [--profile FILE] -- CMD [ARGS...]\n\n"
            "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
@@ -45,8 +44,10 @@ static void help(void)
            "  --device LIST      GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD sees\n"
            "                     them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a unique\n"
            "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
-           "  -o TRACE           the sampled trace, CSV (default truewatt-run.csv)\n"
-           "  --events-out FILE  the kernel timeline, CSV (default truewatt-run.events.csv)\n"
+           "  -o, --output RUN   the run file, SQLite, written while CMD runs (default truewatt-run.sqlite):\n"
+           "                     samples, kernels, NVTX ranges, the profile used and the report (docs/runfile.md;\n"
+           "                     'truewatt report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
+           "                     writes the trace and events CSVs)\n"
            "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto-trace)\n"
            "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
            "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
@@ -72,7 +73,7 @@ static void help(void)
            "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
            "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
            "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
-           "  TW_EVENTS_PATH and TW_T0_MONO_NS.\n"
+           "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"
            "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
            "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
 }
@@ -80,7 +81,7 @@ static void help(void)
 #define MAX_IDS 64
 
 typedef struct run_args {
-    const char *trace, *events, *perfetto, *backend, *devices, *profile;
+    const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s;
     bool json, no_inject;
     char **cmd;
@@ -89,17 +90,7 @@ typedef struct run_args {
     size_t nids;
 } run_args;
 
-enum {
-    OPT_DEVICE = 1000,
-    OPT_EVENTS,
-    OPT_PERFETTO,
-    OPT_JSON,
-    OPT_NOINJECT,
-    OPT_FAST,
-    OPT_SLOW,
-    OPT_BACKEND,
-    OPT_PROFILE
-};
+enum { OPT_DEVICE = 1000, OPT_PERFETTO, OPT_JSON, OPT_NOINJECT, OPT_FAST, OPT_SLOW, OPT_BACKEND, OPT_PROFILE };
 
 static int parse_period(const char *name, const char *v, double *out)
 {
@@ -112,7 +103,6 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
                                          {"output", required_argument, 0, 'o'},
-                                         {"events-out", required_argument, 0, OPT_EVENTS},
                                          {"perfetto", required_argument, 0, OPT_PERFETTO},
                                          {"json", no_argument, 0, OPT_JSON},
                                          {"no-inject", no_argument, 0, OPT_NOINJECT},
@@ -132,13 +122,10 @@ static int parse_args(int argc, char **argv, run_args *a)
             help();
             return -1;
         case 'o':
-            a->trace = optarg;
+            a->run = optarg;
             break;
         case OPT_DEVICE:
             a->devices = optarg;
-            break;
-        case OPT_EVENTS:
-            a->events = optarg;
             break;
         case OPT_PERFETTO:
             a->perfetto = optarg;
@@ -488,12 +475,63 @@ static pid_t start_command(const char *path, char **argv, char **env, bool stdou
     return pid;
 }
 
-static int wait_command(pid_t pid, int *sig)
+typedef struct run_state {
+    run_args a;
+    char *cmd_path;
+    char *events_abs; /* the injection library's events file */
+    fd_set_snapshot inherited;
+    envp env;
+    char warn[2048];
+    tw_sampler *sampler;
+    bool stopped;
+    tw_run *run;
+    tw_run_tail tail;      /* how far the events file is imported */
+    char events_note[600]; /* why the timeline is incomplete, or "" */
+    run_device dev[MAX_DEVICES];
+    size_t ndev;
+    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
+    char provenance[1024];
+    tw_profile given;     /* --profile, loaded before the command runs */
+    char given_how[1200]; /* cli_profile_pick's line for it */
+} run_state;
+
+static void run_free(run_state *s)
+{
+    tw_sampler_free(s->sampler);
+    tw_run_close(s->run);
+    env_free(&s->env);
+    free(s->events_abs);
+    free(s->cmd_path);
+}
+
+/* Imports what the injection library wrote since the last call; false
+ * after an error (said once in the events note; the import stops there). */
+static bool import_events(run_state *s)
+{
+    if (s->events_note[0]) return false;
+    if (tw_run_import_events(s->run, s->events_abs, &s->tail) == TW_OK) return true;
+    snprintf(s->events_note, sizeof s->events_note, "the timeline could not be read: %s", tw_last_error());
+    fprintf(stderr, "truewatt run: %s\n", s->events_note);
+    return false;
+}
+
+/* Waits for the command, importing the injection library's events into
+ * the run file as they are written (so a kill of truewatt keeps them) and
+ * committing; returns its exit status as run returns it. */
+static int wait_command(run_state *s, pid_t pid, int *sig)
 {
     int status = 0;
+    uint64_t last = mono_ns();
     for (;;) {
-        if (waitpid(pid, &status, 0) == pid) break;
-        if (errno != EINTR) return CLI_EXIT_FAIL;
+        pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid) break;
+        if (got < 0 && errno != EINTR) return CLI_EXIT_FAIL;
+        sleep_s(WAIT_POLL_S);
+        if ((double)(mono_ns() - last) >= 1e9 * TW_RUN_COMMIT_S) {
+            import_events(s);
+            tw_run_commit(s->run); /* a failure is kept and said at the end */
+            last = mono_ns();
+        }
     }
     *sig = 0;
     if (WIFSIGNALED(status)) {
@@ -503,178 +541,80 @@ static int wait_command(pid_t pid, int *sig)
     return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAIL;
 }
 
-typedef struct run_state {
-    run_args a;
-    char *cmd_path;
-    char *events_abs;
-    fd_set_snapshot inherited;
-    envp env;
-    char warn[2048];
-    tw_sampler *sampler;
-    tw_events *events;
-    run_device dev[MAX_DEVICES];
-    size_t ndev;
-    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
-    tw_events *dev_events[MAX_DEVICES];  /* each one's events (tw_timeline_split), owned */
-    tw_unmeasured_summary unmeasured;    /* events of GPUs not sampled */
-    char provenance[1024];
-    tw_profile given;     /* --profile, loaded before the command runs */
-    char given_how[1200]; /* cli_profile_pick's line for it */
-} run_state;
-
-static void run_free(run_state *s)
+/* What the estimator needs to know of the devices, and the profile each
+ * uses (--profile, else the one for its GPU and driver), into the run file. */
+static tw_status record_devices(run_state *s)
 {
-    for (size_t d = 0; d < s->ndev; d++) {
-        tw_estimate_free(s->dev[d].est);
-        tw_events_free(s->dev_events[d]);
-    }
-    tw_unmeasured_summary_free(&s->unmeasured);
-    tw_events_free(s->events);
-    tw_sampler_free(s->sampler);
-    env_free(&s->env);
-    free(s->events_abs);
-    free(s->cmd_path);
-}
-
-/* Loads the timeline the injection library wrote; a note says why there is none. */
-static const char *load_events(run_state *s)
-{
-    if (access(s->a.events, F_OK) != 0) {
-        tw_events_new(&s->events);
-        return s->a.no_inject ? "--no-inject: no kernel timeline" : "no events were written";
-    }
-    if (tw_events_load(s->a.events, &s->events) != TW_OK) {
-        static char why[600];
-        snprintf(why, sizeof why, "the timeline could not be read: %s", tw_last_error());
-        tw_events_new(&s->events);
-        return why;
-    }
-    tw_events_sort(s->events);
-    return NULL;
-}
-
-/* Each sampled GPU's events, matched by UUID; events of GPUs not sampled
- * are counted and warned about, never charged to another GPU. */
-static bool split_events(run_state *s)
-{
-    if (tw_timeline_split(s->events, s->devinfo, s->ndev, s->dev_events, &s->unmeasured) != TW_OK) return false;
-    size_t used = strlen(s->warn);
-    tw_unmeasured_describe(&s->unmeasured, s->warn + used, sizeof s->warn - used);
-    if (s->unmeasured.n) fputs(s->warn + used, stderr);
-    return true;
-}
-
-/* The sensor profile of one device: --profile, else the one for its GPU
- * and driver; kept in x->prof for the estimator, its best reading of the
- * board's power in x->model. Never fails: what happened is in x->profile
- * and x->profile_how. */
-static void pick_profile(run_state *s, run_device *x)
-{
-    tw_profile_init(&x->prof);
-    if (s->a.profile) {
-        x->prof = s->given;
-        snprintf(x->profile_how, sizeof x->profile_how, "%s", s->given_how);
-    } else {
-        tw_status st = cli_profile_pick(NULL, x->name, x->driver, &x->prof, x->profile_how, sizeof x->profile_how);
-        if (st == TW_ENOTFOUND) {
-            snprintf(x->profile_how, sizeof x->profile_how, "no sensor profile for GPU %s (driver %s) in %s",
-                     x->name[0] ? x->name : "(unnamed)", x->driver[0] ? x->driver : "unknown", cli_profile_dir());
-            x->profile = RUN_PROFILE_NONE;
-            return;
-        }
-        if (st != TW_OK) {
-            snprintf(x->profile_how, sizeof x->profile_how, "cannot read the sensor profile: %s", tw_last_error());
-            x->profile = RUN_PROFILE_ERROR;
-            return;
-        }
-    }
-    const tw_reading_model *m = tw_profile_best(&x->prof, tw_identify_board_reading, NULL);
-    if (!m) {
-        x->profile = RUN_PROFILE_NO_READING;
-        return;
-    }
-    x->model = *m;
-    x->profile = RUN_PROFILE_MODEL;
-}
-
-/* The device's events (tw_timeline_split's share). */
-static const tw_events *device_events(run_state *s, run_device *x) { return s->dev_events[x - s->dev]; }
-
-/* The estimator over each device's readings: from the first activity to
- * the command's end (its CUDA context ends with it), idle measured before
- * the command started and after it ended. */
-static void analyse(run_state *s, double spawn_s, double exit_s)
-{
-    for (size_t d = 0; d < s->ndev && !cli_interrupted; d++) {
+    tw_status st = TW_OK;
+    for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
         run_device *x = &s->dev[d];
-        pick_profile(s, x);
-        const tw_events *ev = device_events(s, x);
-        tw_est_config c;
-        tw_est_config_init(&c);
-        c.cancel = &cli_interrupted;
-        c.fit_t1_s = exit_s;
-        c.power_limit_w = s->devinfo[d].power_limit_w;
-        c.idle_before_t0_s = 0.1 * spawn_s;
-        c.idle_before_t1_s = spawn_s;
-        c.idle_after_t0_s = exit_s + 0.2;
-        c.idle_after_t1_s = exit_s + TAIL_S - 0.1;
-        const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
-        if (tw_estimate_trace(s->a.trace, x->prefix, prof, ev, &c, &x->est, &x->info) != TW_OK) {
-            snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
-            continue;
-        }
-        if (tw_methods_run(s->a.trace, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, &cli_interrupted, &x->methods) !=
-            TW_OK)
-            snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
+        tw_run_device rd;
+        memset(&rd, 0, sizeof rd);
+        rd.index = x->index;
+        snprintf(rd.uuid, sizeof rd.uuid, "%s", s->devinfo[d].uuid);
+        snprintf(rd.name, sizeof rd.name, "%s", x->name);
+        snprintf(rd.driver, sizeof rd.driver, "%s", x->driver);
+        rd.arch = s->devinfo[d].arch;
+        rd.power_limit_w = s->devinfo[d].power_limit_w;
+        snprintf(rd.prefix, sizeof rd.prefix, "%s", x->prefix);
+        const tw_sampler_device *p = s->sampler ? tw_sampler_device_get(s->sampler, d) : NULL;
+        rd.fast_period_s = p ? p->fast_period_s : NAN;
+        rd.buffer_poll_s = p ? p->buffer_poll_s : NAN;
+        rd.slow_period_s = p ? p->slow_period_s : NAN;
+        rd.slow_max_period_s = p ? p->slow_max_period_s : NAN;
+        rd.sampler_cpu_s = p && s->stopped ? p->cpu_s : NAN;
+        snprintf(rd.plan, sizeof rd.plan, "%s", p && p->plan ? p->plan : "");
+        st = tw_run_put_device(s->run, &rd);
+        if (st != TW_OK || s->sampler) continue; /* the profile once, before the sampler */
+        run_pick_profile(s->a.profile, &s->given, s->given_how, x->name, x->driver, x);
+        char *text = run_profile_json(x);
+        st = tw_run_set_profile(s->run, x->index, (int)x->profile, x->profile_how, text);
+        free(text);
     }
+    return st;
 }
 
-/* Several GPUs: the events with `device` set to the NVML index of the GPU
- * they were matched to (Perfetto places slices by it), NVTX ranges once;
- * unmeasured events are left out. NULL when out of memory. */
-static tw_events *placed_events(const run_state *s)
+/* The facts of the run the report needs, once the command ended. */
+static tw_status record_end(run_state *s, int rc, int sig, double child_s, double spawn_s, double exit_s)
 {
-    tw_events *out = NULL;
-    if (tw_events_new(&out) != TW_OK) return NULL;
-    for (size_t d = 0; d < s->ndev; d++) {
-        for (size_t i = 0; i < tw_events_count(s->dev_events[d]); i++) {
-            tw_event e = *tw_events_get(s->dev_events[d], i);
-            bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
-            if (host && d > 0) continue; /* every GPU has them: once is enough */
-            if (!host) e.device = (int32_t)s->devinfo[d].index;
-            if (tw_events_add(out, &e) != TW_OK) {
-                tw_events_free(out);
-                return NULL;
-            }
-        }
-    }
-    tw_events_sort(out);
-    return out;
+    tw_status st = record_devices(s);
+    for (size_t i = 0; st == TW_OK && i < tw_sampler_reading_count(s->sampler); i++)
+        st = tw_run_set_reading_stats(s->run, tw_sampler_reading(s->sampler, i)->name,
+                                      tw_sampler_reading(s->sampler, i));
+    const char *note = s->events_note[0] ? s->events_note : NULL;
+    if (!note && s->a.no_inject) note = "--no-inject: no kernel timeline";
+    if (!note && access(s->events_abs, F_OK) != 0) note = "no events were written";
+    if (st == TW_OK) st = tw_run_set_int(s->run, "exit_status", rc);
+    if (st == TW_OK) st = tw_run_set_int(s->run, "signal", sig);
+    if (st == TW_OK) st = tw_run_set_real(s->run, "command_wall_s", child_s);
+    (void)spawn_s; /* recorded when the command started */
+    if (st == TW_OK) st = tw_run_set_real(s->run, "exit_s", exit_s);
+    if (st == TW_OK) st = tw_run_set_real(s->run, "tail_s", TAIL_S);
+    if (st == TW_OK) st = tw_run_set_real(s->run, "sampler_cpu_s", tw_sampler_cpu_s(s->sampler));
+    if (st == TW_OK) st = tw_run_set_real(s->run, "sampler_wall_s", tw_sampler_wall_s(s->sampler));
+    if (st == TW_OK) st = tw_run_set_real(s->run, "writer_cpu_s", tw_sampler_writer_cpu_s(s->sampler));
+    if (st == TW_OK) st = tw_run_set_text(s->run, "sampler_notes", tw_sampler_notes(s->sampler));
+    if (st == TW_OK) st = tw_run_set_text(s->run, "warnings", s->warn);
+    if (st == TW_OK) st = tw_run_set_text(s->run, "events_note", note ? note : "");
+    if (st == TW_OK) st = tw_run_commit(s->run);
+    return st;
 }
 
-static bool write_perfetto(run_state *s)
+/* The facts known before the command starts. */
+static tw_status record_start(run_state *s, uint64_t t0)
 {
-    perfetto_device pd[MAX_DEVICES];
-    const double *energy = NULL;
-    for (size_t d = 0; d < s->ndev; d++) {
-        pd[d] = (perfetto_device){s->dev[d].index, s->dev[d].prefix, s->dev[d].name, s->dev[d].est, s->dev_events[d]};
-        if (s->ndev == 1 && s->dev[d].est) energy = s->dev[d].est->event_energy_j;
-    }
-    /* one device: its own events, to which the energies belong; several: each under its GPU */
-    tw_events *placed = s->ndev > 1 ? placed_events(s) : NULL;
-    const tw_events *ev = s->ndev == 1 ? s->dev_events[0] : placed;
-    tw_status st = ev ? perfetto_write(s->a.perfetto, s->a.trace, pd, s->ndev, ev, energy, s->provenance)
-                      : tw_fail(TW_ENOMEM, "out of memory");
-    tw_events_free(placed);
-    if (st == TW_OK) return true;
-    size_t used = strlen(s->warn);
-    snprintf(s->warn + used, sizeof s->warn - used, "warning: no Perfetto file: %s\n", tw_last_error());
-    return false;
+    tw_status st = tw_run_set_text(s->run, "backend", s->a.backend);
+    if (st == TW_OK) st = tw_run_set_int(s->run, "t0_mono_ns", (int64_t)t0);
+    if (st == TW_OK) st = tw_run_set_text(s->run, "provenance", s->provenance);
+    if (st == TW_OK) st = tw_run_set_command(s->run, s->a.cmd);
+    if (st == TW_OK) st = tw_run_set_environment(s->run, s->env.v);
+    if (st == TW_OK) st = record_devices(s);
+    return st;
 }
 
 /* One line saying what made the files: truewatt's command line, the date
- * and the GPUs with their driver; it heads the trace, the timeline, the
- * Perfetto file and the report. */
+ * and the GPUs with their driver; it heads the run file, the Perfetto file
+ * and the report. */
 static void make_provenance(char *buf, size_t len, int argc, char **argv, const run_args *a)
 {
     size_t used = (size_t)snprintf(buf, len, "command: truewatt");
@@ -694,84 +634,134 @@ static void make_provenance(char *buf, size_t len, int argc, char **argv, const 
                                  info[i].driver[0] ? info[i].driver : "unknown");
 }
 
+/* "-o X --perfetto Y ..." as given, stored with the report. */
+static void options_text(int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 1; i < argc && used < len && strcmp(argv[i], "--") != 0; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
+}
+
+/* Everything up to the command's start; returns 0 or the exit code. */
+static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
+{
+    const char *cmd = s->a.cmd[0];
+    if (s->a.profile) { /* a bad profile fails now, not after the command ran */
+        tw_profile_init(&s->given);
+        tw_status pst = cli_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
+        if (pst != TW_OK) return cli_fail("run", pst);
+    }
+    fds_snapshot(&s->inherited);
+    /* test hook: the fake NVML reads its time origin from our environment */
+    const char *hook = getenv("TW_RUN_EXPORT_T0_TO_FAKE");
+    if (hook && strcmp(hook, "1") == 0) {
+        *t0 = mono_ns();
+        char t0s[32];
+        snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)*t0);
+        setenv("TW_FAKE_NVML_T0_MONO_NS", t0s, 1);
+    }
+    char why[512] = "";
+    if (!tw_backend_available(s->a.backend, why, sizeof why)) {
+        fprintf(stderr, "truewatt run: cannot measure: the %s backend is unavailable: %s\n", s->a.backend, why);
+        return CLI_EXIT_FAIL;
+    }
+    if (!(s->cmd_path = cli_find_command(cmd))) {
+        int e = errno;
+        fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
+        return e == ENOENT ? 127 : 126;
+    }
+    int rc = choose_devices(&s->a, s->devinfo, &s->ndev, s->warn, sizeof s->warn);
+    if (rc) return rc;
+    describe_devices(s->devinfo, s->ndev, s->dev);
+    if (!*t0) *t0 = mono_ns();
+    make_provenance(s->provenance, sizeof s->provenance, argc, argv, &s->a);
+    /* the injection library's events file: beside the run file, imported into it */
+    char events[PATH_MAX];
+    snprintf(events, sizeof events, "%s.events.csv", s->a.run);
+    s->events_abs = absolute(events);
+    if (!s->events_abs || !child_env(&s->env, &s->a, s->events_abs, *t0, s->warn, sizeof s->warn) ||
+        !env_set(&s->env, "TW_PROVENANCE", s->provenance))
+        return cli_fail("run", TW_ENOMEM);
+    if (remove(s->events_abs) != 0 && errno != ENOENT) {
+        fprintf(stderr, "truewatt run: %s: cannot remove the old events file: %s\n", s->events_abs, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    tw_run_tail_init(&s->tail);
+    tw_status st = tw_run_create(s->a.run, &s->run);
+    if (st == TW_OK) st = record_start(s, *t0);
+    return st == TW_OK ? 0 : cli_fail("run", st);
+}
+
+/* The sampler, into the run file. */
+static int start_sampling(run_state *s, uint64_t t0)
+{
+    tw_sampler_config sc = {.backend = s->a.backend,
+                            .devices = (const char *const *)s->a.ids,
+                            .n_devices = s->a.nids,
+                            .fast_period_s = s->a.fast_s,
+                            .slow_period_s = s->a.slow_s,
+                            .t0_mono_ns = t0,
+                            .provenance = s->provenance,
+                            .profile_path = s->a.profile,
+                            .profile_dir = cli_profile_dir(),
+                            .run = s->run};
+    tw_status st = tw_sampler_start(&sc, &s->sampler);
+    if (st != TW_OK) return cli_fail("run", st);
+    const tw_sampler_device *plan0 = tw_sampler_device_get(s->sampler, 0); /* its plan's periods */
+    st = tw_run_set_real(s->run, "fast_period_s", plan0->fast_period_s);
+    if (st == TW_OK) st = tw_run_set_real(s->run, "slow_period_s", plan0->slow_period_s);
+    if (st == TW_OK) st = record_devices(s);
+    if (st == TW_OK) st = tw_run_commit(s->run);
+    if (st != TW_OK) return cli_fail("run", st);
+    if (s->warn[0]) fputs(s->warn, stderr);
+    cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
+             s->a.backend, s->ndev, s->ndev == 1 ? "" : "s", plan0->fast_period_s, plan0->slow_period_s, s->a.run,
+             s->a.cmd[0]);
+    return 0;
+}
+
+/* The injection library's last lines, the sampler's end and the facts of
+ * the run into the run file; returns the exit status updated on failure. */
+static int finish_recording(run_state *s, int rc, int sig, double child_s, double spawn_s, double exit_s)
+{
+    tw_status st = tw_sampler_stop(s->sampler);
+    s->stopped = true;
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: the run file %s is incomplete: %s\n", s->a.run, tw_last_error());
+        if (rc == 0) rc = CLI_EXIT_FAIL;
+    }
+    bool all = import_events(s);
+    st = record_end(s, rc, sig, child_s, spawn_s, exit_s);
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: the run file %s is incomplete: %s\n", s->a.run, tw_last_error());
+        if (rc == 0) rc = CLI_EXIT_FAIL;
+    } else if (all) {
+        remove(s->events_abs); /* all of it is in the run file now */
+    }
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_state s;
     memset(&s, 0, sizeof s);
-    s.a.trace = "truewatt-run.csv";
-    s.a.events = "truewatt-run.events.csv";
+    s.a.run = "truewatt-run.sqlite";
     s.a.perfetto = "truewatt-run.perfetto-trace";
     s.a.backend = "nvml";
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
     const char *cmd = s.a.cmd[0];
-    if (s.a.profile) { /* a bad profile fails now, not after the command ran */
-        tw_profile_init(&s.given);
-        tw_status pst = cli_profile_pick(s.a.profile, NULL, NULL, &s.given, s.given_how, sizeof s.given_how);
-        if (pst != TW_OK) return cli_fail("run", pst);
-    }
-    fds_snapshot(&s.inherited);
-
-    /* test hook: the fake NVML reads its time origin from our environment */
     uint64_t t0 = 0;
-    const char *hook = getenv("TW_RUN_EXPORT_T0_TO_FAKE");
-    if (hook && strcmp(hook, "1") == 0) {
-        t0 = mono_ns();
-        char t0s[32];
-        snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
-        setenv("TW_FAKE_NVML_T0_MONO_NS", t0s, 1);
-    }
-    char why[512] = "";
-    if (!tw_backend_available(s.a.backend, why, sizeof why)) {
-        fprintf(stderr, "truewatt run: cannot measure: the %s backend is unavailable: %s\n", s.a.backend, why);
-        return CLI_EXIT_FAIL;
-    }
-    if (!(s.cmd_path = cli_find_command(cmd))) {
-        int e = errno;
-        fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd, e == ENOENT ? "command not found" : strerror(e));
-        return e == ENOENT ? 127 : 126;
-    }
-    rc = choose_devices(&s.a, s.devinfo, &s.ndev, s.warn, sizeof s.warn);
-    if (rc) {
+    if ((rc = prepare(&s, argc, argv, &t0)) != 0 || (rc = start_sampling(&s, t0)) != 0) {
+        if (s.sampler) tw_sampler_stop(s.sampler);
+        bool made = s.run != NULL;
+        tw_run_close(s.run);
+        s.run = NULL;
+        if (made) remove(s.a.run); /* nothing was measured into it */
         run_free(&s);
         return rc;
     }
-    if (!t0) t0 = mono_ns();
-    make_provenance(s.provenance, sizeof s.provenance, argc, argv, &s.a);
-    s.events_abs = absolute(s.a.events);
-    if (!s.events_abs || !child_env(&s.env, &s.a, s.events_abs, t0, s.warn, sizeof s.warn) ||
-        !env_set(&s.env, "TW_PROVENANCE", s.provenance)) {
-        run_free(&s);
-        return cli_fail("run", TW_ENOMEM);
-    }
-    if (remove(s.a.events) != 0 && errno != ENOENT) {
-        fprintf(stderr, "truewatt run: %s: cannot remove the old timeline: %s\n", s.a.events, strerror(errno));
-        run_free(&s);
-        return CLI_EXIT_FAIL;
-    }
-
-    tw_sampler_config sc = {.backend = s.a.backend,
-                            .devices = (const char *const *)s.a.ids,
-                            .n_devices = s.a.nids,
-                            .fast_period_s = s.a.fast_s,
-                            .slow_period_s = s.a.slow_s,
-                            .trace_path = s.a.trace,
-                            .t0_mono_ns = t0,
-                            .provenance = s.provenance,
-                            .profile_path = s.a.profile,
-                            .profile_dir = cli_profile_dir()};
-    tw_status st = tw_sampler_start(&sc, &s.sampler);
-    if (st != TW_OK) {
-        rc = cli_fail("run", st);
-        run_free(&s);
-        return rc;
-    }
-    describe_devices(s.devinfo, s.ndev, s.dev);
-    const tw_sampler_device *plan0 = tw_sampler_device_get(s.sampler, 0); /* its plan's periods */
-    double fast = plan0->fast_period_s, slow = plan0->slow_period_s;
-    if (s.warn[0]) fputs(s.warn, stderr);
-    cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
-             s.a.backend, s.ndev, s.ndev == 1 ? "" : "s", fast, slow, s.a.trace, cmd);
 
     install_forwarding();
     fds_close_on_exec_new(&s.inherited);
@@ -789,65 +779,36 @@ int cmd_run(int argc, char **argv)
     }
     child_pid = pid;
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    /* a run that truewatt does not finish (kill -9) is reported from here on */
+    if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
-    rc = wait_command(pid, &sig);
+    rc = wait_command(&s, pid, &sig);
     child_pid = 0;
     uint64_t ended = mono_ns();
     double child_s = 1e-9 * (double)(ended - started), exit_s = 1e-9 * (double)(ended - t0);
     sleep_s(TAIL_S);
-    st = tw_sampler_stop(s.sampler);
-    if (st != TW_OK) {
-        fprintf(stderr, "truewatt run: the trace %s is incomplete: %s\n", s.a.trace, tw_last_error());
-        if (rc == 0) rc = CLI_EXIT_FAIL;
-    }
+    rc = finish_recording(&s, rc, sig, child_s, spawn_s, exit_s);
     if (sig)
         cli_note("truewatt run: %s was killed by signal %d after %.3f s; computing the report", cmd, sig, child_s);
     else
         cli_note("truewatt run: %s exited with status %d after %.3f s; computing the report", cmd, rc, child_s);
 
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
-    const char *events_note = load_events(&s);
-    if (!split_events(&s)) {
-        rc = cli_fail("run", TW_ENOMEM);
-        run_free(&s);
-        return rc;
-    }
-    analyse(&s, spawn_s, exit_s);
-    if (cli_interrupted) {
-        fprintf(stderr, "truewatt run: interrupted; no report, the trace is in %s\n", s.a.trace);
-        run_free(&s);
-        return CLI_EXIT_INTERRUPTED;
-    }
-    bool perfetto = write_perfetto(&s);
-    run_record r = {s.a.cmd,
-                    rc,
-                    sig,
-                    child_s,
-                    s.a.backend,
-                    (unsigned long long)t0,
-                    fast,
-                    slow,
-                    s.a.trace,
-                    s.a.events,
-                    perfetto ? s.a.perfetto : NULL,
-                    tw_events_count(s.events),
-                    events_note,
-                    s.sampler,
-                    s.dev,
-                    s.ndev,
-                    spawn_s,
-                    exit_s,
-                    s.warn,
-                    s.provenance};
-    if (s.a.json)
-        run_report_json(&r, stdout);
-    else
-        run_report_text(&r, stdout);
-    fflush(stdout);
-    cli_note("truewatt run: report computed");
+    char options[2048];
+    options_text(argc, argv, options, sizeof options);
+    run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options};
+    int report_rc = run_report_file(s.run, &o, stdout);
+    if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
-        fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the trace so far is in %s\n", cmd, sig,
-                signal_name(sig), s.a.trace);
+        fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,
+                signal_name(sig), s.a.run);
+    tw_status st = tw_run_close(s.run);
+    s.run = NULL;
+    if (st != TW_OK) {
+        fprintf(stderr, "truewatt run: %s: %s\n", s.a.run, tw_last_error());
+        if (rc == 0) rc = CLI_EXIT_FAIL;
+    }
     run_free(&s);
-    return rc;
+    if (report_rc == CLI_EXIT_INTERRUPTED) return report_rc;
+    return rc ? rc : report_rc;
 }

@@ -10,6 +10,8 @@ static const cli_command commands[] = {
     {"sim", cmd_sim, "simulate a sensor (k20, h100) over a scenario and write the trace"},
     {"backends", cmd_backends, "list the sensor backends and why any is unavailable"},
     {"run", cmd_run, "run a command and report the GPU energy of each kernel (power sensor + CUPTI)"},
+    {"report", cmd_report, "the report of a run file again, offline (another profile, JSON, Perfetto)"},
+    {"export", cmd_export, "a run file's samples and kernels as CSV (trace.csv, events.csv)"},
     {"measure-kernel", cmd_measure_kernel, "energy per launch of one kernel, however short (phase-shifted repetition)"},
     {"isa", cmd_isa, "energy per PTX instruction (Arafa et al. 2020's method, and a throughput mode)"},
     {"mem", cmd_mem, "energy per access of shared memory, L1, L2 and DRAM (Delestrac et al. 2024)"},

@@ -11,11 +11,7 @@
 #define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */
 #define CHECK_PCT 2.0
 
-static double pct_of_core(const tw_sampler *s)
-{
-    double w = tw_sampler_wall_s(s);
-    return w > 0 ? 100.0 * tw_sampler_cpu_s(s) / w : NAN;
-}
+static double pct_of_core(const run_sampler *s) { return s->wall_s > 0 ? 100.0 * s->cpu_s / s->wall_s : NAN; }
 
 /* ---------------------------------------------------------------- whole-run methods */
 
@@ -291,14 +287,14 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
 
 static void text_sampler(const run_record *r, FILE *f)
 {
-    const tw_sampler *s = r->sampler;
+    const run_sampler *s = r->sampler;
     sampler_cpu_text(s, f);
     fprintf(f, "(polls: values read; updates: values that differed from the one before)\n");
     static const char *const head[] = {"reading", "polls", "polls_per_s", "updates", "updates_per_s"};
     table *t = table_new(5, head);
     if (!t) return;
-    for (size_t i = 0; i < tw_sampler_reading_count(s); i++) {
-        const tw_sampler_reading_stats *x = tw_sampler_reading(s, i);
+    for (size_t i = 0; i < s->nreadings; i++) {
+        const tw_run_reading *x = &s->readings[i];
         table_cell(t, "%s", x->name);
         table_cell(t, "%llu", (unsigned long long)x->polls);
         table_cell(t, "%.1f", x->polls_per_s);
@@ -307,7 +303,7 @@ static void text_sampler(const run_record *r, FILE *f)
     }
     table_print(t, f);
     table_free(t);
-    const char *n = tw_sampler_notes(s);
+    const char *n = s->notes ? s->notes : "";
     if (*n) {
         fprintf(f, "\nsensor notes:\n");
         while (*n) {
@@ -334,8 +330,8 @@ void run_report_text(const run_record *r, FILE *f)
     for (size_t d = 0; d < r->ndev; d++)
         text_device(r, &r->dev[d], f);
     text_sampler(r, f);
-    fprintf(f, "\nfiles:\n  trace     %s\n", r->trace_path);
-    if (r->events_path) fprintf(f, "  events    %s\n", r->events_path);
+    fprintf(f, "\nfiles:\n  run       %s  (truewatt report, truewatt export --csv, sqlite3: docs/runfile.md)\n",
+            r->run_path);
     if (r->perfetto_path) fprintf(f, "  perfetto  %s  (open in ui.perfetto.dev)\n", r->perfetto_path);
 }
 
@@ -511,19 +507,19 @@ static void json_device(json *j, const run_device *d)
 
 static void json_sampler(json *j, const run_record *r)
 {
-    const tw_sampler *s = r->sampler;
+    const run_sampler *s = r->sampler;
     json_key(j, "sampler");
     json_begin_object(j);
-    json_kv_number(j, "cpu_s", tw_sampler_cpu_s(s));
-    json_kv_number(j, "wall_s", tw_sampler_wall_s(s));
+    json_kv_number(j, "cpu_s", s->cpu_s);
+    json_kv_number(j, "wall_s", s->wall_s);
     json_kv_number(j, "cpu_pct_of_one_core", pct_of_core(s));
     sampler_cpu_json(j, s);
     json_kv_number(j, "fast_period_s", r->fast_period_s);
     json_kv_number(j, "slow_period_s", r->slow_period_s);
     json_key(j, "readings");
     json_begin_array(j);
-    for (size_t i = 0; i < tw_sampler_reading_count(s); i++) {
-        const tw_sampler_reading_stats *x = tw_sampler_reading(s, i);
+    for (size_t i = 0; i < s->nreadings; i++) {
+        const tw_run_reading *x = &s->readings[i];
         json_begin_object(j);
         json_kv_string(j, "name", x->name);
         json_kv_uint(j, "polls", x->polls);
@@ -533,7 +529,7 @@ static void json_sampler(json *j, const run_record *r)
         json_end_object(j);
     }
     json_end_array(j);
-    json_lines(j, "notes", tw_sampler_notes(s));
+    json_lines(j, "notes", s->notes);
     json_end_object(j);
 }
 
@@ -572,8 +568,7 @@ void run_report_json(const run_record *r, FILE *f)
     json_sampler(&j, r);
     json_key(&j, "files");
     json_begin_object(&j);
-    json_kv_string(&j, "trace", r->trace_path);
-    json_kv_string(&j, "events", r->events_path);
+    json_kv_string(&j, "run", r->run_path);
     json_kv_string(&j, "perfetto", r->perfetto_path);
     json_end_object(&j);
     json_end_object(&j);

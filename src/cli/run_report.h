@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cli/sampler_report.h"
 #include "correct/profile.h"
 #include "estimate/estimator.h"
 #include "estimate/methods.h"
@@ -42,10 +43,10 @@ typedef struct run_record {
     const char *backend;
     unsigned long long t0_mono_ns;
     double fast_period_s, slow_period_s;
-    const char *trace_path, *events_path, *perfetto_path; /* NULL when not written */
+    const char *run_path, *perfetto_path; /* the run file; the Perfetto file, NULL when not written */
     size_t nevents;
     const char *events_note; /* why there are no events, or NULL */
-    const tw_sampler *sampler;
+    const run_sampler *sampler;
     run_device *dev;
     size_t ndev;
     double spawn_s, exit_s; /* the command's start and end on the trace timeline */

@@ -309,6 +309,20 @@ tw_status tw_profile_load(const char *path, tw_profile *out)
     return st;
 }
 
+tw_status tw_profile_parse(const char *text, const char *origin, tw_profile *out)
+{
+    tw_clear_error();
+    tw_profile_init(out);
+    tw_json *doc;
+    char err[512] = "";
+    tw_status st = tw_json_parse(text, strlen(text), &doc, err, sizeof err);
+    if (st) return tw_fail(st, "%s: %s", origin, err);
+    st = load_doc(doc, out, origin);
+    tw_json_free(doc);
+    if (st) tw_profile_init(out);
+    return st;
+}
+
 /* ---------------------------------------------------------------- files */
 
 /* Lower case; every run of anything but [a-z0-9.] becomes one '-', none at

@@ -97,6 +97,8 @@ tw_status tw_profile_save(const tw_profile *p, const char *path);
  * an unknown response name or a missing required key: TW_EPARSE naming the
  * file and what is wrong. Unknown keys are ignored (forward compatible). */
 tw_status tw_profile_load(const char *path, tw_profile *out);
+/* The same from the text of such a file; `origin` names it in messages. */
+tw_status tw_profile_parse(const char *text, const char *origin, tw_profile *out);
 
 /* "NVIDIA H100 80GB HBM3" + "580.159.04" -> "nvidia-h100-80gb-hbm3_580.159.04.json"
  * (lower case, runs of anything but [a-z0-9.] become one '-'). */

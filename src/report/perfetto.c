@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strmap.h"
 
 /* ---------------------------------------------------------------- field numbers */
 
@@ -463,55 +464,15 @@ static tw_status write_corrected(writer *w, size_t d)
 
 /* ---------------------------------------------------------------- slices */
 
-/* A hash table of names to their iids (1, 2, ...); events share their name
- * strings, so the pointer is checked before the text. */
-typedef struct name_slot {
-    const char *s;
-    uint64_t iid;
-} name_slot;
-
-typedef struct names {
-    name_slot *slot;
-    size_t cap, n;
-} names;
-
-static uint64_t hash_str(const char *s)
+/* The iid of s in a track's names (1, 2, ... in order of first sight, the
+ * map's values); *fresh when it was not interned before. 0 when out of memory. */
+static uint64_t names_iid(tw_strmap *t, const char *s, bool *fresh)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-static bool names_grow(names *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 1024;
-    name_slot *s = calloc(cap, sizeof *s);
-    if (!s) return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slot[i].s) continue;
-        size_t k = hash_str(t->slot[i].s) & (cap - 1);
-        while (s[k].s)
-            k = (k + 1) & (cap - 1);
-        s[k] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = s;
-    t->cap = cap;
-    return true;
-}
-
-/* The iid of s; *fresh when it was not interned before. 0 when out of memory. */
-static uint64_t names_iid(names *t, const char *s, bool *fresh)
-{
-    *fresh = false;
-    if (2 * (t->n + 1) > t->cap && !names_grow(t)) return 0;
-    size_t k = hash_str(s) & (t->cap - 1);
-    for (; t->slot[k].s; k = (k + 1) & (t->cap - 1))
-        if (t->slot[k].s == s || strcmp(t->slot[k].s, s) == 0) return t->slot[k].iid;
-    t->slot[k] = (name_slot){s, ++t->n};
-    *fresh = true;
-    return t->n;
+    const char *key;
+    int64_t *iid = tw_strmap_get(t, s, &key, fresh);
+    if (!iid) return 0;
+    if (*fresh) *iid = (int64_t)t->n;
+    return (uint64_t)*iid;
 }
 
 /* Slice tracks by (device, thread): a stream, or the NVTX ranges. Each is a
@@ -523,7 +484,7 @@ typedef struct slice_track {
     size_t dev;
     long long thread;
     sequence seq;
-    names names;
+    tw_strmap names; /* the slice names interned on this track */
 } slice_track;
 
 typedef struct slice_tracks {
@@ -734,7 +695,7 @@ static tw_status write_slices(writer *w, const tw_events *ev, const double *ener
     }
     free(order);
     for (size_t k = 0; k < s.tracks.n; k++)
-        free(s.tracks.t[k].names.slot);
+        tw_strmap_free(&s.tracks.t[k].names);
     free(s.tracks.t);
     free(s.ends.h);
     return st;

@@ -2,7 +2,8 @@
  * slow ones, each polling its own sensor on absolute deadlines and pushing
  * rows into its own lock-free ring (never blocking: a full ring drops the
  * row and counts it); a writer thread merges the rings in time order, up to
- * the watermark below which no producer can still push, into one CSV.
+ * the watermark below which no producer can still push, into one CSV
+ * and/or a run file (which keeps only each reading's updates: runfile.h).
  *
  * What each device's threads read, and how often, is its sampling plan
  * (plan.h): from its sensor profile, else the default for its generation.
@@ -23,6 +24,7 @@
 #include "core/error.h"
 #include "correct/profile.h"
 #include "sample/plan.h"
+#include "runfile/runfile.h"
 #include "sample/ring.h"
 #include "truewatt.h"
 
@@ -71,6 +73,8 @@ typedef struct producer {
     uint64_t calls;
     size_t n;        /* the sensor's readings */
     size_t *out_col; /* reading -> output column (NO_COL: dropped, a duplicate) */
+    int index;       /* into s->prod: the run file's producer number */
+    int64_t *run_id; /* reading -> the run file's reading id (0: not recorded) */
     size_t nused;    /* readings with a column */
     /* the ring's rows: t_s, then value[n], t_value[n], valid[n] */
     tw_ring ring;
@@ -109,8 +113,9 @@ struct tw_sampler {
     device *dev;
     size_t nprod;
     producer **prod;
-    char *trace_path;
+    char *trace_path; /* NULL: no CSV */
     tw_trace_writer *w;
+    tw_run *run; /* the caller's; NULL: no run file */
     size_t ncols;
     char **colname;
     tw_sampler_reading_stats *stats;
@@ -447,7 +452,9 @@ static void merge(tw_sampler *s)
                 s->clamped++;
             }
             tw_row out = {t, s->ncols, s->val, s->tval, s->valid};
-            tw_status st = tw_trace_writer_write(s->w, &out);
+            tw_status st = s->w ? tw_trace_writer_write(s->w, &out) : TW_OK;
+            if (st == TW_OK && s->run)
+                st = tw_run_poll(s->run, best->index, t, best->n, best->run_id, val, tval, valid);
             if (st != TW_OK) {
                 s->write_err = st;
                 snprintf(s->write_msg, sizeof s->write_msg, "%s", tw_last_error());
@@ -483,6 +490,7 @@ static void producer_free(producer *p)
     tw_sensor_close(p->sensor);
     tw_ring_destroy(&p->ring);
     free(p->out_col);
+    free(p->run_id);
     free(p->polls);
     free(p->updates);
     free(p->last_value);
@@ -652,11 +660,12 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     p->n = tw_sensor_nreadings(p->sensor);
     size_t k = p->n ? p->n : 1;
     p->out_col = calloc(k, sizeof *p->out_col);
+    p->run_id = calloc(k, sizeof *p->run_id);
     p->polls = calloc(k, sizeof *p->polls);
     p->updates = calloc(k, sizeof *p->updates);
     p->last_value = calloc(k, sizeof *p->last_value);
     p->have_last = calloc(k, sizeof *p->have_last);
-    if (!p->out_col || !p->polls || !p->updates || !p->last_value || !p->have_last)
+    if (!p->out_col || !p->run_id || !p->polls || !p->updates || !p->last_value || !p->have_last)
         return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->n; i++) {
         char *name = si_name(s->dev[p->dev].prefix, tw_sensor_reading(p->sensor, i));
@@ -723,7 +732,24 @@ static tw_status open_producer(tw_sampler *s, const tw_sampler_config *cfg, size
         return tw_fail(TW_ENOMEM, "out of memory");
     }
     s->prod = pp;
+    p->index = (int)s->nprod;
     s->prod[s->nprod++] = p;
+    return TW_OK;
+}
+
+/* Each column as a reading of the run file, under the producer that reads it. */
+static tw_status add_run_readings(tw_sampler *s)
+{
+    for (size_t k = 0; s->run && k < s->nprod; k++) {
+        producer *p = s->prod[k];
+        for (size_t i = 0; i < p->n; i++) {
+            size_t c = p->out_col[i];
+            if (c == NO_COL) continue;
+            tw_status st = tw_run_add_reading(s->run, s->dev[p->dev].index, s->colname[c],
+                                              tw_sensor_reading(p->sensor, i)->quantity, p->index, &p->run_id[i]);
+            if (st != TW_OK) return st;
+        }
+    }
     return TW_OK;
 }
 
@@ -737,7 +763,9 @@ static tw_status open_trace(tw_sampler *s, const char *provenance)
     if (!s->val || !s->tval || !s->valid || !s->stats) return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t c = 0; c < s->ncols; c++)
         s->stats[c].name = s->colname[c];
-    tw_status st = tw_trace_writer_open(s->trace_path, s->ncols, (const char *const *)s->colname, true, &s->w);
+    tw_status st = add_run_readings(s);
+    if (st != TW_OK || !s->trace_path) return st;
+    st = tw_trace_writer_open(s->trace_path, s->ncols, (const char *const *)s->colname, true, &s->w);
     if (st != TW_OK) return st;
     if (provenance && *provenance && (st = tw_trace_writer_comment(s->w, provenance)) != TW_OK) return st;
     char line[1024];
@@ -820,8 +848,8 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     tw_clear_error();
     if (!out) return tw_fail(TW_EINVAL, "tw_sampler_start: out is NULL");
     *out = NULL;
-    if (!cfg || !cfg->backend || !cfg->trace_path)
-        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend or trace path");
+    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run))
+        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path or run file");
     if (cfg->n_devices && !cfg->devices) return tw_fail(TW_EINVAL, "tw_sampler_start: n_devices without devices");
     double fast = cfg->fast_period_s > 0 ? cfg->fast_period_s : DEFAULT_FAST_PERIOD_S;
     double slow = cfg->slow_period_s > 0 ? cfg->slow_period_s : DEFAULT_SLOW_PERIOD_S;
@@ -833,8 +861,10 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     atomic_init(&s->stop_producers, false);
     atomic_init(&s->stop_writer, false);
     s->backend = strdup(cfg->backend);
-    s->trace_path = strdup(cfg->trace_path);
-    tw_status st = s->backend && s->trace_path ? setup(s, cfg) : tw_fail(TW_ENOMEM, "out of memory");
+    s->trace_path = cfg->trace_path ? strdup(cfg->trace_path) : NULL;
+    s->run = cfg->run;
+    tw_status st =
+        s->backend && (s->trace_path || !cfg->trace_path) ? setup(s, cfg) : tw_fail(TW_ENOMEM, "out of memory");
     if (st == TW_OK) {
         s->start_ns = mono_ns();
         st = start_threads(s);
@@ -913,6 +943,7 @@ tw_status tw_sampler_stop(tw_sampler *s)
                  (unsigned long long)s->clamped);
     tw_status st = tw_trace_writer_close(s->w);
     s->w = NULL;
+    if (st == TW_OK && s->run && s->write_err == TW_OK) st = tw_run_commit(s->run);
     if (s->write_err != TW_OK) return tw_fail(s->write_err, "%s", s->write_msg);
     return st;
 }

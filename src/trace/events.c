@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strmap.h"
 #include "trace/csv.h"
 #include "trace/events_source.h"
 #include "truewatt.h"
@@ -18,71 +19,14 @@ typedef struct ev_item {
     uint64_t line; /* the line of the file it was loaded from; 0 when added */
 } ev_item;
 
-/* The set's strings, each stored once: an open-addressing hash set of
- * pointers to separately allocated copies. The table is rehashed as it
- * grows, the strings never move, so the pointers events hold stay valid. */
-typedef struct strset {
-    char **slot; /* NULL = empty */
-    size_t cap;  /* power of two, or 0 */
-    size_t n;
-} strset;
-
 struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
-    strset strings;
-    char *source; /* the file loaded, for messages; NULL when built by hand */
+    tw_strmap strings;          /* each string of the set once (values unused) */
+    char *source;               /* the file loaded, for messages; NULL when built by hand */
+    tw_events_record_fn record; /* NULL: lines of a CSV ("PATH:LINE") */
 };
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static bool strset_grow(strset *t)
-{
-    size_t cap = t->cap ? 2 * t->cap : 64;
-    char **slot = calloc(cap, sizeof *slot);
-    if (!slot) return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slot[i]) continue;
-        size_t k = (size_t)hash_str(t->slot[i]) & (cap - 1);
-        while (slot[k])
-            k = (k + 1) & (cap - 1);
-        slot[k] = t->slot[i];
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->cap = cap;
-    return true;
-}
-
-/* The set's copy of `s` (made on first sight); NULL when out of memory. */
-static const char *strset_intern(strset *t, const char *s)
-{
-    if ((t->n + 1) * 4 > t->cap * 3 && !strset_grow(t)) return NULL;
-    size_t k = (size_t)hash_str(s) & (t->cap - 1);
-    for (; t->slot[k]; k = (k + 1) & (t->cap - 1))
-        if (strcmp(t->slot[k], s) == 0) return t->slot[k];
-    char *copy = strdup(s);
-    if (!copy) return NULL;
-    t->slot[k] = copy;
-    t->n++;
-    return copy;
-}
-
-static void strset_free(strset *t)
-{
-    for (size_t i = 0; i < t->cap; i++)
-        free(t->slot[i]);
-    free(t->slot);
-    t->slot = NULL;
-    t->cap = t->n = 0;
-}
 
 tw_status tw_events_new(tw_events **out)
 {
@@ -99,7 +43,7 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
-    strset_free(&ev->strings);
+    tw_strmap_free(&ev->strings);
     free(ev->item);
     free(ev->source);
     free(ev);
@@ -119,8 +63,9 @@ static tw_status grow(tw_events *ev)
 /* The set's copy of an optional string (NULL stays NULL); false when out of memory. */
 static bool intern_opt(tw_events *ev, const char *s, const char **out)
 {
-    *out = s ? strset_intern(&ev->strings, s) : NULL;
-    return !s || *out;
+    *out = NULL;
+    bool added;
+    return !s || tw_strmap_get(&ev->strings, s, out, &added);
 }
 
 tw_status tw_events_add(tw_events *ev, const tw_event *e)
@@ -154,8 +99,25 @@ uint64_t tw_events_line(const tw_events *ev, size_t i) { return ev && i < ev->n 
 int tw_events_where(const tw_events *ev, size_t i, char *buf, size_t cap)
 {
     uint64_t line = tw_events_line(ev, i);
-    if (ev && ev->source && line) return snprintf(buf, cap, "%s:%llu", ev->source, (unsigned long long)line);
-    return snprintf(buf, cap, "event %zu", i + 1);
+    if (!ev || !ev->source || !line) return snprintf(buf, cap, "event %zu", i + 1);
+    if (ev->record)
+        return snprintf(buf, cap, "%s: %s %llu", ev->source, ev->record(&ev->item[i].e), (unsigned long long)line);
+    return snprintf(buf, cap, "%s:%llu", ev->source, (unsigned long long)line);
+}
+
+bool tw_events_set_source(tw_events *ev, const char *source, tw_events_record_fn record)
+{
+    char *copy = strdup(source);
+    if (!copy) return false;
+    free(ev->source);
+    ev->source = copy;
+    ev->record = record;
+    return true;
+}
+
+void tw_events_set_last_line(tw_events *ev, uint64_t line)
+{
+    if (ev->n) ev->item[ev->n - 1].line = line;
 }
 
 static int by_start(const void *a, const void *b)
@@ -339,7 +301,7 @@ static tw_status load_rows(loader *L)
         if (st != TW_OK || eof) return st;
         tw_event e;
         if ((st = parse_event(L, count, &e)) != TW_OK || (st = tw_events_add(L->ev, &e)) != TW_OK) return st;
-        L->ev->item[L->ev->n - 1].line = L->cf.line;
+        tw_events_set_last_line(L->ev, L->cf.line);
     }
 }
 
@@ -356,8 +318,7 @@ tw_status tw_events_load(const char *path, tw_events **out)
     L.c_locale = tw_csv_c_locale();
     if ((st = tw_csv_read_header(&L.cf, &count)) == TW_OK && (st = map_header(&L, count)) == TW_OK &&
         (st = tw_events_new(&L.ev)) == TW_OK) {
-        L.ev->source = strdup(path);
-        st = L.ev->source ? load_rows(&L) : tw_fail(TW_ENOMEM, "%s: out of memory", path);
+        st = tw_events_set_source(L.ev, path, NULL) ? load_rows(&L) : tw_fail(TW_ENOMEM, "%s: out of memory", path);
     }
     tw_csv_close(&L.cf);
     if (L.c_locale) freelocale(L.c_locale);

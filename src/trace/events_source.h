@@ -4,6 +4,7 @@
 #ifndef TW_TRACE_EVENTS_SOURCE_H
 #define TW_TRACE_EVENTS_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +16,14 @@ const char *tw_events_source(const tw_events *ev);
 uint64_t tw_events_line(const tw_events *ev, size_t i);
 /* "PATH:LINE" for a loaded event, else "event N" (1-based), into buf; snprintf's result. */
 int tw_events_where(const tw_events *ev, size_t i, char *buf, size_t cap);
+
+/* A set read from elsewhere than an events CSV (a run file's tables): its
+ * source (copied) and how an event's record is named there, e.g. "activities
+ * row" (then tw_events_where gives "SOURCE: activities row N"); false when out
+ * of memory. */
+typedef const char *(*tw_events_record_fn)(const tw_event *e);
+bool tw_events_set_source(tw_events *ev, const char *source, tw_events_record_fn record);
+/* The record number of the event added last (its line, its row id). */
+void tw_events_set_last_line(tw_events *ev, uint64_t line);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "core/error.h"
+#include "runfile/runfile.h"
 #include "trace/csv.h"
 #include "truewatt.h"
 
@@ -27,6 +28,7 @@ typedef struct scaling {
 } scaling;
 
 struct tw_trace_reader {
+    tw_run_rows *run; /* a run file's samples instead of a CSV (runfile.h); then nothing below is used */
     tw_csv_file cf;
     locale_t c_locale;
     size_t ncols;   /* fields per row, from the header */
@@ -248,7 +250,12 @@ tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out)
     if (!path) return tw_fail(TW_EINVAL, "tw_trace_reader_open: path is NULL");
     tw_trace_reader *r = calloc(1, sizeof *r);
     if (!r) return tw_fail(TW_ENOMEM, "%s: out of memory", path);
-    tw_status st = tw_csv_open(&r->cf, path);
+    tw_status st = tw_run_is_file(path) ? tw_run_rows_open(path, &r->run) : TW_OK;
+    if (r->run) {
+        *out = r;
+        return TW_OK;
+    }
+    if (st == TW_OK) st = tw_csv_open(&r->cf, path);
     if (st == TW_OK) st = read_header(r);
     if (st != TW_OK) {
         tw_trace_reader_close(r);
@@ -261,10 +268,14 @@ tw_status tw_trace_reader_open(const char *path, tw_trace_reader **out)
     return TW_OK;
 }
 
-size_t tw_trace_reader_nreadings(const tw_trace_reader *r) { return r ? r->n : 0; }
+size_t tw_trace_reader_nreadings(const tw_trace_reader *r)
+{
+    return !r ? 0 : r->run ? tw_run_rows_nreadings(r->run) : r->n;
+}
 
 const tw_reading_info *tw_trace_reader_reading(const tw_trace_reader *r, size_t i)
 {
+    if (r && r->run) return tw_run_rows_reading(r->run, i);
     return r && i < r->n ? &r->info[i] : NULL;
 }
 
@@ -273,8 +284,8 @@ static void list_names(const tw_trace_reader *r, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < r->n && used < len; i++) {
-        int k = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", r->info[i].name);
+    for (size_t i = 0; i < tw_trace_reader_nreadings(r) && used < len; i++) {
+        int k = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", tw_trace_reader_reading(r, i)->name);
         if (k < 0 || (size_t)k >= len - used) {
             if (len >= 4) memcpy(buf + len - 4, "...", 4);
             return;
@@ -287,15 +298,17 @@ tw_status tw_trace_reader_find(const tw_trace_reader *r, const char *name, size_
 {
     tw_clear_error();
     if (!r || !name || !idx) return tw_fail(TW_EINVAL, "tw_trace_reader_find: NULL argument");
-    for (size_t i = 0; i < r->n; i++) {
-        if (strcmp(r->info[i].name, name) == 0) {
+    size_t n = tw_trace_reader_nreadings(r);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(tw_trace_reader_reading(r, i)->name, name) == 0) {
             *idx = i;
             return TW_OK;
         }
     }
     char names[768];
     list_names(r, names, sizeof names);
-    return tw_fail(TW_ENOTFOUND, "%s: no column '%s' (readings: %s)", r->cf.path, name, r->n ? names : "none");
+    return tw_fail(TW_ENOTFOUND, "%s: no column '%s' (readings: %s)", tw_trace_reader_path(r), name,
+                   n ? names : "none");
 }
 
 static tw_status remember(tw_trace_reader *r, tw_status st)
@@ -433,6 +446,7 @@ tw_status tw_trace_reader_next(tw_trace_reader *r, tw_row *row, bool *eof)
 {
     tw_clear_error();
     if (!r || !row || !eof) return tw_fail(TW_EINVAL, "tw_trace_reader_next: NULL argument");
+    if (r->run) return tw_run_rows_next(r->run, row, eof);
     if (r->sticky != TW_OK) return tw_fail(r->sticky, "%s", r->sticky_msg);
     *eof = r->at_eof;
     if (r->at_eof) return TW_OK;
@@ -451,6 +465,7 @@ tw_status tw_trace_reader_rewind(tw_trace_reader *r)
 {
     tw_clear_error();
     if (!r) return tw_fail(TW_EINVAL, "tw_trace_reader_rewind: NULL reader");
+    if (r->run) return tw_run_rows_rewind(r->run);
     if (r->data_off < 0) return tw_fail(TW_EUNSUPPORTED, "%s: cannot rewind: not a regular file", r->cf.path);
     clearerr(r->cf.f);
     if (fseeko(r->cf.f, r->data_off, SEEK_SET) != 0)
@@ -462,15 +477,23 @@ tw_status tw_trace_reader_rewind(tw_trace_reader *r)
     return TW_OK;
 }
 
-uint64_t tw_trace_reader_line(const tw_trace_reader *r) { return r ? r->row_line : 0; }
+/* a run file: the poll's number */
+uint64_t tw_trace_reader_line(const tw_trace_reader *r)
+{
+    return !r ? 0 : r->run ? tw_run_rows_index(r->run) : r->row_line;
+}
 
 const char *tw_trace_reader_notes(const tw_trace_reader *r) { return r ? r->notes : ""; }
 
-const char *tw_trace_reader_path(const tw_trace_reader *r) { return r ? r->cf.path : NULL; }
+const char *tw_trace_reader_path(const tw_trace_reader *r)
+{
+    return !r ? NULL : r->run ? tw_run_rows_path(r->run) : r->cf.path;
+}
 
 void tw_trace_reader_close(tw_trace_reader *r)
 {
     if (!r) return;
+    tw_run_rows_close(r->run);
     tw_csv_close(&r->cf);
     if (r->c_locale) freelocale(r->c_locale);
     free(r->names);

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Table-driven golden tests of the truewatt command line (LIKWID style).
 #
-# usage: run_cases.sh BIN CASES DATA_DIR
+# usage: run_cases.sh BIN CASES DATA_DIR [PART]
+#
+# PART (1 or 2) runs only the cases before (1) or after (2) the line
+# "# PART 2" of CASES, so that ctest runs them as two tests, each well under
+# its timeout under ASan; without PART, every case. Put the marker between
+# sections: the cases of one run share @TMP@, the two parts do not.
 #
 # One case per line of CASES, fields separated by " | " (a pipe with a space
 # on each side, so a regex may still use '|' for alternation when written
@@ -40,10 +45,12 @@
 set -u
 export LC_ALL=C
 
-if [ $# -ne 3 ]; then
-    echo "usage: $0 BIN CASES DATA_DIR" >&2
+if [ $# -ne 3 ] && [ $# -ne 4 ]; then
+    echo "usage: $0 BIN CASES DATA_DIR [PART]" >&2
     exit 2
 fi
+PART=${4:-}
+case $PART in '' | 1 | 2) ;; *) echo "$0: PART must be 1 or 2, not '$PART'" >&2; exit 2 ;; esac
 BIN=$1
 CASES=$2
 DATA=$(cd "$3" && pwd) || { echo "$0: no data folder $3" >&2; exit 2; }
@@ -112,10 +119,13 @@ skipped=0
 failed=0
 known=0
 lineno=0
+in_part=1
 while IFS= read -r line || [ -n "$line" ]; do
     lineno=$((lineno + 1))
     stripped=$(trim "$line")
+    if [ "$stripped" = "# PART 2" ]; then in_part=2; fi
     case $stripped in '' | '#'*) continue ;; esac
+    [ -z "$PART" ] || [ "$PART" = "$in_part" ] || continue
 
     # split on " | "
     fields=()

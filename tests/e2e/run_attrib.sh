@@ -28,7 +28,7 @@ export TW_INJECT_LIBRARY=$T/none.so # no CUDA here: the stand-in writes the time
 export TW_PROFILE_DIR=$T/profiles   # no profile unless a check puts one there
 mkdir -p "$TW_PROFILE_DIR" || exit 2
 
-"$BIN" run --json -o t.csv --events-out ev.csv --perfetto p.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels \
+"$BIN" run --json -o t.sqlite --perfetto p.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels \
     >r.json 2>err.txt
 rc=$?
 [ $rc -eq 0 ] || { cat err.txt; fail "truewatt run exited with $rc"; }
@@ -99,7 +99,7 @@ sys.exit(0 if ok else 1)
 PY
 
 # the text report, from the same records
-"$BIN" run -o t2.csv --events-out ev2.csv --perfetto p2.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
+"$BIN" run -o t2.sqlite --perfetto p2.perfetto-trace -- python3 "$HERE/run_fake_app.py" kernels >r.txt 2>err2.txt ||
     fail "text run: $(cat err2.txt)"
 for pat in '^gemm +kernel +1 +0\.600000' '^relu +kernel' '^memcpy HtoD +memcpy +1 +0\.020000 +< ' '^forward ' \
     'check: the model .* J vs energy_j .* J over .*\(within 2 %\)' 'energy counter \(difference\)' \
@@ -112,7 +112,7 @@ echo "run_attrib: no profile: per-kernel energy, the 1 % check, JSON and Perfett
 
 # ---------------------------------------------------------------- with a sensor profile
 # the fake's own behaviour as a profile: the estimate must be exact but for the fake's 1 mW steps
-"$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o t1.csv --events-out ev1.csv --perfetto p1.perfetto-trace \
+"$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o t1.sqlite --perfetto p1.perfetto-trace \
     -- python3 "$HERE/run_fake_app.py" kernels >r1.json 2>err1.txt || fail "run --profile: $(cat err1.txt)"
 python3 - r1.json <<'PY' || fail "profile checks above"
 import json, sys
@@ -166,7 +166,7 @@ PY
 export TW_FAKE_NVML_SCENARIO=$T/short.csv
 # found by the GPU's name and driver in $TW_PROFILE_DIR
 cp "$HERE/../data/profile_fake_h100.json" "$TW_PROFILE_DIR/fake-h100_fake-580.0.json"
-"$BIN" run --json -o t3.csv --events-out ev3.csv --perfetto p3.perfetto-trace -- python3 short_app.py short.csv \
+"$BIN" run --json -o t3.sqlite --perfetto p3.perfetto-trace -- python3 short_app.py short.csv \
     >r3.json 2>err3.txt || fail "run with a profile in TW_PROFILE_DIR: $(cat err3.txt)"
 python3 - r3.json <<'PY' || fail "short-kernel checks above"
 import json, sys
@@ -188,7 +188,7 @@ print(f"clock shift fitted: {1e3 * dev['estimate']['clock_shift_s']:+.2f} ms (th
 ok &= abs(dev["estimate"]["clock_shift_s"]) <= 0.5e-3
 sys.exit(0 if ok else 1)
 PY
-"$BIN" run -o t4.csv --events-out ev4.csv --perfetto p4.perfetto-trace -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
+"$BIN" run -o t4.sqlite --perfetto p4.perfetto-trace -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
     fail "text run with a profile: $(cat err4.txt)"
 for pat in "^profile: sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\.0\.json .*\(best reading power_buffer_w: boxcar, update every 20 ms, coverage 100 %\)\$" \
     '^readings fitted: power_buffer_w \(boxcar 20 ms window, profile\), energy_j \(counter, profile\)$' \
@@ -198,9 +198,9 @@ done
 
 # a malformed --profile: a clear error before the command runs
 printf '{"schema": "truewatt-sensor-profile", "version": 1, "gpu": \n' >bad.json
-"$BIN" run --profile bad.json -o t5.csv -- touch ran >r5.txt 2>err5.txt
+"$BIN" run --profile bad.json -o t5.sqlite -- touch ran >r5.txt 2>err5.txt
 rc=$?
 [ $rc -eq 1 ] || fail "run --profile bad.json exited with $rc, expected 1"
 grep -Eq '^truewatt run: bad\.json:[0-9]+:[0-9]+: ' err5.txt || fail "no error naming bad.json: $(cat err5.txt)"
-[ ! -e ran ] && [ ! -e t5.csv ] || fail "the command ran despite the bad profile"
+[ ! -e ran ] && [ ! -e t5.sqlite ] || fail "the command ran despite the bad profile"
 echo "run_attrib: with a sensor profile: exact per-kernel energy, short kernels within their errors"

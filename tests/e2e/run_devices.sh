@@ -54,19 +54,20 @@ PY
 }
 
 # ---- CUDA_VISIBLE_DEVICES=1: GPU 1 sampled, the kernels its own
-CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json -o a.csv --events-out a.ev.csv -- "$HOST" - gpu \
+CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json -o a.sqlite -- "$HOST" - gpu \
     >a.json 2>err || fail "run under CUDA_VISIBLE_DEVICES=1: $(cat err)"
-check "CUDA_VISIBLE_DEVICES=1: GPU 1 alone, with its kernels" a.json a.ev.csv "1:3"
-python3 - a.ev.csv "$UUID1" <<'PY' && ok "the events carry CUDA device 0 and GPU 1's UUID" || fail "events: $(cat a.ev.csv)"
+check "CUDA_VISIBLE_DEVICES=1: GPU 1 alone, with its kernels" a.json a.sqlite "1:3"
+"$BIN" export a.sqlite --csv a 2>err || fail "export a.sqlite: $(cat err)"
+python3 - a/events.csv "$UUID1" <<'PY' && ok "the events carry CUDA device 0 and GPU 1's UUID" || fail "events: $(cat a/events.csv)"
 import csv, sys
 rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")) if r["kind"] == "kernel"]
 assert len(rows) == 3 and all(r["device"] == "0" and r["device_uuid"] == sys.argv[2] for r in rows), rows
 PY
 
 # ---- CUDA_VISIBLE_DEVICES=1, both sampled: the kernels on GPU 1 only
-CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device 0,1 -o b.csv --events-out b.ev.csv \
+CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device 0,1 -o b.sqlite \
     -- "$HOST" - gpu >b.json 2>err || fail "run --device 0,1: $(cat err)"
-check "--device 0,1 under CUDA_VISIBLE_DEVICES=1: GPU 1's kernels on GPU 1, none on GPU 0" b.json b.ev.csv "0:0 1:3"
+check "--device 0,1 under CUDA_VISIBLE_DEVICES=1: GPU 1's kernels on GPU 1, none on GPU 0" b.json b.sqlite "0:0 1:3"
 grep -q "not sampled" err && fail "a warning about unmeasured kernels while both GPUs were sampled: $(cat err)"
 python3 "$HERE/../perfetto/decode.py" truewatt-run.perfetto-trace >perfetto.json &&
     python3 - perfetto.json <<'PY' && ok "Perfetto: the kernels under GPU 1" || fail "Perfetto places the kernels elsewhere"
@@ -77,14 +78,14 @@ assert len(groups) == 1 and groups[0].startswith("GPU 1"), groups
 PY
 
 # ---- cuda:0 is GPU 1 under CUDA_VISIBLE_DEVICES=1
-CUDA_VISIBLE_DEVICES=$UUID1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device cuda:0 -o c.csv --events-out c.ev.csv \
+CUDA_VISIBLE_DEVICES=$UUID1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device cuda:0 -o c.sqlite \
     -- "$HOST" - gpu >c.json 2>err || fail "run --device cuda:0: $(cat err)"
-check "--device cuda:0 under CUDA_VISIBLE_DEVICES=GPU-1b1b...: GPU 1" c.json c.ev.csv "1:3"
+check "--device cuda:0 under CUDA_VISIBLE_DEVICES=GPU-1b1b...: GPU 1" c.json c.sqlite "1:3"
 
 # ---- --device 0 while the program runs on GPU 1: unmeasured, with a warning, not charged to GPU 0
-CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device 0 -o d.csv --events-out d.ev.csv \
+CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "$BIN" run --json --device 0 -o d.sqlite \
     -- "$HOST" - gpu >d.json 2>err || fail "run --device 0: $(cat err)"
-check "--device 0, kernels on GPU 1: none charged to GPU 0" d.json d.ev.csv "0:0"
+check "--device 0, kernels on GPU 1: none charged to GPU 0" d.json d.sqlite "0:0"
 grep -q "warning: 3 kernels, copies or memsets (0.900 s busy) ran on GPU $UUID1, which is not sampled" err &&
     ok "the unmeasured GPU is named in a warning" || fail "no warning naming $UUID1: $(cat err)"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(sys.argv[2] in w for w in d["warnings"]), d["warnings"]' \
@@ -96,9 +97,10 @@ INJECT_HOST_UUID=$HEX0 "$HOST" - gpu &
 INJECT_HOST_UUID=$HEX1 "$HOST" - gpu
 wait
 EOF
-"$BIN" run --json -o e.csv --events-out e.ev.csv -- sh two.sh >e.json 2>err || fail "two processes: $(cat err)"
-check "two processes, one on each GPU: each GPU its own kernels" e.json e.ev.csv "0:3 1:3"
-[ "$(grep -c '^name,start_s' e.ev.csv)" = 1 ] && ok "two processes: one header" || fail "headers: $(cat e.ev.csv)"
+"$BIN" run --json -o e.sqlite -- sh two.sh >e.json 2>err || fail "two processes: $(cat err)"
+check "two processes, one on each GPU: each GPU its own kernels" e.json e.sqlite "0:3 1:3"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["timeline"] == {"events": 6, "note": None}, d["timeline"]' e.json &&
+    ok "two processes: one events file, imported whole" || fail "two processes' events: $(cat err)"
 
 # ---- a GPU that is not there
 "$BIN" run --device GPU-ffff -- touch ran >out 2>err

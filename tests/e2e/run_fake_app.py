@@ -9,6 +9,10 @@ $TW_T0_MONO_NS on CLOCK_MONOTONIC, as libtruewatt-inject.so would.
 usage: run_fake_app.py kernels          wait until t = 3 s, write the events, exit 0
        run_fake_app.py sigint READY OUT  write READY, wait; on SIGINT write OUT and die of it
        run_fake_app.py env OUT          write the environment variables truewatt set to OUT
+       run_fake_app.py stream SECONDS PIDFILE
+                                        its pid to PIDFILE, then for that long a 20 ms kernel every
+                                        0.1 s, each line appended as it ends (as the injection
+                                        library flushes)
 """
 import os
 import signal
@@ -65,6 +69,23 @@ def env(out):
     return 0
 
 
+def stream(seconds, pidfile):
+    with open(pidfile, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    fd = os.open(os.environ["TW_EVENTS_PATH"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.write(fd, b"name,start_s,end_s,device,stream,kind,correlation_id\n")
+    end = now_s() + seconds
+    i = 0
+    while now_s() < end:
+        start = now_s()
+        time.sleep(0.02)
+        i += 1
+        os.write(fd, f"tick,{start:.9f},{now_s():.9f},0,7,kernel,{i}\n".encode())
+        time.sleep(0.08)
+    os.close(fd)
+    return 0
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "kernels"
     if mode == "kernels":
@@ -73,4 +94,6 @@ if __name__ == "__main__":
         sys.exit(sigint(sys.argv[2], sys.argv[3]))
     if mode == "env":
         sys.exit(env(sys.argv[2]))
+    if mode == "stream":
+        sys.exit(stream(float(sys.argv[2]), sys.argv[3]))
     sys.exit(f"unknown mode {mode}")

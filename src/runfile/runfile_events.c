@@ -1,0 +1,506 @@
+/* Activities and NVTX ranges in the run file: imported from the injection
+ * library's events CSV (tailed while the program runs), read back as
+ * events, written out again as that CSV; and the samples written out as a
+ * trace CSV. The events file's format is known here only (tw_run_import_events
+ * and export_line), and its header line comes from src/inject/event_csv.h. */
+#define _GNU_SOURCE /* getline, fseeko */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "inject/event_csv.h"
+#include "runfile/runfile_internal.h"
+#include "trace/csv.h"
+#include "trace/events_source.h"
+
+/* The events file's columns (TWI_CSV_HEADER), by name. */
+enum {
+    EC_NAME,
+    EC_START,
+    EC_END,
+    EC_DEVICE,
+    EC_STREAM,
+    EC_KIND,
+    EC_GRID_X,
+    EC_GRID_Y,
+    EC_GRID_Z,
+    EC_BLOCK_X,
+    EC_BLOCK_Y,
+    EC_BLOCK_Z,
+    EC_CORRELATION,
+    EC_UUID,
+    EC_MANGLED,
+    EC_DOMAIN,
+    EC_TID,
+    EC_DEPTH,
+    EC_COUNT
+};
+
+static const char *const column_name[EC_COUNT] = {
+    "name",    "start_s", "end_s",   "device",         "stream",      "kind",    "grid_x", "grid_y", "grid_z",
+    "block_x", "block_y", "block_z", "correlation_id", "device_uuid", "mangled", "domain", "tid",    "depth"};
+
+#define MAX_FIELDS 64
+
+void tw_run_tail_init(tw_run_tail *t)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t k = 0; k < sizeof t->col / sizeof t->col[0]; k++)
+        t->col[k] = -1;
+}
+
+/* ---------------------------------------------------------------- parsing one line */
+
+typedef struct line_ctx {
+    const char *path;
+    unsigned long line;
+    char **field;
+    size_t count;
+    const tw_run_tail *t;
+} line_ctx;
+
+static const char *cell(const line_ctx *L, int k)
+{
+    int c = L->t->col[k];
+    return c >= 0 && (size_t)c < L->count ? L->field[c] : NULL;
+}
+
+static tw_status bad(const line_ctx *L, int k, const char *what)
+{
+    const char *v = cell(L, k);
+    return tw_fail(TW_EPARSE, "%s:%lu: %s '%.80s' is not %s", L->path, L->line, column_name[k], v ? v : "", what);
+}
+
+/* Seconds with up to 9 decimals, as the injection library writes them,
+ * to exact nanoseconds (never through a double). */
+static bool parse_ns(const char *s, int64_t *out)
+{
+    bool neg = *s == '-';
+    if (neg || *s == '+') s++;
+    if (*s < '0' || *s > '9') return false;
+    int64_t sec = 0, frac = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (sec > (INT64_MAX / 1000000000 - 10) / 10) return false;
+        sec = sec * 10 + (*s - '0');
+    }
+    int digits = 0;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, digits++) {
+            if (digits == 9) return false; /* finer than a nanosecond */
+            frac = frac * 10 + (*s - '0');
+        }
+    if (*s) return false;
+    for (; digits < 9; digits++)
+        frac *= 10;
+    *out = (neg ? -1 : 1) * (sec * 1000000000 + frac);
+    return true;
+}
+
+/* An optional integer cell: *present false when empty. */
+static tw_status opt_int(const line_ctx *L, int k, int64_t lo, int64_t hi, int64_t *v, bool *present)
+{
+    const char *s = cell(L, k);
+    *present = s && *s;
+    if (!*present) return TW_OK;
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || *end || x < lo || x > hi) return bad(L, k, "an integer in range");
+    *v = x;
+    return TW_OK;
+}
+
+static const char *opt_text(const line_ctx *L, int k)
+{
+    const char *s = cell(L, k);
+    return s && *s ? s : NULL;
+}
+
+static void bind_opt(sqlite3_stmt *s, int i, bool present, int64_t v)
+{
+    if (present) sqlite3_bind_int64(s, i, v);
+}
+
+static tw_status put_nvtx(tw_run *r, const line_ctx *L, int64_t start, int64_t end)
+{
+    int64_t tid = 0, depth = 0;
+    bool has_tid, has_depth;
+    tw_status st;
+    if ((st = opt_int(L, EC_TID, 1, INT64_MAX, &tid, &has_tid)) != TW_OK ||
+        (st = opt_int(L, EC_DEPTH, 1, INT32_MAX, &depth, &has_depth)) != TW_OK)
+        return st;
+    /* the strings first: interning may write a row, which resets statements */
+    int64_t name_id, domain_id;
+    const char *domain = cell(L, EC_DOMAIN);
+    if ((st = run_string_id(r, cell(L, EC_NAME), &name_id)) != TW_OK ||
+        (st = run_string_id(r, domain ? domain : "", &domain_id)) != TW_OK)
+        return st;
+    if ((st = run_prepare(r, &r->st_nvtx,
+                          "INSERT INTO nvtx_ranges(name, domain, tid, depth, start_ns, end_ns) VALUES(?,?,?,?,?,?)")) !=
+        TW_OK)
+        return st;
+    sqlite3_bind_int64(r->st_nvtx, 1, name_id);
+    sqlite3_bind_int64(r->st_nvtx, 2, domain_id);
+    bind_opt(r->st_nvtx, 3, has_tid, tid);
+    bind_opt(r->st_nvtx, 4, has_depth, depth);
+    sqlite3_bind_int64(r->st_nvtx, 5, start);
+    sqlite3_bind_int64(r->st_nvtx, 6, end);
+    return run_step_write(r, r->st_nvtx, "cannot write an NVTX range");
+}
+
+static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64_t end)
+{
+    int64_t v[EC_COUNT] = {0};
+    bool has[EC_COUNT] = {0};
+    static const int ints[] = {EC_DEVICE,  EC_STREAM,  EC_GRID_X,  EC_GRID_Y,     EC_GRID_Z,
+                               EC_BLOCK_X, EC_BLOCK_Y, EC_BLOCK_Z, EC_CORRELATION};
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0] && st == TW_OK; i++) {
+        int k = ints[i];
+        int64_t lo = k == EC_DEVICE ? INT32_MIN : INT64_MIN, hi = k == EC_DEVICE ? INT32_MAX : INT64_MAX;
+        st = opt_int(L, k, lo, hi, &v[k], &has[k]);
+    }
+    if (st != TW_OK) return st;
+    const char *uuid = opt_text(L, EC_UUID);
+    if (uuid && strncmp(uuid, "GPU-", 4) != 0 && strncmp(uuid, "MIG-", 4) != 0)
+        return bad(L, EC_UUID, "a GPU UUID (GPU-... or MIG-...)");
+    int64_t kind_id, name_id, mangled_id = 0, uuid_id = 0;
+    const char *mangled = opt_text(L, EC_MANGLED);
+    if ((st = run_string_id(r, cell(L, EC_KIND), &kind_id)) != TW_OK ||
+        (st = run_string_id(r, cell(L, EC_NAME), &name_id)) != TW_OK ||
+        (mangled && (st = run_string_id(r, mangled, &mangled_id)) != TW_OK) ||
+        (uuid && (st = run_string_id(r, uuid, &uuid_id)) != TW_OK))
+        return st;
+    if ((st = run_prepare(r, &r->st_activity,
+                          "INSERT INTO activities(kind, name, mangled, device, device_uuid, stream, correlation_id, "
+                          "start_ns, end_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z) "
+                          "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) != TW_OK)
+        return st;
+    sqlite3_stmt *s = r->st_activity;
+    sqlite3_bind_int64(s, 1, kind_id);
+    sqlite3_bind_int64(s, 2, name_id);
+    bind_opt(s, 3, mangled != NULL, mangled_id);
+    bind_opt(s, 4, has[EC_DEVICE], v[EC_DEVICE]);
+    bind_opt(s, 5, uuid != NULL, uuid_id);
+    bind_opt(s, 6, has[EC_STREAM], v[EC_STREAM]);
+    bind_opt(s, 7, has[EC_CORRELATION], v[EC_CORRELATION]);
+    sqlite3_bind_int64(s, 8, start);
+    sqlite3_bind_int64(s, 9, end);
+    for (int k = EC_GRID_X; k <= EC_BLOCK_Z; k++)
+        bind_opt(s, 10 + (k - EC_GRID_X), has[k], v[k]);
+    return run_step_write(r, s, "cannot write an activity");
+}
+
+static tw_status import_line(tw_run *r, const line_ctx *L)
+{
+    const char *name = cell(L, EC_NAME), *kind = cell(L, EC_KIND);
+    if (!name) return tw_fail(TW_EPARSE, "%s:%lu: expected the header's fields, found %zu", L->path, L->line, L->count);
+    if (!kind || !*kind) return bad(L, EC_KIND, "a kind (kernel, memcpy, memset, nvtx)");
+    int64_t start, end;
+    if (!cell(L, EC_START) || !parse_ns(cell(L, EC_START), &start))
+        return bad(L, EC_START, "seconds with at most 9 decimals");
+    if (!cell(L, EC_END) || !parse_ns(cell(L, EC_END), &end)) return bad(L, EC_END, "seconds with at most 9 decimals");
+    if (end < start) return tw_fail(TW_EPARSE, "%s:%lu: event '%.80s' ends before it starts", L->path, L->line, name);
+    return strcmp(kind, "nvtx") == 0 ? put_nvtx(r, L, start, end) : put_activity(r, L, start, end);
+}
+
+static tw_status read_header(const line_ctx *L, tw_run_tail *t)
+{
+    for (int k = 0; k < EC_COUNT; k++) {
+        t->col[k] = -1;
+        for (size_t c = 0; c < L->count; c++)
+            if (strcmp(L->field[c], column_name[k]) == 0) t->col[k] = (int)c;
+    }
+    static const int required[] = {EC_NAME, EC_START, EC_END, EC_KIND};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        if (t->col[required[i]] < 0)
+            return tw_fail(TW_EPARSE, "%s:%lu: the header has no column %s", L->path, L->line,
+                           column_name[required[i]]);
+    t->col[EC_COUNT] = (int)L->count; /* fields per line */
+    t->have_header = true;
+    return TW_OK;
+}
+
+static tw_status import_text(tw_run *r, const char *path, tw_run_tail *t, char *text)
+{
+    size_t len = strlen(text);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    if (len == 0 || text[0] == '#') return TW_OK;
+    char *field[MAX_FIELDS];
+    line_ctx L = {path, t->line, field, 0, t};
+    if (!tw_csv_split(text, field, MAX_FIELDS, &L.count))
+        return tw_fail(TW_EPARSE, "%s:%lu: malformed quoting", path, t->line);
+    if (L.count > MAX_FIELDS)
+        return tw_fail(TW_EPARSE, "%s:%lu: %zu fields, at most %d", path, t->line, L.count, MAX_FIELDS);
+    if (!t->have_header) return read_header(&L, t);
+    if (L.count != (size_t)t->col[EC_COUNT])
+        return tw_fail(TW_EPARSE, "%s:%lu: expected %d fields, found %zu", path, t->line, t->col[EC_COUNT], L.count);
+    tw_status st = import_line(r, &L);
+    if (st == TW_OK) t->events++;
+    return st;
+}
+
+tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return errno == ENOENT ? TW_OK : tw_fail(TW_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (fseeko(f, (off_t)t->offset, SEEK_SET) != 0) {
+        fclose(f);
+        return tw_fail(TW_EIO, "%s: cannot seek: %s", path, strerror(errno));
+    }
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    tw_status st = TW_OK;
+    pthread_mutex_lock(&r->mu);
+    while (st == TW_OK && (n = getline(&buf, &cap, f)) > 0) {
+        if (buf[n - 1] != '\n') break; /* a line still being written: the next call takes it */
+        if (memchr(buf, '\0', (size_t)n)) {
+            st = tw_fail(TW_EPARSE, "%s:%lu: a NUL byte", path, t->line + 1);
+            break;
+        }
+        t->line++;
+        st = import_text(r, path, t, buf);
+        if (st == TW_OK) t->offset += n;
+    }
+    pthread_mutex_unlock(&r->mu);
+    if (st == TW_OK && ferror(f)) st = tw_fail(TW_EIO, "%s: read failed", path);
+    free(buf);
+    fclose(f);
+    return st;
+}
+
+/* ---------------------------------------------------------------- reading back */
+
+/* Every activity, then every NVTX range, as the events file's fields. */
+static const char events_query[] =
+    "SELECT k.value, n.value, m.value, a.device, u.value, a.stream, a.correlation_id, a.start_ns, a.end_ns, "
+    "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, NULL, NULL, NULL, a.rowid "
+    "FROM activities a JOIN strings k ON k.id = a.kind JOIN strings n ON n.id = a.name "
+    "LEFT JOIN strings m ON m.id = a.mangled LEFT JOIN strings u ON u.id = a.device_uuid "
+    "UNION ALL SELECT 'nvtx', n.value, NULL, -1, NULL, -1, NULL, x.start_ns, x.end_ns, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, d.value, x.tid, x.depth, x.rowid "
+    "FROM nvtx_ranges x JOIN strings n ON n.id = x.name JOIN strings d ON d.id = x.domain";
+
+enum {
+    Q_KIND,
+    Q_NAME,
+    Q_MANGLED,
+    Q_DEVICE,
+    Q_UUID,
+    Q_STREAM,
+    Q_CORR,
+    Q_START,
+    Q_END,
+    Q_GRID,
+    Q_DOMAIN = 15,
+    Q_TID,
+    Q_DEPTH,
+    Q_ROWID
+};
+
+typedef tw_status (*event_fn)(void *ctx, sqlite3_stmt *row);
+
+static tw_status each_event(tw_run *r, event_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&r->mu);
+    sqlite3_stmt *s = NULL;
+    tw_status st = TW_OK;
+    if (sqlite3_prepare_v2(r->db, events_query, -1, &s, NULL) != SQLITE_OK)
+        st = run_db_fail(r->db, r->path, "cannot read the activities");
+    int rc = SQLITE_ROW;
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+        st = fn(ctx, s);
+    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activities");
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+static const char *text_or_null(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(s, i);
+}
+
+static int64_t int_or(sqlite3_stmt *s, int i, int64_t absent)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? absent : sqlite3_column_int64(s, i);
+}
+
+static tw_status add_event(void *ctx, sqlite3_stmt *s)
+{
+    const char *kind = text_or_null(s, Q_KIND);
+    bool nvtx = kind && strcmp(kind, "nvtx") == 0;
+    tw_event e = {.name = text_or_null(s, Q_NAME),
+                  .start_s = run_s_of(sqlite3_column_int64(s, Q_START)),
+                  .end_s = run_s_of(sqlite3_column_int64(s, Q_END)),
+                  .device = (int32_t)int_or(s, Q_DEVICE, -1),
+                  .stream = int_or(s, Q_STREAM, -1),
+                  .true_energy_j = NAN,
+                  .kind = kind,
+                  .device_uuid = text_or_null(s, Q_UUID),
+                  .mangled = text_or_null(s, Q_MANGLED),
+                  .domain = nvtx ? text_or_null(s, Q_DOMAIN) : NULL,
+                  .tid = int_or(s, Q_TID, 0),
+                  .depth = (int32_t)int_or(s, Q_DEPTH, 0)};
+    tw_status st = tw_events_add(ctx, &e);
+    if (st == TW_OK) tw_events_set_last_line(ctx, (uint64_t)sqlite3_column_int64(s, Q_ROWID));
+    return st;
+}
+
+/* Where an event of the run file is, for messages (an event outside the samples). */
+static const char *event_table(const tw_event *e)
+{
+    return e->kind && strcmp(e->kind, "nvtx") == 0 ? "nvtx_ranges row" : "activities row";
+}
+
+tw_status tw_run_load_events(tw_run *r, tw_events **out)
+{
+    tw_clear_error();
+    if (!r || !out) return tw_fail(TW_EINVAL, "tw_run_load_events: NULL argument");
+    *out = NULL;
+    tw_events *ev = NULL;
+    tw_status st = tw_events_new(&ev);
+    if (st == TW_OK && !tw_events_set_source(ev, r->path, event_table)) st = tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) st = each_event(r, add_event, ev);
+    if (st != TW_OK) {
+        tw_events_free(ev);
+        return st;
+    }
+    tw_events_sort(ev);
+    *out = ev;
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- export */
+
+static int put_seconds(FILE *f, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    return fprintf(f, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "", a / 1000000000u, a % 1000000000u);
+}
+
+static int put_int(FILE *f, sqlite3_stmt *s, int i)
+{
+    if (putc(',', f) == EOF) return -1;
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : fprintf(f, "%lld", (long long)sqlite3_column_int64(s, i));
+}
+
+static int put_text(FILE *f, sqlite3_stmt *s, int i)
+{
+    if (putc(',', f) == EOF) return -1;
+    const char *t = text_or_null(s, i);
+    return t && *t ? tw_csv_write_field(f, t) : 0;
+}
+
+/* One line as the injection library writes it (event_csv.c's twi_append_line). */
+static tw_status export_line(void *ctx, sqlite3_stmt *s)
+{
+    FILE *f = ctx;
+    int rc = tw_csv_write_field(f, text_or_null(s, Q_NAME));
+    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, sqlite3_column_int64(s, Q_START));
+    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, sqlite3_column_int64(s, Q_END));
+    if (rc >= 0) rc = put_int(f, s, Q_DEVICE);
+    if (rc >= 0) rc = put_int(f, s, Q_STREAM);
+    if (rc >= 0) rc = put_text(f, s, Q_KIND);
+    for (int i = Q_GRID; rc >= 0 && i < Q_GRID + 6; i++)
+        rc = put_int(f, s, i);
+    if (rc >= 0) rc = put_int(f, s, Q_CORR);
+    if (rc >= 0) rc = put_text(f, s, Q_UUID);
+    if (rc >= 0) rc = put_text(f, s, Q_MANGLED);
+    if (rc >= 0) rc = put_text(f, s, Q_DOMAIN);
+    if (rc >= 0) rc = put_int(f, s, Q_TID);
+    if (rc >= 0) rc = put_int(f, s, Q_DEPTH);
+    if (rc >= 0) rc = putc('\n', f) == EOF ? -1 : 0;
+    return rc < 0 ? tw_fail(TW_EIO, "write failed: %s", strerror(errno)) : TW_OK;
+}
+
+static tw_status close_out(FILE *f, const char *path, tw_status st)
+{
+    bool bad = fflush(f) != 0 || ferror(f);
+    if (fclose(f) != 0) bad = true;
+    if (st == TW_OK && bad) st = tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(errno));
+    return st;
+}
+
+tw_status tw_run_export_events(tw_run *r, const char *path)
+{
+    tw_clear_error();
+    if (!r || !path) return tw_fail(TW_EINVAL, "tw_run_export_events: NULL argument");
+    FILE *f = fopen(path, "w");
+    if (!f) return tw_fail(TW_EIO, "%s: cannot create: %s", path, strerror(errno));
+    char *prov = NULL;
+    tw_status st = TW_OK;
+    if (tw_run_get_text(r, "provenance", &prov) == TW_OK && *prov && tw_csv_storable(prov)) fprintf(f, "# %s\n", prov);
+    tw_clear_error();
+    free(prov);
+    if (fputs(TWI_CSV_HEADER, f) == EOF) st = tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (st == TW_OK) st = each_event(r, export_line, f);
+    return close_out(f, path, st);
+}
+
+/* The comments a sampled trace starts with. */
+static tw_status trace_comments(tw_run *r, tw_trace_writer *w)
+{
+    char *text = NULL;
+    tw_status st = TW_OK;
+    if (tw_run_get_text(r, "provenance", &text) == TW_OK && *text) st = tw_trace_writer_comment(w, text);
+    free(text);
+    tw_run_device *dev = NULL;
+    size_t n = 0;
+    if (st == TW_OK) st = tw_run_devices(r, &dev, &n);
+    for (size_t d = 0; st == TW_OK && d < n; d++)
+        if (dev[d].plan[0]) {
+            char line[1200], who[32] = ""; /* the sampler's own prefix: "GPU N: " when several */
+            if (n > 1) snprintf(who, sizeof who, "GPU %d: ", dev[d].index);
+            snprintf(line, sizeof line, "%ssampling plan: %s", who, dev[d].plan);
+            st = tw_trace_writer_comment(w, line);
+        }
+    free(dev);
+    int64_t t0 = 0;
+    if (st == TW_OK && tw_run_get_int(r, "t0_mono_ns", &t0) == TW_OK) {
+        char line[64];
+        snprintf(line, sizeof line, "t0_mono_ns=%lld", (long long)t0);
+        st = tw_trace_writer_comment(w, line);
+    }
+    tw_clear_error();
+    return st;
+}
+
+tw_status tw_run_export_trace(tw_run *r, const char *path)
+{
+    tw_clear_error();
+    if (!r || !path) return tw_fail(TW_EINVAL, "tw_run_export_trace: NULL argument");
+    tw_status st = tw_run_commit(r); /* the rows cursor has its own connection */
+    tw_run_rows *c = NULL;
+    if (st == TW_OK) st = tw_run_rows_open(r->path, &c);
+    if (st != TW_OK) return st;
+    size_t n = tw_run_rows_nreadings(c);
+    const char **names = calloc(n, sizeof *names);
+    if (!names) {
+        tw_run_rows_close(c);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        names[i] = tw_run_rows_reading(c, i)->name;
+    tw_trace_writer *w = NULL;
+    st = tw_trace_writer_open(path, n, names, true, &w);
+    if (st == TW_OK) st = trace_comments(r, w);
+    for (bool eof = false; st == TW_OK;) {
+        tw_row row;
+        if ((st = tw_run_rows_next(c, &row, &eof)) != TW_OK || eof) break;
+        st = tw_trace_writer_write(w, &row);
+    }
+    if (w) {
+        tw_status cst = tw_trace_writer_close(w);
+        if (st == TW_OK) st = cst;
+    }
+    free(names);
+    tw_run_rows_close(c);
+    return st;
+}

@@ -1,0 +1,53 @@
+/* The run file's internals shared by runfile.c (the file, its facts and
+ * samples), runfile_rows.c (samples read back as trace rows) and
+ * runfile_events.c (activities in and out). */
+#ifndef TW_RUNFILE_INTERNAL_H
+#define TW_RUNFILE_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "core/strmap.h"
+#include "runfile/runfile.h"
+
+/* What the last poll stored of a reading, to keep only its updates. */
+typedef struct run_last {
+    bool have, valid, own;
+    double value;
+    int64_t stamp_ns;
+} run_last;
+
+struct tw_run {
+    sqlite3 *db;
+    char *path;
+    pthread_mutex_t mu;
+    bool writable;
+    bool in_tx;
+    uint64_t last_commit_ns;
+    size_t pending; /* rows since the last commit */
+    tw_status err;  /* the first write error, kept */
+    char errmsg[512];
+    sqlite3_stmt *st_poll, *st_sample, *st_string, *st_activity, *st_nvtx;
+    tw_strmap strings; /* text -> strings.id, so that each name is stored once */
+    run_last *last;    /* by reading id */
+    size_t nlast;
+};
+
+/* TW_EIO naming the file and SQLite's message. */
+tw_status run_db_fail(sqlite3 *db, const char *path, const char *what);
+/* Opens the database (read-write when allowed, else read-only). */
+tw_status run_db_open(const char *path, sqlite3 **db, bool *writable);
+/* Under r->mu: a statement prepared once, reset for reuse. */
+tw_status run_prepare(tw_run *r, sqlite3_stmt **st, const char *sql);
+/* Under r->mu: steps a write statement; a failure is kept in r->err. */
+tw_status run_step_write(tw_run *r, sqlite3_stmt *st, const char *what);
+/* Under r->mu: commits when TW_RUN_COMMIT_S passed or TW_RUN_COMMIT_ROWS rows wait. */
+tw_status run_maybe_commit(tw_run *r);
+/* Under r->mu: the id of `text` in strings, added when new. */
+tw_status run_string_id(tw_run *r, const char *text, int64_t *id);
+
+/* ns <-> seconds on the trace timeline */
+int64_t run_ns_of(double t_s);
+double run_s_of(int64_t ns);
+
+#endif
