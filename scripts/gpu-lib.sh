@@ -8,7 +8,15 @@ log() { echo "== $*" >&2; }
 gpu_build() {
   start=$(date +%s)
   log "build (Release, no tests)"
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF >/dev/null
+  # a GPU host with SQLite's runtime library but not its header (no libsqlite3-dev, as on the
+  # device tool's machines): the header from $TW_SQLITE_INCLUDE (default .deps/include, a copy of
+  # a Debian sqlite3.h carried there), linked to the runtime library
+  local extra=() inc=${TW_SQLITE_INCLUDE:-$PWD/.deps/include} lib=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+  if [ ! -f /usr/include/sqlite3.h ] && [ -f "$inc/sqlite3.h" ] && [ -e "$lib" ]; then
+    log "SQLite: header from $inc, library $lib"
+    extra=(-DSQLite3_INCLUDE_DIR="$inc" -DSQLite3_LIBRARY="$lib")
+  fi
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
   cmake --build build-gpu -j"$(nproc)" >/dev/null
   tw=build-gpu/truewatt
 }
