@@ -99,6 +99,31 @@ static void brute_force(const double *G, const double *c, size_t p, const bool *
     }
 }
 
+/* A random least-squares problem of p unknowns on its normal equations
+ * (G = A'A, c = A'y, a few more rows than unknowns; correlated columns when
+ * `correlated`), about 3 in 4 unknowns constrained. */
+static void random_problem(tw_rng *rng, size_t p, bool correlated, double *G, double *c, bool *nonneg)
+{
+    size_t rows = p + 3 + (size_t)(tw_rng_uniform(rng) * 6);
+    double A[20][PMAX], y[20];
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t j = 0; j < p; j++)
+            A[r][j] = tw_rng_gauss(rng) + (correlated ? 0.8 : 0.0);
+        y[r] = 2.0 * tw_rng_gauss(rng);
+    }
+    for (size_t i = 0; i < p; i++) {
+        c[i] = 0;
+        for (size_t r = 0; r < rows; r++)
+            c[i] += A[r][i] * y[r];
+        for (size_t j = 0; j < p; j++) {
+            G[i * p + j] = 0;
+            for (size_t r = 0; r < rows; r++)
+                G[i * p + j] += A[r][i] * A[r][j];
+        }
+        nonneg[i] = tw_rng_uniform(rng) < 0.75;
+    }
+}
+
 /* The brute-force optimum with upper bounds too: every variable free, held
  * at 0 (if constrained) or held at its upper bound (if finite); the lowest
  * objective among the feasible. */
@@ -147,27 +172,11 @@ static void test_upper_bounds_against_brute_force(void **state)
     for (int trial = 0; trial < 300; trial++) {
         size_t p = 1 + (size_t)(tw_rng_uniform(&rng) * pmax);
         if (p > pmax) p = pmax;
-        size_t rows = p + 3 + (size_t)(tw_rng_uniform(&rng) * 6);
-        double A[20][PMAX], y[20];
-        for (size_t r = 0; r < rows; r++) {
-            for (size_t j = 0; j < p; j++)
-                A[r][j] = tw_rng_gauss(&rng) + (trial % 2 ? 0.8 : 0.0);
-            y[r] = 2.0 * tw_rng_gauss(&rng);
-        }
         double G[PMAX * PMAX], c[PMAX], upper[PMAX];
         bool nonneg[PMAX];
-        for (size_t i = 0; i < p; i++) {
-            c[i] = 0;
-            for (size_t r = 0; r < rows; r++)
-                c[i] += A[r][i] * y[r];
-            for (size_t j = 0; j < p; j++) {
-                G[i * p + j] = 0;
-                for (size_t r = 0; r < rows; r++)
-                    G[i * p + j] += A[r][i] * A[r][j];
-            }
-            nonneg[i] = tw_rng_uniform(&rng) < 0.75;
+        random_problem(&rng, p, trial % 2, G, c, nonneg);
+        for (size_t i = 0; i < p; i++)
             upper[i] = tw_rng_uniform(&rng) < 0.6 ? 0.05 + 0.4 * tw_rng_uniform(&rng) : INFINITY;
-        }
         double want[PMAX], got[PMAX];
         int want_state[PMAX];
         bool at_zero[PMAX], at_upper[PMAX];
@@ -199,26 +208,9 @@ static void test_against_brute_force(void **state)
     for (int trial = 0; trial < 400; trial++) {
         size_t p = 1 + (size_t)(tw_rng_uniform(&rng) * PMAX);
         if (p > PMAX) p = PMAX;
-        size_t rows = p + 3 + (size_t)(tw_rng_uniform(&rng) * 6);
-        double A[20][PMAX], y[20];
-        for (size_t r = 0; r < rows; r++) {
-            for (size_t j = 0; j < p; j++)
-                A[r][j] = tw_rng_gauss(&rng) + (trial % 2 ? 0.8 : 0.0); /* correlated columns on odd trials */
-            y[r] = 2.0 * tw_rng_gauss(&rng);
-        }
         double G[PMAX * PMAX], c[PMAX];
         bool nonneg[PMAX];
-        for (size_t i = 0; i < p; i++) {
-            c[i] = 0;
-            for (size_t r = 0; r < rows; r++)
-                c[i] += A[r][i] * y[r];
-            for (size_t j = 0; j < p; j++) {
-                G[i * p + j] = 0;
-                for (size_t r = 0; r < rows; r++)
-                    G[i * p + j] += A[r][i] * A[r][j];
-            }
-            nonneg[i] = tw_rng_uniform(&rng) < 0.75;
-        }
+        random_problem(&rng, p, trial % 2, G, c, nonneg);
         double want[PMAX], got[PMAX];
         bool want_held[PMAX], at_bound[PMAX];
         brute_force(G, c, p, nonneg, want, want_held);
