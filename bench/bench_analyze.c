@@ -36,13 +36,7 @@ static int make_trace(double seconds, const char *path, tw_scenario **sc)
     if (check(tw_sensor_open("sim", &cfg, &s), "sim") ||
         check(tw_trace_writer_open(path, 2, names, false, &w), "writer"))
         return 1;
-    for (;;) {
-        tw_row row;
-        bool eof;
-        if (check(tw_sensor_next(s, &row, &eof), "sim row")) return 1;
-        if (eof) break;
-        if (check(tw_trace_writer_write(w, &row), "write")) return 1;
-    }
+    if (copy_rows(s, w)) return 1;
     tw_sensor_close(s);
     return check(tw_trace_writer_close(w), "close");
 }

@@ -29,6 +29,18 @@ static inline int check(tw_status st, const char *what)
     return 1;
 }
 
+/* Every row of the sensor `s` into the trace writer `w`; nonzero (said) on an error. */
+static inline int copy_rows(tw_sensor *s, tw_trace_writer *w)
+{
+    for (;;) {
+        tw_row row;
+        bool eof;
+        if (check(tw_sensor_next(s, &row, &eof), "sim row")) return 1;
+        if (eof) return 0;
+        if (check(tw_trace_writer_write(w, &row), "write")) return 1;
+    }
+}
+
 static inline double peak_rss_mib(void)
 {
     struct rusage ru;

@@ -99,13 +99,7 @@ static int stage_sim(size_t n, const paths *p)
     for (size_t i = 0; cols && i < nr; i++)
         cols[i] = tw_sensor_reading(s, i)->name;
     if (!cols || check(tw_trace_writer_open(p->trace, nr, cols, true, &w), "writer")) return 1;
-    for (;;) {
-        tw_row row;
-        bool eof;
-        if (check(tw_sensor_next(s, &row, &eof), "sim row")) return 1;
-        if (eof) break;
-        if (check(tw_trace_writer_write(w, &row), "write")) return 1;
-    }
+    if (copy_rows(s, w)) return 1;
     tw_sensor_close(s);
     free(cols);
     if (check(tw_trace_writer_close(w), "close") || check(tw_events_save(ev, p->events), "save events")) return 1;
