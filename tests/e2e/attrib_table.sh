@@ -172,7 +172,7 @@ if got == "" or abs(float(got) - float(want)) > float(tol):
     sys.exit(f"{path} {key} {col}: '{got}', expected {want} +- {tol}")
 EOF
 }
-head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct' ||
+head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct,solo_mean_duration_s,speed_vs_solo_pct' ||
   bad "attrib.csv header: $(head -1 "$out/attrib.csv")"
 head -1 "$out/conservation.csv" | grep -qx 'pattern,counter_j,kernels_j,baseline_j,error_pct' ||
   bad "conservation.csv header: $(head -1 "$out/conservation.csv")"
@@ -187,6 +187,11 @@ check attrib.csv bursts,wait_1ms solo_j 15 1e-3
 check attrib.csv bursts,wait_1ms steady_j "" 0
 check attrib.csv bursts,wait_1ms estimate_j "" 0
 check attrib.csv bursts,wait_1ms error_pct "" 0
+# the solo run's mean duration beside the full run's: wait_1ms took 0.3 s in full, 0.2 s alone,
+# so it ran (0.2 / 0.3 - 1) = -33.33 % "faster" in the full pattern; gemm_2ms the same in both
+check attrib.csv bursts,wait_1ms solo_mean_duration_s 0.2 1e-9
+check attrib.csv bursts,wait_1ms speed_vs_solo_pct -33.3333 1e-3
+check attrib.csv bursts,gemm_2ms speed_vs_solo_pct 0 1e-9
 check conservation.csv bursts counter_j 500 0
 check conservation.csv bursts kernels_j 95 0
 check conservation.csv bursts baseline_j 400 0
