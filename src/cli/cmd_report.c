@@ -66,6 +66,8 @@ int cmd_report(int argc, char **argv)
     if (st != TW_OK) return cli_fail("report", st);
     rc = run_report_file(run, &o, stdout);
     st = tw_run_close(run);
-    if (st != TW_OK && rc == 0) rc = cli_fail("report", st);
+    /* the report is out; the file could not keep it (a full disk, read-only): said, not a failure */
+    if (st != TW_OK && rc == 0)
+        fprintf(stderr, "truewatt report: warning: the report is not kept: %s\n", tw_last_error());
     return rc;
 }

@@ -163,6 +163,11 @@ static int parse_args(int argc, char **argv, run_args *a)
 
 static volatile sig_atomic_t child_pid = 0;
 static volatile sig_atomic_t last_signal = 0;
+static volatile sig_atomic_t interrupts = 0; /* SIGINT and SIGTERM so far */
+
+/* A second Ctrl-C (or SIGTERM): run stops at once, without waiting for the
+ * command or computing the report, everything recorded so far committed. */
+#define INTERRUPTS_TO_ABANDON 2
 
 /* Forwards SIGINT and SIGTERM to the command. A Ctrl-C typed at the terminal
  * reached the command already (same process group): it is not sent twice. */
@@ -171,6 +176,7 @@ static void forward_signal(int sig, siginfo_t *si, void *ctx)
     (void)ctx;
     last_signal = sig;
     cli_interrupted = 1;
+    if (interrupts < INTERRUPTS_TO_ABANDON) interrupts++;
     pid_t pid = (pid_t)child_pid;
     if (pid > 0 && !(si && si->si_code == SI_KERNEL)) kill(pid, sig);
 }
@@ -184,6 +190,18 @@ static void install_forwarding(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+/* A file grown past RLIMIT_FSIZE (`ulimit -f`, a quota) would kill run with
+ * SIGXFSZ, the command left running and nothing said: ignored, the write
+ * fails (EFBIG) and the run file's writer says so, as on a full disk. */
+static void ignore_file_size_signal(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGXFSZ, &sa, NULL);
 }
 
 static const char *signal_name(int sig)
@@ -413,7 +431,7 @@ static void fds_close_on_exec_new(const fd_set_snapshot *inherited)
 static void sleep_s(double s)
 {
     struct timespec d = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    while (nanosleep(&d, &d) != 0 && errno == EINTR && interrupts < INTERRUPTS_TO_ABANDON) {
     }
 }
 
@@ -441,6 +459,7 @@ static pid_t start_command(const char *path, char **argv, char **env, bool stdou
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGXFSZ, SIG_DFL); /* ignored by run only (ignore_file_size_signal) */
         execve(path, argv, env);
         int e = errno;
         if (e == ENOEXEC) { /* a script without #!: as execvp does, through the shell */
@@ -526,6 +545,7 @@ static int wait_command(run_state *s, pid_t pid, int *sig)
         pid_t got = waitpid(pid, &status, WNOHANG);
         if (got == pid) break;
         if (got < 0 && errno != EINTR) return CLI_EXIT_FAIL;
+        if (interrupts >= INTERRUPTS_TO_ABANDON) return CLI_EXIT_INTERRUPTED; /* the command left running */
         sleep_s(WAIT_POLL_S);
         if ((double)(mono_ns() - last) >= 1e9 * TW_RUN_COMMIT_S) {
             import_events(s);
@@ -643,6 +663,24 @@ static void options_text(int argc, char **argv, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
 }
 
+/* Whether the run file's folder can take it (a read-only folder or file
+ * system): said before the command is run, not after. */
+static bool output_folder_writable(const char *run)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", run);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK) == 0) return true;
+    fprintf(stderr, "truewatt run: cannot write the run file %s: its folder %s: %s\n", run, dir, strerror(errno));
+    return false;
+}
+
 /* Everything up to the command's start; returns 0 or the exit code. */
 static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
 {
@@ -652,6 +690,7 @@ static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
         tw_status pst = cli_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
         if (pst != TW_OK) return cli_fail("run", pst);
     }
+    if (!output_folder_writable(s->a.run)) return CLI_EXIT_FAIL;
     fds_snapshot(&s->inherited);
     /* test hook: the fake NVML reads its time origin from our environment */
     const char *hook = getenv("TW_RUN_EXPORT_T0_TO_FAKE");
@@ -742,6 +781,45 @@ static int finish_recording(run_state *s, int rc, int sig, double child_s, doubl
     return rc;
 }
 
+/* Interrupted twice: the samples and the timeline so far into the run file,
+ * committed, and a warning there; no exit_s, so `truewatt report` takes
+ * the run as one truewatt did not finish. Returns 130. */
+static int abandon(run_state *s, pid_t pid)
+{
+    const char *cmd = s->a.cmd[0];
+    tw_status st = tw_sampler_stop(s->sampler);
+    s->stopped = true;
+    if (pid > 0) { /* the command still runs: what it did so far, and why the run has no end */
+        import_events(s);
+        size_t len = strlen(s->warn);
+        snprintf(s->warn + len, sizeof s->warn - len,
+                 "warning: truewatt run was interrupted twice: it stopped without waiting for %s (which had the "
+                 "interrupts too)\n",
+                 cmd);
+        if (st == TW_OK) st = tw_run_set_text(s->run, "warnings", s->warn);
+        if (st == TW_OK) st = tw_run_set_text(s->run, "sampler_notes", tw_sampler_notes(s->sampler));
+    }
+    if (st == TW_OK) st = tw_run_commit(s->run);
+    tw_status cst = tw_run_close(s->run);
+    s->run = NULL;
+    if (st == TW_OK) st = cst;
+    if (st != TW_OK)
+        fprintf(stderr, "truewatt run: interrupted twice; the run file %s is incomplete: %s\n", s->a.run,
+                tw_last_error());
+    else if (pid > 0)
+        fprintf(stderr,
+                "truewatt run: interrupted twice: stopped without waiting for %s (pid %d) or computing the report; "
+                "what was recorded is in %s (truewatt report %s)\n",
+                cmd, (int)pid, s->a.run, s->a.run);
+    else
+        fprintf(stderr,
+                "truewatt run: interrupted twice: stopped without computing the report; the run is in %s "
+                "(truewatt report %s)\n",
+                s->a.run, s->a.run);
+    run_free(s);
+    return CLI_EXIT_INTERRUPTED;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_state s;
@@ -753,6 +831,7 @@ int cmd_run(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     const char *cmd = s.a.cmd[0];
     uint64_t t0 = 0;
+    ignore_file_size_signal();
     if ((rc = prepare(&s, argc, argv, &t0)) != 0 || (rc = start_sampling(&s, t0)) != 0) {
         if (s.sampler) tw_sampler_stop(s.sampler);
         bool made = s.run != NULL;
@@ -784,10 +863,12 @@ int cmd_run(int argc, char **argv)
     int sig = 0;
     rc = wait_command(&s, pid, &sig);
     child_pid = 0;
+    if (interrupts >= INTERRUPTS_TO_ABANDON) return abandon(&s, pid);
     uint64_t ended = mono_ns();
     double child_s = 1e-9 * (double)(ended - started), exit_s = 1e-9 * (double)(ended - t0);
     sleep_s(TAIL_S);
     rc = finish_recording(&s, rc, sig, child_s, spawn_s, exit_s);
+    if (interrupts >= INTERRUPTS_TO_ABANDON) return abandon(&s, 0); /* all recorded: only the report is left */
     if (sig)
         cli_note("truewatt run: %s was killed by signal %d after %.3f s; computing the report", cmd, sig, child_s);
     else

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,11 +65,27 @@ int64_t run_ns_of(double t_s) { return (int64_t)llround(t_s * 1e9); }
 /* the division rounds once: the double nearest to ns / 1e9 */
 double run_s_of(int64_t ns) { return (double)ns / 1e9; }
 
+/* Whether the run file (with its WAL) has reached RLIMIT_FSIZE (`ulimit -f`, a
+ * quota): SQLite then says only "disk I/O error", the OS's EFBIG long gone. */
+static bool at_size_limit(const char *path)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return false;
+    char wal[4096];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat a, b;
+    off_t size = stat(path, &a) == 0 ? a.st_size : 0;
+    if (stat(wal, &b) == 0 && b.st_size > size) size = b.st_size;
+    return (rlim_t)size + 65536 >= rl.rlim_cur; /* within a write of the limit */
+}
+
 tw_status run_db_fail(sqlite3 *db, const char *path, const char *what)
 {
     int code = db ? sqlite3_errcode(db) : SQLITE_ERROR;
     const char *msg = db ? sqlite3_errmsg(db) : "cannot allocate";
     if (code == SQLITE_FULL) return tw_fail(TW_EIO, "%s: %s: the disk is full (%s)", path, what, msg);
+    if (code == SQLITE_IOERR && at_size_limit(path))
+        return tw_fail(TW_EIO, "%s: %s: the file size limit is reached (ulimit -f) (%s)", path, what, msg);
     return tw_fail(TW_EIO, "%s: %s: %s", path, what, msg);
 }
 

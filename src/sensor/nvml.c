@@ -16,7 +16,8 @@
  * tw_sensor_pending() right after the drain. Every reading carries its own timestamp on the trace
  * timeline (seconds since cfg->t0_mono_ns on CLOCK_MONOTONIC): NVML's field and
  * sample timestamps are CLOCK_REALTIME microseconds and are converted with the
- * realtime - monotonic offset, measured at open and on every slow read.
+ * realtime - monotonic offset, measured at open and before every row that reads the device: a
+ * step of the wall clock (NTP, `date -s`) is noted, and the last sample seen moves with it.
  *
  * The library is loaded once per process and reference-counted (nvml_lib.c),
  * so sensors for several devices and groups can be open at once in different
@@ -42,7 +43,6 @@
  * otherwise (the sampling plan does): each drain costs ~0.3 ms of CPU on an
  * H100, and the driver keeps 120 samples (~2.4 s), so 100 ms loses nothing. */
 #define BUFFER_POLL_NS (100 * 1000000LL)
-#define OFFSET_REFRESH_NS NS_PER_S /* fast-only sensors: re-measure the clock offset */
 /* A call this soon after a full read, with drained samples queued, takes the
  * next sample only (the sampler empties the queue right after a drain); a
  * caller on its own pace (every 1 ms, say) gets every reading in every row. */
@@ -143,6 +143,8 @@ typedef struct nvml_sensor {
     double *q_t_s;
     unsigned q_head, q_count;
     unsigned long long last_seen_us;
+    double last_sample_t_s; /* the last sample queued, on the timeline (-inf: none yet) */
+    unsigned clock_steps;   /* steps of the host's wall clock seen (noted once) */
     int64_t last_poll_ns;
     int64_t poll_ns;      /* drain period */
     int64_t last_full_ns; /* the last row that read the device (not only the queue) */
@@ -174,12 +176,31 @@ static void add_note(nvml_sensor *s, const char *fmt, ...)
     s->notes[s->notes_len] = '\0';
 }
 
+/* A change of the wall clock's offset larger than this, measured within
+ * STEP_MEASURE_NS, is a step (NTP, a VM's resume, `date -s`), not drift. */
+#define STEP_NS (50 * 1000000LL)
+#define STEP_MEASURE_NS 1000000LL
+
 static void refresh_offset(nvml_sensor *s)
 {
     int64_t a = mono_ns();
     int64_t r = clock_ns(CLOCK_REALTIME);
     int64_t b = mono_ns();
-    s->rt_off_ns = r - (a + (b - a) / 2);
+    int64_t off = r - (a + (b - a) / 2), step = off - s->rt_off_ns;
+    if (s->rt_off_at_ns && b - a < STEP_MEASURE_NS && (step > STEP_NS || step < -STEP_NS)) {
+        /* NVML stamps its samples with the wall clock too: the samples not yet seen are
+         * after the last one seen moved by the step (a step back would hide them for as
+         * long as it went back) */
+        long long us = step / 1000;
+        s->last_seen_us =
+            us < 0 && (unsigned long long)-us > s->last_seen_us ? 0 : s->last_seen_us + (unsigned long long)us;
+        if (s->clock_steps++ == 0)
+            add_note(s,
+                     "the host's wall clock stepped by %+.3f s at t = %.3f s; the timeline is CLOCK_MONOTONIC, "
+                     "NVML's wall-clock timestamps are mapped with the new offset from then on",
+                     (double)step * 1e-9, (double)(b - s->t0_ns) * 1e-9);
+    }
+    s->rt_off_ns = off;
     s->rt_off_at_ns = b;
 }
 
@@ -242,6 +263,22 @@ static void add_reading(nvml_sensor *s, int r)
 
 /* ---------------------------------------------------------------- probing at open */
 
+/* An answer that may differ on the next call. A probe tries again on it, so that one bad
+ * answer at the start (NVML errors at random: scripts/faults) does not leave a reading out
+ * of the whole run. */
+#define PROBE_TRIES 3
+static bool transient(nvmlReturn_t r)
+{
+    return r == NVML_ERROR_UNKNOWN || r == NVML_ERROR_TIMEOUT || r == NVML_ERROR_IRQ_ISSUE;
+}
+#define PROBE_CALL(r, call)                                                                                            \
+    do {                                                                                                               \
+        int tries_ = 0;                                                                                                \
+        do                                                                                                             \
+            (r) = (call);                                                                                              \
+        while (transient(r) && ++tries_ < PROBE_TRIES);                                                                \
+    } while (0)
+
 static void probe_failed(nvml_sensor *s, int r, nvmlReturn_t code)
 {
     add_note(s, "%s: %s %s: %s (%d)", defs[r].name, defs[r].source,
@@ -267,7 +304,8 @@ static void probe_fields(nvml_sensor *s)
         fv[i].fieldId = field_of[i].field;
         fv[i].scopeId = field_of[i].scope;
     }
-    nvmlReturn_t r = NVML_CALL(a, nvmlDeviceGetFieldValues, s->dev, NFIELDS, fv);
+    nvmlReturn_t r;
+    PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetFieldValues, s->dev, NFIELDS, fv));
     for (int i = 0; i < NFIELDS; i++) {
         int rd = R_AVG + i;
         nvmlReturn_t code = r != NVML_SUCCESS ? r : fv[i].nvmlReturn;
@@ -314,8 +352,9 @@ static void probe_buffer(nvml_sensor *s)
     /* With samples == NULL the driver says how many it can return. */
     unsigned count = 0;
     nvmlValueType_t type = NVML_VALUE_TYPE_UNSIGNED_INT;
-    nvmlReturn_t r = NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES, 0ULL,
-                                  &type, &count, NULL);
+    nvmlReturn_t r;
+    PROBE_CALL(r, NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES, 0ULL,
+                               &type, &count, NULL));
     if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND) {
         probe_failed(s, R_BUFFER, r);
         return;
@@ -330,9 +369,8 @@ static void probe_buffer(nvml_sensor *s)
     }
     s->scap = cap;
     /* What the buffer holds now predates the sensor: skip it. */
-    count = cap;
-    r = NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES, 0ULL, &type,
-                     &count, s->sbuf);
+    PROBE_CALL(r, (count = cap, NVML_CALL_OR(a, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev,
+                                             NVML_TOTAL_POWER_SAMPLES, 0ULL, &type, &count, s->sbuf)));
     if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND) {
         probe_failed(s, R_BUFFER, r);
         return;
@@ -341,6 +379,7 @@ static void probe_buffer(nvml_sensor *s)
         for (unsigned i = 0; i < count && i < cap; i++)
             if (s->sbuf[i].timeStamp > s->last_seen_us) s->last_seen_us = s->sbuf[i].timeStamp;
     s->last_poll_ns = mono_ns();
+    s->last_sample_t_s = -INFINITY;
     add_reading(s, R_BUFFER);
 }
 
@@ -353,7 +392,8 @@ static void probe_fast(nvml_sensor *s)
         probe_missing(s, R_USAGE, "nvmlDeviceGetPowerUsage");
     } else {
         unsigned mw = 0;
-        nvmlReturn_t r = NVML_CALL(a, nvmlDeviceGetPowerUsage, s->dev, &mw);
+        nvmlReturn_t r;
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetPowerUsage, s->dev, &mw));
         if (r == NVML_SUCCESS)
             add_reading(s, R_USAGE);
         else
@@ -379,25 +419,34 @@ static void probe_slow(nvml_sensor *s)
     unsigned long long mj = 0;
     unsigned u = 0;
     nvmlMemory_t mem;
-    if (!a->nvmlDeviceGetTotalEnergyConsumption)
+    nvmlReturn_t r;
+    if (!a->nvmlDeviceGetTotalEnergyConsumption) {
         probe_missing(s, R_ENERGY, "nvmlDeviceGetTotalEnergyConsumption");
-    else
-        probe_result(s, R_ENERGY, NVML_CALL(a, nvmlDeviceGetTotalEnergyConsumption, s->dev, &mj));
+    } else {
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetTotalEnergyConsumption, s->dev, &mj));
+        probe_result(s, R_ENERGY, r);
+    }
     if (!a->nvmlDeviceGetClockInfo) {
         probe_missing(s, R_SM_CLOCK, "nvmlDeviceGetClockInfo");
         probe_missing(s, R_MEM_CLOCK, "nvmlDeviceGetClockInfo");
     } else {
-        probe_result(s, R_SM_CLOCK, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_SM, &u));
-        probe_result(s, R_MEM_CLOCK, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_MEM, &u));
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_SM, &u));
+        probe_result(s, R_SM_CLOCK, r);
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetClockInfo, s->dev, NVML_CLOCK_MEM, &u));
+        probe_result(s, R_MEM_CLOCK, r);
     }
-    if (!a->nvmlDeviceGetTemperature)
+    if (!a->nvmlDeviceGetTemperature) {
         probe_missing(s, R_TEMPERATURE, "nvmlDeviceGetTemperature");
-    else
-        probe_result(s, R_TEMPERATURE, NVML_CALL(a, nvmlDeviceGetTemperature, s->dev, NVML_TEMPERATURE_GPU, &u));
-    if (!a->nvmlDeviceGetMemoryInfo)
+    } else {
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetTemperature, s->dev, NVML_TEMPERATURE_GPU, &u));
+        probe_result(s, R_TEMPERATURE, r);
+    }
+    if (!a->nvmlDeviceGetMemoryInfo) {
         probe_missing(s, R_MEM_USED, "nvmlDeviceGetMemoryInfo");
-    else
-        probe_result(s, R_MEM_USED, NVML_CALL(a, nvmlDeviceGetMemoryInfo, s->dev, &mem));
+    } else {
+        PROBE_CALL(r, NVML_CALL(a, nvmlDeviceGetMemoryInfo, s->dev, &mem));
+        probe_result(s, R_MEM_USED, r);
+    }
 }
 
 /* ---------------------------------------------------------------- devices */
@@ -567,11 +616,17 @@ static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
             reading_failed(s, rc, R_BUFFER, NVML_ERROR_UNKNOWN, tw_last_error());
             return;
         }
+        /* after a step of the wall clock, a sample stamped before it maps off the timeline:
+         * before the last one queued, or after now; it is left out */
+        double t = realtime_us_s(s, (long long)x->timeStamp, now);
+        if (t <= s->last_sample_t_s) continue;
+        if (t > timeline_s(s, now) + 0.5) continue;
         unsigned at = (s->q_head + s->q_count) % s->scap;
         s->q_mw[at] = mw;
-        s->q_t_s[at] = realtime_us_s(s, (long long)x->timeStamp, now);
+        s->q_t_s[at] = t;
         s->q_count++;
         s->last_seen_us = x->timeStamp;
+        s->last_sample_t_s = t;
     }
 }
 
@@ -606,7 +661,6 @@ static void read_slow(nvml_sensor *s, row_ctx *rc)
     const tw_nvml_api *a = s->api;
     int64_t t1, t2;
     nvmlReturn_t r;
-    refresh_offset(s);
     if (s->col[R_ENERGY] >= 0) {
         unsigned long long mj = 0;
         t1 = mono_ns();
@@ -656,11 +710,11 @@ static tw_status nvml_next(void *state, tw_row *row, bool *eof)
         read_buffer(s, &rc, start);
     } else {
         s->last_full_ns = start;
+        /* before every read that gets wall-clock stamps: a step of the clock is seen at the
+         * next row, not up to a second later (three clock reads, ~0.1 us) */
+        refresh_offset(s);
         if (s->groups & TW_READ_FAST) read_fast(s, &rc, start);
-        if (s->groups & TW_READ_SLOW)
-            read_slow(s, &rc);
-        else if (start - s->rt_off_at_ns >= OFFSET_REFRESH_NS)
-            refresh_offset(s);
+        if (s->groups & TW_READ_SLOW) read_slow(s, &rc);
     }
     int64_t end = mono_ns();
 

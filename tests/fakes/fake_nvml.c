@@ -38,6 +38,19 @@
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
  *                                    H100 SXM's; "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
+ *   TW_FAKE_NVML_ERROR_RATE=p        each reading (power, fields, samples, energy, clocks,
+ *                                    temperature, memory) fails with NVML_ERROR_UNKNOWN with
+ *                                    probability p (0..1): NVML errors at random (scripts/faults)
+ *   TW_FAKE_NVML_ERROR_SEED=n        ... drawn from this seed (default 1)
+ *   TW_FAKE_NVML_REPLAY=path         the power is not the simulator's but a real GPU's, replayed
+ *                                    from a trace.csv that `truewatt run` recorded on it (its
+ *                                    energy_j, energy_j_t_s columns; results/h100/.../raw/
+ *                                    *.trace.csv.gz, decompressed): the energy over (0, t] is the
+ *                                    recorded counter's rise over the trace's first t seconds,
+ *                                    linear between its readings, the trace looped; overrides
+ *                                    TW_FAKE_NVML_SCENARIO. Tests then check truewatt against the
+ *                                    trace itself, not against the simulator that the fake would
+ *                                    otherwise share with the code under test.
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -200,6 +213,8 @@ static struct {
     int64_t t0_ns;        /* simulated t = 0 (CLOCK_MONOTONIC) */
     int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
     tw_scenario *sc;
+    double error_rate;    /* TW_FAKE_NVML_ERROR_RATE */
+    uint64_t error_state; /* its generator's state */
     /* clocks */
     unsigned mem_clocks[MAX_MEM_CLOCKS], nmem; /* supported, highest first */
     unsigned gfx_clocks[MAX_GFX_CLOCKS], ngfx; /* supported with each memory clock */
@@ -227,7 +242,135 @@ static double sim_s(int64_t mono) { return (double)(mono - F.t0_ns) / (double)NS
 /* CLOCK_REALTIME microseconds of simulated time k * step_ns. */
 static long long realtime_us(int64_t k, int64_t step_ns) { return (F.t0_ns + k * step_ns + F.rt_off_ns) / 1000; }
 
-static double mean_w(double t0, double t1) { return tw_scenario_true_energy_j(F.sc, t0, t1) / (t1 - t0); }
+/* ---------------------------------------------------------------- replay of a real trace
+ * (TW_FAKE_NVML_REPLAY): the recorded energy counter's readings, times from the first one. */
+static struct {
+    double *t, *e; /* s since the first reading; J above the first reading */
+    size_t n;
+    double p_lo, p_hi; /* the lowest and highest power between two readings */
+} R;
+
+static void fake_complain(const char *what, const char *detail);
+
+static void replay_free(void)
+{
+    free(R.t);
+    free(R.e);
+    memset(&R, 0, sizeof R);
+}
+
+/* The column of `name` in a CSV header line; -1 when absent. */
+static int csv_column(const char *header, const char *name)
+{
+    size_t len = strlen(name);
+    int col = 0;
+    for (const char *p = header;; col++) {
+        size_t w = strcspn(p, ",\r\n");
+        if (w == len && strncmp(p, name, len) == 0) return col;
+        if (p[w] != ',') return -1;
+        p += w + 1;
+    }
+}
+
+/* Field `col` of a CSV line as a number; NAN when empty or not a number. */
+static double csv_number(const char *line, int col)
+{
+    const char *p = line;
+    for (int i = 0; i < col; i++) {
+        p = strchr(p, ',');
+        if (!p) return NAN;
+        p++;
+    }
+    char *end;
+    double v = strtod(p, &end);
+    return end == p || (*end != ',' && *end != '\r' && *end != '\n' && *end) ? NAN : v;
+}
+
+static bool replay_add(double t, double e)
+{
+    if (R.n && (t <= R.t[R.n - 1] || e < R.e[R.n - 1])) return false;
+    double *nt = realloc(R.t, (R.n + 1) * sizeof *nt);
+    if (nt) R.t = nt;
+    double *ne = realloc(R.e, (R.n + 1) * sizeof *ne);
+    if (ne) R.e = ne;
+    if (!nt || !ne) return false;
+    R.t[R.n] = t;
+    R.e[R.n] = e;
+    R.n++;
+    return true;
+}
+
+/* Loads the trace; false with a message naming the file and line. */
+static bool replay_load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fake_complain("TW_FAKE_NVML_REPLAY: cannot open ", path);
+        return false;
+    }
+    char line[8192], why[4200] = "";
+    int ce = -1, ct = -1;
+    unsigned lineno = 0;
+    double t0 = NAN, e0 = NAN;
+    while (!why[0] && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        if (ce < 0) {
+            ce = csv_column(line, "energy_j");
+            ct = csv_column(line, "energy_j_t_s");
+            if (ce < 0 || ct < 0) snprintf(why, sizeof why, "%s:%u: no energy_j, energy_j_t_s columns", path, lineno);
+            continue;
+        }
+        double e = csv_number(line, ce), t = csv_number(line, ct);
+        if (isnan(e) || isnan(t)) continue; /* a row of other readings */
+        if (isnan(t0)) t0 = t, e0 = e;
+        if (!replay_add(t - t0, e - e0))
+            snprintf(why, sizeof why, "%s:%u: the energy counter goes back (or its time does)", path, lineno);
+    }
+    fclose(f);
+    if (!why[0] && R.n < 2) snprintf(why, sizeof why, "%s: fewer than two energy_j readings", path);
+    if (why[0]) {
+        fake_complain("TW_FAKE_NVML_REPLAY: ", why);
+        replay_free();
+        return false;
+    }
+    R.p_lo = INFINITY;
+    R.p_hi = 0;
+    for (size_t i = 1; i < R.n; i++) {
+        double p = (R.e[i] - R.e[i - 1]) / (R.t[i] - R.t[i - 1]);
+        R.p_lo = fmin(R.p_lo, p);
+        R.p_hi = fmax(R.p_hi, p);
+    }
+    return true;
+}
+
+/* The replayed energy over (0, t], the trace looped (t < 0: before it, at its first power). */
+static double replay_energy_j(double t)
+{
+    double period = R.t[R.n - 1], whole = R.e[R.n - 1];
+    if (t < 0) return t * (R.e[1] / R.t[1]);
+    double loops = floor(t / period);
+    double r = t - loops * period;
+    size_t lo = 0, hi = R.n - 1; /* R.t[lo] <= r <= R.t[hi] */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (R.t[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double frac = (r - R.t[lo]) / (R.t[hi] - R.t[lo]);
+    return loops * whole + R.e[lo] + frac * (R.e[hi] - R.e[lo]);
+}
+
+/* The true energy over (t0, t1]: the replayed trace's, else the simulator's. */
+static double true_energy_j(double t0, double t1)
+{
+    if (R.n) return replay_energy_j(t1) - replay_energy_j(t0);
+    return tw_scenario_true_energy_j(F.sc, t0, t1);
+}
+
+static double mean_w(double t0, double t1) { return true_energy_j(t0, t1) / (t1 - t0); }
 
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
@@ -401,6 +544,32 @@ static nvmlReturn_t configure_clocks(void)
     return r == NVML_SUCCESS ? read_state() : r;
 }
 
+/* ---------------------------------------------------------------- NVML errors at random
+ * (TW_FAKE_NVML_ERROR_RATE, _SEED): xorshift64*, its state under mu. */
+static bool configure_errors(void)
+{
+    const char *rate = getenv("TW_FAKE_NVML_ERROR_RATE");
+    char *end = NULL;
+    F.error_rate = rate && *rate ? strtod(rate, &end) : 0.0;
+    if (rate && *rate && (*end || !(F.error_rate >= 0 && F.error_rate <= 1))) {
+        fake_complain("TW_FAKE_NVML_ERROR_RATE is a probability (0 to 1), not ", rate);
+        return false;
+    }
+    F.error_state = env_ulong("TW_FAKE_NVML_ERROR_SEED", 1) | 1u; /* never 0 */
+    return true;
+}
+
+/* Whether this reading fails (mu held). */
+static bool random_error(void)
+{
+    if (F.error_rate <= 0) return false;
+    F.error_state ^= F.error_state >> 12;
+    F.error_state ^= F.error_state << 25;
+    F.error_state ^= F.error_state >> 27;
+    uint64_t x = F.error_state * 0x2545F4914F6CDD1DULL;
+    return (double)(x >> 11) * 0x1.0p-53 < F.error_rate;
+}
+
 static void configure_time(void)
 {
     const char *t0 = getenv("TW_FAKE_NVML_T0_MONO_NS");
@@ -438,6 +607,9 @@ static nvmlReturn_t configure(void)
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
+    if (!configure_errors()) return NVML_ERROR_INVALID_ARGUMENT;
+    const char *replay = getenv("TW_FAKE_NVML_REPLAY");
+    if (replay && *replay && !replay_load(replay)) return NVML_ERROR_UNKNOWN;
     const char *path = getenv("TW_FAKE_NVML_SCENARIO");
     tw_status st = path && *path ? tw_scenario_load(path, TW_SIM_H100, &F.sc) : tw_scenario_new(TW_SIM_H100, &F.sc);
     if (st != TW_OK) {
@@ -450,6 +622,16 @@ static nvmlReturn_t configure(void)
 
 /* ---------------------------------------------------------------- calls */
 
+/* A step of the host's wall clock (scripts/faults, tests/faults/clockstep.c): NVML stamps with
+ * CLOCK_REALTIME as it is, so the offset follows a change of more than 1 ms; a smaller drift is
+ * left alone (the stamps of samples already handed out must not move). mu held. */
+static void follow_clock_step(void)
+{
+    int64_t a = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME), b = clock_ns(CLOCK_MONOTONIC);
+    int64_t off = r - (a + (b - a) / 2);
+    if (llabs((long long)(off - F.rt_off_ns)) > 1000000) F.rt_off_ns = off;
+}
+
 /* Checks a device call; on NVML_SUCCESS mu is held and *now is the call time. */
 static nvmlReturn_t enter(nvmlDevice_t d, int64_t *now)
 {
@@ -460,6 +642,7 @@ static nvmlReturn_t enter(nvmlDevice_t d, int64_t *now)
     else if (!d || d < devices || d >= devices + F.ndevices)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else {
+        follow_clock_step();
         *now = clock_ns(CLOCK_MONOTONIC);
         if (F.lost_after_s >= 0 && sim_s(*now) >= F.lost_after_s) r = F.lost_code;
     }
@@ -481,6 +664,8 @@ static nvmlReturn_t enter_query(nvmlDevice_t d, int64_t *now, unsigned unsupport
     if (r != NVML_SUCCESS) return r;
     if (F.unsupported & unsupported_bit) return leave(NVML_ERROR_NOT_SUPPORTED);
     if (!out) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    const unsigned readings = U_POWER_USAGE | U_ENERGY | U_CLOCKS | U_TEMPERATURE | U_MEMORY;
+    if ((unsupported_bit & readings) && random_error()) return leave(NVML_ERROR_UNKNOWN);
     return NVML_SUCCESS;
 }
 
@@ -501,7 +686,9 @@ static double update_s(int64_t k) { return (double)k * ((double)UPDATE_NS / NS_P
 
 static bool under_load(int64_t now)
 {
-    return tw_scenario_true_power_w(F.sc, sim_s(now)) > tw_scenario_active_idle_w(F.sc) + 0.5;
+    double t = sim_s(now);
+    if (R.n) return mean_w(t - 0.001, t) > 0.5 * (R.p_lo + R.p_hi); /* a replay: above the middle of its range */
+    return tw_scenario_true_power_w(F.sc, t) > tw_scenario_active_idle_w(F.sc) + 0.5;
 }
 
 static bool throttled(int64_t now) { return F.throttle_after_s >= 0 && sim_s(now) >= F.throttle_after_s; }
@@ -599,6 +786,7 @@ FAKE_API nvmlReturn_t nvmlShutdown(void)
     else if (--F.refs == 0) {
         tw_scenario_free(F.sc);
         F.sc = NULL;
+        replay_free();
     }
     pthread_mutex_unlock(&mu);
     return r;
@@ -723,6 +911,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
     if (valuesCount < 0 || (valuesCount > 0 && !values)) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (random_error()) return leave(NVML_ERROR_UNKNOWN);
     int64_t k = update_k(now);
     double u = update_s(k);
     for (int i = 0; i < valuesCount; i++) {
@@ -756,6 +945,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
     if (r != NVML_SUCCESS) return r;
     if (type != NVML_TOTAL_POWER_SAMPLES || (F.unsupported & U_SAMPLES)) return leave(NVML_ERROR_NOT_SUPPORTED);
     if (!sampleCount || !sampleValType) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (random_error()) return leave(NVML_ERROR_UNKNOWN);
     *sampleValType = NVML_VALUE_TYPE_UNSIGNED_INT;
     if (!samples) {
         *sampleCount = SAMPLE_CAP;
@@ -793,7 +983,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc, 0.0, u));
+    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(0.0, u));
     return leave(NVML_SUCCESS);
 }
 
