@@ -760,6 +760,21 @@ static int start_sampling(run_state *s, uint64_t t0)
     return 0;
 }
 
+/* The sampler's lines that say a GPU stopped answering (lost, every read
+ * failing) to stderr as well: the report has them among its notes, at the
+ * end of a long text. */
+static void say_stopped_devices(const tw_sampler *sampler)
+{
+    const char *notes = tw_sampler_notes(sampler);
+    for (const char *p = notes; p && *p;) {
+        size_t len = strcspn(p, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        if (strstr(line, " stopped at t = ")) fprintf(stderr, "truewatt run: warning: %s\n", line);
+        p += len + (p[len] == '\n');
+    }
+}
+
 /* The injection library's last lines, the sampler's end and the facts of
  * the run into the run file; returns the exit status updated on failure. */
 static int finish_recording(run_state *s, int rc, int sig, double child_s, double spawn_s, double exit_s)
@@ -770,6 +785,7 @@ static int finish_recording(run_state *s, int rc, int sig, double child_s, doubl
         fprintf(stderr, "truewatt run: the run file %s is incomplete: %s\n", s->a.run, tw_last_error());
         if (rc == 0) rc = CLI_EXIT_FAIL;
     }
+    say_stopped_devices(s->sampler);
     bool all = import_events(s);
     st = record_end(s, rc, sig, child_s, spawn_s, exit_s);
     if (st != TW_OK) {

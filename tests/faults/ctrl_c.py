@@ -5,7 +5,7 @@ process group, as in a shell) and types Ctrl-C there: the kernel sends SIGINT
 to the whole foreground group, truewatt and the program it runs alike.
 
 usage: ctrl_c.py READY_FILE TIMES GAP_S TIMEOUT_S -- COMMAND...
-  waits for READY_FILE to exist, types ^C, then TIMES - 1 more, GAP_S apart
+  waits for READY_FILE to exist and GAP_S more, types ^C, then TIMES - 1 more, GAP_S apart
   (fewer if the command ends first), waits for the command's end (at most
   TIMEOUT_S after the first ^C: it is then killed), copies its terminal output
   to stdout and prints a last line "status N seconds S typed K" (N: its exit
@@ -58,6 +58,7 @@ def main():
         os.execvp(cmd[0], cmd)
     while not os.path.exists(ready) and not pump(pid, fd, 0.05):
         pass
+    pump(pid, fd, gap)  # the program under way
     typed, first, last = 0, time.monotonic(), time.monotonic()
     while typed < times and not status:
         os.write(fd, b"\x03")
