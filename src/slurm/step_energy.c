@@ -1,0 +1,214 @@
+/* step_energy - a job step's energy on its GPUs (step_energy.h says how). */
+#include "slurm/step_energy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FAST_PERIOD_S 1.0 /* the fast readings are not used: read them rarely */
+
+struct step_meter {
+    tw_sampler *sampler; /* NULL once stopped */
+    char *trace_path;
+    uint64_t t0_ns; /* CLOCK_MONOTONIC at the start */
+    double start_unix_s;
+    double time_s;
+    size_t n;
+    step_gpu_energy *gpu;
+    char notes[1024];
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double unix_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool all_digits(const char *s)
+{
+    if (!*s) return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return false;
+    return true;
+}
+
+/* Each requested GPU as the backend knows it (index, UUID, name): a GPU the
+ * node does not have is an error, never another GPU's energy. */
+static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n)
+{
+    tw_device_info info[64];
+    size_t have = 0;
+    tw_status st = tw_backend_devices("nvml", NULL, info, sizeof info / sizeof info[0], &have);
+    if (st != TW_OK) return st;
+    if (have > sizeof info / sizeof info[0]) have = sizeof info / sizeof info[0];
+    for (size_t i = 0; i < n; i++) {
+        const tw_device_info *found = NULL;
+        for (size_t k = 0; k < have && !found; k++)
+            if (all_digits(ids[i]) ? info[k].index == (unsigned)strtoul(ids[i], NULL, 10)
+                                   : strcmp(info[k].uuid, ids[i]) == 0)
+                found = &info[k];
+        if (!found) {
+            fprintf(stderr, "truewatt_spank: GPU %s of the step is not among the node's %zu NVML devices\n", ids[i],
+                    have);
+            return TW_ENOTFOUND;
+        }
+        step_gpu_energy *g = &m->gpu[i];
+        g->index = found->index;
+        snprintf(g->uuid, sizeof g->uuid, "%s", found->uuid);
+        snprintf(g->name, sizeof g->name, "%s", found->name);
+        g->energy_j = NAN;
+        g->method = "not measured";
+    }
+    return TW_OK;
+}
+
+tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_path, const char *profile_dir,
+                           step_meter **out)
+{
+    *out = NULL;
+    if (!ids || n == 0 || !trace_path) return TW_EINVAL;
+    step_meter *m = calloc(1, sizeof *m);
+    if (!m || !(m->gpu = calloc(n, sizeof *m->gpu)) || !(m->trace_path = strdup(trace_path))) {
+        step_meter_free(m);
+        return TW_ENOMEM;
+    }
+    m->n = n;
+    tw_status st = resolve_gpus(m, ids, n);
+    const char *uuids[64];
+    for (size_t i = 0; i < n && i < 64; i++)
+        uuids[i] = m->gpu[i].uuid; /* by UUID: the sampler cannot pick another GPU */
+    m->t0_ns = mono_ns();
+    m->start_unix_s = unix_s();
+    tw_sampler_config cfg = {.backend = "nvml",
+                             .devices = uuids,
+                             .n_devices = n,
+                             .fast_period_s = FAST_PERIOD_S,
+                             .trace_path = m->trace_path,
+                             .t0_mono_ns = m->t0_ns,
+                             .provenance = "truewatt_spank: a Slurm job step",
+                             .profile_dir = profile_dir};
+    if (st == TW_OK && n > 64) st = TW_EINVAL;
+    if (st == TW_OK) st = tw_sampler_start(&cfg, &m->sampler);
+    if (st != TW_OK) {
+        step_meter_free(m);
+        return st;
+    }
+    *out = m;
+    return TW_OK;
+}
+
+/* A point (t, v) of a counter, and the line through two of them at t. */
+typedef struct point {
+    double t, v;
+} point;
+
+static double line_at(point a, point b, double t)
+{
+    return b.t > a.t ? a.v + (b.v - a.v) * (t - a.t) / (b.t - a.t) : a.v;
+}
+
+/* Keeps the two points nearest to `at` among those streamed in time order. */
+typedef struct nearest2 {
+    double at;
+    point p[2];
+    size_t n;
+} nearest2;
+
+static void nearest2_add(nearest2 *k, point q)
+{
+    if (k->n < 2) {
+        k->p[k->n++] = q;
+        return;
+    }
+    /* in time order: q replaces the older point while that one is farther from `at` */
+    if (fabs(q.t - k->at) < fabs(k->p[0].t - k->at)) {
+        k->p[0] = k->p[1];
+        k->p[1] = q;
+    }
+}
+
+tw_status step_counter_energy(const char *trace_path, const char *column, double start_s, double end_s,
+                              double *energy_j, size_t *readings)
+{
+    *energy_j = NAN;
+    *readings = 0;
+    tw_trace_reader *r = NULL;
+    tw_status st = tw_trace_reader_open(trace_path, &r);
+    size_t col = 0;
+    if (st == TW_OK) st = tw_trace_reader_find(r, column, &col);
+    nearest2 a = {.at = start_s}, b = {.at = end_s};
+    for (bool eof = false; st == TW_OK;) {
+        tw_row row;
+        st = tw_trace_reader_next(r, &row, &eof);
+        if (st != TW_OK || eof) break;
+        if (!row.valid[col]) continue; /* a row of another reading */
+        point q = {row.t_value_s[col], row.value[col]};
+        nearest2_add(&a, q);
+        nearest2_add(&b, q);
+        (*readings)++;
+    }
+    tw_trace_reader_close(r);
+    if (st != TW_OK) return st;
+    if (a.n < 2) return TW_EEMPTY;
+    *energy_j = line_at(b.p[0], b.p[1], end_s) - line_at(a.p[0], a.p[1], start_s);
+    return TW_OK;
+}
+
+/* The trace's column of GPU g's counter: the sampler prefixes gpuN_ when it reads several. */
+static void counter_column(const step_meter *m, size_t g, char *buf, size_t len)
+{
+    if (m->n > 1)
+        snprintf(buf, len, "gpu%u_energy_j", m->gpu[g].index);
+    else
+        snprintf(buf, len, "energy_j");
+}
+
+tw_status step_meter_stop(step_meter *m)
+{
+    if (!m || !m->sampler) return TW_EINVAL;
+    m->time_s = (double)(mono_ns() - m->t0_ns) * 1e-9;
+    tw_status st = tw_sampler_stop(m->sampler);
+    snprintf(m->notes, sizeof m->notes, "%s", tw_sampler_notes(m->sampler));
+    tw_sampler_free(m->sampler);
+    m->sampler = NULL;
+    for (size_t g = 0; g < m->n && st == TW_OK; g++) {
+        char column[64];
+        counter_column(m, g, column, sizeof column);
+        tw_status gst =
+            step_counter_energy(m->trace_path, column, 0.0, m->time_s, &m->gpu[g].energy_j, &m->gpu[g].readings);
+        m->gpu[g].method = gst == TW_OK          ? "energy counter difference"
+                           : gst == TW_EEMPTY    ? "no energy counter: fewer than two readings"
+                           : gst == TW_ENOTFOUND ? "no energy counter on this GPU"
+                                                 : "the trace could not be read";
+    }
+    return st;
+}
+
+size_t step_meter_count(const step_meter *m) { return m ? m->n : 0; }
+const step_gpu_energy *step_meter_gpu(const step_meter *m, size_t i) { return m && i < m->n ? &m->gpu[i] : NULL; }
+double step_meter_time_s(const step_meter *m) { return m ? m->time_s : NAN; }
+double step_meter_start_unix_s(const step_meter *m) { return m ? m->start_unix_s : NAN; }
+const char *step_meter_notes(const step_meter *m) { return m ? m->notes : ""; }
+
+void step_meter_free(step_meter *m)
+{
+    if (!m) return;
+    if (m->sampler) {
+        tw_sampler_stop(m->sampler);
+        tw_sampler_free(m->sampler);
+    }
+    if (m->trace_path) remove(m->trace_path);
+    free(m->trace_path);
+    free(m->gpu);
+    free(m);
+}
