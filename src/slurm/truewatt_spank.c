@@ -23,6 +23,9 @@
  *                        %n node, %% a percent sign), e.g. /var/log/truewatt/%j.csv
  *   output=dir           append them to truewatt-%j.csv in the job's submit
  *                        directory, owned by the job's user
+ *   output=admincomment  append a short line per step to the job's
+ *                        AdminComment (slurm_update_job, as root, through the
+ *                        libslurmfull that slurmstepd has loaded)
  *   profiles=DIR         sensor profiles for the sampling plan
  *   truewatt=PATH        the truewatt program, for --truewatt=kernels
  *   exec=PATH            the wrapper truewatt-slurm-exec, for --truewatt=kernels */
@@ -72,6 +75,7 @@ static struct {
     char outputs[MAX_OUTPUTS][PATH_LEN];
     bool output_dir[MAX_OUTPUTS]; /* the submit directory's truewatt-%j.csv, owned by the user */
     size_t noutputs;
+    bool admincomment; /* output=admincomment */
     char profiles[PATH_LEN];
     char truewatt[PATH_LEN];
     char exec[PATH_LEN];
@@ -123,13 +127,18 @@ static int parse_output(const char *value, const char *arg)
         return -1;
     }
     size_t k = S.noutputs;
+    if (strcmp(value, "admincomment") == 0) {
+        S.admincomment = true;
+        return 0;
+    }
     if (strcmp(value, "dir") == 0) {
         S.output_dir[k] = true;
         snprintf(S.outputs[k], PATH_LEN, "truewatt-%%j.csv");
     } else if (strncmp(value, "file:", 5) == 0 && value[5] == '/') {
         if (copy_arg(S.outputs[k], value + 5, arg) != 0) return -1;
     } else {
-        slurm_error("truewatt: plugstack.conf argument '%s': output is file:/ABSOLUTE/PATTERN or dir", arg);
+        slurm_error("truewatt: plugstack.conf argument '%s': output is file:/ABSOLUTE/PATTERN, dir or admincomment",
+                    arg);
         return -1;
     }
     S.noutputs++;
@@ -326,6 +335,43 @@ static void write_outputs(spank_t sp, const char *rows)
     }
 }
 
+#define ADMIN_COMMENT_MAX 4000 /* the whole comment, ours and what was there */
+
+/* The step in a few words: "truewatt batch: GPU-...=900.2J; 3.009s". */
+static void admin_line(spank_t sp, char *buf, size_t len)
+{
+    char step[32];
+    step_name(sp, step, sizeof step);
+    size_t off = (size_t)snprintf(buf, len, "truewatt %s:", step);
+    for (size_t i = 0; i < step_meter_count(S.meter) && off < len; i++) {
+        const step_gpu_energy *g = step_meter_gpu(S.meter, i);
+        off += (size_t)snprintf(buf + off, len - off, " %s=%.1fJ", g->uuid, g->energy_j);
+    }
+    if (off < len) snprintf(buf + off, len - off, " in %.3fs", step_meter_time_s(S.meter));
+}
+
+/* Appends the step's line to the job's AdminComment (what other steps wrote
+ * stays; steps ending at the same instant may race, the last one winning). */
+static void write_admin_comment(spank_t sp)
+{
+    uint32_t job = 0;
+    spank_get_item(sp, S_JOB_ID, &job);
+    char line[1024], comment[ADMIN_COMMENT_MAX];
+    admin_line(sp, line, sizeof line);
+    job_info_msg_t *info = NULL;
+    const char *old = NULL;
+    if (slurm_load_job(&info, job, SHOW_ALL) == SLURM_SUCCESS && info && info->record_count > 0)
+        old = info->job_array[0].admin_comment;
+    snprintf(comment, sizeof comment, "%s%s%s", old && *old ? old : "", old && *old ? "; " : "", line);
+    if (info) slurm_free_job_info_msg(info);
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job;
+    d.admin_comment = comment;
+    if (slurm_update_job(&d) != SLURM_SUCCESS)
+        slurm_error("truewatt: job %u: AdminComment not updated: %s", job, slurm_strerror(slurm_get_errno()));
+}
+
 /* The summary for people, on the job's stderr (fd 2 of slurmstepd while a task ends). */
 static void print_summary(spank_t sp)
 {
@@ -356,6 +402,7 @@ static void finish(spank_t sp, bool may_print)
     format_rows(sp, rows, sizeof rows);
     slurm_info("truewatt: %s", rows);
     write_outputs(sp, rows);
+    if (S.admincomment) write_admin_comment(sp);
     if (may_print && S.mode != MODE_OFF) print_summary(sp);
     step_meter_free(S.meter);
     S.meter = NULL;
@@ -416,7 +463,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     if (!spank_remote(sp) || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step == SLURM_EXTERN_CONT)
         return 0;
     if (read_gpus(sp) != 0) return S.mode != MODE_OFF ? -1 : 0; /* fails only a step that asked */
-    if (S.gpus.n == 0 || (S.noutputs == 0 && S.mode == MODE_OFF)) return 0;
+    if (S.gpus.n == 0 || (S.noutputs == 0 && !S.admincomment && S.mode == MODE_OFF)) return 0;
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &S.ntasks);
     if (start_meter(sp) != 0 && S.mode != MODE_OFF) return -1;
     return 0;
