@@ -44,12 +44,15 @@ static bool all_digits(const char *s)
 
 /* Each requested GPU as the backend knows it (index, UUID, name): a GPU the
  * node does not have is an error, never another GPU's energy. */
-static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n)
+static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n, char *err, size_t err_len)
 {
     tw_device_info info[64];
     size_t have = 0;
     tw_status st = tw_backend_devices("nvml", NULL, info, sizeof info / sizeof info[0], &have);
-    if (st != TW_OK) return st;
+    if (st != TW_OK) {
+        snprintf(err, err_len, "the node's NVML devices: %s", tw_last_error());
+        return st;
+    }
     if (have > sizeof info / sizeof info[0]) have = sizeof info / sizeof info[0];
     for (size_t i = 0; i < n; i++) {
         const tw_device_info *found = NULL;
@@ -58,8 +61,7 @@ static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n)
                                    : strcmp(info[k].uuid, ids[i]) == 0)
                 found = &info[k];
         if (!found) {
-            fprintf(stderr, "truewatt_spank: GPU %s of the step is not among the node's %zu NVML devices\n", ids[i],
-                    have);
+            snprintf(err, err_len, "GPU %s of the step is not among the node's %zu NVML devices", ids[i], have);
             return TW_ENOTFOUND;
         }
         step_gpu_energy *g = &m->gpu[i];
@@ -73,9 +75,10 @@ static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n)
 }
 
 tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_path, const char *profile_dir,
-                           step_meter **out)
+                           step_meter **out, char *err, size_t err_len)
 {
     *out = NULL;
+    snprintf(err, err_len, "out of memory");
     if (!ids || n == 0 || !trace_path) return TW_EINVAL;
     step_meter *m = calloc(1, sizeof *m);
     if (!m || !(m->gpu = calloc(n, sizeof *m->gpu)) || !(m->trace_path = strdup(trace_path))) {
@@ -83,7 +86,7 @@ tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_p
         return TW_ENOMEM;
     }
     m->n = n;
-    tw_status st = resolve_gpus(m, ids, n);
+    tw_status st = n <= 64 ? resolve_gpus(m, ids, n, err, err_len) : TW_EINVAL;
     const char *uuids[64];
     for (size_t i = 0; i < n && i < 64; i++)
         uuids[i] = m->gpu[i].uuid; /* by UUID: the sampler cannot pick another GPU */
@@ -97,8 +100,8 @@ tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_p
                              .t0_mono_ns = m->t0_ns,
                              .provenance = "truewatt_spank: a Slurm job step",
                              .profile_dir = profile_dir};
-    if (st == TW_OK && n > 64) st = TW_EINVAL;
-    if (st == TW_OK) st = tw_sampler_start(&cfg, &m->sampler);
+    if (st == TW_OK && (st = tw_sampler_start(&cfg, &m->sampler)) != TW_OK)
+        snprintf(err, err_len, "the sampler: %s", tw_last_error());
     if (st != TW_OK) {
         step_meter_free(m);
         return st;

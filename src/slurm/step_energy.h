@@ -33,9 +33,10 @@ typedef struct step_meter step_meter;
 
 /* Starts sampling the GPUs `ids` (NVML indices or UUIDs; each must exist).
  * trace_path: the trace file to write (removed by step_meter_free);
- * profile_dir: sensor profiles for the sampling plan (may be NULL). */
+ * profile_dir: sensor profiles for the sampling plan (may be NULL).
+ * On failure, what went wrong is in err. */
 tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_path, const char *profile_dir,
-                           step_meter **out);
+                           step_meter **out, char *err, size_t err_len);
 /* Ends the step now: stops sampling and works out each GPU's energy. */
 tw_status step_meter_stop(step_meter *m);
 size_t step_meter_count(const step_meter *m);

@@ -76,6 +76,7 @@ static struct {
     bool output_dir[MAX_OUTPUTS]; /* the submit directory's truewatt-%j.csv, owned by the user */
     size_t noutputs;
     bool admincomment; /* output=admincomment */
+    bool bad_config;   /* a plugstack.conf argument was wrong: do nothing (Slurm may call the hooks anyway) */
     char profiles[PATH_LEN];
     char truewatt[PATH_LEN];
     char exec[PATH_LEN];
@@ -205,7 +206,7 @@ static int read_gpus(spank_t sp)
 static int start_meter(spank_t sp)
 {
     uint32_t job = 0;
-    char step[32], trace[PATH_LEN];
+    char step[32], trace[PATH_LEN], err[512] = "";
     spank_get_item(sp, S_JOB_ID, &job);
     step_name(sp, step, sizeof step);
     const char *tmp = getenv("TMPDIR");
@@ -219,11 +220,11 @@ static int start_meter(spank_t sp)
     const char *ids[STEP_GPUS_MAX];
     for (size_t i = 0; i < S.gpus.n; i++)
         ids[i] = S.gpus.id[i];
-    tw_status st = step_meter_start(ids, S.gpus.n, trace, S.profiles[0] ? S.profiles : NULL, &S.meter);
+    tw_status st = step_meter_start(ids, S.gpus.n, trace, S.profiles[0] ? S.profiles : NULL, &S.meter, err, sizeof err);
     if (st != TW_OK) {
         remove(trace);
-        slurm_error("truewatt: job %u step %s: sampling %s (from %s) did not start: %s: %s", job, step, S.gpus.id[0],
-                    S.gpus.source, tw_strerror(st), tw_last_error());
+        slurm_error("truewatt: job %u step %s: the GPUs of %s: sampling did not start: %s: %s", job, step,
+                    S.gpus.source, tw_strerror(st), err);
         return -1;
     }
     return 0;
@@ -454,13 +455,16 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
         slurm_error("truewatt: cannot register --truewatt");
         return -1;
     }
-    return spank_remote(sp) ? parse_args(ac, av) : 0;
+    if (!spank_remote(sp)) return 0;
+    S.bad_config = parse_args(ac, av) != 0;
+    return S.bad_config ? -1 : 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
     uint32_t step = 0;
-    if (!spank_remote(sp) || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step == SLURM_EXTERN_CONT)
+    if (!spank_remote(sp) || S.bad_config || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        step == SLURM_EXTERN_CONT)
         return 0;
     if (read_gpus(sp) != 0) return S.mode != MODE_OFF ? -1 : 0; /* fails only a step that asked */
     if (S.gpus.n == 0 || (S.noutputs == 0 && !S.admincomment && S.mode == MODE_OFF)) return 0;
