@@ -80,6 +80,9 @@ static struct {
     char profiles[PATH_LEN];
     char truewatt[PATH_LEN];
     char exec[PATH_LEN];
+    uint32_t job;   /* the step: job id, */
+    char step[32];  /* step name ("batch", "0", ...), */
+    char node[256]; /* and node, read once in user_init */
     step_meter *meter;
     step_gpus gpus;
     uint32_t ntasks, exited;
@@ -174,21 +177,24 @@ static int parse_args(int ac, char **av)
 
 /* ---------------------------------------------------------------- the step */
 
-static void step_name(spank_t sp, char *buf, size_t len)
-{
-    uint32_t step = 0;
-    spank_get_item(sp, S_JOB_STEPID, &step);
-    if (step == SLURM_BATCH_SCRIPT)
-        snprintf(buf, len, "batch");
-    else if (step == SLURM_INTERACTIVE_STEP)
-        snprintf(buf, len, "interactive");
-    else
-        snprintf(buf, len, "%u", step);
-}
-
 static const char *getenv_sp(spank_t sp, const char *name, char *buf, int len)
 {
     return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? buf : NULL;
+}
+
+/* The step's job id, name and node into S. */
+static void read_step(spank_t sp)
+{
+    uint32_t step = 0;
+    spank_get_item(sp, S_JOB_ID, &S.job);
+    spank_get_item(sp, S_JOB_STEPID, &step);
+    if (step == SLURM_BATCH_SCRIPT)
+        snprintf(S.step, sizeof S.step, "batch");
+    else if (step == SLURM_INTERACTIVE_STEP)
+        snprintf(S.step, sizeof S.step, "interactive");
+    else
+        snprintf(S.step, sizeof S.step, "%u", step);
+    if (!getenv_sp(sp, "SLURMD_NODENAME", S.node, sizeof S.node)) gethostname(S.node, sizeof S.node);
 }
 
 /* The step's GPUs from its environment; -1 on a value that names none. */
@@ -205,12 +211,9 @@ static int read_gpus(spank_t sp)
 
 static int start_meter(spank_t sp)
 {
-    uint32_t job = 0;
-    char step[32], trace[PATH_LEN], err[512] = "";
-    spank_get_item(sp, S_JOB_ID, &job);
-    step_name(sp, step, sizeof step);
+    char trace[PATH_LEN], err[512] = "";
     const char *tmp = getenv("TMPDIR");
-    snprintf(trace, sizeof trace, "%s/truewatt-spank.%u.%s.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp", job, step);
+    snprintf(trace, sizeof trace, "%s/truewatt-spank.%u.%s.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp", S.job, S.step);
     int fd = mkstemp(trace);
     if (fd < 0) {
         slurm_error("truewatt: cannot create a trace file %s: %s", trace, strerror(errno));
@@ -223,7 +226,7 @@ static int start_meter(spank_t sp)
     tw_status st = step_meter_start(ids, S.gpus.n, trace, S.profiles[0] ? S.profiles : NULL, &S.meter, err, sizeof err);
     if (st != TW_OK) {
         remove(trace);
-        slurm_error("truewatt: job %u step %s: the GPUs of %s: sampling did not start: %s: %s", job, step,
+        slurm_error("truewatt: job %u step %s: the GPUs of %s: sampling did not start: %s: %s", S.job, S.step,
                     S.gpus.source, tw_strerror(st), err);
         return -1;
     }
@@ -237,19 +240,14 @@ static int start_meter(spank_t sp)
     "counter_readings\n"
 
 /* The step's rows of the CSV summary, one per GPU, into buf. */
-static void format_rows(spank_t sp, char *buf, size_t len)
+static void format_rows(char *buf, size_t len)
 {
-    uint32_t job = 0;
-    char step[32], node[256];
-    spank_get_item(sp, S_JOB_ID, &job);
-    step_name(sp, step, sizeof step);
-    if (!getenv_sp(sp, "SLURMD_NODENAME", node, sizeof node)) gethostname(node, sizeof node);
     size_t off = 0;
     double t = step_meter_time_s(S.meter);
     for (size_t i = 0; i < step_meter_count(S.meter) && off < len; i++) {
         const step_gpu_energy *g = step_meter_gpu(S.meter, i);
-        int n = snprintf(buf + off, len - off, "%u,%s,%s,%u,%s,\"%s\",%.3f,%.3f,%.3f,%.3f,energy_j,%s,%zu\n", job, step,
-                         node, g->index, g->uuid, g->name, step_meter_start_unix_s(S.meter), t, g->energy_j,
+        int n = snprintf(buf + off, len - off, "%u,%s,%s,%u,%s,\"%s\",%.3f,%.3f,%.3f,%.3f,energy_j,%s,%zu\n", S.job,
+                         S.step, S.node, g->index, g->uuid, g->name, step_meter_start_unix_s(S.meter), t, g->energy_j,
                          g->energy_j / t, g->method, g->readings);
         if (n < 0) break;
         off += (size_t)n;
@@ -257,22 +255,17 @@ static void format_rows(spank_t sp, char *buf, size_t len)
 }
 
 /* PATTERN with %j, %s, %n, %% replaced. */
-static void expand(spank_t sp, const char *pattern, char *out, size_t len)
+static void expand(const char *pattern, char *out, size_t len)
 {
-    uint32_t job = 0;
-    char step[32], node[256];
-    spank_get_item(sp, S_JOB_ID, &job);
-    step_name(sp, step, sizeof step);
-    if (!getenv_sp(sp, "SLURMD_NODENAME", node, sizeof node)) gethostname(node, sizeof node);
     size_t o = 0;
     for (const char *p = pattern; *p && o + 1 < len; p++) {
         int n = 0;
         if (p[0] == '%' && p[1] == 'j')
-            n = snprintf(out + o, len - o, "%u", job);
+            n = snprintf(out + o, len - o, "%u", S.job);
         else if (p[0] == '%' && p[1] == 's')
-            n = snprintf(out + o, len - o, "%s", step);
+            n = snprintf(out + o, len - o, "%s", S.step);
         else if (p[0] == '%' && p[1] == 'n')
-            n = snprintf(out + o, len - o, "%s", node);
+            n = snprintf(out + o, len - o, "%s", S.node);
         else if (p[0] == '%' && p[1] == '%')
             n = snprintf(out + o, len - o, "%%");
         else {
@@ -321,7 +314,7 @@ static void write_outputs(spank_t sp, const char *rows)
         char path[PATH_LEN], name[PATH_LEN], dir[PATH_LEN];
         uid_t uid = 0;
         gid_t gid = 0;
-        expand(sp, S.outputs[k], name, sizeof name);
+        expand(S.outputs[k], name, sizeof name);
         if (!S.output_dir[k]) {
             snprintf(path, sizeof path, "%s", name);
         } else if (!getenv_sp(sp, "SLURM_SUBMIT_DIR", dir, sizeof dir) || dir[0] != '/') {
@@ -339,11 +332,9 @@ static void write_outputs(spank_t sp, const char *rows)
 #define ADMIN_COMMENT_MAX 4000 /* the whole comment, ours and what was there */
 
 /* The step in a few words: "truewatt batch: GPU-...=900.2J; 3.009s". */
-static void admin_line(spank_t sp, char *buf, size_t len)
+static void admin_line(char *buf, size_t len)
 {
-    char step[32];
-    step_name(sp, step, sizeof step);
-    size_t off = (size_t)snprintf(buf, len, "truewatt %s:", step);
+    size_t off = (size_t)snprintf(buf, len, "truewatt %s:", S.step);
     for (size_t i = 0; i < step_meter_count(S.meter) && off < len; i++) {
         const step_gpu_energy *g = step_meter_gpu(S.meter, i);
         off += (size_t)snprintf(buf + off, len - off, " %s=%.1fJ", g->uuid, g->energy_j);
@@ -353,35 +344,29 @@ static void admin_line(spank_t sp, char *buf, size_t len)
 
 /* Appends the step's line to the job's AdminComment (what other steps wrote
  * stays; steps ending at the same instant may race, the last one winning). */
-static void write_admin_comment(spank_t sp)
+static void write_admin_comment(void)
 {
-    uint32_t job = 0;
-    spank_get_item(sp, S_JOB_ID, &job);
     char line[1024], comment[ADMIN_COMMENT_MAX];
-    admin_line(sp, line, sizeof line);
+    admin_line(line, sizeof line);
     job_info_msg_t *info = NULL;
     const char *old = NULL;
-    if (slurm_load_job(&info, job, SHOW_ALL) == SLURM_SUCCESS && info && info->record_count > 0)
+    if (slurm_load_job(&info, S.job, SHOW_ALL) == SLURM_SUCCESS && info && info->record_count > 0)
         old = info->job_array[0].admin_comment;
     snprintf(comment, sizeof comment, "%s%s%s", old && *old ? old : "", old && *old ? "; " : "", line);
     if (info) slurm_free_job_info_msg(info);
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job;
+    d.job_id = S.job;
     d.admin_comment = comment;
     if (slurm_update_job(&d) != SLURM_SUCCESS)
-        slurm_error("truewatt: job %u: AdminComment not updated: %s", job, slurm_strerror(slurm_get_errno()));
+        slurm_error("truewatt: job %u: AdminComment not updated: %s", S.job, slurm_strerror(slurm_get_errno()));
 }
 
 /* The summary for people, on the job's stderr (fd 2 of slurmstepd while a task ends). */
-static void print_summary(spank_t sp)
+static void print_summary(void)
 {
-    uint32_t job = 0;
-    char step[32];
-    spank_get_item(sp, S_JOB_ID, &job);
-    step_name(sp, step, sizeof step);
     double t = step_meter_time_s(S.meter);
-    dprintf(2, "truewatt: job %u step %s: %.3f s on %zu GPU%s\n", job, step, t, step_meter_count(S.meter),
+    dprintf(2, "truewatt: job %u step %s: %.3f s on %zu GPU%s\n", S.job, S.step, t, step_meter_count(S.meter),
             step_meter_count(S.meter) == 1 ? "" : "s");
     for (size_t i = 0; i < step_meter_count(S.meter); i++) {
         const step_gpu_energy *g = step_meter_gpu(S.meter, i);
@@ -400,11 +385,11 @@ static void finish(spank_t sp, bool may_print)
     tw_status st = step_meter_stop(S.meter);
     if (st != TW_OK) slurm_error("truewatt: stopping the sampler: %s: %s", tw_strerror(st), tw_last_error());
     char rows[8192];
-    format_rows(sp, rows, sizeof rows);
+    format_rows(rows, sizeof rows);
     slurm_info("truewatt: %s", rows);
     write_outputs(sp, rows);
-    if (S.admincomment) write_admin_comment(sp);
-    if (may_print && S.mode != MODE_OFF) print_summary(sp);
+    if (S.admincomment) write_admin_comment();
+    if (may_print && S.mode != MODE_OFF) print_summary();
     step_meter_free(S.meter);
     S.meter = NULL;
 }
@@ -417,13 +402,10 @@ static int wrap_task(spank_t sp)
     int argc = 0;
     char **argv = NULL;
     if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv || !argv[0]) return 0;
-    uint32_t job = 0;
-    int task = 0;
-    char step[32], run[256], devices[STEP_GPUS_MAX * STEP_GPU_ID_LEN] = "";
-    spank_get_item(sp, S_JOB_ID, &job);
+    uint32_t task = 0;
+    char run[256], devices[STEP_GPUS_MAX * STEP_GPU_ID_LEN] = "";
     spank_get_item(sp, S_TASK_GLOBAL_ID, &task);
-    step_name(sp, step, sizeof step);
-    snprintf(run, sizeof run, "truewatt-%u.%s.%d.sqlite", job, step, task);
+    snprintf(run, sizeof run, "truewatt-%u.%s.%u.sqlite", S.job, S.step, task);
     for (size_t i = 0; i < S.gpus.n; i++) {
         if (i) strcat(devices, ",");
         strcat(devices, S.gpus.id[i]);
@@ -468,6 +450,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
         return 0;
     if (read_gpus(sp) != 0) return S.mode != MODE_OFF ? -1 : 0; /* fails only a step that asked */
     if (S.gpus.n == 0 || (S.noutputs == 0 && !S.admincomment && S.mode == MODE_OFF)) return 0;
+    read_step(sp);
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &S.ntasks);
     if (start_meter(sp) != 0 && S.mode != MODE_OFF) return -1;
     return 0;
