@@ -8,6 +8,12 @@
 #include <time.h>
 
 #define FAST_PERIOD_S 1.0 /* the fast readings are not used: read them rarely */
+/* Only the energy counter and the board's power (kept for a look at the trace)
+ * are read: the rest would fill the trace (the sample buffer, 50 rows a second
+ * on an H100) and cost reads (clocks, temperature, memory) for nothing. */
+#define SKIPPED_READINGS                                                                                               \
+    "power_avg_w,power_instant_w,mem_power_avg_w,mem_power_instant_w,power_buffer_w,sm_clock_mhz,mem_clock_mhz,"       \
+    "temperature_c,memory_used_mib"
 
 struct step_meter {
     tw_sampler *sampler; /* NULL once stopped */
@@ -92,7 +98,9 @@ tw_status step_meter_start(const char *const *ids, size_t n, const char *trace_p
         uuids[i] = m->gpu[i].uuid; /* by UUID: the sampler cannot pick another GPU */
     m->t0_ns = mono_ns();
     m->start_unix_s = unix_s();
+    tw_sensor_config base = {.skip = SKIPPED_READINGS};
     tw_sampler_config cfg = {.backend = "nvml",
+                             .base = &base,
                              .devices = uuids,
                              .n_devices = n,
                              .fast_period_s = FAST_PERIOD_S,

@@ -3,9 +3,9 @@
  * sampler), so that the plugin stays a thin layer and can move to the
  * session API when it lands.
  *
- * The sampler records each GPU's readings into a trace file while the step
- * runs (fast readings once a second, since only the energy counter is used,
- * so the file grows by about 1.5 MB an hour). The energy of each GPU is the
+ * The sampler records each GPU's energy counter and board power into a trace
+ * file while the step runs (the power once a second, the counter at the
+ * sampling plan's period, ~0.5 s: a few rows a second, ~1 MB an hour). The energy of each GPU is the
  * difference of its energy counter (nvmlDeviceGetTotalEnergyConsumption, the
  * reading a sensor profile calls best on Volta and later) between the step's
  * start and end, each taken on the line through the two readings nearest to
