@@ -47,7 +47,11 @@ if [ "$(id -u)" -ne 0 ]; then
   cannot_run "not root and no passwordless sudo: slurmd must run as root to start jobs"
 fi
 
-D=$(mktemp -d "${TW_TMPDIR:-/tmp}/slurm.XXXXXX")
+# unix sockets live in it (munge's, slurmstepd's spool/NODE/NODE_JOB.STEP): a path of at most 108
+# bytes, so a deep build tree's temp folder gives way to /tmp
+base=${TW_TMPDIR:-/tmp}
+[ ${#base} -le 50 ] || base=/tmp
+D=$(mktemp -d "$base/slurm.XXXXXX")
 chmod 755 "$D"
 pids=()
 show_logs() {
@@ -133,6 +137,7 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 PlugStackConfig=$D/plugstack.conf
 MessageTimeout=5
+MailProg=/bin/true
 NodeName=tw1 NodeAddr=127.0.0.1 CPUs=2 Gres=gpu:2 State=UNKNOWN
 PartitionName=p Nodes=tw1 Default=YES MaxTime=INFINITE State=UP
 EOF
