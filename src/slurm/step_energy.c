@@ -75,6 +75,7 @@ static tw_status resolve_gpus(step_meter *m, const char *const *ids, size_t n, c
         snprintf(g->uuid, sizeof g->uuid, "%s", found->uuid);
         snprintf(g->name, sizeof g->name, "%s", found->name);
         g->energy_j = NAN;
+        g->reading = "";
         g->method = "not measured";
     }
     return TW_OK;
@@ -148,40 +149,112 @@ static void nearest2_add(nearest2 *k, point q)
     }
 }
 
-tw_status step_counter_energy(const char *trace_path, const char *column, double start_s, double end_s,
-                              double *energy_j, size_t *readings)
+/* Feeds each reading of `column` (at its own timestamp) to add(ctx, point); *readings counts them. */
+static tw_status scan_column(const char *trace_path, const char *column, void (*add)(void *, point), void *ctx,
+                             size_t *readings)
 {
-    *energy_j = NAN;
     *readings = 0;
     tw_trace_reader *r = NULL;
     tw_status st = tw_trace_reader_open(trace_path, &r);
     size_t col = 0;
     if (st == TW_OK) st = tw_trace_reader_find(r, column, &col);
-    nearest2 a = {.at = start_s}, b = {.at = end_s};
     for (bool eof = false; st == TW_OK;) {
         tw_row row;
         st = tw_trace_reader_next(r, &row, &eof);
         if (st != TW_OK || eof) break;
         if (!row.valid[col]) continue; /* a row of another reading */
-        point q = {row.t_value_s[col], row.value[col]};
-        nearest2_add(&a, q);
-        nearest2_add(&b, q);
+        add(ctx, (point){row.t_value_s[col], row.value[col]});
         (*readings)++;
     }
     tw_trace_reader_close(r);
+    return st;
+}
+
+typedef struct counter_ends {
+    nearest2 a, b;
+} counter_ends;
+
+static void counter_add(void *ctx, point q)
+{
+    counter_ends *c = ctx;
+    nearest2_add(&c->a, q);
+    nearest2_add(&c->b, q);
+}
+
+tw_status step_counter_energy(const char *trace_path, const char *column, double start_s, double end_s,
+                              double *energy_j, size_t *readings)
+{
+    *energy_j = NAN;
+    counter_ends c = {.a = {.at = start_s}, .b = {.at = end_s}};
+    tw_status st = scan_column(trace_path, column, counter_add, &c, readings);
     if (st != TW_OK) return st;
-    if (a.n < 2) return TW_EEMPTY;
-    *energy_j = line_at(b.p[0], b.p[1], end_s) - line_at(a.p[0], a.p[1], start_s);
+    if (c.a.n < 2) return TW_EEMPTY;
+    *energy_j = line_at(c.b.p[0], c.b.p[1], end_s) - line_at(c.a.p[0], c.a.p[1], start_s);
     return TW_OK;
 }
 
-/* The trace's column of GPU g's counter: the sampler prefixes gpuN_ when it reads several. */
-static void counter_column(const step_meter *m, size_t g, char *buf, size_t len)
+/* The trapezoid of power readings over [start, end], streamed in time order. */
+typedef struct trapezoid {
+    double start, end, energy_j;
+    point last;
+    size_t n;
+} trapezoid;
+
+static void trapezoid_add(void *ctx, point q)
+{
+    trapezoid *z = ctx;
+    if (z->n++ == 0) { /* before the first reading: its power */
+        double hi = fmin(q.t, z->end);
+        if (hi > z->start) z->energy_j += q.v * (hi - z->start);
+    } else {
+        double lo = fmax(z->last.t, z->start), hi = fmin(q.t, z->end);
+        if (hi > lo) z->energy_j += 0.5 * (line_at(z->last, q, lo) + line_at(z->last, q, hi)) * (hi - lo);
+    }
+    z->last = q;
+}
+
+tw_status step_power_energy(const char *trace_path, const char *column, double start_s, double end_s, double *energy_j,
+                            size_t *readings)
+{
+    *energy_j = NAN;
+    trapezoid z = {.start = start_s, .end = end_s};
+    tw_status st = scan_column(trace_path, column, trapezoid_add, &z, readings);
+    if (st != TW_OK) return st;
+    if (z.n == 0) return TW_EEMPTY;
+    double lo = fmax(z.last.t, start_s); /* after the last reading: its power */
+    if (end_s > lo) z.energy_j += z.last.v * (end_s - lo);
+    *energy_j = z.energy_j;
+    return TW_OK;
+}
+
+/* GPU g's column `reading` in the trace: the sampler prefixes gpuN_ when it reads several GPUs. */
+static void column_name(const step_meter *m, size_t g, const char *reading, char *buf, size_t len)
 {
     if (m->n > 1)
-        snprintf(buf, len, "gpu%u_energy_j", m->gpu[g].index);
+        snprintf(buf, len, "gpu%u_%s", m->gpu[g].index, reading);
     else
-        snprintf(buf, len, "energy_j");
+        snprintf(buf, len, "%s", reading);
+}
+
+/* GPU g's energy: its counter's difference, else (a GPU before Volta has no
+ * counter) the trapezoid of its board power. */
+static void gpu_energy(step_meter *m, size_t g)
+{
+    step_gpu_energy *e = &m->gpu[g];
+    char column[64];
+    column_name(m, g, "energy_j", column, sizeof column);
+    tw_status st = step_counter_energy(m->trace_path, column, 0.0, m->time_s, &e->energy_j, &e->readings);
+    e->reading = "energy_j";
+    e->method = "energy counter difference";
+    if (st != TW_ENOTFOUND && st != TW_EEMPTY) {
+        if (st != TW_OK) e->method = "the trace could not be read";
+        return;
+    }
+    column_name(m, g, "power_usage_w", column, sizeof column);
+    st = step_power_energy(m->trace_path, column, 0.0, m->time_s, &e->energy_j, &e->readings);
+    e->reading = "power_usage_w";
+    e->method = st == TW_OK ? "board power trapezoid (no energy counter)"
+                            : "neither an energy counter nor a power reading was read";
 }
 
 tw_status step_meter_stop(step_meter *m)
@@ -192,16 +265,8 @@ tw_status step_meter_stop(step_meter *m)
     snprintf(m->notes, sizeof m->notes, "%s", tw_sampler_notes(m->sampler));
     tw_sampler_free(m->sampler);
     m->sampler = NULL;
-    for (size_t g = 0; g < m->n && st == TW_OK; g++) {
-        char column[64];
-        counter_column(m, g, column, sizeof column);
-        tw_status gst =
-            step_counter_energy(m->trace_path, column, 0.0, m->time_s, &m->gpu[g].energy_j, &m->gpu[g].readings);
-        m->gpu[g].method = gst == TW_OK          ? "energy counter difference"
-                           : gst == TW_EEMPTY    ? "no energy counter: fewer than two readings"
-                           : gst == TW_ENOTFOUND ? "no energy counter on this GPU"
-                                                 : "the trace could not be read";
-    }
+    for (size_t g = 0; g < m->n && st == TW_OK; g++)
+        gpu_energy(m, g);
     return st;
 }
 

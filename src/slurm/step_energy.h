@@ -11,7 +11,10 @@
  * start and end, each taken on the line through the two readings nearest to
  * it by their own timestamps: exact while the power between those readings
  * is steady, otherwise off by at most the counter's update period (100 ms on
- * an H100) times the power. */
+ * an H100) times the power. A GPU without a counter (before Volta) gets the
+ * trapezoid of its board power (nvmlDeviceGetPowerUsage) instead, which on
+ * such GPUs lags and smooths the true power: fine over a long step, off by
+ * up to the sensor's lag times the change of power at each end. */
 #ifndef TW_SLURM_STEP_ENERGY_H
 #define TW_SLURM_STEP_ENERGY_H
 
@@ -21,12 +24,13 @@
 #include "truewatt.h"
 
 typedef struct step_gpu_energy {
-    unsigned index;     /* NVML index */
-    char uuid[96];      /* "GPU-..." */
-    char name[96];      /* model */
-    double energy_j;    /* NaN when the counter could not be read twice */
-    size_t readings;    /* counter readings inside the step */
-    const char *method; /* "energy counter difference", or why there is no number */
+    unsigned index;      /* NVML index */
+    char uuid[96];       /* "GPU-..." */
+    char name[96];       /* model */
+    double energy_j;     /* NaN when the counter could not be read twice */
+    size_t readings;     /* readings of it in the trace */
+    const char *reading; /* the reading used: "energy_j" (the counter), "power_usage_w" (none) */
+    const char *method;  /* "energy counter difference", "board power trapezoid ...", or why there is no number */
 } step_gpu_energy;
 
 typedef struct step_meter step_meter;
@@ -53,5 +57,11 @@ void step_meter_free(step_meter *m);
  * trace. TW_EEMPTY when fewer than two. */
 tw_status step_counter_energy(const char *trace_path, const char *column, double start_s, double end_s,
                               double *energy_j, size_t *readings);
+
+/* The energy between start_s and end_s from a power column (watts, with its
+ * own timestamps): the trapezoid of its readings, each end held at the
+ * nearest reading's power. TW_EEMPTY when it has none. */
+tw_status step_power_energy(const char *trace_path, const char *column, double start_s, double end_s, double *energy_j,
+                            size_t *readings);
 
 #endif

@@ -182,6 +182,13 @@ static const char *getenv_sp(spank_t sp, const char *name, char *buf, int len)
     return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS ? buf : NULL;
 }
 
+/* Slurm's name of the node (it may differ from the host name); Slurm sets
+ * it in the step's environment only when the tasks are set up. */
+static void read_node(spank_t sp)
+{
+    if (!getenv_sp(sp, "SLURMD_NODENAME", S.node, sizeof S.node)) gethostname(S.node, sizeof S.node);
+}
+
 /* The step's job id, name and node into S. */
 static void read_step(spank_t sp)
 {
@@ -194,7 +201,7 @@ static void read_step(spank_t sp)
         snprintf(S.step, sizeof S.step, "interactive");
     else
         snprintf(S.step, sizeof S.step, "%u", step);
-    if (!getenv_sp(sp, "SLURMD_NODENAME", S.node, sizeof S.node)) gethostname(S.node, sizeof S.node);
+    read_node(sp);
 }
 
 /* The step's GPUs from its environment; -1 on a value that names none. */
@@ -236,8 +243,7 @@ static int start_meter(spank_t sp)
 /* ---------------------------------------------------------------- the summary */
 
 #define CSV_HEADER                                                                                                     \
-    "job_id,step,node,gpu_index,gpu_uuid,gpu_name,start_unix_s,time_s,energy_j,mean_power_w,reading,method,"           \
-    "counter_readings\n"
+    "job_id,step,node,gpu_index,gpu_uuid,gpu_name,start_unix_s,time_s,energy_j,mean_power_w,reading,method,readings\n"
 
 /* The step's rows of the CSV summary, one per GPU, into buf. */
 static void format_rows(char *buf, size_t len)
@@ -246,9 +252,9 @@ static void format_rows(char *buf, size_t len)
     double t = step_meter_time_s(S.meter);
     for (size_t i = 0; i < step_meter_count(S.meter) && off < len; i++) {
         const step_gpu_energy *g = step_meter_gpu(S.meter, i);
-        int n = snprintf(buf + off, len - off, "%u,%s,%s,%u,%s,\"%s\",%.3f,%.3f,%.3f,%.3f,energy_j,%s,%zu\n", S.job,
-                         S.step, S.node, g->index, g->uuid, g->name, step_meter_start_unix_s(S.meter), t, g->energy_j,
-                         g->energy_j / t, g->method, g->readings);
+        int n = snprintf(buf + off, len - off, "%u,%s,%s,%u,%s,\"%s\",%.3f,%.3f,%.3f,%.3f,%s,%s,%zu\n", S.job, S.step,
+                         S.node, g->index, g->uuid, g->name, step_meter_start_unix_s(S.meter), t, g->energy_j,
+                         g->energy_j / t, g->reading, g->method, g->readings);
         if (n < 0) break;
         off += (size_t)n;
     }
@@ -373,8 +379,8 @@ static void print_summary(void)
         if (isnan(g->energy_j))
             dprintf(2, "truewatt:   GPU %u %s (%s): no energy: %s\n", g->index, g->uuid, g->name, g->method);
         else
-            dprintf(2, "truewatt:   GPU %u %s (%s): %.3f J, mean %.1f W (%s, %zu readings)\n", g->index, g->uuid,
-                    g->name, g->energy_j, g->energy_j / t, g->method, g->readings);
+            dprintf(2, "truewatt:   GPU %u %s (%s): %.3f J, mean %.1f W (%s, %zu readings of %s)\n", g->index, g->uuid,
+                    g->name, g->energy_j, g->energy_j / t, g->method, g->readings, g->reading);
     }
 }
 
@@ -384,7 +390,8 @@ static void finish(spank_t sp, bool may_print)
     if (!S.meter) return;
     tw_status st = step_meter_stop(S.meter);
     if (st != TW_OK) slurm_error("truewatt: stopping the sampler: %s: %s", tw_strerror(st), tw_last_error());
-    char rows[8192];
+    char rows[STEP_GPUS_MAX * 320]; /* a row per GPU */
+    read_node(sp);
     format_rows(rows, sizeof rows);
     slurm_info("truewatt: %s", rows);
     write_outputs(sp, rows);

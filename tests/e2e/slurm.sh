@@ -212,6 +212,7 @@ check(len(ra) == 1 and ra[0]["step"] == "batch", f"job A: one row, the batch ste
 if ra:
     r = ra[0]
     check(r["gpu_index"] == "0" and r["gpu_uuid"].startswith(UUID[0]), f"job A: GPU 0 ({r['gpu_index']} {r['gpu_uuid']})")
+    check(r["node"] == "tw1", f"job A: on Slurm's node tw1 ({r['node']})")
     energy_ok(r, 0, "job A, GPU 0")
     t0, t1 = (float(open(f"{d}/work/a.{k}").read()) for k in ("t0", "t1"))
     t = float(r["time_s"])

@@ -1,6 +1,6 @@
 /* Unit tests of the Slurm plugin's GPU-free parts (src/slurm/): which GPUs a
- * step was given, from its environment (step_gpus.c), and the energy on a
- * counter between two instants (step_energy.c's step_counter_energy). The
+ * step was given, from its environment (step_gpus.c), and the energy between
+ * two instants on a counter or from power readings (step_energy.c). The
  * plugin itself runs in a real Slurm in tests/e2e/slurm.sh. */
 #include <math.h>
 #include <stdio.h>
@@ -98,12 +98,41 @@ static void test_counter_energy(void **state)
     assert_true(isnan(e));
 }
 
+/* Board power 100 W read every 0.5 s until 1.5 s, 200 W from 2 s (own
+ * timestamps): the trapezoid over [0, 4.5] is 100 x 1.5 + the ramp
+ * (100 + 200) / 2 x 0.5 + 200 x 2.5 (the last reading, at 4 s, held) = 725 J. */
+static void test_power_energy(void **state)
+{
+    (void)state;
+    char text[4096] = "t_s,power_usage_w,power_usage_w_t_s,energy_mj\n";
+    for (int k = 0; k <= 8; k++) {
+        char line[128];
+        double t = 0.5 * k;
+        snprintf(line, sizeof line, "%.2f,%d,%.2f,\n%.2f,,,7\n", t, t < 2 ? 100 : 200, t, t + 0.1);
+        strcat(text, line);
+    }
+    const char *path = tw_test_file(2, text);
+    double e = NAN;
+    size_t n = 0;
+    assert_int_equal(step_power_energy(path, "power_usage_w", 0.0, 4.5, &e, &n), TW_OK);
+    assert_near(e, 725.0, 1e-9);
+    assert_int_equal(n, 9);
+    /* inside: [0.25, 1.75] = 100 x 1.25 + the ramp's first half 0.25 x (100 + 150) / 2 */
+    assert_int_equal(step_power_energy(path, "power_usage_w", 0.25, 1.75, &e, &n), TW_OK);
+    assert_near(e, 125.0 + 31.25, 1e-9);
+    /* no counter in this trace: the plugin falls back to the power (step_energy.c) */
+    assert_int_equal(step_counter_energy(path, "energy_j", 0, 1, &e, &n), TW_ENOTFOUND);
+    const char *none = tw_test_file(3, "t_s,power_usage_w\n0,\n");
+    assert_int_equal(step_power_energy(none, "power_usage_w", 0, 1, &e, &n), TW_EEMPTY);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpus_order),
         cmocka_unit_test(test_gpus_bad),
         cmocka_unit_test(test_counter_energy),
+        cmocka_unit_test(test_power_energy),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
