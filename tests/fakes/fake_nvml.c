@@ -51,6 +51,10 @@
  *                                    TW_FAKE_NVML_SCENARIO. Tests then check truewatt against the
  *                                    trace itself, not against the simulator that the fake would
  *                                    otherwise share with the code under test.
+ *   TW_FAKE_NVML_DEVICE_POWER_W=list per device, a constant true power in watts (comma-separated,
+ *                                    one per device, e.g. "300,120"): device d's power and energy
+ *                                    are that constant instead of the scenario's (the Slurm test
+ *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -363,15 +367,6 @@ static double replay_energy_j(double t)
     return loops * whole + R.e[lo] + frac * (R.e[hi] - R.e[lo]);
 }
 
-/* The true energy over (t0, t1]: the replayed trace's, else the simulator's. */
-static double true_energy_j(double t0, double t1)
-{
-    if (R.n) return replay_energy_j(t1) - replay_energy_j(t0);
-    return tw_scenario_true_energy_j(F.sc, t0, t1);
-}
-
-static double mean_w(double t0, double t1) { return true_energy_j(t0, t1) / (t1 - t0); }
-
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
 static unsigned long env_ulong(const char *name, unsigned long dflt)
@@ -387,6 +382,40 @@ static void fake_complain(const char *what, const char *detail)
 {
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
+
+/* ---- TW_FAKE_NVML_DEVICE_POWER_W: a constant power per device (a separate block, added for the Slurm test) */
+
+static double device_power_w[MAX_DEVICES]; /* NaN: the scenario's power */
+
+/* Reads the list; mu held. */
+static nvmlReturn_t configure_device_power(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
+        device_power_w[d] = NAN;
+    const char *v = getenv("TW_FAKE_NVML_DEVICE_POWER_W");
+    if (!v || !*v) return NVML_SUCCESS;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        double w = strtod(p, &end);
+        if (end == p || !(w >= 0) || (*end != ',' && *end != '\0')) break;
+        device_power_w[d] = w;
+        if (!*end) return NVML_SUCCESS;
+        p = end + 1;
+    }
+    fake_complain("TW_FAKE_NVML_DEVICE_POWER_W is a list of watts, one per device (\"300,120\"), not ", v);
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Exact energy of device d over [t0, t1]: its constant power, else the scenario's. */
+static double true_energy_j(unsigned d, double t0, double t1)
+{
+    if (d < MAX_DEVICES && !isnan(device_power_w[d])) return device_power_w[d] * (t1 - t0);
+    if (R.n) return replay_energy_j(t1) - replay_energy_j(t0); /* TW_FAKE_NVML_REPLAY */
+    return tw_scenario_true_energy_j(F.sc, t0, t1);
+}
+
+static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
 
 /* ---------------------------------------------------------------- the lock state file */
 
@@ -604,6 +633,7 @@ static nvmlReturn_t configure(void)
     }
     nvmlReturn_t r = configure_unsupported();
     if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r == NVML_SUCCESS) r = configure_device_power();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
@@ -687,7 +717,9 @@ static double update_s(int64_t k) { return (double)k * ((double)UPDATE_NS / NS_P
 static bool under_load(int64_t now)
 {
     double t = sim_s(now);
-    if (R.n) return mean_w(t - 0.001, t) > 0.5 * (R.p_lo + R.p_hi); /* a replay: above the middle of its range */
+    if (R.n)
+        return (replay_energy_j(t) - replay_energy_j(t - 0.001)) / 0.001 >
+               0.5 * (R.p_lo + R.p_hi); /* a replay: above the middle of its range */
     return tw_scenario_true_power_w(F.sc, t) > tw_scenario_active_idle_w(F.sc) + 0.5;
 }
 
@@ -901,7 +933,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
     nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *power_mw = to_mw(mean_w(u - AVG_WINDOW_S, u));
+    *power_mw = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -929,9 +961,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
         else
-            f->value.uiVal = to_mw(mean_w(u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
     }
     return leave(NVML_SUCCESS);
 }
@@ -961,7 +993,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -983,7 +1015,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(0.0, u));
+    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
     return leave(NVML_SUCCESS);
 }
 
