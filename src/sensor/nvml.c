@@ -187,7 +187,8 @@ static void refresh_offset(nvml_sensor *s)
     int64_t r = clock_ns(CLOCK_REALTIME);
     int64_t b = mono_ns();
     int64_t off = r - (a + (b - a) / 2), step = off - s->rt_off_ns;
-    if (s->rt_off_at_ns && b - a < STEP_MEASURE_NS && (step > STEP_NS || step < -STEP_NS)) {
+    if (s->rt_off_at_ns && b - a >= STEP_MEASURE_NS) return; /* preempted between the reads: the next row */
+    if (s->rt_off_at_ns && (step > STEP_NS || step < -STEP_NS)) {
         /* NVML stamps its samples with the wall clock too: the samples not yet seen are
          * after the last one seen moved by the step (a step back would hide them for as
          * long as it went back) */

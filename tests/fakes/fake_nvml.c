@@ -653,13 +653,14 @@ static nvmlReturn_t configure(void)
 /* ---------------------------------------------------------------- calls */
 
 /* A step of the host's wall clock (scripts/faults, tests/faults/clockstep.c): NVML stamps with
- * CLOCK_REALTIME as it is, so the offset follows a change of more than 1 ms; a smaller drift is
- * left alone (the stamps of samples already handed out must not move). mu held. */
+ * CLOCK_REALTIME as it is, so the offset follows a change of more than 10 ms, measured within
+ * 0.1 ms (a thread preempted between the reads would see a step that is not there); drift and
+ * jitter are left alone: the stamps of samples already handed out must not move. mu held. */
 static void follow_clock_step(void)
 {
     int64_t a = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME), b = clock_ns(CLOCK_MONOTONIC);
     int64_t off = r - (a + (b - a) / 2);
-    if (llabs((long long)(off - F.rt_off_ns)) > 1000000) F.rt_off_ns = off;
+    if (b - a < 100000 && llabs((long long)(off - F.rt_off_ns)) > 10000000) F.rt_off_ns = off;
 }
 
 /* Checks a device call; on NVML_SUCCESS mu is held and *now is the call time. */

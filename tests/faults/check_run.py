@@ -7,7 +7,8 @@ usage: check_run.py RUN REPORT_JSON [CHECK...]
                last_poll<=S    no sample after S s on the timeline (the GPU lost at S)
                last_poll>=S    samples up to at least S s
                buffer_complete the sample buffer's samples (20 ms apart in the fake) without a gap
-                               from the first to the last: none lost to NVML errors
+                               from the first (within 0.5 s of the first poll) to the last: none
+                               lost to NVML errors
                readings=a,b    these readings were sampled
                unfinished      the report says truewatt did not finish the run
                energy=NAME:P:D the kernel NAME's energy within 1 % of (P - 120 W) x D s: the fake's
@@ -47,9 +48,10 @@ def main():
                               "WHERE r.name = 'power_buffer_w' AND s.value IS NOT NULL AND s.value_t_ns IS NOT NULL ORDER BY 1").fetchall()
             t = [r[0] * 1e-9 for r in rows]
             want = round((t[-1] - t[0]) / 0.02) + 1 if t else -1
-            check(len(t) == want and len(t) > 10,
+            first = (db.execute("SELECT min(t_ns) FROM polls").fetchone()[0] or 0) * 1e-9
+            check(len(t) == want and len(t) > 10 and t[0] <= first + 0.5,
                   f"sample buffer: {len(t)} samples from {t[0] if t else 0:.2f} to {t[-1] if t else 0:.2f} s, "
-                  f"{want} every 20 ms")
+                  f"{want} every 20 ms, the first within 0.5 s of the first poll ({first:.2f} s)")
         elif c.startswith("readings="):
             have = {n for (n,) in db.execute("SELECT name FROM readings")}
             want = set(c[9:].split(","))
