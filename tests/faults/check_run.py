@@ -4,6 +4,7 @@
 usage: check_run.py RUN REPORT_JSON [CHECK...]
   RUN          the run file; REPORT_JSON: what `truewatt report RUN --json` printed
   CHECK        ticks>=N        at least N `tick` kernels of tests/faults/fault_app.py recorded
+               activities>=N   at least N kernels, copies or memsets recorded
                last_poll<=S    no sample after S s on the timeline (the GPU lost at S)
                last_poll>=S    samples up to at least S s
                buffer_complete the sample buffer's samples (20 ms apart in the fake) without a gap
@@ -39,6 +40,9 @@ def main():
         if c.startswith("ticks>="):
             n = db.execute("SELECT count(*) FROM activities_named WHERE name = 'tick'").fetchone()[0]
             check(n >= int(c[7:]), f"{n} tick kernels recorded (at least {c[7:]})")
+        elif c.startswith("activities>="):
+            n = db.execute("SELECT count(*) FROM activities").fetchone()[0]
+            check(n >= int(c[12:]), f"{n} kernels, copies and memsets recorded (at least {c[12:]})")
         elif c.startswith("last_poll<="):
             check(last <= float(c[11:]), f"the last sample at {last:.3f} s (at most {c[11:]} s)")
         elif c.startswith("last_poll>="):
