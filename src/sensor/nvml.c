@@ -158,6 +158,13 @@ typedef struct nvml_sensor {
 
     char notes[NOTES_CAP];
     size_t notes_len;
+    /* how many reads (the buffer: drains) failed, so that none is dropped unsaid: the notes
+     * as nvml_notes gives them, with a count line for each reading that failed, remade after
+     * a row with a failure or a new note */
+    unsigned long long reads_ok[R_COUNT], reads_failed[R_COUNT];
+    char notes_out[NOTES_CAP + R_COUNT * 128];
+    size_t out_notes_len;
+    unsigned long long out_failed;
     const char *skip; /* cfg->skip, during open only */
 } nvml_sensor;
 
@@ -504,6 +511,7 @@ typedef struct row_ctx {
 
 static void reading_ok(nvml_sensor *s, int r, double raw, double t_s)
 {
+    if (r != R_BUFFER) s->reads_ok[r]++; /* the buffer counts its drains (poll_samples) */
     int c = s->col[r];
     s->value[c] = raw * defs[r].scale;
     s->t_value[c] = t_s;
@@ -515,6 +523,7 @@ static void reading_ok(nvml_sensor *s, int r, double raw, double t_s)
 static void reading_failed(nvml_sensor *s, row_ctx *rc, int r, nvmlReturn_t code, const char *msg)
 {
     rc->failed++;
+    s->reads_failed[r]++;
     if (!rc->lost) snprintf(rc->msg, sizeof rc->msg, "%s", msg);
     if (code == NVML_ERROR_GPU_IS_LOST) rc->lost = true;
     for (int k = 0; k < FAIL_KINDS; k++) {
@@ -594,11 +603,12 @@ static void poll_samples(nvml_sensor *s, row_ctx *rc, int64_t now)
     rc->tried++;
     nvmlReturn_t r = NVML_CALL_OR(s->api, NVML_ERROR_NOT_FOUND, nvmlDeviceGetSamples, s->dev, NVML_TOTAL_POWER_SAMPLES,
                                   s->last_seen_us, &type, &count, s->sbuf);
-    if (r == NVML_ERROR_NOT_FOUND) return; /* nothing new */
-    if (r != NVML_SUCCESS) {
+    if (r != NVML_SUCCESS && r != NVML_ERROR_NOT_FOUND) {
         reading_failed(s, rc, R_BUFFER, r, tw_last_error());
         return;
     }
+    s->reads_ok[R_BUFFER]++;
+    if (r == NVML_ERROR_NOT_FOUND) return; /* nothing new */
     if (count > s->scap) count = s->scap;
     if (count == s->scap && s->last_seen_us && !s->noted_full) {
         s->noted_full = true;
@@ -697,6 +707,24 @@ static void read_slow(nvml_sensor *s, row_ctx *rc)
     }
 }
 
+/* The notes with a count line for each reading whose reads failed, when a
+ * read failed or a note came since they were last made. */
+static void update_notes_out(nvml_sensor *s)
+{
+    unsigned long long failed = 0;
+    for (int r = 0; r < R_COUNT; r++)
+        failed += s->reads_failed[r];
+    if (!failed || (failed == s->out_failed && s->notes_len == s->out_notes_len)) return;
+    size_t cap = sizeof s->notes_out, n = (size_t)snprintf(s->notes_out, cap, "%s", s->notes);
+    for (int r = 0; r < R_COUNT && n < cap; r++)
+        if (s->reads_failed[r])
+            n += (size_t)snprintf(s->notes_out + n, cap - n, "%s%s: %llu of %llu %s failed", n ? "\n" : "",
+                                  defs[r].name, s->reads_failed[r], s->reads_failed[r] + s->reads_ok[r],
+                                  r == R_BUFFER ? "drains of the sample buffer" : "reads");
+    s->out_failed = failed;
+    s->out_notes_len = s->notes_len;
+}
+
 static tw_status nvml_next(void *state, tw_row *row, bool *eof)
 {
     nvml_sensor *s = state;
@@ -718,6 +746,7 @@ static tw_status nvml_next(void *state, tw_row *row, bool *eof)
         if (s->groups & TW_READ_SLOW) read_slow(s, &rc);
     }
     int64_t end = mono_ns();
+    update_notes_out(s);
 
     if (rc.lost) {
         s->dead = true;
@@ -822,7 +851,11 @@ static const tw_reading_info *nvml_reading(const void *state, size_t i)
     return i < s->n ? &s->info[i] : NULL;
 }
 
-static const char *nvml_notes(const void *state) { return ((const nvml_sensor *)state)->notes; }
+static const char *nvml_notes(const void *state)
+{
+    const nvml_sensor *s = state;
+    return s->out_failed ? s->notes_out : s->notes;
+}
 
 /* Samples of the last drain not yet given: the sampler takes them at once. */
 static size_t nvml_pending(const void *state) { return ((const nvml_sensor *)state)->q_count; }

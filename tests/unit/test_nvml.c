@@ -590,6 +590,13 @@ static void test_failing_reads(void **state)
     assert_true(contains(notes, "power_avg_w: read failed: nvmlDeviceGetFieldValues: Unknown Error (999)"));
     /* each failure once */
     assert_null(strstr(strstr(notes, "power_usage_w: read failed") + 1, "power_usage_w: read failed"));
+    /* and counted: every failed row failed its power read, every row read it (the last call too) */
+    const char *count = strstr(notes, "power_usage_w: ");
+    unsigned long long failed = 0, reads = 0;
+    while (count && sscanf(count, "power_usage_w: %llu of %llu reads failed", &failed, &reads) != 2)
+        count = strstr(count + 1, "power_usage_w: ");
+    assert_non_null(count);
+    assert_true(failed >= bad + 1 && failed <= reads && reads >= good + bad + 1);
     close_sensor(s);
 }
 
