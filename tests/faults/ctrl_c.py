@@ -53,7 +53,10 @@ def pump(pid, fd, seconds):
 def main():
     ready, times, gap, timeout = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
     cmd = sys.argv[sys.argv.index("--") + 1:]
-    pid, fd = pty.fork()
+    try:
+        pid, fd = pty.fork()
+    except OSError as e:  # no pseudo-terminals here (a container without devpts)
+        return without_pty(cmd, ready, times, gap, timeout, e)
     if pid == 0:
         os.execvp(cmd[0], cmd)
     while not os.path.exists(ready) and not pump(pid, fd, 0.05):
@@ -76,6 +79,40 @@ def main():
         result = str(128 - code if code < 0 else code)
     sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n"))
     print(f"status {result} seconds {time.monotonic() - last:.2f} typed {typed}")
+    return 0
+
+
+def without_pty(cmd, ready, times, gap, timeout, why):
+    """The same without a terminal: the command in a process group of its own, SIGINT sent to
+    the group as the terminal would (the kernel's; here a process's, so truewatt forwards it to
+    the program once more: the program sees two where a terminal gives one)."""
+    import signal
+    import subprocess
+    print(f"ctrl_c.py: no pseudo-terminal ({why}): SIGINT to the process group instead")
+    import tempfile
+    log = tempfile.TemporaryFile()  # not a pipe: a program left running would hold it open
+    p = subprocess.Popen(cmd, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
+    while not os.path.exists(ready) and p.poll() is None:
+        time.sleep(0.05)
+    time.sleep(gap)
+    typed, first, last = 0, time.monotonic(), time.monotonic()
+    while typed < times and p.poll() is None:
+        os.killpg(p.pid, signal.SIGINT)
+        typed += 1
+        last = time.monotonic()
+        if typed < times:
+            time.sleep(gap)
+    try:
+        p.wait(max(0.0, timeout - (time.monotonic() - first)))
+        result = str(128 - p.returncode if p.returncode < 0 else p.returncode)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        result = "killed"
+    took = time.monotonic() - last
+    log.seek(0)
+    sys.stdout.write(log.read().decode(errors="replace"))
+    print(f"status {result} seconds {took:.2f} typed {typed}")
     return 0
 
 
