@@ -62,8 +62,7 @@ char *run_profile_json(const run_device *x)
     return text;
 }
 
-/* The profile the run recorded for device d. */
-static void recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x)
+void run_recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x)
 {
     tw_profile_init(&x->prof);
     x->profile = (run_profile)rd->profile_status;
@@ -352,7 +351,7 @@ static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
         if (o->profile)
             run_pick_profile(o->profile, &given, given_how, L->dev[d].name, L->dev[d].driver, &L->dev[d]);
         else
-            recorded_profile(run, &L->rdev[d], &L->dev[d]);
+            run_recorded_profile(run, &L->rdev[d], &L->dev[d]);
     }
     return 0;
 }

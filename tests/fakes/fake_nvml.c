@@ -20,7 +20,9 @@
  * TW_FAKE_NVML_FIELD_TIMESTAMP=update.
  *
  * Environment, read at the first nvmlInit (again after the last nvmlShutdown):
- *   TW_FAKE_NVML_SCENARIO=path       kernels CSV (name,start_s,duration_s,power_w); else idle
+ *   TW_FAKE_NVML_SCENARIO=path[,...] kernels CSV (name,start_s,duration_s,power_w); else idle;
+ *                                    several paths: one per device, in order (the last
+ *                                    one for the devices after it)
  *   TW_FAKE_NVML_T0_MONO_NS=ns       simulated t = 0 on CLOCK_MONOTONIC
  *   TW_FAKE_NVML_DEVICES=N           devices (default 1, at most 16)
  *   TW_FAKE_NVML_UUIDS=list          their UUIDs, comma-separated (default GPU-fake-000N-...)
@@ -196,10 +198,10 @@ static struct {
     char name[96];
     bool arch_none;
     unsigned arch;
-    bool field_ts_update; /* field timestamps: the update instant, else the call time */
-    int64_t t0_ns;        /* simulated t = 0 (CLOCK_MONOTONIC) */
-    int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
-    tw_scenario *sc;
+    bool field_ts_update;         /* field timestamps: the update instant, else the call time */
+    int64_t t0_ns;                /* simulated t = 0 (CLOCK_MONOTONIC) */
+    int64_t rt_off_ns;            /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
+    tw_scenario *sc[MAX_DEVICES]; /* each device's true power */
     /* clocks */
     unsigned mem_clocks[MAX_MEM_CLOCKS], nmem; /* supported, highest first */
     unsigned gfx_clocks[MAX_GFX_CLOCKS], ngfx; /* supported with each memory clock */
@@ -227,7 +229,10 @@ static double sim_s(int64_t mono) { return (double)(mono - F.t0_ns) / (double)NS
 /* CLOCK_REALTIME microseconds of simulated time k * step_ns. */
 static long long realtime_us(int64_t k, int64_t step_ns) { return (F.t0_ns + k * step_ns + F.rt_off_ns) / 1000; }
 
-static double mean_w(double t0, double t1) { return tw_scenario_true_energy_j(F.sc, t0, t1) / (t1 - t0); }
+static double mean_w(unsigned d, double t0, double t1)
+{
+    return tw_scenario_true_energy_j(F.sc[d], t0, t1) / (t1 - t0);
+}
 
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
@@ -411,6 +416,35 @@ static void configure_time(void)
     F.rt_off_ns = r - (a + (b - a) / 2);
 }
 
+static void free_scenarios(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        tw_scenario_free(F.sc[d]);
+        F.sc[d] = NULL;
+    }
+}
+
+/* TW_FAKE_NVML_SCENARIO: one path, or one per device (the last repeated). */
+static nvmlReturn_t configure_scenarios(void)
+{
+    const char *list = getenv("TW_FAKE_NVML_SCENARIO");
+    char path[4096] = "";
+    for (unsigned d = 0; d < F.ndevices; d++) {
+        if (list && *list) {
+            size_t len = strcspn(list, ",");
+            snprintf(path, sizeof path, "%.*s", (int)len, list);
+            list += len + (list[len] == ',');
+        }
+        tw_status st = path[0] ? tw_scenario_load(path, TW_SIM_H100, &F.sc[d]) : tw_scenario_new(TW_SIM_H100, &F.sc[d]);
+        if (st != TW_OK) {
+            fake_complain("TW_FAKE_NVML_SCENARIO: ", tw_last_error());
+            free_scenarios();
+            return NVML_ERROR_UNKNOWN;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
 /* Reads the environment; mu held. Returns an NVML code. */
 static nvmlReturn_t configure(void)
 {
@@ -438,14 +472,7 @@ static nvmlReturn_t configure(void)
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
-    const char *path = getenv("TW_FAKE_NVML_SCENARIO");
-    tw_status st = path && *path ? tw_scenario_load(path, TW_SIM_H100, &F.sc) : tw_scenario_new(TW_SIM_H100, &F.sc);
-    if (st != TW_OK) {
-        fake_complain("TW_FAKE_NVML_SCENARIO: ", tw_last_error());
-        F.sc = NULL;
-        return NVML_ERROR_UNKNOWN;
-    }
-    return NVML_SUCCESS;
+    return configure_scenarios();
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -499,9 +526,9 @@ static double update_s(int64_t k) { return (double)k * ((double)UPDATE_NS / NS_P
 
 /* ---------------------------------------------------------------- clocks */
 
-static bool under_load(int64_t now)
+static bool under_load(unsigned d, int64_t now)
 {
-    return tw_scenario_true_power_w(F.sc, sim_s(now)) > tw_scenario_active_idle_w(F.sc) + 0.5;
+    return tw_scenario_true_power_w(F.sc[d], sim_s(now)) > tw_scenario_active_idle_w(F.sc[d]) + 0.5;
 }
 
 static bool throttled(int64_t now) { return F.throttle_after_s >= 0 && sim_s(now) >= F.throttle_after_s; }
@@ -513,9 +540,10 @@ static unsigned clamp_lock(unsigned mhz, unsigned min, unsigned max)
     return mhz < min ? min : mhz > max ? max : mhz;
 }
 
-static unsigned current_sm_mhz(const clock_lock *l, int64_t now)
+static unsigned current_sm_mhz(unsigned d, int64_t now)
 {
-    unsigned mhz = clamp_lock(under_load(now) ? SM_LOAD_MHZ : SM_IDLE_MHZ, l->gpu_min, l->gpu_max);
+    const clock_lock *l = &F.locks[d];
+    unsigned mhz = clamp_lock(under_load(d, now) ? SM_LOAD_MHZ : SM_IDLE_MHZ, l->gpu_min, l->gpu_max);
     return throttled(now) && mhz > F.throttle_mhz ? F.throttle_mhz : mhz;
 }
 
@@ -597,8 +625,7 @@ FAKE_API nvmlReturn_t nvmlShutdown(void)
     if (F.refs == 0)
         r = NVML_ERROR_UNINITIALIZED;
     else if (--F.refs == 0) {
-        tw_scenario_free(F.sc);
-        F.sc = NULL;
+        free_scenarios();
     }
     pthread_mutex_unlock(&mu);
     return r;
@@ -713,7 +740,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
     nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *power_mw = to_mw(mean_w(u - AVG_WINDOW_S, u));
+    *power_mw = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -740,9 +767,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
         else
-            f->value.uiVal = to_mw(mean_w(u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
     }
     return leave(NVML_SUCCESS);
 }
@@ -771,7 +798,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -793,7 +820,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc, 0.0, u));
+    *energy_mj =
+        (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc[device->index], 0.0, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -803,7 +831,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_
     nvmlReturn_t r = enter_query(device, &now, U_CLOCKS, clock_mhz);
     if (r != NVML_SUCCESS) return r;
     const clock_lock *l = &F.locks[device->index];
-    return leave_clock(type, current_sm_mhz(l, now), clamp_lock(MEM_MHZ, l->mem_min, l->mem_max), clock_mhz);
+    return leave_clock(type, current_sm_mhz(device->index, now), clamp_lock(MEM_MHZ, l->mem_min, l->mem_max),
+                       clock_mhz);
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
@@ -864,8 +893,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device
     int64_t now;
     nvmlReturn_t r = enter_query(device, &now, U_REASONS, clocksEventReasons);
     if (r != NVML_SUCCESS) return r;
-    *clocksEventReasons =
-        (under_load(now) ? 0 : NVML_CLOCKS_EVENT_REASON_GPU_IDLE) | (throttled(now) ? F.throttle_bits : 0);
+    *clocksEventReasons = (under_load(device->index, now) ? 0 : NVML_CLOCKS_EVENT_REASON_GPU_IDLE) |
+                          (throttled(now) ? F.throttle_bits : 0);
     return leave(NVML_SUCCESS);
 }
 
