@@ -419,28 +419,16 @@ static void rank_sums(const merge *m, rank_sum *sum)
     }
 }
 
-typedef struct totals {
-    double model_j, counter_j, kernels_j, copies_j, baseline_j;
-    size_t gpus, failed;
-} totals;
-
-/* Each GPU once: the sum over the GPUs (a GPU without an estimate adds nothing and is counted in failed). */
-static totals sum_gpus(const merge *m)
+/* Each GPU once. */
+static run_total sum_gpus(const merge *m)
 {
-    totals t = {0};
-    for (size_t k = 0; k < m->ng; k++) {
-        const run_device *x = &m->g[k].dev;
-        t.gpus++;
-        if (!x->est) {
-            t.failed++;
-            continue;
-        }
-        t.model_j += x->est->model_j;
-        t.counter_j += x->methods.counter_j;
-        t.kernels_j += x->est->kernels_j;
-        t.copies_j += x->est->copies_j;
-        t.baseline_j += x->est->baseline_j;
-    }
+    const run_device **p = calloc(m->ng ? m->ng : 1, sizeof *p);
+    run_total t = {.without = m->ng};
+    if (!p) return t; /* out of memory: no GPU in the total, and it says so */
+    for (size_t k = 0; k < m->ng; k++)
+        p[k] = &m->g[k].dev;
+    t = run_total_of(p, m->ng);
+    free(p);
     return t;
 }
 
@@ -485,9 +473,9 @@ static void text_gpus(const merge *m, FILE *out)
         table_cell(t, "%.3f", e->baseline_j);
         table_cell(t, "%+.2f", e->conservation_pct);
     }
-    totals s = sum_gpus(m);
+    run_total s = sum_gpus(m);
     table_cell(t, "total");
-    table_cell(t, "%zu GPU%s", s.gpus, s.gpus == 1 ? "" : "s");
+    table_cell(t, "%zu GPU%s", s.with, s.with == 1 ? "" : "s");
     for (int c = 0; c < 5; c++)
         table_cell(t, "%s", "");
     table_cell(t, "%.3f", s.model_j);
@@ -498,9 +486,9 @@ static void text_gpus(const merge *m, FILE *out)
     fprintf(out, "\nGPUs, each counted once (its energy from the run file of the first rank that sampled it) [J]\n");
     table_print(t, out);
     table_free(t);
-    if (s.failed)
-        fprintf(out, "%zu GPU%s without an estimate: not in the total (see below)\n", s.failed,
-                s.failed == 1 ? "" : "s");
+    if (s.without)
+        fprintf(out, "%zu GPU%s without an estimate: not in the total (see below)\n", s.without,
+                s.without == 1 ? "" : "s");
     for (size_t k = 0; k < m->ng; k++)
         if (!m->g[k].dev.est) fprintf(out, "GPU %s: no energy report: %s\n", m->g[k].uuid, m->g[k].dev.est_error);
 }
@@ -742,17 +730,8 @@ static void json_report(const merge *m, FILE *out)
     for (size_t k = 0; k < m->ng; k++)
         json_gpu(&j, m, &m->g[k]);
     json_end_array(&j);
-    totals t = sum_gpus(m);
-    json_key(&j, "total");
-    json_begin_object(&j);
-    json_kv_uint(&j, "gpus", t.gpus);
-    json_kv_uint(&j, "gpus_without_estimate", t.failed);
-    json_kv_number(&j, "energy_j", t.model_j);
-    json_kv_number(&j, "counter_j", t.counter_j);
-    json_kv_number(&j, "kernels_j", t.kernels_j);
-    json_kv_number(&j, "copies_j", t.copies_j);
-    json_kv_number(&j, "baseline_j", t.baseline_j);
-    json_end_object(&j);
+    run_total t = sum_gpus(m);
+    run_total_json(&j, &t);
     json_end_object(&j);
     json_finish(&j);
 }

@@ -2,6 +2,7 @@
 #include "cli/run_report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/sampler_report.h"
@@ -285,6 +286,66 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_ranges(e, f);
 }
 
+/* ---------------------------------------------------------------- several GPUs */
+
+run_total run_total_of(const run_device *const *dev, size_t n)
+{
+    run_total t = {0};
+    for (size_t d = 0; d < n; d++) {
+        const tw_estimate *e = dev[d]->est;
+        if (!e) {
+            t.without++;
+            continue;
+        }
+        t.with++;
+        t.model_j += e->model_j;
+        t.counter_j += dev[d]->methods.counter_j;
+        t.kernels_j += e->kernels_j;
+        t.copies_j += e->copies_j;
+        t.baseline_j += e->baseline_j;
+    }
+    return t;
+}
+
+/* One run's GPUs: each GPU's readings are its own, so no energy is in two of them. */
+static run_total record_total(const run_record *r)
+{
+    const run_device **p = calloc(r->ndev ? r->ndev : 1, sizeof *p);
+    run_total t = {.without = r->ndev};
+    if (!p) return t; /* out of memory: no GPU in the total, and it says so */
+    for (size_t d = 0; d < r->ndev; d++)
+        p[d] = &r->dev[d];
+    t = run_total_of(p, r->ndev);
+    free(p);
+    return t;
+}
+
+static void text_total(const run_record *r, FILE *f)
+{
+    if (r->ndev < 2) return;
+    run_total t = record_total(r);
+    fprintf(f,
+            "\n== total over %zu GPUs (each over its own fit span): %.3f J (energy counter %.3f J); kernels %.3f J, "
+            "copies %.3f J, baseline %.3f J\n",
+            t.with, t.model_j, t.counter_j, t.kernels_j, t.copies_j, t.baseline_j);
+    if (t.without)
+        fprintf(f, "   %zu GPU%s without an estimate: not in the total\n", t.without, t.without == 1 ? "" : "s");
+}
+
+void run_total_json(json *j, const run_total *t)
+{
+    json_key(j, "total");
+    json_begin_object(j);
+    json_kv_uint(j, "gpus", t->with);
+    json_kv_uint(j, "gpus_without_estimate", t->without);
+    json_kv_number(j, "energy_j", t->model_j);
+    json_kv_number(j, "counter_j", t->counter_j);
+    json_kv_number(j, "kernels_j", t->kernels_j);
+    json_kv_number(j, "copies_j", t->copies_j);
+    json_kv_number(j, "baseline_j", t->baseline_j);
+    json_end_object(j);
+}
+
 static void text_sampler(const run_record *r, FILE *f)
 {
     const run_sampler *s = r->sampler;
@@ -329,6 +390,7 @@ void run_report_text(const run_record *r, FILE *f)
             r->events_note ? r->events_note : "", r->events_note ? ")" : "");
     for (size_t d = 0; d < r->ndev; d++)
         text_device(r, &r->dev[d], f);
+    text_total(r, f);
     text_sampler(r, f);
     fprintf(f, "\nfiles:\n  run       %s  (truewatt report, truewatt export --csv, sqlite3: docs/runfile.md)\n",
             r->run_path);
@@ -565,6 +627,8 @@ void run_report_json(const run_record *r, FILE *f)
     for (size_t d = 0; d < r->ndev; d++)
         json_device(&j, &r->dev[d]);
     json_end_array(&j);
+    run_total t = record_total(r);
+    run_total_json(&j, &t);
     json_sampler(&j, r);
     json_key(&j, "files");
     json_begin_object(&j);

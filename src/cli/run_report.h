@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cli/sampler_report.h"
+#include "core/json.h"
 #include "correct/profile.h"
 #include "estimate/estimator.h"
 #include "estimate/methods.h"
@@ -55,6 +56,15 @@ typedef struct run_record {
 } run_record;
 
 void run_report_text(const run_record *r, FILE *f);
+
+/* The sum over GPUs, each once (a run's GPUs; the merged report's). */
+typedef struct run_total {
+    double model_j, counter_j, kernels_j, copies_j, baseline_j;
+    size_t with, without; /* GPUs with an estimate; without one (not in the sums) */
+} run_total;
+run_total run_total_of(const run_device *const *dev, size_t n);
+/* "total": {gpus, gpus_without_estimate, energy_j, counter_j, kernels_j, copies_j, baseline_j} */
+void run_total_json(json *j, const run_total *t);
 void run_report_json(const run_record *r, FILE *f);
 
 #endif

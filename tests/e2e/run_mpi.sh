@@ -13,6 +13,8 @@
 #     kernels on it;
 #   - a rank whose run file never comes: rank 0 waits --merge-wait, says so,
 #     and reports what it has; torchrun's RANK/WORLD_SIZE and -o with {rank};
+#   - many GPUs in one run (three fake GPUs of 300, 500, 200 W): each its
+#     energy, the report's total their sum;
 #   - bad input: one file twice, two files of one rank.
 # usage: run_mpi.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST
 set -u
@@ -118,6 +120,28 @@ RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 CUDA_VISIBLE_DEVICES=1 INJECT_HOST_UUID=$HEX1 "
 [ -f job-0.sqlite ] && grep -q "1 of 2 ranks' run files were not complete after 1 s (e.g. job-1.sqlite)" lone.err &&
     grep -q "^warning: 1 run files for a job of 2 ranks" lone.txt && grep -Eq "^total +1 GPU " lone.txt &&
     ok "a missing rank: waited 1 s, said so, reported the rest" || fail "a missing rank: $(cat lone.err lone.txt)"
+
+# ---- many GPUs in one run: each its own energy, the total their sum (each once)
+printf 'name,start_s,duration_s,power_w\nload,0,1000,200\n' >p2.csv
+UUID2=GPU-2c2c2c2c-0000-4000-8000-00000000cc02
+TW_FAKE_NVML_DEVICES=3 TW_FAKE_NVML_UUIDS=$UUID0,$UUID1,$UUID2 TW_FAKE_NVML_SCENARIO=$T/p0.csv,$T/p1.csv,$T/p2.csv \
+    INJECT_HOST_UUID=$HEX1 "$BIN" run --json -o three.sqlite -- "$HOST" - gpu >three.json 2>three.err ||
+    fail "three GPUs: $(cat three.err)"
+python3 - three.json <<'PY' && ok "three GPUs in one run: each its scripted power, the total their sum" || fail "three GPUs"
+import json, sys
+d = json.load(open(sys.argv[1]))
+total = 0.0
+for dev, watts in zip(d["devices"], (300, 500, 200)):
+    e = dev["estimate"]
+    span = e["fit_end_s"] - e["fit_start_s"]
+    total += watts * span
+    err = e["model_j"] / (watts * span) - 1
+    print(f"  GPU {dev['index']}: {e['model_j']:.3f} J, scripted {watts} W x {span:.3f} s ({100 * err:+.3f} %)")
+    assert abs(err) < 0.01
+t = d["total"]
+print(f"  total {t['energy_j']:.3f} J, scripted {total:.3f} J")
+assert len(d["devices"]) == 3 and t["gpus"] == 3 and abs(t["energy_j"] / total - 1) < 0.01
+PY
 
 # ---- bad input
 cp job-0.sqlite other.sqlite
