@@ -489,8 +489,11 @@ static void text_gpus(const merge *m, FILE *out)
     if (s.without)
         fprintf(out, "%zu GPU%s without an estimate: not in the total (see below)\n", s.without,
                 s.without == 1 ? "" : "s");
-    for (size_t k = 0; k < m->ng; k++)
+    for (size_t k = 0; k < m->ng; k++) {
         if (!m->g[k].dev.est) fprintf(out, "GPU %s: no energy report: %s\n", m->g[k].uuid, m->g[k].dev.est_error);
+        if (m->g[k].dev.est && !isnan(m->g[k].dev.methods.module_j)) fprintf(out, "GPU %s: ", m->g[k].uuid);
+        run_scope_text(&m->g[k].dev, out);
+    }
 }
 
 static void text_ranks(const merge *m, FILE *out)
@@ -695,6 +698,7 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
         json_kv_time(j, "fit_end_s", e->fit_t1_s);
         json_kv_number(j, "energy_j", e->model_j);
         json_kv_number(j, "counter_j", x->methods.counter_j);
+        run_scope_json(j, x);
         json_kv_number(j, "kernels_j", e->kernels_j);
         json_kv_number(j, "copies_j", e->copies_j);
         json_kv_number(j, "baseline_j", e->baseline_j);

@@ -246,6 +246,24 @@ static void text_ranges(const tw_estimate *e, FILE *f)
     if (shown < e->nranges) fprintf(f, "... and %zu more (all in --json)\n", e->nranges - shown);
 }
 
+/* Grace Hopper: the module's energy beside the GPU's, never in it. */
+void run_scope_text(const run_device *d, FILE *f)
+{
+    if (!d->est || isnan(d->methods.module_j)) return;
+    fprintf(f,
+            "power scope: these energies are the GPU's (NVML's GPU scope). This is a Grace Hopper module: its power "
+            "(module scope: GPU + CPU + memory, %s) over the fit span is %.3f J, %.3f J more than the GPU's model; "
+            "that is in no GPU energy or total here\n",
+            d->methods.module_reading, d->methods.module_j, d->methods.module_j - d->est->model_j);
+}
+
+void run_scope_json(json *j, const run_device *d)
+{
+    json_kv_string(j, "power_scope", "gpu");
+    json_kv_number(j, "module_energy_j", d->methods.module_j);
+    json_kv_string(j, "module_reading", d->methods.module_reading[0] ? d->methods.module_reading : NULL);
+}
+
 static void text_device(const run_record *r, const run_device *d, FILE *f)
 {
     if (r->ndev > 1 || d->name[0])
@@ -279,6 +297,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     else
         fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
     text_split(e, f);
+    run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
     text_names(e, f);
@@ -445,6 +464,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "power_bound_w", e->power_bound_w);
     json_kv_uint(j, "names_at_bound", e->at_limit);
     json_kv_number(j, "counter_j", d->methods.counter_j);
+    run_scope_json(j, d);
     json_kv_number(j, "reference_j", e->reference_j);
     json_kv_time(j, "reference_start_s", e->reference_t0_s);
     json_kv_time(j, "reference_end_s", e->reference_t1_s);

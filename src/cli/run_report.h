@@ -63,6 +63,11 @@ typedef struct run_total {
     size_t with, without; /* GPUs with an estimate; without one (not in the sums) */
 } run_total;
 run_total run_total_of(const run_device *const *dev, size_t n);
+/* Which power the energies are (the GPU's), and on Grace Hopper the module's
+ * energy over the fit span beside it (a line; keys power_scope,
+ * module_energy_j, module_reading). */
+void run_scope_text(const run_device *d, FILE *f);
+void run_scope_json(json *j, const run_device *d);
 /* "total": {gpus, gpus_without_estimate, energy_j, counter_j, kernels_j, copies_j, baseline_j} */
 void run_total_json(json *j, const run_total *t);
 void run_report_json(const run_record *r, FILE *f);

@@ -9,6 +9,8 @@
  *   nvmlDeviceGetPowerUsage, field 185   mean power over (u - 1 s, u]
  *   field 186                            mean power over (u - 25 ms, u]
  *   fields 185/186, memory scope         40 W
+ *   fields 185/186, module scope         NOT_SUPPORTED; with TW_FAKE_NVML_MODULE_W=x (a Grace
+ *                                        Hopper module): the GPU scope's value + x W (the CPU's)
  *   nvmlDeviceGetTotalEnergyConsumption  1e6 mJ + the energy over (0, u]
  *   nvmlDeviceGetSamples (power)         the last 128 samples of 20 ms, each
  *                                        the mean power of its interval
@@ -195,6 +197,7 @@ static struct {
     nvmlReturn_t lost_code;
     unsigned energy_cost_us;
     unsigned energy_spin_us;
+    double module_w; /* < 0: no module scope (not a Grace Hopper) */
     char name[96];
     bool arch_none;
     unsigned arch;
@@ -457,6 +460,8 @@ static nvmlReturn_t configure(void)
     const char *arch = getenv("TW_FAKE_NVML_ARCH");
     F.arch_none = arch && strcmp(arch, "none") == 0;
     F.arch = (unsigned)env_ulong("TW_FAKE_NVML_ARCH", 9);
+    const char *module = getenv("TW_FAKE_NVML_MODULE_W");
+    F.module_w = module && *module ? strtod(module, NULL) : -1.0;
     const char *lost = getenv("TW_FAKE_NVML_LOST_AFTER_S");
     F.lost_after_s = lost && *lost ? strtod(lost, NULL) : -1.0;
     F.lost_code = (nvmlReturn_t)env_ulong("TW_FAKE_NVML_LOST_CODE", NVML_ERROR_GPU_IS_LOST);
@@ -756,20 +761,22 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         nvmlFieldValue_t *f = &values[i];
         bool avg = f->fieldId == NVML_FI_DEV_POWER_AVERAGE, inst = f->fieldId == NVML_FI_DEV_POWER_INSTANT;
         bool gpu = f->scopeId == NVML_POWER_SCOPE_GPU, mem = f->scopeId == NVML_POWER_SCOPE_MEMORY;
+        bool module = f->scopeId == NVML_POWER_SCOPE_MODULE && F.module_w >= 0;
+        double extra_w = module ? F.module_w : 0.0; /* the module: the GPU and the CPU */
         f->timestamp = F.field_ts_update ? realtime_us(k, UPDATE_NS) : (now + F.rt_off_ns) / 1000;
         f->latencyUsec = 0;
         f->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
         f->value.ullVal = 0;
         f->nvmlReturn = NVML_SUCCESS;
-        if ((!avg && !inst) || (!gpu && !mem) || (avg && (F.unsupported & U_185)) ||
+        if ((!avg && !inst) || (!gpu && !mem && !module) || (avg && (F.unsupported & U_185)) ||
             (inst && (F.unsupported & U_186)) || (mem && (F.unsupported & U_MEM)))
             f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u) + extra_w);
         else
-            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u) + extra_w);
     }
     return leave(NVML_SUCCESS);
 }
