@@ -690,6 +690,7 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
     json_kv_string(j, "name", x->name);
     json_kv_string(j, "driver", x->driver);
     json_kv_string(j, "energy_from", m->f[g->owner].path);
+    json_kv_uint(j, "t0_mono_ns", (uint64_t)m->f[g->owner].t0_ns); /* the times below are since this */
     json_labels(j, "sampled_by", g->sampled_by);
     json_labels(j, "ranks", g->ranks);
     json_kv_string(j, "error", e ? NULL : x->est_error);

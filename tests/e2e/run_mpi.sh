@@ -15,7 +15,10 @@
 #     and reports what it has; torchrun's RANK/WORLD_SIZE and -o with {rank};
 #   - many GPUs in one run (three fake GPUs of 300, 500, 200 W): each its
 #     energy, the report's total their sum;
-#   - bad input: one file twice, two files of one rank.
+#   - bad input: one file twice, two files of one rank;
+#   - scripts/gpu-mpi's reader and checks (scripts/gpu/energy_log.py through pynvml on the fake,
+#     scripts/gpu/mpi_check.py) on the first job: each GPU's merged energy against its counter read
+#     independently, PASS; and FAIL when told the ranks' GPUs the wrong way round.
 # usage: run_mpi.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -79,8 +82,12 @@ assert abs(t["energy_j"] - sum(g["energy_j"] for g in gpus)) < 1e-6 * t["energy_
 PY
 }
 
-# ---- one GPU per rank
+# ---- one GPU per rank (each GPU's counter read meanwhile by scripts/gpu-mpi's reader, through pynvml)
+LD_LIBRARY_PATH=$(dirname "$FAKE") python3 "$HERE/../../scripts/gpu/energy_log.py" --out energy.csv --period 0.005 &
+logger=$!
 mpi sh rank.sh --json >job.json 2>job.err || fail "mpirun, a GPU per rank: $(cat job.err)"
+kill -TERM $logger
+wait $logger || fail "scripts/gpu/energy_log.py (pynvml on the fake) failed"
 [ -f truewatt-run.rank0.sqlite ] && [ -f truewatt-run.rank1.sqlite ] && [ ! -e truewatt-run.sqlite ] &&
     ok "one run file per rank" || fail "run files: $(ls)"
 python3 - <<PY && ok "each run file records its rank, world size, host and GPU" || fail "the run files' rank facts"
@@ -106,6 +113,15 @@ PY
 "$BIN" report truewatt-run.rank1.sqlite truewatt-run.rank0.sqlite >report.txt 2>err &&
     grep -Eq "^total +2 GPUs" report.txt && grep -q "^rank 0 .*truewatt-run.rank0.sqlite" report.txt &&
     ok "the text report: ranks in order, a total row" || fail "text report: $(cat report.txt err)"
+
+printf '0,%s\n1,%s\n' "$UUID0" "$UUID1" >ranks.csv
+python3 "$HERE/../../scripts/gpu/mpi_check.py" --merged job.json --energy energy.csv --gpus ranks.csv >check.txt &&
+    [ "$(grep -c ^PASS check.txt)" = 5 ] && ok "scripts/gpu-mpi's checks pass on the fake: $(tr '\n' ';' <check.txt)" ||
+    fail "scripts/gpu/mpi_check.py: $(cat check.txt)"
+printf '0,%s\n1,%s\n' "$UUID1" "$UUID0" >swapped.csv
+python3 "$HERE/../../scripts/gpu/mpi_check.py" --merged job.json --energy energy.csv --gpus swapped.csv >check.txt
+[ $? = 1 ] && [ "$(grep -c '^FAIL rank' check.txt)" = 2 ] && ok "scripts/gpu-mpi's check fails ranks on the wrong GPUs" ||
+    fail "mpi_check.py with the GPUs swapped: $(cat check.txt)"
 
 # ---- both ranks on GPU 0: counted once
 rm -f truewatt-run.rank*

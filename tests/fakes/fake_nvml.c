@@ -82,6 +82,7 @@
  * nvml_api.h's pointer types at the end of the file). */
 FAKE_API const char *nvmlErrorString(nvmlReturn_t r);
 FAKE_API nvmlReturn_t nvmlInit_v2(void);
+FAKE_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 FAKE_API nvmlReturn_t nvmlShutdown(void);
 FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
 FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
@@ -621,6 +622,13 @@ FAKE_API nvmlReturn_t nvmlInit_v2(void)
     if (r == NVML_SUCCESS) F.refs++;
     pthread_mutex_unlock(&mu);
     return r;
+}
+
+/* What pynvml's nvmlInit calls (flags: none known to the fake). */
+FAKE_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    (void)flags;
+    return nvmlInit_v2();
 }
 
 FAKE_API nvmlReturn_t nvmlShutdown(void)
