@@ -26,6 +26,8 @@
 #include "cli/run_report.h"
 #include "core/error.h"
 #include "runfile/runfile.h"
+#include "runfile/runfile_mig.h"
+#include "sensor/nvml_mig.h"
 #include "timeline/devices.h"
 
 extern char **environ;
@@ -34,6 +36,7 @@ extern char **environ;
 #define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
 #define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
+#define MAX_MIG 64         /* MIG instances of one GPU (7 at most on an H100) */
 #define MERGE_WAIT_S 300.0 /* rank 0 waits at most this long for the other ranks' run files */
 #define MERGE_NOTE_S 10.0  /* ... saying every this often what it waits for */
 
@@ -644,6 +647,25 @@ static tw_status record_job(run_state *s)
     return st;
 }
 
+/* The MIG instances of the sampled GPUs (read, never changed): their kernels
+ * carry the instance's UUID, and the report charges them to its GPU. */
+static tw_status record_mig(run_state *s)
+{
+    if (strcmp(s->a.backend, "nvml") != 0) return TW_OK;
+    tw_status st = TW_OK;
+    for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
+        tw_mig_instance mig[MAX_MIG];
+        size_t n = 0;
+        if (tw_nvml_mig_instances(NULL, s->devinfo[d].index, mig, MAX_MIG, &n) != TW_OK) {
+            tw_clear_error(); /* a GPU whose instances cannot be read: as one without */
+            continue;
+        }
+        for (size_t i = 0; i < n && st == TW_OK; i++)
+            st = tw_run_put_mig(s->run, &mig[i]);
+    }
+    return st;
+}
+
 /* The facts known before the command starts. */
 static tw_status record_start(run_state *s, uint64_t t0)
 {
@@ -653,6 +675,7 @@ static tw_status record_start(run_state *s, uint64_t t0)
     if (st == TW_OK) st = tw_run_set_command(s->run, s->a.cmd);
     if (st == TW_OK) st = tw_run_set_environment(s->run, s->env.v);
     if (st == TW_OK) st = record_job(s);
+    if (st == TW_OK) st = record_mig(s);
     if (st == TW_OK) st = record_devices(s);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/profile_pick.h"
+#include "cli/run_mig.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "report/table.h"
@@ -31,6 +32,8 @@ typedef struct merge_file {
     tw_run_device *rdev;
     size_t ndev;
     tw_events *events;
+    tw_mig_instance *mig; /* its MIG instances: their kernels go to their GPU as "MIG n: name" */
+    size_t nmig;
 } merge_file;
 
 /* One GPU of the job: a host and a UUID, counted once. */
@@ -80,6 +83,7 @@ static void merge_free(merge *m)
         tw_run_free_strv(f->argv);
         free(f->rdev);
         tw_events_free(f->events);
+        free(f->mig);
     }
     for (size_t k = 0; k < m->ng; k++) {
         tw_estimate_free(m->g[k].dev.est);
@@ -124,6 +128,7 @@ static tw_status load_file(merge_file *f, merge *m)
     st = tw_run_devices(f->run, &f->rdev, &f->ndev);
     if (st == TW_OK && f->ndev == 0) st = tw_fail(TW_EEMPTY, "%s: no device recorded", f->path);
     if (st == TW_OK) st = tw_run_load_events(f->run, &f->events);
+    if (st == TW_OK) st = run_mig_apply(f->run, &f->events, &f->mig, &f->nmig);
     return st;
 }
 

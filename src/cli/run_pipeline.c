@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/profile_pick.h"
+#include "cli/run_mig.h"
 #include "core/error.h"
 #include "correct/identify.h"
 #include "report/perfetto.h"
@@ -105,7 +106,9 @@ typedef struct loaded {
     tw_events *events;
     tw_events **dev_events;
     tw_unmeasured_summary unmeasured;
-    char *warn; /* warnings + what the split of the timeline found */
+    char *warn;           /* warnings + what the split of the timeline found */
+    tw_mig_instance *mig; /* MIG instances: their kernels are charged to their GPU */
+    size_t nmig;
 } loaded;
 
 static void loaded_free(loaded *L)
@@ -128,6 +131,7 @@ static void loaded_free(loaded *L)
     free(L->devinfo);
     free(L->dev_events);
     free(L->warn);
+    free(L->mig);
 }
 
 /* A text fact ("" when the run did not record it). */
@@ -231,6 +235,11 @@ static tw_status load_devices(tw_run *run, loaded *L)
 static tw_status load_timeline(tw_run *run, loaded *L, const char *cmd)
 {
     tw_status st = tw_run_load_events(run, &L->events);
+    if (st == TW_OK) st = run_mig_apply(run, &L->events, &L->mig, &L->nmig);
+    for (size_t d = 0; d < L->ndev; d++) {
+        L->dev[d].mig = L->mig;
+        L->dev[d].nmig = L->nmig;
+    }
     if (st == TW_OK) st = tw_timeline_split(L->events, L->devinfo, L->ndev, L->dev_events, &L->unmeasured);
     if (st != TW_OK) return st;
     char split[2048] = "";

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_mig.h"
 #include "cli/sampler_report.h"
 #include "core/json.h"
 #include "report/table.h"
@@ -303,6 +304,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_names(e, f);
     text_groups(e, f);
     text_ranges(e, f);
+    run_mig_text(d, f);
 }
 
 /* ---------------------------------------------------------------- several GPUs */
@@ -584,6 +586,7 @@ static void json_device(json *j, const run_device *d)
         json_estimate(j, d);
         json_names(j, d->est);
     }
+    run_mig_json(j, d);
     json_end_object(j);
 }
 

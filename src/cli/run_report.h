@@ -11,6 +11,7 @@
 #include "estimate/estimator.h"
 #include "estimate/methods.h"
 #include "estimate/trace.h"
+#include "timeline/mig.h"
 #include "truewatt.h"
 
 /* What the sensor profile of a device gave. */
@@ -31,9 +32,11 @@ typedef struct run_device {
     tw_est_trace_info info; /* the readings the estimator fitted, and its notes */
     tw_methods methods;     /* the naive methods over the fit span (NaN where absent) */
     run_profile profile;
-    char profile_how[1200]; /* which file and why, or where none was found, or why it cannot be read */
-    tw_profile prof;        /* RUN_PROFILE_MODEL: the profile itself */
-    tw_reading_model model; /* RUN_PROFILE_MODEL: its best reading of the board */
+    char profile_how[1200];     /* which file and why, or where none was found, or why it cannot be read */
+    tw_profile prof;            /* RUN_PROFILE_MODEL: the profile itself */
+    tw_reading_model model;     /* RUN_PROFILE_MODEL: its best reading of the board */
+    const tw_mig_instance *mig; /* the run's MIG instances (of every GPU: those of this one have its index) */
+    size_t nmig;
 } run_device;
 
 typedef struct run_record {

@@ -37,6 +37,11 @@
  *   TW_FAKE_NVML_ENERGY_SPIN_US=n    ... busy-spins n us of the calling thread's CPU (the
  *                                    H100's ~4 ms of CPU a read, on real programs 4-12 ms)
  *   TW_FAKE_NVML_NAME=text           the device name (default "Fake H100")
+ *   TW_FAKE_NVML_MIG=d:sms,...[;d:...]  GPU d in MIG mode with instances of these SM counts (an
+ *                                    H100's 1g: 16, 2g: 32, 3g: 60, 4g: 64, 7g: 132), each
+ *                                    sms / 16 slices (at least 1) and 10240 MiB a slice; UUID of
+ *                                    instance k of GPU d: MIG-3a0000DD-00KK-4000-8000-000000000000
+ *                                    (hex). The other GPUs: MIG mode disabled. Nothing changes it.
  *   TW_FAKE_NVML_ARCH=n              nvmlDeviceGetArchitecture's answer (default 9, Hopper;
  *                                    "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
@@ -116,6 +121,12 @@ FAKE_API nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
 FAKE_API nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
                                                       unsigned int maxMemClockMHz);
 FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device);
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode);
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                          nvmlDevice_t *migDevice);
+FAKE_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device);
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
 
 #define NS_PER_S 1000000000LL
 #define MAX_DEVICES 16
@@ -179,6 +190,15 @@ struct nvmlDevice_st {
     unsigned index;
 };
 
+#define MAX_MIG 7       /* an H100's */
+#define GPU_SMS 132     /* an H100 SXM's */
+#define SM_PER_SLICE 16 /* a 1g instance */
+#define MIB_PER_SLICE 10240ULL
+
+/* MIG instance k of GPU d: index MIG_BASE + d * MAX_MIG + k (never a GPU's) */
+#define MIG_BASE 1000u
+static struct nvmlDevice_st mig_handles[MAX_DEVICES * MAX_MIG];
+
 static struct nvmlDevice_st devices[MAX_DEVICES] = {{0}, {1}, {2},  {3},  {4},  {5},  {6},  {7},
                                                     {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
 
@@ -215,6 +235,8 @@ static struct {
     double throttle_after_s;                   /* < 0: never throttled */
     char state_path[4096];                     /* "": the lock state is not written */
     clock_lock locks[MAX_DEVICES];
+    unsigned mig_sms[MAX_DEVICES][MAX_MIG]; /* TW_FAKE_NVML_MIG: each instance's SMs */
+    unsigned nmig[MAX_DEVICES];             /* 0: MIG mode disabled */
 } F;
 
 /* ---------------------------------------------------------------- helpers */
@@ -449,6 +471,35 @@ static nvmlReturn_t configure_scenarios(void)
     return NVML_SUCCESS;
 }
 
+/* TW_FAKE_NVML_MIG=d:sms,...[;d:...] */
+static nvmlReturn_t configure_mig(void)
+{
+    memset(F.nmig, 0, sizeof F.nmig);
+    for (unsigned i = 0; i < MAX_DEVICES * MAX_MIG; i++)
+        mig_handles[i].index = MIG_BASE + i;
+    const char *v = getenv("TW_FAKE_NVML_MIG");
+    while (v && *v) {
+        unsigned d;
+        int used = 0;
+        if (sscanf(v, "%u:%n", &d, &used) != 1 || used == 0 || d >= MAX_DEVICES) break;
+        v += used;
+        while (F.nmig[d] < MAX_MIG && *v >= '0' && *v <= '9') {
+            char *end;
+            F.mig_sms[d][F.nmig[d]++] = (unsigned)strtoul(v, &end, 10);
+            v = end + (*end == ',');
+        }
+        if (*v == ';')
+            v++;
+        else if (*v)
+            break;
+    }
+    if (v && *v) {
+        fake_complain("TW_FAKE_NVML_MIG is d:sms,...[;d:sms,...], not at: ", v);
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    return NVML_SUCCESS;
+}
+
 /* Reads the environment; mu held. Returns an NVML code. */
 static nvmlReturn_t configure(void)
 {
@@ -475,6 +526,7 @@ static nvmlReturn_t configure(void)
     }
     nvmlReturn_t r = configure_unsupported();
     if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r == NVML_SUCCESS) r = configure_mig();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
@@ -680,8 +732,27 @@ static nvmlReturn_t copy_text(const char *text, char *buf, unsigned int length)
     return NVML_SUCCESS;
 }
 
+/* The MIG instance a handle is (d, k), or false for any other handle. */
+static bool mig_of(nvmlDevice_t h, unsigned *d, unsigned *k)
+{
+    if (!h || h < mig_handles || h >= mig_handles + MAX_DEVICES * MAX_MIG) return false;
+    unsigned i = (unsigned)(h - mig_handles);
+    *d = i / MAX_MIG;
+    *k = i % MAX_MIG;
+    return *d < F.ndevices && *k < F.nmig[*d];
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
+    unsigned md, mk;
+    pthread_mutex_lock(&mu);
+    bool mig = F.refs && mig_of(device, &md, &mk);
+    pthread_mutex_unlock(&mu);
+    if (mig) {
+        char text[NVML_DEVICE_UUID_BUFFER_SIZE];
+        snprintf(text, sizeof text, "MIG-3a0000%02x-00%02x-4000-8000-000000000000", md, mk);
+        return copy_text(text, uuid, length);
+    }
     int64_t now;
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
@@ -959,6 +1030,76 @@ FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device)
     return change_lock(device, true, true, 0, 0);
 }
 
+/* ---------------------------------------------------------------- MIG (read only) */
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, currentMode);
+    if (r != NVML_SUCCESS) return r;
+    if (!pendingMode) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    *currentMode = *pendingMode = F.nmig[device->index] ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, count);
+    if (r != NVML_SUCCESS) return r;
+    *count = MAX_MIG;
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                          nvmlDevice_t *migDevice)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, migDevice);
+    if (r != NVML_SUCCESS) return r;
+    if (!F.nmig[device->index]) return leave(NVML_ERROR_INVALID_ARGUMENT); /* MIG mode is off */
+    if (index >= MAX_MIG) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (index >= F.nmig[device->index]) return leave(NVML_ERROR_NOT_FOUND);
+    *migDevice = &mig_handles[device->index * MAX_MIG + index];
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device)
+{
+    unsigned d, k;
+    pthread_mutex_lock(&mu);
+    nvmlReturn_t r = !F.refs                                 ? NVML_ERROR_UNINITIALIZED
+                     : !device || !mig_of(migDevice, &d, &k) ? NVML_ERROR_INVALID_ARGUMENT
+                                                             : NVML_SUCCESS;
+    if (r == NVML_SUCCESS) *device = &devices[d];
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)
+{
+    unsigned d, k;
+    pthread_mutex_lock(&mu);
+    nvmlReturn_t r = !F.refs ? NVML_ERROR_UNINITIALIZED : !attributes ? NVML_ERROR_INVALID_ARGUMENT : NVML_SUCCESS;
+    if (r == NVML_SUCCESS) {
+        memset(attributes, 0, sizeof *attributes);
+        if (mig_of(device, &d, &k)) {
+            unsigned sms = F.mig_sms[d][k], slices = sms / SM_PER_SLICE ? sms / SM_PER_SLICE : 1;
+            attributes->multiprocessorCount = sms;
+            attributes->gpuInstanceSliceCount = attributes->computeInstanceSliceCount = slices;
+            attributes->memorySizeMB = slices * MIB_PER_SLICE;
+        } else if (device >= devices && device < devices + F.ndevices) {
+            attributes->multiprocessorCount = GPU_SMS;
+            attributes->gpuInstanceSliceCount = attributes->computeInstanceSliceCount = MAX_MIG;
+            attributes->memorySizeMB = MEM_TOTAL_B >> 20;
+        } else {
+            r = NVML_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
 /* The definitions above have exactly the types the backend calls through. */
 #define SAME_TYPE(fn, type) _Static_assert(__builtin_types_compatible_p(__typeof__(&fn), type), #fn " is a " #type)
 SAME_TYPE(nvmlInit_v2, nvmlInit_fn);
@@ -987,3 +1128,8 @@ SAME_TYPE(nvmlDeviceSetGpuLockedClocks, nvmlDeviceSetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetGpuLockedClocks, nvmlDeviceResetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceSetMemoryLockedClocks, nvmlDeviceSetMemoryLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetMemoryLockedClocks, nvmlDeviceResetMemoryLockedClocks_fn);
+SAME_TYPE(nvmlDeviceGetMigMode, nvmlDeviceGetMigMode_fn);
+SAME_TYPE(nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMaxMigDeviceCount_fn);
+SAME_TYPE(nvmlDeviceGetMigDeviceHandleByIndex, nvmlDeviceGetMigDeviceHandleByIndex_fn);
+SAME_TYPE(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn);
+SAME_TYPE(nvmlDeviceGetAttributes_v2, nvmlDeviceGetAttributes_fn);
