@@ -69,12 +69,12 @@ static void help(void)
            "  --merge-wait S     in a job of several ranks, how long rank 0 waits for the other ranks' run\n"
            "                     files before its merged report (default 300; 0: no merged report)\n\n"
            "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"
-           "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE); each rank\n"
-           "writes its own run file, the rank put before the extension (truewatt-run.rank3.sqlite; '{rank}'\n"
-           "in -o or --perfetto is replaced instead), with its rank, host and GPUs. The other ranks print one\n"
-           "line; rank 0 waits for their run files (same folder, e.g. a shared file system) and prints the\n"
-           "merged report: each GPU once, the kernels per rank (truewatt report RUN RUN... does the same\n"
-           "later; docs/mpi.md).\n\n"
+           "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"
+           "several ranks, each writes its own run file, the rank put before the extension\n"
+           "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"
+           "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"
+           "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"
+           "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"
            "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"
            "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"
            "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"
@@ -901,8 +901,8 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
     if (!run_job_detect(&s.job)) return CLI_EXIT_USAGE;
-    if (s.job.rank >= 0) rank_names(&s);
-    bool ranks = s.job.rank >= 0 && s.job.size > 1; /* one merged report, not one per rank */
+    bool ranks = run_job_ranks(&s.job); /* a run file per rank, one merged report */
+    if (ranks) rank_names(&s);
     const char *cmd = s.a.cmd[0];
     uint64_t t0 = 0;
     if ((rc = prepare(&s, argc, argv, &t0)) != 0 || (rc = start_sampling(&s, t0)) != 0) {

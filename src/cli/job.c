@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The launchers' variables, most specific first: Open MPI, PMIx (Open MPI 5,
+/* The launchers' variables, most specific first (a job of several ranks only
+ * where the size is known and above 1: a lone rank, a batch script, keep one
+ * run file of the usual name): Open MPI, PMIx (Open MPI 5,
  * Slurm's pmix), PMI (MPICH, Intel MPI), Slurm's task id (srun without MPI's
  * own), torchrun. */
 static const struct {
@@ -16,7 +18,8 @@ static const struct {
     {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
     {"PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK"},
     {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
-    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    /* the step's tasks, not the allocation's SLURM_NTASKS: a batch script runs once in an allocation of many */
+    {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID"},
     {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
 };
 

@@ -17,10 +17,14 @@ typedef struct run_job {
 } run_job;
 
 /* Reads the environment: the first of OMPI_COMM_WORLD_RANK, PMIX_RANK,
- * PMI_RANK, SLURM_PROCID, RANK that is set (with the matching size), and the
- * host. Returns false with a message on stderr when a variable is set but is
- * not a number (0 <= rank < size). */
+ * PMI_RANK, SLURM_PROCID, RANK that is set (with the matching size:
+ * SLURM_STEP_NUM_TASKS for Slurm), and the host. Only a job whose size is
+ * above 1 gets a run file per rank (run_job_ranks). Returns false with a message on stderr when a variable is set but
+ * is not a number (0 <= rank < size). */
 bool run_job_detect(run_job *j);
+
+/* Whether the job has several ranks: a run file per rank, rank 0 merges. */
+static inline bool run_job_ranks(const run_job *j) { return j->rank >= 0 && j->size > 1; }
 
 /* `path` for rank `rank`: "{rank}" replaced by the rank where it appears,
  * else ".rankR" put before the last extension ("a.sqlite" -> "a.rank3.sqlite",

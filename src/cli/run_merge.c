@@ -351,6 +351,34 @@ static int pick_profiles(merge *m, const run_report_opts *o)
 /* Each GPU's estimate over its owner's samples: from the first activity to
  * the last end of a rank on it, idle before the owner's command and after the
  * last rank's end (when the owner sampled that long). */
+/* The first start among g's kernels, copies and memsets (NaN: none). */
+static double first_activity(const merge_gpu *g)
+{
+    double t = NAN;
+    for (size_t i = 0; i < tw_events_count(g->events); i++) {
+        const tw_event *e = tw_events_get(g->events, i);
+        if (!host_event(e) && !(e->start_s >= t)) t = e->start_s;
+    }
+    return t;
+}
+
+/* The fit span within what the sampling rank sampled (from its t0 to its
+ * last sample): another rank's activity outside it is not measured, and said. */
+static void fit_span(merge *m, const merge_gpu *g, tw_est_config *c)
+{
+    const merge_file *f = &m->f[g->owner];
+    double last = f->exit_s + f->tail_s, first = first_activity(g);
+    c->fit_t1_s = fmin(g->fit_t1_s, last);
+    if (g->fit_t1_s > last)
+        warn_line(m, "warning: GPU %s: ranks ran on it %.3f s after %s stopped sampling it: that part is not measured",
+                  g->uuid, g->fit_t1_s - last, f->label);
+    if (first < 0) {
+        c->fit_t0_s = 0;
+        warn_line(m, "warning: GPU %s: ranks ran on it %.3f s before %s started sampling it: that part is not measured",
+                  g->uuid, -first, f->label);
+    }
+}
+
 static void analyse(merge *m)
 {
     for (size_t k = 0; k < m->ng && !cli_interrupted; k++) {
@@ -361,7 +389,7 @@ static void analyse(merge *m)
         tw_est_config_init(&c);
         c.cancel = &cli_interrupted;
         double last = f->exit_s + f->tail_s;
-        c.fit_t1_s = fmin(g->fit_t1_s, last);
+        fit_span(m, g, &c);
         c.power_limit_w = f->rdev[g->owner_dev].power_limit_w;
         c.idle_before_t0_s = 0.1 * f->spawn_s;
         c.idle_before_t1_s = f->spawn_s;

@@ -85,6 +85,7 @@ PY
 # ---- one GPU per rank (each GPU's counter read meanwhile by scripts/gpu-mpi's reader, through pynvml)
 LD_LIBRARY_PATH=$(dirname "$FAKE") python3 "$HERE/../../scripts/gpu/energy_log.py" --out energy.csv --period 0.005 &
 logger=$!
+for _ in $(seq 100); do [ "$(wc -l <energy.csv 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.1; done # reading
 mpi sh rank.sh --json >job.json 2>job.err || fail "mpirun, a GPU per rank: $(cat job.err)"
 kill -TERM $logger
 wait $logger || fail "scripts/gpu/energy_log.py (pynvml on the fake) failed"
