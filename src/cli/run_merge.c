@@ -324,28 +324,27 @@ static tw_status split_timelines(merge *m)
 
 static int pick_profiles(merge *m, const run_report_opts *o)
 {
-    tw_profile given;
-    char given_how[1200] = "";
-    tw_profile_init(&given);
-    if (o->profile) {
-        tw_status st = cli_profile_pick(o->profile, NULL, NULL, &given, given_how, sizeof given_how);
-        if (st != TW_OK) return cli_fail(o->cmd, st);
-    }
-    for (size_t k = 0; k < m->ng; k++) {
+    tw_run **runs = calloc(m->ng ? m->ng : 1, sizeof *runs);
+    const tw_run_device **rdev = calloc(m->ng ? m->ng : 1, sizeof *rdev);
+    run_device **dev = calloc(m->ng ? m->ng : 1, sizeof *dev);
+    int rc = runs && rdev && dev ? 0 : cli_fail(o->cmd, tw_fail(TW_ENOMEM, "out of memory"));
+    for (size_t k = 0; !rc && k < m->ng; k++) {
         merge_gpu *g = &m->g[k];
-        const merge_file *f = &m->f[g->owner];
-        const tw_run_device *r = &f->rdev[g->owner_dev];
+        const tw_run_device *r = &m->f[g->owner].rdev[g->owner_dev];
         run_device *x = &g->dev;
         x->index = r->index;
         snprintf(x->prefix, sizeof x->prefix, "%s", r->prefix);
         snprintf(x->name, sizeof x->name, "%s", r->name);
         snprintf(x->driver, sizeof x->driver, "%s", r->driver);
-        if (o->profile)
-            run_pick_profile(o->profile, &given, given_how, x->name, x->driver, x);
-        else
-            run_recorded_profile(f->run, r, x);
+        runs[k] = m->f[g->owner].run;
+        rdev[k] = r;
+        dev[k] = x;
     }
-    return 0;
+    if (!rc) rc = run_pick_profiles(runs, rdev, dev, m->ng, o);
+    free(runs);
+    free(rdev);
+    free(dev);
+    return rc;
 }
 
 /* Each GPU's estimate over its owner's samples: from the first activity to
@@ -697,15 +696,7 @@ static void json_names(json *j, const merge *m, const tw_estimate *e)
         json_begin_object(j);
         json_rank(j, f);
         json_kv_string(j, "run", f ? f->label : NULL);
-        json_kv_string(j, "name", name);
-        json_kv_string(j, "kind", x->kind);
-        json_kv_uint(j, "launches", x->launches);
-        json_kv_number(j, "time_s", x->time_s);
-        json_kv_number(j, "energy_j", x->energy_j);
-        json_kv_number(j, "energy_sd_j", x->energy_sd_j);
-        json_kv_number(j, "power_w", x->power_w);
-        json_kv_string(j, "status", tw_est_status_name(x->status));
-        json_kv_number(j, "upper_j", x->upper_j);
+        run_name_json(j, x, name);
         json_end_object(j);
     }
     json_end_array(j);

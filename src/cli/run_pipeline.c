@@ -347,7 +347,8 @@ static char *json_text(const run_record *r)
     return text;
 }
 
-static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
+int run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rdev, run_device *const *dev, size_t n,
+                      const run_report_opts *o)
 {
     tw_profile given;
     char given_how[1200] = "";
@@ -356,13 +357,31 @@ static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
         tw_status st = cli_profile_pick(o->profile, NULL, NULL, &given, given_how, sizeof given_how);
         if (st != TW_OK) return cli_fail(o->cmd, st);
     }
-    for (size_t d = 0; d < L->ndev; d++) {
+    for (size_t d = 0; d < n; d++) {
         if (o->profile)
-            run_pick_profile(o->profile, &given, given_how, L->dev[d].name, L->dev[d].driver, &L->dev[d]);
+            run_pick_profile(o->profile, &given, given_how, dev[d]->name, dev[d]->driver, dev[d]);
         else
-            run_recorded_profile(run, &L->rdev[d], &L->dev[d]);
+            run_recorded_profile(runs[d], rdev[d], dev[d]);
     }
     return 0;
+}
+
+static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
+{
+    tw_run **runs = calloc(L->ndev, sizeof *runs);
+    const tw_run_device **rdev = calloc(L->ndev, sizeof *rdev);
+    run_device **dev = calloc(L->ndev, sizeof *dev);
+    int rc = runs && rdev && dev ? 0 : cli_fail(o->cmd, tw_fail(TW_ENOMEM, "out of memory"));
+    for (size_t d = 0; !rc && d < L->ndev; d++) {
+        runs[d] = run;
+        rdev[d] = &L->rdev[d];
+        dev[d] = &L->dev[d];
+    }
+    if (!rc) rc = run_pick_profiles(runs, rdev, dev, L->ndev, o);
+    free(runs);
+    free(rdev);
+    free(dev);
+    return rc;
 }
 
 int run_report_file(tw_run *run, const run_report_opts *o, FILE *out)

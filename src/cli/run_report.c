@@ -506,30 +506,34 @@ static void json_estimate(json *j, const run_device *d)
     json_end_object(j);
 }
 
+void run_name_json(json *j, const tw_est_name *x, const char *name)
+{
+    json_kv_string(j, "name", name);
+    json_kv_string(j, "kind", x->kind);
+    json_kv_uint(j, "launches", x->launches);
+    json_kv_number(j, "time_s", x->time_s);
+    json_kv_number(j, "active_s", x->active_s);
+    json_kv_number(j, "energy_j", x->energy_j);
+    json_kv_number(j, "energy_sd_j", x->energy_sd_j);
+    json_kv_number(j, "energy_per_launch_j", x->launches ? x->energy_j / (double)x->launches : NAN);
+    json_kv_number(j, "power_w", x->power_w);
+    json_kv_number(j, "power_sd_w", x->power_sd_w);
+    json_kv_string(j, "status", tw_est_status_name(x->status));
+    json_kv_number(j, "upper_j", x->upper_j);
+    json_key(j, "group");
+    if (x->group >= 0)
+        json_number(j, x->group);
+    else
+        json_string(j, NULL);
+}
+
 static void json_names(json *j, const tw_estimate *e)
 {
     json_key(j, "names");
     json_begin_array(j);
     for (size_t i = 0; i < e->nnames; i++) {
-        const tw_est_name *x = &e->names[i];
         json_begin_object(j);
-        json_kv_string(j, "name", x->name);
-        json_kv_string(j, "kind", x->kind);
-        json_kv_uint(j, "launches", x->launches);
-        json_kv_number(j, "time_s", x->time_s);
-        json_kv_number(j, "active_s", x->active_s);
-        json_kv_number(j, "energy_j", x->energy_j);
-        json_kv_number(j, "energy_sd_j", x->energy_sd_j);
-        json_kv_number(j, "energy_per_launch_j", x->launches ? x->energy_j / (double)x->launches : NAN);
-        json_kv_number(j, "power_w", x->power_w);
-        json_kv_number(j, "power_sd_w", x->power_sd_w);
-        json_kv_string(j, "status", tw_est_status_name(x->status));
-        json_kv_number(j, "upper_j", x->upper_j);
-        json_key(j, "group");
-        if (x->group >= 0)
-            json_number(j, x->group);
-        else
-            json_string(j, NULL);
+        run_name_json(j, &e->names[i], e->names[i].name);
         json_end_object(j);
     }
     json_end_array(j);

@@ -60,6 +60,9 @@ typedef struct run_record {
 
 void run_report_text(const run_record *r, FILE *f);
 
+/* A name's fields in the JSON report (`name` as given: the merged report's without its rank). */
+void run_name_json(json *j, const tw_est_name *x, const char *name);
+
 /* The sum over GPUs, each once (a run's GPUs; the merged report's). */
 typedef struct run_total {
     double model_j, counter_j, kernels_j, copies_j, baseline_j;
