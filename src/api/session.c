@@ -82,7 +82,7 @@ struct tw_session {
     pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
     open_region *open;
     size_t nopen, cap_open;
-    tw_region *pending;
+    tw_region *pending, *pending_tail; /* oldest first: ends in (nearly) increasing time */
     unsigned long rows;
 };
 
@@ -152,20 +152,38 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
     x->baseline_j = tw_line_baseline_w(&dv->line) * len;
 }
 
+static void unlink_pending(tw_session *s, tw_region *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        s->pending = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        s->pending_tail = r->prev;
+    r->prev = r->next = NULL;
+    atomic_store(&r->s, NULL);
+}
+
+static void append_pending(tw_session *s, tw_region *r)
+{
+    atomic_store(&r->s, s);
+    r->prev = s->pending_tail;
+    r->next = NULL;
+    if (s->pending_tail)
+        s->pending_tail->next = r;
+    else
+        s->pending = r;
+    s->pending_tail = r;
+}
+
 /* Under the lock: the region's results, then off the pending list. */
 static void complete_region(tw_session *s, tw_region *r)
 {
     for (size_t d = 0; d < r->ndev; d++)
         complete_device(s, d, r);
-    if (atomic_load(&r->s)) {
-        if (r->prev)
-            r->prev->next = r->next;
-        else
-            s->pending = r->next;
-        if (r->next) r->next->prev = r->prev;
-        r->prev = r->next = NULL;
-        atomic_store(&r->s, NULL);
-    }
+    if (atomic_load(&r->s)) unlink_pending(s, r);
     atomic_store(&r->complete, true);
 }
 
@@ -178,16 +196,13 @@ static bool covered(const tw_session *s, double t)
     return true;
 }
 
+/* The oldest pending regions whose ends the readings reach: in order of
+ * their ends, so the scan stops at the first that must still wait (one whose
+ * end came a little out of order waits for the one before it). */
 static void complete_ready(tw_session *s)
 {
-    bool any = false;
-    for (tw_region *r = s->pending, *next; r; r = next) {
-        next = r->next;
-        if (!covered(s, r->t1)) continue;
-        complete_region(s, r);
-        any = true;
-    }
-    if (any) pthread_cond_broadcast(&s->cv);
+    while (s->pending && covered(s, s->pending->t1))
+        complete_region(s, s->pending);
 }
 
 /* ---------------------------------------------------------------- the sink */
@@ -547,19 +562,18 @@ static tw_status no_such_region(const tw_session *s, const char *name)
 
 static tw_region *new_region(const tw_session *s, char *name, double t0, double t1)
 {
-    tw_region *r = calloc(1, sizeof *r);
-    if (r) r->d = calloc(s->ndev ? s->ndev : 1, sizeof *r->d);
-    if (!r || !r->d) {
-        free(r);
-        return NULL;
-    }
+    /* one allocation: an end that keeps its result costs one malloc */
+    tw_region *r = malloc(sizeof *r + s->ndev * sizeof *r->d);
+    if (!r) return NULL;
+    r->d = (rdev *)(void *)(r + 1);
+    r->prev = r->next = NULL;
     r->name = name;
     r->t0 = t0;
     r->t1 = t1;
     r->ndev = s->ndev;
     for (size_t d = 0; d < s->ndev; d++) {
-        snprintf(r->d[d].uuid, sizeof r->d[d].uuid, "%s", s->dev[d].info.uuid);
-        snprintf(r->d[d].reading, sizeof r->d[d].reading, "%s", s->dev[d].reading);
+        memcpy(r->d[d].uuid, s->dev[d].info.uuid, sizeof r->d[d].uuid); /* both NUL-terminated arrays */
+        memcpy(r->d[d].reading, s->dev[d].reading, sizeof r->d[d].reading);
         r->d[d].energy_j = r->d[d].sd_j = r->d[d].baseline_j = NAN;
     }
     atomic_init(&r->s, NULL);
@@ -595,14 +609,10 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
         free(o.name);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    if (covered(s, t)) {
+    if (covered(s, t))
         complete_region(s, r);
-    } else {
-        atomic_store(&r->s, s);
-        r->next = s->pending;
-        if (s->pending) s->pending->prev = r;
-        s->pending = r;
-    }
+    else
+        append_pending(s, r);
     pthread_mutex_unlock(&s->mu);
     *out = r;
     return TW_OK;
@@ -632,17 +642,10 @@ void tw_region_free(tw_region *r)
     tw_session *s = atomic_load(&r->s);
     if (s) {
         pthread_mutex_lock(&s->mu);
-        if (atomic_load(&r->s)) {
-            if (r->prev)
-                r->prev->next = r->next;
-            else
-                s->pending = r->next;
-            if (r->next) r->next->prev = r->prev;
-        }
+        if (atomic_load(&r->s)) unlink_pending(s, r);
         pthread_mutex_unlock(&s->mu);
     }
     free(r->name);
-    free(r->d);
     free(r);
 }
 
