@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "api/session_internal.h"
+#include "api/sized.h"
 #include "bench/repeat.h"
 #include "core/error.h"
 #include "correct/observe.h"
@@ -58,9 +59,8 @@ static tw_status read_options(const tw_measure_options *in, tw_measure_options *
 {
     tw_measure_options_init(o);
     if (!in) return TW_OK;
-    if (in->size < sizeof(size_t)) return tw_fail(TW_EINVAL, "tw_measure: options size is %zu", in->size);
-    memcpy((char *)o + sizeof(size_t), (const char *)in + sizeof(size_t),
-           (in->size < sizeof *o ? in->size : sizeof *o) - sizeof(size_t));
+    tw_status st = tw_sized_read(o, sizeof *o, in, "tw_measure: options");
+    if (st != TW_OK) return st;
     if (!(o->precision > 0 && o->precision < 1))
         return tw_fail(TW_EINVAL, "tw_measure: precision %g must be in (0, 1) (relative, 0.02 = 2 %%)", o->precision);
     if (!(o->budget_s > 0 && isfinite(o->budget_s)))
@@ -199,7 +199,8 @@ tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measur
 {
     tw_clear_error();
     if (!s || !fn || !out) return tw_fail(TW_EINVAL, "tw_measure: NULL session, function or result");
-    if (out->size < sizeof(size_t)) return tw_fail(TW_EINVAL, "tw_measure: result size is %zu", out->size);
+    if (out->size < sizeof(size_t)) /* said before the calls, not after them */
+        return tw_fail(TW_EINVAL, "tw_measure: result size is %zu (set it to sizeof the struct)", out->size);
     tw_measure_options o;
     tw_status st = read_options(oin, &o);
     if (st != TW_OK) return st;
@@ -208,7 +209,5 @@ tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measur
     tw_measure_result full = {.size = sizeof full};
     st = tw_session_is_sim(s) ? measure_sim(s, fn, arg, &full) : measure_gpu(s, fn, arg, &o, &full);
     if (st != TW_OK) return st;
-    memcpy((char *)out + sizeof(size_t), (const char *)&full + sizeof(size_t),
-           (out->size < sizeof full ? out->size : sizeof full) - sizeof(size_t));
-    return TW_OK;
+    return tw_sized_write(out, &full, sizeof full, "tw_measure: result");
 }
