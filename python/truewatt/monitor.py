@@ -1,0 +1,301 @@
+"""Energy windows inside a program: :class:`Monitor`, :class:`Measurement`.
+
+A Monitor is a libtruewatt session: it opens the GPUs and samples them on a
+background thread of the C library from the moment it is created. A window
+is a region of that session: it begins and ends by name, windows nest, and
+any thread may open one.
+
+>>> import truewatt
+>>> with truewatt.Monitor() as mon:             # doctest: +SKIP
+...     mon.begin_window("step")
+...     train_step()
+...     m = mon.end_window("step")
+...     print(f"{m.time_s:.3f} s, {m.total_energy_j:.1f} J")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
+
+from . import _lib
+from ._lib import Error, check, encode, lib, text
+
+__all__ = ["Device", "Measurement", "Monitor", "PerGpu", "Window", "default_monitor", "window"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class PerGpu(Dict[str, float]):
+    """A value per GPU: a dict keyed by the GPU's UUID that also takes the GPU's
+    position in the monitor (0, 1, ...) as a key.
+
+    >>> v = PerGpu({"GPU-a": 1.5, "GPU-b": 2.0})
+    >>> v["GPU-b"], v[0], sum(v.values())
+    (2.0, 1.5, 3.5)
+    """
+
+    def __getitem__(self, key: Union[str, int]) -> float:  # type: ignore[override]
+        if isinstance(key, int) and not isinstance(key, bool):
+            try:
+                key = list(self.keys())[key]
+            except IndexError:
+                raise KeyError(key) from None
+        return dict.__getitem__(self, key)
+
+
+@dataclass(frozen=True)
+class Device:
+    """A GPU the monitor samples (from ``tw_session_device``)."""
+
+    index: int
+    uuid: str
+    name: str
+    driver: str
+    arch: int
+    power_limit_w: float
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The result of one window, per GPU (keyed by UUID, or by position: ``m.energy_j[0]``).
+
+    ``energy_j`` is the energy by the best reading's model, ``energy_sd_j`` its
+    standard uncertainty, ``baseline_j`` the part the GPU would have used idle
+    over the window and ``above_baseline_j`` the rest (what the code added);
+    ``reading`` names the sensor reading the energy came from.
+
+    >>> m = Measurement("step", 0.5, PerGpu({"GPU-a": 150.0}), PerGpu({"GPU-a": 1.0}),
+    ...                 PerGpu({"GPU-a": 60.0}), PerGpu({"GPU-a": 90.0}), {"GPU-a": "energy_j"})
+    >>> m.total_energy_j, round(m.power_w["GPU-a"], 1)
+    (150.0, 300.0)
+    """
+
+    name: str
+    time_s: float
+    energy_j: PerGpu
+    energy_sd_j: PerGpu
+    baseline_j: PerGpu
+    above_baseline_j: PerGpu
+    reading: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total_energy_j(self) -> float:
+        """The energy summed over the GPUs."""
+        return float(sum(self.energy_j.values()))
+
+    @property
+    def total_energy_sd_j(self) -> float:
+        """The uncertainty of :attr:`total_energy_j` (GPUs' errors independent)."""
+        return float(sum(v * v for v in self.energy_sd_j.values()) ** 0.5)
+
+    @property
+    def power_w(self) -> PerGpu:
+        """Mean power per GPU over the window."""
+        return PerGpu({k: (e / self.time_s if self.time_s > 0 else float("nan")) for k, e in self.energy_j.items()})
+
+
+def _measurement(region: ctypes.c_void_p) -> Measurement:
+    """Copies a tw_region's results into a Measurement."""
+    n = lib.tw_region_device_count(region)
+    cols: Dict[str, PerGpu] = {k: PerGpu() for k in ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j")}
+    reading: Dict[str, str] = {}
+    time_s = lib.tw_region_time_s(region)
+    for d in range(n):
+        rd = _lib.RegionDevice()
+        rd.size = ctypes.sizeof(rd)
+        check(lib.tw_region_device_get(region, d, ctypes.byref(rd)), "tw_region_device_get")
+        uuid = text(rd.uuid) or str(d)
+        for k, col in cols.items():
+            col[uuid] = float(getattr(rd, k))
+        reading[uuid] = text(rd.reading)
+    return Measurement(text(lib.tw_region_name(region)), float(time_s), reading=reading, **cols)
+
+
+class Window(contextlib.ContextDecorator):
+    """A named window of a :class:`Monitor`, as a context manager or a decorator.
+
+    After the ``with`` block (or each call of the decorated function),
+    :attr:`measurement` holds the result, and so does ``monitor.last[name]``;
+    ``on_result`` (when given) is called with it.
+    """
+
+    def __init__(self, monitor: "Monitor", name: str, on_result: Optional[Callable[[Measurement], Any]] = None):
+        self.monitor = monitor
+        self.name = name
+        self.on_result = on_result
+        self.measurement: Optional[Measurement] = None
+
+    def __enter__(self) -> "Window":
+        self.monitor.begin_window(self.name)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.measurement = self.monitor.end_window(self.name)
+        if self.on_result is not None:
+            self.on_result(self.measurement)
+
+
+class Monitor:
+    """Measures the energy of windows of this program on the GPUs.
+
+    ``gpus``: which GPUs, each an NVML index (``0``), a CUDA index
+    (``"cuda:0"``) or a UUID (``"GPU-..."``); ``None`` = all. ``backend``: the
+    sensor backend (``None``: the library's default, ``nvml`` on a GPU host);
+    ``run_path``: also record the session into this run file
+    (docs/runfile.md); ``profile_path``: a sensor profile
+    (``truewatt sensor identify``) instead of the one found for the GPU;
+    ``trace_kernels``: trace the kernels in-process (CUPTI).
+
+    The monitor samples from its creation until :meth:`close` (or the end of
+    its ``with`` block).
+
+    >>> import truewatt
+    >>> mon = truewatt.Monitor(gpus=[0])                 # doctest: +SKIP
+    >>> with mon.window("forward") as w:                 # doctest: +SKIP
+    ...     y = model(x)
+    >>> w.measurement.energy_j[0]                        # doctest: +SKIP
+    41.7
+    >>> @mon.window("eval")                              # doctest: +SKIP
+    ... def evaluate(): ...
+    """
+
+    def __init__(
+        self,
+        gpus: Optional[Sequence[Union[int, str]]] = None,
+        backend: Optional[str] = None,
+        run_path: Optional[PathLike] = None,
+        profile_path: Optional[PathLike] = None,
+        trace_kernels: bool = False,
+        wait_timeout_s: float = 10.0,
+    ) -> None:
+        self.wait_timeout_s = wait_timeout_s
+        self.last: Dict[str, Measurement] = {}
+        self._session = ctypes.c_void_p()
+        cfg = _lib.SessionConfig()
+        lib.tw_session_config_init(ctypes.byref(cfg))
+        cfg.size = ctypes.sizeof(cfg)
+        cfg.backend = encode(backend)
+        gpu_arr = None
+        if gpus is not None:
+            if isinstance(gpus, (str, int)):
+                gpus = [gpus]
+            gpu_arr = (ctypes.c_char_p * len(gpus))(*[encode(str(g)) for g in gpus])
+            cfg.gpus = ctypes.cast(gpu_arr, ctypes.POINTER(ctypes.c_char_p))
+            cfg.ngpus = len(gpus)
+        cfg.run_path = encode(os.fspath(run_path)) if run_path is not None else None
+        cfg.profile_path = encode(os.fspath(profile_path)) if profile_path is not None else None
+        cfg.trace_kernels = bool(trace_kernels)
+        check(lib.tw_session_open(ctypes.byref(cfg), ctypes.byref(self._session)), "tw_session_open")
+        self._lock = threading.Lock()
+        self.devices: List[Device] = [self._device(d) for d in range(lib.tw_session_device_count(self._session))]
+
+    def _device(self, d: int) -> Device:
+        info = _lib.DeviceInfo()
+        check(lib.tw_session_device(self._handle(), d, ctypes.byref(info)), "tw_session_device")
+        return Device(info.index, text(info.uuid), text(info.name), text(info.driver), info.arch, info.power_limit_w)
+
+    def _handle(self) -> ctypes.c_void_p:
+        if not self._session:
+            raise Error(1, "invalid argument", "the monitor is closed", "Monitor")
+        return self._session
+
+    # -- windows
+
+    def begin_window(self, name: str) -> None:
+        """Begins the window ``name`` (windows nest; a name is open once at a time)."""
+        check(lib.tw_region_begin(self._handle(), encode(name)), "tw_region_begin")
+
+    def end_window(self, name: str, timeout_s: Optional[float] = None) -> Measurement:
+        """Ends the window ``name`` and returns its :class:`Measurement`.
+
+        Waits (at most ``timeout_s``, default the monitor's ``wait_timeout_s``)
+        until the sensor's readings cover the window's end: a GPU's sensor
+        reports with a delay, so this can take some 100 ms.
+        """
+        region = ctypes.c_void_p()
+        check(lib.tw_region_end(self._handle(), encode(name), ctypes.byref(region)), "tw_region_end")
+        try:
+            wait = self.wait_timeout_s if timeout_s is None else timeout_s
+            check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
+            m = _measurement(region)
+        finally:
+            lib.tw_region_free(region)
+        self.last[name] = m
+        return m
+
+    def window(self, name: str, on_result: Optional[Callable[[Measurement], Any]] = None) -> Window:
+        """A window as a context manager or a decorator (see :class:`Window`)."""
+        return Window(self, name, on_result)
+
+    def measured(self, name: Optional[str] = None) -> Callable[[F], F]:
+        """Decorator: every call of the function is a window named ``name``
+        (default: the function's qualified name); the result is in ``monitor.last``."""
+
+        def wrap(fn: F) -> F:
+            win_name = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
+
+            @functools.wraps(fn)
+            def inner(*args: Any, **kwargs: Any) -> Any:
+                with self.window(win_name):
+                    return fn(*args, **kwargs)
+
+            return inner  # type: ignore[return-value]
+
+        return wrap
+
+    # -- lifetime
+
+    def close(self) -> None:
+        """Stops sampling and releases the GPUs (idempotent)."""
+        if self._session:
+            lib.tw_session_close(self._session)
+            self._session = ctypes.c_void_p()
+
+    def __enter__(self) -> "Monitor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        gpus = ", ".join(d.uuid for d in self.devices)
+        return f"<truewatt.Monitor [{gpus}]{'' if self._session else ' closed'}>"
+
+
+_default: Optional[Monitor] = None
+_default_lock = threading.Lock()
+
+
+def default_monitor() -> Monitor:
+    """The process-wide monitor of :func:`window` and :func:`truewatt.measure`
+    (all GPUs, default backend), created at first use."""
+    global _default
+    with _default_lock:
+        if _default is None or not _default._session:
+            _default = Monitor()
+        return _default
+
+
+def window(name: str, monitor: Optional[Monitor] = None) -> Window:
+    """A window on ``monitor`` (default: :func:`default_monitor`), as a context
+    manager or a decorator.
+
+    >>> import truewatt
+    >>> with truewatt.window("step") as w:        # doctest: +SKIP
+    ...     train_step()
+    >>> print(w.measurement.total_energy_j)      # doctest: +SKIP
+    """
+    return (monitor or default_monitor()).window(name)
