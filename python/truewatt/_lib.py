@@ -32,6 +32,10 @@ from typing import Any, Optional
 __all__ = ["Error", "lib", "check", "text"]
 
 
+# tw_status codes (include/truewatt.h; append-only, never renumbered)
+EINVAL, ENOMEM, EIO, EPARSE, ENOTFOUND, EUNAVAIL, EUNSUPPORTED = 1, 2, 3, 4, 5, 6, 7
+
+
 class Error(Exception):
     """A libtruewatt call failed.
 
@@ -127,6 +131,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tw_session_close": (None, [c_void_p]),
     "tw_session_device_count": (c_size_t, [c_void_p]),
     "tw_session_device": (c_int, [c_void_p, c_size_t, POINTER(DeviceInfo)]),
+    "tw_session_backend": (c_char_p, [c_void_p]),
     "tw_region_begin": (c_int, [c_void_p, c_char_p]),
     "tw_region_end": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "tw_region_wait": (c_int, [c_void_p, c_double]),
@@ -135,6 +140,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tw_region_device_get": (c_int, [c_void_p, c_size_t, POINTER(RegionDevice)]),
     "tw_region_name": (c_char_p, [c_void_p]),
     "tw_region_time_s": (c_double, [c_void_p]),
+    "tw_region_start_s": (c_double, [c_void_p]),
+    "tw_region_end_s": (c_double, [c_void_p]),
     "tw_measure_options_init": (None, [POINTER(MeasureOptions)]),
     "tw_measure": (
         c_int,

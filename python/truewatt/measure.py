@@ -41,14 +41,15 @@ def measure(
     fn: Callable[..., Any],
     *args: Any,
     precision: float = 0.02,
-    budget_s: float = 10.0,
+    budget_s: Optional[float] = None,
     device: int = 0,
     monitor: Optional[Monitor] = None,
     **kwargs: Any,
 ) -> MeasureResult:
     """Measures ``fn(*args, **kwargs)`` on the monitor's GPU number ``device``
     until the energy per call is known to ``precision`` (relative standard
-    uncertainty) or ``budget_s`` seconds are spent.
+    uncertainty) or ``budget_s`` seconds are spent (None: the library's
+    default, 30 s).
 
     ``fn`` should wait for its GPU work to finish (e.g. end with
     ``torch.cuda.synchronize()``), so that each call's energy is its own. An
@@ -80,7 +81,8 @@ def measure(
     lib.tw_measure_options_init(ctypes.byref(opts))
     opts.size = ctypes.sizeof(opts)
     opts.precision = precision
-    opts.budget_s = budget_s
+    if budget_s is not None:
+        opts.budget_s = budget_s
     opts.device = device
     res = _lib.MeasureResult()
     res.size = ctypes.sizeof(res)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from . import _lib
-from ._lib import Error, check, encode, lib, text
+from ._lib import EINVAL, Error, check, encode, lib, text
 
 __all__ = ["Device", "Measurement", "Monitor", "PerGpu", "Window", "default_monitor", "window"]
 
@@ -69,7 +69,9 @@ class Measurement:
     ``energy_j`` is the energy by the best reading's model, ``energy_sd_j`` its
     standard uncertainty, ``baseline_j`` the part the GPU would have used idle
     over the window and ``above_baseline_j`` the rest (what the code added);
-    ``reading`` names the sensor reading the energy came from.
+    ``reading`` names the sensor reading the energy came from; ``start_s``
+    and ``end_s`` are the window's edges on the monitor's timeline (seconds
+    since it opened).
 
     >>> m = Measurement("step", 0.5, PerGpu({"GPU-a": 150.0}), PerGpu({"GPU-a": 1.0}),
     ...                 PerGpu({"GPU-a": 60.0}), PerGpu({"GPU-a": 90.0}), {"GPU-a": "energy_j"})
@@ -84,6 +86,8 @@ class Measurement:
     baseline_j: PerGpu
     above_baseline_j: PerGpu
     reading: Dict[str, str] = field(default_factory=dict)
+    start_s: float = float("nan")
+    end_s: float = float("nan")
 
     @property
     def total_energy_j(self) -> float:
@@ -115,7 +119,14 @@ def _measurement(region: ctypes.c_void_p) -> Measurement:
         for k, col in cols.items():
             col[uuid] = float(getattr(rd, k))
         reading[uuid] = text(rd.reading)
-    return Measurement(text(lib.tw_region_name(region)), float(time_s), reading=reading, **cols)
+    return Measurement(
+        text(lib.tw_region_name(region)),
+        float(time_s),
+        reading=reading,
+        start_s=float(lib.tw_region_start_s(region)),
+        end_s=float(lib.tw_region_end_s(region)),
+        **cols,
+    )
 
 
 class Window(contextlib.ContextDecorator):
@@ -151,7 +162,9 @@ class Monitor:
     ``run_path``: also record the session into this run file
     (docs/runfile.md); ``profile_path``: a sensor profile
     (``truewatt sensor identify``) instead of the one found for the GPU;
-    ``trace_kernels``: trace the kernels in-process (CUPTI).
+    ``trace_kernels``: trace the kernels in-process (CUPTI; not yet in the
+    library: :class:`Error`). ``devices`` lists the GPUs, ``backend`` names
+    the backend in use (``nvml``, ``sim``).
 
     The monitor samples from its creation until :meth:`close` (or the end of
     its ``with`` block).
@@ -195,6 +208,7 @@ class Monitor:
         check(lib.tw_session_open(ctypes.byref(cfg), ctypes.byref(self._session)), "tw_session_open")
         self._lock = threading.Lock()
         self.devices: List[Device] = [self._device(d) for d in range(lib.tw_session_device_count(self._session))]
+        self.backend: str = text(lib.tw_session_backend(self._session))
 
     def _device(self, d: int) -> Device:
         info = _lib.DeviceInfo()
@@ -203,7 +217,7 @@ class Monitor:
 
     def _handle(self) -> ctypes.c_void_p:
         if not self._session:
-            raise Error(1, "invalid argument", "the monitor is closed", "Monitor")
+            raise Error(EINVAL, "invalid argument", "the monitor is closed", "Monitor")
         return self._session
 
     # -- windows

@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Union
 
-from ._lib import Error
+from ._lib import EPARSE, ENOTFOUND, EUNSUPPORTED, Error
 
 if TYPE_CHECKING:  # pandas is optional: imported when a run file is read
     import pandas
@@ -93,17 +93,17 @@ def read_run(path: Union[str, "os.PathLike[str]"]) -> Run:
     pd = _pandas()
     path = os.fspath(path)
     if not os.path.isfile(path):
-        raise Error(5, "not found", f"{path}: no such file", "read_run")
+        raise Error(ENOTFOUND, "not found", f"{path}: no such file", "read_run")
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         try:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as e:
-            raise Error(4, "malformed input", f"{path}: not a truewatt run file ({e})", "read_run") from e
+            raise Error(EPARSE, "malformed input", f"{path}: not a truewatt run file ({e})", "read_run") from e
         version = meta.get("schema_version")
         if str(version) != str(SCHEMA_VERSION):
             raise Error(
-                7,
+                EUNSUPPORTED,
                 "not supported",
                 f"{path}: run file schema_version {version}, this truewatt reads {SCHEMA_VERSION}",
                 "read_run",

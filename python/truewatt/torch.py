@@ -89,6 +89,7 @@ def step(
     on_result: Optional[Callable[[Measurement], Any]] = None,
 ) -> Window:
     """A training step as a window (context manager or decorator) and an NVTX range."""
+    _torch()  # the clear error first, before a monitor is opened
     return _SyncedWindow(monitor or default_monitor(), name, nvtx, on_result)
 
 

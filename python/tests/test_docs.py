@@ -1,0 +1,17 @@
+"""docs/python.md's first example runs as written (against the fake GPU)."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import REPO
+
+
+def test_docs_python_example(fake_gpu, capsys):
+    fake_gpu([("load", 1.0, 120.0, 300.0)], at_s=2.0)
+    text = (REPO / "docs" / "python.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks, "docs/python.md has no python example"
+    exec(compile(blocks[0], "docs/python.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "step: " in out and "on nvml" in out and "epoch " in out and "predict: " in out, out
