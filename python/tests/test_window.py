@@ -10,6 +10,7 @@ import time
 import pytest
 
 import truewatt
+from conftest import REPO
 
 P_W = 300.0  # the scripted constant power
 REL = 0.01  # 1 %: the fake's readings are exact samples of the true power
@@ -51,10 +52,12 @@ def test_window_constant_power_is_p_times_t(fake_gpu, monitor_factory):
 
 
 def test_window_across_a_power_step(fake_gpu, monitor_factory):
-    # 200 W until t = 2.4 s, then 500 W: the window (from t ~ 2.0 s) straddles the step
-    t0 = fake_gpu([("low", 1.0, 1.4, 200.0), ("high", 2.4, 60.0, 500.0)], at_s=2.0)
-    mon = monitor_factory(backend="nvml")
-    hold(max(0.0, t0 + 2.1 - time.monotonic()))
+    # 200 W until t = 3.2 s, then 500 W: the window (from t ~ 2.9 s, the monitor takes ~0.5 s to
+    # open) straddles the step. The fake's own sensor profile (its buffer has no lag, unlike an
+    # H100's): the step is then exact
+    t0 = fake_gpu([("low", 1.0, 2.2, 200.0), ("high", 3.2, 60.0, 500.0)], at_s=2.0)
+    mon = monitor_factory(backend="nvml", profile_path=REPO / "tests" / "data" / "profile_fake_h100.json")
+    hold(max(0.0, t0 + 2.9 - time.monotonic()))
     a = time.monotonic() - t0
     mon.begin_window("step")
     b0 = time.monotonic() - t0
@@ -62,8 +65,8 @@ def test_window_across_a_power_step(fake_gpu, monitor_factory):
     a1 = time.monotonic() - t0
     m = mon.end_window("step")
     start, end = (a + b0) / 2, a1  # the window's edges on the fake's timeline, to a few us
-    assert start < 2.4 < end, (start, end)
-    want = 200.0 * (2.4 - start) + 500.0 * (end - 2.4)
+    assert start < 3.2 < end, (start, end)
+    want = 200.0 * (3.2 - start) + 500.0 * (end - 3.2)
     assert_close(m.energy_j[0], want, REL, "energy across the step")
 
 
