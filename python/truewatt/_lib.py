@@ -56,7 +56,7 @@ class Error(Exception):
         self.reason = reason
         self.detail = detail
         self.call = call
-        where = f"{call}: " if call else ""
+        where = f"{call}: " if call and not detail.startswith(call) else ""
         super().__init__(f"{where}{detail or reason} (tw_status {status}: {reason})")
 
 
