@@ -183,3 +183,18 @@ def test_errors_carry_the_library_message(fake_gpu, monitor_factory):
 
 def test_version_is_the_librarys():
     assert truewatt.library_version() == truewatt.__version__
+
+
+def test_measurements_resolve_later_and_after_close(fake_gpu, monitor_factory):
+    constant_gpu(fake_gpu)
+    mon = monitor_factory(backend="nvml")
+    steps = []
+    for k in range(3):
+        mon.begin_window("step")
+        hold(0.1)
+        steps.append(mon.end_window("step"))  # returns at once: the energies are read at first use
+    assert "pending" in repr(steps[0])
+    assert steps[0].wait() is steps[0] and "pending" not in repr(steps[0])
+    mon.close()  # closing completes the others with what was read
+    for m in steps:
+        assert_close(m.energy_j[0], P_W * m.time_s, REL, "read after close")

@@ -20,7 +20,7 @@ import ctypes
 import functools
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
 
 from . import _lib
@@ -62,7 +62,9 @@ class Device:
     power_limit_w: float
 
 
-@dataclass(frozen=True)
+_FIELDS = ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j")
+
+
 class Measurement:
     """The result of one window, per GPU (keyed by UUID, or by position: ``m.energy_j[0]``).
 
@@ -73,21 +75,78 @@ class Measurement:
     and ``end_s`` are the window's edges on the monitor's timeline (seconds
     since it opened).
 
-    >>> m = Measurement("step", 0.5, PerGpu({"GPU-a": 150.0}), PerGpu({"GPU-a": 1.0}),
-    ...                 PerGpu({"GPU-a": 60.0}), PerGpu({"GPU-a": 90.0}), {"GPU-a": "energy_j"})
-    >>> m.total_energy_j, round(m.power_w["GPU-a"], 1)
-    (150.0, 300.0)
+    ``name``, ``time_s``, ``start_s`` and ``end_s`` are known when the window
+    ends; the energies need the sensor's readings past its end (a GPU reports
+    late: up to ~1 s), so ``end_window`` does not wait for them: the first
+    access to an energy does (at most the monitor's ``wait_timeout_s``, then
+    :class:`Error`), or :meth:`wait`. A training loop that keeps its
+    Measurements and reads them later is never held up.
+
+    >>> m = Measurement("step", 0.5, energy_j={"GPU-a": 150.0}, energy_sd_j={"GPU-a": 1.0},
+    ...                 baseline_j={"GPU-a": 60.0}, above_baseline_j={"GPU-a": 90.0})
+    >>> m.total_energy_j, round(m.power_w["GPU-a"], 1), m.energy_j[0]
+    (150.0, 300.0, 150.0)
     """
 
-    name: str
-    time_s: float
-    energy_j: PerGpu
-    energy_sd_j: PerGpu
-    baseline_j: PerGpu
-    above_baseline_j: PerGpu
-    reading: Dict[str, str] = field(default_factory=dict)
-    start_s: float = float("nan")
-    end_s: float = float("nan")
+    def __init__(
+        self,
+        name: str,
+        time_s: float,
+        start_s: float = float("nan"),
+        end_s: float = float("nan"),
+        reading: Optional[Dict[str, str]] = None,
+        _region: Optional[ctypes.c_void_p] = None,
+        _timeout_s: float = 30.0,
+        **per_gpu: Dict[str, float],
+    ) -> None:
+        self.name = name
+        self.time_s = time_s
+        self.start_s = start_s
+        self.end_s = end_s
+        self._region = _region
+        self._timeout_s = _timeout_s
+        self._lock = threading.Lock()
+        self._values: Optional[Dict[str, Any]] = None
+        if _region is None:
+            self._values = {k: PerGpu(per_gpu.get(k, {})) for k in _FIELDS}
+            self._values["reading"] = dict(reading or {})
+
+    def wait(self, timeout_s: Optional[float] = None) -> "Measurement":
+        """Waits until the energies are known (``timeout_s``: default the
+        monitor's ``wait_timeout_s``; :class:`Error` when it passes)."""
+        self._get(timeout_s)
+        return self
+
+    def _get(self, timeout_s: Optional[float] = None) -> Dict[str, Any]:
+        with self._lock:
+            if self._values is None:
+                region = self._region
+                wait = self._timeout_s if timeout_s is None else timeout_s
+                check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
+                self._values = _region_values(region)
+                lib.tw_region_free(region)
+                self._region = None
+            return self._values
+
+    @property
+    def energy_j(self) -> PerGpu:
+        return self._get()["energy_j"]
+
+    @property
+    def energy_sd_j(self) -> PerGpu:
+        return self._get()["energy_sd_j"]
+
+    @property
+    def baseline_j(self) -> PerGpu:
+        return self._get()["baseline_j"]
+
+    @property
+    def above_baseline_j(self) -> PerGpu:
+        return self._get()["above_baseline_j"]
+
+    @property
+    def reading(self) -> Dict[str, str]:
+        return self._get()["reading"]
 
     @property
     def total_energy_j(self) -> float:
@@ -104,28 +163,45 @@ class Measurement:
         """Mean power per GPU over the window."""
         return PerGpu({k: (e / self.time_s if self.time_s > 0 else float("nan")) for k, e in self.energy_j.items()})
 
+    def __del__(self) -> None:
+        region = getattr(self, "_region", None)
+        if region:
+            try:
+                lib.tw_region_free(region)
+            except Exception:
+                pass
 
-def _measurement(region: ctypes.c_void_p) -> Measurement:
-    """Copies a tw_region's results into a Measurement."""
-    n = lib.tw_region_device_count(region)
-    cols: Dict[str, PerGpu] = {k: PerGpu() for k in ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j")}
-    reading: Dict[str, str] = {}
-    time_s = lib.tw_region_time_s(region)
-    for d in range(n):
+    def __repr__(self) -> str:
+        if self._values is None:
+            return f"<Measurement {self.name!r} {self.time_s:.6f} s, energies pending>"
+        e = ", ".join(f"{k}: {v:.6g} J" for k, v in self._values["energy_j"].items())
+        return f"<Measurement {self.name!r} {self.time_s:.6f} s, {e}>"
+
+
+def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
+    """A complete tw_region's results per device."""
+    values: Dict[str, Any] = {k: PerGpu() for k in _FIELDS}
+    values["reading"] = {}
+    for d in range(lib.tw_region_device_count(region)):
         rd = _lib.RegionDevice()
         rd.size = ctypes.sizeof(rd)
         check(lib.tw_region_device_get(region, d, ctypes.byref(rd)), "tw_region_device_get")
         uuid = text(rd.uuid) or str(d)
-        for k, col in cols.items():
-            col[uuid] = float(getattr(rd, k))
-        reading[uuid] = text(rd.reading)
+        for k in _FIELDS:
+            values[k][uuid] = float(getattr(rd, k))
+        values["reading"][uuid] = text(rd.reading)
+    return values
+
+
+def _measurement(region: ctypes.c_void_p, timeout_s: float) -> Measurement:
+    """A Measurement that owns the ended region (its energies read at first use)."""
     return Measurement(
         text(lib.tw_region_name(region)),
-        float(time_s),
-        reading=reading,
+        float(lib.tw_region_time_s(region)),
         start_s=float(lib.tw_region_start_s(region)),
         end_s=float(lib.tw_region_end_s(region)),
-        **cols,
+        _region=region,
+        _timeout_s=timeout_s,
     )
 
 
@@ -167,7 +243,8 @@ class Monitor:
     the backend in use (``nvml``, ``sim``).
 
     The monitor samples from its creation until :meth:`close` (or the end of
-    its ``with`` block).
+    its ``with`` block). ``wait_timeout_s`` bounds the wait of a
+    :class:`Measurement` for the readings past its window's end.
 
     >>> import truewatt
     >>> mon = truewatt.Monitor(gpus=[0])                 # doctest: +SKIP
@@ -186,7 +263,7 @@ class Monitor:
         run_path: Optional[PathLike] = None,
         profile_path: Optional[PathLike] = None,
         trace_kernels: bool = False,
-        wait_timeout_s: float = 10.0,
+        wait_timeout_s: float = 30.0,
     ) -> None:
         self.wait_timeout_s = wait_timeout_s
         self.last: Dict[str, Measurement] = {}
@@ -226,21 +303,16 @@ class Monitor:
         """Begins the window ``name`` (windows nest; a name is open once at a time)."""
         check(lib.tw_region_begin(self._handle(), encode(name)), "tw_region_begin")
 
-    def end_window(self, name: str, timeout_s: Optional[float] = None) -> Measurement:
+    def end_window(self, name: str) -> Measurement:
         """Ends the window ``name`` and returns its :class:`Measurement`.
 
-        Waits (at most ``timeout_s``, default the monitor's ``wait_timeout_s``)
-        until the sensor's readings cover the window's end: a GPU's sensor
-        reports with a delay, so this can take some 100 ms.
+        Does not wait for the sensor: the energies are read when first used
+        (see :class:`Measurement`), so the cost here is the C library's end
+        of a region plus a Python object.
         """
         region = ctypes.c_void_p()
         check(lib.tw_region_end(self._handle(), encode(name), ctypes.byref(region)), "tw_region_end")
-        try:
-            wait = self.wait_timeout_s if timeout_s is None else timeout_s
-            check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
-            m = _measurement(region)
-        finally:
-            lib.tw_region_free(region)
+        m = _measurement(region, self.wait_timeout_s)
         self.last[name] = m
         return m
 
