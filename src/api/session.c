@@ -44,6 +44,7 @@ typedef struct sdev {
     bool resolved;   /* its column is chosen (at the first row) */
     size_t col;      /* SIZE_MAX: none of the candidates */
     char reading[192];
+    tw_reading_model model; /* of that reading */
     tw_energy_line line;
 } sdev;
 
@@ -238,6 +239,8 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
         tw_line_kind kind = k == 0 ? TW_LINE_TILES : m->response == TW_RESP_COUNTER ? TW_LINE_COUNTER : TW_LINE_HOLD;
         tw_line_init(&dv->line, kind, m);
         describe_reading(dv, CANDIDATES[k], m, from_profile);
+        dv->model = *m;
+        snprintf(dv->model.name, sizeof dv->model.name, "%s", CANDIDATES[k]);
         dv->col = c;
         return;
     }
@@ -677,3 +680,40 @@ double tw_region_time_s(const tw_region *r) { return r ? r->t1 - r->t0 : NAN; }
 double tw_region_start_s(const tw_region *r) { return r ? r->t0 : NAN; }
 
 double tw_region_end_s(const tw_region *r) { return r ? r->t1 : NAN; }
+
+/* ---------------------------------------------------------------- for tw_measure */
+
+bool tw_session_is_sim(const tw_session *s) { return s && s->sim; }
+
+tw_status tw_session_wait_covered(tw_session *s, double t, double timeout_s)
+{
+    struct timespec until;
+    deadline_after(&until, timeout_s);
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (!covered(s, t) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
+    bool ok = covered(s, t);
+    pthread_mutex_unlock(&s->mu);
+    return ok ? TW_OK : tw_fail(TW_EUNAVAIL, "the readings did not reach t = %.3f s within %g s", t, timeout_s);
+}
+
+tw_status tw_session_observations(tw_session *s, size_t d, double t0, double t1, tw_obs_series *out,
+                                  tw_reading_model *m)
+{
+    if (!s || d >= s->ndev || s->sim) return tw_fail(TW_EINVAL, "tw_session_observations: no such GPU with readings");
+    pthread_mutex_lock(&s->mu);
+    const sdev *dv = &s->dev[d];
+    const tw_energy_line *l = &dv->line;
+    *m = dv->model;
+    tw_status st = TW_OK;
+    for (size_t i = l->off + 1; i < l->n && st == TW_OK; i++) {
+        const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
+        if (a->t_s < t0 || b->t_s > t1 || !isfinite(b->p_w)) continue;
+        double p = b->p_w;
+        if (l->capacitance_s > 0 && isfinite(a->p_w)) p += l->capacitance_s * (b->p_w - a->p_w) / (b->t_s - a->t_s);
+        st = tw_obs_series_push(out, a->t_s, b->t_s, p);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}

@@ -407,6 +407,49 @@ static void close_with_pending(void **state)
     tw_region_free(r);
 }
 
+/* A function of about 1 ms (the CPU spins: the fake's power does not follow it). */
+static void spin_1ms(void *arg)
+{
+    int *calls = arg;
+    uint64_t until = mono_ns() + 1000000u;
+    while (mono_ns() < until) {
+    }
+    (*calls)++;
+}
+
+/* measure on a constant power: the calls add nothing above the baseline, so
+ * the energy per call is P x its time, within the stated sd; the loop stops
+ * at the budget (the precision cannot be reached on nothing). */
+static void measure_constant(void **state)
+{
+    (void)state;
+    double p = true_power_w();
+    tw_session *s = open_nvml();
+    tw_measure_options o;
+    tw_measure_options_init(&o);
+    assert_true(o.precision == 0.02 && o.budget_s == 30.0 && o.device == 0);
+    o.budget_s = 3.0;
+    tw_measure_result r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    int calls = 0;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_OK);
+    fprintf(stderr, "  measure: %zu calls of %.6f s: %.6g J +- %.2g J per call, %.3g W above the baseline\n", r.calls,
+            r.time_s, r.energy_j, r.energy_sd_j, r.power_above_baseline_w);
+    assert_int_equal(r.calls, (size_t)calls);
+    assert_true(r.time_s >= 1e-3 && r.time_s < 2e-3);
+    assert_true(r.calls * r.time_s >= 8 * 0.2 * 0.9); /* one round: 8 blocks of 0.2 s */
+    assert_true(r.energy_sd_j > 0);
+    assert_true(fabs(r.energy_j - p * r.time_s) <= 3 * r.energy_sd_j + 1e-9 * p * r.time_s);
+    assert_true(fabs(r.power_above_baseline_w) * r.time_s <= 3 * r.energy_sd_j);
+    o.device = 1;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    o.device = 0;
+    o.precision = 0;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    tw_session_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +462,7 @@ int main(void)
         cmocka_unit_test(sized_structs),
         cmocka_unit_test_setup(pick_gpus, constant_env),
         cmocka_unit_test_setup(close_with_pending, constant_env),
+        cmocka_unit_test_setup(measure_constant, constant_env),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
