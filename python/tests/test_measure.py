@@ -31,7 +31,7 @@ def test_measure_short_code(fake_gpu, monitor_factory):
         spent[0] += time.perf_counter() - t
         calls.append(1)
 
-    r = truewatt.measure(fn, 0.002, precision=0.02, budget_s=3.0, monitor=mon)
+    r = truewatt.measure(fn, 0.002, precision=0.02, budget_s=1.5, monitor=mon)
     assert r.calls == len(calls) > 0
     per_call = spent[0] / len(calls)
     assert abs(r.time_s - per_call) <= 0.1 * per_call, (r.time_s, per_call)
@@ -49,7 +49,7 @@ def test_measure_raises_the_callables_exception(fake_gpu, monitor_factory):
         raise ValueError("boom")
 
     with pytest.raises(ValueError, match="boom"):
-        truewatt.measure(bad, budget_s=1.0, monitor=mon)
+        truewatt.measure(bad, budget_s=0.5, monitor=mon)
     assert len(calls) == 1  # the calls after the first failure do not reach Python's fn
 
 
