@@ -186,10 +186,14 @@ class _Lib:
                     raise Error(-1, "symbol missing", f"{path} has no {name}: an older libtruewatt?", "load") from e
                 fn.restype = restype
                 fn.argtypes = argtypes
+                # later lookups find the function here, not through __getattr__ (a region's
+                # begin + end is a few ctypes calls: each lookup counts)
+                setattr(self, name, fn)
             self._cdll = cdll
             return cdll
 
     def __getattr__(self, name: str) -> Any:
+        # reached only before the library is loaded (or for names it does not bind)
         return getattr(self._load(), name)
 
 

@@ -21,7 +21,7 @@ import functools
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _lib
 from ._lib import EINVAL, Error, check, encode, lib, text
@@ -32,7 +32,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class PerGpu(Dict[str, float]):
+class PerGpu(Dict[str, Any]):
     """A value per GPU: a dict keyed by the GPU's UUID that also takes the GPU's
     position in the monitor (0, 1, ...) as a key.
 
@@ -41,7 +41,7 @@ class PerGpu(Dict[str, float]):
     (2.0, 1.5, 3.5)
     """
 
-    def __getitem__(self, key: Union[str, int]) -> float:  # type: ignore[override]
+    def __getitem__(self, key: Union[str, int]) -> Any:  # type: ignore[override]
         if isinstance(key, int) and not isinstance(key, bool):
             try:
                 key = list(self.keys())[key]
@@ -63,6 +63,9 @@ class Device:
 
 
 _FIELDS = ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j")
+# guards a Measurement's move from its C region to Python values (rare, short: one lock for all
+# Measurements keeps end_window cheap)
+_resolve_lock = threading.Lock()
 
 
 class Measurement:
@@ -88,6 +91,8 @@ class Measurement:
     (150.0, 300.0, 150.0)
     """
 
+    __slots__ = ("name", "_region", "_timeout_s", "_values", "_edges", "__weakref__")
+
     def __init__(
         self,
         name: str,
@@ -100,16 +105,42 @@ class Measurement:
         **per_gpu: Dict[str, float],
     ) -> None:
         self.name = name
-        self.time_s = time_s
-        self.start_s = start_s
-        self.end_s = end_s
         self._region = _region
         self._timeout_s = _timeout_s
-        self._lock = threading.Lock()
         self._values: Optional[Dict[str, Any]] = None
+        self._edges: Optional[Tuple[float, float, float]] = None
         if _region is None:
+            self._edges = (time_s, start_s, end_s)
             self._values = {k: PerGpu(per_gpu.get(k, {})) for k in _FIELDS}
-            self._values["reading"] = dict(reading or {})
+            self._values["reading"] = PerGpu(reading or {})
+
+    @classmethod
+    def _of_region(cls, name: str, region: ctypes.c_void_p, timeout_s: float) -> "Measurement":
+        """A Measurement that owns an ended region: everything is read from it at first use, so
+        that end_window costs one C call and this object."""
+        return cls(name, 0.0, _region=region, _timeout_s=timeout_s)
+
+    def _edges_get(self) -> Tuple[float, float, float]:
+        with _resolve_lock:
+            if self._edges is None:
+                r = self._region
+                self._edges = (lib.tw_region_time_s(r), lib.tw_region_start_s(r), lib.tw_region_end_s(r))
+            return self._edges
+
+    @property
+    def time_s(self) -> float:
+        """The window's length (s)."""
+        return self._edges_get()[0]
+
+    @property
+    def start_s(self) -> float:
+        """The window's begin on the monitor's timeline (s since it opened)."""
+        return self._edges_get()[1]
+
+    @property
+    def end_s(self) -> float:
+        """The window's end on the monitor's timeline."""
+        return self._edges_get()[2]
 
     def wait(self, timeout_s: Optional[float] = None) -> "Measurement":
         """Waits until the energies are known (``timeout_s``: default the
@@ -118,13 +149,17 @@ class Measurement:
         return self
 
     def _get(self, timeout_s: Optional[float] = None) -> Dict[str, Any]:
-        with self._lock:
+        if self._values is not None:
+            return self._values
+        self._edges_get()
+        region = self._region
+        if region is not None:  # the wait outside the lock: other threads' Measurements go on
+            wait = self._timeout_s if timeout_s is None else timeout_s
+            check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
+        with _resolve_lock:
             if self._values is None:
-                region = self._region
-                wait = self._timeout_s if timeout_s is None else timeout_s
-                check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
-                self._values = _region_values(region)
-                lib.tw_region_free(region)
+                self._values = _region_values(self._region)
+                lib.tw_region_free(self._region)
                 self._region = None
             return self._values
 
@@ -145,7 +180,7 @@ class Measurement:
         return self._get()["above_baseline_j"]
 
     @property
-    def reading(self) -> Dict[str, str]:
+    def reading(self) -> PerGpu:
         return self._get()["reading"]
 
     @property
@@ -181,7 +216,7 @@ class Measurement:
 def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
     """A complete tw_region's results per device."""
     values: Dict[str, Any] = {k: PerGpu() for k in _FIELDS}
-    values["reading"] = {}
+    values["reading"] = PerGpu()
     for d in range(lib.tw_region_device_count(region)):
         rd = _lib.RegionDevice()
         rd.size = ctypes.sizeof(rd)
@@ -191,18 +226,6 @@ def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
             values[k][uuid] = float(getattr(rd, k))
         values["reading"][uuid] = text(rd.reading)
     return values
-
-
-def _measurement(region: ctypes.c_void_p, timeout_s: float) -> Measurement:
-    """A Measurement that owns the ended region (its energies read at first use)."""
-    return Measurement(
-        text(lib.tw_region_name(region)),
-        float(lib.tw_region_time_s(region)),
-        start_s=float(lib.tw_region_start_s(region)),
-        end_s=float(lib.tw_region_end_s(region)),
-        _region=region,
-        _timeout_s=timeout_s,
-    )
 
 
 class Window(contextlib.ContextDecorator):
@@ -267,6 +290,7 @@ class Monitor:
     ) -> None:
         self.wait_timeout_s = wait_timeout_s
         self.last: Dict[str, Measurement] = {}
+        self._names: Dict[str, bytes] = {}  # encoded once per name
         self._session = ctypes.c_void_p()
         cfg = _lib.SessionConfig()
         lib.tw_session_config_init(ctypes.byref(cfg))
@@ -299,20 +323,30 @@ class Monitor:
 
     # -- windows
 
+    def _name(self, name: str) -> bytes:
+        b = self._names.get(name)
+        if b is None:
+            b = self._names[name] = encode(name)  # type: ignore[assignment]
+        return b  # type: ignore[return-value]
+
     def begin_window(self, name: str) -> None:
         """Begins the window ``name`` (windows nest; a name is open once at a time)."""
-        check(lib.tw_region_begin(self._handle(), encode(name)), "tw_region_begin")
+        st = lib.tw_region_begin(self._session or self._handle(), self._name(name))
+        if st:
+            check(st, "tw_region_begin")
 
     def end_window(self, name: str) -> Measurement:
         """Ends the window ``name`` and returns its :class:`Measurement`.
 
         Does not wait for the sensor: the energies are read when first used
         (see :class:`Measurement`), so the cost here is the C library's end
-        of a region plus a Python object.
+        of a region plus a Python object (a few us a begin + end pair).
         """
         region = ctypes.c_void_p()
-        check(lib.tw_region_end(self._handle(), encode(name), ctypes.byref(region)), "tw_region_end")
-        m = _measurement(region, self.wait_timeout_s)
+        st = lib.tw_region_end(self._session or self._handle(), self._name(name), ctypes.byref(region))
+        if st:
+            check(st, "tw_region_end")
+        m = Measurement._of_region(name, region, self.wait_timeout_s)
         self.last[name] = m
         return m
 
