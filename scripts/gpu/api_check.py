@@ -47,7 +47,7 @@ def log(msg: str) -> None:
 class Counter:
     """NVML's total energy counter of one GPU, in J (pynvml; --dry: ctypes on the fake)."""
 
-    def __init__(self, dry: bool, cuda_index: int = 0) -> None:
+    def __init__(self, dry: bool, uuid: str) -> None:
         self.dry = dry
         if dry:
             lib = ctypes.CDLL(os.environ["TW_NVML_LIBRARY"])
@@ -60,12 +60,10 @@ class Counter:
 
             pynvml.nvmlInit()
             self._nv = pynvml
-            # the GPU torch uses, by UUID (CUDA and NVML may number GPUs differently)
-            import torch
-
-            uuid = "GPU-" + str(torch.cuda.get_device_properties(cuda_index).uuid)
-            self._h = pynvml.nvmlDeviceGetHandleByUUID(uuid)
-            self.uuid = uuid
+            try:  # the monitor's GPU ("cuda:0"); nvidia-ml-py versions take str or bytes
+                self._h = pynvml.nvmlDeviceGetHandleByUUID(uuid)
+            except (TypeError, AttributeError):
+                self._h = pynvml.nvmlDeviceGetHandleByUUID(uuid.encode())
 
     def read_j(self) -> float:
         if self.dry:
@@ -172,11 +170,21 @@ def training_step(dry: bool, target_s: float):
 # ---------------------------------------------------------------- (a) windows around training steps
 
 
+def monitor_and_counter(dry: bool):
+    """The monitor on the GPU torch calls cuda:0, and that GPU's counter by its UUID."""
+    mon = truewatt.Monitor(gpus=None if dry else ["cuda:0"])
+    uuid = mon.devices[0].uuid
+    if not dry:
+        import torch
+
+        log(f"cuda:0 is {uuid} (torch: {torch.cuda.get_device_properties(0).uuid})")
+    return mon, Counter(dry, uuid)
+
+
 def part_window(args) -> int:
-    counter = Counter(args.dry)
     nvtx = Nvtx(args.dry)
     step = training_step(args.dry, args.step_s)
-    mon = truewatt.Monitor(gpus=None if args.dry else [counter.uuid])
+    mon, counter = monitor_and_counter(args.dry)
     log(f"monitor: {mon.devices[0].name} {mon.devices[0].uuid}, backend {mon.backend}")
     step()  # once more with the monitor open
     rows = []
@@ -262,10 +270,9 @@ class CounterThread(threading.Thread):
 
 
 def part_measure(args) -> int:
-    counter = Counter(args.dry)
     op, gpu_s, what = operator(args.dry, args.op_s)
     log(f"operator: {what}: {gpu_s * 1e6:.1f} us of GPU time")
-    mon = truewatt.Monitor(gpus=None if args.dry else [counter.uuid])
+    mon, counter = monitor_and_counter(args.dry)
     for _ in range(100):
         op()
     r = truewatt.measure(op, precision=args.precision, budget_s=args.budget_s, monitor=mon)
