@@ -15,13 +15,16 @@ independent reference taken in the same process.
            from the counter's difference over the calls between two of its
            updates (a thread reads the counter meanwhile). Writes measure.csv.
   cost     begin_window + end_window pairs in Python: us per pair. Writes cost.csv.
+  torch    truewatt.torch on a small MLP: the forward and backward windows
+           inside the training step's, in order, energies consistent.
+           Writes torch.csv (no --dry).
 
 --dry: no GPU, no torch, no pynvml: the fake libnvidia-ml ($TW_NVML_LIBRARY)
 through a ctypes stand-in for pynvml's three calls, CPU work instead of the
 GPU's, and the NVTX ranges written as truewatt's injection library would
 ($TW_EVENTS_PATH): checks this program's logic on any machine.
 
-  python3 scripts/gpu/api_check.py window|measure|cost --out FILE [--dry] [options]
+  python3 scripts/gpu/api_check.py window|measure|cost|torch --out FILE [--dry] [options]
 """
 from __future__ import annotations
 
@@ -341,9 +344,50 @@ def part_cost(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- (d) truewatt.torch's hooks on a real model
+
+
+def part_torch(args) -> int:
+    """instrument() and step() on a small MLP: forward and backward windows inside the step's, in order,
+    their energies positive and together at most the step's (the step also holds the optimizer)."""
+    import torch
+
+    import truewatt.torch as twt
+
+    mon = truewatt.Monitor(gpus=["cuda:0"])
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(8)]).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x = torch.randn(8192, 4096, device=dev, requires_grad=True)
+    marks = twt.instrument(model, mon)
+    ok = True
+    rows = []
+    for i in range(5):
+        with twt.step(mon) as s:
+            model(x).float().pow(2).mean().backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        f, b, st = mon.last["forward"], mon.last["backward"], s.measurement
+        order = st.start_s <= f.start_s <= f.end_s <= b.start_s <= b.end_s <= st.end_s
+        sizes = 0 < f.energy_j[0] and 0 < b.energy_j[0] and f.energy_j[0] + b.energy_j[0] <= st.energy_j[0] * 1.01
+        ok &= order and sizes
+        rows.append((i, st.time_s, st.energy_j[0], f.time_s, f.energy_j[0], b.time_s, b.energy_j[0], order, sizes))
+        log(f"step {i}: {st.time_s * 1e3:.1f} ms {st.energy_j[0]:.2f} J; forward {f.time_s * 1e3:.1f} ms "
+            f"{f.energy_j[0]:.2f} J; backward {b.time_s * 1e3:.1f} ms {b.energy_j[0]:.2f} J; in order {order}, "
+            f"energies consistent {sizes}")
+    marks.remove()
+    mon.close()
+    with open(args.out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["step", "step_s", "step_j", "forward_s", "forward_j", "backward_s", "backward_j", "in_order",
+                    "energies_consistent"])
+        w.writerows(rows)
+    return 0 if ok else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["window", "measure", "cost"])
+    ap.add_argument("part", choices=["window", "measure", "cost", "torch"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--dry", action="store_true", help="no GPU: the fake libnvidia-ml and CPU work")
     ap.add_argument("--reps", type=int, default=10, help="window: windows (10)")
@@ -357,7 +401,8 @@ def main() -> int:
     ap.add_argument("--ref-s", type=float, default=5.0, help="measure: the reference's length (5 s)")
     ap.add_argument("--pairs", type=int, default=100000, help="cost: pairs per repetition (100000)")
     args = ap.parse_args()
-    return {"window": part_window, "measure": part_measure, "cost": part_cost}[args.part](args)
+    parts = {"window": part_window, "measure": part_measure, "cost": part_cost, "torch": part_torch}
+    return parts[args.part](args)
 
 
 if __name__ == "__main__":
