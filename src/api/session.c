@@ -498,6 +498,8 @@ tw_status tw_session_device(const tw_session *s, size_t d, tw_device_info *out)
 
 const char *tw_session_backend(const tw_session *s) { return s ? s->backend : ""; }
 
+uint64_t tw_session_t0_mono_ns(const tw_session *s) { return s ? s->t0_ns : 0; }
+
 double tw_session_baseline_w(tw_session *s, size_t d)
 {
     if (!s || d >= s->ndev) return NAN;
