@@ -69,7 +69,7 @@ def test_read_run_energy_counter(run_file):
     # in [0.5 s, 3 s) it rises by positive multiples of 40 J
     inside = e[(e.t_s >= 0.5) & (e.t_s < 3.0)].value.to_numpy()
     assert len(inside) >= 2, e
-    steps = [b - a for a, b in zip(inside, inside[1:])]
+    steps = list(inside[1:] - inside[:-1])
     assert all(abs(s / 40.0 - round(s / 40.0)) < 1e-3 and s > 0 for s in steps), steps
 
 

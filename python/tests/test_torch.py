@@ -9,8 +9,6 @@ import time
 
 import pytest
 
-import truewatt
-
 
 def test_without_torch_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)

@@ -189,7 +189,7 @@ def test_measurements_resolve_later_and_after_close(fake_gpu, monitor_factory):
     constant_gpu(fake_gpu)
     mon = monitor_factory(backend="nvml")
     steps = []
-    for k in range(3):
+    for _ in range(3):
         mon.begin_window("step")
         hold(0.1)
         steps.append(mon.end_window("step"))  # returns at once: the energies are read at first use

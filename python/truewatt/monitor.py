@@ -47,7 +47,7 @@ class PerGpu(Dict[str, Any]):
                 key = list(self.keys())[key]
             except IndexError:
                 raise KeyError(key) from None
-        return dict.__getitem__(self, key)
+        return super().__getitem__(str(key))
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,7 @@ class Measurement:
             check(lib.tw_region_wait(region, ctypes.c_double(wait)), "tw_region_wait")
         with _resolve_lock:
             if self._values is None:
+                assert self._region is not None  # values or a region, always one of them
                 self._values = _region_values(self._region)
                 lib.tw_region_free(self._region)
                 self._region = None
@@ -359,7 +360,7 @@ class Monitor:
         (default: the function's qualified name); the result is in ``monitor.last``."""
 
         def wrap(fn: F) -> F:
-            win_name = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "fn"))
+            win_name = str(name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "fn"))
 
             @functools.wraps(fn)
             def inner(*args: Any, **kwargs: Any) -> Any:

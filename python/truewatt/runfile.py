@@ -31,7 +31,10 @@ SCHEMA_VERSION = 1  # the schema docs/runfile.md describes
 _FRAMES = {
     "devices": ("SELECT * FROM devices ORDER BY idx", ()),
     "readings": ("SELECT * FROM readings ORDER BY id", ()),
-    "samples": ("SELECT reading, device, t_ns, value, value_t_ns FROM samples_named ORDER BY t_ns", ("t_ns", "value_t_ns")),
+    "samples": (
+        "SELECT reading, device, t_ns, value, value_t_ns FROM samples_named ORDER BY t_ns",
+        ("t_ns", "value_t_ns"),
+    ),
     "activities": ("SELECT * FROM activities_named ORDER BY start_ns", ("start_ns", "end_ns")),
     "nvtx": ("SELECT * FROM nvtx_named ORDER BY start_ns", ("start_ns", "end_ns")),
     "reports": ("SELECT id, created_utc, truewatt_version, options, json FROM reports ORDER BY id", ()),

@@ -207,12 +207,14 @@ def part_window(args) -> int:
     nvtx.flush()
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["name", "nvml_index", "uuid", "time_s", "window_j", "window_sd_j", "baseline_j", "above_baseline_j", "counter_j",
-                    "window_vs_counter_pct", "reading"])
+        w.writerow(["name", "nvml_index", "uuid", "time_s", "window_j", "window_sd_j", "baseline_j",
+                    "above_baseline_j", "counter_j", "window_vs_counter_pct", "reading"])
+        dev = mon.devices[0]
         for name, m, cj in rows:
             e = m.energy_j[0]
-            w.writerow([name, mon.devices[0].index, mon.devices[0].uuid, f"{m.time_s:.6f}", f"{e:.4f}", f"{m.energy_sd_j[0]:.4f}", f"{m.baseline_j[0]:.4f}",
-                        f"{m.above_baseline_j[0]:.4f}", f"{cj:.4f}", f"{100 * (e / cj - 1):+.3f}", m.reading[0]])
+            w.writerow([name, dev.index, dev.uuid, f"{m.time_s:.6f}", f"{e:.4f}", f"{m.energy_sd_j[0]:.4f}",
+                        f"{m.baseline_j[0]:.4f}", f"{m.above_baseline_j[0]:.4f}", f"{cj:.4f}",
+                        f"{100 * (e / cj - 1):+.3f}", m.reading[0]])
             log(f"{name}: {m.time_s:.3f} s, window {e:.2f} J +- {m.energy_sd_j[0]:.2f}, counter {cj:.2f} J "
                 f"({100 * (e / cj - 1):+.2f} %)")
     mon.close()
