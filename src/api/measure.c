@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "api/session_internal.h"
+#include "api/sized.h"
 #include "bench/repeat.h"
 #include "core/error.h"
 #include "correct/observe.h"
@@ -25,7 +26,7 @@
 #define PHASES 4         /* the phases the blocks cycle through */
 #define ROUND_BLOCKS 8   /* blocks between estimates: each phase twice */
 #define LEAD_S 0.5       /* idle before the first block: the baseline before */
-#define CALIBRATE_S 0.02 /* calls timed first to size the blocks */
+#define CALIBRATE_S 0.02 /* calls timed first: a call's time (the round's length; sim) */
 #define COVER_WAIT_S 5.0 /* the readings must reach a round's end this soon */
 #define DEFAULT_PERIOD_S 0.1
 #define LABEL "tw_measure"
@@ -58,9 +59,8 @@ static tw_status read_options(const tw_measure_options *in, tw_measure_options *
 {
     tw_measure_options_init(o);
     if (!in) return TW_OK;
-    if (in->size < sizeof(size_t)) return tw_fail(TW_EINVAL, "tw_measure: options size is %zu", in->size);
-    memcpy((char *)o + sizeof(size_t), (const char *)in + sizeof(size_t),
-           (in->size < sizeof *o ? in->size : sizeof *o) - sizeof(size_t));
+    tw_status st = tw_sized_read(o, sizeof *o, in, "tw_measure: options");
+    if (st != TW_OK) return st;
     if (!(o->precision > 0 && o->precision < 1))
         return tw_fail(TW_EINVAL, "tw_measure: precision %g must be in (0, 1) (relative, 0.02 = 2 %%)", o->precision);
     if (!(o->budget_s > 0 && isfinite(o->budget_s)))
@@ -87,26 +87,31 @@ typedef struct plan {
     tw_session *s;
     tw_measure_fn fn;
     void *arg;
-    size_t device, per_block, blocks;
+    size_t device, blocks;
     size_t calls;       /* all of them, the calibration's too */
     size_t block_calls; /* those inside the blocks */
     double period_s, busy_s, fit_t0_s, last_end_s;
     tw_events *ev;
 } plan;
 
-/* One block of back-to-back calls, an event on the session's timeline, then its gap. */
+/* One block: back-to-back calls for BLOCK_S (at least one; the time, not a
+ * count, so a slow call or a busy machine cannot shorten it), an event on
+ * the session's timeline, then its gap. */
 static tw_status run_block(plan *p)
 {
-    double t0 = tw_session_now_s(p->s);
-    for (size_t k = 0; k < p->per_block; k++)
+    double t0 = tw_session_now_s(p->s), t1;
+    size_t n = 0;
+    do {
         p->fn(p->arg);
-    double t1 = tw_session_now_s(p->s);
+        n++;
+        t1 = tw_session_now_s(p->s);
+    } while (t1 - t0 < BLOCK_S);
     tw_event e = {.name = LABEL, .start_s = t0, .end_s = t1, .device = -1, .stream = -1, .kind = "kernel"};
     e.true_energy_j = NAN;
     tw_status st = tw_events_add(p->ev, &e);
     if (st != TW_OK) return st;
-    p->calls += p->per_block;
-    p->block_calls += p->per_block;
+    p->calls += n;
+    p->block_calls += n;
     p->busy_s += t1 - t0;
     p->last_end_s = t1;
     sleep_s(tw_repeat_gap_s(p->blocks++, PHASES, p->period_s, GAP_S));
@@ -154,7 +159,6 @@ static tw_status measure_gpu(tw_session *s, tw_measure_fn fn, void *arg, const t
     plan p = {.s = s, .fn = fn, .arg = arg, .device = o->device};
     double start = now_s();
     double call_s = call_time_s(fn, arg, &p.calls);
-    p.per_block = call_s >= BLOCK_S ? 1 : (size_t)ceil(BLOCK_S / fmax(call_s, 1e-9));
     tw_status st = tw_events_new(&p.ev);
     if (st != TW_OK) return st;
     if ((st = tw_region_begin(s, HOLD)) != TW_OK) {
@@ -170,7 +174,7 @@ static tw_status measure_gpu(tw_session *s, tw_measure_fn fn, void *arg, const t
     st = tw_session_observations(s, o->device, 0, 0, &probe, &m);
     tw_obs_series_free(&probe);
     p.period_s = st == TW_OK && m.period_s > 0 ? m.period_s : DEFAULT_PERIOD_S;
-    double round_s = ROUND_BLOCKS * (p.per_block * call_s + GAP_S + p.period_s) + GAP_S;
+    double round_s = ROUND_BLOCKS * (fmax(BLOCK_S, call_s) + GAP_S + p.period_s) + GAP_S;
     bool done = false;
     while (st == TW_OK && !done) {
         for (size_t b = 0; b < ROUND_BLOCKS && st == TW_OK; b++)
@@ -199,7 +203,8 @@ tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measur
 {
     tw_clear_error();
     if (!s || !fn || !out) return tw_fail(TW_EINVAL, "tw_measure: NULL session, function or result");
-    if (out->size < sizeof(size_t)) return tw_fail(TW_EINVAL, "tw_measure: result size is %zu", out->size);
+    if (out->size < sizeof(size_t)) /* said before the calls, not after them */
+        return tw_fail(TW_EINVAL, "tw_measure: result size is %zu (set it to sizeof the struct)", out->size);
     tw_measure_options o;
     tw_status st = read_options(oin, &o);
     if (st != TW_OK) return st;
@@ -208,7 +213,5 @@ tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measur
     tw_measure_result full = {.size = sizeof full};
     st = tw_session_is_sim(s) ? measure_sim(s, fn, arg, &full) : measure_gpu(s, fn, arg, &o, &full);
     if (st != TW_OK) return st;
-    memcpy((char *)out + sizeof(size_t), (const char *)&full + sizeof(size_t),
-           (out->size < sizeof full ? out->size : sizeof full) - sizeof(size_t));
-    return TW_OK;
+    return tw_sized_write(out, &full, sizeof full, "tw_measure: result");
 }

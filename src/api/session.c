@@ -23,6 +23,7 @@
 
 #include "api/energy_line.h"
 #include "api/session_internal.h"
+#include "api/sized.h"
 #include "core/error.h"
 #include "correct/profile.h"
 #include "estimate/trace.h"
@@ -108,32 +109,6 @@ static void deadline_after(struct timespec *ts, double s)
         ts->tv_sec++;
         ts->tv_nsec -= 1000000000L;
     }
-}
-
-/* ---------------------------------------------------------------- sized structs */
-
-/* Copies the caller's struct of `size` bytes over the defaults in `full`:
- * a caller built against an older, smaller struct keeps the defaults of the
- * fields it does not know. */
-static tw_status read_sized(void *full, size_t full_size, const void *in, const char *what)
-{
-    size_t size;
-    memcpy(&size, in, sizeof size);
-    if (size < sizeof(size_t)) return tw_fail(TW_EINVAL, "%s: size is %zu (set it, e.g. with its _init)", what, size);
-    memcpy((char *)full + sizeof size, (const char *)in + sizeof size,
-           (size < full_size ? size : full_size) - sizeof size);
-    return TW_OK;
-}
-
-/* Gives the caller as much of `full` as its struct holds, keeping its size. */
-static tw_status write_sized(void *out, const void *full, size_t full_size, const char *what)
-{
-    size_t size;
-    memcpy(&size, out, sizeof size);
-    if (size < sizeof(size_t)) return tw_fail(TW_EINVAL, "%s: size is %zu (set it to sizeof the struct)", what, size);
-    memcpy((char *)out + sizeof size, (const char *)full + sizeof size,
-           (size < full_size ? size : full_size) - sizeof size);
-    return TW_OK;
 }
 
 /* ---------------------------------------------------------------- results */
@@ -435,7 +410,7 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
     *out = NULL;
     tw_session_config c;
     tw_session_config_init(&c);
-    tw_status st = read_sized(&c, sizeof c, cin, "tw_session_open: config");
+    tw_status st = tw_sized_read(&c, sizeof c, cin, "tw_session_open: config");
     if (st != TW_OK) return st;
     if (c.trace_kernels)
         return tw_fail(TW_EUNSUPPORTED, "tw_session_open: trace_kernels (CUPTI in-process) is not implemented yet");
@@ -672,7 +647,7 @@ tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
                              .above_baseline_j = x->energy_j - x->baseline_j,
                              .reading = x->reading};
     snprintf(full.uuid, sizeof full.uuid, "%s", x->uuid);
-    return write_sized(out, &full, sizeof full, "tw_region_device_get");
+    return tw_sized_write(out, &full, sizeof full, "tw_region_device_get");
 }
 
 const char *tw_region_name(const tw_region *r) { return r ? r->name : ""; }

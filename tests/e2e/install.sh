@@ -6,17 +6,15 @@
 # constant power: the region's energy must be P x its time within the stated
 # sd, P from the scenario itself (the fake's truth).
 #
-# usage: install.sh BUILD_DIR SOURCE_DIR FAKE_LIBNVIDIA_ML
+# usage: install.sh BIN FAKE_LIBNVIDIA_ML BUILD_DIR SOURCE_DIR (BIN: the truewatt built there)
 set -u
-BUILD=${1:?usage: install.sh BUILD_DIR SOURCE_DIR FAKE_LIBNVIDIA_ML}
-SRC=${2:?usage}
-FAKE=${3:?usage}
-for tool in pkg-config cc cmake readelf python3; do
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${3:?usage: install.sh BIN FAKE_LIBNVIDIA_ML BUILD_DIR SOURCE_DIR}
+SRC=${4:?usage}
+for tool in pkg-config cc cmake readelf; do
     command -v $tool >/dev/null || { echo "FAIL: $tool not found (scripts/deps installs it)"; exit 1; }
 done
-[ -r "$FAKE" ] || { echo "SKIP: the fake libnvidia-ml is not built ($FAKE)"; exit 77; }
-T=$(mktemp -d "${TW_TMPDIR:-/tmp}/tw-install.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
+. "$HERE/run_common.sh" install "$1" "$2"
 cd "$T" || exit 2
 status=0
 fail() { echo "FAIL: $*"; status=1; }
