@@ -260,7 +260,7 @@ class Monitor:
     (``"cuda:0"``) or a UUID (``"GPU-..."``); ``None`` = all. ``backend``: the
     sensor backend (``None``: the library's default, ``nvml`` on a GPU host);
     ``run_path``: also record the session into this run file
-    (docs/runfile.md); ``profile_path``: a sensor profile
+    (docs/runfile.md; not yet in the library: :class:`Error`); ``profile_path``: a sensor profile
     (``truewatt sensor identify``) instead of the one found for the GPU;
     ``trace_kernels``: trace the kernels in-process (CUPTI; not yet in the
     library: :class:`Error`). ``devices`` lists the GPUs, ``backend`` names

@@ -75,14 +75,33 @@ class Counter:
             return mj.value / 1e3
         return self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h) / 1e3
 
-    def next_update(self) -> tuple:
-        """Polls until the counter changes: (value J, time of the read that saw it, monotonic s)."""
-        first = self.read_j()
+    def calibrate(self) -> float:
+        """The median time of one read (s); the widest an update's detection may be is a few reads."""
+        times = []
+        for _ in range(15):
+            t = time.monotonic()
+            self.read_j()
+            times.append(time.monotonic() - t)
+        return statistics.median(times)
+
+    def next_update(self, max_width_s: float) -> tuple:
+        """Polls until the counter changes, and returns (value J, monotonic s of the detection, width s).
+
+        The update happened after the previous read began and before the detecting read ended: the
+        width of that interval bounds how far the detection lags the update. An update seen over a
+        wider interval (the thread was descheduled) is not used: the next one is awaited instead.
+        """
+        t_prev = time.monotonic()
+        last = self.read_j()
         while True:
+            t_start = time.monotonic()
             v = self.read_j()
             t = time.monotonic()
-            if v != first:
-                return v, t
+            if v != last:
+                if t - t_prev <= max_width_s:
+                    return v, t, t - t_prev
+                last = v
+            t_prev = t_start
 
 
 # ---------------------------------------------------------------- the work: PyTorch, or CPU for --dry
@@ -190,31 +209,35 @@ def part_window(args) -> int:
     mon, counter = monitor_and_counter(args.dry)
     log(f"monitor: {mon.devices[0].name} {mon.devices[0].uuid}, backend {mon.backend}")
     step()  # once more with the monitor open
+    read_s = counter.calibrate()
+    width = max(3 * read_s, 0.002)
+    log(f"counter: a read takes {read_s * 1e3:.2f} ms; edges detected within {width * 1e3:.2f} ms are used")
     rows = []
     for r in range(args.reps):
         name = f"api_step_{r}"
-        c0, _ = counter.next_update()  # the window begins on a counter update ...
+        c0, _, w0 = counter.next_update(width)  # the window begins on a counter update ...
         mon.begin_window(name)
         nvtx.push(name)
         for _ in range(args.steps):
             step()
         time.sleep(args.margin_s)  # ... the work ends more than the counter's delay before the next update
-        c1, _ = counter.next_update()  # ... and the window ends on one
+        c1, _, w1 = counter.next_update(width)  # ... and the window ends on one
         nvtx.pop(name)
         m = mon.end_window(name)
-        rows.append((name, m, c1 - c0))
+        rows.append((name, m, c1 - c0, w0, w1))
         time.sleep(args.idle_s)
     nvtx.flush()
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["name", "nvml_index", "uuid", "time_s", "window_j", "window_sd_j", "baseline_j",
-                    "above_baseline_j", "counter_j", "window_vs_counter_pct", "reading"])
+                    "above_baseline_j", "counter_j", "window_vs_counter_pct", "begin_edge_ms", "end_edge_ms",
+                    "reading"])
         dev = mon.devices[0]
-        for name, m, cj in rows:
+        for name, m, cj, w0, w1 in rows:
             e = m.energy_j[0]
             w.writerow([name, dev.index, dev.uuid, f"{m.time_s:.6f}", f"{e:.4f}", f"{m.energy_sd_j[0]:.4f}",
                         f"{m.baseline_j[0]:.4f}", f"{m.above_baseline_j[0]:.4f}", f"{cj:.4f}",
-                        f"{100 * (e / cj - 1):+.3f}", m.reading[0]])
+                        f"{100 * (e / cj - 1):+.3f}", f"{w0 * 1e3:.3f}", f"{w1 * 1e3:.3f}", m.reading[0]])
             log(f"{name}: {m.time_s:.3f} s, window {e:.2f} J +- {m.energy_sd_j[0]:.2f}, counter {cj:.2f} J "
                 f"({100 * (e / cj - 1):+.2f} %)")
     mon.close()
@@ -257,21 +280,26 @@ def operator(dry: bool, target_s: float):
 
 
 class CounterThread(threading.Thread):
-    """Reads the counter continuously; at each update, the number of calls made so far."""
+    """Reads the counter continuously; at each update, the number of calls made so far and the width
+    of the interval the update is known to lie in (Counter.next_update)."""
 
     def __init__(self, counter: Counter, calls: list) -> None:
         super().__init__(daemon=True)
         self.counter, self.calls = counter, calls
-        self.updates: list = []  # (time, counter J, calls)
+        self.updates: list = []  # (time, counter J, calls, width s)
         self.stop = threading.Event()
 
     def run(self) -> None:
+        t_prev = time.monotonic()
         last = self.counter.read_j()
         while not self.stop.wait(0.001):  # a read each ms at most (an H100's takes ~4 ms): the calls keep the GIL
+            t_start = time.monotonic()
             v = self.counter.read_j()
+            t = time.monotonic()
             if v != last:
-                self.updates.append((time.monotonic(), v, self.calls[0]))
+                self.updates.append((t, v, self.calls[0], t - t_prev))
                 last = v
+            t_prev = t_start
 
 
 def part_measure(args) -> int:
@@ -286,7 +314,11 @@ def part_measure(args) -> int:
     mon.close()
 
     # the reference: the same callable back to back for >= ref_s, between two counter updates
+    width = max(3 * counter.calibrate() + 0.001, 0.005)  # the thread sleeps 1 ms between reads
     calls = [0]
+    # the counter's thread gets the GIL within 0.5 ms of wanting it (a callable that holds the GIL, as
+    # --dry's busy loop does, would otherwise delay each read by up to Python's 5 ms switch interval)
+    sys.setswitchinterval(0.0005)
     th = CounterThread(counter, calls)
     time.sleep(0.3)
     th.start()
@@ -297,11 +329,14 @@ def part_measure(args) -> int:
             calls[0] += 1
     th.stop.set()
     th.join()
-    ups = [u for u in th.updates if u[0] >= th.updates[0][0] + 0.5] if th.updates else []
-    if len(ups) < 2 or ups[-1][0] - ups[0][0] < args.ref_s * 0.9:
-        log(f"the counter updated {len(th.updates)} times: too few for the reference")
+    # updates after the warm-up, seen within `width` of when they happened
+    ups = [u for u in th.updates if u[0] >= th.updates[0][0] + 0.5 and u[3] <= width] if th.updates else []
+    if len(ups) < 2 or ups[-1][0] - ups[0][0] < args.min_span_s:
+        widths = sorted(u[3] * 1e3 for u in th.updates)
+        log(f"the counter updated {len(th.updates)} times, {len(ups)} seen within {width * 1e3:.1f} ms after "
+            f"the warm-up: too few for the reference (widths {widths[:3]} .. {widths[-3:]} ms)")
         return 1
-    (ta, ca, na), (tb, cb, nb) = ups[0], ups[-1]
+    (ta, ca, na, _), (tb, cb, nb, _) = ups[0], ups[-1]
     ref_j, ref_s = (cb - ca) / (nb - na), (tb - ta) / (nb - na)
     log(f"reference: {nb - na} calls back to back over {tb - ta:.2f} s: {ref_j * 1e3:.4f} mJ a call, "
         f"{ref_s * 1e6:.1f} us a call")
@@ -400,7 +435,9 @@ def main() -> int:
     ap.add_argument("--op-s", type=float, default=100e-6, help="measure: the operator's GPU time (100 us)")
     ap.add_argument("--precision", type=float, default=0.01, help="measure: precision asked (0.01)")
     ap.add_argument("--budget-s", type=float, default=30.0, help="measure: time budget (30 s)")
-    ap.add_argument("--ref-s", type=float, default=5.0, help="measure: the reference's length (5 s)")
+    ap.add_argument("--ref-s", type=float, default=6.0, help="measure: the reference's length (6 s)")
+    ap.add_argument("--min-span-s", type=float, default=4.0,
+                    help="measure: the least time between the reference's two counter updates (4 s)")
     ap.add_argument("--pairs", type=int, default=100000, help="cost: pairs per repetition (100000)")
     args = ap.parse_args()
     parts = {"window": part_window, "measure": part_measure, "cost": part_cost, "torch": part_torch}
