@@ -53,7 +53,10 @@ def measure(
 
     ``fn`` should wait for its GPU work to finish (e.g. end with
     ``torch.cuda.synchronize()``), so that each call's energy is its own. An
-    exception in ``fn`` stops the measurement and is raised here.
+    exception in ``fn`` (Ctrl-C's KeyboardInterrupt included) is raised here;
+    the library cannot be stopped from inside ``fn``, so after the first
+    exception the remaining calls of the current round return at once and
+    ``measure`` raises when the library returns (a round is ~4 s).
 
     >>> import torch, truewatt                                    # doctest: +SKIP
     >>> a = torch.randn(4096, 4096, device="cuda")                # doctest: +SKIP
