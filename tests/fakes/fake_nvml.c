@@ -38,6 +38,10 @@
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
  *                                    H100 SXM's; "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
+ *   TW_FAKE_NVML_DEVICE_POWER_W=list per device, a constant true power in watts (comma-separated,
+ *                                    one per device, e.g. "300,120"): device d's power and energy
+ *                                    are that constant instead of the scenario's (the Slurm test
+ *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -227,8 +231,6 @@ static double sim_s(int64_t mono) { return (double)(mono - F.t0_ns) / (double)NS
 /* CLOCK_REALTIME microseconds of simulated time k * step_ns. */
 static long long realtime_us(int64_t k, int64_t step_ns) { return (F.t0_ns + k * step_ns + F.rt_off_ns) / 1000; }
 
-static double mean_w(double t0, double t1) { return tw_scenario_true_energy_j(F.sc, t0, t1) / (t1 - t0); }
-
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
 static unsigned long env_ulong(const char *name, unsigned long dflt)
@@ -244,6 +246,39 @@ static void fake_complain(const char *what, const char *detail)
 {
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
+
+/* ---- TW_FAKE_NVML_DEVICE_POWER_W: a constant power per device (a separate block, added for the Slurm test) */
+
+static double device_power_w[MAX_DEVICES]; /* NaN: the scenario's power */
+
+/* Reads the list; mu held. */
+static nvmlReturn_t configure_device_power(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
+        device_power_w[d] = NAN;
+    const char *v = getenv("TW_FAKE_NVML_DEVICE_POWER_W");
+    if (!v || !*v) return NVML_SUCCESS;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        double w = strtod(p, &end);
+        if (end == p || !(w >= 0) || (*end != ',' && *end != '\0')) break;
+        device_power_w[d] = w;
+        if (!*end) return NVML_SUCCESS;
+        p = end + 1;
+    }
+    fake_complain("TW_FAKE_NVML_DEVICE_POWER_W is a list of watts, one per device (\"300,120\"), not ", v);
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Exact energy of device d over [t0, t1]: its constant power, else the scenario's. */
+static double true_energy_j(unsigned d, double t0, double t1)
+{
+    if (d < MAX_DEVICES && !isnan(device_power_w[d])) return device_power_w[d] * (t1 - t0);
+    return tw_scenario_true_energy_j(F.sc, t0, t1);
+}
+
+static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
 
 /* ---------------------------------------------------------------- the lock state file */
 
@@ -435,6 +470,7 @@ static nvmlReturn_t configure(void)
     }
     nvmlReturn_t r = configure_unsupported();
     if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r == NVML_SUCCESS) r = configure_device_power();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
@@ -713,7 +749,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
     nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *power_mw = to_mw(mean_w(u - AVG_WINDOW_S, u));
+    *power_mw = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -740,9 +776,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
         else
-            f->value.uiVal = to_mw(mean_w(u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
     }
     return leave(NVML_SUCCESS);
 }
@@ -771,7 +807,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -793,7 +829,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc, 0.0, u));
+    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
     return leave(NVML_SUCCESS);
 }
 
