@@ -168,30 +168,47 @@ static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64
     const char *uuid = opt_text(L, EC_UUID);
     if (uuid && strncmp(uuid, "GPU-", 4) != 0 && strncmp(uuid, "MIG-", 4) != 0)
         return bad(L, EC_UUID, "a GPU UUID (GPU-... or MIG-...)");
-    int64_t kind_id, name_id, mangled_id = 0, uuid_id = 0;
+    int64_t kind_id, name_id, mangled_id = 0, uuid_id = 0, type_id;
     const char *mangled = opt_text(L, EC_MANGLED);
     if ((st = run_string_id(r, cell(L, EC_KIND), &kind_id)) != TW_OK ||
         (st = run_string_id(r, cell(L, EC_NAME), &name_id)) != TW_OK ||
         (mangled && (st = run_string_id(r, mangled, &mangled_id)) != TW_OK) ||
         (uuid && (st = run_string_id(r, uuid, &uuid_id)) != TW_OK))
         return st;
+    /* what is the same for every launch of a kernel (its kind, names and
+     * launch configuration) is one row of activity_types: an activity row
+     * holds only its own fields (docs/runfile.md) */
+    if ((st = run_prepare(r, &r->st_type,
+                          "INSERT INTO activity_types(kind, name, mangled, grid_x, grid_y, grid_z, block_x, block_y, "
+                          "block_z) VALUES(?,?,?,?,?,?,?,?,?)")) != TW_OK)
+        return st;
+    char key[256];
+    int len = snprintf(key, sizeof key, "%lld %lld %lld", (long long)kind_id, (long long)name_id,
+                       mangled ? (long long)mangled_id : -1LL);
+    sqlite3_stmt *t = r->st_type;
+    sqlite3_bind_int64(t, 1, kind_id);
+    sqlite3_bind_int64(t, 2, name_id);
+    bind_opt(t, 3, mangled != NULL, mangled_id);
+    for (int k = EC_GRID_X; k <= EC_BLOCK_Z; k++) {
+        bind_opt(t, 4 + (k - EC_GRID_X), has[k], v[k]);
+        if (has[k])
+            len += snprintf(key + len, sizeof key - (size_t)len, " %lld", (long long)v[k]);
+        else
+            len += snprintf(key + len, sizeof key - (size_t)len, " -");
+    }
+    if ((st = run_type_id(r, key, t, &type_id)) != TW_OK) return st;
     if ((st = run_prepare(r, &r->st_activity,
-                          "INSERT INTO activities(kind, name, mangled, device, device_uuid, stream, correlation_id, "
-                          "start_ns, end_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z) "
-                          "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) != TW_OK)
+                          "INSERT INTO activities(type, device, device_uuid, stream, correlation_id, start_ns, "
+                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK)
         return st;
     sqlite3_stmt *s = r->st_activity;
-    sqlite3_bind_int64(s, 1, kind_id);
-    sqlite3_bind_int64(s, 2, name_id);
-    bind_opt(s, 3, mangled != NULL, mangled_id);
-    bind_opt(s, 4, has[EC_DEVICE], v[EC_DEVICE]);
-    bind_opt(s, 5, uuid != NULL, uuid_id);
-    bind_opt(s, 6, has[EC_STREAM], v[EC_STREAM]);
-    bind_opt(s, 7, has[EC_CORRELATION], v[EC_CORRELATION]);
-    sqlite3_bind_int64(s, 8, start);
-    sqlite3_bind_int64(s, 9, end);
-    for (int k = EC_GRID_X; k <= EC_BLOCK_Z; k++)
-        bind_opt(s, 10 + (k - EC_GRID_X), has[k], v[k]);
+    sqlite3_bind_int64(s, 1, type_id);
+    bind_opt(s, 2, has[EC_DEVICE], v[EC_DEVICE]);
+    bind_opt(s, 3, uuid != NULL, uuid_id);
+    bind_opt(s, 4, has[EC_STREAM], v[EC_STREAM]);
+    bind_opt(s, 5, has[EC_CORRELATION], v[EC_CORRELATION]);
+    sqlite3_bind_int64(s, 6, start);
+    sqlite3_bind_int64(s, 7, end - start);
     return run_step_write(r, s, "cannot write an activity");
 }
 
@@ -279,10 +296,11 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
 
 /* Every activity, then every NVTX range, as the events file's fields. */
 static const char events_query[] =
-    "SELECT k.value, n.value, m.value, a.device, u.value, a.stream, a.correlation_id, a.start_ns, a.end_ns, "
-    "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, NULL, NULL, NULL, a.rowid "
-    "FROM activities a JOIN strings k ON k.id = a.kind JOIN strings n ON n.id = a.name "
-    "LEFT JOIN strings m ON m.id = a.mangled LEFT JOIN strings u ON u.id = a.device_uuid "
+    "SELECT k.value, n.value, m.value, a.device, u.value, a.stream, a.correlation_id, a.start_ns, "
+    "a.start_ns + a.duration_ns, t.grid_x, t.grid_y, t.grid_z, t.block_x, t.block_y, t.block_z, NULL, NULL, NULL, "
+    "a.rowid FROM activities a JOIN activity_types t ON t.id = a.type JOIN strings k ON k.id = t.kind "
+    "JOIN strings n ON n.id = t.name LEFT JOIN strings m ON m.id = t.mangled "
+    "LEFT JOIN strings u ON u.id = a.device_uuid "
     "UNION ALL SELECT 'nvtx', n.value, NULL, -1, NULL, -1, NULL, x.start_ns, x.end_ns, "
     "NULL, NULL, NULL, NULL, NULL, NULL, d.value, x.tid, x.depth, x.rowid "
     "FROM nvtx_ranges x JOIN strings n ON n.id = x.name JOIN strings d ON d.id = x.domain";

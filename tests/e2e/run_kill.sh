@@ -48,7 +48,7 @@ assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 t0 = db.execute("SELECT value FROM meta WHERE key = 't0_mono_ns'").fetchone()[0]
 kill_s = (int(sys.argv[2]) - t0) * 1e-9
 ids = [c for (c,) in db.execute("SELECT correlation_id FROM activities_named WHERE name = 'tick' ORDER BY start_ns")]
-last_end = db.execute("SELECT max(end_ns) FROM activities").fetchone()[0] * 1e-9
+last_end = db.execute("SELECT max(end_ns) FROM activities_named").fetchone()[0] * 1e-9
 last_poll = db.execute("SELECT max(t_ns) FROM polls").fetchone()[0] * 1e-9
 print(f"  killed at t = {kill_s:.3f} s; {len(ids)} ticks, the last ending at {last_end:.3f} s; last poll {last_poll:.3f} s")
 assert ids == list(range(100, 100 + len(ids))), ("a gap", ids[:5], ids[-5:])
