@@ -195,39 +195,36 @@ tw_status tw_run_commit(tw_run *r)
 /* ---------------------------------------------------------------- strings */
 
 /* An id of 0 is a string not yet in the table (a failed insert is tried again). */
-tw_status run_string_id(tw_run *r, const char *text, int64_t *id)
+/* The id of `key` in map m, when new added by stepping `insert` (prepared
+ * and bound by the caller) and kept. */
+static tw_status intern(tw_run *r, tw_strmap *m, const char *key, sqlite3_stmt *insert, const char *what, int64_t *id)
 {
-    const char *key;
+    const char *k;
     bool added;
-    int64_t *v = tw_strmap_get(&r->strings, text, &key, &added);
-    if (!v) return tw_fail(TW_ENOMEM, "out of memory (strings)");
+    int64_t *v = tw_strmap_get(m, key, &k, &added);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory (interned names)");
     if (*v > 0) {
         *id = *v;
         return TW_OK;
     }
-    tw_status st = run_prepare(r, &r->st_string, "INSERT INTO strings(value) VALUES(?)");
+    tw_status st = run_step_write(r, insert, what);
     if (st != TW_OK) return st;
-    sqlite3_bind_text(r->st_string, 1, text, -1, SQLITE_STATIC);
-    if ((st = run_step_write(r, r->st_string, "cannot add a string")) != TW_OK) return st;
     /* the step may have committed, and a commit rehashes nothing: v is still the slot */
     *id = *v = sqlite3_last_insert_rowid(r->db);
     return TW_OK;
 }
 
+tw_status run_string_id(tw_run *r, const char *text, int64_t *id)
+{
+    tw_status st = run_prepare(r, &r->st_string, "INSERT INTO strings(value) VALUES(?)");
+    if (st != TW_OK) return st;
+    sqlite3_bind_text(r->st_string, 1, text, -1, SQLITE_STATIC);
+    return intern(r, &r->strings, text, r->st_string, "cannot add a string", id);
+}
+
 tw_status run_type_id(tw_run *r, const char *key, sqlite3_stmt *insert, int64_t *id)
 {
-    const char *k;
-    bool added;
-    int64_t *v = tw_strmap_get(&r->types, key, &k, &added);
-    if (!v) return tw_fail(TW_ENOMEM, "out of memory (activity types)");
-    if (*v > 0) {
-        *id = *v;
-        return TW_OK;
-    }
-    tw_status st = run_step_write(r, insert, "cannot add an activity type");
-    if (st != TW_OK) return st;
-    *id = *v = sqlite3_last_insert_rowid(r->db);
-    return TW_OK;
+    return intern(r, &r->types, key, insert, "cannot add an activity type", id);
 }
 
 /* ---------------------------------------------------------------- open and close */

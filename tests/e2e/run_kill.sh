@@ -4,11 +4,13 @@
 # its GPU through the fake CUPTI: a 10 ms kernel "tick" every 20 ms) and the
 # fake libnvidia-ml. The run file must stay readable up to the kill:
 #   - SQLite's integrity check passes;
-#   - the kernels recorded are the first ones launched, none missing in
-#     between (correlation ids 100, 101, ... without a gap), the last ending
-#     within 2.5 s of the kill: the library's drain (every 100 ms), truewatt's
-#     import of the events file and its commit (every 0.5 s), with room for a
-#     loaded 2-core CI machine;
+#   - the kill comes as soon as the file, read while the run goes on, holds 50
+#     ticks (the library's drain every 100 ms, truewatt's import of the events
+#     file and its commit every 0.5 s): every tick committed then is still
+#     there after the kill, with the first ones launched, none missing in
+#     between (correlation ids 100, 101, ... without a gap); the last within
+#     10 s of the kill (a bound for a loaded 2-core CI machine: the point is
+#     the committed data surviving, not the speed);
 #   - the samples reach as far;
 #   - `truewatt report` reports every recorded kernel, with the warning that
 #     the run did not finish.
@@ -35,13 +37,29 @@ mkdir -p "$TW_PROFILE_DIR" || exit 2
 pid=$!
 for _ in $(seq 200); do [ -s app.pid ] && break; sleep 0.05; done
 [ -s app.pid ] || { fail "the program did not start: $(cat err)"; kill -9 $pid; exit 1; }
-sleep 3
+# the newest tick committed, read while the run goes on (WAL: a reader sees the last commit)
+seen=$(python3 - k.sqlite <<'PY'
+import sqlite3, sys, time
+for _ in range(400):
+    try:
+        db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+        n, end = db.execute("SELECT count(*), max(end_ns) FROM activities_named WHERE name = 'tick'").fetchone()
+        db.close()
+        if n >= 50:
+            print(end)
+            break
+    except sqlite3.Error:
+        pass
+    time.sleep(0.05)
+PY
+)
 kill -9 "$(cat app.pid)" $pid
 killed=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
+[ -n "$seen" ] || fail "no 50 ticks committed within 20 s: $(cat err)"
 wait $pid 2>/dev/null
 [ -e k.sqlite ] || { fail "no run file: $(cat err)"; exit 1; }
 
-python3 - k.sqlite "$killed" <<'PY' && ok "kill -9 of both: intact, every tick up to within 2.5 s of the kill, none missing" ||
+python3 - k.sqlite "$killed" "${seen:-0}" <<'PY' && ok "kill -9 of both: intact, every tick committed before the kill kept, none missing" ||
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -50,20 +68,14 @@ kill_s = (int(sys.argv[2]) - t0) * 1e-9
 ids = [c for (c,) in db.execute("SELECT correlation_id FROM activities_named WHERE name = 'tick' ORDER BY start_ns")]
 last_end = db.execute("SELECT max(end_ns) FROM activities_named").fetchone()[0] * 1e-9
 last_poll = db.execute("SELECT max(t_ns) FROM polls").fetchone()[0] * 1e-9
-print(f"  killed at t = {kill_s:.3f} s; {len(ids)} ticks, the last ending at {last_end:.3f} s; last poll {last_poll:.3f} s")
+seen_s = int(sys.argv[3]) * 1e-9
+print(f"  killed at t = {kill_s:.3f} s, a tick ending at {seen_s:.3f} s committed before; {len(ids)} ticks, the last "
+      f"ending at {last_end:.3f} s; last poll {last_poll:.3f} s")
 assert ids == list(range(100, 100 + len(ids))), ("a gap", ids[:5], ids[-5:])
-assert len(ids) >= 25, len(ids)
-assert kill_s - 2.5 < last_end <= kill_s, (kill_s, last_end)
-assert kill_s - 2.5 < last_poll <= kill_s, (kill_s, last_poll)
+assert len(ids) >= 50 and last_end >= seen_s, (len(ids), last_end, seen_s)
+assert kill_s - 10 < last_end <= kill_s, (kill_s, last_end)
+assert kill_s - 10 < last_poll <= kill_s, (kill_s, last_poll)
 PY
     fail "kill -9: the run file ($(cat err))"
-"$BIN" report k.sqlite --json >k.json 2>err || fail "report of the killed run: $(cat err)"
-python3 - k.json k.sqlite <<'PY' && ok "the killed run reports every recorded kernel, with a warning" || fail "killed run's report"
-import json, sqlite3, sys
-d = json.load(open(sys.argv[1]))
-assert any("did not finish this run" in w for w in d["warnings"]), d["warnings"]
-k = {x["name"]: x for x in d["devices"][0]["names"]}
-n = sqlite3.connect(sys.argv[2]).execute("SELECT count(*) FROM activities").fetchone()[0]
-assert k["tick"]["launches"] == n, (k["tick"], n)
-PY
+killed_run_reports k.sqlite
 exit $status
