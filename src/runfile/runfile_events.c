@@ -465,6 +465,23 @@ static tw_status each_event(tw_run *r, event_fn fn, void *ctx)
     return st;
 }
 
+/* How many activities and NVTX ranges the file holds (for the room they take). */
+static tw_status run_count(tw_run *r, int64_t *n)
+{
+    pthread_mutex_lock(&r->mu);
+    sqlite3_stmt *s = NULL;
+    tw_status st = TW_OK;
+    if (sqlite3_prepare_v2(r->db, "SELECT (SELECT count(*) FROM activities) + (SELECT count(*) FROM nvtx_ranges)", -1,
+                           &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        st = run_db_fail(r->db, r->path, "cannot count the activities");
+    else
+        *n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
 static tw_status add_event(void *ctx, const ev_row *r)
 {
     bool nvtx = strcmp(r->kind, "nvtx") == 0;
@@ -499,6 +516,9 @@ tw_status tw_run_load_events(tw_run *r, tw_events **out)
     tw_events *ev = NULL;
     tw_status st = tw_events_new(&ev);
     if (st == TW_OK && !tw_events_set_source(ev, r->path, event_table)) st = tw_fail(TW_ENOMEM, "out of memory");
+    int64_t rows = 0;
+    if (st == TW_OK && run_count(r, &rows) == TW_OK && !tw_events_reserve(ev, (size_t)rows))
+        st = tw_fail(TW_ENOMEM, "out of memory (%lld events)", (long long)rows);
     if (st == TW_OK) st = each_event(r, add_event, ev);
     if (st != TW_OK) {
         tw_events_free(ev);
