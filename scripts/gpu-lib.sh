@@ -11,14 +11,28 @@ gpu_build() {
   # a GPU host with SQLite's runtime library but not its header (no libsqlite3-dev, as on the
   # device tool's machines): the header from $TW_SQLITE_INCLUDE (default .deps/include, a copy of
   # a Debian sqlite3.h carried there), linked to the runtime library
-  local extra=() inc=${TW_SQLITE_INCLUDE:-$PWD/.deps/include} lib=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+  local extra=()
+  gpu_sqlite_defines
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
+  cmake --build build-gpu -j"$(nproc)" >/dev/null
+  tw=build-gpu/truewatt
+}
+
+# gpu_sqlite_defines: sets extra=(-DSQLite3_INCLUDE_DIR=... -DSQLite3_LIBRARY=...) on a host without
+# SQLite's header (gpu_build's CMake; scripts/gpu-api passes them to pip's), else extra=().
+gpu_sqlite_defines() {
+  local inc=${TW_SQLITE_INCLUDE:-$PWD/.deps/include} lib=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+  extra=()
   if [ ! -f /usr/include/sqlite3.h ] && [ -f "$inc/sqlite3.h" ] && [ -e "$lib" ]; then
     log "SQLite: header from $inc, library $lib"
     extra=(-DSQLite3_INCLUDE_DIR="$inc" -DSQLite3_LIBRARY="$lib")
   fi
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
-  cmake --build build-gpu -j"$(nproc)" >/dev/null
-  tw=build-gpu/truewatt
+}
+
+# gpu_torch_cupti [PYTHON]: the libcupti bundled with PyTorch (nvidia/cu13), "" when none. NVTX ranges
+# and kernels reach CUPTI only through the libcupti the program itself uses: for PyTorch, its own copy.
+gpu_torch_cupti() {
+  "${1:-python3}" -c 'import glob, os, nvidia; print(next(iter(glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib", "libcupti.so.13"))), ""))' 2>/dev/null || true
 }
 
 # gpu_meta DIR TITLE COMMAND: writes DIR/meta.txt and shows it.

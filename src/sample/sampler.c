@@ -26,6 +26,7 @@
 #include "sample/plan.h"
 #include "runfile/runfile.h"
 #include "sample/ring.h"
+#include "sample/sampler_sink.h"
 #include "truewatt.h"
 
 /* A backend without devices (sim, replay) has no plan: these periods. */
@@ -139,6 +140,8 @@ struct tw_sampler {
     char *notes;
     size_t notes_len, notes_cap;
     bool stopped;
+    tw_sampler_sink_fn sink; /* NULL: none */
+    void *sink_arg;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -455,6 +458,7 @@ static void merge(tw_sampler *s)
             tw_status st = s->w ? tw_trace_writer_write(s->w, &out) : TW_OK;
             if (st == TW_OK && s->run)
                 st = tw_run_poll(s->run, best->index, t, best->n, best->run_id, val, tval, valid);
+            if (st == TW_OK && s->sink) s->sink(s->sink_arg, s, &out);
             if (st != TW_OK) {
                 s->write_err = st;
                 snprintf(s->write_msg, sizeof s->write_msg, "%s", tw_last_error());
@@ -701,7 +705,12 @@ static tw_status open_producer(tw_sampler *s, const tw_sampler_config *cfg, size
     sc.groups = group;
     sc.t0_mono_ns = s->t0_mono_ns;
     const tw_sample_plan *pl = &s->dev[d].plan;
-    if (pl->skip[0]) sc.skip = pl->skip;
+    char skip[sizeof pl->skip + 1024]; /* the plan's and the caller's (cfg->base->skip), both kept */
+    if (pl->skip[0] && sc.skip && *sc.skip) {
+        snprintf(skip, sizeof skip, "%s,%.1000s", pl->skip, sc.skip);
+        sc.skip = skip;
+    } else if (pl->skip[0])
+        sc.skip = pl->skip;
     if (pl->buffer_poll_s > 0) sc.buffer_poll_s = pl->buffer_poll_s;
     producer *p = calloc(1, sizeof *p);
     if (!p) return tw_fail(TW_ENOMEM, "out of memory");
@@ -845,10 +854,17 @@ static void stop_threads(tw_sampler *s)
 
 tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
 {
+    return tw_sampler_start_sink(cfg, NULL, NULL, out);
+}
+
+uint64_t tw_sampler_t0_mono_ns(const tw_sampler *s) { return s ? s->t0_mono_ns : 0; }
+
+tw_status tw_sampler_start_sink(const tw_sampler_config *cfg, tw_sampler_sink_fn fn, void *arg, tw_sampler **out)
+{
     tw_clear_error();
     if (!out) return tw_fail(TW_EINVAL, "tw_sampler_start: out is NULL");
     *out = NULL;
-    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run))
+    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run && !fn))
         return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path or run file");
     if (cfg->n_devices && !cfg->devices) return tw_fail(TW_EINVAL, "tw_sampler_start: n_devices without devices");
     double fast = cfg->fast_period_s > 0 ? cfg->fast_period_s : DEFAULT_FAST_PERIOD_S;
@@ -863,6 +879,8 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     s->backend = strdup(cfg->backend);
     s->trace_path = cfg->trace_path ? strdup(cfg->trace_path) : NULL;
     s->run = cfg->run;
+    s->sink = fn;
+    s->sink_arg = arg;
     tw_status st =
         s->backend && (s->trace_path || !cfg->trace_path) ? setup(s, cfg) : tw_fail(TW_ENOMEM, "out of memory");
     if (st == TW_OK) {
