@@ -18,6 +18,7 @@
 #define run_step_write tw_run_step_write
 #define run_maybe_commit tw_run_maybe_commit
 #define run_string_id tw_run_string_id
+#define run_type_id tw_run_type_id
 #define run_ns_of tw_run_ns_of
 #define run_s_of tw_run_s_of
 
