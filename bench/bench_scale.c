@@ -232,6 +232,8 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
     double t1 = now_s();
     tw_est_config c;
     tw_est_config_init(&c);
+    /* as `truewatt report` does: the devices table's enforced power limit bounds each name's power */
+    c.power_limit_w = 700;
     tw_estimate *est = NULL;
     if (check(tw_estimate_trace(p->run, "", NULL, ev, &c, &est, NULL), "estimate")) return 1;
     double t2 = now_s();
