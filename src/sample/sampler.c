@@ -73,6 +73,8 @@ typedef struct producer {
     uint64_t calls;
     size_t n;        /* the sensor's readings */
     size_t *out_col; /* reading -> output column (NO_COL: dropped, a duplicate) */
+    char **names;    /* reading -> its column name without the device prefix (for the sink) */
+    bool fail_told;  /* the sink was told of err (writer thread) */
     int index;       /* into s->prod: the run file's producer number */
     int64_t *run_id; /* reading -> the run file's reading id (0: not recorded) */
     size_t nused;    /* readings with a column */
@@ -115,7 +117,8 @@ struct tw_sampler {
     producer **prod;
     char *trace_path; /* NULL: no CSV */
     tw_trace_writer *w;
-    tw_run *run; /* the caller's; NULL: no run file */
+    tw_run *run;          /* the caller's; NULL: no run file */
+    tw_sampler_sink sink; /* row == NULL: none */
     size_t ncols;
     char **colname;
     tw_sampler_reading_stats *stats;
@@ -452,6 +455,10 @@ static void merge(tw_sampler *s)
                 s->clamped++;
             }
             tw_row out = {t, s->ncols, s->val, s->tval, s->valid};
+            if (s->sink.row) {
+                tw_row own = {best_t, best->n, val, tval, valid};
+                s->sink.row(s->sink.user, best->dev, (const char *const *)best->names, &own);
+            }
             tw_status st = s->w ? tw_trace_writer_write(s->w, &out) : TW_OK;
             if (st == TW_OK && s->run)
                 st = tw_run_poll(s->run, best->index, t, best->n, best->run_id, val, tval, valid);
@@ -468,12 +475,24 @@ static void merge(tw_sampler *s)
     }
 }
 
+/* Tells the sink of producers that stopped on an error, once each. */
+static void tell_failures(tw_sampler *s)
+{
+    for (size_t k = 0; s->sink.failed && k < s->nprod; k++) {
+        producer *p = s->prod[k];
+        if (p->fail_told || atomic_load_explicit(&p->running, memory_order_acquire) || p->err == TW_OK) continue;
+        p->fail_told = true;
+        s->sink.failed(s->sink.user, p->dev, p->err, p->errmsg);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     tw_sampler *s = arg;
     for (;;) {
         bool last = atomic_load_explicit(&s->stop_writer, memory_order_acquire);
         merge(s);
+        tell_failures(s);
         if (last) break;
         struct timespec d = {0, WRITER_PERIOD_NS};
         nanosleep(&d, NULL);
@@ -489,6 +508,9 @@ static void producer_free(producer *p)
     if (!p) return;
     tw_sensor_close(p->sensor);
     tw_ring_destroy(&p->ring);
+    for (size_t i = 0; p->names && i < p->n; i++)
+        free(p->names[i]);
+    free(p->names);
     free(p->out_col);
     free(p->run_id);
     free(p->polls);
@@ -660,16 +682,20 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     p->n = tw_sensor_nreadings(p->sensor);
     size_t k = p->n ? p->n : 1;
     p->out_col = calloc(k, sizeof *p->out_col);
+    p->names = calloc(k, sizeof *p->names);
     p->run_id = calloc(k, sizeof *p->run_id);
     p->polls = calloc(k, sizeof *p->polls);
     p->updates = calloc(k, sizeof *p->updates);
     p->last_value = calloc(k, sizeof *p->last_value);
     p->have_last = calloc(k, sizeof *p->have_last);
-    if (!p->out_col || !p->run_id || !p->polls || !p->updates || !p->last_value || !p->have_last)
+    if (!p->out_col || !p->names || !p->run_id || !p->polls || !p->updates || !p->last_value || !p->have_last)
         return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->n; i++) {
         char *name = si_name(s->dev[p->dev].prefix, tw_sensor_reading(p->sensor, i));
-        if (!name) return tw_fail(TW_ENOMEM, "out of memory");
+        if (!name || !(p->names[i] = si_name("", tw_sensor_reading(p->sensor, i)))) {
+            free(name);
+            return tw_fail(TW_ENOMEM, "out of memory");
+        }
         tw_status st = add_column(s, name, &p->out_col[i]);
         if (st != TW_OK) return st;
         if (p->out_col[i] != NO_COL) p->nused++;
@@ -848,8 +874,8 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     tw_clear_error();
     if (!out) return tw_fail(TW_EINVAL, "tw_sampler_start: out is NULL");
     *out = NULL;
-    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run))
-        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path or run file");
+    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run && !(cfg->sink && cfg->sink->row)))
+        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path, run file or sink");
     if (cfg->n_devices && !cfg->devices) return tw_fail(TW_EINVAL, "tw_sampler_start: n_devices without devices");
     double fast = cfg->fast_period_s > 0 ? cfg->fast_period_s : DEFAULT_FAST_PERIOD_S;
     double slow = cfg->slow_period_s > 0 ? cfg->slow_period_s : DEFAULT_SLOW_PERIOD_S;
@@ -863,6 +889,7 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     s->backend = strdup(cfg->backend);
     s->trace_path = cfg->trace_path ? strdup(cfg->trace_path) : NULL;
     s->run = cfg->run;
+    if (cfg->sink) s->sink = *cfg->sink;
     tw_status st =
         s->backend && (s->trace_path || !cfg->trace_path) ? setup(s, cfg) : tw_fail(TW_ENOMEM, "out of memory");
     if (st == TW_OK) {
