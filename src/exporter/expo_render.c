@@ -151,7 +151,7 @@ static const family f_stalls = {"truewatt_gpu_sensor_stalls", F_COUNTER, "",
                                 "Times the GPU's sensor gave no reading for more than 2 s"};
 static const family f_failures = {"truewatt_gpu_read_failures", F_COUNTER, "",
                                   "Polls of the GPU in which no reading could be read (NVML errors)"};
-static const family f_resets = {"truewatt_gpu_energy_counter_resets", F_COUNTER, "",
+static const family f_resets = {"truewatt_gpu_energy_resets", F_COUNTER, "",
                                 "Times the GPU's energy counter went back (driver reload, GPU reset)"};
 static const family f_lost = {"truewatt_gpu_lost", F_GAUGE, "",
                               "1 when the GPU's readings stopped for good (fell off the bus, every read failing); "

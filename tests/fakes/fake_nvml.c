@@ -38,6 +38,13 @@
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
  *                                    H100 SXM's; "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
+ * The exporter's knobs (a block of their own, near the end of the file):
+ *   TW_FAKE_NVML_SCENARIOS=list      one kernels CSV per device, comma-separated (an empty
+ *                                    entry, or a device past the list: TW_FAKE_NVML_SCENARIO's)
+ *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
+ *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
+ *                                    sample per listed process of the device every 100 ms
+ *                                    update (smUtil sm %, the other fields 0)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -227,7 +234,15 @@ static double sim_s(int64_t mono) { return (double)(mono - F.t0_ns) / (double)NS
 /* CLOCK_REALTIME microseconds of simulated time k * step_ns. */
 static long long realtime_us(int64_t k, int64_t step_ns) { return (F.t0_ns + k * step_ns + F.rt_off_ns) / 1000; }
 
-static double mean_w(double t0, double t1) { return tw_scenario_true_energy_j(F.sc, t0, t1) / (t1 - t0); }
+static const tw_scenario *scenario_of(nvmlDevice_t d); /* the exporter's knobs, below */
+static bool lost_applies(nvmlDevice_t d);
+static nvmlReturn_t configure_exporter_knobs(void);
+static void free_exporter_knobs(void);
+
+static double mean_w(nvmlDevice_t d, double t0, double t1)
+{
+    return tw_scenario_true_energy_j(scenario_of(d), t0, t1) / (t1 - t0);
+}
 
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
@@ -445,7 +460,7 @@ static nvmlReturn_t configure(void)
         F.sc = NULL;
         return NVML_ERROR_UNKNOWN;
     }
-    return NVML_SUCCESS;
+    return configure_exporter_knobs();
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -461,7 +476,7 @@ static nvmlReturn_t enter(nvmlDevice_t d, int64_t *now)
         r = NVML_ERROR_INVALID_ARGUMENT;
     else {
         *now = clock_ns(CLOCK_MONOTONIC);
-        if (F.lost_after_s >= 0 && sim_s(*now) >= F.lost_after_s) r = F.lost_code;
+        if (F.lost_after_s >= 0 && sim_s(*now) >= F.lost_after_s && lost_applies(d)) r = F.lost_code;
     }
     if (r != NVML_SUCCESS) pthread_mutex_unlock(&mu);
     return r;
@@ -599,6 +614,7 @@ FAKE_API nvmlReturn_t nvmlShutdown(void)
     else if (--F.refs == 0) {
         tw_scenario_free(F.sc);
         F.sc = NULL;
+        free_exporter_knobs();
     }
     pthread_mutex_unlock(&mu);
     return r;
@@ -713,7 +729,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
     nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *power_mw = to_mw(mean_w(u - AVG_WINDOW_S, u));
+    *power_mw = to_mw(mean_w(device, u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -740,9 +756,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device, u - AVG_WINDOW_S, u));
         else
-            f->value.uiVal = to_mw(mean_w(u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device, u - INSTANT_WINDOW_S, u));
     }
     return leave(NVML_SUCCESS);
 }
@@ -771,7 +787,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(mean_w(device, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -793,7 +809,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(F.sc, 0.0, u));
+    *energy_mj =
+        (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(scenario_of(device), 0.0, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -915,6 +932,114 @@ FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device)
     return change_lock(device, true, true, 0, 0);
 }
 
+/* ---------------------------------------------------------------- the exporter's knobs
+ * (per-device scenarios, one device lost, per-process utilisation: see the
+ * header comment). Kept apart from the rest: read at configure(), under mu. */
+
+#define MAX_PROCS 64
+
+static struct {
+    tw_scenario *sc[MAX_DEVICES]; /* NULL: F.sc */
+    bool lost_one;
+    unsigned lost_index;
+    struct {
+        unsigned dev, pid, sm;
+    } procs[MAX_PROCS];
+    unsigned nprocs;
+} X;
+
+static const tw_scenario *scenario_of(nvmlDevice_t d) { return X.sc[d->index] ? X.sc[d->index] : F.sc; }
+
+static bool lost_applies(nvmlDevice_t d) { return !X.lost_one || d->index == X.lost_index; }
+
+static void free_exporter_knobs(void)
+{
+    for (unsigned i = 0; i < MAX_DEVICES; i++) {
+        tw_scenario_free(X.sc[i]);
+        X.sc[i] = NULL;
+    }
+}
+
+static nvmlReturn_t configure_scenarios(void)
+{
+    const char *list = getenv("TW_FAKE_NVML_SCENARIOS");
+    for (unsigned k = 0; list && *list && k < MAX_DEVICES; k++) {
+        size_t len = strcspn(list, ",");
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s", (int)len, list);
+        if (len > 0 && tw_scenario_load(path, TW_SIM_H100, &X.sc[k]) != TW_OK) {
+            fake_complain("TW_FAKE_NVML_SCENARIOS: ", tw_last_error());
+            X.sc[k] = NULL;
+            return NVML_ERROR_UNKNOWN;
+        }
+        list += len + (list[len] == ',');
+    }
+    return NVML_SUCCESS;
+}
+
+/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... */
+static nvmlReturn_t configure_processes(void)
+{
+    X.nprocs = 0;
+    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
+    while (v && *v && X.nprocs < MAX_PROCS) {
+        unsigned dev, pid, sm;
+        int used = 0;
+        if (sscanf(v, "%u:%u:%u%n", &dev, &pid, &sm, &used) != 3 || (v[used] != ',' && v[used] != '\0')) {
+            fake_complain("TW_FAKE_NVML_PROCESSES is dev:pid:sm,..., not ", v);
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        X.procs[X.nprocs].dev = dev, X.procs[X.nprocs].pid = pid, X.procs[X.nprocs].sm = sm;
+        X.nprocs++;
+        v += used + (v[used] == ',');
+    }
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t configure_exporter_knobs(void)
+{
+    const char *lost = getenv("TW_FAKE_NVML_LOST_DEVICE");
+    X.lost_one = lost && *lost;
+    X.lost_index = (unsigned)env_ulong("TW_FAKE_NVML_LOST_DEVICE", 0);
+    nvmlReturn_t r = configure_processes();
+    return r == NVML_SUCCESS ? configure_scenarios() : r;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                                      unsigned int *processSamplesCount,
+                                                      unsigned long long lastSeenTimeStamp);
+
+/* A sample per listed process of the device, stamped with the last 100 ms
+ * update; NOT_FOUND when that is not newer than lastSeenTimeStamp. */
+FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                                      unsigned int *processSamplesCount,
+                                                      unsigned long long lastSeenTimeStamp)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!processSamplesCount) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    unsigned n = 0;
+    for (unsigned i = 0; i < X.nprocs; i++)
+        n += X.procs[i].dev == device->index;
+    long long ts = realtime_us(update_k(now), UPDATE_NS);
+    if (n == 0 || ts <= 0 || (unsigned long long)ts <= lastSeenTimeStamp) {
+        *processSamplesCount = 0;
+        return leave(NVML_ERROR_NOT_FOUND);
+    }
+    unsigned cap = *processSamplesCount;
+    *processSamplesCount = n;
+    if (!utilization || cap < n) return leave(NVML_ERROR_INSUFFICIENT_SIZE);
+    unsigned k = 0;
+    for (unsigned i = 0; i < X.nprocs; i++) {
+        if (X.procs[i].dev != device->index) continue;
+        utilization[k] =
+            (nvmlProcessUtilizationSample_t){X.procs[i].pid, (unsigned long long)ts, X.procs[i].sm, 0, 0, 0};
+        k++;
+    }
+    return leave(NVML_SUCCESS);
+}
+
 /* The definitions above have exactly the types the backend calls through. */
 #define SAME_TYPE(fn, type) _Static_assert(__builtin_types_compatible_p(__typeof__(&fn), type), #fn " is a " #type)
 SAME_TYPE(nvmlInit_v2, nvmlInit_fn);
@@ -943,3 +1068,4 @@ SAME_TYPE(nvmlDeviceSetGpuLockedClocks, nvmlDeviceSetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetGpuLockedClocks, nvmlDeviceResetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceSetMemoryLockedClocks, nvmlDeviceSetMemoryLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetMemoryLockedClocks, nvmlDeviceResetMemoryLockedClocks_fn);
+SAME_TYPE(nvmlDeviceGetProcessUtilization, nvmlDeviceGetProcessUtilization_fn);
