@@ -16,6 +16,13 @@ gpu_build() {
     log "SQLite: header from $inc, library $lib"
     extra=(-DSQLite3_INCLUDE_DIR="$inc" -DSQLite3_LIBRARY="$lib")
   fi
+  # the same for libmicrohttpd (the exporter's HTTP server): .deps/include/microhttpd.h and
+  # .deps/lib/libmicrohttpd.so.12 (carried) when the host has no libmicrohttpd-dev
+  local mhd_inc=$PWD/.deps/include mhd_lib=$PWD/.deps/lib/libmicrohttpd.so.12
+  if [ ! -f /usr/include/microhttpd.h ] && [ -f "$mhd_inc/microhttpd.h" ] && [ -e "$mhd_lib" ]; then
+    log "libmicrohttpd: header from $mhd_inc, library $mhd_lib"
+    extra+=(-DTW_MHD_INCLUDE_DIR="$mhd_inc" -DTW_MHD_LIBRARY="$mhd_lib")
+  fi
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
   cmake --build build-gpu -j"$(nproc)" >/dev/null
   tw=build-gpu/truewatt

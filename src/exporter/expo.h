@@ -47,7 +47,7 @@ typedef struct expo_gpu {
     unsigned index;
     char uuid[96];
     char model[96];
-    char profile[512]; /* the profile file, or "none" */
+    char profile[4096]; /* the profile file, or "none" */
     bool have_profile;
     tw_profile prof;
     expo_series r[EXPO_NREADINGS];

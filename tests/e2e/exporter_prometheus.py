@@ -38,8 +38,8 @@ import urllib.parse
 import urllib.request
 
 POWER_W = (300.0, 150.0)
-LOST_S = 12.0  # GPU 1 lost at this fake time (s since the exporter's nvmlInit)
-RUN_S = 15.0  # GPU 0 scraped until then
+LOST_S = 13.5  # GPU 1 lost at this fake time (s since the exporter's nvmlInit)
+RUN_S = 16.0  # GPU 0 scraped until then
 TOL = 0.01
 PROCS = "0:1234:60,0:5678:30"  # dev:pid:sm%
 
@@ -167,12 +167,14 @@ def check_energy_rates(base, t0):
           % (last["0"][1] - t0, last["1"][1] - t0, LOST_S))
 
 
-def check_state(base):
+def check_state(base, t_listen):
     lost = promql(base, "truewatt_gpu_lost")
     check(lost.get("0", (0, -1))[1] == 0 and lost.get("1", (0, -1))[1] == 1, "truewatt_gpu_lost: GPU 1 only (%s)"
           % lost)
-    up = promql(base, "min_over_time(up[30s])")
-    check(up.get("", (0, 0))[1] == 1, "every scrape parsed (min up = %s)" % up)
+    # the scrapes since the exporter listened (Prometheus tried it before, and found it down)
+    since = int(time.time() - t_listen) - 1
+    up = promql(base, "min_over_time(up[%ds])" % since)
+    check(up.get("", (0, 0))[1] == 1, "every scrape of the last %d s parsed (min up = %s)" % (since, up))
     power = promql(base, "truewatt_gpu_power_watts")
     p0 = power.get("0", (0, float("nan")))[1]
     check(abs(p0 / POWER_W[0] - 1) <= TOL, "GPU 0: truewatt_gpu_power_watts %.3f W, scripted %.1f W" % (p0, POWER_W[0]))
@@ -213,13 +215,14 @@ def main():
         port = free_port()
         prom, base = start_prometheus("127.0.0.1:%d" % port, tmp)
         exporter, addr, t0, log = start_exporter(tw, lib, tmp, port)
+        t_listen = time.time()
         check(addr == "127.0.0.1:%d" % port, "the exporter says where it listens (%s)" % addr)
         time.sleep(max(0.0, t0 + 3 - time.time()))
         text = check_pages(addr, tmp)
         check_processes(text)
         time.sleep(max(0.0, t0 + RUN_S - time.time()))
         check_energy_rates(base, t0)
-        check_state(base)
+        check_state(base, t_listen)
         exporter.send_signal(signal.SIGTERM)
         rc = exporter.wait(timeout=10)
         log.seek(0)
