@@ -226,7 +226,7 @@ static tw_status start_http(tw_exporter *e, const char *listen)
     struct sockaddr_storage sa;
     socklen_t salen = 0;
     int family = AF_INET;
-    tw_status st = parse_listen(listen, &sa, &salen, &family);
+    tw_status st = parse_listen(listen, &sa, &salen, &family); /* checked before, at the start */
     if (st != TW_OK) return st;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (family == AF_INET6 ? MHD_USE_IPv6 : 0);
     uint16_t port = family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&sa)->sin6_port)
@@ -240,7 +240,7 @@ static tw_status start_http(tw_exporter *e, const char *listen)
     snprintf(e->address, sizeof e->address, "%.*s:%u", (int)(colon - listen), listen, bound);
     return TW_OK;
 #else
-    (void)e, (void)listen, (void)parse_listen;
+    (void)e, (void)listen;
     return tw_fail(TW_EUNAVAIL,
                    "this truewatt was built without libmicrohttpd (install libmicrohttpd-dev and rebuild)");
 #endif
@@ -338,7 +338,11 @@ tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out)
     e->t0_mono_ns = m1 + (m2 - m1) / 2;
     e->wall_ms_at_t0 = (int64_t)(r / 1000000u);
     const char *listen = cfg->listen ? cfg->listen : TW_EXPORTER_DEFAULT_LISTEN;
-    tw_status st = setup_gpus(e);
+    struct sockaddr_storage sa;
+    socklen_t salen = 0;
+    int family = 0;
+    tw_status st = parse_listen(listen, &sa, &salen, &family); /* bad input first, before any GPU is opened */
+    if (st == TW_OK) st = setup_gpus(e);
     if (st == TW_OK) st = start_sampler(e);
     if (st == TW_OK) st = start_http(e, listen);
     if (st != TW_OK) {
