@@ -162,34 +162,71 @@ static const family f_proc = {
     "per-process SM utilisation samples (docs/exporter.md says what that misses)"};
 static const family f_dcgm_power = {"DCGM_FI_DEV_POWER_USAGE", F_GAUGE, "",
                                     "Power draw (in W), as truewatt_gpu_power_watts (dcgm-exporter's name)"};
-static const family f_dcgm_energy_text = {
+static const family f_dcgm_energy = {
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", F_GAUGE, "",
     "Total energy consumption (in mJ) since the exporter started, as truewatt_gpu_energy_joules_total "
     "(dcgm-exporter's name; a counter there)"};
 
-static void render_energy(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
+/* A GPU's value of one family, with the time it refers to (NaN: none); false when it has none. */
+typedef bool (*pick_fn)(const expo_view *v, double *x, double *t);
+
+static bool pick_energy(const expo_view *v, double *x, double *t)
 {
-    put_header(out, &f_energy, o);
-    for (size_t i = 0; i < n; i++) {
-        if (!v[i].has_energy) continue;
-        put_sample_name(out, &f_energy);
-        put_gpu_labels(out, &v[i], NULL);
-        put_value(out, v[i].energy_j, v[i].energy_t, o);
-    }
+    *x = v->energy_j, *t = v->energy_t;
+    return v->has_energy;
 }
 
-static void render_power(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
+static bool pick_energy_mj(const expo_view *v, double *x, double *t)
 {
-    put_header(out, &f_power, o);
+    *x = 1e3 * v->energy_j, *t = v->energy_t;
+    return v->has_energy;
+}
+
+static bool pick_power(const expo_view *v, double *x, double *t)
+{
+    *x = v->power_w, *t = NAN;
+    return v->has_power;
+}
+
+static bool pick_stalls(const expo_view *v, double *x, double *t)
+{
+    *x = (double)v->stalls, *t = NAN;
+    return true;
+}
+
+static bool pick_failures(const expo_view *v, double *x, double *t)
+{
+    *x = (double)v->failures, *t = NAN;
+    return true;
+}
+
+static bool pick_resets(const expo_view *v, double *x, double *t)
+{
+    *x = (double)v->resets, *t = NAN;
+    return true;
+}
+
+static bool pick_lost(const expo_view *v, double *x, double *t)
+{
+    *x = v->lost ? 1.0 : 0.0, *t = NAN;
+    return true;
+}
+
+/* One family: its header, then a sample per GPU that has a value (dcgm: dcgm-exporter's labels). */
+static void render_gpus(const expo_view *v, size_t n, const family *f, pick_fn pick, bool dcgm,
+                        const expo_render_opts *o, tw_sbuf *out)
+{
+    put_header(out, f, o);
     for (size_t i = 0; i < n; i++) {
-        if (!v[i].has_power) continue;
-        put_sample_name(out, &f_power);
-        put_gpu_labels(out, &v[i], NULL);
-        put_value(out, v[i].power_w, NAN, o);
+        double x, t;
+        if (!pick(&v[i], &x, &t)) continue;
+        put_sample_name(out, f);
+        if (dcgm)
+            put_dcgm_labels(out, &v[i]);
+        else
+            put_gpu_labels(out, &v[i], NULL);
+        put_value(out, x, t, o);
     }
-    put_header(out, &f_window, o);
-    put_sample_name(out, &f_window);
-    put_value(out, o->window_s, NAN, o);
 }
 
 static void render_sensor(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
@@ -201,22 +238,6 @@ static void render_sensor(const expo_view *v, size_t n, const expo_render_opts *
         put_sample_name(out, &f_sensor);
         put_gpu_labels(out, &v[i], extra);
         put_value(out, 1, NAN, o);
-    }
-}
-
-/* A per-GPU count (which: 0 stalls, 1 failures, 2 resets, 3 lost). */
-static void render_count(const expo_view *v, size_t n, const family *f, int which, const expo_render_opts *o,
-                         tw_sbuf *out)
-{
-    put_header(out, f, o);
-    for (size_t i = 0; i < n; i++) {
-        double x = which == 0   ? (double)v[i].stalls
-                   : which == 1 ? (double)v[i].failures
-                   : which == 2 ? (double)v[i].resets
-                                : (v[i].lost ? 1.0 : 0.0);
-        put_sample_name(out, f);
-        put_gpu_labels(out, &v[i], NULL);
-        put_value(out, x, NAN, o);
     }
 }
 
@@ -235,35 +256,23 @@ static void render_procs(const expo_view *v, size_t n, const expo_render_opts *o
         }
 }
 
-static void render_dcgm(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
-{
-    put_header(out, &f_dcgm_power, o);
-    for (size_t i = 0; i < n; i++) {
-        if (!v[i].has_power) continue;
-        put_sample_name(out, &f_dcgm_power);
-        put_dcgm_labels(out, &v[i]);
-        put_value(out, v[i].power_w, NAN, o);
-    }
-    /* a counter in dcgm-exporter's text, which OpenMetrics would rename to ..._total: a gauge in both */
-    put_header(out, &f_dcgm_energy_text, o);
-    for (size_t i = 0; i < n; i++) {
-        if (!v[i].has_energy) continue;
-        put_sample_name(out, &f_dcgm_energy_text);
-        put_dcgm_labels(out, &v[i]);
-        put_value(out, 1e3 * v[i].energy_j, v[i].energy_t, o);
-    }
-}
-
 void expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
 {
-    render_energy(v, n, o, out);
-    render_power(v, n, o, out);
+    render_gpus(v, n, &f_energy, pick_energy, false, o, out);
+    render_gpus(v, n, &f_power, pick_power, false, o, out);
+    put_header(out, &f_window, o);
+    put_sample_name(out, &f_window);
+    put_value(out, o->window_s, NAN, o);
     render_sensor(v, n, o, out);
-    render_count(v, n, &f_stalls, 0, o, out);
-    render_count(v, n, &f_failures, 1, o, out);
-    render_count(v, n, &f_resets, 2, o, out);
-    render_count(v, n, &f_lost, 3, o, out);
+    render_gpus(v, n, &f_stalls, pick_stalls, false, o, out);
+    render_gpus(v, n, &f_failures, pick_failures, false, o, out);
+    render_gpus(v, n, &f_resets, pick_resets, false, o, out);
+    render_gpus(v, n, &f_lost, pick_lost, false, o, out);
     render_procs(v, n, o, out);
-    if (o->dcgm) render_dcgm(v, n, o, out);
+    if (o->dcgm) {
+        render_gpus(v, n, &f_dcgm_power, pick_power, true, o, out);
+        /* a counter in dcgm-exporter's text, which OpenMetrics would rename to ..._total: a gauge in both */
+        render_gpus(v, n, &f_dcgm_energy, pick_energy_mj, true, o, out);
+    }
     if (o->openmetrics) tw_sbuf_printf(out, "# EOF\n");
 }

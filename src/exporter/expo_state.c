@@ -94,16 +94,16 @@ static void counter_add(expo_gpu *g, double raw_j)
     g->counter_prev_raw = raw_j;
 }
 
-static bool has_points(void *ctx, int r, size_t min)
+/* A reading the exporter follows, with at least two values (a window's mean needs two). */
+static bool usable_two(const char *name, void *ctx)
 {
-    const expo_gpu *g = ctx;
-    return r >= 0 && g->r[r].n >= min;
+    int r = reading_of(name);
+    return r >= 0 && ((const expo_gpu *)ctx)->r[r].n >= 2;
 }
 
-static bool usable_two(const char *name, void *ctx) { return has_points(ctx, reading_of(name), 2); }
-
-/* The best reading with at least min_points: the profile's ranking, else
- * the buffer, the polled power readings, the counter, in that order. */
+/* The best reading with two values or more: the profile's ranking, else the
+ * buffer, the polled power readings, the counter, in that order (power_only:
+ * not the counter). -1 when none has two values yet. */
 static int best_reading(const expo_gpu *g, bool power_only)
 {
     if (g->have_profile) {

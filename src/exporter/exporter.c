@@ -316,13 +316,16 @@ tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out)
     if (!cfg || !out) return tw_fail(TW_EINVAL, "tw_exporter_start: NULL argument");
     *out = NULL;
     if (cfg->size < offsetof(tw_exporter_config, hostname) + sizeof cfg->hostname)
-        return tw_fail(TW_EINVAL, "tw_exporter_start: cfg->size is %zu, not sizeof(tw_exporter_config)", cfg->size);
+        return tw_fail(TW_EINVAL, "tw_exporter_start: cfg->size is %zu: set it to sizeof(tw_exporter_config)",
+                       cfg->size);
     if (cfg->window_s < 0 || !isfinite(cfg->window_s) || cfg->window_s > 60)
         return tw_fail(TW_EINVAL, "the power window must be from 0 to 60 s (got %g)", cfg->window_s);
     tw_exporter *e = calloc(1, sizeof *e);
     if (!e) return tw_fail(TW_ENOMEM, "out of memory");
     pthread_mutex_init(&e->mu, NULL);
-    e->cfg = *cfg;
+    /* a caller built against an older header passes a smaller struct: the fields it lacks stay 0 */
+    memcpy(&e->cfg, cfg, cfg->size < sizeof e->cfg ? cfg->size : sizeof e->cfg);
+    e->cfg.size = sizeof e->cfg;
     if (!e->cfg.backend) e->cfg.backend = "nvml";
     e->window_s = cfg->window_s > 0 ? cfg->window_s : 1.0;
     if (cfg->base && cfg->base->library && !(e->library = strdup(cfg->base->library))) {
