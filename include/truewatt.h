@@ -397,6 +397,10 @@ typedef struct tw_exporter_config {
                                      DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION */
     bool processes;               /* per-process energy estimated from NVML's utilisation samples */
     const char *hostname;         /* the host label; NULL = gethostname() */
+    /* What the exporter has to say while it runs (a GPU lost), a line at a
+     * time, from its threads; NULL = nothing said. */
+    void (*log)(void *user, const char *line);
+    void *log_user;
 } tw_exporter_config;
 
 typedef struct tw_exporter tw_exporter;

@@ -32,6 +32,12 @@ static void help(void)
            TW_EXPORTER_DEFAULT_LISTEN);
 }
 
+static void say(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "truewatt exporter: %s\n", line);
+}
+
 enum { OPT_LISTEN = 1000, OPT_WINDOW, OPT_DCGM, OPT_PROCS, OPT_PROFILE, OPT_HOST, OPT_LIB };
 
 int cmd_exporter(int argc, char **argv)
@@ -49,6 +55,7 @@ int cmd_exporter(int argc, char **argv)
     tw_sensor_config base = {0};
     cfg.size = sizeof cfg;
     cfg.base = &base;
+    cfg.log = say;
     int c;
     optind = 1;
     opterr = 0;

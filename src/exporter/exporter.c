@@ -71,11 +71,17 @@ static void on_failed(void *user, size_t device, tw_status status, const char *m
 {
     tw_exporter *e = user;
     if (device >= e->ngpus) return;
+    const char *why = message && *message ? message : tw_strerror(status);
     pthread_mutex_lock(&e->mu);
-    expo_gpu_failed(&e->gpus[device], message && *message ? message : tw_strerror(status));
+    bool first = !e->gpus[device].lost; /* its fast and slow readings each stop: said once */
+    expo_gpu_failed(&e->gpus[device], why);
     pthread_mutex_unlock(&e->mu);
-    fprintf(stderr, "truewatt exporter: GPU %u (%s): readings stopped: %s\n", e->gpus[device].index,
-            e->gpus[device].uuid, message);
+    if (first && e->cfg.log) {
+        char line[1024];
+        snprintf(line, sizeof line, "GPU %u (%s) lost, the others still served: %s", e->gpus[device].index,
+                 e->gpus[device].uuid, why);
+        e->cfg.log(e->cfg.log_user, line);
+    }
 }
 
 /* ---------------------------------------------------------------- per-process estimate */
@@ -315,7 +321,7 @@ tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out)
     tw_clear_error();
     if (!cfg || !out) return tw_fail(TW_EINVAL, "tw_exporter_start: NULL argument");
     *out = NULL;
-    if (cfg->size < offsetof(tw_exporter_config, hostname) + sizeof cfg->hostname)
+    if (cfg->size < offsetof(tw_exporter_config, log)) /* the first version's fields */
         return tw_fail(TW_EINVAL, "tw_exporter_start: cfg->size is %zu: set it to sizeof(tw_exporter_config)",
                        cfg->size);
     if (cfg->window_s < 0 || !isfinite(cfg->window_s) || cfg->window_s > 60)

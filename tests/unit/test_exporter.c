@@ -3,10 +3,15 @@
  * stalls) and the page's rendering, checked against the exposition formats'
  * rules by a parser written here from the specifications (Prometheus' text
  * format 0.0.4 and OpenMetrics 1.0), not from the renderer. */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tw_test.h"
 
@@ -444,12 +449,127 @@ static void test_health(void **state)
     expo_gpu_free(&g);
 }
 
+/* ---------------------------------------------------------------- the public API, over HTTP */
+
+/* One HTTP/1.0 request to the exporter's address ("127.0.0.1:PORT"); the whole answer (malloc'd). */
+static char *http(const char *address, const char *request)
+{
+    const char *colon = strrchr(address, ':');
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_true(write(fd, request, strlen(request)) == (ssize_t)strlen(request));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    ssize_t k;
+    while ((k = read(fd, buf + len, cap - 1 - len)) > 0) {
+        len += (size_t)k;
+        if (len + 1 >= cap) buf = realloc(buf, cap *= 2);
+    }
+    close(fd);
+    buf[len] = '\0';
+    return buf;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec d = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&d, NULL);
+}
+
+/* Two fake GPUs at 250 W and 100 W, the second lost after 0.8 s: the page over HTTP in both
+ * formats, the lost GPU marked and the other one still measured. */
+static void test_api(void **state)
+{
+    (void)state;
+    const char *a = tw_test_file(0, "name,start_s,duration_s,power_w\nload,0,1000,250\n");
+    char scen[2048];
+    snprintf(scen, sizeof scen, "%s,", a);
+    const char *b = tw_test_file(1, "name,start_s,duration_s,power_w\nload,0,1000,100\n");
+    strncat(scen, b, sizeof scen - strlen(scen) - 1);
+    setenv("TW_FAKE_NVML_DEVICES", "2", 1);
+    setenv("TW_FAKE_NVML_SCENARIOS", scen, 1);
+    setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
+    setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.8", 1);
+    tw_sensor_config base = {0};
+    base.library = TW_FAKE_NVML_PATH;
+    tw_exporter_config cfg = {0};
+    cfg.size = sizeof cfg;
+    cfg.listen = "127.0.0.1:0";
+    cfg.base = &base;
+    cfg.hostname = "host\"1";
+    tw_exporter *e = NULL;
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
+    const char *addr = tw_exporter_address(e);
+    assert_true(strncmp(addr, "127.0.0.1:", 10) == 0 && atoi(addr + 10) > 0);
+    sleep_s(2.0);
+    char *text = http(addr, "GET /metrics HTTP/1.0\r\n\r\n");
+    assert_non_null(strstr(text, "HTTP/1.0 200") ? text : strstr(text, "HTTP/1.1 200"));
+    assert_non_null(strstr(text, "Content-Type: text/plain; version=0.0.4"));
+    page pg;
+    const char *body = strstr(text, "\r\n\r\n") + 4;
+    bool ok = parse_page(body, false, &pg);
+    if (!ok) fprintf(stderr, "%s\n%s\n", pg.err, body);
+    assert_true(ok);
+    const sample *p0 = find(&pg, "truewatt_gpu_power_watts", "0");
+    assert_non_null(p0);
+    assert_near(p0->value, 250.0, 1e-6); /* the fake's buffer samples are the exact means */
+    assert_string_equal(label(p0, "host"), "host\"1");
+    assert_true(find(&pg, "truewatt_gpu_energy_joules_total", "0")->value > 0);
+    assert_true(find(&pg, "truewatt_gpu_lost", "0")->value == 0);
+    assert_true(find(&pg, "truewatt_gpu_lost", "1")->value == 1);
+    assert_null(find(&pg, "truewatt_gpu_power_watts", "1"));
+    free(text);
+    text = http(addr, "GET /metrics HTTP/1.0\r\nAccept: application/openmetrics-text;version=1.0.0,*/*;q=0.1\r\n\r\n");
+    assert_non_null(strstr(text, "Content-Type: application/openmetrics-text; version=1.0.0"));
+    ok = parse_page(strstr(text, "\r\n\r\n") + 4, true, &pg);
+    if (!ok) fprintf(stderr, "%s\n", pg.err);
+    assert_true(ok);
+    free(text);
+    text = http(addr, "GET /nothing HTTP/1.0\r\n\r\n");
+    assert_non_null(strstr(text, " 404 "));
+    free(text);
+    text = http(addr, "POST /metrics HTTP/1.0\r\nContent-Length: 0\r\n\r\n");
+    assert_non_null(strstr(text, " 405 "));
+    free(text);
+    char *direct = NULL;
+    assert_int_equal(tw_exporter_render(e, false, &direct, NULL), TW_OK);
+    assert_non_null(strstr(direct, "truewatt_gpu_energy_joules_total{"));
+    free(direct);
+    assert_int_equal(tw_exporter_stop(e), TW_OK);
+    unsetenv("TW_FAKE_NVML_LOST_DEVICE");
+    unsetenv("TW_FAKE_NVML_LOST_AFTER_S");
+}
+
+static void test_api_bad_config(void **state)
+{
+    (void)state;
+    tw_exporter *e = NULL;
+    tw_exporter_config cfg = {0};
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_EINVAL); /* size not set */
+    cfg.size = sizeof cfg;
+    cfg.listen = "127.0.0.1";
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_EINVAL);
+    assert_non_null(strstr(tw_last_error(), "give ADDR:PORT"));
+    cfg.listen = "127.0.0.1:0";
+    cfg.window_s = 100;
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_EINVAL);
+    assert_null(e);
+    assert_int_equal(tw_exporter_stop(NULL), TW_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escape),         cmocka_unit_test(test_text_format), cmocka_unit_test(test_openmetrics),
-        cmocka_unit_test(test_parser_rejects), cmocka_unit_test(test_counter),     cmocka_unit_test(test_power_window),
-        cmocka_unit_test(test_health),
+        cmocka_unit_test(test_escape),         cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_openmetrics),    cmocka_unit_test(test_parser_rejects),
+        cmocka_unit_test(test_counter),        cmocka_unit_test(test_power_window),
+        cmocka_unit_test(test_health),         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_api_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
