@@ -545,6 +545,41 @@ static void test_api(void **state)
     unsetenv("TW_FAKE_NVML_LOST_AFTER_S");
 }
 
+/* NVML errors rather than a lost GPU (999, NVML_ERROR_UNKNOWN, on every call to GPU 1 after 0.3 s):
+ * the failed reads are counted, the GPU is given up after 1 s of them, GPU 0 goes on. */
+static void test_api_nvml_errors(void **state)
+{
+    (void)state;
+    setenv("TW_FAKE_NVML_DEVICES", "2", 1);
+    unsetenv("TW_FAKE_NVML_SCENARIOS");
+    setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
+    setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.3", 1);
+    setenv("TW_FAKE_NVML_LOST_CODE", "999", 1);
+    tw_sensor_config base = {0};
+    base.library = TW_FAKE_NVML_PATH;
+    tw_exporter_config cfg = {0};
+    cfg.size = sizeof cfg;
+    cfg.listen = "127.0.0.1:0";
+    cfg.base = &base;
+    tw_exporter *e = NULL;
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
+    sleep_s(2.0);
+    char *text = NULL;
+    assert_int_equal(tw_exporter_render(e, false, &text, NULL), TW_OK);
+    page pg;
+    assert_true(parse_page(text, false, &pg));
+    assert_true(find(&pg, "truewatt_gpu_read_failures_total", "1")->value >= 5); /* DEAD_ROWS in nvml.c */
+    assert_true(find(&pg, "truewatt_gpu_read_failures_total", "0")->value == 0);
+    assert_true(find(&pg, "truewatt_gpu_lost", "1")->value == 1);
+    assert_true(find(&pg, "truewatt_gpu_lost", "0")->value == 0);
+    assert_non_null(find(&pg, "truewatt_gpu_power_watts", "0"));
+    free(text);
+    assert_int_equal(tw_exporter_stop(e), TW_OK);
+    unsetenv("TW_FAKE_NVML_LOST_DEVICE");
+    unsetenv("TW_FAKE_NVML_LOST_AFTER_S");
+    unsetenv("TW_FAKE_NVML_LOST_CODE");
+}
+
 static void test_api_bad_config(void **state)
 {
     (void)state;
@@ -565,11 +600,11 @@ static void test_api_bad_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escape),         cmocka_unit_test(test_text_format),
-        cmocka_unit_test(test_openmetrics),    cmocka_unit_test(test_parser_rejects),
-        cmocka_unit_test(test_counter),        cmocka_unit_test(test_power_window),
-        cmocka_unit_test(test_health),         cmocka_unit_test(test_api),
-        cmocka_unit_test(test_api_bad_config),
+        cmocka_unit_test(test_escape),          cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_openmetrics),     cmocka_unit_test(test_parser_rejects),
+        cmocka_unit_test(test_counter),         cmocka_unit_test(test_power_window),
+        cmocka_unit_test(test_health),          cmocka_unit_test(test_api),
+        cmocka_unit_test(test_api_nvml_errors), cmocka_unit_test(test_api_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
