@@ -2,7 +2,7 @@
 // Run:   build-gpu/mix --list                       the kernels and patterns (no GPU needed)
 //        build-gpu/mix --plan PATTERN [--seed N]    the planned launches as CSV (no GPU needed)
 //        build-gpu/mix --save-calib FILE            calibrate every kernel, write FILE, exit
-//        build-gpu/mix PATTERN [--only NAME] [--seed N] [--seconds S] [--quiet S] [--calib FILE]
+//        build-gpu/mix PATTERN [--only NAME [--fill-wait]] [--seed N] [--seconds S] [--quiet S] [--calib FILE]
 //        build-gpu/mix --steady NAME [--seconds S] [--quiet S] [--calib FILE]
 //
 // The workload of the per-kernel energy validation (issue 15, docs/attrib.md): five kernel
@@ -30,6 +30,10 @@
 // before launching. A burst's launches are planned back to back from the classes' nominal
 // durations (+5 % + 10 us), so each launch finds the GPU (nearly) free in the full pattern too.
 // --only NAME performs only NAME's launches, at the same planned times: the "solo" reference.
+// --fill-wait (with --only) launches the nearly idle wait_calib in place of every other launch, for
+// the replaced launch's nominal duration: the GPU stays as busy as in the full pattern (its clocks
+// too: left idle between NAME's launches, the H100 ran short compute kernels up to 66 % slower),
+// and the fills' own energy is small and known (a steady wait run measures it).
 // --steady NAME launches NAME back to back for --seconds (>= 4 s for the reference). The pattern
 // or the steady loop is the NVTX range "tw_measure" (apps/README.md).
 //
@@ -37,6 +41,8 @@
 // CLOCK_MONOTONIC, or since the program's start when it is unset; clock= says which):
 //   mix.window pattern=P only=NAME|- seed=N clock=tw|self quiet_before_start_s=.. quiet_before_end_s=..
 //              start_s=.. end_s=.. quiet_after_start_s=.. quiet_after_end_s=..
+//              [fill=wait_calib fill_launches=N fill_time_s=T]   (with --fill-wait: the fills' count
+//              and summed duration, from cudaEvents)
 //   mix.kernel name=NAME launches=N mean_duration_s=.. work=W target_s=.. gpu_lag_mean_s=.. gpu_lag_max_s=..
 //      (one per name run; the lag: how much later than planned its launches started on the GPU,
 //      from cudaEvents: in the full pattern a launch may wait for the one before; 0 for --steady)
@@ -768,11 +774,14 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
 }
 
 static void report(const char *pattern, const char *only, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
-                   int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats) {
+                   int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats,
+                   const Stats *fill = nullptr) {
     printf(
         "mix.window pattern=%s only=%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
-        "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f\n",
+        "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f",
         pattern, only, (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
+    if (fill) printf(" fill=wait_calib fill_launches=%ld fill_time_s=%.9f", fill->n, fill->sum_s);
+    printf("\n");
     for (int k : names) {
         auto it = stats.find(k);
         const Stats st = it == stats.end() ? Stats() : it->second;
@@ -786,16 +795,17 @@ static void report(const char *pattern, const char *only, uint64_t seed, int64_t
     fflush(stdout);
 }
 
-static int run_pattern(const std::string &pattern, const std::vector<Launch> &plan, int only, uint64_t seed,
-                       double quiet_s) {
+static int run_pattern(const std::string &pattern, const std::vector<Launch> &plan, int only, bool fill,
+                       uint64_t seed, double quiet_s) {
+    const int wait_fill = calib_index(WAIT);
     std::vector<int> names = plan_names(plan);
     cudaStream_t st[2];
     CHECK(cudaStreamCreateWithFlags(&st[0], cudaStreamNonBlocking));
     CHECK(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking));
     std::vector<Timed> timed;
     for (const Launch &l : plan)
-        if (only < 0 || l.k == only) {
-            Timed t{l.k, nullptr, nullptr, 0};
+        if (only < 0 || l.k == only || fill) {
+            Timed t{l.k == only || only < 0 ? l.k : wait_fill, nullptr, nullptr, 0};
             CHECK(cudaEventCreate(&t.e0));
             CHECK(cudaEventCreate(&t.e1));
             timed.push_back(t);
@@ -811,11 +821,15 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     const int64_t start = mono_ns() + 1000000;  // the plan's origin: 1 ms ahead
     size_t n = 0;
     for (const Launch &l : plan) {
-        if (only >= 0 && l.k != only) continue;  // skipped; the next kept launch still waits for its own time
+        const bool filled = only >= 0 && l.k != only && fill;
+        if (only >= 0 && l.k != only && !fill) continue;  // skipped; the next kept launch still waits for its own time
         timed[n].planned_ns = start + (int64_t)(l.t_s * 1e9);
         wait_until_ns(timed[n].planned_ns);
         CHECK(cudaEventRecord(timed[n].e0, st[l.stream]));
-        launch(l.k, g_work[l.k], st[l.stream]);
+        if (filled)  // the wait kernel's work is in ns: the replaced launch's nominal duration
+            launch(wait_fill, (unsigned long long)(kdefs()[l.k].target_s * 1e9), st[l.stream]);
+        else
+            launch(l.k, g_work[l.k], st[l.stream]);
         CHECK(cudaEventRecord(timed[n].e1, st[l.stream]));
         n++;
     }
@@ -823,7 +837,7 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     const int64_t end = mono_ns();
     nvtxRangePop();
     quiet(quiet_s, &qa0, &qa1);
-    std::map<int, Stats> stats;
+    std::map<int, Stats> stats;  // the fills under wait_fill's index
     for (Timed &t : timed) {
         float ms, at_ms;
         CHECK(cudaEventElapsedTime(&ms, t.e0, t.e1));
@@ -842,8 +856,9 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     for (int k : names)
         if (only < 0 || k == only) ok = check_name(k) && ok;
     std::vector<int> shown = only < 0 ? names : std::vector<int>{only};
+    const Stats fills = stats.count(wait_fill) ? stats[wait_fill] : Stats();
     report(pattern.c_str(), only < 0 ? "-" : kdefs()[only].name.c_str(), seed, qb0, qb1, start, end, qa0, qa1, shown,
-           stats);
+           stats, fill ? &fills : nullptr);
     return ok ? 0 : 1;
 }
 
@@ -892,10 +907,12 @@ static int run_steady(int k, double seconds, double quiet_s) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mix --list | --plan PATTERN [--seed N] [--seconds S] | --save-calib FILE\n"
-            "       mix PATTERN [--only NAME] [--seed N] [--seconds S] [--quiet S] [--calib FILE]\n"
+            "       mix PATTERN [--only NAME [--fill-wait]] [--seed N] [--seconds S] [--quiet S] [--calib FILE]\n"
             "       mix --steady NAME [--seconds S] [--quiet S] [--calib FILE]\n"
             "patterns: bursts, mixed, streams, steps (apps/README.md, docs/attrib.md)\n"
             "  --only NAME    perform only NAME's launches, at their planned times (the solo reference)\n"
+            "  --fill-wait    with --only: the nearly idle wait kernel in place of the others' launches,\n"
+            "                 for their nominal durations (the GPU kept as busy as in the full pattern)\n"
             "  --seed N       the pattern's random seed (default 1)\n"
             "  --seconds S    the pattern's length, or the steady run's (default 6; 4 for --steady)\n"
             "  --quiet S      the quiet stretches before and after (default 1.5)\n"
@@ -915,7 +932,7 @@ int main(int argc, char **argv) {
     std::string pattern, only_name, steady_name, calib_in, calib_out, plan_pattern;
     uint64_t seed = 1;
     double seconds = -1, quiet_s = 1.5;
-    bool list = false;
+    bool list = false, fill = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -933,6 +950,8 @@ int main(int argc, char **argv) {
             plan_pattern = need();
         else if (a == "--only")
             only_name = need();
+        else if (a == "--fill-wait")
+            fill = true;
         else if (a == "--steady")
             steady_name = need();
         else if (a == "--seed")
@@ -973,6 +992,7 @@ int main(int argc, char **argv) {
     const int modes = !pattern.empty() + !steady_name.empty() + !calib_out.empty();
     if (modes != 1) die_usage("give one of PATTERN, --steady NAME, --save-calib FILE");
     if (!only_name.empty() && pattern.empty()) die_usage("--only goes with a PATTERN");
+    if (fill && only_name.empty()) die_usage("--fill-wait goes with --only NAME");
 
     std::vector<Launch> plan;
     std::vector<int> names;
@@ -1027,5 +1047,5 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (steady >= 0) return run_steady(steady, seconds > 0 ? seconds : 4, quiet_s);
-    return run_pattern(pattern, plan, only, seed, quiet_s);
+    return run_pattern(pattern, plan, only, fill, seed, quiet_s);
 }

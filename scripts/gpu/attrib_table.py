@@ -348,6 +348,39 @@ def pct(est, ref):
     return 100.0 * (est / ref - 1.0)
 
 
+def busy_reference(raw, p, name, launches, prefix, steady):
+    """The busy-solo reference of NAME in pattern P (busy.P.NAME, `mix --only NAME --fill-wait`): the
+    energy above the quiet baseline over the window, less the fills' own energy (their summed time,
+    from cudaEvents, times the wait kernel's power above the baseline from steady.wait_1ms), per
+    launch. None when the run or the steady wait run is missing."""
+    stem = "busy.%s.%s" % (p, name)
+    if not os.path.exists(os.path.join(raw, stem + ".stderr.txt")):
+        return None
+    wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
+    w = wins[0]
+    if "fill_time_s" not in w:
+        die(f"{stem}: the mix.window line has no fill_time_s (not a --fill-wait run)")
+    wait_j, _, wait_dur = steady.get("wait_1ms", (None, None, None))
+    if wait_j is None or not wait_dur:
+        die(f"{stem}: no steady.wait_1ms run for the fills' energy")
+    wait_w = wait_j / wait_dur
+    ref = window_energy(trace_for(raw, stem, prefix), w, stem)
+    if ref["energy_j"] is None:
+        return None
+    return (ref["energy_j"] - wait_w * num(w, "fill_time_s", stem)) / launches
+
+
+def speed_vs_solo(full_dur, solo_dur):
+    """How much faster (per cent) a launch ran in the full pattern than in its solo run. The solo run is the
+    truth only where the kernel ran the same: on the H100, with the other kernels left out, the GPU idles
+    longer between launches and a short compute kernel ran up to 66 % slower (lower clocks), drawing less
+    energy per launch than in the full pattern. Rows where this is more than a few per cent compare
+    unlike runs."""
+    if full_dur is None or solo_dur is None or full_dur <= 0:
+        return None
+    return 100.0 * (solo_dur / full_dur - 1.0)
+
+
 def write_csv(path, header, rows):
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -369,7 +402,7 @@ PATTERN_ORDER = ["bursts", "mixed", "streams", "steps"]
 
 
 def steady_refs(raw):
-    """NAME -> (steady_j per launch, window dict) from the steady.NAME runs."""
+    """NAME -> (steady_j per launch, window dict, mean duration s) from the steady.NAME runs."""
     out = {}
     for stem in stems(raw, "steady."):
         name = stem[len("steady."):]
@@ -377,7 +410,8 @@ def steady_refs(raw):
         tr = trace_for(raw, stem, prefix_of(raw, stem))
         ref = window_energy(tr, wins[0], stem)
         n = sum(int(num(k, "launches", stem)) for k in ks if k.get("name") == name)
-        out[name] = (ref["energy_j"] / n if ref["energy_j"] is not None and n else None, ref)
+        dur = next((num(k, "mean_duration_s", stem) for k in ks if k.get("name") == name), None)
+        out[name] = (ref["energy_j"] / n if ref["energy_j"] is not None and n else None, ref, dur)
     return out
 
 
@@ -425,7 +459,7 @@ def cmd_mix(raw, outdir):
         for name, k in kernels.items():
             launches = int(num(k, "launches", stem))
             sstem = "solo.%s.%s" % (p, name)
-            solo_j, sref, solo_lag = None, {"note": "no solo run"}, None
+            solo_j, sref, solo_lag, solo_dur = None, {"note": "no solo run"}, None, None
             if os.path.exists(os.path.join(raw, sstem + ".stderr.txt")):
                 swins, sks = mix_lines(os.path.join(raw, sstem + ".stderr.txt"))
                 sref = window_energy(trace_for(raw, sstem, prefix_of(raw, sstem)), swins[0], sstem)
@@ -435,6 +469,7 @@ def cmd_mix(raw, outdir):
                 if sref["energy_j"] is not None:
                     solo_j = sref["energy_j"] / launches
                 solo_lag = next((x.get("gpu_lag_mean_s") for x in sks if x.get("name") == name), None)
+                solo_dur = next((num(x, "mean_duration_s", sstem) for x in sks if x.get("name") == name), None)
             solo_rows.append([p, name, launches, sref.get("start_s"), sref.get("end_s"), sref.get("counter_j"),
                               sref.get("baseline_before_w"), sref.get("baseline_after_w"), sref.get("baseline_j"),
                               sref.get("energy_j"), sref.get("unc_j"), solo_j, k.get("gpu_lag_mean_s"), solo_lag,
@@ -452,10 +487,11 @@ def cmd_mix(raw, outdir):
                     estimate = n["energy_j"] / rl
                     sd = (n.get("energy_sd_j") or 0) / rl
             unc = sref.get("unc_j")
-            rows[name] = dict(launches=launches, dur=num(k, "mean_duration_s", stem),
+            busy = busy_reference(raw, p, name, launches, prefix_of(raw, stem), steady)
+            rows[name] = dict(busy=busy, launches=launches, dur=num(k, "mean_duration_s", stem),
                               steady=steady.get(name, (None,))[0], solo=solo_j, est=estimate, sd=sd, status=status,
                               solo_unc=unc / launches if unc is not None else None,
-                              upper=(n or {}).get("upper_j"), group=(n or {}).get("group"))
+                              upper=(n or {}).get("upper_j"), group=(n or {}).get("group"), solo_dur=solo_dur)
             naive_rows.append([p, name, launches, solo_j, estimate, pct(estimate, solo_j),
                                ts.get(name, 0) / launches if ts else None,
                                pct(ts.get(name, 0) / launches, solo_j) if ts else None,
@@ -463,7 +499,8 @@ def cmd_mix(raw, outdir):
                                pct(inst.get(name, 0) / launches, solo_j) if inst else None])
         for name, r in rows.items():
             attrib.append([p, name, r["launches"], r["dur"], r["steady"], r["solo"], r["est"], r["sd"],
-                           pct(r["est"], r["solo"])])
+                           pct(r["est"], r["solo"]), r["solo_dur"], speed_vs_solo(r["dur"], r["solo_dur"]), r["busy"],
+                           pct(r["est"], r["busy"])])
             table.append((p, name, r, ts, inst))
         # a group of names the data cannot tell apart: one row, its energy against the members' solo sum
         for gid, g in groups.items():
@@ -482,12 +519,13 @@ def cmd_mix(raw, outdir):
                      est=est_g / L if est_g is not None else None,
                      sd=(g.get("energy_sd_j") or 0) / L, status="group", upper=None, group=gid, solo_unc=None)
             gname = "+".join(members)
-            attrib.append([p, gname, L, r["dur"], r["steady"], r["solo"], r["est"], r["sd"], pct(r["est"], r["solo"])])
+            attrib.append([p, gname, L, r["dur"], r["steady"], r["solo"], r["est"], r["sd"], pct(r["est"], r["solo"]),
+                           None, None, None, None])
             table.append((p, gname, r, {}, {}))
 
     write_csv(os.path.join(outdir, "attrib.csv"),
               ["pattern", "name", "launches", "mean_duration_s", "steady_j", "solo_j", "estimate_j", "sd_j",
-               "error_pct"], attrib)
+               "error_pct", "solo_mean_duration_s", "speed_vs_solo_pct", "busy_j", "busy_error_pct"], attrib)
     write_csv(os.path.join(outdir, "conservation.csv"),
               ["pattern", "counter_j", "kernels_j", "baseline_j", "error_pct"], cons)
     write_csv(os.path.join(outdir, "solo.csv"),

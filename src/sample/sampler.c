@@ -727,7 +727,12 @@ static tw_status open_producer(tw_sampler *s, const tw_sampler_config *cfg, size
     sc.groups = group;
     sc.t0_mono_ns = s->t0_mono_ns;
     const tw_sample_plan *pl = &s->dev[d].plan;
-    if (pl->skip[0]) sc.skip = pl->skip;
+    char skip[sizeof pl->skip + 1024]; /* the plan's and the caller's (cfg->base->skip), both kept */
+    if (pl->skip[0] && sc.skip && *sc.skip) {
+        snprintf(skip, sizeof skip, "%s,%.1000s", pl->skip, sc.skip);
+        sc.skip = skip;
+    } else if (pl->skip[0])
+        sc.skip = pl->skip;
     if (pl->buffer_poll_s > 0) sc.buffer_poll_s = pl->buffer_poll_s;
     producer *p = calloc(1, sizeof *p);
     if (!p) return tw_fail(TW_ENOMEM, "out of memory");

@@ -26,6 +26,11 @@
 #     21.5625 J
 #   naive instant (readings every 10 ms, baseline 100 W from the quiet stretch): exact here,
 #     40 and 15 J.
+#   busy solo gemm_2ms (mix --only gemm_2ms --fill-wait): gemm_2ms as in solo plus the fill (the
+#     wait kernel in wait_1ms's place, +2 W over [2.2, 2.5], fill_time_s 0.3): 80.6 J above the
+#     baseline; steady wait_1ms: +2 W over [2, 3] in 1000 launches of 1 ms, so the fills draw 2 W:
+#     busy_j = (80.6 - 2 x 0.3) / 2 = 40, and the estimate 41 is +2.5 % against it; the steady
+#     wait run also gives wait_1ms its steady_j: 2 J / 1000 = 0.002
 # The solo run of wait_1ms ran on GPU 1 of two: its report and trace name GPU 1 (gpu1_ columns),
 # and GPU 0's counter, first in the trace, must not be read.
 # Then: a trace without the counter column and a solo run with other launches are errors that name
@@ -86,6 +91,8 @@ trace(raw + "/full.bursts.trace.csv", [(s, e, 200.0) for s, e in A] + [(s, e, 50
 trace(raw + "/solo.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A])
 trace(raw + "/solo.bursts.wait_1ms.trace.csv", [(s, e, 50.0) for s, e in B], gpu1=True)
 trace(raw + "/steady.gemm_2ms.trace.csv", [(2.0, 3.0, 200.0)], after_w=110.0, buffer=True)
+trace(raw + "/busy.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A] + [(2.2, 2.5, 2.0)])
+trace(raw + "/steady.wait_1ms.trace.csv", [(2.0, 3.0, 2.0)], buffer=True)
 EOF
 
 win="quiet_before_start_s=0.5 quiet_before_end_s=2.0 start_s=2.0 end_s=3.0 quiet_after_start_s=3.0 quiet_after_end_s=4.5"
@@ -102,6 +109,14 @@ for n in gemm_2ms:2 wait_1ms:1; do
   } > "$raw/solo.bursts.${n%:*}.stderr.txt"
 done
 {
+  echo "mix.window pattern=bursts only=gemm_2ms seed=1 clock=tw $win fill=wait_calib fill_launches=1 fill_time_s=0.3"
+  echo "mix.kernel name=gemm_2ms launches=2 mean_duration_s=0.2 work=1 target_s=0.002"
+} > "$raw/busy.bursts.gemm_2ms.stderr.txt"
+{
+  echo "mix.window pattern=steady only=wait_1ms seed=0 clock=tw $win"
+  echo "mix.kernel name=wait_1ms launches=1000 mean_duration_s=0.001 work=1 target_s=0.001"
+} > "$raw/steady.wait_1ms.stderr.txt"
+{
   echo "mix.window pattern=steady only=gemm_2ms seed=0 clock=tw $win"
   echo "mix.kernel name=gemm_2ms launches=5 mean_duration_s=0.2 work=1 target_s=0.002"
 } > "$raw/steady.gemm_2ms.stderr.txt"
@@ -111,6 +126,8 @@ report1() { # NAME LAUNCHES: one device, no column_prefix (a one-GPU trace)
 }
 report1 gemm_2ms 2 > "$raw/solo.bursts.gemm_2ms.report.json"
 report1 gemm_2ms 5 > "$raw/steady.gemm_2ms.report.json"
+report1 wait_1ms 1000 > "$raw/steady.wait_1ms.report.json"
+report1 gemm_2ms 2 > "$raw/busy.bursts.gemm_2ms.report.json"
 cat > "$raw/solo.bursts.wait_1ms.report.json" <<'EOF'
 {"devices": [{"index": 0, "column_prefix": "gpu0_", "names": []},
              {"index": 1, "column_prefix": "gpu1_", "names": [{"name": "wait_1ms", "kind": "kernel", "launches": 1,
@@ -137,7 +154,7 @@ EOF
 
 # pattern "steps": the same runs, but the report groups the two names (id 7, 100 J, sd 4): one row
 # gemm_2ms+wait_1ms over 3 launches: solo (2 x 40 + 15) / 3 = 31.667, estimate 100 / 3 = 33.333,
-# error 100 / 95 - 1 = +5.263 %, sd 4 / 3; no steady (wait_1ms has none); the members no estimate
+# error 100 / 95 - 1 = +5.263 %, sd 4 / 3; steady (2 x 39.3 + 0.002) / 3 = 26.2007; the members no estimate
 for f in "$raw"/*.bursts*; do cp "$f" "${f/.bursts/.steps}"; done
 cat > "$raw/full.steps.report.json" <<'EOF2'
 {"devices": [{"index": 0, "names": [
@@ -172,7 +189,7 @@ if got == "" or abs(float(got) - float(want)) > float(tol):
     sys.exit(f"{path} {key} {col}: '{got}', expected {want} +- {tol}")
 EOF
 }
-head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct' ||
+head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct,solo_mean_duration_s,speed_vs_solo_pct,busy_j,busy_error_pct' ||
   bad "attrib.csv header: $(head -1 "$out/attrib.csv")"
 head -1 "$out/conservation.csv" | grep -qx 'pattern,counter_j,kernels_j,baseline_j,error_pct' ||
   bad "conservation.csv header: $(head -1 "$out/conservation.csv")"
@@ -184,9 +201,17 @@ check attrib.csv bursts,gemm_2ms estimate_j 41 1e-9
 check attrib.csv bursts,gemm_2ms sd_j 1 1e-9
 check attrib.csv bursts,gemm_2ms error_pct 2.5 1e-2
 check attrib.csv bursts,wait_1ms solo_j 15 1e-3
-check attrib.csv bursts,wait_1ms steady_j "" 0
+check attrib.csv bursts,wait_1ms steady_j 0.002 1e-6
 check attrib.csv bursts,wait_1ms estimate_j "" 0
 check attrib.csv bursts,wait_1ms error_pct "" 0
+# the solo run's mean duration beside the full run's: wait_1ms took 0.3 s in full, 0.2 s alone,
+# so it ran (0.2 / 0.3 - 1) = -33.33 % "faster" in the full pattern; gemm_2ms the same in both
+check attrib.csv bursts,wait_1ms solo_mean_duration_s 0.2 1e-9
+check attrib.csv bursts,wait_1ms speed_vs_solo_pct -33.3333 1e-3
+check attrib.csv bursts,gemm_2ms speed_vs_solo_pct 0 1e-9
+check attrib.csv bursts,gemm_2ms busy_j 40 1e-3
+check attrib.csv bursts,gemm_2ms busy_error_pct 2.5 1e-2
+check attrib.csv bursts,wait_1ms busy_j "" 0
 check conservation.csv bursts counter_j 500 0
 check conservation.csv bursts kernels_j 95 0
 check conservation.csv bursts baseline_j 400 0
@@ -205,7 +230,7 @@ check attrib.csv steps,gemm_2ms+wait_1ms solo_j 31.6667 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms estimate_j 33.3333 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms sd_j 1.33333 1e-4
 check attrib.csv steps,gemm_2ms+wait_1ms error_pct 5.26316 1e-3
-check attrib.csv steps,gemm_2ms+wait_1ms steady_j "" 0
+check attrib.csv steps,gemm_2ms+wait_1ms steady_j 26.2007 1e-3
 check attrib.csv steps,gemm_2ms estimate_j "" 0
 check conservation.csv steps error_pct 1 1e-9
 grep -q "^bursts *wait_1ms .*<20 .* yes " "$T/table.txt" ||

@@ -91,14 +91,9 @@ def promql(base, query, at=None):
 
 
 def start_exporter(tw, lib, tmp, port):
-    scen = []
-    for i, w in enumerate(POWER_W):
-        path = os.path.join(tmp, "gpu%d.csv" % i)
-        with open(path, "w") as f:
-            f.write("name,start_s,duration_s,power_w\nload,0,10000,%g\n" % w)
-        scen.append(path)
-    env = dict(os.environ, TW_NVML_LIBRARY=lib, TW_FAKE_NVML_DEVICES="2", TW_FAKE_NVML_SCENARIOS=",".join(scen),
-               TW_FAKE_NVML_LOST_DEVICE="1", TW_FAKE_NVML_LOST_AFTER_S=str(LOST_S), TW_FAKE_NVML_PROCESSES=PROCS,
+    env = dict(os.environ, TW_NVML_LIBRARY=lib, TW_FAKE_NVML_DEVICES="2",
+               TW_FAKE_NVML_DEVICE_POWER_W=",".join("%g" % w for w in POWER_W), TW_FAKE_NVML_LOST_DEVICE="1",
+               TW_FAKE_NVML_LOST_AFTER_S=str(LOST_S), TW_FAKE_NVML_PROCESSES=PROCS,
                TW_PROFILE_DIR=os.path.join(tmp, "no-profiles"))
     log = open(os.path.join(tmp, "exporter.log"), "w+")
     p = subprocess.Popen([tw, "exporter", "--listen", "127.0.0.1:%d" % port, "--processes", "--dcgm-names"], env=env,

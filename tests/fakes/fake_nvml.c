@@ -38,9 +38,11 @@
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
  *                                    H100 SXM's; "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_FIELD_TIMESTAMP=    call (default) or update: what a field's timestamp is
+ *   TW_FAKE_NVML_DEVICE_POWER_W=list per device, a constant true power in watts (comma-separated,
+ *                                    one per device, e.g. "300,120"): device d's power and energy
+ *                                    are that constant instead of the scenario's (the Slurm test
+ *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
  * The exporter's knobs (a block of their own, near the end of the file):
- *   TW_FAKE_NVML_SCENARIOS=list      one kernels CSV per device, comma-separated (an empty
- *                                    entry, or a device past the list: TW_FAKE_NVML_SCENARIO's)
  *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
  *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
  *                                    sample per listed process of the device every 100 ms
@@ -234,16 +236,6 @@ static double sim_s(int64_t mono) { return (double)(mono - F.t0_ns) / (double)NS
 /* CLOCK_REALTIME microseconds of simulated time k * step_ns. */
 static long long realtime_us(int64_t k, int64_t step_ns) { return (F.t0_ns + k * step_ns + F.rt_off_ns) / 1000; }
 
-static const tw_scenario *scenario_of(nvmlDevice_t d); /* the exporter's knobs, below */
-static bool lost_applies(nvmlDevice_t d);
-static nvmlReturn_t configure_exporter_knobs(void);
-static void free_exporter_knobs(void);
-
-static double mean_w(nvmlDevice_t d, double t0, double t1)
-{
-    return tw_scenario_true_energy_j(scenario_of(d), t0, t1) / (t1 - t0);
-}
-
 static unsigned to_mw(double w) { return w <= 0 ? 0u : (unsigned)lround(w * 1000.0); }
 
 static unsigned long env_ulong(const char *name, unsigned long dflt)
@@ -259,6 +251,42 @@ static void fake_complain(const char *what, const char *detail)
 {
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
+
+/* ---- TW_FAKE_NVML_DEVICE_POWER_W: a constant power per device (a separate block, added for the Slurm test) */
+
+static double device_power_w[MAX_DEVICES]; /* NaN: the scenario's power */
+
+/* Reads the list; mu held. */
+static nvmlReturn_t configure_device_power(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
+        device_power_w[d] = NAN;
+    const char *v = getenv("TW_FAKE_NVML_DEVICE_POWER_W");
+    if (!v || !*v) return NVML_SUCCESS;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        double w = strtod(p, &end);
+        if (end == p || !(w >= 0) || (*end != ',' && *end != '\0')) break;
+        device_power_w[d] = w;
+        if (!*end) return NVML_SUCCESS;
+        p = end + 1;
+    }
+    fake_complain("TW_FAKE_NVML_DEVICE_POWER_W is a list of watts, one per device (\"300,120\"), not ", v);
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Exact energy of device d over [t0, t1]: its constant power, else the scenario's. */
+static double true_energy_j(unsigned d, double t0, double t1)
+{
+    if (d < MAX_DEVICES && !isnan(device_power_w[d])) return device_power_w[d] * (t1 - t0);
+    return tw_scenario_true_energy_j(F.sc, t0, t1);
+}
+
+static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
+
+static bool lost_applies(nvmlDevice_t d); /* the exporter's knobs, below */
+static nvmlReturn_t configure_exporter_knobs(void);
 
 /* ---------------------------------------------------------------- the lock state file */
 
@@ -450,6 +478,8 @@ static nvmlReturn_t configure(void)
     }
     nvmlReturn_t r = configure_unsupported();
     if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r == NVML_SUCCESS) r = configure_device_power();
+    if (r == NVML_SUCCESS) r = configure_exporter_knobs();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
@@ -460,7 +490,7 @@ static nvmlReturn_t configure(void)
         F.sc = NULL;
         return NVML_ERROR_UNKNOWN;
     }
-    return configure_exporter_knobs();
+    return NVML_SUCCESS;
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -614,7 +644,6 @@ FAKE_API nvmlReturn_t nvmlShutdown(void)
     else if (--F.refs == 0) {
         tw_scenario_free(F.sc);
         F.sc = NULL;
-        free_exporter_knobs();
     }
     pthread_mutex_unlock(&mu);
     return r;
@@ -729,7 +758,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int 
     nvmlReturn_t r = enter_query(device, &now, U_POWER_USAGE, power_mw);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *power_mw = to_mw(mean_w(device, u - AVG_WINDOW_S, u));
+    *power_mw = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -756,9 +785,9 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(device, u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
         else
-            f->value.uiVal = to_mw(mean_w(device, u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
     }
     return leave(NVML_SUCCESS);
 }
@@ -787,7 +816,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(device, t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -809,8 +838,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now));
-    *energy_mj =
-        (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * tw_scenario_true_energy_j(scenario_of(device), 0.0, u));
+    *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
     return leave(NVML_SUCCESS);
 }
 
@@ -933,13 +961,12 @@ FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device)
 }
 
 /* ---------------------------------------------------------------- the exporter's knobs
- * (per-device scenarios, one device lost, per-process utilisation: see the
- * header comment). Kept apart from the rest: read at configure(), under mu. */
+ * (one device lost, per-process utilisation: see the header comment). Kept
+ * apart from the rest: read at configure(), under mu. */
 
 #define MAX_PROCS 64
 
 static struct {
-    tw_scenario *sc[MAX_DEVICES]; /* NULL: F.sc */
     bool lost_one;
     unsigned lost_index;
     struct {
@@ -948,34 +975,7 @@ static struct {
     unsigned nprocs;
 } X;
 
-static const tw_scenario *scenario_of(nvmlDevice_t d) { return X.sc[d->index] ? X.sc[d->index] : F.sc; }
-
 static bool lost_applies(nvmlDevice_t d) { return !X.lost_one || d->index == X.lost_index; }
-
-static void free_exporter_knobs(void)
-{
-    for (unsigned i = 0; i < MAX_DEVICES; i++) {
-        tw_scenario_free(X.sc[i]);
-        X.sc[i] = NULL;
-    }
-}
-
-static nvmlReturn_t configure_scenarios(void)
-{
-    const char *list = getenv("TW_FAKE_NVML_SCENARIOS");
-    for (unsigned k = 0; list && *list && k < MAX_DEVICES; k++) {
-        size_t len = strcspn(list, ",");
-        char path[4096];
-        snprintf(path, sizeof path, "%.*s", (int)len, list);
-        if (len > 0 && tw_scenario_load(path, TW_SIM_H100, &X.sc[k]) != TW_OK) {
-            fake_complain("TW_FAKE_NVML_SCENARIOS: ", tw_last_error());
-            X.sc[k] = NULL;
-            return NVML_ERROR_UNKNOWN;
-        }
-        list += len + (list[len] == ',');
-    }
-    return NVML_SUCCESS;
-}
 
 /* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... */
 static nvmlReturn_t configure_processes(void)
@@ -1001,8 +1001,7 @@ static nvmlReturn_t configure_exporter_knobs(void)
     const char *lost = getenv("TW_FAKE_NVML_LOST_DEVICE");
     X.lost_one = lost && *lost;
     X.lost_index = (unsigned)env_ulong("TW_FAKE_NVML_LOST_DEVICE", 0);
-    nvmlReturn_t r = configure_processes();
-    return r == NVML_SUCCESS ? configure_scenarios() : r;
+    return configure_processes();
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,

@@ -486,13 +486,8 @@ static void sleep_s(double s)
 static void test_api(void **state)
 {
     (void)state;
-    const char *a = tw_test_file(0, "name,start_s,duration_s,power_w\nload,0,1000,250\n");
-    char scen[2048];
-    snprintf(scen, sizeof scen, "%s,", a);
-    const char *b = tw_test_file(1, "name,start_s,duration_s,power_w\nload,0,1000,100\n");
-    strncat(scen, b, sizeof scen - strlen(scen) - 1);
     setenv("TW_FAKE_NVML_DEVICES", "2", 1);
-    setenv("TW_FAKE_NVML_SCENARIOS", scen, 1);
+    setenv("TW_FAKE_NVML_DEVICE_POWER_W", "250,100", 1);
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.8", 1);
     tw_sensor_config base = {0};
@@ -551,7 +546,7 @@ static void test_api_nvml_errors(void **state)
 {
     (void)state;
     setenv("TW_FAKE_NVML_DEVICES", "2", 1);
-    unsetenv("TW_FAKE_NVML_SCENARIOS");
+    unsetenv("TW_FAKE_NVML_DEVICE_POWER_W");
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.3", 1);
     setenv("TW_FAKE_NVML_LOST_CODE", "999", 1);

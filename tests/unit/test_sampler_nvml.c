@@ -63,9 +63,11 @@ static const char *profile_dir(const char *name)
     return dir;
 }
 
+static const char *run_skip; /* the caller's readings not to read (cfg->base->skip); NULL = none */
+
 static tw_sampler *run_sampler(tw_sampler_config *cfg, double seconds)
 {
-    tw_sensor_config base = {.library = TW_FAKE_NVML_PATH};
+    tw_sensor_config base = {.library = TW_FAKE_NVML_PATH, .skip = run_skip};
     cfg->backend = "nvml";
     cfg->base = &base;
     tw_sampler *s = NULL;
@@ -139,6 +141,14 @@ static void test_profile_plan(void **state)
     assert_true(has_reading(s, "power_usage_w"));
     assert_true(has_reading(s, "power_buffer_w")); /* not in the profile: read along */
     assert_null(strstr(tw_sampler_notes(s), "no sensor profile"));
+    tw_sampler_free(s);
+    /* the caller's own skip list (the Slurm plugin's) is kept beside the plan's */
+    run_skip = "power_buffer_w";
+    s = run_sampler(&cfg, 0.3);
+    run_skip = NULL;
+    assert_false(has_reading(s, "power_buffer_w"));
+    assert_false(has_reading(s, "power_avg_w"));
+    assert_true(has_reading(s, "power_usage_w"));
     tw_sampler_free(s);
 }
 
