@@ -150,13 +150,15 @@ def check_energy_rates(base, t0):
         first = promql(base, "min_over_time(timestamp(truewatt_gpu_energy_joules_total{index=\"%d\"})[60s:100ms])"
                        % idx, at=t_last)
         span = t_last - first[str(idx)][1]
-        win = int(span) - 1  # the window's start just after the first sample: rate() extrapolates to its edges
-        got = promql(base, "rate(truewatt_gpu_energy_joules_total{index=\"%d\"}[%ds])" % (idx, win), at=t_last)
+        # the window from just before the first sample to the last: rate() then has nothing to
+        # extrapolate (it would, by up to half the mean interval, where an edge falls between samples)
+        win_ms = int(span * 1000) + 1
+        got = promql(base, "rate(truewatt_gpu_energy_joules_total{index=\"%d\"}[%dms])" % (idx, win_ms), at=t_last)
         rate = got[str(idx)][1]
         err = rate / w - 1
-        check(abs(err) <= TOL and win >= 10,
-              "GPU %d: rate(truewatt_gpu_energy_joules_total[%ds]) = %.3f W, scripted %.1f W (%+.3f %%; samples over %.1f s)"
-              % (idx, win, rate, w, 100 * err, span))
+        check(abs(err) <= TOL and span >= 10,
+              "GPU %d: rate(truewatt_gpu_energy_joules_total[%dms]) = %.3f W, scripted %.1f W (%+.3f %%; samples "
+              "over %.1f s, at least 10)" % (idx, win_ms, rate, w, 100 * err, span))
     check(last["1"][1] - t0 < LOST_S + 1 and last["0"][1] - t0 > LOST_S + 1,
           "GPU 0 served after GPU 1 was lost (last samples at t = %.1f s and %.1f s; lost at %.1f s)"
           % (last["0"][1] - t0, last["1"][1] - t0, LOST_S))
