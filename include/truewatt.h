@@ -320,25 +320,7 @@ typedef struct tw_sampler_config {
     /* Added later: a run file (truewatt run's, docs/runfile.md) the samples
      * are also recorded into, only each reading's updates; NULL = none. */
     struct tw_run *run;
-    /* Added later: rows handed to the caller as they are merged (the
-     * exporter's live view); NULL = none. With a sink, trace_path and run
-     * may both be NULL. */
-    const struct tw_sampler_sink *sink;
 } tw_sampler_config;
-
-/* A live consumer of the sampler's rows. Both calls come from the sampler's
- * writer thread, one at a time, rows in time order; they must return soon
- * (the rings fill while they run). */
-typedef struct tw_sampler_sink {
-    void *user;
-    /* One row of one sampled device (0-based, in the order sampled): reading
-     * i is named names[i] (the trace's column name without the "gpuN_"
-     * prefix, SI unit suffix), with its own timestamp and valid flag. */
-    void (*row)(void *user, size_t device, const char *const *names, const tw_row *row);
-    /* The device's fast or slow readings stopped after a backend error (a
-     * GPU lost, every read failing): no more rows of that group come. */
-    void (*failed)(void *user, size_t device, tw_status status, const char *message);
-} tw_sampler_sink;
 
 /* Achieved behaviour of one reading over the run. */
 typedef struct tw_sampler_reading_stats {
@@ -488,6 +470,122 @@ TW_API const tw_event *tw_analysis_event(const tw_analysis *a, size_t i);
 TW_API double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method m);
 TW_API tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event);
 TW_API void tw_analysis_free(tw_analysis *a);
+
+/* ---------------------------------------------------------------- sessions and regions */
+
+/* A session samples GPUs in the background from inside the measured program
+ * (no trace file needed) and measures named regions of the program's time:
+ *
+ *     tw_session_config c;
+ *     tw_session_config_init(&c);
+ *     tw_session *s;
+ *     if (tw_session_open(&c, &s) != TW_OK) { fprintf(stderr, "%s\n", tw_last_error()); ... }
+ *     tw_region_begin(s, "step");
+ *     work();
+ *     tw_region *r;
+ *     tw_region_end(s, "step", &r);
+ *     tw_region_device d;
+ *     d.size = sizeof d;
+ *     tw_region_device_get(r, 0, &d);   (waits for the readings past the end)
+ *     tw_region_free(r);
+ *     tw_session_close(s);
+ *
+ * Structs that may grow carry their size: set `size` (the *_init functions
+ * do) and the library fills or reads only what that size holds, so a caller
+ * built against an older header keeps working. Full guide: docs/api.md. */
+
+typedef struct tw_session_config {
+    size_t size;             /* sizeof(tw_session_config): set by tw_session_config_init */
+    const char *backend;     /* NULL: "nvml" when available, else "sim" */
+    const char *const *gpus; /* NVML index ("0"), "cuda:N" or a UUID; NULL/0 = all */
+    size_t ngpus;
+    const char *run_path;     /* a run file to record the samples and regions into; NULL: none */
+    const char *profile_path; /* a sensor profile for every GPU; NULL: the built-in models */
+    bool trace_kernels;       /* CUPTI in-process: not yet (TW_EUNSUPPORTED) */
+} tw_session_config;
+
+/* Sets size and the defaults (every field NULL / 0 / false). */
+TW_API void tw_session_config_init(tw_session_config *c);
+
+typedef struct tw_session tw_session;
+
+/* Opens the GPUs and starts sampling them on background threads. */
+TW_API tw_status tw_session_open(const tw_session_config *c, tw_session **out);
+/* Stops sampling; regions not yet complete are completed with what was read
+ * (their energies NaN where the readings do not reach their end). NULL is a no-op. */
+TW_API void tw_session_close(tw_session *s);
+TW_API size_t tw_session_device_count(const tw_session *s);
+TW_API tw_status tw_session_device(const tw_session *s, size_t d, tw_device_info *out);
+/* The backend in use ("nvml", "sim"). */
+TW_API const char *tw_session_backend(const tw_session *s);
+/* The session's timeline origin on CLOCK_MONOTONIC (ns): a region's start and
+ * end (tw_region_start_s) are seconds since it. */
+TW_API uint64_t tw_session_t0_mono_ns(const tw_session *s);
+
+/* A measured span of the program's time. Regions nest; any thread may begin
+ * and end them; an end closes the innermost open region of that name begun by
+ * the calling thread, else by any thread. A begin and an end cost a few
+ * hundred ns (bench/bench_region prints it). */
+typedef struct tw_region tw_region;
+
+TW_API tw_status tw_region_begin(tw_session *s, const char *name);
+/* Ends the region; *out (when not NULL) gets its result, whose energy may
+ * still wait for the readings past its end (tw_region_wait; every accessor
+ * below waits implicitly). Free it with tw_region_free. An end without a
+ * matching begin is TW_EINVAL. */
+TW_API tw_status tw_region_end(tw_session *s, const char *name, tw_region **out);
+/* Blocks until the region's energies are complete or timeout_s passed
+ * (TW_EUNAVAIL then; timeout_s < 0: no limit). */
+TW_API tw_status tw_region_wait(tw_region *r, double timeout_s);
+TW_API void tw_region_free(tw_region *r);
+
+/* One GPU's share of a region. */
+typedef struct tw_region_device {
+    size_t size;             /* sizeof(tw_region_device), set by the caller */
+    char uuid[96];           /* the GPU */
+    double time_s;           /* the region's length */
+    double energy_j;         /* the GPU's energy over the region (NaN: readings do not reach) */
+    double energy_sd_j;      /* its standard uncertainty */
+    double baseline_j;       /* the part the GPU's baseline (active idle) power would use anyway */
+    double above_baseline_j; /* energy_j - baseline_j: what the work added */
+    const char *reading;     /* the reading whose model gave energy_j ("power_buffer_w (rc ...)") */
+} tw_region_device;
+
+TW_API size_t tw_region_device_count(const tw_region *r);
+TW_API tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out);
+TW_API const char *tw_region_name(const tw_region *r);
+TW_API double tw_region_time_s(const tw_region *r);
+/* Begin and end on the session's timeline (seconds since the session opened). */
+TW_API double tw_region_start_s(const tw_region *r);
+TW_API double tw_region_end_s(const tw_region *r);
+
+/* ---------------------------------------------------------------- measure */
+
+/* Measures a callable however short: it is run back to back in phase-shifted
+ * repetitions (the method of `truewatt measure-kernel`) until the energy per
+ * call is known to `precision` or the time budget is spent. */
+typedef void (*tw_measure_fn)(void *arg);
+
+typedef struct tw_measure_options {
+    size_t size;      /* sizeof(tw_measure_options): set by tw_measure_options_init */
+    double precision; /* relative standard uncertainty of energy_j asked for; default 0.02 */
+    double budget_s;  /* time budget; default 30 */
+    size_t device;    /* the session's device to measure on; default 0 */
+} tw_measure_options;
+
+TW_API void tw_measure_options_init(tw_measure_options *o);
+
+typedef struct tw_measure_result {
+    size_t size;                   /* sizeof(tw_measure_result), set by the caller */
+    double time_s;                 /* per call */
+    double energy_j;               /* per call */
+    double energy_sd_j;            /* its standard uncertainty */
+    double power_above_baseline_w; /* the calls' power above the GPU's baseline */
+    size_t calls;                  /* calls made in all */
+} tw_measure_result;
+
+TW_API tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measure_options *o,
+                            tw_measure_result *out);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench/plans.h"
+#include "bench/repeat.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -96,7 +97,7 @@ tw_status tw_plan_repeat(tw_exec *x, const char *label, double kernel_s, size_t 
     if (phases == 0) return tw_fail(TW_EINVAL, "repetition: phases must be >= 1");
     for (size_t b = 0; b < blocks; b++) {
         TRY(tw_exec_block(x, label, kernel_s, per_block));
-        TRY(tw_exec_idle(x, base_gap_s + (double)(b % phases) * period_s / (double)phases));
+        TRY(tw_exec_idle(x, tw_repeat_gap_s(b, phases, period_s, base_gap_s)));
     }
     return TW_OK;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bench/plans.h"
+#include "bench/repeat.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
 #include "cli/profile_pick.h"
@@ -22,8 +23,7 @@
 #include "estimate/estimator.h"
 
 #define CMD "measure-kernel"
-#define REF_S 4.0        /* the steady-state reference block */
-#define BLOCK_GAP_S 0.01 /* launches closer than this form one block */
+#define REF_S 4.0 /* the steady-state reference block */
 
 static void help(void)
 {
@@ -152,63 +152,10 @@ static tw_status plan(tw_exec *x, void *p)
     return st == TW_OK ? tw_exec_idle(x, 1.0) : st;
 }
 
-/* One name's figures from the estimate. */
-typedef struct name_result {
-    bool found;
-    unsigned launches, blocks;
-    double mean_launch_s, per_launch_j, per_launch_sd_j, upper_j, power_w;
-    tw_est_status status;
-} name_result;
-
 typedef struct outcome {
-    name_result rep, ref;
-    double baseline_w;
+    tw_repeat_result r;
     const tw_reading_model *m;
-    char readings[160];
 } outcome;
-
-/* Blocks of back-to-back launches of `label` (events in time order). */
-static unsigned count_blocks(const tw_events *ev, const char *label)
-{
-    unsigned n = 0;
-    double last = -INFINITY;
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
-        const tw_event *e = tw_events_get(ev, i);
-        if (strcmp(e->name, label) != 0) continue;
-        if (e->start_s - last >= BLOCK_GAP_S) n++;
-        last = e->end_s;
-    }
-    return n;
-}
-
-static name_result name_of(const tw_estimate *est, const tw_events *ev, const char *label)
-{
-    name_result r = {.found = false};
-    for (size_t i = 0; i < est->nnames; i++) {
-        const tw_est_name *x = &est->names[i];
-        if (strcmp(x->name, label) != 0) continue;
-        double E = x->energy_j, sd = x->energy_sd_j, up = x->upper_j, P = x->power_w;
-        r.status = x->status;
-        if (x->status == TW_EST_GROUPED && x->group >= 0) { /* with the reference: its group's power */
-            const tw_est_group *g = &est->groups[x->group];
-            P = g->power_w;
-            E = P * x->active_s;
-            sd = g->power_sd_w * x->active_s;
-            up = isnan(g->upper_j) ? NAN : E + 2 * sd;
-            r.status = g->status;
-        }
-        r.found = x->launches > 0;
-        r.launches = (unsigned)x->launches;
-        r.mean_launch_s = x->time_s / (double)x->launches;
-        r.per_launch_j = E / (double)x->launches;
-        r.per_launch_sd_j = sd / (double)x->launches;
-        r.upper_j = up / (double)x->launches;
-        r.power_w = P;
-        r.blocks = count_blocks(ev, label);
-        break;
-    }
-    return r;
-}
 
 /* The reading's windows, and the energy counter's as the reference when the
  * profile models it as a counter and the trace has it. */
@@ -235,21 +182,11 @@ static int analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, outcome *
         if (st == TW_OK) rd[nrd++] = (tw_est_reading){"energy_j", obs[1].v, obs[1].n, true};
     }
     tw_clear_error();
-    tw_estimate *est = NULL;
     if (st == TW_OK) {
         tw_est_config cfg;
         tw_est_config_init(&cfg);
-        st = tw_estimate_run(rd, nrd, x->events, &cfg, &est);
+        st = tw_repeat_estimate(rd, nrd, x->events, &cfg, c->label, c->a->reference ? c->ref_label : NULL, &o->r);
     }
-    if (st == TW_OK) {
-        snprintf(o->readings, sizeof o->readings, "%s%s%s", rd[0].name, nrd > 1 ? " + " : "",
-                 nrd > 1 ? "energy_j (reference)" : "");
-        o->baseline_w = est->baseline_mean_w;
-        o->rep = name_of(est, x->events, c->label);
-        if (c->a->reference) o->ref = name_of(est, x->events, c->ref_label);
-        if (!o->rep.found) st = tw_fail(TW_ENOTFOUND, "no launches of '%s' in the estimate", c->label);
-    }
-    tw_estimate_free(est);
     tw_obs_series_free(&obs[0]);
     tw_obs_series_free(&obs[1]);
     return st == TW_OK ? 0 : cli_fail(CMD, st);
@@ -258,25 +195,26 @@ static int analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, outcome *
 static void print_text(const mk_args *a, const outcome *o, const char *how)
 {
     printf("kernel:          tw_spin_fma, %.3f ms per launch (measured mean %.4f ms)\n", a->dur_s * 1e3,
-           o->rep.mean_launch_s * 1e3);
+           o->r.rep.mean_launch_s * 1e3);
     printf("reading:         %s (%s, update every %.1f ms, coverage %.0f %%)\n", o->m->name,
            tw_response_name(o->m->response), o->m->period_s * 1e3, o->m->coverage * 100);
     printf("profile:         %s\n", how);
-    printf("estimator:       %s; baseline %.2f W\n", o->readings, o->baseline_w);
-    printf("repetition:      %u blocks, %u launches\n", o->rep.blocks, o->rep.launches);
-    if (o->rep.status == TW_EST_BELOW_RESOLUTION)
+    printf("estimator:       %s; baseline %.2f W\n", o->r.readings, o->r.baseline_w);
+    printf("repetition:      %u blocks, %u launches\n", o->r.rep.blocks, o->r.rep.launches);
+    if (o->r.rep.status == TW_EST_BELOW_RESOLUTION)
         printf("energy/launch:   < %.6g J (below resolution: %.6g J +- %.2g J, dynamic, above the baseline)\n",
-               o->rep.upper_j, o->rep.per_launch_j, o->rep.per_launch_sd_j);
+               o->r.rep.upper_j, o->r.rep.per_launch_j, o->r.rep.per_launch_sd_j);
     else
-        printf("energy/launch:   %.6g J +- %.2g J (dynamic, above the baseline)\n", o->rep.per_launch_j,
-               o->rep.per_launch_sd_j);
+        printf("energy/launch:   %.6g J +- %.2g J (dynamic, above the baseline)\n", o->r.rep.per_launch_j,
+               o->r.rep.per_launch_sd_j);
     printf("                 %.6g J with its share of the baseline (%.2f W x %.4f ms)\n",
-           o->rep.per_launch_j + o->baseline_w * o->rep.mean_launch_s, o->baseline_w, o->rep.mean_launch_s * 1e3);
-    printf("dynamic power:   %.2f W\n", o->rep.power_w);
-    if (o->ref.found)
+           o->r.rep.per_launch_j + o->r.baseline_w * o->r.rep.mean_launch_s, o->r.baseline_w,
+           o->r.rep.mean_launch_s * 1e3);
+    printf("dynamic power:   %.2f W\n", o->r.rep.power_w);
+    if (o->r.ref.found)
         printf("steady state:    %.2f W dynamic over %.1f s back to back -> %.6g J per launch (%+.2f %%)\n",
-               o->ref.power_w, o->ref.mean_launch_s * o->ref.launches, o->ref.power_w * o->rep.mean_launch_s,
-               100.0 * (o->rep.per_launch_j / (o->ref.power_w * o->rep.mean_launch_s) - 1.0));
+               o->r.ref.power_w, o->r.ref.mean_launch_s * o->r.ref.launches, o->r.ref.power_w * o->r.rep.mean_launch_s,
+               100.0 * (o->r.rep.per_launch_j / (o->r.ref.power_w * o->r.rep.mean_launch_s) - 1.0));
 }
 
 static void print_json(const mk_args *a, const outcome *o, const char *how)
@@ -286,20 +224,20 @@ static void print_json(const mk_args *a, const outcome *o, const char *how)
     json_begin_object(&j);
     json_kv_string(&j, "kernel", "tw_spin_fma");
     json_kv_number(&j, "requested_s", a->dur_s);
-    json_kv_number(&j, "mean_launch_s", o->rep.mean_launch_s);
+    json_kv_number(&j, "mean_launch_s", o->r.rep.mean_launch_s);
     json_kv_string(&j, "reading", o->m->name);
     json_kv_string(&j, "response", tw_response_name(o->m->response));
     json_kv_string(&j, "profile", how);
-    json_kv_string(&j, "estimator_readings", o->readings);
-    json_kv_uint(&j, "blocks", o->rep.blocks);
-    json_kv_uint(&j, "launches", o->rep.launches);
-    json_kv_number(&j, "baseline_w", o->baseline_w);
-    json_kv_number(&j, "energy_per_launch_j", o->rep.per_launch_j);
-    json_kv_number(&j, "energy_per_launch_se_j", o->rep.per_launch_sd_j);
-    json_kv_string(&j, "status", tw_est_status_name(o->rep.status));
-    json_kv_number(&j, "upper_per_launch_j", o->rep.status == TW_EST_BELOW_RESOLUTION ? o->rep.upper_j : NAN);
-    json_kv_number(&j, "dynamic_power_w", o->rep.power_w);
-    json_kv_number(&j, "steady_state_power_w", o->ref.found ? o->ref.power_w : NAN);
+    json_kv_string(&j, "estimator_readings", o->r.readings);
+    json_kv_uint(&j, "blocks", o->r.rep.blocks);
+    json_kv_uint(&j, "launches", o->r.rep.launches);
+    json_kv_number(&j, "baseline_w", o->r.baseline_w);
+    json_kv_number(&j, "energy_per_launch_j", o->r.rep.per_launch_j);
+    json_kv_number(&j, "energy_per_launch_se_j", o->r.rep.per_launch_sd_j);
+    json_kv_string(&j, "status", tw_est_status_name(o->r.rep.status));
+    json_kv_number(&j, "upper_per_launch_j", o->r.rep.status == TW_EST_BELOW_RESOLUTION ? o->r.rep.upper_j : NAN);
+    json_kv_number(&j, "dynamic_power_w", o->r.rep.power_w);
+    json_kv_number(&j, "steady_state_power_w", o->r.ref.found ? o->r.ref.power_w : NAN);
     json_end_object(&j);
     json_finish(&j);
 }

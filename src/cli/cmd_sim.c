@@ -1,44 +1,24 @@
 /* truewatt sim: run the simulated sensor over a scenario and write the trace
  * and the kernels (with their exact energy) as files analyze can read. */
-#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "cli/opts.h"
 #include "cli/sim_run.h"
 #include "core/json.h"
 #include "report/table.h"
 
-static void help(void)
-{
-    printf("usage: truewatt sim -o TRACE [--profile k20|h100] (--scenario FILE | --kernel NAME:START:DUR:POWER ...)\n"
-           "                    [--duration S] [--seed N] [--events-out FILE] [--json]\n\n"
-           "Simulates a GPU power sensor over a true power signal with exact ground truth.\n\n"
-           "  -o, --output TRACE   the trace to write (CSV: t_s, the readings, true_power_w)\n"
-           "  --profile P          k20: RC sensor C = 0.84 s, ~15 ms updates, repeats, stalls (default)\n"
-           "                       h100: 1 s boxcar average, 25 ms window every 100 ms,\n"
-           "                       energy counter, ~20 ms sample buffer\n"
-           "  --scenario FILE      kernels as CSV name,start_s,duration_s,power_w\n"
-           "  --kernel N:S:D:P     one kernel: name, start s, duration s, power W (repeatable)\n"
-           "  --duration S         simulated length (default: after the last kernel's tail)\n"
-           "  --seed N             noise and jitter seed (default 1)\n"
-           "  --events-out FILE    the kernels as events with true_energy_j\n"
-           "                       (default: TRACE with .events.csv)\n"
-           "  --json               machine-readable summary on stdout\n");
-}
-
-enum { OPT_PROFILE = 1000, OPT_SCENARIO, OPT_KERNEL, OPT_DURATION, OPT_SEED, OPT_EVENTS, OPT_JSON };
-
 typedef struct sim_args {
-    const char *out, *events_out, *scenario_path;
+    const char *out, *events_out, *scenario_path, *profile_name;
     tw_sim_profile profile;
     double duration_s;
     uint64_t seed;
     bool json;
-    char **kernels;
-    size_t n_kernels;
+    cli_opt_list kernels;
 } sim_args;
 
 static int parse_kernel(tw_scenario *s, const char *spec)
@@ -59,61 +39,65 @@ static int parse_kernel(tw_scenario *s, const char *spec)
     return st == TW_OK ? 0 : cli_fail("sim", st);
 }
 
+/* The options, declared once: parsing, defaults, usage and messages come from here (cli/opts.h). */
 static int parse_args(int argc, char **argv, sim_args *a)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"scenario", required_argument, 0, OPT_SCENARIO},
-                                         {"kernel", required_argument, 0, OPT_KERNEL},
-                                         {"duration", required_argument, 0, OPT_DURATION},
-                                         {"seed", required_argument, 0, OPT_SEED},
-                                         {"events-out", required_argument, 0, OPT_EVENTS},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case 'o':
-            a->out = optarg;
-            break;
-        case OPT_PROFILE:
-            if (tw_sim_profile_parse(optarg, &a->profile) != TW_OK)
-                return cli_usage("sim", "unknown profile '%s' (profiles: k20, h100)", optarg);
-            break;
-        case OPT_SCENARIO:
-            a->scenario_path = optarg;
-            break;
-        case OPT_KERNEL:
-            a->kernels[a->n_kernels++] = optarg;
-            break;
-        case OPT_DURATION:
-            if (!cli_parse_double(optarg, &a->duration_s) || a->duration_s <= 0)
-                return cli_usage("sim", "--duration needs a positive number of seconds, got '%s'", optarg);
-            break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->seed))
-                return cli_usage("sim", "--seed needs an integer >= 0, got '%s'", optarg);
-            break;
-        case OPT_EVENTS:
-            a->events_out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            return cli_opt_other("sim", c, optarg, argv, NULL);
-        }
-    }
-    if (optind < argc) return cli_opt_rest("sim", argc, argv, optind);
+    const cli_opt opt[] = {
+        {.name = "output",
+         .short_name = 'o',
+         .type = CLI_OPT_STRING,
+         .arg = "TRACE",
+         .help = "the trace to write (CSV: t_s, the readings, true_power_w)",
+         .out = &a->out},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "P",
+         .def = "k20",
+         .help = "k20: RC sensor C = 0.84 s, ~15 ms updates, repeats, stalls\nh100: 1 s boxcar average, 25 ms window "
+                 "every 100 ms,\nenergy counter, ~20 ms sample buffer",
+         .out = &a->profile_name},
+        {.name = "scenario",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "kernels as CSV name,start_s,duration_s,power_w",
+         .out = &a->scenario_path},
+        {.name = "kernel",
+         .type = CLI_OPT_LIST,
+         .arg = "N:S:D:P",
+         .help = "one kernel: name, start s, duration s, power W",
+         .out = &a->kernels},
+        {.name = "duration",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "simulated length (default: after the last kernel's tail)",
+         .out = &a->duration_s,
+         .min = 0,
+         .max = INFINITY,
+         .min_excl = true},
+        {.name = "seed", .type = CLI_OPT_U64, .arg = "N", .def = "1", .help = "noise and jitter seed", .out = &a->seed},
+        {.name = "events-out",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the kernels as events with true_energy_j\n(default: TRACE with .events.csv)",
+         .out = &a->events_out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable summary on stdout", .out = &a->json},
+    };
+    const cli_opts opts = {"sim",
+                           "-o TRACE [--profile k20|h100] (--scenario FILE | --kernel NAME:START:DUR:POWER ...)\n"
+                           "                    [--duration S] [--seed N] [--events-out FILE] [--json]",
+                           "Simulates a GPU power sensor over a true power signal with exact ground truth.",
+                           opt,
+                           sizeof opt / sizeof opt[0],
+                           NULL};
+    int first = 0;
+    int rc = cli_opts_parse(&opts, argc, argv, &first);
+    if (rc) return rc;
+    if (first < argc) return cli_opt_rest("sim", argc, argv, first);
+    if (tw_sim_profile_parse(a->profile_name, &a->profile) != TW_OK)
+        return cli_usage("sim", "unknown profile '%s' (profiles: k20, h100)", a->profile_name);
     if (!a->out) return cli_usage("sim", "where to? give -o TRACE");
-    if (!a->scenario_path && !a->n_kernels) return cli_usage("sim", "give --scenario FILE or at least one --kernel");
-    if (a->scenario_path && a->n_kernels) return cli_usage("sim", "--scenario and --kernel exclude each other");
+    if (!a->scenario_path && !a->kernels.n) return cli_usage("sim", "give --scenario FILE or at least one --kernel");
+    if (a->scenario_path && a->kernels.n) return cli_usage("sim", "--scenario and --kernel exclude each other");
     return 0;
 }
 
@@ -122,8 +106,8 @@ static int build_scenario(const sim_args *a, tw_scenario **out)
     tw_status st =
         a->scenario_path ? tw_scenario_load(a->scenario_path, a->profile, out) : tw_scenario_new(a->profile, out);
     if (st != TW_OK) return cli_fail("sim", st);
-    for (size_t i = 0; i < a->n_kernels; i++) {
-        int rc = parse_kernel(*out, a->kernels[i]);
+    for (size_t i = 0; i < a->kernels.n; i++) {
+        int rc = parse_kernel(*out, a->kernels.v[i]);
         if (rc) return rc;
     }
     if (a->duration_s > 0 && (st = tw_scenario_set_duration(*out, a->duration_s)) != TW_OK) return cli_fail("sim", st);
@@ -187,9 +171,7 @@ static char *default_events_path(const char *trace)
 
 int cmd_sim(int argc, char **argv)
 {
-    sim_args a = {.profile = TW_SIM_K20, .seed = 1};
-    a.kernels = calloc((size_t)argc + 1, sizeof *a.kernels);
-    if (!a.kernels) return cli_fail("sim", TW_ENOMEM);
+    sim_args a = {.profile = TW_SIM_K20};
     int rc = parse_args(argc, argv, &a);
     tw_scenario *sc = NULL;
     tw_events *ev = NULL;
@@ -218,6 +200,6 @@ int cmd_sim(int argc, char **argv)
     tw_events_free(ev);
     tw_scenario_free(sc);
     free(events_path);
-    free(a.kernels);
+    cli_opt_list_free(&a.kernels);
     return rc < 0 ? 0 : rc;
 }

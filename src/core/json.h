@@ -13,6 +13,27 @@
 
 #define JSON_MAX_DEPTH 32
 
+/* The functions' symbols carry the library's prefix (a program that links
+ * the static library may have json_* functions of its own; tests/meta
+ * checks every global symbol); the call sites keep the short names. */
+#define json_init tw_jsonw_init
+#define json_begin_object tw_jsonw_begin_object
+#define json_end_object tw_jsonw_end_object
+#define json_begin_array tw_jsonw_begin_array
+#define json_end_array tw_jsonw_end_array
+#define json_key tw_jsonw_key
+#define json_string tw_jsonw_string
+#define json_number tw_jsonw_number
+#define json_uint tw_jsonw_uint
+#define json_bool tw_jsonw_bool
+#define json_kv_string tw_jsonw_kv_string
+#define json_kv_number tw_jsonw_kv_number
+#define json_kv_time tw_jsonw_kv_time
+#define json_kv_uint tw_jsonw_kv_uint
+#define json_kv_bool tw_jsonw_kv_bool
+#define json_replaced tw_jsonw_replaced
+#define json_finish tw_jsonw_finish
+
 typedef struct json {
     FILE *f;
     int depth;

@@ -1,6 +1,6 @@
 /* The exporter's insides (internal): each GPU's live state, fed by the
  * sampler's rows (expo_state.c), and the rendering of all GPUs' states as
- * Prometheus' text format or OpenMetrics (expo_render.c). The daemon
+ * Prometheus' text format or OpenMetrics (tw_expo_render.c). The daemon
  * (exporter.c) holds one lock around the states: rows come from the
  * sampler's writer thread, scrapes from the HTTP server's thread.
  *
@@ -61,7 +61,7 @@ typedef struct expo_gpu {
     double last_row_t;  /* timeline s; < 0: none yet */
     uint64_t rows;      /* rows taken */
     uint64_t stalls;    /* gaps of more than EXPO_STALL_S between rows */
-    uint64_t failures;  /* rows in which no reading could be read (NVML errors) */
+    uint64_t failures;  /* polls in which no reading could be read (NVML errors): the sampler's count */
     bool lost;          /* its readings stopped after a backend error */
     char lost_msg[256];
     expo_proc procs[EXPO_MAX_PROCS];
@@ -71,15 +71,15 @@ typedef struct expo_gpu {
 } expo_gpu;
 
 /* Reading names (the sampler's column names) of EXPO_R_*. */
-const char *expo_reading_name(int r);
+const char *tw_expo_reading_name(int r);
 
 /* A GPU's state, empty (allocates its windows). */
-tw_status expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const char *model);
-void expo_gpu_free(expo_gpu *g);
-/* One sampler row of this GPU. */
-void expo_gpu_row(expo_gpu *g, const char *const *names, const tw_row *row);
+tw_status tw_expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const char *model);
+void tw_expo_gpu_free(expo_gpu *g);
+/* One row of this GPU's readings (those of the sampler's merged row that are its own). */
+void tw_expo_gpu_row(expo_gpu *g, const char *const *names, const tw_row *row);
 /* Its readings stopped for good. */
-void expo_gpu_failed(expo_gpu *g, const char *msg);
+void tw_expo_gpu_failed(expo_gpu *g, const char *msg);
 
 /* What is published for one GPU at a scrape (computed from its state). */
 typedef struct expo_view {
@@ -101,7 +101,7 @@ typedef struct expo_view {
 } expo_view;
 
 /* The view of g; window_s: the power's window. */
-void expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_view *out);
+void tw_expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_view *out);
 
 /* Rendering options. */
 typedef struct expo_render_opts {
@@ -112,8 +112,8 @@ typedef struct expo_render_opts {
 } expo_render_opts;
 
 /* The page: every GPU's metrics, family by family. */
-void expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out);
+void tw_expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out);
 /* A label value escaped for the exposition formats (\\, \", \n). */
-void expo_escape(tw_sbuf *out, const char *s);
+void tw_expo_escape(tw_sbuf *out, const char *s);
 
 #endif

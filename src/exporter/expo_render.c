@@ -21,7 +21,7 @@ typedef struct family {
     const char *help;
 } family;
 
-void expo_escape(tw_sbuf *out, const char *s)
+void tw_expo_escape(tw_sbuf *out, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '\\')
@@ -79,7 +79,7 @@ static void put_header(tw_sbuf *out, const family *f, const expo_render_opts *o)
 static void put_label(tw_sbuf *out, bool *first, const char *name, const char *value)
 {
     tw_sbuf_printf(out, "%s%s=\"", *first ? "" : ",", name);
-    expo_escape(out, value);
+    tw_expo_escape(out, value);
     tw_sbuf_putn(out, "\"", 1);
     *first = false;
 }
@@ -256,7 +256,7 @@ static void render_procs(const expo_view *v, size_t n, const expo_render_opts *o
         }
 }
 
-void expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
+void tw_expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
 {
     render_gpus(v, n, &f_energy, pick_energy, false, o, out);
     render_gpus(v, n, &f_power, pick_power, false, o, out);

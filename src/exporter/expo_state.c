@@ -17,7 +17,7 @@ static const char *const reading_names[EXPO_NREADINGS] = {
     [EXPO_R_INSTANT] = "power_instant_w", [EXPO_R_ENERGY] = "energy_j",
 };
 
-const char *expo_reading_name(int r) { return r >= 0 && r < EXPO_NREADINGS ? reading_names[r] : ""; }
+const char *tw_expo_reading_name(int r) { return r >= 0 && r < EXPO_NREADINGS ? reading_names[r] : ""; }
 
 static int reading_of(const char *name)
 {
@@ -26,7 +26,7 @@ static int reading_of(const char *name)
     return -1;
 }
 
-tw_status expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const char *model)
+tw_status tw_expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const char *model)
 {
     memset(g, 0, sizeof *g);
     g->index = index;
@@ -40,14 +40,14 @@ tw_status expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const cha
         g->r[r].t = calloc(EXPO_WINDOW_CAP, sizeof(double));
         g->r[r].v = calloc(EXPO_WINDOW_CAP, sizeof(double));
         if (!g->r[r].t || !g->r[r].v) {
-            expo_gpu_free(g);
+            tw_expo_gpu_free(g);
             return tw_fail(TW_ENOMEM, "out of memory (exporter windows)");
         }
     }
     return TW_OK;
 }
 
-void expo_gpu_free(expo_gpu *g)
+void tw_expo_gpu_free(expo_gpu *g)
 {
     for (int r = 0; r < EXPO_NREADINGS; r++) {
         free(g->r[r].t);
@@ -127,28 +127,23 @@ static void choose_energy_source(expo_gpu *g, double t)
         g->energy_src = best_reading(g, true);
 }
 
-void expo_gpu_row(expo_gpu *g, const char *const *names, const tw_row *row)
+void tw_expo_gpu_row(expo_gpu *g, const char *const *names, const tw_row *row)
 {
     if (g->last_row_t >= 0 && row->t_s - g->last_row_t > EXPO_STALL_S) g->stalls++;
     if (row->t_s > g->last_row_t) g->last_row_t = row->t_s;
     if (g->rows++ == 0) g->first_row_t = row->t_s;
-    bool any = false, tried_more = false;
     for (size_t i = 0; i < row->n; i++) {
         int r = reading_of(names[i]);
-        if (r != EXPO_R_BUFFER) tried_more = true; /* the buffer alone is absent when nothing new came */
-        if (row->valid && !row->valid[i]) continue;
-        any = true;
-        if (r < 0) continue;
+        if (r < 0 || (row->valid && !row->valid[i])) continue;
         double t = row->t_value_s ? row->t_value_s[i] : row->t_s;
         size_t before = g->r[r].points;
         series_add(&g->r[r], r != EXPO_R_ENERGY, t, row->value[i]);
         if (r == EXPO_R_ENERGY && g->r[r].points > before) counter_add(g, row->value[i]);
     }
-    if (!any && tried_more) g->failures++;
     choose_energy_source(g, row->t_s);
 }
 
-void expo_gpu_failed(expo_gpu *g, const char *msg)
+void tw_expo_gpu_failed(expo_gpu *g, const char *msg)
 {
     g->lost = true;
     snprintf(g->lost_msg, sizeof g->lost_msg, "%s", msg ? msg : "");
@@ -160,7 +155,7 @@ void expo_gpu_failed(expo_gpu *g, const char *msg)
 static double model_lag_s(const expo_gpu *g, int r)
 {
     if (!g->have_profile) return 0.0;
-    const tw_reading_model *m = tw_profile_find(&g->prof, expo_reading_name(r));
+    const tw_reading_model *m = tw_profile_find(&g->prof, tw_expo_reading_name(r));
     if (!m) return 0.0;
     double lag = 0.0;
     if (isfinite(m->delay_s) && m->delay_s > 0) lag += m->delay_s;
@@ -199,7 +194,7 @@ static bool window_mean(const expo_series *s, bool counter, double window_s, dou
     return true;
 }
 
-void expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_view *v)
+void tw_expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_view *v)
 {
     memset(v, 0, sizeof *v);
     v->index = g->index;
@@ -220,13 +215,13 @@ void expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_vi
     if (src >= 0 && g->r[src].n > 0) {
         const expo_series *s = &g->r[src];
         v->has_energy = true;
-        v->energy_source = src == EXPO_R_ENERGY ? "counter" : expo_reading_name(src);
+        v->energy_source = src == EXPO_R_ENERGY ? "counter" : tw_expo_reading_name(src);
         v->energy_j = src == EXPO_R_ENERGY ? g->counter_j : s->integral_j;
         v->energy_t = s->t[at(s, 0)] - model_lag_s(g, src);
     }
     int best = best_reading(g, false);
     if (best >= 0 && !g->lost) {
-        v->power_reading = expo_reading_name(best);
+        v->power_reading = tw_expo_reading_name(best);
         v->has_power = window_mean(&g->r[best], best == EXPO_R_ENERGY, window_s, &v->power_w);
         const tw_reading_model *m = g->have_profile ? tw_profile_find(&g->prof, v->power_reading) : NULL;
         if (m) v->response = tw_response_name(m->response);

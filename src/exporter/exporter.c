@@ -1,6 +1,6 @@
 /* The exporter daemon (public API in truewatt.h): the sampler feeds each
  * GPU's state (expo_state.c) through its sink, libmicrohttpd's thread
- * renders the states on every scrape (expo_render.c). One mutex guards the
+ * renders the states on every scrape (tw_expo_render.c). One mutex guards the
  * states. A GPU whose readings stop (lost, NVML failing) is marked lost and
  * keeps its last energy; the others go on being sampled and served. */
 #include <math.h>
@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "exporter/expo.h"
+#include "sample/sampler_sink.h"
 #include "sensor/nvml_procs.h"
 #include "truewatt.h"
 
@@ -26,6 +27,19 @@
 #define PROC_FORGET_S 600.0 /* a process without samples this long is no longer published */
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+/* Where a column of the sampler's merged rows goes: which GPU, under which name. */
+typedef struct column_map {
+    size_t ncols;
+    int *gpu;           /* column -> GPU slot (-1: none) */
+    const char **name;  /* column -> its name without the "gpuN_" prefix */
+    size_t *cols;       /* per GPU, its columns: cols[first[g] .. first[g + 1]) */
+    size_t *first;      /* ngpus + 1 */
+    const char **names; /* scratch: one GPU's row, names ... */
+    double *val, *tval; /* ... values, own timestamps ... */
+    uint8_t *valid;     /* ... and valid flags */
+    bool ready, failed;
+} column_map;
 
 struct tw_exporter {
     tw_exporter_config cfg;
@@ -39,6 +53,8 @@ struct tw_exporter {
     expo_gpu *gpus;
     size_t ngpus;
     tw_sampler *sampler;
+    column_map map;  /* the writer thread's */
+    double health_t; /* the row time the devices' health was last looked at (writer thread) */
 #ifdef TW_HAVE_MHD
     struct MHD_Daemon *http;
 #endif
@@ -58,30 +74,108 @@ static double timeline_now(const tw_exporter *e)
 
 /* ---------------------------------------------------------------- the sampler's sink */
 
-static void on_row(void *user, size_t device, const char *const *names, const tw_row *row)
+/* The slot of the GPU a column belongs to: "gpuN_NAME" is NVML index N's
+ * when several GPUs are sampled; one GPU's columns have no prefix. */
+static int column_gpu(const tw_exporter *e, const char *col, const char **name)
 {
-    tw_exporter *e = user;
-    if (device >= e->ngpus) return;
-    pthread_mutex_lock(&e->mu);
-    expo_gpu_row(&e->gpus[device], names, row);
-    pthread_mutex_unlock(&e->mu);
+    *name = col;
+    if (e->ngpus == 1) return 0;
+    unsigned idx;
+    int used = 0;
+    if (sscanf(col, "gpu%u_%n", &idx, &used) != 1 || used == 0) return -1;
+    *name = col + used;
+    for (size_t g = 0; g < e->ngpus; g++)
+        if (e->gpus[g].index == idx) return (int)g;
+    return -1;
 }
 
-static void on_failed(void *user, size_t device, tw_status status, const char *message)
+/* The columns of each GPU, from the sampler's column names (once, at the first row). */
+static bool build_map(tw_exporter *e, const tw_sampler *s)
 {
-    tw_exporter *e = user;
-    if (device >= e->ngpus) return;
-    const char *why = message && *message ? message : tw_strerror(status);
-    pthread_mutex_lock(&e->mu);
-    bool first = !e->gpus[device].lost; /* its fast and slow readings each stop: said once */
-    expo_gpu_failed(&e->gpus[device], why);
-    pthread_mutex_unlock(&e->mu);
-    if (first && e->cfg.log) {
-        char line[1024];
-        snprintf(line, sizeof line, "GPU %u (%s) lost, the others still served: %s", e->gpus[device].index,
-                 e->gpus[device].uuid, why);
-        e->cfg.log(e->cfg.log_user, line);
+    column_map *m = &e->map;
+    size_t n = tw_sampler_reading_count(s), k = n ? n : 1;
+    m->ncols = n;
+    m->gpu = calloc(k, sizeof *m->gpu);
+    m->name = calloc(k, sizeof *m->name);
+    m->cols = calloc(k, sizeof *m->cols);
+    m->first = calloc(e->ngpus + 1, sizeof *m->first);
+    m->names = calloc(k, sizeof *m->names);
+    m->val = calloc(k, sizeof *m->val);
+    m->tval = calloc(k, sizeof *m->tval);
+    m->valid = calloc(k, sizeof *m->valid);
+    if (!m->gpu || !m->name || !m->cols || !m->first || !m->names || !m->val || !m->tval || !m->valid) return false;
+    for (size_t c = 0; c < n; c++)
+        m->gpu[c] = column_gpu(e, tw_sampler_reading(s, c)->name, &m->name[c]);
+    size_t at = 0;
+    for (size_t g = 0; g < e->ngpus; g++) {
+        m->first[g] = at;
+        for (size_t c = 0; c < n; c++)
+            if (m->gpu[c] == (int)g) m->cols[at++] = c;
     }
+    m->first[e->ngpus] = at;
+    return true;
+}
+
+static void free_map(column_map *m)
+{
+    free(m->gpu);
+    free(m->name);
+    free(m->cols);
+    free(m->first);
+    free(m->names);
+    free(m->val);
+    free(m->tval);
+    free(m->valid);
+}
+
+/* Each GPU's failed polls, and those whose readings stopped: marked lost, said once. Under e->mu. */
+static void check_health(tw_exporter *e, const tw_sampler *s)
+{
+    for (size_t g = 0; g < e->ngpus; g++) {
+        tw_sampler_health h;
+        tw_sampler_device_health(s, g, &h);
+        expo_gpu *gpu = &e->gpus[g];
+        gpu->failures = h.failed_polls;
+        if (!h.stopped || gpu->lost) continue;
+        tw_expo_gpu_failed(gpu, h.why);
+        if (e->cfg.log) {
+            char line[1024];
+            snprintf(line, sizeof line, "GPU %u (%s) lost, the others still served: %s", gpu->index, gpu->uuid, h.why);
+            e->cfg.log(e->cfg.log_user, line);
+        }
+    }
+}
+
+/* A merged row (one producer's readings valid): each GPU's part to its state. */
+static void on_row(void *arg, const tw_sampler *s, const tw_row *row)
+{
+    tw_exporter *e = arg;
+    column_map *m = &e->map;
+    if (!m->ready && !m->failed) {
+        m->ready = build_map(e, s);
+        m->failed = !m->ready; /* out of memory: nothing published, said by the empty page */
+    }
+    if (!m->ready || row->n != m->ncols) return;
+    pthread_mutex_lock(&e->mu);
+    for (size_t g = 0; g < e->ngpus; g++) {
+        size_t n = 0;
+        bool any = false;
+        for (size_t k = m->first[g]; k < m->first[g + 1]; k++, n++) {
+            size_t c = m->cols[k];
+            m->names[n] = m->name[c];
+            m->val[n] = row->value[c];
+            m->tval[n] = row->t_value_s ? row->t_value_s[c] : row->t_s;
+            m->valid[n] = row->valid ? row->valid[c] : 1;
+            any |= m->valid[n];
+        }
+        tw_row own = {row->t_s, n, m->val, m->tval, m->valid};
+        if (any) tw_expo_gpu_row(&e->gpus[g], m->names, &own);
+    }
+    if (row->t_s - e->health_t >= 0.5) { /* a lost GPU is told soon, without a scrape */
+        e->health_t = row->t_s;
+        check_health(e, s);
+    }
+    pthread_mutex_unlock(&e->mu);
 }
 
 /* ---------------------------------------------------------------- per-process estimate */
@@ -133,14 +227,15 @@ tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **text, size
     tw_sbuf out = {0};
     expo_render_opts o = {openmetrics, e->cfg.dcgm_names, e->window_s, e->wall_ms_at_t0};
     pthread_mutex_lock(&e->mu);
+    check_health(e, e->sampler); /* also when no row comes any more (every GPU lost) */
     for (size_t i = 0; i < e->ngpus; i++) {
-        expo_gpu_view(&e->gpus[i], e->window_s, e->host, &v[i]);
+        tw_expo_gpu_view(&e->gpus[i], e->window_s, e->host, &v[i]);
         if (e->cfg.processes && !e->gpus[i].lost && v[i].has_energy) {
             update_procs(e, &e->gpus[i], v[i].energy_j);
             v[i].nprocs = e->gpus[i].nprocs;
         }
     }
-    expo_render(v, e->ngpus, &o, &out);
+    tw_expo_render(v, e->ngpus, &o, &out);
     pthread_mutex_unlock(&e->mu);
     free(v);
     if (out.oom || !out.p) {
@@ -268,7 +363,7 @@ static tw_status setup_gpus(tw_exporter *e)
     if (!e->gpus) return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         expo_gpu *g = &e->gpus[i];
-        if ((st = expo_gpu_init(g, info[i].index, info[i].uuid, info[i].name)) != TW_OK) return st;
+        if ((st = tw_expo_gpu_init(g, info[i].index, info[i].uuid, info[i].name)) != TW_OK) return st;
         e->ngpus++;
         char path[4096] = "";
         if (e->cfg.profile_path) {
@@ -293,7 +388,6 @@ static tw_status start_sampler(tw_exporter *e)
         snprintf(ids[i], sizeof ids[i], "%u", e->gpus[i].index);
         devs[i] = ids[i];
     }
-    tw_sampler_sink sink = {e, on_row, on_failed};
     tw_sampler_config sc = {0};
     sc.backend = e->cfg.backend;
     sc.devices = devs;
@@ -302,15 +396,15 @@ static tw_status start_sampler(tw_exporter *e)
     sc.t0_mono_ns = e->t0_mono_ns;
     sc.profile_path = e->cfg.profile_path;
     sc.profile_dir = e->cfg.profile_dir;
-    sc.sink = &sink;
-    return tw_sampler_start(&sc, &e->sampler);
+    return tw_sampler_start_sink(&sc, on_row, e, &e->sampler);
 }
 
 static void exporter_free(tw_exporter *e)
 {
     for (size_t i = 0; i < e->ngpus; i++)
-        expo_gpu_free(&e->gpus[i]);
+        tw_expo_gpu_free(&e->gpus[i]);
     free(e->gpus);
+    free_map(&e->map);
     free(e->library);
     pthread_mutex_destroy(&e->mu);
     free(e);

@@ -26,6 +26,7 @@
 #include "sample/plan.h"
 #include "runfile/runfile.h"
 #include "sample/ring.h"
+#include "sample/sampler_sink.h"
 #include "truewatt.h"
 
 /* A backend without devices (sim, replay) has no plan: these periods. */
@@ -73,8 +74,6 @@ typedef struct producer {
     uint64_t calls;
     size_t n;        /* the sensor's readings */
     size_t *out_col; /* reading -> output column (NO_COL: dropped, a duplicate) */
-    char **names;    /* reading -> its column name without the device prefix (for the sink) */
-    bool fail_told;  /* the sink was told of err (writer thread) */
     int index;       /* into s->prod: the run file's producer number */
     int64_t *run_id; /* reading -> the run file's reading id (0: not recorded) */
     size_t nused;    /* readings with a column */
@@ -93,6 +92,8 @@ typedef struct producer {
     atomic_bool live;
     bool live_broken;
     _Atomic uint64_t dropped;
+    _Atomic uint64_t failed_polls; /* rows in which nothing could be read (tw_sampler_device_health) */
+    bool buffer_only;              /* it reads the sample buffer alone: an empty row is nothing new */
     /* the producer thread's own, read after the join */
     double prev_t;
     bool have_prev;
@@ -117,8 +118,7 @@ struct tw_sampler {
     producer **prod;
     char *trace_path; /* NULL: no CSV */
     tw_trace_writer *w;
-    tw_run *run;          /* the caller's; NULL: no run file */
-    tw_sampler_sink sink; /* row == NULL: none */
+    tw_run *run; /* the caller's; NULL: no run file */
     size_t ncols;
     char **colname;
     tw_sampler_reading_stats *stats;
@@ -142,6 +142,8 @@ struct tw_sampler {
     char *notes;
     size_t notes_len, notes_cap;
     bool stopped;
+    tw_sampler_sink_fn sink; /* NULL: none */
+    void *sink_arg;
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -295,13 +297,16 @@ static void producer_push(producer *p, const tw_row *row)
     } else {
         atomic_fetch_add_explicit(&p->dropped, 1, memory_order_relaxed);
     }
+    bool any = false;
     for (size_t i = 0; i < n; i++) {
         if ((row->valid && !row->valid[i]) || isnan(row->value[i])) continue;
+        any = true;
         p->polls[i]++;
         if (p->have_last[i] && row->value[i] != p->last_value[i]) p->updates[i]++;
         p->last_value[i] = row->value[i];
         p->have_last[i] = 1;
     }
+    if (!any && !p->buffer_only) atomic_fetch_add_explicit(&p->failed_polls, 1, memory_order_relaxed);
     atomic_store_explicit(&p->last_t, t, memory_order_release);
 }
 
@@ -455,13 +460,10 @@ static void merge(tw_sampler *s)
                 s->clamped++;
             }
             tw_row out = {t, s->ncols, s->val, s->tval, s->valid};
-            if (s->sink.row) {
-                tw_row own = {best_t, best->n, val, tval, valid};
-                s->sink.row(s->sink.user, best->dev, (const char *const *)best->names, &own);
-            }
             tw_status st = s->w ? tw_trace_writer_write(s->w, &out) : TW_OK;
             if (st == TW_OK && s->run)
                 st = tw_run_poll(s->run, best->index, t, best->n, best->run_id, val, tval, valid);
+            if (st == TW_OK && s->sink) s->sink(s->sink_arg, s, &out);
             if (st != TW_OK) {
                 s->write_err = st;
                 snprintf(s->write_msg, sizeof s->write_msg, "%s", tw_last_error());
@@ -475,24 +477,12 @@ static void merge(tw_sampler *s)
     }
 }
 
-/* Tells the sink of producers that stopped on an error, once each. */
-static void tell_failures(tw_sampler *s)
-{
-    for (size_t k = 0; s->sink.failed && k < s->nprod; k++) {
-        producer *p = s->prod[k];
-        if (p->fail_told || atomic_load_explicit(&p->running, memory_order_acquire) || p->err == TW_OK) continue;
-        p->fail_told = true;
-        s->sink.failed(s->sink.user, p->dev, p->err, p->errmsg);
-    }
-}
-
 static void *writer_main(void *arg)
 {
     tw_sampler *s = arg;
     for (;;) {
         bool last = atomic_load_explicit(&s->stop_writer, memory_order_acquire);
         merge(s);
-        tell_failures(s);
         if (last) break;
         struct timespec d = {0, WRITER_PERIOD_NS};
         nanosleep(&d, NULL);
@@ -508,9 +498,6 @@ static void producer_free(producer *p)
     if (!p) return;
     tw_sensor_close(p->sensor);
     tw_ring_destroy(&p->ring);
-    for (size_t i = 0; p->names && i < p->n; i++)
-        free(p->names[i]);
-    free(p->names);
     free(p->out_col);
     free(p->run_id);
     free(p->polls);
@@ -682,20 +669,16 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     p->n = tw_sensor_nreadings(p->sensor);
     size_t k = p->n ? p->n : 1;
     p->out_col = calloc(k, sizeof *p->out_col);
-    p->names = calloc(k, sizeof *p->names);
     p->run_id = calloc(k, sizeof *p->run_id);
     p->polls = calloc(k, sizeof *p->polls);
     p->updates = calloc(k, sizeof *p->updates);
     p->last_value = calloc(k, sizeof *p->last_value);
     p->have_last = calloc(k, sizeof *p->have_last);
-    if (!p->out_col || !p->names || !p->run_id || !p->polls || !p->updates || !p->last_value || !p->have_last)
+    if (!p->out_col || !p->run_id || !p->polls || !p->updates || !p->last_value || !p->have_last)
         return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < p->n; i++) {
         char *name = si_name(s->dev[p->dev].prefix, tw_sensor_reading(p->sensor, i));
-        if (!name || !(p->names[i] = si_name("", tw_sensor_reading(p->sensor, i)))) {
-            free(name);
-            return tw_fail(TW_ENOMEM, "out of memory");
-        }
+        if (!name) return tw_fail(TW_ENOMEM, "out of memory");
         tw_status st = add_column(s, name, &p->out_col[i]);
         if (st != TW_OK) return st;
         if (p->out_col[i] != NO_COL) p->nused++;
@@ -710,6 +693,8 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     atomic_init(&p->live, false);
     atomic_init(&p->running, false);
     atomic_init(&p->dropped, 0);
+    atomic_init(&p->failed_polls, 0);
+    p->buffer_only = p->n == 1 && strcmp(tw_sensor_reading(p->sensor, 0)->name, "power_buffer_w") == 0;
     size_t buffer_col;
     double rows_per_s = 1.0 / p->period_s;
     if (tw_sensor_find(p->sensor, "power_buffer_w", &buffer_col) == TW_OK) rows_per_s += BUFFER_ROWS_PER_S;
@@ -876,11 +861,33 @@ static void stop_threads(tw_sampler *s)
 
 tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
 {
+    return tw_sampler_start_sink(cfg, NULL, NULL, out);
+}
+
+uint64_t tw_sampler_t0_mono_ns(const tw_sampler *s) { return s ? s->t0_mono_ns : 0; }
+
+void tw_sampler_device_health(const tw_sampler *s, size_t d, tw_sampler_health *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; s && k < s->nprod; k++) {
+        producer *p = s->prod[k];
+        if (p->dev != d) continue;
+        out->failed_polls += atomic_load_explicit(&p->failed_polls, memory_order_relaxed);
+        /* err and errmsg are written before running is cleared (release) */
+        if (!out->stopped && !atomic_load_explicit(&p->running, memory_order_acquire) && p->err != TW_OK) {
+            out->stopped = true;
+            snprintf(out->why, sizeof out->why, "%s", p->errmsg);
+        }
+    }
+}
+
+tw_status tw_sampler_start_sink(const tw_sampler_config *cfg, tw_sampler_sink_fn fn, void *arg, tw_sampler **out)
+{
     tw_clear_error();
     if (!out) return tw_fail(TW_EINVAL, "tw_sampler_start: out is NULL");
     *out = NULL;
-    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run && !(cfg->sink && cfg->sink->row)))
-        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path, run file or sink");
+    if (!cfg || !cfg->backend || (!cfg->trace_path && !cfg->run && !fn))
+        return tw_fail(TW_EINVAL, "tw_sampler_start: no config, backend, trace path or run file");
     if (cfg->n_devices && !cfg->devices) return tw_fail(TW_EINVAL, "tw_sampler_start: n_devices without devices");
     double fast = cfg->fast_period_s > 0 ? cfg->fast_period_s : DEFAULT_FAST_PERIOD_S;
     double slow = cfg->slow_period_s > 0 ? cfg->slow_period_s : DEFAULT_SLOW_PERIOD_S;
@@ -894,7 +901,8 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
     s->backend = strdup(cfg->backend);
     s->trace_path = cfg->trace_path ? strdup(cfg->trace_path) : NULL;
     s->run = cfg->run;
-    if (cfg->sink) s->sink = *cfg->sink;
+    s->sink = fn;
+    s->sink_arg = arg;
     tw_status st =
         s->backend && (s->trace_path || !cfg->trace_path) ? setup(s, cfg) : tw_fail(TW_ENOMEM, "out of memory");
     if (st == TW_OK) {

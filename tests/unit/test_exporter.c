@@ -270,7 +270,7 @@ static char *render(bool om, bool dcgm)
     two_views(v, &proc);
     expo_render_opts o = {om, dcgm, 1.0, 1700000000000};
     tw_sbuf out = {0};
-    expo_render(v, 2, &o, &out);
+    tw_expo_render(v, 2, &o, &out);
     assert_false(out.oom);
     return out.p;
 }
@@ -279,7 +279,7 @@ static void test_escape(void **state)
 {
     (void)state;
     tw_sbuf b = {0};
-    expo_escape(&b, "a\\b\"c\nd");
+    tw_expo_escape(&b, "a\\b\"c\nd");
     assert_string_equal(b.p, "a\\\\b\\\"c\\nd");
     free(b.p);
 }
@@ -376,77 +376,77 @@ static void row(expo_gpu *g, double t, const char *name, double value)
     double v[1] = {value}, tv[1] = {t};
     uint8_t valid[1] = {1};
     tw_row r = {t, 1, v, tv, valid};
-    expo_gpu_row(g, names, &r);
+    tw_expo_gpu_row(g, names, &r);
 }
 
 static void test_counter(void **state)
 {
     (void)state;
     expo_gpu g;
-    assert_int_equal(expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
+    assert_int_equal(tw_expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
     /* a counter at 1000 J: 0 at the start, then +50 J, +50 J; then back to 20 J (a reset): +20 J */
     row(&g, 0.0, "energy_j", 1000.0);
     row(&g, 0.5, "energy_j", 1050.0);
     row(&g, 1.0, "energy_j", 1100.0);
     row(&g, 1.5, "energy_j", 20.0);
     expo_view v;
-    expo_gpu_view(&g, 1.0, "h", &v);
+    tw_expo_gpu_view(&g, 1.0, "h", &v);
     assert_true(v.has_energy);
     assert_string_equal(v.energy_source, "counter");
     assert_near(v.energy_j, 120.0, 1e-9);
     assert_near(v.energy_t, 1.5, 1e-12);
     assert_int_equal(v.resets, 1);
-    expo_gpu_free(&g);
+    tw_expo_gpu_free(&g);
 }
 
 static void test_power_window(void **state)
 {
     (void)state;
     expo_gpu g;
-    assert_int_equal(expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
+    assert_int_equal(tw_expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
     /* buffer samples every 20 ms: 100 W until t = 1 s, then 200 W; each the mean of the 20 ms before it */
     for (int k = 1; k <= 100; k++)
         row(&g, 0.02 * k, "power_buffer_w", k <= 50 ? 100.0 : 200.0);
     expo_view v;
-    expo_gpu_view(&g, 0.5, "h", &v);
+    tw_expo_gpu_view(&g, 0.5, "h", &v);
     assert_true(v.has_power);
     assert_string_equal(v.power_reading, "power_buffer_w");
     assert_near(v.power_w, 200.0, 1e-9); /* the last 0.5 s: all 200 W */
-    expo_gpu_view(&g, 2.0, "h", &v);
+    tw_expo_gpu_view(&g, 2.0, "h", &v);
     /* the whole record, (0.02, 2.0]: 49 samples of 100 W and 50 of 200 W, 20 ms each */
     assert_near(v.power_w, (49 * 100.0 + 50 * 200.0) / 99.0, 1e-9);
     assert_false(v.has_energy); /* 1.98 s of rows without a counter: not chosen yet */
     /* no counter 2 s after the first row: the energy is the buffer's integral, (0.02, 2.1] */
     row(&g, 2.1, "power_buffer_w", 300.0);
-    expo_gpu_view(&g, 2.0, "h", &v);
+    tw_expo_gpu_view(&g, 2.0, "h", &v);
     assert_true(v.has_energy);
     assert_string_equal(v.energy_source, "power_buffer_w");
     assert_near(v.energy_j, 0.02 * (49 * 100.0 + 50 * 200.0) + 0.1 * 300.0, 1e-9);
-    expo_gpu_free(&g);
+    tw_expo_gpu_free(&g);
 }
 
 static void test_health(void **state)
 {
     (void)state;
     expo_gpu g;
-    assert_int_equal(expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
-    const char *names[2] = {"power_usage_w", "power_buffer_w"};
-    double v2[2] = {NAN, NAN}, tv[2] = {0, 0};
-    uint8_t none[2] = {0, 0};
-    tw_row r = {1.0, 2, v2, tv, none};
-    expo_gpu_row(&g, names, &r); /* every reading failed: a failure */
-    r.n = 1;
-    r.t_s = 1.1;
-    expo_gpu_row(&g, names + 1, &r);      /* the buffer alone, nothing new: not a failure */
+    assert_int_equal(tw_expo_gpu_init(&g, 0, "GPU-a", "m"), TW_OK);
+    row(&g, 1.0, "power_usage_w", 100.0);
+    row(&g, 1.1, "power_usage_w", 100.0);
     row(&g, 4.0, "power_usage_w", 100.0); /* 2.9 s without a row: a stall */
-    expo_gpu_failed(&g, "GPU is lost");
+    row(&g, 5.0, "power_usage_w", 100.0);
     expo_view v;
-    expo_gpu_view(&g, 1.0, "h", &v);
-    assert_int_equal(v.failures, 1);
+    tw_expo_gpu_view(&g, 1.0, "h", &v);
     assert_int_equal(v.stalls, 1);
+    assert_false(v.lost);
+    assert_true(v.has_power);
+    tw_expo_gpu_failed(&g, "GPU is lost");
+    tw_expo_gpu_view(&g, 1.0, "h", &v);
     assert_true(v.lost);
-    assert_false(v.has_power);
-    expo_gpu_free(&g);
+    assert_false(v.has_power); /* a lost GPU has no power, but keeps its energy: */
+    assert_true(v.has_energy); /* no counter, so its power reading's integral over (1, 5] s */
+    assert_string_equal(v.energy_source, "power_usage_w");
+    assert_near(v.energy_j, 400.0, 1e-9);
+    tw_expo_gpu_free(&g);
 }
 
 /* ---------------------------------------------------------------- the public API, over HTTP */

@@ -1,0 +1,170 @@
+/* A GPU's energy as a function of time, from one reading: see energy_line.h. */
+#include "api/energy_line.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+/* The readings' own timestamps are microseconds (NVML): each edge of a span
+ * is placed to within this. */
+#define STAMP_RESOLUTION_S 1e-6
+#define BASELINE_SPAN_S 1.0
+
+void tw_line_init(tw_energy_line *l, tw_line_kind kind, const tw_reading_model *m)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = kind;
+    double delay = m && isfinite(m->delay_s) ? m->delay_s : 0.0;
+    /* a held boxcar value is the mean over the window before its update:
+     * centred half a window earlier */
+    double half = kind == TW_LINE_HOLD && m && isfinite(m->window_s) ? 0.5 * m->window_s : 0.0;
+    l->shift_s = delay + half;
+    l->capacitance_s =
+        m && m->response == TW_RESP_RC && isfinite(m->capacitance_s) && kind == TW_LINE_TILES ? m->capacitance_s : 0.0;
+    l->min_1s_w = NAN;
+    l->min_tile_w = NAN;
+}
+
+void tw_line_free(tw_energy_line *l)
+{
+    free(l->k);
+    memset(l, 0, sizeof *l);
+}
+
+double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l->off].t_s : INFINITY; }
+
+double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
+
+/* The index of the first live knot at or after t (n when none). */
+static size_t knot_at_or_after(const tw_energy_line *l, double t)
+{
+    size_t lo = l->off, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->k[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* F at t (inside the knots): i is the knot that ends t's tile. */
+static double f_at(const tw_energy_line *l, double t, size_t *tile)
+{
+    size_t i = knot_at_or_after(l, t);
+    if (i == l->off) {
+        *tile = i + 1 < l->n ? i + 1 : i; /* the first knot itself: the tile after it */
+        return l->k[i].f_j;
+    }
+    *tile = i;
+    const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
+    return a->f_j + b->p_w * (t - a->t_s);
+}
+
+static void note_baseline(tw_energy_line *l)
+{
+    const tw_line_knot *last = &l->k[l->n - 1];
+    if (l->n - l->off >= 2 && (isnan(l->min_tile_w) || last->p_w < l->min_tile_w)) l->min_tile_w = last->p_w;
+    double from = last->t_s - BASELINE_SPAN_S;
+    if (from < l->k[l->off].t_s) return;
+    size_t tile;
+    double mean = (last->f_j - f_at(l, from, &tile)) / BASELINE_SPAN_S;
+    if (isnan(l->min_1s_w) || mean < l->min_1s_w) l->min_1s_w = mean;
+}
+
+static tw_status add_knot(tw_energy_line *l, double t, double f, double p)
+{
+    if (l->n == l->cap) {
+        if (l->off > l->n / 2) { /* reuse the room of trimmed knots */
+            memmove(l->k, l->k + l->off, (l->n - l->off) * sizeof *l->k);
+            l->n -= l->off;
+            l->off = 0;
+        } else {
+            size_t cap = l->cap ? 2 * l->cap : 256;
+            tw_line_knot *k = realloc(l->k, cap * sizeof *k);
+            if (!k) return tw_fail(TW_ENOMEM, "out of memory");
+            l->k = k;
+            l->cap = cap;
+        }
+    }
+    l->k[l->n++] = (tw_line_knot){t, f, p};
+    note_baseline(l);
+    return TW_OK;
+}
+
+tw_status tw_line_push(tw_energy_line *l, double value, double stamp_s)
+{
+    if (!isfinite(value) || !isfinite(stamp_s)) return TW_OK;
+    bool same = l->have_last && stamp_s == l->last_stamp_s;
+    if (l->kind == TW_LINE_COUNTER) same = l->have_last && value == l->last_value;
+    if (same) return TW_OK;
+    double t = stamp_s - l->shift_s;
+    bool first = l->n == l->off;
+    const tw_line_knot *prev = first ? NULL : &l->k[l->n - 1];
+    if (prev && !(t > prev->t_s)) return TW_OK; /* time never goes back on the line */
+    tw_status st = TW_OK;
+    switch (l->kind) {
+    case TW_LINE_TILES: /* value: the mean power of (previous stamp, this stamp] */
+        st = add_knot(l, t, first ? 0.0 : prev->f_j + value * (t - prev->t_s), value);
+        break;
+    case TW_LINE_COUNTER: /* value: cumulative energy */
+        if (first) {
+            st = add_knot(l, t, 0.0, NAN);
+            l->origin_j = value;
+        } else {
+            double f = value - l->origin_j;
+            st = add_knot(l, t, f, (f - prev->f_j) / (t - prev->t_s));
+        }
+        l->last_value = value;
+        l->have_last = true;
+        return st;
+    case TW_LINE_HOLD: /* value holds from this update to the next */
+        st = add_knot(l, t, first ? 0.0 : prev->f_j + l->last_value * (t - prev->t_s), first ? NAN : l->last_value);
+        break;
+    }
+    l->last_value = value;
+    l->last_stamp_s = stamp_s;
+    l->have_last = true;
+    return st;
+}
+
+/* The uncertainty of an edge in tile i: the tile's power is known as a
+ * mean only, so the share inside the span may be off by the step to a
+ * neighbouring tile's power. */
+static double edge_sd_j(const tw_energy_line *l, size_t i, double p_here)
+{
+    if (i <= l->off || i >= l->n) return 0.0;
+    double len = l->k[i].t_s - l->k[i - 1].t_s;
+    double step = 0.0;
+    if (i - 1 > l->off && isfinite(l->k[i - 1].p_w)) step = fmax(step, fabs(l->k[i].p_w - l->k[i - 1].p_w));
+    if (i + 1 < l->n && isfinite(l->k[i + 1].p_w)) step = fmax(step, fabs(l->k[i + 1].p_w - l->k[i].p_w));
+    double res = STAMP_RESOLUTION_S * fabs(p_here);
+    return sqrt(len * step * len * step / 12.0 + res * res);
+}
+
+double tw_line_energy_j(const tw_energy_line *l, double a, double b, double *sd_j)
+{
+    if (sd_j) *sd_j = NAN;
+    if (!(b >= a) || l->n < l->off + 2 || a < l->k[l->off].t_s || b > l->k[l->n - 1].t_s) return NAN;
+    size_t ta, tb;
+    double fa = f_at(l, a, &ta), fb = f_at(l, b, &tb);
+    double pa = l->k[ta].p_w, pb = l->k[tb].p_w;
+    double e = fb - fa;
+    if (l->capacitance_s > 0 && isfinite(pa) && isfinite(pb)) e += l->capacitance_s * (pb - pa);
+    if (sd_j) {
+        double sa = edge_sd_j(l, ta, pa), sb = edge_sd_j(l, tb, pb);
+        *sd_j = sqrt(sa * sa + sb * sb);
+    }
+    return e;
+}
+
+double tw_line_baseline_w(const tw_energy_line *l) { return isnan(l->min_1s_w) ? l->min_tile_w : l->min_1s_w; }
+
+void tw_line_trim(tw_energy_line *l, double t_s)
+{
+    size_t i = knot_at_or_after(l, t_s);
+    if (i > l->off + 1) l->off = i - 1;
+}

@@ -1,0 +1,696 @@
+/* Sessions and regions (truewatt.h): the sampler (src/sample/) samples the
+ * chosen GPUs on its threads and hands every merged row to the session (its
+ * sink), which keeps per GPU the energy as a function of time from the best
+ * reading under its model (energy_line.h). A region is its begin and end
+ * times; its energy is F(end) - F(begin) once the readings reach past its
+ * end (up to the reading's delay plus the sampler's drain period later).
+ *
+ * One mutex guards the open regions, the pending results and the lines:
+ * a begin or an end holds it for a few hundred ns, the sink for one row.
+ *
+ * The "sim" backend has no live sensor (the simulator's time is not the
+ * program's): a sim session's GPU is the simulated H100 at active idle and
+ * a region's energy is its exact true energy over the region, so code using
+ * the API runs and is tested where no GPU exists. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/energy_line.h"
+#include "api/session_internal.h"
+#include "api/sized.h"
+#include "core/error.h"
+#include "correct/profile.h"
+#include "estimate/trace.h"
+#include "sample/sampler_sink.h"
+#include "timeline/devices.h"
+
+#define MAX_GPUS 64
+#define OPEN_WAIT_S 5.0  /* a GPU must give readings this soon after the open */
+#define CLOSE_WAIT_S 2.0 /* the close waits this long for pending regions */
+#define KEEP_S 2.0       /* history kept beyond what open and pending regions need */
+#define TRIM_EVERY 256   /* rows between trims */
+
+/* The readings a region's energy may come from, best first. */
+static const char *const CANDIDATES[] = {"power_buffer_w", "energy_j", "power_usage_w"};
+
+typedef struct sdev {
+    tw_device_info info;
+    char prefix[32]; /* its columns' prefix in the sampler's rows ("" or "gpuN_") */
+    bool resolved;   /* its column is chosen (at the first row) */
+    size_t col;      /* SIZE_MAX: none of the candidates */
+    char reading[192];
+    tw_reading_model model; /* of that reading */
+    tw_energy_line line;
+} sdev;
+
+typedef struct open_region {
+    char *name;
+    double t0;
+    pthread_t tid;
+} open_region;
+
+typedef struct rdev {
+    char uuid[96];
+    char reading[192];
+    double energy_j, sd_j, baseline_j;
+} rdev;
+
+struct tw_region {
+    _Atomic(tw_session *) s; /* while pending */
+    atomic_bool complete;
+    char *name;
+    double t0, t1;
+    size_t ndev;
+    rdev *d;
+    tw_region *prev, *next; /* the session's pending list */
+};
+
+struct tw_session {
+    char backend[16];
+    size_t ndev;
+    sdev *dev;
+    tw_sampler *sampler;
+    tw_scenario *sim; /* sim: the true signal */
+    tw_profile profile;
+    bool have_profile;
+    uint64_t t0_ns;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
+    open_region *open;
+    size_t nopen, cap_open;
+    tw_region *pending, *pending_tail; /* oldest first: ends in (nearly) increasing time */
+    unsigned long rows;
+};
+
+/* ---------------------------------------------------------------- time */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double tw_session_now_s(const tw_session *s) { return 1e-9 * (double)(int64_t)(mono_ns() - s->t0_ns); }
+
+static void deadline_after(struct timespec *ts, double s)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    double whole = floor(s);
+    ts->tv_sec += (time_t)whole;
+    ts->tv_nsec += (long)((s - whole) * 1e9);
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* ---------------------------------------------------------------- results */
+
+static void complete_device(const tw_session *s, size_t d, tw_region *r)
+{
+    rdev *x = &r->d[d];
+    const sdev *dv = &s->dev[d];
+    double len = r->t1 - r->t0;
+    if (s->sim) {
+        x->energy_j = tw_scenario_true_energy_j(s->sim, r->t0, r->t1);
+        x->sd_j = 0.0;
+        x->baseline_j = tw_scenario_active_idle_w(s->sim) * len;
+        return;
+    }
+    x->energy_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &x->sd_j);
+    x->baseline_j = tw_line_baseline_w(&dv->line) * len;
+}
+
+static void unlink_pending(tw_session *s, tw_region *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        s->pending = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        s->pending_tail = r->prev;
+    r->prev = r->next = NULL;
+    atomic_store(&r->s, NULL);
+}
+
+static void append_pending(tw_session *s, tw_region *r)
+{
+    atomic_store(&r->s, s);
+    r->prev = s->pending_tail;
+    r->next = NULL;
+    if (s->pending_tail)
+        s->pending_tail->next = r;
+    else
+        s->pending = r;
+    s->pending_tail = r;
+}
+
+/* Under the lock: the region's results, then off the pending list. */
+static void complete_region(tw_session *s, tw_region *r)
+{
+    for (size_t d = 0; d < r->ndev; d++)
+        complete_device(s, d, r);
+    if (atomic_load(&r->s)) unlink_pending(s, r);
+    atomic_store(&r->complete, true);
+}
+
+/* Whether every GPU's readings reach past t. */
+static bool covered(const tw_session *s, double t)
+{
+    if (s->sim) return true;
+    for (size_t d = 0; d < s->ndev; d++)
+        if (!(tw_line_end_s(&s->dev[d].line) >= t)) return false;
+    return true;
+}
+
+/* The oldest pending regions whose ends the readings reach: in order of
+ * their ends, so the scan stops at the first that must still wait (one whose
+ * end came a little out of order waits for the one before it). */
+static void complete_ready(tw_session *s)
+{
+    while (s->pending && covered(s, s->pending->t1))
+        complete_region(s, s->pending);
+}
+
+/* ---------------------------------------------------------------- the sink */
+
+static void describe_reading(sdev *dv, const char *name, const tw_reading_model *m, bool from_profile)
+{
+    char how[96] = "";
+    if (m->response == TW_RESP_RC) snprintf(how, sizeof how, " C %.3g ms", 1e3 * m->capacitance_s);
+    if (m->response == TW_RESP_BOXCAR || m->response == TW_RESP_WINDOW)
+        snprintf(how, sizeof how, " %.3g ms window", 1e3 * m->window_s);
+    snprintf(dv->reading, sizeof dv->reading, "%s (%s%s, delay %.3g ms, %s)", name, tw_response_name(m->response), how,
+             1e3 * m->delay_s, from_profile ? "profile" : "H100 default");
+}
+
+/* The device's best reading among the sampler's columns, with its model:
+ * the profile's when it has one, else the built-in (H100) one. */
+static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
+{
+    dv->resolved = true;
+    dv->col = SIZE_MAX;
+    size_t ncol = tw_sampler_reading_count(smp);
+    for (size_t k = 0; k < sizeof CANDIDATES / sizeof CANDIDATES[0]; k++) {
+        char want[160];
+        snprintf(want, sizeof want, "%s%s", dv->prefix, CANDIDATES[k]);
+        size_t c = 0;
+        while (c < ncol && strcmp(tw_sampler_reading(smp, c)->name, want) != 0)
+            c++;
+        if (c == ncol) continue;
+        const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, CANDIDATES[k]) : NULL;
+        bool from_profile = m && m->response != TW_RESP_UNKNOWN;
+        if (!from_profile) m = tw_est_default_model(CANDIDATES[k]);
+        if (!m) continue;
+        tw_line_kind kind = k == 0 ? TW_LINE_TILES : m->response == TW_RESP_COUNTER ? TW_LINE_COUNTER : TW_LINE_HOLD;
+        tw_line_init(&dv->line, kind, m);
+        describe_reading(dv, CANDIDATES[k], m, from_profile);
+        dv->model = *m;
+        snprintf(dv->model.name, sizeof dv->model.name, "%s", CANDIDATES[k]);
+        dv->col = c;
+        return;
+    }
+}
+
+/* The oldest time still needed: open and pending regions' begins, and the baseline's span. */
+static double needed_from(const tw_session *s, double end)
+{
+    double t = end - KEEP_S;
+    for (size_t i = 0; i < s->nopen; i++)
+        if (s->open[i].t0 < t) t = s->open[i].t0;
+    for (const tw_region *r = s->pending; r; r = r->next)
+        if (r->t0 < t) t = r->t0;
+    return t;
+}
+
+static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
+{
+    tw_session *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (size_t d = 0; d < s->ndev; d++) {
+        sdev *dv = &s->dev[d];
+        if (!dv->resolved) resolve_device(s, smp, dv);
+        if (dv->col == SIZE_MAX || dv->col >= row->n || !row->valid[dv->col]) continue;
+        double stamp = row->t_value_s ? row->t_value_s[dv->col] : row->t_s;
+        tw_line_push(&dv->line, row->value[dv->col], stamp); /* out of memory: the row is lost, noted by the gap */
+    }
+    if (++s->rows % TRIM_EVERY == 0)
+        for (size_t d = 0; d < s->ndev; d++)
+            tw_line_trim(&s->dev[d].line, needed_from(s, tw_line_end_s(&s->dev[d].line)));
+    complete_ready(s);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---------------------------------------------------------------- open and close */
+
+void tw_session_config_init(tw_session_config *c)
+{
+    if (!c) return;
+    memset(c, 0, sizeof *c);
+    c->size = sizeof *c;
+}
+
+static tw_status pick_backend(const tw_session_config *c, tw_session *s)
+{
+    char why[256];
+    const char *b = c->backend;
+    if (!b) b = tw_backend_available("nvml", why, sizeof why) ? "nvml" : "sim";
+    if (strcmp(b, "nvml") != 0 && strcmp(b, "sim") != 0)
+        return tw_fail(TW_EINVAL, "tw_session_open: backend '%s': a session samples 'nvml' or 'sim'", b);
+    snprintf(s->backend, sizeof s->backend, "%s", b);
+    return TW_OK;
+}
+
+static tw_status open_sim(tw_session *s)
+{
+    tw_status st = tw_scenario_new(TW_SIM_H100, &s->sim);
+    if (st == TW_OK) st = tw_scenario_set_context(s->sim, 0.0);
+    if (st == TW_OK) st = tw_scenario_set_duration(s->sim, 1e9);
+    if (st != TW_OK) return st;
+    s->dev = calloc(1, sizeof *s->dev);
+    if (!s->dev) return tw_fail(TW_ENOMEM, "out of memory");
+    s->ndev = 1;
+    tw_device_info *i = &s->dev[0].info;
+    snprintf(i->uuid, sizeof i->uuid, "SIM-0");
+    snprintf(i->name, sizeof i->name, "simulated H100 (truewatt sim)");
+    i->arch = 9;
+    i->power_limit_w = NAN;
+    snprintf(s->dev[0].reading, sizeof s->dev[0].reading, "sim (the simulated GPU's exact true power)");
+    s->dev[0].resolved = true;
+    return TW_OK;
+}
+
+/* The GPUs the config names (NVML index, cuda:N, UUID), else all the
+ * program's CUDA_VISIBLE_DEVICES allows. */
+static tw_status pick_gpus(const tw_session_config *c, tw_session *s, tw_device_info *all, size_t *pos, size_t *n)
+{
+    size_t nall = 0;
+    tw_status st = tw_backend_devices("nvml", NULL, all, MAX_GPUS, &nall);
+    if (st != TW_OK) return st;
+    if (nall > MAX_GPUS) nall = MAX_GPUS;
+    char list[4096] = "";
+    for (size_t i = 0; i < c->ngpus; i++) {
+        if (!c->gpus || !c->gpus[i] || !*c->gpus[i])
+            return tw_fail(TW_EINVAL, "tw_session_open: gpus[%zu] is empty", i);
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", c->gpus[i]);
+    }
+    char note[512] = "";
+    st = tw_devices_resolve(c->ngpus ? list : NULL, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_GPUS, n, note,
+                            sizeof note);
+    if (st != TW_OK) return st;
+    s->dev = calloc(*n ? *n : 1, sizeof *s->dev);
+    if (!s->dev) return tw_fail(TW_ENOMEM, "out of memory");
+    s->ndev = *n;
+    for (size_t d = 0; d < *n; d++) {
+        s->dev[d].info = all[pos[d]];
+        s->dev[d].col = SIZE_MAX;
+        if (*n > 1) snprintf(s->dev[d].prefix, sizeof s->dev[d].prefix, "gpu%u_", all[pos[d]].index);
+    }
+    return TW_OK;
+}
+
+/* Waits until every GPU's line holds two knots: the sampler works and a
+ * region begun from now on has readings at its start. */
+static tw_status wait_first_readings(tw_session *s)
+{
+    struct timespec until;
+    deadline_after(&until, OPEN_WAIT_S);
+    pthread_mutex_lock(&s->mu);
+    size_t d = 0;
+    int rc = 0;
+    while (d < s->ndev && rc != ETIMEDOUT) {
+        if (tw_line_end_s(&s->dev[d].line) > -INFINITY)
+            d++;
+        else
+            rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
+    }
+    tw_status st = TW_OK;
+    if (d < s->ndev) {
+        const sdev *dv = &s->dev[d];
+        st = dv->resolved && dv->col == SIZE_MAX
+                 ? tw_fail(TW_EUNAVAIL, "GPU %u (%s): none of power_buffer_w, energy_j, power_usage_w is sampled",
+                           dv->info.index, dv->info.uuid)
+                 : tw_fail(TW_EUNAVAIL, "GPU %u (%s): no readings within %g s of the open", dv->info.index,
+                           dv->info.uuid, OPEN_WAIT_S);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+static tw_status open_nvml(const tw_session_config *c, tw_session *s)
+{
+    tw_device_info all[MAX_GPUS];
+    size_t pos[MAX_GPUS], n = 0;
+    tw_status st = pick_gpus(c, s, all, pos, &n);
+    if (st != TW_OK) return st;
+    char idx[MAX_GPUS][16];
+    const char *ids[MAX_GPUS];
+    for (size_t d = 0; d < n; d++) {
+        snprintf(idx[d], sizeof idx[d], "%u", s->dev[d].info.index);
+        ids[d] = idx[d];
+    }
+    tw_sampler_config sc = {.backend = "nvml",
+                            .devices = ids,
+                            .n_devices = n,
+                            .t0_mono_ns = s->t0_ns,
+                            .profile_path = c->profile_path,
+                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR")};
+    st = tw_sampler_start_sink(&sc, sink, s, &s->sampler);
+    return st == TW_OK ? wait_first_readings(s) : st;
+}
+
+static void session_free(tw_session *s)
+{
+    if (s->sampler) {
+        tw_sampler_stop(s->sampler);
+        tw_sampler_free(s->sampler);
+    }
+    for (size_t d = 0; d < s->ndev; d++)
+        tw_line_free(&s->dev[d].line);
+    free(s->dev);
+    for (size_t i = 0; i < s->nopen; i++)
+        free(s->open[i].name);
+    free(s->open);
+    tw_scenario_free(s->sim);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static tw_status init_sync(tw_session *s)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0) return tw_fail(TW_ENOMEM, "cannot create a condition variable");
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0) return tw_fail(TW_ENOMEM, "cannot create a condition variable");
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        pthread_cond_destroy(&s->cv);
+        return tw_fail(TW_ENOMEM, "cannot create a mutex");
+    }
+    return TW_OK;
+}
+
+tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
+{
+    tw_clear_error();
+    if (!cin || !out) return tw_fail(TW_EINVAL, "tw_session_open: NULL argument");
+    *out = NULL;
+    tw_session_config c;
+    tw_session_config_init(&c);
+    tw_status st = tw_sized_read(&c, sizeof c, cin, "tw_session_open: config");
+    if (st != TW_OK) return st;
+    if (c.trace_kernels)
+        return tw_fail(TW_EUNSUPPORTED, "tw_session_open: trace_kernels (CUPTI in-process) is not implemented yet");
+    if (c.run_path)
+        return tw_fail(TW_EUNSUPPORTED,
+                       "tw_session_open: run_path is not implemented yet (record with `truewatt run` instead)");
+    if (c.ngpus && !c.gpus) return tw_fail(TW_EINVAL, "tw_session_open: ngpus %zu without gpus", c.ngpus);
+    tw_session *s = calloc(1, sizeof *s);
+    if (!s) return tw_fail(TW_ENOMEM, "out of memory");
+    if ((st = init_sync(s)) != TW_OK) {
+        free(s);
+        return st;
+    }
+    s->t0_ns = mono_ns();
+    tw_profile_init(&s->profile);
+    st = pick_backend(&c, s);
+    if (st == TW_OK && c.profile_path) {
+        st = tw_profile_load(c.profile_path, &s->profile);
+        s->have_profile = st == TW_OK;
+    }
+    if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
+    if (st != TW_OK) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", tw_last_error());
+        session_free(s);
+        return tw_fail(st, "%s", msg);
+    }
+    *out = s;
+    return TW_OK;
+}
+
+void tw_session_close(tw_session *s)
+{
+    if (!s) return;
+    struct timespec until;
+    deadline_after(&until, CLOSE_WAIT_S);
+    pthread_mutex_lock(&s->mu);
+    while (s->pending && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT) {
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (s->sampler) tw_sampler_stop(s->sampler); /* the last rows reach the lines */
+    pthread_mutex_lock(&s->mu);
+    while (s->pending) /* what the readings do not reach is NaN */
+        complete_region(s, s->pending);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    session_free(s);
+}
+
+size_t tw_session_device_count(const tw_session *s) { return s ? s->ndev : 0; }
+
+tw_status tw_session_device(const tw_session *s, size_t d, tw_device_info *out)
+{
+    tw_clear_error();
+    if (!s || !out) return tw_fail(TW_EINVAL, "tw_session_device: NULL argument");
+    if (d >= s->ndev) return tw_fail(TW_EINVAL, "tw_session_device: device %zu of %zu", d, s->ndev);
+    *out = s->dev[d].info;
+    return TW_OK;
+}
+
+const char *tw_session_backend(const tw_session *s) { return s ? s->backend : ""; }
+
+uint64_t tw_session_t0_mono_ns(const tw_session *s) { return s ? s->t0_ns : 0; }
+
+double tw_session_baseline_w(tw_session *s, size_t d)
+{
+    if (!s || d >= s->ndev) return NAN;
+    if (s->sim) return tw_scenario_active_idle_w(s->sim);
+    pthread_mutex_lock(&s->mu);
+    double w = tw_line_baseline_w(&s->dev[d].line);
+    pthread_mutex_unlock(&s->mu);
+    return w;
+}
+
+/* ---------------------------------------------------------------- regions */
+
+static tw_status check_name(const char *fn, const char *name)
+{
+    if (!name || !*name) return tw_fail(TW_EINVAL, "%s: the region's name is empty", fn);
+    return TW_OK;
+}
+
+tw_status tw_region_begin(tw_session *s, const char *name)
+{
+    double t = s ? tw_session_now_s(s) : 0;
+    if (!s) return tw_fail(TW_EINVAL, "tw_region_begin: NULL session");
+    tw_status st = check_name("tw_region_begin", name);
+    if (st != TW_OK) return st;
+    char *copy = strdup(name);
+    if (!copy) return tw_fail(TW_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->mu);
+    if (s->nopen == s->cap_open) {
+        size_t cap = s->cap_open ? 2 * s->cap_open : 16;
+        open_region *p = realloc(s->open, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&s->mu);
+            free(copy);
+            return tw_fail(TW_ENOMEM, "out of memory");
+        }
+        s->open = p;
+        s->cap_open = cap;
+    }
+    s->open[s->nopen++] = (open_region){copy, t, pthread_self()};
+    pthread_mutex_unlock(&s->mu);
+    return TW_OK;
+}
+
+/* The innermost open region of that name begun by this thread, else by any
+ * thread; SIZE_MAX when none. */
+static size_t find_open(const tw_session *s, const char *name)
+{
+    pthread_t self = pthread_self();
+    for (size_t i = s->nopen; i-- > 0;)
+        if (pthread_equal(s->open[i].tid, self) && strcmp(s->open[i].name, name) == 0) return i;
+    for (size_t i = s->nopen; i-- > 0;)
+        if (strcmp(s->open[i].name, name) == 0) return i;
+    return SIZE_MAX;
+}
+
+static tw_status no_such_region(const tw_session *s, const char *name)
+{
+    char open[512] = "";
+    for (size_t i = 0; i < s->nopen; i++) {
+        size_t len = strlen(open);
+        snprintf(open + len, sizeof open - len, "%s'%s'", i ? ", " : "", s->open[i].name);
+    }
+    return tw_fail(TW_EINVAL, "tw_region_end: no open region named '%s' (open: %s)", name, s->nopen ? open : "none");
+}
+
+static tw_region *new_region(const tw_session *s, char *name, double t0, double t1)
+{
+    /* one allocation: an end that keeps its result costs one malloc */
+    tw_region *r = malloc(sizeof *r + s->ndev * sizeof *r->d);
+    if (!r) return NULL;
+    r->d = (rdev *)(void *)(r + 1);
+    r->prev = r->next = NULL;
+    r->name = name;
+    r->t0 = t0;
+    r->t1 = t1;
+    r->ndev = s->ndev;
+    for (size_t d = 0; d < s->ndev; d++) {
+        memcpy(r->d[d].uuid, s->dev[d].info.uuid, sizeof r->d[d].uuid); /* both NUL-terminated arrays */
+        memcpy(r->d[d].reading, s->dev[d].reading, sizeof r->d[d].reading);
+        r->d[d].energy_j = r->d[d].sd_j = r->d[d].baseline_j = NAN;
+    }
+    atomic_init(&r->s, NULL);
+    atomic_init(&r->complete, false);
+    return r;
+}
+
+tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
+{
+    double t = s ? tw_session_now_s(s) : 0;
+    if (out) *out = NULL;
+    if (!s) return tw_fail(TW_EINVAL, "tw_region_end: NULL session");
+    tw_status st = check_name("tw_region_end", name);
+    if (st != TW_OK) return st;
+    pthread_mutex_lock(&s->mu);
+    size_t i = find_open(s, name);
+    if (i == SIZE_MAX) {
+        st = no_such_region(s, name);
+        pthread_mutex_unlock(&s->mu);
+        return st;
+    }
+    open_region o = s->open[i];
+    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
+    s->nopen--;
+    if (!out) {
+        pthread_mutex_unlock(&s->mu);
+        free(o.name);
+        return TW_OK;
+    }
+    tw_region *r = new_region(s, o.name, o.t0, t);
+    if (!r) {
+        pthread_mutex_unlock(&s->mu);
+        free(o.name);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    if (covered(s, t))
+        complete_region(s, r);
+    else
+        append_pending(s, r);
+    pthread_mutex_unlock(&s->mu);
+    *out = r;
+    return TW_OK;
+}
+
+tw_status tw_region_wait(tw_region *r, double timeout_s)
+{
+    if (!r) return tw_fail(TW_EINVAL, "tw_region_wait: NULL region");
+    if (atomic_load(&r->complete)) return TW_OK;
+    tw_session *s = atomic_load(&r->s);
+    if (!s) return TW_OK;
+    struct timespec until;
+    deadline_after(&until, timeout_s >= 0 ? timeout_s : 1e9);
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (!atomic_load(&r->complete) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
+    bool done = atomic_load(&r->complete);
+    pthread_mutex_unlock(&s->mu);
+    if (done) return TW_OK;
+    return tw_fail(TW_EUNAVAIL, "region '%s': the readings did not reach its end within %g s", r->name, timeout_s);
+}
+
+void tw_region_free(tw_region *r)
+{
+    if (!r) return;
+    tw_session *s = atomic_load(&r->s);
+    if (s) {
+        pthread_mutex_lock(&s->mu);
+        if (atomic_load(&r->s)) unlink_pending(s, r);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(r->name);
+    free(r);
+}
+
+size_t tw_region_device_count(const tw_region *r) { return r ? r->ndev : 0; }
+
+tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
+{
+    tw_clear_error();
+    if (!r || !out) return tw_fail(TW_EINVAL, "tw_region_device_get: NULL argument");
+    if (d >= r->ndev) return tw_fail(TW_EINVAL, "tw_region_device_get: device %zu of %zu", d, r->ndev);
+    tw_status st = tw_region_wait(r, -1);
+    if (st != TW_OK) return st;
+    const rdev *x = &r->d[d];
+    tw_region_device full = {.size = sizeof full,
+                             .time_s = r->t1 - r->t0,
+                             .energy_j = x->energy_j,
+                             .energy_sd_j = x->sd_j,
+                             .baseline_j = x->baseline_j,
+                             .above_baseline_j = x->energy_j - x->baseline_j,
+                             .reading = x->reading};
+    snprintf(full.uuid, sizeof full.uuid, "%s", x->uuid);
+    return tw_sized_write(out, &full, sizeof full, "tw_region_device_get");
+}
+
+const char *tw_region_name(const tw_region *r) { return r ? r->name : ""; }
+
+double tw_region_time_s(const tw_region *r) { return r ? r->t1 - r->t0 : NAN; }
+
+double tw_region_start_s(const tw_region *r) { return r ? r->t0 : NAN; }
+
+double tw_region_end_s(const tw_region *r) { return r ? r->t1 : NAN; }
+
+/* ---------------------------------------------------------------- for tw_measure */
+
+bool tw_session_is_sim(const tw_session *s) { return s && s->sim; }
+
+tw_status tw_session_wait_covered(tw_session *s, double t, double timeout_s)
+{
+    struct timespec until;
+    deadline_after(&until, timeout_s);
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (!covered(s, t) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
+    bool ok = covered(s, t);
+    pthread_mutex_unlock(&s->mu);
+    return ok ? TW_OK : tw_fail(TW_EUNAVAIL, "the readings did not reach t = %.3f s within %g s", t, timeout_s);
+}
+
+tw_status tw_session_observations(tw_session *s, size_t d, double t0, double t1, tw_obs_series *out,
+                                  tw_reading_model *m)
+{
+    if (!s || d >= s->ndev || s->sim) return tw_fail(TW_EINVAL, "tw_session_observations: no such GPU with readings");
+    pthread_mutex_lock(&s->mu);
+    const sdev *dv = &s->dev[d];
+    const tw_energy_line *l = &dv->line;
+    *m = dv->model;
+    tw_status st = TW_OK;
+    for (size_t i = l->off + 1; i < l->n && st == TW_OK; i++) {
+        const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
+        if (a->t_s < t0 || b->t_s > t1 || !isfinite(b->p_w)) continue;
+        double p = b->p_w;
+        if (l->capacitance_s > 0 && isfinite(a->p_w)) p += l->capacitance_s * (b->p_w - a->p_w) / (b->t_s - a->t_s);
+        st = tw_obs_series_push(out, a->t_s, b->t_s, p);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The installed package (docs/api.md): `cmake --install` into a temp prefix,
+# then docs/api.md's C example compiled against it twice, with
+# `pkg-config --cflags --libs truewatt` and as a CMake project with
+# find_package(truewatt), and each run on the fake libnvidia-ml at a scripted
+# constant power: the region's energy must be P x its time within the stated
+# sd, P from the scenario itself (the fake's truth).
+#
+# usage: install.sh BIN FAKE_LIBNVIDIA_ML BUILD_DIR SOURCE_DIR (BIN: the truewatt built there)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${3:?usage: install.sh BIN FAKE_LIBNVIDIA_ML BUILD_DIR SOURCE_DIR}
+SRC=${4:?usage}
+for tool in pkg-config cc cmake readelf; do
+    command -v $tool >/dev/null || { echo "FAIL: $tool not found (scripts/deps installs it)"; exit 1; }
+done
+. "$HERE/run_common.sh" install "$1" "$2"
+cd "$T" || exit 2
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ok() { echo "ok: $*"; }
+
+# ---- install
+cmake --install "$BUILD" --prefix "$T/prefix" >install.log 2>&1 || { cat install.log; echo "FAIL: cmake --install"; exit 1; }
+LIBDIR=$(dirname "$(find "$T/prefix" -name 'libtruewatt.so' | head -1)")
+[ -f "$LIBDIR/libtruewatt.so" ] || { echo "FAIL: no libtruewatt.so installed"; exit 1; }
+real=$(readlink -f "$LIBDIR/libtruewatt.so")
+soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+major=$(sed -n 's/^#define TW_VERSION_MAJOR \([0-9]*\)/\1/p' "$SRC/include/truewatt.h")
+[ "$soname" = "libtruewatt.so.$major" ] && [ -e "$LIBDIR/$soname" ] && ok "SONAME $soname" ||
+    fail "SONAME '$soname', want libtruewatt.so.$major (and that link installed)"
+[ -f "$T/prefix/include/truewatt.h" ] && cmp -s "$T/prefix/include/truewatt.h" "$SRC/include/truewatt.h" &&
+    ok "truewatt.h installed" || fail "truewatt.h not installed"
+
+# ---- docs/api.md's example, as written there
+python3 - "$SRC/docs/api.md" >api_example.c <<'PY' || { echo "FAIL: no example in docs/api.md"; exit 1; }
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"<!-- example: api_example.c -->\s*```c\n(.*?)```", text, re.S)
+if not m:
+    sys.exit(1)
+sys.stdout.write(m.group(1))
+PY
+
+# the fake on a constant 250 W, its clock 5 s in (the sample buffer's history inside the kernel too)
+printf 'name,start_s,duration_s,power_w\nk,0,100000,250\n' >scenario.csv
+now_ns=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC) - 5000000000)')
+export TW_NVML_LIBRARY=$FAKE TW_FAKE_NVML_SCENARIO=$T/scenario.csv TW_FAKE_NVML_T0_MONO_NS=$now_ns
+unset TW_FAKE_NVML_DEVICES CUDA_VISIBLE_DEVICES TW_PROFILE_DIR
+
+# check NAME OUTPUT: one GPU line, energy = 250 W x the region's time within 3 sd
+check() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+name, path = sys.argv[1], sys.argv[2]
+out = open(path).read()
+t = re.search(r"^region work: ([0-9.]+) s$", out, re.M)
+g = re.findall(r"^(GPU-\S+): ([-0-9.e]+) J \+- ([-0-9.e]+) J \(baseline ([-0-9.e]+) J, above it ([-0-9.e]+) J\) from (.+)$", out, re.M)
+if not t or len(g) != 1:
+    print(f"FAIL: {name}: unexpected output:\n{out}")
+    sys.exit(1)
+t = float(t.group(1))
+e, sd = float(g[0][1]), float(g[0][2])
+want = 250.0 * t
+# the example prints 6 decimals: its rounding counts as well
+if not (0.19 < t < 1.0) or abs(e - want) > 3 * sd + 250.0 * 1e-6 + 1e-6:
+    print(f"FAIL: {name}: {e} J +- {sd} J over {t} s, want 250 W x {t} s = {want} J")
+    sys.exit(1)
+print(f"ok: {name}: {e} J +- {sd} J = 250 W x {t} s ({want} J), from {g[0][5]}")
+PY
+}
+
+# ---- with pkg-config
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+flags=$(pkg-config --cflags --libs truewatt) || fail "pkg-config --cflags --libs truewatt"
+cc -std=c11 -Wall -Wextra -Werror api_example.c $flags -o example_pc 2>cc.log && ok "example compiled with pkg-config ($flags)" ||
+    { cat cc.log; fail "example does not compile with pkg-config"; }
+if [ -x example_pc ]; then
+    LD_LIBRARY_PATH=$LIBDIR ./example_pc >pc.out 2>&1 || { cat pc.out; fail "example (pkg-config) exited $?"; }
+    check "example (pkg-config)" pc.out || status=1
+    # it runs against the installed library, not the build tree's
+    LD_LIBRARY_PATH=$LIBDIR ldd ./example_pc | grep -q "$LIBDIR/libtruewatt.so.$major" && ok "linked to the installed library" ||
+        fail "example_pc does not load $LIBDIR/libtruewatt.so.$major"
+fi
+
+# ---- with CMake's find_package
+mkdir -p proj
+cp api_example.c proj/
+cat >proj/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(tw_example LANGUAGES C)
+find_package(truewatt 0.1 REQUIRED)
+add_executable(example api_example.c)
+target_link_libraries(example PRIVATE truewatt::truewatt)
+CM
+if cmake -S proj -B proj/build -DCMAKE_PREFIX_PATH="$T/prefix" >cmake.log 2>&1 &&
+    cmake --build proj/build >>cmake.log 2>&1; then
+    ok "example built with find_package(truewatt)"
+    ./proj/build/example >cm.out 2>&1 || { cat cm.out; fail "example (CMake) exited $?"; }
+    check "example (CMake)" cm.out || status=1
+else
+    cat cmake.log
+    fail "the CMake project with find_package(truewatt) does not build"
+fi
+exit $status
