@@ -11,21 +11,40 @@ gpu_build() {
   # a GPU host with SQLite's runtime library but not its header (no libsqlite3-dev, as on the
   # device tool's machines): the header from $TW_SQLITE_INCLUDE (default .deps/include, a copy of
   # a Debian sqlite3.h carried there), linked to the runtime library
-  local extra=() inc=${TW_SQLITE_INCLUDE:-$PWD/.deps/include} lib=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+  local extra=()
+  gpu_sqlite_defines
+  gpu_mhd_defines
+  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
+  cmake --build build-gpu -j"$(nproc)" >/dev/null
+  tw=build-gpu/truewatt
+}
+
+# gpu_sqlite_defines: sets extra=(-DSQLite3_INCLUDE_DIR=... -DSQLite3_LIBRARY=...) on a host without
+# SQLite's header (gpu_build's CMake; scripts/gpu-api passes them to pip's), else extra=().
+gpu_sqlite_defines() {
+  local inc=${TW_SQLITE_INCLUDE:-$PWD/.deps/include} lib=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0
+  extra=()
   if [ ! -f /usr/include/sqlite3.h ] && [ -f "$inc/sqlite3.h" ] && [ -e "$lib" ]; then
     log "SQLite: header from $inc, library $lib"
     extra=(-DSQLite3_INCLUDE_DIR="$inc" -DSQLite3_LIBRARY="$lib")
   fi
-  # the same for libmicrohttpd (the exporter's HTTP server): .deps/include/microhttpd.h and
-  # .deps/lib/libmicrohttpd.so.12 (carried) when the host has no libmicrohttpd-dev
-  local mhd_inc=$PWD/.deps/include mhd_lib=$PWD/.deps/lib/libmicrohttpd.so.12
-  if [ ! -f /usr/include/microhttpd.h ] && [ -f "$mhd_inc/microhttpd.h" ] && [ -e "$mhd_lib" ]; then
-    log "libmicrohttpd: header from $mhd_inc, library $mhd_lib"
-    extra+=(-DTW_MHD_INCLUDE_DIR="$mhd_inc" -DTW_MHD_LIBRARY="$mhd_lib")
+}
+
+# gpu_mhd_defines: adds -DTW_MHD_INCLUDE_DIR=... -DTW_MHD_LIBRARY=... to extra on a host without
+# libmicrohttpd's header (the exporter's HTTP server): .deps/include/microhttpd.h and
+# .deps/lib/libmicrohttpd.so.12, carried there. Without either, the exporter says it is unavailable.
+gpu_mhd_defines() {
+  local inc=$PWD/.deps/include lib=$PWD/.deps/lib/libmicrohttpd.so.12
+  if [ ! -f /usr/include/microhttpd.h ] && [ -f "$inc/microhttpd.h" ] && [ -e "$lib" ]; then
+    log "libmicrohttpd: header from $inc, library $lib"
+    extra+=(-DTW_MHD_INCLUDE_DIR="$inc" -DTW_MHD_LIBRARY="$lib")
   fi
-  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
-  cmake --build build-gpu -j"$(nproc)" >/dev/null
-  tw=build-gpu/truewatt
+}
+
+# gpu_torch_cupti [PYTHON]: the libcupti bundled with PyTorch (nvidia/cu13), "" when none. NVTX ranges
+# and kernels reach CUPTI only through the libcupti the program itself uses: for PyTorch, its own copy.
+gpu_torch_cupti() {
+  "${1:-python3}" -c 'import glob, os, nvidia; print(next(iter(glob.glob(os.path.join(list(nvidia.__path__)[0], "cu13", "lib", "libcupti.so.13"))), ""))' 2>/dev/null || true
 }
 
 # gpu_meta DIR TITLE COMMAND: writes DIR/meta.txt and shows it.

@@ -1,0 +1,61 @@
+"""truewatt.measure through tw_measure and a ctypes callback, against the fake
+libnvidia-ml at a scripted constant power: each call's energy is that power
+times its time; the calls and their time are counted here, independently."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import truewatt
+
+P_W = 300.0
+
+
+def busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_measure_short_code(fake_gpu, monitor_factory):
+    fake_gpu([("load", 1.0, 120.0, P_W)], at_s=2.0)
+    mon = monitor_factory(backend="nvml")
+    calls = []
+    spent = [0.0]
+
+    def fn(seconds: float) -> None:
+        t = time.perf_counter()
+        busy(seconds)
+        spent[0] += time.perf_counter() - t
+        calls.append(1)
+
+    r = truewatt.measure(fn, 0.002, precision=0.02, budget_s=1.5, monitor=mon)
+    assert r.calls == len(calls) > 0
+    per_call = spent[0] / len(calls)
+    assert abs(r.time_s - per_call) <= 0.1 * per_call, (r.time_s, per_call)
+    assert abs(r.energy_j - P_W * r.time_s) <= 0.05 * P_W * r.time_s, (r.energy_j, P_W * r.time_s)
+    assert r.energy_sd_j >= 0
+
+
+def test_measure_raises_the_callables_exception(fake_gpu, monitor_factory):
+    fake_gpu([("load", 1.0, 120.0, P_W)], at_s=2.0)
+    mon = monitor_factory(backend="nvml")
+    calls = []
+
+    def bad() -> None:
+        calls.append(1)
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        truewatt.measure(bad, budget_s=0.5, monitor=mon)
+    assert len(calls) == 1  # the calls after the first failure do not reach Python's fn
+
+
+def test_measure_bad_device(fake_gpu, monitor_factory):
+    fake_gpu([("load", 1.0, 120.0, P_W)], at_s=2.0)
+    mon = monitor_factory(backend="nvml")
+    with pytest.raises(truewatt.Error) as e:
+        truewatt.measure(lambda: None, device=5, budget_s=1.0, monitor=mon)
+    assert e.value.status == truewatt._lib.EINVAL
