@@ -6,15 +6,21 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/run_merge.h"
 #include "cli/run_pipeline.h"
 #include "runfile/runfile.h"
 
 static void help(void)
 {
-    printf("usage: truewatt report RUN [--profile FILE] [--perfetto FILE] [--json]\n\n"
+    printf("usage: truewatt report RUN [--profile FILE] [--perfetto FILE] [--json]\n"
+           "       truewatt report RUN RUN... [--profile FILE] [--json]\n\n"
            "Recomputes the energy report of RUN, a run file that 'truewatt run' recorded\n"
            "(truewatt-run.sqlite), as 'truewatt run' prints it when its command ends; the report is\n"
            "also added to RUN's reports table. A run file copied from another machine reports the same.\n\n"
+           "With several run files (the ranks of an MPI job: truewatt-run.rank*.sqlite), one merged\n"
+           "report: each GPU (host and UUID) once, its energy from the first rank that sampled it, the\n"
+           "kernels of every rank that ran on it fitted together, per rank; the total over the GPUs\n"
+           "counts each once (docs/mpi.md). The merged report is printed, not stored.\n\n"
            "  --profile FILE   the sensor profile to use instead of the one the run used\n"
            "  --perfetto FILE  also write power and kernels for ui.perfetto.dev\n"
            "  --json           the report as JSON\n");
@@ -52,6 +58,13 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (optind >= argc) return cli_usage("report", "which run? give the run file, e.g. truewatt-run.sqlite");
+    if (argc - optind > 1) {
+        for (int i = optind; i < argc; i++)
+            if (argv[i][0] == '-' && argv[i][1])
+                return cli_usage("report", "options go before the run files: '%s'", argv[i]);
+        o.options = "";
+        return run_merge_report((const char *const *)argv + optind, (size_t)(argc - optind), &o, stdout);
+    }
     int rc = cli_opt_rest("report", argc, argv, optind + 1);
     if (rc) return rc;
     const char *path = argv[optind];

@@ -19,11 +19,15 @@
 #include "cli/cli.h"
 #include "cli/spawn.h"
 #include "cli/interrupt.h"
+#include "cli/job.h"
 #include "cli/profile_pick.h"
+#include "cli/run_merge.h"
 #include "cli/run_pipeline.h"
 #include "cli/run_report.h"
 #include "core/error.h"
 #include "runfile/runfile.h"
+#include "runfile/runfile_mig.h"
+#include "sensor/nvml_mig.h"
 #include "timeline/devices.h"
 
 extern char **environ;
@@ -32,12 +36,15 @@ extern char **environ;
 #define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
 #define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
+#define MAX_MIG 64         /* MIG instances of one GPU (7 at most on an H100) */
+#define MERGE_WAIT_S 300.0 /* rank 0 waits at most this long for the other ranks' run files */
+#define MERGE_NOTE_S 10.0  /* ... saying every this often what it waits for */
 
 static void help(void)
 {
     printf("usage: truewatt run [--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
            "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
-           "                    [--profile FILE] -- CMD [ARGS...]\n\n"
+           "                    [--profile FILE] [--merge-wait S] -- CMD [ARGS...]\n\n"
            "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
            "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
            "The exit status is CMD's (128 + N when signal N killed it).\n\n"
@@ -58,7 +65,16 @@ static void help(void)
            "                     more than 1 %% of a core: an H100's counter takes ~4 ms of CPU a read)\n"
            "  --backend NAME     the sensor backend (default nvml)\n"
            "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
-           "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n\n"
+           "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n"
+           "  --merge-wait S     in a job of several ranks, how long rank 0 waits for the other ranks' run\n"
+           "                     files before its merged report (default 300; 0: no merged report)\n\n"
+           "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"
+           "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"
+           "several ranks, each writes its own run file, the rank put before the extension\n"
+           "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"
+           "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"
+           "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"
+           "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"
            "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"
            "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"
            "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"
@@ -82,7 +98,7 @@ static void help(void)
 
 typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
-    double fast_s, slow_s;
+    double fast_s, slow_s, merge_wait_s;
     bool json, no_inject;
     char **cmd;
     char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
@@ -90,7 +106,17 @@ typedef struct run_args {
     size_t nids;
 } run_args;
 
-enum { OPT_DEVICE = 1000, OPT_PERFETTO, OPT_JSON, OPT_NOINJECT, OPT_FAST, OPT_SLOW, OPT_BACKEND, OPT_PROFILE };
+enum {
+    OPT_DEVICE = 1000,
+    OPT_PERFETTO,
+    OPT_JSON,
+    OPT_NOINJECT,
+    OPT_FAST,
+    OPT_SLOW,
+    OPT_BACKEND,
+    OPT_PROFILE,
+    OPT_MERGE_WAIT
+};
 
 static int parse_period(const char *name, const char *v, double *out)
 {
@@ -110,6 +136,7 @@ static int parse_args(int argc, char **argv, run_args *a)
                                          {"slow-period", required_argument, 0, OPT_SLOW},
                                          {"backend", required_argument, 0, OPT_BACKEND},
                                          {"profile", required_argument, 0, OPT_PROFILE},
+                                         {"merge-wait", required_argument, 0, OPT_MERGE_WAIT},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c, rc = 0;
@@ -147,6 +174,10 @@ static int parse_args(int argc, char **argv, run_args *a)
             break;
         case OPT_PROFILE:
             a->profile = optarg;
+            break;
+        case OPT_MERGE_WAIT:
+            if (!cli_parse_double(optarg, &a->merge_wait_s) || !(a->merge_wait_s >= 0 && a->merge_wait_s <= 86400))
+                rc = cli_usage("run", "--merge-wait needs a number of seconds from 0 to 86400, got '%s'", optarg);
             break;
         default:
             return cli_opt_other("run", c, optarg, argv, NULL);
@@ -491,8 +522,11 @@ typedef struct run_state {
     size_t ndev;
     tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
     char provenance[1024];
-    tw_profile given;     /* --profile, loaded before the command runs */
-    char given_how[1200]; /* cli_profile_pick's line for it */
+    tw_profile given;                           /* --profile, loaded before the command runs */
+    char given_how[1200];                       /* cli_profile_pick's line for it */
+    run_job job;                                /* the rank, when in a parallel job */
+    const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
+    char run_path[PATH_MAX], perfetto_path[PATH_MAX];
 } run_state;
 
 static void run_free(run_state *s)
@@ -600,6 +634,38 @@ static tw_status record_end(run_state *s, int rc, int sig, double child_s, doubl
     return st;
 }
 
+/* The host, and the rank in a parallel job: the merged report's keys. */
+static tw_status record_job(run_state *s)
+{
+    const run_job *j = &s->job;
+    tw_status st = tw_run_set_text(s->run, "host", j->host);
+    if (st != TW_OK || j->rank < 0) return st;
+    st = tw_run_set_int(s->run, "rank", j->rank);
+    if (st == TW_OK && j->size > 0) st = tw_run_set_int(s->run, "world_size", j->size);
+    if (st == TW_OK && j->local_rank >= 0) st = tw_run_set_int(s->run, "local_rank", j->local_rank);
+    if (st == TW_OK) st = tw_run_set_text(s->run, "rank_variable", j->rank_var);
+    return st;
+}
+
+/* The MIG instances of the sampled GPUs (read, never changed): their kernels
+ * carry the instance's UUID, and the report charges them to its GPU. */
+static tw_status record_mig(run_state *s)
+{
+    if (strcmp(s->a.backend, "nvml") != 0) return TW_OK;
+    tw_status st = TW_OK;
+    for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
+        tw_mig_instance mig[MAX_MIG];
+        size_t n = 0;
+        if (tw_nvml_mig_instances(NULL, s->devinfo[d].index, mig, MAX_MIG, &n) != TW_OK) {
+            tw_clear_error(); /* a GPU whose instances cannot be read: as one without */
+            continue;
+        }
+        for (size_t i = 0; i < n && st == TW_OK; i++)
+            st = tw_run_put_mig(s->run, &mig[i]);
+    }
+    return st;
+}
+
 /* The facts known before the command starts. */
 static tw_status record_start(run_state *s, uint64_t t0)
 {
@@ -608,6 +674,8 @@ static tw_status record_start(run_state *s, uint64_t t0)
     if (st == TW_OK) st = tw_run_set_text(s->run, "provenance", s->provenance);
     if (st == TW_OK) st = tw_run_set_command(s->run, s->a.cmd);
     if (st == TW_OK) st = tw_run_set_environment(s->run, s->env.v);
+    if (st == TW_OK) st = record_job(s);
+    if (st == TW_OK) st = record_mig(s);
     if (st == TW_OK) st = record_devices(s);
     return st;
 }
@@ -742,6 +810,86 @@ static int finish_recording(run_state *s, int rc, int sig, double child_s, doubl
     return rc;
 }
 
+/* ---------------------------------------------------------------- parallel jobs */
+
+/* Each rank its own run file and Perfetto file: NAME.rankR.EXT. */
+static void rank_names(run_state *s)
+{
+    s->run_pattern = s->a.run;
+    s->perfetto_pattern = s->a.perfetto;
+    run_job_path(s->a.run, s->job.rank, s->run_path, sizeof s->run_path);
+    run_job_path(s->a.perfetto, s->job.rank, s->perfetto_path, sizeof s->perfetto_path);
+    s->a.run = s->run_path;
+    s->a.perfetto = s->perfetto_path;
+}
+
+/* Whether rank r's run file is complete: its command ended and truewatt
+ * recorded the end (exit_s), so its samples and kernels are all in. */
+static bool rank_done(const char *path)
+{
+    if (access(path, R_OK) != 0 || !tw_run_is_file(path)) return false;
+    tw_run *r = NULL;
+    bool done = tw_run_open(path, &r) == TW_OK && !isnan(tw_run_get_real(r, "exit_s"));
+    tw_run_close(r);
+    tw_clear_error();
+    return done;
+}
+
+/* Rank 0: waits (at most --merge-wait seconds, saying every MERGE_NOTE_S
+ * what for) for every rank's run file, then prints the merged report of
+ * those that are complete. Returns 0, or the report's exit code. */
+static int merge_ranks(run_state *s)
+{
+    int n = s->job.size;
+    char(*paths)[PATH_MAX] = calloc((size_t)n, sizeof *paths);
+    bool *done = calloc((size_t)n, sizeof *done);
+    const char **ready = calloc((size_t)n, sizeof *ready);
+    if (!paths || !done || !ready) {
+        free(paths);
+        free(done);
+        free(ready);
+        return cli_fail("run", tw_fail(TW_ENOMEM, "out of memory"));
+    }
+    for (int r = 0; r < n; r++)
+        run_job_path(s->run_pattern, r, paths[r], sizeof paths[r]);
+    uint64_t start = mono_ns(), noted = start;
+    int missing = n;
+    for (;;) {
+        missing = 0;
+        for (int r = 0; r < n; r++)
+            if (!done[r]) missing += !(done[r] = r == s->job.rank || rank_done(paths[r]));
+        double waited = 1e-9 * (double)(mono_ns() - start);
+        if (!missing || waited >= s->a.merge_wait_s || cli_interrupted) break;
+        if (1e-9 * (double)(mono_ns() - noted) >= MERGE_NOTE_S) {
+            int first = 0;
+            while (done[first])
+                first++;
+            cli_note("truewatt run: rank %d: waiting for %d of %d ranks' run files (%s%s), %.0f of %.0f s", s->job.rank,
+                     missing, n, paths[first], missing > 1 ? ", ..." : "", waited, s->a.merge_wait_s);
+            noted = mono_ns();
+        }
+        sleep_s(missing * 0.002 > 1.0 ? missing * 0.002 : 0.25); /* a thousand ranks: a poll every 2 s */
+    }
+    size_t k = 0;
+    int first_missing = -1;
+    for (int r = 0; r < n; r++)
+        if (done[r])
+            ready[k++] = paths[r];
+        else if (first_missing < 0)
+            first_missing = r;
+    if (missing)
+        fprintf(stderr,
+                "truewatt run: rank %d: %d of %d ranks' run files were not complete after %.0f s (e.g. %s): the merged "
+                "report leaves them out; once they are, give them all to truewatt report\n",
+                s->job.rank, missing, n, s->a.merge_wait_s, paths[first_missing]);
+    run_report_opts o = {"run", s->a.profile, NULL, s->a.json, ""};
+    int rc = run_merge_report(ready, k, &o, stdout);
+    free(paths);
+    free(done);
+    free(ready);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_state s;
@@ -749,8 +897,12 @@ int cmd_run(int argc, char **argv)
     s.a.run = "truewatt-run.sqlite";
     s.a.perfetto = "truewatt-run.perfetto-trace";
     s.a.backend = "nvml";
+    s.a.merge_wait_s = MERGE_WAIT_S;
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
+    if (!run_job_detect(&s.job)) return CLI_EXIT_USAGE;
+    bool ranks = run_job_ranks(&s.job); /* a run file per rank, one merged report */
+    if (ranks) rank_names(&s);
     const char *cmd = s.a.cmd[0];
     uint64_t t0 = 0;
     if ((rc = prepare(&s, argc, argv, &t0)) != 0 || (rc = start_sampling(&s, t0)) != 0) {
@@ -797,7 +949,10 @@ int cmd_run(int argc, char **argv)
     char options[2048];
     options_text(argc, argv, options, sizeof options);
     run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options};
-    int report_rc = run_report_file(s.run, &o, stdout);
+    /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
+    FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
+    int report_rc = out ? run_report_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
+    if (out && out != stdout) fclose(out);
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
         fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,
@@ -810,5 +965,11 @@ int cmd_run(int argc, char **argv)
     }
     run_free(&s);
     if (report_rc == CLI_EXIT_INTERRUPTED) return report_rc;
+    if (ranks && s.job.rank == 0 && s.a.merge_wait_s > 0 && report_rc == 0) {
+        report_rc = merge_ranks(&s);
+    } else if (ranks) {
+        cli_note("truewatt run: rank %d on %s: the run is in %s; rank 0 prints the merged report", s.job.rank,
+                 s.job.host, s.a.run);
+    }
     return rc ? rc : report_rc;
 }

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/profile_pick.h"
+#include "cli/run_mig.h"
 #include "core/error.h"
 #include "correct/identify.h"
 #include "report/perfetto.h"
@@ -62,8 +63,7 @@ char *run_profile_json(const run_device *x)
     return text;
 }
 
-/* The profile the run recorded for device d. */
-static void recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x)
+void run_recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x)
 {
     tw_profile_init(&x->prof);
     x->profile = (run_profile)rd->profile_status;
@@ -106,7 +106,9 @@ typedef struct loaded {
     tw_events *events;
     tw_events **dev_events;
     tw_unmeasured_summary unmeasured;
-    char *warn; /* warnings + what the split of the timeline found */
+    char *warn;           /* warnings + what the split of the timeline found */
+    tw_mig_instance *mig; /* MIG instances: their kernels are charged to their GPU */
+    size_t nmig;
 } loaded;
 
 static void loaded_free(loaded *L)
@@ -129,6 +131,7 @@ static void loaded_free(loaded *L)
     free(L->devinfo);
     free(L->dev_events);
     free(L->warn);
+    free(L->mig);
 }
 
 /* A text fact ("" when the run did not record it). */
@@ -232,6 +235,11 @@ static tw_status load_devices(tw_run *run, loaded *L)
 static tw_status load_timeline(tw_run *run, loaded *L, const char *cmd)
 {
     tw_status st = tw_run_load_events(run, &L->events);
+    if (st == TW_OK) st = run_mig_apply(run, &L->events, &L->mig, &L->nmig);
+    for (size_t d = 0; d < L->ndev; d++) {
+        L->dev[d].mig = L->mig;
+        L->dev[d].nmig = L->nmig;
+    }
     if (st == TW_OK) st = tw_timeline_split(L->events, L->devinfo, L->ndev, L->dev_events, &L->unmeasured);
     if (st != TW_OK) return st;
     char split[2048] = "";
@@ -339,7 +347,8 @@ static char *json_text(const run_record *r)
     return text;
 }
 
-static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
+int run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rdev, run_device *const *dev, size_t n,
+                      const run_report_opts *o)
 {
     tw_profile given;
     char given_how[1200] = "";
@@ -348,13 +357,31 @@ static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
         tw_status st = cli_profile_pick(o->profile, NULL, NULL, &given, given_how, sizeof given_how);
         if (st != TW_OK) return cli_fail(o->cmd, st);
     }
-    for (size_t d = 0; d < L->ndev; d++) {
+    for (size_t d = 0; d < n; d++) {
         if (o->profile)
-            run_pick_profile(o->profile, &given, given_how, L->dev[d].name, L->dev[d].driver, &L->dev[d]);
+            run_pick_profile(o->profile, &given, given_how, dev[d]->name, dev[d]->driver, dev[d]);
         else
-            recorded_profile(run, &L->rdev[d], &L->dev[d]);
+            run_recorded_profile(runs[d], rdev[d], dev[d]);
     }
     return 0;
+}
+
+static int pick_profiles(tw_run *run, const run_report_opts *o, loaded *L)
+{
+    tw_run **runs = calloc(L->ndev, sizeof *runs);
+    const tw_run_device **rdev = calloc(L->ndev, sizeof *rdev);
+    run_device **dev = calloc(L->ndev, sizeof *dev);
+    int rc = runs && rdev && dev ? 0 : cli_fail(o->cmd, tw_fail(TW_ENOMEM, "out of memory"));
+    for (size_t d = 0; !rc && d < L->ndev; d++) {
+        runs[d] = run;
+        rdev[d] = &L->rdev[d];
+        dev[d] = &L->dev[d];
+    }
+    if (!rc) rc = run_pick_profiles(runs, rdev, dev, L->ndev, o);
+    free(runs);
+    free(rdev);
+    free(dev);
+    return rc;
 }
 
 int run_report_file(tw_run *run, const run_report_opts *o, FILE *out)

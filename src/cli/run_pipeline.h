@@ -29,6 +29,13 @@ int run_report_file(tw_run *run, const run_report_opts *o, FILE *out);
  * one for the GPU and driver. Used by `run` to record the profile it used. */
 void run_pick_profile(const char *given, const tw_profile *given_prof, const char *given_how, const char *gpu,
                       const char *driver, run_device *x);
+/* The profile the run file recorded for device rd (run and report; the merged
+ * report of several run files). */
+void run_recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x);
+/* Each device's profile: --profile (o->profile, read once) for all, else the
+ * one its run file recorded (runs[d], rdev[d]); 0 or the exit code. */
+int run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rdev, run_device *const *dev, size_t n,
+                      const run_report_opts *o);
 /* The profile of x as JSON for the run file (malloc'ed), NULL when none. */
 char *run_profile_json(const run_device *x);
 

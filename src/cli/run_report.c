@@ -2,8 +2,10 @@
 #include "cli/run_report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cli/run_mig.h"
 #include "cli/sampler_report.h"
 #include "core/json.h"
 #include "report/table.h"
@@ -245,6 +247,24 @@ static void text_ranges(const tw_estimate *e, FILE *f)
     if (shown < e->nranges) fprintf(f, "... and %zu more (all in --json)\n", e->nranges - shown);
 }
 
+/* Grace Hopper: the module's energy beside the GPU's, never in it. */
+void run_scope_text(const run_device *d, FILE *f)
+{
+    if (!d->est || isnan(d->methods.module_j)) return;
+    fprintf(f,
+            "power scope: these energies are the GPU's (NVML's GPU scope). This is a Grace Hopper module: its power "
+            "(module scope: GPU + CPU + memory, %s) over the fit span is %.3f J, %.3f J more than the GPU's model; "
+            "that is in no GPU energy or total here\n",
+            d->methods.module_reading, d->methods.module_j, d->methods.module_j - d->est->model_j);
+}
+
+void run_scope_json(json *j, const run_device *d)
+{
+    json_kv_string(j, "power_scope", "gpu");
+    json_kv_number(j, "module_energy_j", d->methods.module_j);
+    json_kv_string(j, "module_reading", d->methods.module_reading[0] ? d->methods.module_reading : NULL);
+}
+
 static void text_device(const run_record *r, const run_device *d, FILE *f)
 {
     if (r->ndev > 1 || d->name[0])
@@ -278,11 +298,73 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     else
         fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
     text_split(e, f);
+    run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
     text_names(e, f);
     text_groups(e, f);
     text_ranges(e, f);
+    run_mig_text(d, f);
+}
+
+/* ---------------------------------------------------------------- several GPUs */
+
+run_total run_total_of(const run_device *const *dev, size_t n)
+{
+    run_total t = {0};
+    for (size_t d = 0; d < n; d++) {
+        const tw_estimate *e = dev[d]->est;
+        if (!e) {
+            t.without++;
+            continue;
+        }
+        t.with++;
+        t.model_j += e->model_j;
+        t.counter_j += dev[d]->methods.counter_j;
+        t.kernels_j += e->kernels_j;
+        t.copies_j += e->copies_j;
+        t.baseline_j += e->baseline_j;
+    }
+    return t;
+}
+
+/* One run's GPUs: each GPU's readings are its own, so no energy is in two of them. */
+static run_total record_total(const run_record *r)
+{
+    const run_device **p = calloc(r->ndev ? r->ndev : 1, sizeof *p);
+    run_total t = {.without = r->ndev};
+    if (!p) return t; /* out of memory: no GPU in the total, and it says so */
+    for (size_t d = 0; d < r->ndev; d++)
+        p[d] = &r->dev[d];
+    t = run_total_of(p, r->ndev);
+    free(p);
+    return t;
+}
+
+static void text_total(const run_record *r, FILE *f)
+{
+    if (r->ndev < 2) return;
+    run_total t = record_total(r);
+    fprintf(f,
+            "\n== total over %zu GPUs (each over its own fit span): %.3f J (energy counter %.3f J); kernels %.3f J, "
+            "copies %.3f J, baseline %.3f J\n",
+            t.with, t.model_j, t.counter_j, t.kernels_j, t.copies_j, t.baseline_j);
+    if (t.without)
+        fprintf(f, "   %zu GPU%s without an estimate: not in the total\n", t.without, t.without == 1 ? "" : "s");
+}
+
+void run_total_json(json *j, const run_total *t)
+{
+    json_key(j, "total");
+    json_begin_object(j);
+    json_kv_uint(j, "gpus", t->with);
+    json_kv_uint(j, "gpus_without_estimate", t->without);
+    json_kv_number(j, "energy_j", t->model_j);
+    json_kv_number(j, "counter_j", t->counter_j);
+    json_kv_number(j, "kernels_j", t->kernels_j);
+    json_kv_number(j, "copies_j", t->copies_j);
+    json_kv_number(j, "baseline_j", t->baseline_j);
+    json_end_object(j);
 }
 
 static void text_sampler(const run_record *r, FILE *f)
@@ -329,6 +411,7 @@ void run_report_text(const run_record *r, FILE *f)
             r->events_note ? r->events_note : "", r->events_note ? ")" : "");
     for (size_t d = 0; d < r->ndev; d++)
         text_device(r, &r->dev[d], f);
+    text_total(r, f);
     text_sampler(r, f);
     fprintf(f, "\nfiles:\n  run       %s  (truewatt report, truewatt export --csv, sqlite3: docs/runfile.md)\n",
             r->run_path);
@@ -383,6 +466,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "power_bound_w", e->power_bound_w);
     json_kv_uint(j, "names_at_bound", e->at_limit);
     json_kv_number(j, "counter_j", d->methods.counter_j);
+    run_scope_json(j, d);
     json_kv_number(j, "reference_j", e->reference_j);
     json_kv_time(j, "reference_start_s", e->reference_t0_s);
     json_kv_time(j, "reference_end_s", e->reference_t1_s);
@@ -422,30 +506,34 @@ static void json_estimate(json *j, const run_device *d)
     json_end_object(j);
 }
 
+void run_name_json(json *j, const tw_est_name *x, const char *name)
+{
+    json_kv_string(j, "name", name);
+    json_kv_string(j, "kind", x->kind);
+    json_kv_uint(j, "launches", x->launches);
+    json_kv_number(j, "time_s", x->time_s);
+    json_kv_number(j, "active_s", x->active_s);
+    json_kv_number(j, "energy_j", x->energy_j);
+    json_kv_number(j, "energy_sd_j", x->energy_sd_j);
+    json_kv_number(j, "energy_per_launch_j", x->launches ? x->energy_j / (double)x->launches : NAN);
+    json_kv_number(j, "power_w", x->power_w);
+    json_kv_number(j, "power_sd_w", x->power_sd_w);
+    json_kv_string(j, "status", tw_est_status_name(x->status));
+    json_kv_number(j, "upper_j", x->upper_j);
+    json_key(j, "group");
+    if (x->group >= 0)
+        json_number(j, x->group);
+    else
+        json_string(j, NULL);
+}
+
 static void json_names(json *j, const tw_estimate *e)
 {
     json_key(j, "names");
     json_begin_array(j);
     for (size_t i = 0; i < e->nnames; i++) {
-        const tw_est_name *x = &e->names[i];
         json_begin_object(j);
-        json_kv_string(j, "name", x->name);
-        json_kv_string(j, "kind", x->kind);
-        json_kv_uint(j, "launches", x->launches);
-        json_kv_number(j, "time_s", x->time_s);
-        json_kv_number(j, "active_s", x->active_s);
-        json_kv_number(j, "energy_j", x->energy_j);
-        json_kv_number(j, "energy_sd_j", x->energy_sd_j);
-        json_kv_number(j, "energy_per_launch_j", x->launches ? x->energy_j / (double)x->launches : NAN);
-        json_kv_number(j, "power_w", x->power_w);
-        json_kv_number(j, "power_sd_w", x->power_sd_w);
-        json_kv_string(j, "status", tw_est_status_name(x->status));
-        json_kv_number(j, "upper_j", x->upper_j);
-        json_key(j, "group");
-        if (x->group >= 0)
-            json_number(j, x->group);
-        else
-            json_string(j, NULL);
+        run_name_json(j, &e->names[i], e->names[i].name);
         json_end_object(j);
     }
     json_end_array(j);
@@ -502,6 +590,7 @@ static void json_device(json *j, const run_device *d)
         json_estimate(j, d);
         json_names(j, d->est);
     }
+    run_mig_json(j, d);
     json_end_object(j);
 }
 
@@ -565,6 +654,8 @@ void run_report_json(const run_record *r, FILE *f)
     for (size_t d = 0; d < r->ndev; d++)
         json_device(&j, &r->dev[d]);
     json_end_array(&j);
+    run_total t = record_total(r);
+    run_total_json(&j, &t);
     json_sampler(&j, r);
     json_key(&j, "files");
     json_begin_object(&j);

@@ -6,10 +6,12 @@
 #include <stdio.h>
 
 #include "cli/sampler_report.h"
+#include "core/json.h"
 #include "correct/profile.h"
 #include "estimate/estimator.h"
 #include "estimate/methods.h"
 #include "estimate/trace.h"
+#include "timeline/mig.h"
 #include "truewatt.h"
 
 /* What the sensor profile of a device gave. */
@@ -30,9 +32,11 @@ typedef struct run_device {
     tw_est_trace_info info; /* the readings the estimator fitted, and its notes */
     tw_methods methods;     /* the naive methods over the fit span (NaN where absent) */
     run_profile profile;
-    char profile_how[1200]; /* which file and why, or where none was found, or why it cannot be read */
-    tw_profile prof;        /* RUN_PROFILE_MODEL: the profile itself */
-    tw_reading_model model; /* RUN_PROFILE_MODEL: its best reading of the board */
+    char profile_how[1200];     /* which file and why, or where none was found, or why it cannot be read */
+    tw_profile prof;            /* RUN_PROFILE_MODEL: the profile itself */
+    tw_reading_model model;     /* RUN_PROFILE_MODEL: its best reading of the board */
+    const tw_mig_instance *mig; /* the run's MIG instances (of every GPU: those of this one have its index) */
+    size_t nmig;
 } run_device;
 
 typedef struct run_record {
@@ -55,6 +59,23 @@ typedef struct run_record {
 } run_record;
 
 void run_report_text(const run_record *r, FILE *f);
+
+/* A name's fields in the JSON report (`name` as given: the merged report's without its rank). */
+void run_name_json(json *j, const tw_est_name *x, const char *name);
+
+/* The sum over GPUs, each once (a run's GPUs; the merged report's). */
+typedef struct run_total {
+    double model_j, counter_j, kernels_j, copies_j, baseline_j;
+    size_t with, without; /* GPUs with an estimate; without one (not in the sums) */
+} run_total;
+run_total run_total_of(const run_device *const *dev, size_t n);
+/* Which power the energies are (the GPU's), and on Grace Hopper the module's
+ * energy over the fit span beside it (a line; keys power_scope,
+ * module_energy_j, module_reading). */
+void run_scope_text(const run_device *d, FILE *f);
+void run_scope_json(json *j, const run_device *d);
+/* "total": {gpus, gpus_without_estimate, energy_j, counter_j, kernels_j, copies_j, baseline_j} */
+void run_total_json(json *j, const run_total *t);
 void run_report_json(const run_record *r, FILE *f);
 
 #endif

@@ -400,7 +400,9 @@ void tw_identify_options_init(tw_identify_options *o)
 bool tw_identify_board_reading(const char *name, void *ctx)
 {
     (void)ctx;
-    return strncmp(name, "mem_", 4) != 0 && strncmp(name, "true_", 5) != 0 && strstr(name, "_mem_") == NULL;
+    /* memory and Grace Hopper module scopes are not the board's power */
+    return strncmp(name, "mem_", 4) != 0 && strncmp(name, "true_", 5) != 0 && strstr(name, "_mem_") == NULL &&
+           strncmp(name, "module_", 7) != 0 && strstr(name, "_module_") == NULL;
 }
 
 static tw_status find_scope(const tw_events *ev, const on_signal *on, const tw_identify_options *opt, scope *sc)

@@ -73,6 +73,8 @@ enum {
     R_INSTANT,
     R_MEM_AVG,
     R_MEM_INSTANT,
+    R_MOD_AVG,
+    R_MOD_INSTANT,
     R_BUFFER,
     R_ENERGY,
     R_SM_CLOCK,
@@ -96,6 +98,9 @@ static const reading_def defs[R_COUNT] = {
     [R_INSTANT] = {"power_instant_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 186"},
     [R_MEM_AVG] = {"mem_power_avg_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 185 (memory scope)"},
     [R_MEM_INSTANT] = {"mem_power_instant_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 186 (memory scope)"},
+    /* Grace Hopper: the module (GPU + CPU + memory), never the GPU's own */
+    [R_MOD_AVG] = {"module_power_avg_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 185 (module scope)"},
+    [R_MOD_INSTANT] = {"module_power_instant_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "field 186 (module scope)"},
     [R_BUFFER] = {"power_buffer_w", TW_Q_POWER, 1e-3, TW_READ_FAST, "nvmlDeviceGetSamples"},
     [R_ENERGY] = {"energy_j", TW_Q_ENERGY, 1e-3, TW_READ_SLOW, "nvmlDeviceGetTotalEnergyConsumption"},
     [R_SM_CLOCK] = {"sm_clock_mhz", TW_Q_OTHER, 1.0, TW_READ_SLOW, "nvmlDeviceGetClockInfo(SM)"},
@@ -104,15 +109,15 @@ static const reading_def defs[R_COUNT] = {
     [R_MEM_USED] = {"memory_used_mib", TW_Q_OTHER, 1.0 / 1048576.0, TW_READ_SLOW, "nvmlDeviceGetMemoryInfo"},
 };
 
-/* The four field readings, in R_AVG .. R_MEM_INSTANT order. */
-#define NFIELDS 4
+/* The six field readings, in R_AVG .. R_MOD_INSTANT order: average and
+ * instant of each scope (field_of[i % 2] is the GPU scope's of the same field). */
+#define NFIELDS 6
 static const struct {
     unsigned field, scope;
 } field_of[NFIELDS] = {
-    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_GPU},
-    {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_GPU},
-    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_MEMORY},
-    {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_MEMORY},
+    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_GPU},    {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_GPU},
+    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_MEMORY}, {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_MEMORY},
+    {NVML_FI_DEV_POWER_AVERAGE, NVML_POWER_SCOPE_MODULE}, {NVML_FI_DEV_POWER_INSTANT, NVML_POWER_SCOPE_MODULE},
 };
 
 typedef struct nvml_sensor {
@@ -272,6 +277,8 @@ static void probe_fields(nvml_sensor *s)
         int rd = R_AVG + i;
         nvmlReturn_t code = r != NVML_SUCCESS ? r : fv[i].nvmlReturn;
         double v = 0, gpu_v = 0;
+        bool module = field_of[i].scope == NVML_POWER_SCOPE_MODULE;
+        if (module && code == NVML_ERROR_NOT_SUPPORTED) continue; /* not a Grace Hopper: nothing to say */
         if (code != NVML_SUCCESS) {
             probe_failed(s, rd, code);
             continue;
@@ -283,7 +290,7 @@ static void probe_fields(nvml_sensor *s)
         if (field_of[i].scope == NVML_POWER_SCOPE_MEMORY) {
             /* A driver without power scopes answers the GPU-scope value; a GPU
              * without a memory rail answers 0. Neither is memory power. */
-            const nvmlFieldValue_t *g = &fv[i - 2];
+            const nvmlFieldValue_t *g = &fv[i % 2];
             if (v == 0) {
                 add_note(s, "%s: %s reads 0 W (no memory power sensor)", defs[rd].name, defs[rd].source);
                 continue;
@@ -294,6 +301,12 @@ static void probe_fields(nvml_sensor *s)
                          defs[rd].source);
                 continue;
             }
+        }
+        if (module) { /* a driver without scopes answers the GPU's value: not the module's */
+            const nvmlFieldValue_t *g = &fv[i % 2];
+            if (g->nvmlReturn == NVML_SUCCESS && value_of(g->valueType, &g->value, &gpu_v) && gpu_v == v &&
+                g->timestamp == fv[i].timestamp)
+                continue;
         }
         if (skipped(s->skip, rd)) continue;
         add_reading(s, rd);

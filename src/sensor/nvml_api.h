@@ -134,6 +134,22 @@ typedef struct nvmlProcessUtilizationSample_st {
     unsigned int decUtil;
 } nvmlProcessUtilizationSample_t;
 
+/* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2): of a GPU or of a MIG instance */
+typedef struct nvmlDeviceAttributes_st {
+    unsigned int multiprocessorCount; /* SMs */
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+    unsigned int gpuInstanceSliceCount; /* of the GPU's 7 (A100, H100) */
+    unsigned int computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+} nvmlDeviceAttributes_t;
+
+#define NVML_DEVICE_MIG_DISABLE 0u
+#define NVML_DEVICE_MIG_ENABLE 1u
+
 /* The layout checks: these are the sizes and offsets of nvml.h on LP64. */
 _Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t is 32 bytes");
 _Static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16, "nvmlProcessUtilizationSample_t.smUtil at 16");
@@ -144,6 +160,8 @@ _Static_assert(offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t.va
 _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value at 32");
 _Static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t is 16 bytes");
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t v1 is 24 bytes");
+_Static_assert(sizeof(nvmlDeviceAttributes_t) == 40, "nvmlDeviceAttributes_t is 40 bytes");
+_Static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32, "nvmlDeviceAttributes_t.memorySizeMB at 32");
 
 /* ---------------------------------------------------------------- functions (pointer types) */
 
@@ -195,5 +213,16 @@ typedef nvmlReturn_t (*nvmlDeviceResetGpuLockedClocks_fn)(nvmlDevice_t device);
 typedef nvmlReturn_t (*nvmlDeviceSetMemoryLockedClocks_fn)(nvmlDevice_t device, unsigned int minMemClockMHz,
                                                            unsigned int maxMemClockMHz);
 typedef nvmlReturn_t (*nvmlDeviceResetMemoryLockedClocks_fn)(nvmlDevice_t device);
+
+/* MIG, read only (never a mode or an instance changed): the mode, the
+ * instances' handles (NOT_FOUND for an unused index below the maximum), an
+ * instance's parent GPU, and a device's attributes (SMs, slices, memory). */
+typedef nvmlReturn_t (*nvmlDeviceGetMigMode_fn)(nvmlDevice_t device, unsigned int *currentMode,
+                                                unsigned int *pendingMode);
+typedef nvmlReturn_t (*nvmlDeviceGetMaxMigDeviceCount_fn)(nvmlDevice_t device, unsigned int *count);
+typedef nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex_fn)(nvmlDevice_t device, unsigned int index,
+                                                               nvmlDevice_t *migDevice);
+typedef nvmlReturn_t (*nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn)(nvmlDevice_t migDevice, nvmlDevice_t *device);
+typedef nvmlReturn_t (*nvmlDeviceGetAttributes_fn)(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
 
 #endif

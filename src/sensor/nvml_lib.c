@@ -48,6 +48,11 @@ static const tw_dl_symbol api_symbols[] = {
     SYMBOL(nvmlDeviceResetGpuLockedClocks, 0, "nvmlDeviceResetGpuLockedClocks", NULL),
     SYMBOL(nvmlDeviceSetMemoryLockedClocks, 0, "nvmlDeviceSetMemoryLockedClocks", NULL),
     SYMBOL(nvmlDeviceResetMemoryLockedClocks, 0, "nvmlDeviceResetMemoryLockedClocks", NULL),
+    SYMBOL(nvmlDeviceGetMigMode, 0, "nvmlDeviceGetMigMode", NULL),
+    SYMBOL(nvmlDeviceGetMaxMigDeviceCount, 0, "nvmlDeviceGetMaxMigDeviceCount", NULL),
+    SYMBOL(nvmlDeviceGetMigDeviceHandleByIndex, 0, "nvmlDeviceGetMigDeviceHandleByIndex", NULL),
+    SYMBOL(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, 0, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", NULL),
+    SYMBOL(nvmlDeviceGetAttributes, 0, "nvmlDeviceGetAttributes_v2", "nvmlDeviceGetAttributes"),
 };
 
 /* The loaded library: one per process, shared by every user. */

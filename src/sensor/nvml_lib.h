@@ -44,6 +44,11 @@ typedef struct tw_nvml_api {
     nvmlDeviceResetGpuLockedClocks_fn nvmlDeviceResetGpuLockedClocks;
     nvmlDeviceSetMemoryLockedClocks_fn nvmlDeviceSetMemoryLockedClocks;
     nvmlDeviceResetMemoryLockedClocks_fn nvmlDeviceResetMemoryLockedClocks;
+    nvmlDeviceGetMigMode_fn nvmlDeviceGetMigMode;
+    nvmlDeviceGetMaxMigDeviceCount_fn nvmlDeviceGetMaxMigDeviceCount;
+    nvmlDeviceGetMigDeviceHandleByIndex_fn nvmlDeviceGetMigDeviceHandleByIndex;
+    nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn nvmlDeviceGetDeviceHandleFromMigDeviceHandle;
+    nvmlDeviceGetAttributes_fn nvmlDeviceGetAttributes;
 } tw_nvml_api;
 
 /* Takes a reference on the library, loading it and calling nvmlInit first

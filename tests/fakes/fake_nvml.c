@@ -9,6 +9,8 @@
  *   nvmlDeviceGetPowerUsage, field 185   mean power over (u - 1 s, u]
  *   field 186                            mean power over (u - 25 ms, u]
  *   fields 185/186, memory scope         40 W
+ *   fields 185/186, module scope         NOT_SUPPORTED; with TW_FAKE_NVML_MODULE_W=x (a Grace
+ *                                        Hopper module): the GPU scope's value + x W (the CPU's)
  *   nvmlDeviceGetTotalEnergyConsumption  1e6 mJ + the energy over (0, u]
  *   nvmlDeviceGetSamples (power)         the last 128 samples of 20 ms, each
  *                                        the mean power of its interval
@@ -20,7 +22,9 @@
  * TW_FAKE_NVML_FIELD_TIMESTAMP=update.
  *
  * Environment, read at the first nvmlInit (again after the last nvmlShutdown):
- *   TW_FAKE_NVML_SCENARIO=path       kernels CSV (name,start_s,duration_s,power_w); else idle
+ *   TW_FAKE_NVML_SCENARIO=path[,...] kernels CSV (name,start_s,duration_s,power_w); else idle;
+ *                                    several paths: one per device, in order (the last
+ *                                    one for the devices after it)
  *   TW_FAKE_NVML_T0_MONO_NS=ns       simulated t = 0 on CLOCK_MONOTONIC
  *   TW_FAKE_NVML_DEVICES=N           devices (default 1, at most 16)
  *   TW_FAKE_NVML_UUIDS=list          their UUIDs, comma-separated (default GPU-fake-000N-...)
@@ -33,6 +37,11 @@
  *   TW_FAKE_NVML_ENERGY_SPIN_US=n    ... busy-spins n us of the calling thread's CPU (the
  *                                    H100's ~4 ms of CPU a read, on real programs 4-12 ms)
  *   TW_FAKE_NVML_NAME=text           the device name (default "Fake H100")
+ *   TW_FAKE_NVML_MIG=d:sms,...[;d:...]  GPU d in MIG mode with instances of these SM counts (an
+ *                                    H100's 1g: 16, 2g: 32, 3g: 60, 4g: 64, 7g: 132), each
+ *                                    sms / 16 slices (at least 1) and 10240 MiB a slice; UUID of
+ *                                    instance k of GPU d: MIG-3a0000DD-00KK-4000-8000-000000000000
+ *                                    (hex). The other GPUs: MIG mode disabled. Nothing changes it.
  *   TW_FAKE_NVML_ARCH=n              nvmlDeviceGetArchitecture's answer (default 9, Hopper;
  *                                    "none": NVML_ERROR_NOT_SUPPORTED)
  *   TW_FAKE_NVML_POWER_LIMIT_W=x     nvmlDeviceGetEnforcedPowerLimit's answer (default 700, an
@@ -87,6 +96,7 @@
  * nvml_api.h's pointer types at the end of the file). */
 FAKE_API const char *nvmlErrorString(nvmlReturn_t r);
 FAKE_API nvmlReturn_t nvmlInit_v2(void);
+FAKE_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 FAKE_API nvmlReturn_t nvmlShutdown(void);
 FAKE_API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
 FAKE_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
@@ -120,6 +130,12 @@ FAKE_API nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
 FAKE_API nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz,
                                                       unsigned int maxMemClockMHz);
 FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device);
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode);
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                          nvmlDevice_t *migDevice);
+FAKE_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device);
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes);
 
 #define NS_PER_S 1000000000LL
 #define MAX_DEVICES 16
@@ -183,6 +199,15 @@ struct nvmlDevice_st {
     unsigned index;
 };
 
+#define MAX_MIG 7       /* an H100's */
+#define GPU_SMS 132     /* an H100 SXM's */
+#define SM_PER_SLICE 16 /* a 1g instance */
+#define MIB_PER_SLICE 10240ULL
+
+/* MIG instance k of GPU d: index MIG_BASE + d * MAX_MIG + k (never a GPU's) */
+#define MIG_BASE 1000u
+static struct nvmlDevice_st mig_handles[MAX_DEVICES * MAX_MIG];
+
 static struct nvmlDevice_st devices[MAX_DEVICES] = {{0}, {1}, {2},  {3},  {4},  {5},  {6},  {7},
                                                     {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
 
@@ -202,13 +227,14 @@ static struct {
     nvmlReturn_t lost_code;
     unsigned energy_cost_us;
     unsigned energy_spin_us;
+    double module_w; /* < 0: no module scope (not a Grace Hopper) */
     char name[96];
     bool arch_none;
     unsigned arch;
-    bool field_ts_update; /* field timestamps: the update instant, else the call time */
-    int64_t t0_ns;        /* simulated t = 0 (CLOCK_MONOTONIC) */
-    int64_t rt_off_ns;    /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
-    tw_scenario *sc;
+    bool field_ts_update;         /* field timestamps: the update instant, else the call time */
+    int64_t t0_ns;                /* simulated t = 0 (CLOCK_MONOTONIC) */
+    int64_t rt_off_ns;            /* CLOCK_REALTIME - CLOCK_MONOTONIC at configuration */
+    tw_scenario *sc[MAX_DEVICES]; /* each device's true power */
     /* clocks */
     unsigned mem_clocks[MAX_MEM_CLOCKS], nmem; /* supported, highest first */
     unsigned gfx_clocks[MAX_GFX_CLOCKS], ngfx; /* supported with each memory clock */
@@ -218,6 +244,8 @@ static struct {
     double throttle_after_s;                   /* < 0: never throttled */
     char state_path[4096];                     /* "": the lock state is not written */
     clock_lock locks[MAX_DEVICES];
+    unsigned mig_sms[MAX_DEVICES][MAX_MIG]; /* TW_FAKE_NVML_MIG: each instance's SMs */
+    unsigned nmig[MAX_DEVICES];             /* 0: MIG mode disabled */
 } F;
 
 /* ---------------------------------------------------------------- helpers */
@@ -280,7 +308,7 @@ static nvmlReturn_t configure_device_power(void)
 static double true_energy_j(unsigned d, double t0, double t1)
 {
     if (d < MAX_DEVICES && !isnan(device_power_w[d])) return device_power_w[d] * (t1 - t0);
-    return tw_scenario_true_energy_j(F.sc, t0, t1);
+    return tw_scenario_true_energy_j(F.sc[d], t0, t1);
 }
 
 static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
@@ -454,6 +482,64 @@ static void configure_time(void)
     F.rt_off_ns = r - (a + (b - a) / 2);
 }
 
+static void free_scenarios(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        tw_scenario_free(F.sc[d]);
+        F.sc[d] = NULL;
+    }
+}
+
+/* TW_FAKE_NVML_SCENARIO: one path, or one per device (the last repeated). */
+static nvmlReturn_t configure_scenarios(void)
+{
+    const char *list = getenv("TW_FAKE_NVML_SCENARIO");
+    char path[4096] = "";
+    for (unsigned d = 0; d < F.ndevices; d++) {
+        if (list && *list) {
+            size_t len = strcspn(list, ",");
+            snprintf(path, sizeof path, "%.*s", (int)len, list);
+            list += len + (list[len] == ',');
+        }
+        tw_status st = path[0] ? tw_scenario_load(path, TW_SIM_H100, &F.sc[d]) : tw_scenario_new(TW_SIM_H100, &F.sc[d]);
+        if (st != TW_OK) {
+            fake_complain("TW_FAKE_NVML_SCENARIO: ", tw_last_error());
+            free_scenarios();
+            return NVML_ERROR_UNKNOWN;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
+/* TW_FAKE_NVML_MIG=d:sms,...[;d:...] */
+static nvmlReturn_t configure_mig(void)
+{
+    memset(F.nmig, 0, sizeof F.nmig);
+    for (unsigned i = 0; i < MAX_DEVICES * MAX_MIG; i++)
+        mig_handles[i].index = MIG_BASE + i;
+    const char *v = getenv("TW_FAKE_NVML_MIG");
+    while (v && *v) {
+        unsigned d;
+        int used = 0;
+        if (sscanf(v, "%u:%n", &d, &used) != 1 || used == 0 || d >= MAX_DEVICES) break;
+        v += used;
+        while (F.nmig[d] < MAX_MIG && *v >= '0' && *v <= '9') {
+            char *end;
+            F.mig_sms[d][F.nmig[d]++] = (unsigned)strtoul(v, &end, 10);
+            v = end + (*end == ',');
+        }
+        if (*v == ';')
+            v++;
+        else if (*v)
+            break;
+    }
+    if (v && *v) {
+        fake_complain("TW_FAKE_NVML_MIG is d:sms,...[;d:sms,...], not at: ", v);
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    return NVML_SUCCESS;
+}
+
 /* Reads the environment; mu held. Returns an NVML code. */
 static nvmlReturn_t configure(void)
 {
@@ -466,6 +552,8 @@ static nvmlReturn_t configure(void)
     const char *arch = getenv("TW_FAKE_NVML_ARCH");
     F.arch_none = arch && strcmp(arch, "none") == 0;
     F.arch = (unsigned)env_ulong("TW_FAKE_NVML_ARCH", 9);
+    const char *module = getenv("TW_FAKE_NVML_MODULE_W");
+    F.module_w = module && *module ? strtod(module, NULL) : -1.0;
     const char *lost = getenv("TW_FAKE_NVML_LOST_AFTER_S");
     F.lost_after_s = lost && *lost ? strtod(lost, NULL) : -1.0;
     F.lost_code = (nvmlReturn_t)env_ulong("TW_FAKE_NVML_LOST_CODE", NVML_ERROR_GPU_IS_LOST);
@@ -478,19 +566,13 @@ static nvmlReturn_t configure(void)
     }
     nvmlReturn_t r = configure_unsupported();
     if (r == NVML_SUCCESS) r = configure_clocks();
+    if (r == NVML_SUCCESS) r = configure_mig();
     if (r == NVML_SUCCESS) r = configure_device_power();
     if (r == NVML_SUCCESS) r = configure_exporter_knobs();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
-    const char *path = getenv("TW_FAKE_NVML_SCENARIO");
-    tw_status st = path && *path ? tw_scenario_load(path, TW_SIM_H100, &F.sc) : tw_scenario_new(TW_SIM_H100, &F.sc);
-    if (st != TW_OK) {
-        fake_complain("TW_FAKE_NVML_SCENARIO: ", tw_last_error());
-        F.sc = NULL;
-        return NVML_ERROR_UNKNOWN;
-    }
-    return NVML_SUCCESS;
+    return configure_scenarios();
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -544,9 +626,9 @@ static double update_s(int64_t k) { return (double)k * ((double)UPDATE_NS / NS_P
 
 /* ---------------------------------------------------------------- clocks */
 
-static bool under_load(int64_t now)
+static bool under_load(unsigned d, int64_t now)
 {
-    return tw_scenario_true_power_w(F.sc, sim_s(now)) > tw_scenario_active_idle_w(F.sc) + 0.5;
+    return tw_scenario_true_power_w(F.sc[d], sim_s(now)) > tw_scenario_active_idle_w(F.sc[d]) + 0.5;
 }
 
 static bool throttled(int64_t now) { return F.throttle_after_s >= 0 && sim_s(now) >= F.throttle_after_s; }
@@ -558,9 +640,10 @@ static unsigned clamp_lock(unsigned mhz, unsigned min, unsigned max)
     return mhz < min ? min : mhz > max ? max : mhz;
 }
 
-static unsigned current_sm_mhz(const clock_lock *l, int64_t now)
+static unsigned current_sm_mhz(unsigned d, int64_t now)
 {
-    unsigned mhz = clamp_lock(under_load(now) ? SM_LOAD_MHZ : SM_IDLE_MHZ, l->gpu_min, l->gpu_max);
+    const clock_lock *l = &F.locks[d];
+    unsigned mhz = clamp_lock(under_load(d, now) ? SM_LOAD_MHZ : SM_IDLE_MHZ, l->gpu_min, l->gpu_max);
     return throttled(now) && mhz > F.throttle_mhz ? F.throttle_mhz : mhz;
 }
 
@@ -635,6 +718,13 @@ FAKE_API nvmlReturn_t nvmlInit_v2(void)
     return r;
 }
 
+/* What pynvml's nvmlInit calls (flags: none known to the fake). */
+FAKE_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    (void)flags;
+    return nvmlInit_v2();
+}
+
 FAKE_API nvmlReturn_t nvmlShutdown(void)
 {
     pthread_mutex_lock(&mu);
@@ -642,8 +732,7 @@ FAKE_API nvmlReturn_t nvmlShutdown(void)
     if (F.refs == 0)
         r = NVML_ERROR_UNINITIALIZED;
     else if (--F.refs == 0) {
-        tw_scenario_free(F.sc);
-        F.sc = NULL;
+        free_scenarios();
     }
     pthread_mutex_unlock(&mu);
     return r;
@@ -685,8 +774,27 @@ static nvmlReturn_t copy_text(const char *text, char *buf, unsigned int length)
     return NVML_SUCCESS;
 }
 
+/* The MIG instance a handle is (d, k), or false for any other handle. */
+static bool mig_of(nvmlDevice_t h, unsigned *d, unsigned *k)
+{
+    if (!h || h < mig_handles || h >= mig_handles + MAX_DEVICES * MAX_MIG) return false;
+    unsigned i = (unsigned)(h - mig_handles);
+    *d = i / MAX_MIG;
+    *k = i % MAX_MIG;
+    return *d < F.ndevices && *k < F.nmig[*d];
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
+    unsigned md, mk;
+    pthread_mutex_lock(&mu);
+    bool mig = F.refs && mig_of(device, &md, &mk);
+    pthread_mutex_unlock(&mu);
+    if (mig) {
+        char text[NVML_DEVICE_UUID_BUFFER_SIZE];
+        snprintf(text, sizeof text, "MIG-3a0000%02x-00%02x-4000-8000-000000000000", md, mk);
+        return copy_text(text, uuid, length);
+    }
     int64_t now;
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
@@ -774,20 +882,22 @@ FAKE_API nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCo
         nvmlFieldValue_t *f = &values[i];
         bool avg = f->fieldId == NVML_FI_DEV_POWER_AVERAGE, inst = f->fieldId == NVML_FI_DEV_POWER_INSTANT;
         bool gpu = f->scopeId == NVML_POWER_SCOPE_GPU, mem = f->scopeId == NVML_POWER_SCOPE_MEMORY;
+        bool module = f->scopeId == NVML_POWER_SCOPE_MODULE && F.module_w >= 0;
+        double extra_w = module ? F.module_w : 0.0; /* the module: the GPU and the CPU */
         f->timestamp = F.field_ts_update ? realtime_us(k, UPDATE_NS) : (now + F.rt_off_ns) / 1000;
         f->latencyUsec = 0;
         f->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
         f->value.ullVal = 0;
         f->nvmlReturn = NVML_SUCCESS;
-        if ((!avg && !inst) || (!gpu && !mem) || (avg && (F.unsupported & U_185)) ||
+        if ((!avg && !inst) || (!gpu && !mem && !module) || (avg && (F.unsupported & U_185)) ||
             (inst && (F.unsupported & U_186)) || (mem && (F.unsupported & U_MEM)))
             f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
         else if (mem)
             f->value.uiVal = MEM_POWER_MW;
         else if (avg)
-            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - AVG_WINDOW_S, u) + extra_w);
         else
-            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u));
+            f->value.uiVal = to_mw(mean_w(device->index, u - INSTANT_WINDOW_S, u) + extra_w);
     }
     return leave(NVML_SUCCESS);
 }
@@ -848,7 +958,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_
     nvmlReturn_t r = enter_query(device, &now, U_CLOCKS, clock_mhz);
     if (r != NVML_SUCCESS) return r;
     const clock_lock *l = &F.locks[device->index];
-    return leave_clock(type, current_sm_mhz(l, now), clamp_lock(MEM_MHZ, l->mem_min, l->mem_max), clock_mhz);
+    return leave_clock(type, current_sm_mhz(device->index, now), clamp_lock(MEM_MHZ, l->mem_min, l->mem_max),
+                       clock_mhz);
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
@@ -909,8 +1020,8 @@ FAKE_API nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device
     int64_t now;
     nvmlReturn_t r = enter_query(device, &now, U_REASONS, clocksEventReasons);
     if (r != NVML_SUCCESS) return r;
-    *clocksEventReasons =
-        (under_load(now) ? 0 : NVML_CLOCKS_EVENT_REASON_GPU_IDLE) | (throttled(now) ? F.throttle_bits : 0);
+    *clocksEventReasons = (under_load(device->index, now) ? 0 : NVML_CLOCKS_EVENT_REASON_GPU_IDLE) |
+                          (throttled(now) ? F.throttle_bits : 0);
     return leave(NVML_SUCCESS);
 }
 
@@ -1039,6 +1150,76 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlP
     return leave(NVML_SUCCESS);
 }
 
+/* ---------------------------------------------------------------- MIG (read only) */
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, currentMode);
+    if (r != NVML_SUCCESS) return r;
+    if (!pendingMode) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    *currentMode = *pendingMode = F.nmig[device->index] ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, count);
+    if (r != NVML_SUCCESS) return r;
+    *count = MAX_MIG;
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                          nvmlDevice_t *migDevice)
+{
+    int64_t now;
+    nvmlReturn_t r = enter_query(device, &now, 0, migDevice);
+    if (r != NVML_SUCCESS) return r;
+    if (!F.nmig[device->index]) return leave(NVML_ERROR_INVALID_ARGUMENT); /* MIG mode is off */
+    if (index >= MAX_MIG) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if (index >= F.nmig[device->index]) return leave(NVML_ERROR_NOT_FOUND);
+    *migDevice = &mig_handles[device->index * MAX_MIG + index];
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t *device)
+{
+    unsigned d, k;
+    pthread_mutex_lock(&mu);
+    nvmlReturn_t r = !F.refs                                 ? NVML_ERROR_UNINITIALIZED
+                     : !device || !mig_of(migDevice, &d, &k) ? NVML_ERROR_INVALID_ARGUMENT
+                                                             : NVML_SUCCESS;
+    if (r == NVML_SUCCESS) *device = &devices[d];
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t *attributes)
+{
+    unsigned d, k;
+    pthread_mutex_lock(&mu);
+    nvmlReturn_t r = !F.refs ? NVML_ERROR_UNINITIALIZED : !attributes ? NVML_ERROR_INVALID_ARGUMENT : NVML_SUCCESS;
+    if (r == NVML_SUCCESS) {
+        memset(attributes, 0, sizeof *attributes);
+        if (mig_of(device, &d, &k)) {
+            unsigned sms = F.mig_sms[d][k], slices = sms / SM_PER_SLICE ? sms / SM_PER_SLICE : 1;
+            attributes->multiprocessorCount = sms;
+            attributes->gpuInstanceSliceCount = attributes->computeInstanceSliceCount = slices;
+            attributes->memorySizeMB = slices * MIB_PER_SLICE;
+        } else if (device >= devices && device < devices + F.ndevices) {
+            attributes->multiprocessorCount = GPU_SMS;
+            attributes->gpuInstanceSliceCount = attributes->computeInstanceSliceCount = MAX_MIG;
+            attributes->memorySizeMB = MEM_TOTAL_B >> 20;
+        } else {
+            r = NVML_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return r;
+}
+
 /* The definitions above have exactly the types the backend calls through. */
 #define SAME_TYPE(fn, type) _Static_assert(__builtin_types_compatible_p(__typeof__(&fn), type), #fn " is a " #type)
 SAME_TYPE(nvmlInit_v2, nvmlInit_fn);
@@ -1068,3 +1249,8 @@ SAME_TYPE(nvmlDeviceResetGpuLockedClocks, nvmlDeviceResetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceSetMemoryLockedClocks, nvmlDeviceSetMemoryLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetMemoryLockedClocks, nvmlDeviceResetMemoryLockedClocks_fn);
 SAME_TYPE(nvmlDeviceGetProcessUtilization, nvmlDeviceGetProcessUtilization_fn);
+SAME_TYPE(nvmlDeviceGetMigMode, nvmlDeviceGetMigMode_fn);
+SAME_TYPE(nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMaxMigDeviceCount_fn);
+SAME_TYPE(nvmlDeviceGetMigDeviceHandleByIndex, nvmlDeviceGetMigDeviceHandleByIndex_fn);
+SAME_TYPE(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlDeviceGetDeviceHandleFromMigDeviceHandle_fn);
+SAME_TYPE(nvmlDeviceGetAttributes_v2, nvmlDeviceGetAttributes_fn);

@@ -11,7 +11,8 @@
  *        kill:  the same, but SIGKILL instead of the exit (no exit handlers)
  *        gpu:   under truewatt run (LIBTRUEWATT_INJECT.so "-": $CUDA_INJECTION64_PATH):
  *               kernels of 0.3 s on CUDA device 0, whose UUID is $INJECT_HOST_UUID
- *               (32 hex digits; its device record first), from 0.5 s on the trace timeline
+ *               (32 hex digits; its device record first), from 0.5 s on the trace timeline;
+ *               with $INJECT_HOST_MIG_UUID (32 hex digits), device 0 is that MIG instance
  * In exit and kill modes, the device record of CUDA device 0 (UUID
  * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
  * the kernels, in the same buffer, as it may from CUPTI; CUDA devices 1 and 2 have
@@ -73,6 +74,17 @@ static void device_record(uint32_t id, const char *hex)
         d.uuid.bytes[i] = (char)b;
     }
     d.gpuInstanceId = d.computeInstanceId = UINT32_MAX;
+    /* $INJECT_HOST_MIG_UUID (32 hex digits): the device is that MIG instance of its GPU */
+    const char *mig = getenv("INJECT_HOST_MIG_UUID");
+    if (mig && strlen(mig) == 32) {
+        d.isMigEnabled = 1;
+        d.gpuInstanceId = d.computeInstanceId = 1;
+        for (int i = 0; i < 16; i++) {
+            unsigned b = 0;
+            sscanf(mig + 2 * i, "%2x", &b);
+            d.migUuid.bytes[i] = (char)b;
+        }
+    }
     push(&d, sizeof d);
 }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The checks of scripts/gpu-mpi on a merged report of an MPI job (truewatt report --json RUN...).
+
+For each GPU of the report: its energy over its fit span (energy_j, the model) against the
+energy its NVML counter counted over the same span, read independently by energy_log.py
+(within --tolerance, default 1 %); and each rank's kernels on its own GPU (--gpus: the UUID
+each rank was given, one "rank,uuid" line each). Prints PASS/FAIL lines; exit status 1 on a FAIL.
+
+The counter's value changes at its own update instants, seen at the next poll: each change is
+placed in the middle of the two polls around it, and the counter is interpolated linearly between
+changes, so that the span's ends fall between updates without a bias.
+
+  python3 scripts/gpu/mpi_check.py --merged merged.json --energy energy.csv --gpus ranks.csv
+"""
+import argparse
+import csv
+import json
+import sys
+from bisect import bisect_right
+
+
+def counter_points(rows):
+    """(t_s, joules) at each change of the counter: mid-way between the polls around it."""
+    pts, prev = [], None
+    for t, e in rows:
+        if prev is None:
+            pts.append((t, e))
+        elif e != prev[1]:
+            pts.append((0.5 * (prev[0] + t), e))
+        prev = (t, e)
+    return pts
+
+
+def at(pts, t):
+    ts = [p[0] for p in pts]
+    k = bisect_right(ts, t)
+    if k == 0 or k == len(pts):
+        raise ValueError(f"{t:.3f} s is outside the energy log ({ts[0]:.3f} .. {ts[-1]:.3f} s)")
+    (t0, e0), (t1, e1) = pts[k - 1], pts[k]
+    return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--merged", required=True)
+    ap.add_argument("--energy", required=True)
+    ap.add_argument("--gpus", required=True, help='CSV "rank,uuid": the GPU each rank was given')
+    ap.add_argument("--tolerance", type=float, default=0.01)
+    args = ap.parse_args()
+    d = json.load(open(args.merged))
+    log = {}
+    for r in csv.DictReader(open(args.energy)):
+        log.setdefault(r["uuid"].lower(), []).append((int(r["t_mono_ns"]) * 1e-9, int(r["energy_mj"]) * 1e-3))
+    given = {int(r): u.strip().lower() for r, u in csv.reader(open(args.gpus))}
+    ok = True
+
+    def verdict(good, text):
+        nonlocal ok
+        ok &= good
+        print(f"{'PASS' if good else 'FAIL'} {text}")
+
+    for g in d["gpus"]:
+        uuid = g["uuid"].lower()
+        if g.get("error") or g.get("energy_j") is None:
+            verdict(False, f"{uuid}: no energy in the merged report: {g.get('error')}")
+            continue
+        t0 = g["t0_mono_ns"] * 1e-9
+        a, b = t0 + g["fit_start_s"], t0 + g["fit_end_s"]
+        pts = counter_points(log.get(uuid, []))
+        try:
+            ref = at(pts, b) - at(pts, a)
+        except (ValueError, IndexError) as e:
+            verdict(False, f"{uuid}: no independent counter over the fit span: {e}")
+            continue
+        err = g["energy_j"] / ref - 1
+        verdict(abs(err) <= args.tolerance,
+                f"{uuid} ({', '.join(g['ranks']) or 'no rank'}): merged {g['energy_j']:.2f} J vs its NVML counter "
+                f"(pynvml) {ref:.2f} J over {b - a:.3f} s: {100 * err:+.2f} % (tolerance {100 * args.tolerance:g} %; "
+                f"truewatt's own counter reading {g['counter_j']:.2f} J)")
+    for rank, uuid in sorted(given.items()):
+        on = [g["uuid"].lower() for g in d["gpus"] for n in g["names"] if n["rank"] == rank and n["kind"] == "kernel"]
+        launches = sum(n["launches"] for g in d["gpus"] for n in g["names"] if n["rank"] == rank and n["kind"] == "kernel")
+        verdict(bool(on) and set(on) == {uuid},
+                f"rank {rank}: {launches} kernel launches, on {sorted(set(on)) or 'no GPU'}; its GPU is {uuid}")
+    t = d["total"]
+    s = sum(g["energy_j"] for g in d["gpus"] if g.get("energy_j") is not None)
+    verdict(abs(t["energy_j"] - s) <= 1e-6 * max(1.0, s),
+            f"total {t['energy_j']:.2f} J = the sum over the {t['gpus']} GPUs, each once ({s:.2f} J)")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+/* MIG instances: see mig.h. */
+#include "timeline/mig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const tw_mig_instance *instance_of(const char *uuid, const tw_mig_instance *mig, size_t n)
+{
+    if (!uuid || strncasecmp(uuid, "MIG-", 4) != 0) return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(mig[i].uuid, uuid) == 0) return &mig[i];
+    return NULL;
+}
+
+tw_status tw_mig_remap(const tw_events *in, const tw_mig_instance *mig, size_t n, tw_events **out)
+{
+    tw_status st = tw_events_new(out);
+    for (size_t i = 0; st == TW_OK && i < tw_events_count(in); i++) {
+        tw_event e = *tw_events_get(in, i);
+        const tw_mig_instance *m = instance_of(e.device_uuid, mig, n);
+        char name[1024];
+        if (m) {
+            snprintf(name, sizeof name, "MIG %u: %s", m->position, e.name ? e.name : "");
+            e.name = name;
+            e.device_uuid = m->parent_uuid;
+        }
+        st = tw_events_add(*out, &e);
+    }
+    if (st != TW_OK) {
+        tw_events_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+bool tw_mig_name_split(const char *name, unsigned *position, const char **rest)
+{
+    unsigned k;
+    int used = 0;
+    if (!name || sscanf(name, "MIG %u: %n", &k, &used) != 1 || used == 0) return false;
+    *position = k;
+    *rest = name + used;
+    return true;
+}
