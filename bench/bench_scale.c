@@ -1,5 +1,5 @@
 /* Benchmark: how truewatt's paths grow with the number of launches, on a
- * synthetic timeline with exact truth (driven by scripts/bench-scale).
+ * synthetic run with exact truth (driven by scripts/bench-scale).
  *
  *   bench_scale N [DIR [STAGE,...]]   (with stages named, only those, and the files stay)
  *
@@ -9,13 +9,18 @@
  * one NVTX range spanning the run (a long event), on the simulated H100.
  * Each stage runs in a process of its own, so its peak RSS is its own:
  *
- *   sim      the scenario (tw_scenario_add_kernel per launch), the simulated
- *            sensor's trace CSV and the events CSV (their bytes per launch:
- *            today's record of a run)
- *   report   tw_events_load + the estimator over the trace (truewatt run's
- *            report); the worst per-name error against the truth
+ *   record   the run file as `truewatt run` records it: the simulated
+ *            sensor's samples through tw_run_poll (the sampler's path), the
+ *            launches as the injection library's events CSV imported by
+ *            tw_run_import_events (truewatt's tail of it); its bytes per launch.
+ *            (The scenario the simulator draws is made here too: the
+ *            simulator's memory, not the record path's.)
+ *   report   the launches read back from the run file + the estimator over
+ *            its samples (truewatt report RUN); the worst per-name error against
+ *            the truth, which is generated again (the same seeded sequence)
  *   perfetto the Perfetto file of the run (counters, corrected power, slices)
- *   analyze  tw_analyze over power_buffer_w (truewatt analyze's path)
+ *   export   truewatt export RUN --csv: the trace and events CSVs
+ *   analyze  tw_analyze over power_buffer_w of the run file (truewatt analyze's path)
  *
  * One line per stage: stage=S launches=N seconds=X peak_rss_mb=Y [more]. */
 #include <math.h>
@@ -30,7 +35,9 @@
 
 #include "core/rng.h"
 #include "estimate/trace.h"
+#include "inject/event_csv.h"
 #include "report/perfetto.c" /* CLI-only code (src/report is not in the library) */
+#include "runfile/runfile.h"
 #include "truewatt.h"
 
 #define BENCH_NAME "bench_scale"
@@ -39,12 +46,13 @@
 #define NAMES 500
 #define STREAMS 4
 #define ACTIVE_IDLE_W 120.0 /* the simulated H100's level while a context lives */
+#define UUID "GPU-5ca1e000-0000-4000-8000-000000000000"
 
-/* A seeded generator, so every run sees the same timeline. */
+/* A seeded generator, so every run (and every stage) sees the same timeline. */
 static tw_rng rng;
 static double uniform(void) { return tw_rng_uniform(&rng); }
 
-static char name_text[NAMES][48];
+static char name_text[NAMES][48], name_mangled[NAMES][48];
 static double name_power_w[NAMES], name_mean_s[NAMES];
 
 static void make_names(void)
@@ -52,84 +60,151 @@ static void make_names(void)
     tw_rng_seed(&rng, 16, 0);
     for (int k = 0; k < NAMES; k++) {
         snprintf(name_text[k], sizeof name_text[k], "void kernel_%03d<float, %d>(float*, int)", k, k % 7);
+        snprintf(name_mangled[k], sizeof name_mangled[k], "_Z10kernel_%03dIfLi%dEEvPfi", k, k % 7);
         name_power_w[k] = 250.0 + 350.0 * uniform(); /* 130..480 W above active idle */
         name_mean_s[k] = 4e-6 + 56e-6 * uniform();
     }
 }
 
+/* The launches, one at a time: call make_names() first, then gen_next N times. */
+typedef struct gen {
+    double t; /* the next launch's start */
+    size_t i;
+} gen;
+
+typedef struct launch_gen {
+    int k; /* name */
+    double start_s, dur_s;
+    int stream;
+} launch_gen;
+
+static launch_gen gen_next(gen *g)
+{
+    launch_gen l;
+    l.k = (int)(uniform() * NAMES);
+    l.dur_s = name_mean_s[l.k] * (0.5 + uniform());
+    l.start_s = g->t;
+    l.stream = (int)(g->i % STREAMS);
+    g->t += l.dur_s + 20e-6 + 100e-6 * uniform();
+    if (g->i % 1000 == 999) g->t += 2e-3 + 3e-3 * uniform(); /* a host sync now and then: the GPU idles */
+    g->i++;
+    return l;
+}
+
+#define T_FIRST_S 1.5 /* idle, then the context, before the first launch */
+
 typedef struct paths {
-    char trace[512], events[512], perfetto[512], corrected[512];
+    char run[512], events[512], perfetto[512], corrected[512], csv_dir[512];
 } paths;
 
-/* ---------------------------------------------------------------- stage sim */
+/* ---------------------------------------------------------------- stage record */
 
-static int stage_sim(size_t n, const paths *p)
+static int64_t ns_of(double t_s) { return (int64_t)llround(t_s * 1e9); }
+
+static void put_seconds(FILE *f, int64_t ns)
+{
+    fprintf(f, "%lld.%09lld", (long long)(ns / 1000000000), (long long)(ns % 1000000000));
+}
+
+/* One line of the injection library's events file (TWI_CSV_HEADER's columns). */
+static void put_kernel(FILE *f, const launch_gen *l, size_t i)
+{
+    int64_t a = ns_of(l->start_s), b = ns_of(l->start_s + l->dur_s);
+    fprintf(f, "\"%s\",", name_text[l->k]);
+    put_seconds(f, a);
+    fputc(',', f);
+    put_seconds(f, b);
+    fprintf(f, ",0,%d,kernel,132,1,1,256,1,1,%zu," UUID ",%s,,,\n", l->stream, i + 1, name_mangled[l->k]);
+}
+
+/* The simulated sensor's samples into the run file, as the sampler polls them. */
+static int record_samples(tw_run *run, tw_sensor *s)
+{
+    size_t nr = tw_sensor_nreadings(s);
+    int64_t *ids = calloc(nr, sizeof *ids);
+    if (!ids) return 1;
+    for (size_t i = 0; i < nr; i++) {
+        const tw_reading_info *info = tw_sensor_reading(s, i);
+        if (check(tw_run_add_reading(run, 0, info->name, info->quantity, 0, &ids[i]), "reading")) return 1;
+    }
+    for (;;) {
+        tw_row row;
+        bool eof;
+        if (check(tw_sensor_next(s, &row, &eof), "sim row")) return 1;
+        if (eof) break;
+        if (check(tw_run_poll(run, 0, row.t_s, row.n, ids, row.value, row.t_value_s, row.valid), "poll")) return 1;
+    }
+    free(ids);
+    return 0;
+}
+
+static int stage_record(size_t n, const paths *p)
 {
     make_names();
     tw_scenario *sc = NULL;
-    tw_events *ev = NULL;
-    if (check(tw_scenario_new(TW_SIM_H100, &sc), "scenario") || check(tw_events_new(&ev), "events")) return 1;
-    double t = 1.5; /* idle, then the context, before the first launch */
+    if (check(tw_scenario_new(TW_SIM_H100, &sc), "scenario")) return 1;
+    FILE *f = fopen(p->events, "w");
+    if (!f) return 1;
+    fputs(TWI_CSV_HEADER, f);
+    gen g = {T_FIRST_S, 0};
     for (size_t i = 0; i < n; i++) {
-        int k = (int)(uniform() * NAMES);
-        double dur = name_mean_s[k] * (0.5 + uniform());
-        if (check(tw_scenario_add_kernel(sc, name_text[k], t, dur, name_power_w[k]), "kernel")) return 1;
-        tw_event e = {.name = name_text[k],
-                      .start_s = t,
-                      .end_s = t + dur,
-                      .device = 0,
-                      .stream = (int64_t)(i % STREAMS),
-                      .true_energy_j = name_power_w[k] * dur,
-                      .kind = "kernel"};
-        if (check(tw_events_add(ev, &e), "event")) return 1;
-        t += dur + 20e-6 + 100e-6 * uniform();
-        if (i % 1000 == 999) t += 2e-3 + 3e-3 * uniform(); /* a host sync now and then: the GPU idles */
+        launch_gen l = gen_next(&g);
+        if (check(tw_scenario_add_kernel(sc, name_text[l.k], l.start_s, l.dur_s, name_power_w[l.k]), "kernel"))
+            return 1;
+        put_kernel(f, &l, i);
     }
-    tw_event range = {
-        .name = "epoch", .start_s = 1.5, .end_s = t, .device = -1, .stream = -1, .true_energy_j = NAN, .kind = "nvtx"};
-    if (check(tw_events_add(ev, &range), "range")) return 1;
-    tw_events_sort(ev);
-    if (check(tw_scenario_set_duration(sc, t + 1.5), "duration")) return 1;
+    fprintf(f, "epoch,");
+    put_seconds(f, ns_of(T_FIRST_S));
+    fputc(',', f);
+    put_seconds(f, ns_of(g.t));
+    fprintf(f, ",,,nvtx,,,,,,,,,,,12345,1\n");
+    if (fclose(f) != 0 || check(tw_scenario_set_duration(sc, g.t + 1.5), "duration")) return 1;
+
+    double t0 = now_s();
+    tw_run *run = NULL;
+    tw_run_device dev = {.index = 0, .uuid = UUID, .name = "simulated H100", .power_limit_w = 700};
     tw_sensor_config cfg = {.scenario = sc, .seed = 1};
     tw_sensor *s = NULL;
-    tw_trace_writer *w = NULL;
-    if (check(tw_sensor_open("sim", &cfg, &s), "sim")) return 1;
-    size_t nr = tw_sensor_nreadings(s);
-    const char **cols = calloc(nr, sizeof *cols);
-    for (size_t i = 0; cols && i < nr; i++)
-        cols[i] = tw_sensor_reading(s, i)->name;
-    if (!cols || check(tw_trace_writer_open(p->trace, nr, cols, true, &w), "writer")) return 1;
-    if (copy_rows(s, w)) return 1;
+    tw_run_tail tail;
+    tw_run_tail_init(&tail);
+    if (check(tw_run_create(p->run, &run), "run file") || check(tw_run_put_device(run, &dev), "device") ||
+        check(tw_run_set_int(run, "t0_mono_ns", 0), "meta") || check(tw_sensor_open("sim", &cfg, &s), "sim") ||
+        record_samples(run, s) || check(tw_run_import_events(run, p->events, &tail), "import events") ||
+        check(tw_run_close(run), "close"))
+        return 1;
     tw_sensor_close(s);
-    free(cols);
-    if (check(tw_trace_writer_close(w), "close") || check(tw_events_save(ev, p->events), "save events")) return 1;
-    struct stat a, b;
-    double bytes = stat(p->trace, &a) == 0 && stat(p->events, &b) == 0 ? (double)(a.st_size + b.st_size) : NAN;
-    printf(" run_s=%.3f csv_bytes_per_launch=%.1f", t + 1.5, bytes / (double)n);
-    tw_events_free(ev);
+    struct stat a;
+    double bytes = stat(p->run, &a) == 0 ? (double)a.st_size : NAN;
+    printf(" run_s=%.3f record_s=%.3f run_bytes_per_launch=%.1f imported=%lu", g.t + 1.5, now_s() - t0,
+           bytes / (double)n, tail.events);
+    remove(p->events);
     tw_scenario_free(sc);
     return 0;
 }
 
 /* ---------------------------------------------------------------- stage report (+ perfetto) */
 
-/* The worst per-name error of the estimate against the truth (each name's
- * energy above active idle, from the events' true energies), over the names
+/* Each name's true energy above active idle, generated again (the run file
+ * holds no truth): the same seeded sequence as stage_record's. */
+static void truth_of(size_t n, double truth[NAMES])
+{
+    make_names();
+    gen g = {T_FIRST_S, 0};
+    for (size_t i = 0; i < n; i++) {
+        launch_gen l = gen_next(&g);
+        truth[l.k] += (name_power_w[l.k] - ACTIVE_IDLE_W) * l.dur_s;
+    }
+}
+
+/* The worst per-name error of the estimate against the truth, over the names
  * the estimator measured (*measured of them; the rest it reports below
  * resolution, grouped or unobserved), and the rms of their errors over their
  * standard errors (*z_rms: about 1 when the standard errors are honest; the
  * worst error is large by selection: a name resolved at 2 sd has 50 %). */
-static double max_error_pct(const tw_events *ev, const tw_estimate *est, size_t *measured, double *z_rms)
+static double max_error_pct(size_t n, const tw_estimate *est, size_t *measured, double *z_rms)
 {
-    /* each name's truth, by the name's text (the estimate's names are the events') */
-    double truth[NAMES] = {0};
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
-        const tw_event *e = tw_events_get(ev, i);
-        int k = -1;
-        if (e->kind && strcmp(e->kind, "kernel") == 0 && sscanf(e->name, "void kernel_%d<", &k) == 1 && k >= 0 &&
-            k < NAMES)
-            truth[k] += e->true_energy_j - ACTIVE_IDLE_W * (e->end_s - e->start_s);
-    }
+    static double truth[NAMES];
+    truth_of(n, truth);
     double worst = 0, zz = 0;
     *measured = 0;
     for (size_t j = 0; j < est->nnames; j++) {
@@ -150,23 +225,26 @@ static double max_error_pct(const tw_events *ev, const tw_estimate *est, size_t 
 
 static int stage_report(size_t n, const paths *p, bool perfetto)
 {
+    tw_run *run = NULL;
     tw_events *ev = NULL;
     double t0 = now_s();
-    if (check(tw_events_load(p->events, &ev), "load events")) return 1;
+    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_load_events(run, &ev), "load events")) return 1;
     double t1 = now_s();
     tw_est_config c;
     tw_est_config_init(&c);
+    /* as `truewatt report` does: the devices table's enforced power limit bounds each name's power */
+    c.power_limit_w = 700;
     tw_estimate *est = NULL;
-    if (check(tw_estimate_trace(p->trace, "", NULL, ev, &c, &est, NULL), "estimate")) return 1;
+    if (check(tw_estimate_trace(p->run, "", NULL, ev, &c, &est, NULL), "estimate")) return 1;
     double t2 = now_s();
     if (!perfetto) {
         size_t measured;
-        double z_rms = NAN, err = max_error_pct(ev, est, &measured, &z_rms);
+        double z_rms = NAN, err = max_error_pct(n, est, &measured, &z_rms);
         printf(" load_s=%.3f estimate_s=%.3f max_error_pct=%.3f error_over_sd_rms=%.2f names_measured=%zu", t1 - t0,
                t2 - t1, err, z_rms, measured);
     } else {
         perfetto_device dev = {0, "", "simulated H100", est, ev};
-        if (check(perfetto_write(p->perfetto, p->trace, &dev, 1, ev, est->event_energy_j, NULL), "perfetto")) return 1;
+        if (check(perfetto_write(p->perfetto, p->run, &dev, 1, ev, est->event_energy_j, NULL), "perfetto")) return 1;
         double t3 = now_s();
         struct stat stt;
         double bytes = stat(p->perfetto, &stt) == 0 ? (double)stt.st_size : NAN;
@@ -175,6 +253,27 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
     }
     tw_estimate_free(est);
     tw_events_free(ev);
+    tw_run_close(run);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- stage export */
+
+static int stage_export(size_t n, const paths *p)
+{
+    char trace[600], events[600];
+    snprintf(trace, sizeof trace, "%s.trace.csv", p->csv_dir);
+    snprintf(events, sizeof events, "%s.events.csv", p->csv_dir);
+    tw_run *run = NULL;
+    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_export_trace(run, trace), "export trace") ||
+        check(tw_run_export_events(run, events), "export events"))
+        return 1;
+    tw_run_close(run);
+    struct stat a, b;
+    double bytes = stat(trace, &a) == 0 && stat(events, &b) == 0 ? (double)(a.st_size + b.st_size) : NAN;
+    printf(" csv_bytes_per_launch=%.1f", bytes / (double)n);
+    remove(trace);
+    remove(events);
     return 0;
 }
 
@@ -182,15 +281,17 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
 
 static int stage_analyze(const paths *p)
 {
+    tw_run *run = NULL;
     tw_events *ev = NULL;
     tw_sensor *src = NULL;
     tw_analysis *an = NULL;
     size_t reading;
-    tw_sensor_config cfg = {.path = p->trace};
+    tw_sensor_config cfg = {.path = p->run};
     tw_analysis_options opt;
     tw_analysis_options_init(&opt);
     opt.corrected_path = p->corrected;
-    if (check(tw_events_load(p->events, &ev), "load events") || check(tw_sensor_open("replay", &cfg, &src), "replay") ||
+    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_load_events(run, &ev), "load events") ||
+        check(tw_sensor_open("replay", &cfg, &src), "replay") ||
         check(tw_sensor_find(src, "power_buffer_w", &reading), "find") ||
         check(tw_analyze(src, reading, ev, &opt, &an), "analyze"))
         return 1;
@@ -198,6 +299,7 @@ static int stage_analyze(const paths *p)
     tw_analysis_free(an);
     tw_sensor_close(src);
     tw_events_free(ev);
+    tw_run_close(run);
     return 0;
 }
 
@@ -210,9 +312,10 @@ static int run_stage(const char *stage, size_t n, const paths *p)
     pid_t pid = fork();
     if (pid == 0) {
         printf("stage=%-8s launches=%zu", stage, n);
-        int rc = strcmp(stage, "sim") == 0        ? stage_sim(n, p)
+        int rc = strcmp(stage, "record") == 0     ? stage_record(n, p)
                  : strcmp(stage, "report") == 0   ? stage_report(n, p, false)
                  : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true)
+                 : strcmp(stage, "export") == 0   ? stage_export(n, p)
                                                   : stage_analyze(p);
         printf(" own_peak_rss_mb=%.1f", peak_rss_mib());
         fflush(stdout);
@@ -237,17 +340,22 @@ int main(int argc, char **argv)
     const char *dir = argc > 2 ? argv[2] : "/tmp";
     const char *only = argc > 3 ? argv[3] : NULL; /* some stages: the files stay in DIR */
     paths p;
-    snprintf(p.trace, sizeof p.trace, "%s/tw-scale-%zu.trace.csv", dir, n);
-    snprintf(p.events, sizeof p.events, "%s/tw-scale-%zu.events.csv", dir, n);
+    snprintf(p.run, sizeof p.run, "%s/tw-scale-%zu.sqlite", dir, n);
+    snprintf(p.events, sizeof p.events, "%s/tw-scale-%zu.inject-events.csv", dir, n);
     snprintf(p.perfetto, sizeof p.perfetto, "%s/tw-scale-%zu.perfetto-trace", dir, n);
     snprintf(p.corrected, sizeof p.corrected, "%s/tw-scale-%zu.corrected.csv", dir, n);
-    static const char *const stages[] = {"sim", "report", "perfetto", "analyze"};
+    snprintf(p.csv_dir, sizeof p.csv_dir, "%s/tw-scale-%zu.export", dir, n);
+    static const char *const stages[] = {"record", "report", "perfetto", "export", "analyze"};
     int rc = 0;
     for (size_t i = 0; i < sizeof stages / sizeof *stages && !rc; i++)
         if (!only || strstr(only, stages[i])) rc = run_stage(stages[i], n, &p);
     if (!only) {
-        remove(p.trace);
-        remove(p.events);
+        char wal[600];
+        remove(p.run);
+        snprintf(wal, sizeof wal, "%s-wal", p.run);
+        remove(wal);
+        snprintf(wal, sizeof wal, "%s-shm", p.run);
+        remove(wal);
         remove(p.perfetto);
         remove(p.corrected);
     }

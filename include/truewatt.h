@@ -359,6 +359,48 @@ TW_API double tw_sampler_wall_s(const tw_sampler *s);
 TW_API const char *tw_sampler_notes(const tw_sampler *s);
 TW_API void tw_sampler_free(tw_sampler *s);
 
+/* ---------------------------------------------------------------- exporter */
+
+/* A Prometheus exporter: samples every GPU with the sampler (plans from the
+ * sensor profiles) and serves each GPU's corrected energy, power, sensor and
+ * health over HTTP on /metrics (Prometheus' text format, OpenMetrics when
+ * the Accept header asks for application/openmetrics-text). Metrics and
+ * their meaning: docs/exporter.md. */
+typedef struct tw_exporter_config {
+    size_t size;                  /* sizeof(tw_exporter_config): fields added later read as 0 */
+    const char *listen;           /* "ADDR:PORT" ("[::1]:9464" for IPv6; port 0: any free one);
+                                     NULL = "127.0.0.1:9464" */
+    const char *backend;          /* NULL = "nvml" */
+    const tw_sensor_config *base; /* backend settings (library, ...); may be NULL */
+    const char *profile_path;     /* one sensor profile for every GPU; may be NULL */
+    const char *profile_dir;      /* else each GPU's from here; may be NULL (the defaults) */
+    double window_s;              /* truewatt_gpu_power_watts' window; 0 = 1 s */
+    bool dcgm_names;              /* also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE and
+                                     DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION */
+    bool processes;               /* per-process energy estimated from NVML's utilisation samples */
+    const char *hostname;         /* the host label; NULL = gethostname() */
+    /* What the exporter has to say while it runs (a GPU lost), a line at a
+     * time, from its threads; NULL = nothing said. */
+    void (*log)(void *user, const char *line);
+    void *log_user;
+} tw_exporter_config;
+
+typedef struct tw_exporter tw_exporter;
+
+#define TW_EXPORTER_DEFAULT_LISTEN "127.0.0.1:9464"
+
+/* Starts sampling and the HTTP server (its own thread); returns at once. */
+TW_API tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out);
+/* The address it listens on, e.g. "127.0.0.1:9464" (the port bound, when 0 was asked). */
+TW_API const char *tw_exporter_address(const tw_exporter *e);
+/* The page /metrics serves now (openmetrics: that format), NUL-terminated;
+ * the caller frees *text with free(). */
+TW_API tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **text, size_t *len);
+/* Serves until *stop turns nonzero (e.g. set by a SIGTERM handler); checks every 0.1 s. */
+TW_API tw_status tw_exporter_serve(tw_exporter *e, const volatile int *stop);
+/* Stops the server and the sampling and frees the exporter; NULL is a no-op. */
+TW_API tw_status tw_exporter_stop(tw_exporter *e);
+
 /* ---------------------------------------------------------------- analysis */
 
 /* Ways to turn power readings into an event's energy. */

@@ -13,6 +13,7 @@ gpu_build() {
   # a Debian sqlite3.h carried there), linked to the runtime library
   local extra=()
   gpu_sqlite_defines
+  gpu_mhd_defines
   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DTW_BUILD_TESTS=OFF "${extra[@]}" >/dev/null
   cmake --build build-gpu -j"$(nproc)" >/dev/null
   tw=build-gpu/truewatt
@@ -26,6 +27,17 @@ gpu_sqlite_defines() {
   if [ ! -f /usr/include/sqlite3.h ] && [ -f "$inc/sqlite3.h" ] && [ -e "$lib" ]; then
     log "SQLite: header from $inc, library $lib"
     extra=(-DSQLite3_INCLUDE_DIR="$inc" -DSQLite3_LIBRARY="$lib")
+  fi
+}
+
+# gpu_mhd_defines: adds -DTW_MHD_INCLUDE_DIR=... -DTW_MHD_LIBRARY=... to extra on a host without
+# libmicrohttpd's header (the exporter's HTTP server): .deps/include/microhttpd.h and
+# .deps/lib/libmicrohttpd.so.12, carried there. Without either, the exporter says it is unavailable.
+gpu_mhd_defines() {
+  local inc=$PWD/.deps/include lib=$PWD/.deps/lib/libmicrohttpd.so.12
+  if [ ! -f /usr/include/microhttpd.h ] && [ -f "$inc/microhttpd.h" ] && [ -e "$lib" ]; then
+    log "libmicrohttpd: header from $inc, library $lib"
+    extra+=(-DTW_MHD_INCLUDE_DIR="$inc" -DTW_MHD_LIBRARY="$lib")
   fi
 }
 

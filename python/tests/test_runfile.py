@@ -48,7 +48,7 @@ def test_read_run_frames(run_file):
     import pandas as pd  # required: scripts/run-pytest installs it
 
     run = truewatt.read_run(run_file)
-    assert str(run.meta["schema_version"]) == "1" and run.meta["backend"] == "nvml"
+    assert str(run.meta["schema_version"]) == "2" and run.meta["backend"] == "nvml"
     assert isinstance(run.activities, pd.DataFrame)
     k = run.activities[run.activities.kind == "kernel"].set_index("name")
     # run_fake_app.py's EVENTS: gemm 1.0-1.6 s, relu 2.0-2.3 s

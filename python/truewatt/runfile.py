@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pandas is optional: imported when a run file is read
 
 __all__ = ["Run", "read_run", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1  # the schema docs/runfile.md describes
+SCHEMA_VERSION = 2  # the schema docs/runfile.md describes
 
 # each frame: its query on the file's tables and views, and its ns columns
 _FRAMES = {

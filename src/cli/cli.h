@@ -30,6 +30,7 @@ int cmd_isa(int argc, char **argv);
 int cmd_sensor(int argc, char **argv); /* dispatches to the two below */
 int cmd_mem(int argc, char **argv);    /* dispatches to sizes, calibrate, check, counters */
 int cmd_breakdown(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 int cmd_dvfs(int argc, char **argv); /* dispatches to the commands of dvfs_cmds.h and eval */
 int tw_cmd_mem_calibrate(int argc, char **argv);
 int tw_cmd_mem_sizes(int argc, char **argv);

@@ -19,6 +19,7 @@ static const cli_command commands[] = {
     {"dvfs", cmd_dvfs, "kernel time and energy under core and memory clock scaling (Wang & Chu 2020)"},
     {"validate", cmd_validate, "validate truewatt on this GPU: identification, linearity, short kernels (~6 min)"},
     {"sensor", cmd_sensor, "identify a GPU's power readings (sensor profile) or show a profile"},
+    {"exporter", cmd_exporter, "serve every GPU's energy and power to Prometheus (/metrics, a daemon)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

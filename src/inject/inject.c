@@ -19,6 +19,18 @@
  * Whatever fails is reported on stderr ("truewatt-inject: ...") and tracing
  * stops; the host program always goes on.
  *
+ * Cost to the program. Nothing is formatted or written on the program's
+ * threads or CUPTI's: CUPTI's completed buffers go onto a lock-free list and
+ * a closed NVTX range into its thread's own lock-free ring (single producer,
+ * single consumer); one background thread, every TW_INJECT_FLUSH_MS, asks
+ * CUPTI for its buffers, then formats, demangles and writes everything queued
+ * (bench/inject/bench_inject.c measures both costs). Nobody waits on that
+ * thread: a thread whose ring is full (it closes ranges faster than the drain
+ * reads them) goes on in a fresh ring, the full one left to the drain. At exit, and at a library unload, everything
+ * queued is written. On a crash or kill -9 (no exit handler runs), the file holds every record up to the last drain:
+ * what CUPTI delivered and the ranges closed until at most TW_INJECT_FLUSH_MS before the end (and what CUPTI still held
+ * then) is lost; nothing is written from a signal handler.
+ *
  * Environment:
  *   TW_EVENTS_PATH       the events file; "%p" in it becomes the process id.
  *                        Opened for appending (the header is written when the
@@ -31,7 +43,8 @@
  *                        call comes after CUDA's initialisation (the usual
  *                        case); when it names another library, that one gets
  *                        the ranges (respected, noted with TW_INJECT_VERBOSE)
- *   TW_INJECT_FLUSH_MS   period of the flush thread, ms (default 100; 0 = off)
+ *   TW_INJECT_FLUSH_MS   period of the drain thread, ms (default 100; 0 = no
+ *                        thread: records are written where they arrive)
  *   TW_CUPTI_CLOCK       "monotonic": CUPTI timestamps from CLOCK_MONOTONIC
  *                        through cuptiActivityRegisterTimestampCallback
  *                        (default: CUPTI's own clock and a measured offset)
@@ -54,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -240,7 +254,19 @@ static struct {
     bool stack_key_ok;
     atomic_uint_fast64_t next_range_id;
 
-    /* the flush thread */
+    /* CUPTI's completed buffers not yet read (lock-free: pushed by CUPTI's
+     * thread, taken whole by the drain thread) */
+    _Atomic(struct pending_buf *) pending;
+    /* every thread's ring of closed NVTX ranges (pushed at the head, lock-free;
+     * only the drain, under the lock, unlinks) */
+    _Atomic(struct nvtx_ring *) rings;
+    pthread_key_t ring_key;
+    bool ring_key_ok;
+    uint64_t ring_full; /* ranges their thread had to write itself (no memory for a ring) */
+
+    /* the drain thread */
+    atomic_int draining; /* it runs: records are queued for it */
+    atomic_int wake;     /* a ring is half full: drain now */
     pthread_t flusher;
     bool flusher_running;
     pthread_mutex_t flush_lock;
@@ -502,32 +528,80 @@ static void handle(const CUpti_Activity *a)
     }
 }
 
+/* A completed buffer waiting for the drain thread: the node sits behind the
+ * BUFFER_BYTES given to CUPTI, so queueing it allocates nothing. */
+typedef struct pending_buf {
+    struct pending_buf *next;
+    uint8_t *buffer;
+    size_t valid;
+} pending_buf;
+
+static pending_buf *node_of(uint8_t *buffer) { return (pending_buf *)(void *)(buffer + BUFFER_BYTES); }
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    /* malloc's alignment (16) is more than the 8 bytes CUPTI asks for */
-    *buffer = malloc(BUFFER_BYTES);
+    /* malloc's alignment (16) is more than the 8 bytes CUPTI asks for; BUFFER_BYTES is a
+     * multiple of it, so the node behind is aligned too */
+    *buffer = malloc(BUFFER_BYTES + sizeof(pending_buf));
     *size = *buffer ? BUFFER_BYTES : 0;
     *max_records = 0; /* as many as fit */
     if (!*buffer) fprintf(stderr, PREFIX "out of memory for an activity buffer; records will be dropped\n");
 }
 
+/* Every record of a buffer (called with g.lock held). */
+static void read_buffer(uint8_t *buffer, size_t valid_size)
+{
+    /* device records first: a kernel may precede its device's record in a buffer */
+    for (int pass = 0; pass < 2; pass++) {
+        CUpti_Activity *rec = NULL;
+        for (;;) {
+            CUptiResult r = api.cuptiActivityGetNextRecord(buffer, valid_size, &rec);
+            if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break; /* the end of the buffer */
+            if (!cupti_ok(r, "cuptiActivityGetNextRecord")) break;
+            if (pass == 0 && rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
+            if (pass == 1 && rec->kind != CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
+        }
+    }
+}
+
+/* The queued buffers, oldest first, read and freed (the drain thread, the exit flush). */
+static void drain_buffers(void)
+{
+    pending_buf *list = atomic_exchange(&g.pending, NULL), *fifo = NULL;
+    while (list) { /* the list is newest first */
+        pending_buf *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo) {
+        pending_buf *next = fifo->next;
+        pthread_mutex_lock(&g.lock);
+        read_buffer(fifo->buffer, fifo->valid);
+        if (g.fd >= 0) write_out();
+        pthread_mutex_unlock(&g.lock);
+        free(fifo->buffer);
+        fifo = next;
+    }
+}
+
+/* On CUPTI's thread: the buffer is queued for the drain thread (a lock-free
+ * push); without one (TW_INJECT_FLUSH_MS=0, the exit flush) it is read here. */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer, size_t size,
                                       size_t valid_size)
 {
     (void)size;
-    if (buffer && valid_size > 0) {
-        pthread_mutex_lock(&g.lock);
-        /* device records first: a kernel may precede its device's record in a buffer */
-        for (int pass = 0; pass < 2; pass++) {
-            CUpti_Activity *rec = NULL;
-            for (;;) {
-                CUptiResult r = api.cuptiActivityGetNextRecord(buffer, valid_size, &rec);
-                if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break; /* the end of the buffer */
-                if (!cupti_ok(r, "cuptiActivityGetNextRecord")) break;
-                if (pass == 0 && rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
-                if (pass == 1 && rec->kind != CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
-            }
+    if (buffer && valid_size > 0 && atomic_load(&g.draining)) {
+        pending_buf *n = node_of(buffer);
+        n->buffer = buffer;
+        n->valid = valid_size;
+        n->next = atomic_load(&g.pending);
+        while (!atomic_compare_exchange_weak(&g.pending, &n->next, n)) {
         }
+        buffer = NULL; /* the drain frees it */
+    } else if (buffer && valid_size > 0) {
+        pthread_mutex_lock(&g.lock);
+        read_buffer(buffer, valid_size);
         if (g.fd >= 0) write_out();
         pthread_mutex_unlock(&g.lock);
     }
@@ -569,15 +643,21 @@ static uint64_t CUPTIAPI monotonic_timestamp(void)
     return ns;
 }
 
-/* ---------------------------------------------------------------- flush thread */
+/* ---------------------------------------------------------------- drain thread */
+
+static void drain_rings(void);
 
 /* CUPTI's own periodic flush (cuptiActivityFlushPeriod) returns full buffers
  * only; a slow program might not fill one for minutes. This thread asks for
- * every buffer whose records are complete, full or not, so the events file
+ * every buffer whose records are complete, full or not, then reads the
+ * queued buffers and NVTX rings and writes their lines, so the events file
  * lags the program by about one period (what a crash loses). */
 static void *flush_loop(void *arg)
 {
     (void)arg;
+    /* below the program's threads (nice +10, this thread alone): where cores are
+     * scarce the program runs first, and the rings wait (they do not block) */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
     pthread_mutex_lock(&g.flush_lock);
     while (!g.flush_stop) {
         struct timespec until;
@@ -586,22 +666,27 @@ static void *flush_loop(void *arg)
         until.tv_sec += (time_t)(ns / 1000000000u);
         until.tv_nsec = (long)(ns % 1000000000u);
         int rc = 0;
-        while (!g.flush_stop && rc != ETIMEDOUT)
+        while (!g.flush_stop && rc != ETIMEDOUT && !atomic_exchange(&g.wake, 0))
             rc = pthread_cond_timedwait(&g.flush_cond, &g.flush_lock, &until);
         if (g.flush_stop) break;
         pthread_mutex_unlock(&g.flush_lock);
-        learn_devices_from_cuda();
-        CUptiResult r = api.cuptiActivityFlushAll(0);
-        /* reported once: the loop would repeat it ten times a second */
-        if (r != CUPTI_SUCCESS && atomic_fetch_add(&g.flush_errors, 1) == 0)
-            cupti_ok(r, "cuptiActivityFlushAll (periodic; reported once)");
+        if (atomic_load(&g.active)) {
+            learn_devices_from_cuda();
+            CUptiResult r = api.cuptiActivityFlushAll(0);
+            /* reported once: the loop would repeat it ten times a second */
+            if (r != CUPTI_SUCCESS && atomic_fetch_add(&g.flush_errors, 1) == 0)
+                cupti_ok(r, "cuptiActivityFlushAll (periodic; reported once)");
+            drain_buffers();
+        }
+        drain_rings();
         pthread_mutex_lock(&g.flush_lock);
     }
     pthread_mutex_unlock(&g.flush_lock);
     return NULL;
 }
 
-static void start_flusher(void)
+/* Once per process, by whichever entry point comes first (CUPTI's, NVTX's). */
+static void start_flusher_once(void)
 {
     if (g.flush_ms == 0) return;
     pthread_condattr_t ca;
@@ -623,9 +708,13 @@ static void start_flusher(void)
         fprintf(stderr, PREFIX "no flush thread (pthread_create: %s); events arrive in full buffers\n", strerror(rc));
         return;
     }
-    pthread_setname_np(g.flusher, "tw-inject-flush");
+    pthread_setname_np(g.flusher, "tw-inject-drain");
     g.flusher_running = true;
+    atomic_store(&g.draining, 1);
 }
+
+static pthread_once_t flusher_once = PTHREAD_ONCE_INIT;
+static void start_flusher(void) { pthread_once(&flusher_once, start_flusher_once); }
 
 static void stop_flusher(void)
 {
@@ -636,6 +725,7 @@ static void stop_flusher(void)
     pthread_mutex_unlock(&g.flush_lock);
     pthread_join(g.flusher, NULL);
     g.flusher_running = false;
+    atomic_store(&g.draining, 0); /* from now on records are written where they arrive */
 }
 
 /* ---------------------------------------------------------------- the end */
@@ -643,19 +733,23 @@ static void stop_flusher(void)
 static void finish(void)
 {
     if (!g.file_ok || atomic_exchange(&g.finished, 1)) return;
-    if (getpid() != g.pid) { /* a forked child: CUPTI and the flush thread are the parent's; its NVTX lines its own */
+    if (getpid() != g.pid) { /* a forked child: CUPTI and the drain thread are the parent's; its NVTX lines its own */
+        drain_rings();
         pthread_mutex_lock(&g.lock);
         if (g.fd >= 0) write_out();
         pthread_mutex_unlock(&g.lock);
         return;
     }
     bool cupti = atomic_load(&g.active);
+    stop_flusher();
+    drain_rings(); /* NVTX ranges closed since the last drain */
     if (cupti) {
-        stop_flusher();
         learn_devices_from_cuda();
+        drain_buffers(); /* queued before the drain thread stopped */
         /* every buffer, also those with records still incomplete (kernels the
          * program did not wait for come out untimed and are skipped) */
         cupti_ok(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll (at exit)");
+        drain_buffers(); /* a buffer CUPTI's thread queued while the drain stopped */
 
         /* CUPTI's clock is CLOCK_REALTIME on Linux: a step of the wall clock
          * during the run shifts every later timestamp against CLOCK_MONOTONIC */
@@ -679,9 +773,9 @@ static void finish(void)
                 PREFIX "%" PRIu64 " activity records, %" PRIu64 " events written to %s; %" PRIu64
                        " dropped by CUPTI, %" PRIu64 " lost here, %" PRIu64 " ending before they start, %" PRIu64
                        " write errors; NVTX: %zu start/end ranges left open, %" PRIu64
-                       " pops or ends without a range\n",
+                       " pops or ends without a range, %" PRIu64 " written by their thread (no memory for a ring)\n",
                 g.records, g.lines, g.events_path, g.dropped, g.bad_records, g.buf.bad_span, g.write_errors,
-                open_ranges, g.nvtx_unpaired);
+                open_ranges, g.nvtx_unpaired, g.ring_full);
     pthread_mutex_unlock(&g.lock);
     /* the file stays open: records CUPTI delivers after this (kernels run by
      * later exit handlers) are still written */
@@ -696,7 +790,7 @@ __attribute__((destructor)) static void finish_at_unload(void) { finish(); }
 
 /* Hot path: a push costs one clock_gettime and a copy of the name into the
  * thread's own stack (no lock, no allocation once its slots exist); a pop
- * adds one line to the shared buffer under the lock. */
+ * copies the closed range into the thread's ring (no lock) for the drain. */
 
 typedef struct tw_domain {
     char *name;
@@ -726,10 +820,163 @@ static twi_stack *my_stack(void)
     return s;
 }
 
-static void emit(const twi_record *r)
+static void emit_locked(const twi_record *r)
 {
     pthread_mutex_lock(&g.lock);
     if (g.fd >= 0) add(r);
+    pthread_mutex_unlock(&g.lock);
+}
+
+/* A thread's closed NVTX ranges on their way to the drain thread: a ring of
+ * bytes, single producer (the thread) and single consumer (the drain, under
+ * g.lock). head and tail count bytes ever written and read; an entry is a
+ * ring_entry, then the name and the domain (with their NULs), padded to 8:
+ * ~70 bytes, so 256 KiB hold ~3,700 ranges; the drain is woken early when a
+ * ring is half full. The drain takes g.lock for at most DRAIN_CHUNK entries
+ * at a time, so a range written under the lock (see emit) waits little. */
+#define DRAIN_CHUNK 256
+#define RING_BYTES ((size_t)1 << 18)
+
+typedef struct nvtx_ring {
+    struct nvtx_ring *next;
+    _Atomic size_t head, tail;
+    atomic_int dead; /* its thread ended: freed by the drain once read */
+    unsigned char data[RING_BYTES];
+} nvtx_ring;
+
+typedef struct ring_entry {
+    uint64_t start_ns, end_ns;
+    int64_t tid;
+    int32_t depth;
+    uint32_t size; /* of the entry, its names and padding */
+    uint32_t name_len, domain_len;
+} ring_entry;
+
+static void ring_copy_in(nvtx_ring *g_r, size_t at, const void *src, size_t n)
+{
+    size_t off = at % RING_BYTES, first = n < RING_BYTES - off ? n : RING_BYTES - off;
+    memcpy(g_r->data + off, src, first);
+    memcpy(g_r->data, (const unsigned char *)src + first, n - first);
+}
+
+static void ring_copy_out(const nvtx_ring *g_r, size_t at, void *dst, size_t n)
+{
+    size_t off = at % RING_BYTES, first = n < RING_BYTES - off ? n : RING_BYTES - off;
+    memcpy(dst, g_r->data + off, first);
+    memcpy((unsigned char *)dst + first, g_r->data, n - first);
+}
+
+static void ring_dead(void *p) { atomic_store(&((nvtx_ring *)p)->dead, 1); }
+
+/* A new ring for this thread, listed for the drain; NULL when none can be made. */
+static nvtx_ring *new_ring(void)
+{
+    nvtx_ring *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    if (pthread_setspecific(g.ring_key, r) != 0) {
+        free(r);
+        return NULL;
+    }
+    r->next = atomic_load(&g.rings);
+    while (!atomic_compare_exchange_weak(&g.rings, &r->next, r)) {
+    }
+    return r;
+}
+
+/* This thread's ring, made on its first range; NULL when none can be. */
+static nvtx_ring *my_ring(void)
+{
+    if (!g.ring_key_ok) return NULL;
+    nvtx_ring *r = pthread_getspecific(g.ring_key);
+    return r ? r : new_ring();
+}
+
+/* Appends the range to ring q (its thread's); false when it is full. */
+static bool ring_put(nvtx_ring *q, const twi_record *r, size_t nl, size_t dl, size_t size)
+{
+    size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    size_t tail = atomic_load_explicit(&q->tail, memory_order_acquire);
+    if (RING_BYTES - (head - tail) < size) return false;
+    ring_entry e = {r->start_ns, r->end_ns, r->tid, r->depth, (uint32_t)size, (uint32_t)nl, (uint32_t)dl};
+    ring_copy_in(q, head, &e, sizeof e);
+    ring_copy_in(q, head + sizeof e, r->name ? r->name : "", nl + 1);
+    ring_copy_in(q, head + sizeof e + nl + 1, r->domain ? r->domain : "", dl + 1);
+    atomic_store_explicit(&q->head, head + size, memory_order_release);
+    /* past half full: the drain is woken now (a futex wake, never a wait) */
+    if (head + size - tail > RING_BYTES / 2 && head - tail <= RING_BYTES / 2) {
+        atomic_store(&g.wake, 1);
+        pthread_cond_signal(&g.flush_cond);
+    }
+    return true;
+}
+
+/* A closed range: into the thread's ring when a drain thread reads the rings.
+ * A full ring (the drain lags, e.g. starved of CPU) is left to the drain,
+ * which frees it once read, and the thread goes on in a fresh one: the program
+ * never waits. Written here only without a drain thread, a name too long for
+ * a ring, or no memory for a new ring. */
+static void emit(const twi_record *r)
+{
+    nvtx_ring *q = atomic_load(&g.draining) ? my_ring() : NULL;
+    size_t nl = strlen(r->name ? r->name : ""), dl = strlen(r->domain ? r->domain : "");
+    size_t size = (sizeof(ring_entry) + nl + dl + 2 + 7) & ~(size_t)7;
+    if (q && size <= RING_BYTES / 4) {
+        if (ring_put(q, r, nl, dl, size)) return;
+        nvtx_ring *fresh = new_ring();
+        if (fresh) {
+            atomic_store(&q->dead, 1); /* retired: its thread writes no more into it */
+            if (ring_put(fresh, r, nl, dl, size)) return;
+        }
+        pthread_mutex_lock(&g.lock);
+        g.ring_full++;
+        pthread_mutex_unlock(&g.lock);
+    }
+    emit_locked(r);
+}
+
+/* Every ring's entries into the buffer and the file; the rings of ended
+ * threads freed once read (never the list's head, which threads push onto). */
+static void drain_rings(void)
+{
+    char small[1024];
+    pthread_mutex_lock(&g.lock);
+    nvtx_ring *first = atomic_load(&g.rings), *prev = NULL;
+    for (nvtx_ring *q = first; q;) {
+        bool dead = atomic_load(&q->dead);
+        size_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        size_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+        for (size_t k = 0; tail < head; k++) {
+            if (k % DRAIN_CHUNK == DRAIN_CHUNK - 1) { /* let a waiting writer in */
+                atomic_store_explicit(&q->tail, tail, memory_order_release);
+                pthread_mutex_unlock(&g.lock);
+                pthread_mutex_lock(&g.lock);
+            }
+            ring_entry e;
+            ring_copy_out(q, tail, &e, sizeof e);
+            size_t text = (size_t)e.name_len + e.domain_len + 2;
+            char *names = text <= sizeof small ? small : malloc(text);
+            if (names) {
+                ring_copy_out(q, tail + sizeof e, names, text);
+                twi_record r;
+                twi_nvtx_record(&r, names, names + e.name_len + 1, e.tid, e.depth, e.start_ns, e.end_ns);
+                if (g.fd >= 0) add(&r);
+                if (names != small) free(names);
+            } else {
+                g.bad_records++;
+            }
+            tail += e.size;
+        }
+        atomic_store_explicit(&q->tail, tail, memory_order_release);
+        nvtx_ring *next = q->next;
+        if (dead && q != first && prev) { /* its thread is gone and everything read */
+            prev->next = next;
+            free(q);
+        } else {
+            prev = q;
+        }
+        q = next;
+    }
+    if (g.fd >= 0) write_out();
     pthread_mutex_unlock(&g.lock);
 }
 
@@ -992,6 +1239,13 @@ static void after_fork_in_child(void)
     pthread_mutex_init(&g.lock, NULL);
     g.buf.len = 0;
     if (g.buf.p) g.buf.p[0] = '\0';
+    /* the queued buffers and the ranges not yet drained are the parent's to
+     * write; the child has no drain thread: it writes its ranges itself */
+    atomic_store(&g.pending, NULL);
+    for (nvtx_ring *q = atomic_load(&g.rings); q; q = q->next)
+        atomic_store(&q->tail, atomic_load(&q->head));
+    g.flusher_running = false;
+    atomic_store(&g.draining, 0);
 }
 
 /* The events file and what both entry points share; once per process. */
@@ -1023,6 +1277,7 @@ static void open_file(void)
         return;
     }
     g.stack_key_ok = pthread_key_create(&g.stack_key, free_stack) == 0;
+    g.ring_key_ok = pthread_key_create(&g.ring_key, ring_dead) == 0;
     if (!open_events(events)) return;
     g.pid = getpid();
     if (pthread_atfork(NULL, NULL, after_fork_in_child) != 0)
@@ -1124,6 +1379,7 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_table)
         return 0;
     }
     atomic_store(&g.nvtx, 1);
+    start_flusher(); /* the drain of the threads' rings, also without CUDA */
     if (g.verbose) fprintf(stderr, PREFIX "NVTX ranges recorded here; events to %s\n", g.events_path);
     return 1;
 }

@@ -24,8 +24,8 @@ static bool keep_text(char **buf, size_t *cap, const char *s)
     return true;
 }
 
-static void nvtx_record(twi_record *out, const char *name, const char *domain, int64_t tid, int32_t depth,
-                        uint64_t start_ns, uint64_t end_ns)
+void twi_nvtx_record(twi_record *out, const char *name, const char *domain, int64_t tid, int32_t depth,
+                     uint64_t start_ns, uint64_t end_ns)
 {
     memset(out, 0, sizeof *out);
     out->kind = TWI_NVTX;
@@ -112,7 +112,7 @@ int twi_stack_pop(twi_stack *s, const void *domain, uint64_t t_ns, twi_record *o
     s->n--;
     s->s[s->n].name = spare;
     s->s[s->n].name_cap = spare_cap;
-    nvtx_record(out, s->last_name, x.domain_name, s->tid, x.depth, x.start_ns, t_ns);
+    twi_nvtx_record(out, s->last_name, x.domain_name, s->tid, x.depth, x.start_ns, t_ns);
     return x.depth;
 }
 
@@ -219,7 +219,7 @@ int twi_ranges_end(twi_ranges *rg, uint64_t id, uint64_t t_ns, twi_record *out)
         if (rg->last) free(rg->last->name);
         free(rg->last);
         rg->last = p;
-        nvtx_record(out, p->name, p->domain_name, p->tid, 0, p->start_ns, t_ns);
+        twi_nvtx_record(out, p->name, p->domain_name, p->tid, 0, p->start_ns, t_ns);
         return 1;
     }
     return 0;

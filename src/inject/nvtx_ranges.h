@@ -22,6 +22,11 @@
  * range's depth counts the open ranges of its own domain (1 = outermost).
  * Slots are reused, so a steady push/pop loop allocates nothing. One thread
  * uses its stack: no locking. */
+/* An NVTX range's record (kind TWI_NVTX, CLOCK_MONOTONIC times, no device,
+ * stream or correlation id); name and domain are borrowed. */
+void twi_nvtx_record(twi_record *out, const char *name, const char *domain, int64_t tid, int32_t depth,
+                     uint64_t start_ns, uint64_t end_ns);
+
 typedef struct twi_stack twi_stack;
 
 twi_stack *twi_stack_new(int64_t tid);

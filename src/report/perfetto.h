@@ -3,9 +3,10 @@
  * counter track per reading of the sampler trace (one value per update, not
  * per poll), the corrected power (the estimate's model), a slice track per
  * stream for kernels, memcpys and memsets, and one for NVTX ranges, each
- * slice with its energy as an argument. Names are interned, timestamps are
- * deltas on a sequence-scoped incremental clock (ns), and the file is
- * written through one buffer: ~50 bytes per launch. */
+ * slice with its energy as an argument (energy_above_idle_uJ, an integer of
+ * microjoules). Names are interned, timestamps are deltas on a
+ * sequence-scoped incremental clock (ns), and the file is written through
+ * one buffer: ~36 bytes per launch. */
 #ifndef TW_REPORT_PERFETTO_H
 #define TW_REPORT_PERFETTO_H
 
@@ -26,7 +27,7 @@ typedef struct perfetto_device {
 
 /* Writes the file at `path`. trace_path may be NULL (no counters), events may
  * be NULL (no slices); event_energy_j (NULL, or one per event, NaN = unknown)
- * adds each slice's attributed energy as its argument energy_above_idle_J;
+ * adds each slice's attributed energy as its argument energy_above_idle_uJ;
  * provenance (may be NULL) is the description of each GPU's track group. */
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
                          const tw_events *events, const double *event_energy_j, const char *provenance);

@@ -31,11 +31,12 @@ static const char schema[] =
     "CREATE TABLE polls(producer INTEGER NOT NULL, t_ns INTEGER NOT NULL);\n"
     "CREATE TABLE samples(reading INTEGER NOT NULL REFERENCES readings(id), t_ns INTEGER NOT NULL, value REAL,\n"
     "  value_t_ns INTEGER);\n"
-    "CREATE TABLE activities(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL REFERENCES strings(id),\n"
-    "  name INTEGER NOT NULL REFERENCES strings(id), mangled INTEGER REFERENCES strings(id), device INTEGER,\n"
-    "  device_uuid INTEGER REFERENCES strings(id), stream INTEGER, correlation_id INTEGER,\n"
-    "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n"
-    "  block_x INTEGER, block_y INTEGER, block_z INTEGER);\n"
+    "CREATE TABLE activity_types(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL REFERENCES strings(id),\n"
+    "  name INTEGER NOT NULL REFERENCES strings(id), mangled INTEGER REFERENCES strings(id), grid_x INTEGER,\n"
+    "  grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER);\n"
+    "CREATE TABLE activities(id INTEGER PRIMARY KEY, type INTEGER NOT NULL REFERENCES activity_types(id),\n"
+    "  device INTEGER, device_uuid INTEGER REFERENCES strings(id), stream INTEGER, correlation_id INTEGER,\n"
+    "  start_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL);\n"
     "CREATE TABLE nvtx_ranges(id INTEGER PRIMARY KEY, name INTEGER NOT NULL REFERENCES strings(id),\n"
     "  domain INTEGER NOT NULL REFERENCES strings(id), tid INTEGER, depth INTEGER, start_ns INTEGER NOT NULL,\n"
     "  end_ns INTEGER NOT NULL);\n"
@@ -44,9 +45,11 @@ static const char schema[] =
     "CREATE VIEW samples_named AS SELECT r.name AS reading, r.device AS device, s.t_ns, s.value, s.value_t_ns\n"
     "  FROM samples s JOIN readings r ON r.id = s.reading;\n"
     "CREATE VIEW activities_named AS SELECT a.id, k.value AS kind, n.value AS name, m.value AS mangled, a.device,\n"
-    "  u.value AS device_uuid, a.stream, a.correlation_id, a.start_ns, a.end_ns\n"
-    "  FROM activities a JOIN strings k ON k.id = a.kind JOIN strings n ON n.id = a.name\n"
-    "  LEFT JOIN strings m ON m.id = a.mangled LEFT JOIN strings u ON u.id = a.device_uuid;\n"
+    "  u.value AS device_uuid, a.stream, a.correlation_id, a.start_ns, a.start_ns + a.duration_ns AS end_ns,\n"
+    "  t.grid_x, t.grid_y, t.grid_z, t.block_x, t.block_y, t.block_z\n"
+    "  FROM activities a JOIN activity_types t ON t.id = a.type JOIN strings k ON k.id = t.kind\n"
+    "  JOIN strings n ON n.id = t.name LEFT JOIN strings m ON m.id = t.mangled\n"
+    "  LEFT JOIN strings u ON u.id = a.device_uuid;\n"
     "CREATE VIEW nvtx_named AS SELECT x.id, n.value AS name, d.value AS domain, x.tid, x.depth, x.start_ns, "
     "x.end_ns\n"
     "  FROM nvtx_ranges x JOIN strings n ON n.id = x.name JOIN strings d ON d.id = x.domain;\n";
@@ -209,23 +212,36 @@ tw_status tw_run_commit(tw_run *r)
 /* ---------------------------------------------------------------- strings */
 
 /* An id of 0 is a string not yet in the table (a failed insert is tried again). */
-tw_status run_string_id(tw_run *r, const char *text, int64_t *id)
+/* The id of `key` in map m, when new added by stepping `insert` (prepared
+ * and bound by the caller) and kept. */
+static tw_status intern(tw_run *r, tw_strmap *m, const char *key, sqlite3_stmt *insert, const char *what, int64_t *id)
 {
-    const char *key;
+    const char *k;
     bool added;
-    int64_t *v = tw_strmap_get(&r->strings, text, &key, &added);
-    if (!v) return tw_fail(TW_ENOMEM, "out of memory (strings)");
+    int64_t *v = tw_strmap_get(m, key, &k, &added);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory (interned names)");
     if (*v > 0) {
         *id = *v;
         return TW_OK;
     }
-    tw_status st = run_prepare(r, &r->st_string, "INSERT INTO strings(value) VALUES(?)");
+    tw_status st = run_step_write(r, insert, what);
     if (st != TW_OK) return st;
-    sqlite3_bind_text(r->st_string, 1, text, -1, SQLITE_STATIC);
-    if ((st = run_step_write(r, r->st_string, "cannot add a string")) != TW_OK) return st;
     /* the step may have committed, and a commit rehashes nothing: v is still the slot */
     *id = *v = sqlite3_last_insert_rowid(r->db);
     return TW_OK;
+}
+
+tw_status run_string_id(tw_run *r, const char *text, int64_t *id)
+{
+    tw_status st = run_prepare(r, &r->st_string, "INSERT INTO strings(value) VALUES(?)");
+    if (st != TW_OK) return st;
+    sqlite3_bind_text(r->st_string, 1, text, -1, SQLITE_STATIC);
+    return intern(r, &r->strings, text, r->st_string, "cannot add a string", id);
+}
+
+tw_status run_type_id(tw_run *r, const char *key, sqlite3_stmt *insert, int64_t *id)
+{
+    return intern(r, &r->types, key, insert, "cannot add an activity type", id);
 }
 
 /* ---------------------------------------------------------------- open and close */
@@ -249,8 +265,10 @@ static void run_free(tw_run *r)
     sqlite3_finalize(r->st_string);
     sqlite3_finalize(r->st_activity);
     sqlite3_finalize(r->st_nvtx);
+    sqlite3_finalize(r->st_type);
     sqlite3_close(r->db);
     tw_strmap_free(&r->strings);
+    tw_strmap_free(&r->types);
     free(r->last);
     pthread_mutex_destroy(&r->mu);
     free(r->path);

@@ -20,7 +20,7 @@
 
 #include "truewatt.h"
 
-#define TW_RUN_SCHEMA_VERSION 1
+#define TW_RUN_SCHEMA_VERSION 2
 #define TW_RUN_COMMIT_S 0.5
 #define TW_RUN_COMMIT_ROWS 200000
 

@@ -168,30 +168,47 @@ static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64
     const char *uuid = opt_text(L, EC_UUID);
     if (uuid && strncmp(uuid, "GPU-", 4) != 0 && strncmp(uuid, "MIG-", 4) != 0)
         return bad(L, EC_UUID, "a GPU UUID (GPU-... or MIG-...)");
-    int64_t kind_id, name_id, mangled_id = 0, uuid_id = 0;
+    int64_t kind_id, name_id, mangled_id = 0, uuid_id = 0, type_id;
     const char *mangled = opt_text(L, EC_MANGLED);
     if ((st = run_string_id(r, cell(L, EC_KIND), &kind_id)) != TW_OK ||
         (st = run_string_id(r, cell(L, EC_NAME), &name_id)) != TW_OK ||
         (mangled && (st = run_string_id(r, mangled, &mangled_id)) != TW_OK) ||
         (uuid && (st = run_string_id(r, uuid, &uuid_id)) != TW_OK))
         return st;
+    /* what is the same for every launch of a kernel (its kind, names and
+     * launch configuration) is one row of activity_types: an activity row
+     * holds only its own fields (docs/runfile.md) */
+    if ((st = run_prepare(r, &r->st_type,
+                          "INSERT INTO activity_types(kind, name, mangled, grid_x, grid_y, grid_z, block_x, block_y, "
+                          "block_z) VALUES(?,?,?,?,?,?,?,?,?)")) != TW_OK)
+        return st;
+    char key[256];
+    int len = snprintf(key, sizeof key, "%lld %lld %lld", (long long)kind_id, (long long)name_id,
+                       mangled ? (long long)mangled_id : -1LL);
+    sqlite3_stmt *t = r->st_type;
+    sqlite3_bind_int64(t, 1, kind_id);
+    sqlite3_bind_int64(t, 2, name_id);
+    bind_opt(t, 3, mangled != NULL, mangled_id);
+    for (int k = EC_GRID_X; k <= EC_BLOCK_Z; k++) {
+        bind_opt(t, 4 + (k - EC_GRID_X), has[k], v[k]);
+        if (has[k])
+            len += snprintf(key + len, sizeof key - (size_t)len, " %lld", (long long)v[k]);
+        else
+            len += snprintf(key + len, sizeof key - (size_t)len, " -");
+    }
+    if ((st = run_type_id(r, key, t, &type_id)) != TW_OK) return st;
     if ((st = run_prepare(r, &r->st_activity,
-                          "INSERT INTO activities(kind, name, mangled, device, device_uuid, stream, correlation_id, "
-                          "start_ns, end_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z) "
-                          "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) != TW_OK)
+                          "INSERT INTO activities(type, device, device_uuid, stream, correlation_id, start_ns, "
+                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK)
         return st;
     sqlite3_stmt *s = r->st_activity;
-    sqlite3_bind_int64(s, 1, kind_id);
-    sqlite3_bind_int64(s, 2, name_id);
-    bind_opt(s, 3, mangled != NULL, mangled_id);
-    bind_opt(s, 4, has[EC_DEVICE], v[EC_DEVICE]);
-    bind_opt(s, 5, uuid != NULL, uuid_id);
-    bind_opt(s, 6, has[EC_STREAM], v[EC_STREAM]);
-    bind_opt(s, 7, has[EC_CORRELATION], v[EC_CORRELATION]);
-    sqlite3_bind_int64(s, 8, start);
-    sqlite3_bind_int64(s, 9, end);
-    for (int k = EC_GRID_X; k <= EC_BLOCK_Z; k++)
-        bind_opt(s, 10 + (k - EC_GRID_X), has[k], v[k]);
+    sqlite3_bind_int64(s, 1, type_id);
+    bind_opt(s, 2, has[EC_DEVICE], v[EC_DEVICE]);
+    bind_opt(s, 3, uuid != NULL, uuid_id);
+    bind_opt(s, 4, has[EC_STREAM], v[EC_STREAM]);
+    bind_opt(s, 5, has[EC_CORRELATION], v[EC_CORRELATION]);
+    sqlite3_bind_int64(s, 6, start);
+    sqlite3_bind_int64(s, 7, end - start);
     return run_step_write(r, s, "cannot write an activity");
 }
 
@@ -277,79 +294,211 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
 
 /* ---------------------------------------------------------------- reading back */
 
-/* Every activity, then every NVTX range, as the events file's fields. */
-static const char events_query[] =
-    "SELECT k.value, n.value, m.value, a.device, u.value, a.stream, a.correlation_id, a.start_ns, a.end_ns, "
-    "a.grid_x, a.grid_y, a.grid_z, a.block_x, a.block_y, a.block_z, NULL, NULL, NULL, a.rowid "
-    "FROM activities a JOIN strings k ON k.id = a.kind JOIN strings n ON n.id = a.name "
-    "LEFT JOIN strings m ON m.id = a.mangled LEFT JOIN strings u ON u.id = a.device_uuid "
-    "UNION ALL SELECT 'nvtx', n.value, NULL, -1, NULL, -1, NULL, x.start_ns, x.end_ns, "
-    "NULL, NULL, NULL, NULL, NULL, NULL, d.value, x.tid, x.depth, x.rowid "
-    "FROM nvtx_ranges x JOIN strings n ON n.id = x.name JOIN strings d ON d.id = x.domain";
+/* An integer field that may be absent (NULL). */
+typedef struct opt_i64 {
+    bool has;
+    int64_t v;
+} opt_i64;
 
-enum {
-    Q_KIND,
-    Q_NAME,
-    Q_MANGLED,
-    Q_DEVICE,
-    Q_UUID,
-    Q_STREAM,
-    Q_CORR,
-    Q_START,
-    Q_END,
-    Q_GRID,
-    Q_DOMAIN = 15,
-    Q_TID,
-    Q_DEPTH,
-    Q_ROWID
-};
+/* One activity or NVTX range read back, as the events file's fields; texts NULL when absent. */
+typedef struct ev_row {
+    const char *kind, *name, *mangled, *uuid, *domain;
+    int64_t start_ns, end_ns, rowid;
+    opt_i64 device, stream, corr, cfg[6], tid, depth; /* cfg: grid_x .. block_z */
+} ev_row;
 
-typedef tw_status (*event_fn)(void *ctx, sqlite3_stmt *row);
+typedef tw_status (*event_fn)(void *ctx, const ev_row *row);
 
+static opt_i64 col_opt(sqlite3_stmt *s, int i)
+{
+    opt_i64 o = {sqlite3_column_type(s, i) != SQLITE_NULL, 0};
+    if (o.has) o.v = sqlite3_column_int64(s, i);
+    return o;
+}
+
+/* What the few rows of strings and activity_types hold, read once, so that the
+ * many activities are read without a join. */
+typedef struct lookup {
+    char **text; /* by strings.id; NULL where none */
+    size_t ntext;
+    struct type_row {
+        int64_t kind, name, mangled; /* strings ids, 0 = none */
+        opt_i64 cfg[6];
+    } * type; /* by activity_types.id */
+    size_t ntype;
+} lookup;
+
+static void lookup_free(lookup *L)
+{
+    for (size_t i = 0; i < L->ntext; i++)
+        free(L->text[i]);
+    free(L->text);
+    free(L->type);
+}
+
+static const char *text_of(const lookup *L, int64_t id) { return id > 0 && (size_t)id < L->ntext ? L->text[id] : NULL; }
+
+/* Grows *p (n elements of size) to hold index id; false when out of memory or absurd. */
+static bool room_for(void **p, size_t *n, size_t size, int64_t id)
+{
+    if (id < 0 || id > (int64_t)1 << 40) return false;
+    if ((size_t)id < *n) return true;
+    size_t cap = *n ? *n : 64;
+    while (cap <= (size_t)id)
+        cap *= 2;
+    void *q = realloc(*p, cap * size);
+    if (!q) return false;
+    memset((char *)q + *n * size, 0, (cap - *n) * size);
+    *p = q;
+    *n = cap;
+    return true;
+}
+
+static tw_status lookup_load(tw_run *r, lookup *L)
+{
+    sqlite3_stmt *s = NULL;
+    tw_status st = TW_OK;
+    int rc = SQLITE_DONE;
+    if (sqlite3_prepare_v2(r->db, "SELECT id, value FROM strings", -1, &s, NULL) != SQLITE_OK)
+        return run_db_fail(r->db, r->path, "cannot read the strings");
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        const char *v = (const char *)sqlite3_column_text(s, 1);
+        if (!room_for((void **)&L->text, &L->ntext, sizeof *L->text, id) || !v || !(L->text[id] = strdup(v)))
+            st = tw_fail(TW_ENOMEM, "%s: strings row %lld: out of memory or a bad id", r->path, (long long)id);
+    }
+    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the strings");
+    sqlite3_finalize(s);
+    if (st != TW_OK) return st;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT id, kind, name, mangled, grid_x, grid_y, grid_z, block_x, block_y, block_z "
+                           "FROM activity_types",
+                           -1, &s, NULL) != SQLITE_OK)
+        return run_db_fail(r->db, r->path, "cannot read the activity types");
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        if (!room_for((void **)&L->type, &L->ntype, sizeof *L->type, id)) {
+            st = tw_fail(TW_ENOMEM, "%s: activity_types row %lld: out of memory or a bad id", r->path, (long long)id);
+            break;
+        }
+        struct type_row *t = &L->type[id];
+        t->kind = sqlite3_column_int64(s, 1);
+        t->name = sqlite3_column_int64(s, 2);
+        t->mangled = sqlite3_column_int64(s, 3); /* NULL reads 0: none */
+        for (int k = 0; k < 6; k++)
+            t->cfg[k] = col_opt(s, 4 + k);
+    }
+    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activity types");
+    sqlite3_finalize(s);
+    return st;
+}
+
+/* An activities row: its type's fields from the lookup. */
+static tw_status activity_row(tw_run *r, const lookup *L, sqlite3_stmt *s, ev_row *e)
+{
+    int64_t type = sqlite3_column_int64(s, 0);
+    const struct type_row *t = type > 0 && (size_t)type < L->ntype ? &L->type[type] : NULL;
+    memset(e, 0, sizeof *e);
+    e->rowid = sqlite3_column_int64(s, 7);
+    e->kind = t ? text_of(L, t->kind) : NULL;
+    e->name = t ? text_of(L, t->name) : NULL;
+    if (!e->kind || !e->name)
+        return tw_fail(TW_EPARSE, "%s: activities row %lld: type %lld has no kind or name", r->path,
+                       (long long)e->rowid, (long long)type);
+    e->mangled = text_of(L, t->mangled);
+    memcpy(e->cfg, t->cfg, sizeof e->cfg);
+    e->device = col_opt(s, 1);
+    e->uuid = sqlite3_column_type(s, 2) == SQLITE_NULL ? NULL : text_of(L, sqlite3_column_int64(s, 2));
+    e->stream = col_opt(s, 3);
+    e->corr = col_opt(s, 4);
+    e->start_ns = sqlite3_column_int64(s, 5);
+    e->end_ns = e->start_ns + sqlite3_column_int64(s, 6);
+    return TW_OK;
+}
+
+/* An nvtx_ranges row (device and stream -1, as the injection library writes them). */
+static void nvtx_row(const lookup *L, sqlite3_stmt *s, ev_row *e)
+{
+    memset(e, 0, sizeof *e);
+    e->kind = "nvtx";
+    e->name = text_of(L, sqlite3_column_int64(s, 0));
+    e->domain = text_of(L, sqlite3_column_int64(s, 1));
+    e->tid = col_opt(s, 2);
+    e->depth = col_opt(s, 3);
+    e->start_ns = sqlite3_column_int64(s, 4);
+    e->end_ns = sqlite3_column_int64(s, 5);
+    e->rowid = sqlite3_column_int64(s, 6);
+    e->device = e->stream = (opt_i64){true, -1};
+}
+
+/* Every activity, then every NVTX range, in rowid order, through fn. */
 static tw_status each_event(tw_run *r, event_fn fn, void *ctx)
+{
+    static const char *const query[2] = {
+        "SELECT type, device, device_uuid, stream, correlation_id, start_ns, duration_ns, rowid FROM activities",
+        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
+    pthread_mutex_lock(&r->mu);
+    lookup L = {0};
+    tw_status st = lookup_load(r, &L);
+    for (int q = 0; q < 2 && st == TW_OK; q++) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(r->db, query[q], -1, &s, NULL) != SQLITE_OK) {
+            st = run_db_fail(r->db, r->path, "cannot read the activities");
+            break;
+        }
+        int rc = SQLITE_ROW;
+        while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            ev_row e;
+            if (q == 0)
+                st = activity_row(r, &L, s, &e);
+            else
+                nvtx_row(&L, s, &e);
+            if (st == TW_OK && !e.name)
+                st = tw_fail(TW_EPARSE, "%s: nvtx_ranges row %lld: no name", r->path, (long long)e.rowid);
+            if (st == TW_OK) st = fn(ctx, &e);
+        }
+        if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activities");
+        sqlite3_finalize(s);
+    }
+    lookup_free(&L);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+/* How many activities and NVTX ranges the file holds (for the room they take). */
+static tw_status run_count(tw_run *r, int64_t *n)
 {
     pthread_mutex_lock(&r->mu);
     sqlite3_stmt *s = NULL;
     tw_status st = TW_OK;
-    if (sqlite3_prepare_v2(r->db, events_query, -1, &s, NULL) != SQLITE_OK)
-        st = run_db_fail(r->db, r->path, "cannot read the activities");
-    int rc = SQLITE_ROW;
-    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
-        st = fn(ctx, s);
-    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activities");
+    if (sqlite3_prepare_v2(r->db, "SELECT (SELECT count(*) FROM activities) + (SELECT count(*) FROM nvtx_ranges)", -1,
+                           &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        st = run_db_fail(r->db, r->path, "cannot count the activities");
+    else
+        *n = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     pthread_mutex_unlock(&r->mu);
     return st;
 }
 
-static const char *text_or_null(sqlite3_stmt *s, int i)
+static tw_status add_event(void *ctx, const ev_row *r)
 {
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_text(s, i);
-}
-
-static int64_t int_or(sqlite3_stmt *s, int i, int64_t absent)
-{
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? absent : sqlite3_column_int64(s, i);
-}
-
-static tw_status add_event(void *ctx, sqlite3_stmt *s)
-{
-    const char *kind = text_or_null(s, Q_KIND);
-    bool nvtx = kind && strcmp(kind, "nvtx") == 0;
-    tw_event e = {.name = text_or_null(s, Q_NAME),
-                  .start_s = run_s_of(sqlite3_column_int64(s, Q_START)),
-                  .end_s = run_s_of(sqlite3_column_int64(s, Q_END)),
-                  .device = (int32_t)int_or(s, Q_DEVICE, -1),
-                  .stream = int_or(s, Q_STREAM, -1),
+    bool nvtx = strcmp(r->kind, "nvtx") == 0;
+    tw_event e = {.name = r->name,
+                  .start_s = run_s_of(r->start_ns),
+                  .end_s = run_s_of(r->end_ns),
+                  .device = r->device.has ? (int32_t)r->device.v : -1,
+                  .stream = r->stream.has ? r->stream.v : -1,
                   .true_energy_j = NAN,
-                  .kind = kind,
-                  .device_uuid = text_or_null(s, Q_UUID),
-                  .mangled = text_or_null(s, Q_MANGLED),
-                  .domain = nvtx ? text_or_null(s, Q_DOMAIN) : NULL,
-                  .tid = int_or(s, Q_TID, 0),
-                  .depth = (int32_t)int_or(s, Q_DEPTH, 0)};
+                  .kind = r->kind,
+                  .device_uuid = r->uuid,
+                  .mangled = r->mangled,
+                  .domain = nvtx ? (r->domain ? r->domain : "") : NULL,
+                  .tid = r->tid.has ? r->tid.v : 0,
+                  .depth = r->depth.has ? (int32_t)r->depth.v : 0};
     tw_status st = tw_events_add(ctx, &e);
-    if (st == TW_OK) tw_events_set_last_line(ctx, (uint64_t)sqlite3_column_int64(s, Q_ROWID));
+    if (st == TW_OK) tw_events_set_last_line(ctx, (uint64_t)r->rowid);
     return st;
 }
 
@@ -367,6 +516,9 @@ tw_status tw_run_load_events(tw_run *r, tw_events **out)
     tw_events *ev = NULL;
     tw_status st = tw_events_new(&ev);
     if (st == TW_OK && !tw_events_set_source(ev, r->path, event_table)) st = tw_fail(TW_ENOMEM, "out of memory");
+    int64_t rows = 0;
+    if (st == TW_OK && run_count(r, &rows) == TW_OK && !tw_events_reserve(ev, (size_t)rows))
+        st = tw_fail(TW_ENOMEM, "out of memory (%lld events)", (long long)rows);
     if (st == TW_OK) st = each_event(r, add_event, ev);
     if (st != TW_OK) {
         tw_events_free(ev);
@@ -385,37 +537,36 @@ static int put_seconds(FILE *f, int64_t ns)
     return fprintf(f, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "", a / 1000000000u, a % 1000000000u);
 }
 
-static int put_int(FILE *f, sqlite3_stmt *s, int i)
+static int put_int(FILE *f, opt_i64 v)
 {
     if (putc(',', f) == EOF) return -1;
-    return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : fprintf(f, "%lld", (long long)sqlite3_column_int64(s, i));
+    return v.has ? fprintf(f, "%lld", (long long)v.v) : 0;
 }
 
-static int put_text(FILE *f, sqlite3_stmt *s, int i)
+static int put_text(FILE *f, const char *t)
 {
     if (putc(',', f) == EOF) return -1;
-    const char *t = text_or_null(s, i);
     return t && *t ? tw_csv_write_field(f, t) : 0;
 }
 
 /* One line as the injection library writes it (event_csv.c's twi_append_line). */
-static tw_status export_line(void *ctx, sqlite3_stmt *s)
+static tw_status export_line(void *ctx, const ev_row *e)
 {
     FILE *f = ctx;
-    int rc = tw_csv_write_field(f, text_or_null(s, Q_NAME));
-    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, sqlite3_column_int64(s, Q_START));
-    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, sqlite3_column_int64(s, Q_END));
-    if (rc >= 0) rc = put_int(f, s, Q_DEVICE);
-    if (rc >= 0) rc = put_int(f, s, Q_STREAM);
-    if (rc >= 0) rc = put_text(f, s, Q_KIND);
-    for (int i = Q_GRID; rc >= 0 && i < Q_GRID + 6; i++)
-        rc = put_int(f, s, i);
-    if (rc >= 0) rc = put_int(f, s, Q_CORR);
-    if (rc >= 0) rc = put_text(f, s, Q_UUID);
-    if (rc >= 0) rc = put_text(f, s, Q_MANGLED);
-    if (rc >= 0) rc = put_text(f, s, Q_DOMAIN);
-    if (rc >= 0) rc = put_int(f, s, Q_TID);
-    if (rc >= 0) rc = put_int(f, s, Q_DEPTH);
+    int rc = tw_csv_write_field(f, e->name);
+    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, e->start_ns);
+    rc = rc < 0 || putc(',', f) == EOF ? -1 : put_seconds(f, e->end_ns);
+    if (rc >= 0) rc = put_int(f, e->device);
+    if (rc >= 0) rc = put_int(f, e->stream);
+    if (rc >= 0) rc = put_text(f, e->kind);
+    for (int i = 0; rc >= 0 && i < 6; i++)
+        rc = put_int(f, e->cfg[i]);
+    if (rc >= 0) rc = put_int(f, e->corr);
+    if (rc >= 0) rc = put_text(f, e->uuid);
+    if (rc >= 0) rc = put_text(f, e->mangled);
+    if (rc >= 0) rc = put_text(f, e->domain);
+    if (rc >= 0) rc = put_int(f, e->tid);
+    if (rc >= 0) rc = put_int(f, e->depth);
     if (rc >= 0) rc = putc('\n', f) == EOF ? -1 : 0;
     return rc < 0 ? tw_fail(TW_EIO, "write failed: %s", strerror(errno)) : TW_OK;
 }

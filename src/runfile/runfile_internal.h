@@ -18,6 +18,7 @@
 #define run_step_write tw_run_step_write
 #define run_maybe_commit tw_run_maybe_commit
 #define run_string_id tw_run_string_id
+#define run_type_id tw_run_type_id
 #define run_ns_of tw_run_ns_of
 #define run_s_of tw_run_s_of
 
@@ -38,8 +39,9 @@ struct tw_run {
     size_t pending; /* rows since the last commit */
     tw_status err;  /* the first write error, kept */
     char errmsg[512];
-    sqlite3_stmt *st_poll, *st_sample, *st_string, *st_activity, *st_nvtx;
+    sqlite3_stmt *st_poll, *st_sample, *st_string, *st_activity, *st_nvtx, *st_type;
     tw_strmap strings; /* text -> strings.id, so that each name is stored once */
+    tw_strmap types;   /* an activity type's fields, joined -> activity_types.id */
     run_last *last;    /* by reading id */
     size_t nlast;
 };
@@ -56,6 +58,9 @@ tw_status run_step_write(tw_run *r, sqlite3_stmt *st, const char *what);
 tw_status run_maybe_commit(tw_run *r);
 /* Under r->mu: the id of `text` in strings, added when new. */
 tw_status run_string_id(tw_run *r, const char *text, int64_t *id);
+/* Under r->mu: the id in activity_types of `key` (the type's fields joined,
+ * the map's key) whose row `insert` (a prepared INSERT, bound) adds when new. */
+tw_status run_type_id(tw_run *r, const char *key, sqlite3_stmt *insert, int64_t *id);
 
 /* ns <-> seconds on the trace timeline */
 int64_t run_ns_of(double t_s);

@@ -92,6 +92,8 @@ typedef struct producer {
     atomic_bool live;
     bool live_broken;
     _Atomic uint64_t dropped;
+    _Atomic uint64_t failed_polls; /* rows in which nothing could be read (tw_sampler_device_health) */
+    bool buffer_only;              /* it reads the sample buffer alone: an empty row is nothing new */
     /* the producer thread's own, read after the join */
     double prev_t;
     bool have_prev;
@@ -295,13 +297,16 @@ static void producer_push(producer *p, const tw_row *row)
     } else {
         atomic_fetch_add_explicit(&p->dropped, 1, memory_order_relaxed);
     }
+    bool any = false;
     for (size_t i = 0; i < n; i++) {
         if ((row->valid && !row->valid[i]) || isnan(row->value[i])) continue;
+        any = true;
         p->polls[i]++;
         if (p->have_last[i] && row->value[i] != p->last_value[i]) p->updates[i]++;
         p->last_value[i] = row->value[i];
         p->have_last[i] = 1;
     }
+    if (!any && !p->buffer_only) atomic_fetch_add_explicit(&p->failed_polls, 1, memory_order_relaxed);
     atomic_store_explicit(&p->last_t, t, memory_order_release);
 }
 
@@ -688,6 +693,8 @@ static tw_status producer_setup(tw_sampler *s, producer *p)
     atomic_init(&p->live, false);
     atomic_init(&p->running, false);
     atomic_init(&p->dropped, 0);
+    atomic_init(&p->failed_polls, 0);
+    p->buffer_only = p->n == 1 && strcmp(tw_sensor_reading(p->sensor, 0)->name, "power_buffer_w") == 0;
     size_t buffer_col;
     double rows_per_s = 1.0 / p->period_s;
     if (tw_sensor_find(p->sensor, "power_buffer_w", &buffer_col) == TW_OK) rows_per_s += BUFFER_ROWS_PER_S;
@@ -858,6 +865,21 @@ tw_status tw_sampler_start(const tw_sampler_config *cfg, tw_sampler **out)
 }
 
 uint64_t tw_sampler_t0_mono_ns(const tw_sampler *s) { return s ? s->t0_mono_ns : 0; }
+
+void tw_sampler_device_health(const tw_sampler *s, size_t d, tw_sampler_health *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t k = 0; s && k < s->nprod; k++) {
+        producer *p = s->prod[k];
+        if (p->dev != d) continue;
+        out->failed_polls += atomic_load_explicit(&p->failed_polls, memory_order_relaxed);
+        /* err and errmsg are written before running is cleared (release) */
+        if (!out->stopped && !atomic_load_explicit(&p->running, memory_order_acquire) && p->err != TW_OK) {
+            out->stopped = true;
+            snprintf(out->why, sizeof out->why, "%s", p->errmsg);
+        }
+    }
+}
 
 tw_status tw_sampler_start_sink(const tw_sampler_config *cfg, tw_sampler_sink_fn fn, void *arg, tw_sampler **out)
 {

@@ -123,6 +123,17 @@ typedef struct nvmlMemory_st {
     unsigned long long used;
 } nvmlMemory_t;
 
+/* nvmlProcessUtilizationSample_t (nvmlDeviceGetProcessUtilization): one
+ * process's utilisation over one of the driver's sampling periods, % */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU time, microseconds since 1970 (CLOCK_REALTIME) */
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 /* nvmlDeviceAttributes_t (nvmlDeviceGetAttributes_v2): of a GPU or of a MIG instance */
 typedef struct nvmlDeviceAttributes_st {
     unsigned int multiprocessorCount; /* SMs */
@@ -140,6 +151,8 @@ typedef struct nvmlDeviceAttributes_st {
 #define NVML_DEVICE_MIG_ENABLE 1u
 
 /* The layout checks: these are the sizes and offsets of nvml.h on LP64. */
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t is 32 bytes");
+_Static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16, "nvmlProcessUtilizationSample_t.smUtil at 16");
 _Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t is 8 bytes");
 _Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t is 40 bytes");
 _Static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8, "nvmlFieldValue_t.timestamp at 8");
@@ -172,6 +185,13 @@ typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, nvmlTem
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device, nvmlMemory_t *memory);
 /* nvmlDeviceArchitecture_t: 2 Kepler ... 7 Ampere, 8 Ada, 9 Hopper, 10 Blackwell (R470+) */
 typedef nvmlReturn_t (*nvmlDeviceGetArchitecture_fn)(nvmlDevice_t device, unsigned int *arch);
+/* Utilisation samples of each process since lastSeenTimeStamp (us); with
+ * utilization NULL, *processSamplesCount says how many there may be;
+ * NVML_ERROR_NOT_FOUND: none since then. */
+typedef nvmlReturn_t (*nvmlDeviceGetProcessUtilization_fn)(nvmlDevice_t device,
+                                                           nvmlProcessUtilizationSample_t *utilization,
+                                                           unsigned int *processSamplesCount,
+                                                           unsigned long long lastSeenTimeStamp);
 /* read only: the power limit the GPU enforces, in mW */
 typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t device, unsigned int *limit_mw);
 

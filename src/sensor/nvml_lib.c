@@ -38,6 +38,7 @@ static const tw_dl_symbol api_symbols[] = {
     SYMBOL(nvmlDeviceGetMemoryInfo, 0, "nvmlDeviceGetMemoryInfo", NULL),
     SYMBOL(nvmlDeviceGetArchitecture, 0, "nvmlDeviceGetArchitecture", NULL),
     SYMBOL(nvmlDeviceGetEnforcedPowerLimit, 0, "nvmlDeviceGetEnforcedPowerLimit", NULL),
+    SYMBOL(nvmlDeviceGetProcessUtilization, 0, "nvmlDeviceGetProcessUtilization", NULL),
     SYMBOL(nvmlDeviceGetMaxClockInfo, 0, "nvmlDeviceGetMaxClockInfo", NULL),
     SYMBOL(nvmlDeviceGetSupportedMemoryClocks, 0, "nvmlDeviceGetSupportedMemoryClocks", NULL),
     SYMBOL(nvmlDeviceGetSupportedGraphicsClocks, 0, "nvmlDeviceGetSupportedGraphicsClocks", NULL),

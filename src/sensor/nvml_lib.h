@@ -34,6 +34,7 @@ typedef struct tw_nvml_api {
     nvmlDeviceGetArchitecture_fn nvmlDeviceGetArchitecture;
     nvmlDeviceGetEnforcedPowerLimit_fn nvmlDeviceGetEnforcedPowerLimit;
     nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
+    nvmlDeviceGetProcessUtilization_fn nvmlDeviceGetProcessUtilization; /* the exporter's per-process estimate */
     /* optional: clocks (nvml_clocks.c says "not supported by this driver" when one is missing) */
     nvmlDeviceGetMaxClockInfo_fn nvmlDeviceGetMaxClockInfo;
     nvmlDeviceGetSupportedMemoryClocks_fn nvmlDeviceGetSupportedMemoryClocks;

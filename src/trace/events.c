@@ -115,6 +115,16 @@ bool tw_events_set_source(tw_events *ev, const char *source, tw_events_record_fn
     return true;
 }
 
+bool tw_events_reserve(tw_events *ev, size_t n)
+{
+    if (n <= ev->cap) return true;
+    ev_item *p = realloc(ev->item, n * sizeof *p);
+    if (!p) return false;
+    ev->item = p;
+    ev->cap = n;
+    return true;
+}
+
 void tw_events_set_last_line(tw_events *ev, uint64_t line)
 {
     if (ev->n) ev->item[ev->n - 1].line = line;
@@ -132,7 +142,11 @@ void tw_events_sort(tw_events *ev)
     if (!ev || ev->n < 2) return;
     for (size_t i = 0; i < ev->n; i++)
         ev->item[i].seq = i;
-    qsort(ev->item, ev->n, sizeof *ev->item, by_start);
+    /* a recorded run comes in order, or nearly: a linear check spares the sort */
+    size_t i = 1;
+    while (i < ev->n && by_start(&ev->item[i - 1], &ev->item[i]) < 0)
+        i++;
+    if (i < ev->n) qsort(ev->item, ev->n, sizeof *ev->item, by_start);
 }
 
 /* ---------------------------------------------------------------- load */

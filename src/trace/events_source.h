@@ -25,5 +25,8 @@ typedef const char *(*tw_events_record_fn)(const tw_event *e);
 bool tw_events_set_source(tw_events *ev, const char *source, tw_events_record_fn record);
 /* The record number of the event added last (its line, its row id). */
 void tw_events_set_last_line(tw_events *ev, uint64_t line);
+/* Room for n events in all, when the source knows how many come (a run
+ * file's rows): no doubling past them; false when out of memory. */
+bool tw_events_reserve(tw_events *ev, size_t n);
 
 #endif

@@ -90,7 +90,7 @@ names = collections.Counter(s["name"] for s in p["slices"])
 assert names == {"gemm": 1, "relu": 1, "memcpy HtoD": 1, "forward": 1}, names
 g = [s for s in p["slices"] if s["name"] == "gemm"][0]
 assert g["track"] == "GPU 0 (Fake H100) / stream 7" and abs(g["ts"] - 1e9) < 1e3 and abs(g["dur"] - 6e8) < 1e3, g
-assert g["args"]["energy_above_idle_J"] > 0, g
+assert g["args"]["energy_above_idle_uJ"] > 0, g
 c = {k.split(" / ")[-1]: len(v) for k, v in p["counters"].items()}
 assert c["power_buffer"] > 100 and 0 < c["power_usage"] < 60, c
 assert c["corrected power (model)"] > 10, c

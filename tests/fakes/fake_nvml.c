@@ -64,6 +64,11 @@
  *                                    one per device, e.g. "300,120"): device d's power and energy
  *                                    are that constant instead of the scenario's (the Slurm test
  *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
+ * The exporter's knobs (a block of their own, near the end of the file):
+ *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
+ *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
+ *                                    sample per listed process of the device every 100 ms
+ *                                    update (smUtil sm %, the other fields 0)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -445,6 +450,9 @@ static double true_energy_j(unsigned d, double t0, double t1)
 
 static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
 
+static bool lost_applies(nvmlDevice_t d); /* the exporter's knobs, below */
+static nvmlReturn_t configure_exporter_knobs(void);
+
 /* ---------------------------------------------------------------- the lock state file */
 
 #define STATE_COUNTS "gpu_locks=%u gpu_resets=%u mem_locks=%u mem_resets=%u"
@@ -723,6 +731,7 @@ static nvmlReturn_t configure(void)
     if (r == NVML_SUCCESS) r = configure_clocks();
     if (r == NVML_SUCCESS) r = configure_mig();
     if (r == NVML_SUCCESS) r = configure_device_power();
+    if (r == NVML_SUCCESS) r = configure_exporter_knobs();
     if (r != NVML_SUCCESS) return r;
     configure_time();
 
@@ -757,7 +766,7 @@ static nvmlReturn_t enter(nvmlDevice_t d, int64_t *now)
     else {
         follow_clock_step();
         *now = clock_ns(CLOCK_MONOTONIC);
-        if (F.lost_after_s >= 0 && sim_s(*now) >= F.lost_after_s) r = F.lost_code;
+        if (F.lost_after_s >= 0 && sim_s(*now) >= F.lost_after_s && lost_applies(d)) r = F.lost_code;
     }
     if (r != NVML_SUCCESS) pthread_mutex_unlock(&mu);
     return r;
@@ -1249,6 +1258,85 @@ FAKE_API nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device)
     return change_lock(device, true, true, 0, 0);
 }
 
+/* ---------------------------------------------------------------- the exporter's knobs
+ * (one device lost, per-process utilisation: see the header comment). Kept
+ * apart from the rest: read at configure(), under mu. */
+
+#define MAX_PROCS 64
+
+static struct {
+    bool lost_one;
+    unsigned lost_index;
+    struct {
+        unsigned dev, pid, sm;
+    } procs[MAX_PROCS];
+    unsigned nprocs;
+} X;
+
+static bool lost_applies(nvmlDevice_t d) { return !X.lost_one || d->index == X.lost_index; }
+
+/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... */
+static nvmlReturn_t configure_processes(void)
+{
+    X.nprocs = 0;
+    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
+    while (v && *v && X.nprocs < MAX_PROCS) {
+        unsigned dev, pid, sm;
+        int used = 0;
+        if (sscanf(v, "%u:%u:%u%n", &dev, &pid, &sm, &used) != 3 || (v[used] != ',' && v[used] != '\0')) {
+            fake_complain("TW_FAKE_NVML_PROCESSES is dev:pid:sm,..., not ", v);
+            return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        X.procs[X.nprocs].dev = dev, X.procs[X.nprocs].pid = pid, X.procs[X.nprocs].sm = sm;
+        X.nprocs++;
+        v += used + (v[used] == ',');
+    }
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t configure_exporter_knobs(void)
+{
+    const char *lost = getenv("TW_FAKE_NVML_LOST_DEVICE");
+    X.lost_one = lost && *lost;
+    X.lost_index = (unsigned)env_ulong("TW_FAKE_NVML_LOST_DEVICE", 0);
+    return configure_processes();
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                                      unsigned int *processSamplesCount,
+                                                      unsigned long long lastSeenTimeStamp);
+
+/* A sample per listed process of the device, stamped with the last 100 ms
+ * update; NOT_FOUND when that is not newer than lastSeenTimeStamp. */
+FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                                      unsigned int *processSamplesCount,
+                                                      unsigned long long lastSeenTimeStamp)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!processSamplesCount) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    unsigned n = 0;
+    for (unsigned i = 0; i < X.nprocs; i++)
+        n += X.procs[i].dev == device->index;
+    long long ts = realtime_us(update_k(now), UPDATE_NS);
+    if (n == 0 || ts <= 0 || (unsigned long long)ts <= lastSeenTimeStamp) {
+        *processSamplesCount = 0;
+        return leave(NVML_ERROR_NOT_FOUND);
+    }
+    unsigned cap = *processSamplesCount;
+    *processSamplesCount = n;
+    if (!utilization || cap < n) return leave(NVML_ERROR_INSUFFICIENT_SIZE);
+    unsigned k = 0;
+    for (unsigned i = 0; i < X.nprocs; i++) {
+        if (X.procs[i].dev != device->index) continue;
+        utilization[k] =
+            (nvmlProcessUtilizationSample_t){X.procs[i].pid, (unsigned long long)ts, X.procs[i].sm, 0, 0, 0};
+        k++;
+    }
+    return leave(NVML_SUCCESS);
+}
+
 /* ---------------------------------------------------------------- MIG (read only) */
 
 FAKE_API nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode)
@@ -1347,6 +1435,7 @@ SAME_TYPE(nvmlDeviceSetGpuLockedClocks, nvmlDeviceSetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetGpuLockedClocks, nvmlDeviceResetGpuLockedClocks_fn);
 SAME_TYPE(nvmlDeviceSetMemoryLockedClocks, nvmlDeviceSetMemoryLockedClocks_fn);
 SAME_TYPE(nvmlDeviceResetMemoryLockedClocks, nvmlDeviceResetMemoryLockedClocks_fn);
+SAME_TYPE(nvmlDeviceGetProcessUtilization, nvmlDeviceGetProcessUtilization_fn);
 SAME_TYPE(nvmlDeviceGetMigMode, nvmlDeviceGetMigMode_fn);
 SAME_TYPE(nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMaxMigDeviceCount_fn);
 SAME_TYPE(nvmlDeviceGetMigDeviceHandleByIndex, nvmlDeviceGetMigDeviceHandleByIndex_fn);

@@ -24,6 +24,7 @@ int fake_cupti_push(const void *record, size_t size);
 unsigned fake_cupti_enabled(void);
 unsigned fake_cupti_flushes(void);
 uint32_t fake_cupti_flush_period(void);
+uint64_t fake_cupti_complete_ns(uint64_t *records, uint64_t *cpu_ns);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc on_request;
@@ -32,6 +33,7 @@ static CUpti_TimestampCallbackFunc on_timestamp;
 static unsigned enabled_mask;
 static unsigned flushes;
 static uint32_t period_ms;
+static uint64_t complete_ns, complete_cpu_ns, complete_records; /* inside the client's buffer-completed callback */
 
 typedef struct queued {
     size_t size;
@@ -66,6 +68,26 @@ int fake_cupti_push(const void *record, size_t size)
 unsigned fake_cupti_enabled(void) { return enabled_mask; }
 unsigned fake_cupti_flushes(void) { return flushes; }
 uint32_t fake_cupti_flush_period(void) { return period_ms; }
+
+/* The wall time spent in the client's buffer-completed callback so far (ns),
+ * its CPU time (*cpu_ns) and the records it was given (bench/inject/bench_inject.c:
+ * the client's cost on CUPTI's thread per record). */
+uint64_t fake_cupti_complete_ns(uint64_t *records, uint64_t *cpu_ns)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t ns = complete_ns;
+    if (records) *records = complete_records;
+    if (cpu_ns) *cpu_ns = complete_cpu_ns;
+    pthread_mutex_unlock(&lock);
+    return ns;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 {
@@ -127,7 +149,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
         size_t size = 0, max_records = 0;
         on_request(&buf, &size, &max_records);
         if (!buf) break;
-        size_t used = 0;
+        size_t used = 0, n = 0;
         while (head && used + 8 + ((head->size + 7) & ~(size_t)7) <= size) {
             queued *q = head;
             uint64_t sz = q->size;
@@ -137,11 +159,18 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
             head = q->next;
             if (!head) tail = &head;
             free(q);
+            n++;
         }
         /* the client's callback runs without the lock, as CUPTI's would */
         pthread_mutex_unlock(&lock);
+        uint64_t t = clock_ns(CLOCK_MONOTONIC), c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         on_complete(NULL, 0, buf, size, used);
+        t = clock_ns(CLOCK_MONOTONIC) - t;
+        c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c;
         pthread_mutex_lock(&lock);
+        complete_ns += t;
+        complete_cpu_ns += c;
+        complete_records += n;
     }
     pthread_mutex_unlock(&lock);
     return CUPTI_SUCCESS;

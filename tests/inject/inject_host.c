@@ -13,6 +13,10 @@
  *               kernels of 0.3 s on CUDA device 0, whose UUID is $INJECT_HOST_UUID
  *               (32 hex digits; its device record first), from 0.5 s on the trace timeline;
  *               with $INJECT_HOST_MIG_UUID (32 hex digits), device 0 is that MIG instance
+ *        stream SECONDS [PIDFILE]: as gpu, but a kernel "tick" of 10 ms every 20 ms
+ *               for SECONDS, each given to the fake CUPTI as it ends (a program
+ *               that runs until it is killed: tests/e2e/run_kill.sh); its pid
+ *               in PIDFILE first
  * In exit and kill modes, the device record of CUDA device 0 (UUID
  * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
  * the kernels, in the same buffer, as it may from CUPTI; CUDA devices 1 and 2 have
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MS 1000000ull
 
@@ -114,8 +119,8 @@ static void pause_ms(long ms)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: inject_host LIBTRUEWATT_INJECT.so bare|exit|kill\n");
+    if (argc < 3 || argc > 5 || (argc > 3 && strcmp(argv[2], "stream") != 0)) {
+        fprintf(stderr, "usage: inject_host LIBTRUEWATT_INJECT.so bare|exit|kill|gpu|stream SECONDS [PIDFILE]\n");
         return 2;
     }
     const char *mode = argv[2];
@@ -173,6 +178,21 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < 3; i++) {
             kernel("_Z4spinPfi", at + i * 400 * MS, at + i * 400 * MS + 300 * MS, 10 + i);
             pause_ms(400);
+        }
+        return 0;
+    }
+    if (strcmp(mode, "stream") == 0) {
+        if (argc > 4) {
+            FILE *f = fopen(argv[4], "w");
+            if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0) return 2;
+        }
+        device_record(0, uuid_hex());
+        double seconds = argc > 3 ? atof(argv[3]) : 1.0;
+        for (uint32_t i = 0; i < (uint32_t)(seconds * 50); i++) {
+            pause_ms(10);
+            uint64_t end = now();
+            kernel("tick", end - 10 * MS, end, 100 + i);
+            pause_ms(10);
         }
         return 0;
     }

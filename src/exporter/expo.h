@@ -1,0 +1,119 @@
+/* The exporter's insides (internal): each GPU's live state, fed by the
+ * sampler's rows (expo_state.c), and the rendering of all GPUs' states as
+ * Prometheus' text format or OpenMetrics (tw_expo_render.c). The daemon
+ * (exporter.c) holds one lock around the states: rows come from the
+ * sampler's writer thread, scrapes from the HTTP server's thread.
+ *
+ * Time: readings carry their time on the sampler's timeline (seconds since
+ * the exporter's start on CLOCK_MONOTONIC); the energy counter is published
+ * with the wall-clock time its value refers to (Unix ms), so that a
+ * Prometheus rate() divides by the time the energy was used in, not by the
+ * scrape times (which lag the counter's reads by up to its read period). */
+#ifndef TW_EXPORTER_EXPO_H
+#define TW_EXPORTER_EXPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sbuf.h"
+#include "correct/profile.h"
+#include "truewatt.h"
+
+#define EXPO_WINDOW_CAP 8192 /* points a reading's window holds (the buffer's 50/s for 160 s) */
+#define EXPO_STALL_S 2.0     /* a device without any row this long: a stall (plans read every <= 0.5 s) */
+#define EXPO_MAX_PROCS 256   /* processes remembered per GPU */
+
+/* The readings the exporter follows: the GPU's power readings and its counter. */
+enum { EXPO_R_BUFFER, EXPO_R_USAGE, EXPO_R_AVG, EXPO_R_INSTANT, EXPO_R_ENERGY, EXPO_NREADINGS };
+
+/* One reading's recent points (a ring) and, for power readings, its integral. */
+typedef struct expo_series {
+    double *t, *v; /* EXPO_WINDOW_CAP each */
+    size_t head, n;
+    double integral_j; /* power readings: sum of v_i (t_i - t_{i-1}) since the first point */
+    uint64_t points;
+} expo_series;
+
+/* One process's energy on one GPU. */
+typedef struct expo_proc {
+    unsigned pid;
+    double energy_j;
+    bool estimate;    /* from NVML's utilisation samples, not measured */
+    double last_seen; /* timeline s */
+} expo_proc;
+
+typedef struct expo_gpu {
+    unsigned index;
+    char uuid[96];
+    char model[96];
+    char profile[4096]; /* the profile file, or "none" */
+    bool have_profile;
+    tw_profile prof;
+    expo_series r[EXPO_NREADINGS];
+    /* the published energy: from the counter, else a power reading's integral (fixed once chosen) */
+    int energy_src; /* -1: not chosen yet; EXPO_R_* */
+    double counter_prev_raw;
+    bool counter_started;
+    double counter_j;   /* counter increments since the first read, resets added */
+    uint64_t resets;    /* counter went back (driver reload, reset): counted from 0 again */
+    double first_row_t; /* timeline s */
+    double last_row_t;  /* timeline s; < 0: none yet */
+    uint64_t rows;      /* rows taken */
+    uint64_t stalls;    /* gaps of more than EXPO_STALL_S between rows */
+    uint64_t failures;  /* polls in which no reading could be read (NVML errors): the sampler's count */
+    bool lost;          /* its readings stopped after a backend error */
+    char lost_msg[256];
+    expo_proc procs[EXPO_MAX_PROCS];
+    size_t nprocs;
+    unsigned long long proc_last_us; /* NVML's timestamp of the last utilisation sample taken */
+    double proc_energy_at;           /* the GPU's energy (J) when the processes were last updated */
+} expo_gpu;
+
+/* Reading names (the sampler's column names) of EXPO_R_*. */
+const char *tw_expo_reading_name(int r);
+
+/* A GPU's state, empty (allocates its windows). */
+tw_status tw_expo_gpu_init(expo_gpu *g, unsigned index, const char *uuid, const char *model);
+void tw_expo_gpu_free(expo_gpu *g);
+/* One row of this GPU's readings (those of the sampler's merged row that are its own). */
+void tw_expo_gpu_row(expo_gpu *g, const char *const *names, const tw_row *row);
+/* Its readings stopped for good. */
+void tw_expo_gpu_failed(expo_gpu *g, const char *msg);
+
+/* What is published for one GPU at a scrape (computed from its state). */
+typedef struct expo_view {
+    unsigned index;
+    const char *uuid, *model, *host;
+    bool has_energy;
+    double energy_j;
+    double energy_t;           /* timeline s the energy refers to */
+    const char *energy_source; /* "counter" or a power reading's name */
+    bool has_power;
+    double power_w;
+    const char *power_reading; /* the reading the power comes from */
+    const char *response;      /* its model's response ("boxcar", ...; "unknown" without a profile) */
+    const char *profile;
+    uint64_t stalls, failures, resets;
+    bool lost;
+    size_t nprocs;
+    const expo_proc *procs;
+} expo_view;
+
+/* The view of g; window_s: the power's window. */
+void tw_expo_gpu_view(const expo_gpu *g, double window_s, const char *host, expo_view *out);
+
+/* Rendering options. */
+typedef struct expo_render_opts {
+    bool openmetrics; /* OpenMetrics 1.0 (else Prometheus text 0.0.4) */
+    bool dcgm;        /* also dcgm-exporter's names */
+    double window_s;
+    int64_t wall_ms_at_t0; /* Unix ms at timeline 0 (the energy's timestamps) */
+} expo_render_opts;
+
+/* The page: every GPU's metrics, family by family. */
+void tw_expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out);
+/* A label value escaped for the exposition formats (\\, \", \n). */
+void tw_expo_escape(tw_sbuf *out, const char *s);
+
+#endif
