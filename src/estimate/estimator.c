@@ -24,6 +24,13 @@
 #define MIN_PRIOR_W 300.0
 #define MIN_SPARE_WINDOWS 10 /* windows beyond the unknowns, below which the noise cannot be estimated */
 #define MAX_DOF_FACTOR 100.0
+/* sd of the prior on each baseline knot around the GPU's active-idle level:
+ * far below what a second of any reading pins it to, so it decides only the
+ * direction the data leave free (baseline up, every name down, on a GPU that
+ * never idles) */
+#define BASELINE_PRIOR_SD_W 20.0
+/* activity leaving the GPU idle less than this share of its span: the baseline rests on the prior (said) */
+#define MIN_IDLE_SHARE 0.02
 #define PRIOR_BOUND 0.5 /* a power whose sd is over this share of the prior's is the prior's, not the data's */
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
@@ -35,6 +42,7 @@ void tw_est_config_init(tw_est_config *c)
     c->size = sizeof *c;
     c->fit_t0_s = c->fit_t1_s = NAN;
     c->power_limit_w = NAN;
+    c->active_idle_w = NAN;
     c->idle_before_t0_s = c->idle_before_t1_s = c->idle_after_t0_s = c->idle_after_t1_s = NAN;
 }
 
@@ -353,6 +361,26 @@ static int piece_by_t0(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
+/* The share of the activities' span (from the first start to the last end,
+ * inside [t0, t1]) that no piece covers (pieces in order of start): the gaps
+ * in which the baseline is seen under the activity. */
+static double idle_share(const piece *pc, size_t n, double t0, double t1)
+{
+    double first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        first = fmin(first, pc[i].t0), last = fmax(last, pc[i].t1);
+    t0 = fmax(t0, first);
+    t1 = fmin(t1, last);
+    if (!(t1 > t0)) return 1.0;
+    double busy = 0, end = t0;
+    for (size_t i = 0; i < n; i++) {
+        double a = fmax(pc[i].t0, end), b = fmin(pc[i].t1, t1);
+        if (b > a) busy += b - a;
+        end = fmax(end, fmin(pc[i].t1, t1));
+    }
+    return fmax(0.0, 1.0 - busy / (t1 - t0));
+}
+
 /* ---------------------------------------------------------------- the design */
 
 /* What every pass over the windows needs. */
@@ -566,6 +594,7 @@ typedef struct fit_state {
     size_t U;        /* units: groups of names */
     double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
     double upper_w;  /* bound on every unit's power (the GPU's power limit less its quiet level); INFINITY: none */
+    double base_w;   /* the prior's level for every baseline knot (NaN: no prior) */
     bool *at_upper;  /* per unit: held at upper_w */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
@@ -607,6 +636,11 @@ static tw_status reduce(fit_state *f, double smooth)
     if (f->prior_w > 0)
         for (size_t u = 0; u < f->U; u++)
             f->Gu[(K + u) * q + K + u] += 1.0 / (f->prior_w * f->prior_w);
+    if (isfinite(f->base_w)) /* each knot N(active idle, BASELINE_PRIOR_SD_W^2) */
+        for (size_t k = 0; k < K; k++) {
+            f->Gu[k * q + k] += 1.0 / (BASELINE_PRIOR_SD_W * BASELINE_PRIOR_SD_W);
+            f->cu[k] += f->base_w / (BASELINE_PRIOR_SD_W * BASELINE_PRIOR_SD_W);
+        }
     if (K >= 3) { /* lambda sum (b[k-1] - 2 b[k] + b[k+1])^2 */
         double lambda = smooth * wsum / (double)(K - 1);
         for (size_t k = 1; k + 1 < K; k++) {
@@ -1520,6 +1554,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     for (size_t r = 1; st == TW_OK && r < nreadings; r++)
         if (c.f.R[r].n > c.f.R[fine].n) fine = r;
     c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w) : INFINITY;
+    c.f.base_w = cfg.active_idle_w > 0 && isfinite(cfg.active_idle_w) ? cfg.active_idle_w : NAN;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
@@ -1546,6 +1581,18 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     e->prior_w = c.f.prior_w;
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
     e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
+    e->active_idle_w = c.f.base_w;
+    e->idle_share = idle_share(c.pc, c.npc, e->fit_t0_s, e->fit_t1_s);
+    if (e->idle_share < MIN_IDLE_SHARE && c.npc && isfinite(c.f.base_w))
+        warn(e,
+             "the GPU idled %.1f %% of the fit span: the baseline cannot be measured under the activity and is "
+             "the profile's active-idle level (%.1f W), each name's power above it",
+             100.0 * e->idle_share, c.f.base_w);
+    else if (e->idle_share < MIN_IDLE_SHARE && c.npc)
+        warn(e,
+             "the GPU idled %.1f %% of the fit span and no profile gives its active-idle level: the baseline and "
+             "the names' powers cannot be told apart",
+             100.0 * e->idle_share);
     if (st == TW_OK) {
         /* neighbouring windows' residuals correlate (a sensor's lag): fewer
          * independent windows than counted, so a wider error */

@@ -67,6 +67,11 @@ typedef struct tw_est_config {
     /* the power limit the GPU enforces (NaN or 0: unknown): no name's power
      * above the baseline may exceed it less the finest reading's quiet level */
     double power_limit_w;
+    /* the GPU's active-idle level (its sensor profile's; NaN: unknown): a weak
+     * prior on the baseline (sd BASELINE_PRIOR_SD_W), which decides it only
+     * where the run never lets the GPU idle, so that a GPU busy from start to
+     * end does not report its kernels' power as baseline */
+    double active_idle_w;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
@@ -157,6 +162,8 @@ typedef struct tw_estimate {
     double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
     double power_limit_w;   /* the GPU's power limit given (NaN: none) */
     double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */
+    double active_idle_w;   /* the baseline's prior level given (NaN: none) */
+    double idle_share;      /* the share of the fit span with no activity */
     size_t at_limit;        /* names (or groups) whose power sits at that bound */
     char warnings[1024];    /* lines; "" when none */
 } tw_estimate;

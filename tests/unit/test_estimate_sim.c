@@ -205,8 +205,78 @@ static void test_simulated_h100(void **state)
     remove(trace);
 }
 
+/* A GPU that never idles: two names back to back, no gap, for 12 s (a
+ * training job at full load). The windows cannot tell the baseline from the
+ * names' powers; the profile's active-idle level (identified apart from this
+ * run) decides it, and the report says so. Without that level, the same
+ * warning says they cannot be told apart. Truth as above: each launch's
+ * power above active idle over its span. (Without the prior the same run
+ * gave the baseline at the names' expense.) */
+static void run_never_idle(const tw_profile *prof, bool with_level)
+{
+    static const kind busy[] = {{"busy_a_10ms", 0.010, 400, 0}, {"busy_b_5ms", 0.005, 200, 0}};
+    tw_rng r;
+    tw_rng_seed(&r, 21, 4);
+    tw_scenario *sc = NULL;
+    assert_int_equal(tw_scenario_new(TW_SIM_H100, &sc), TW_OK);
+    tw_events *ev = NULL;
+    assert_int_equal(tw_events_new(&ev), TW_OK);
+    double t = 2.0, want[2] = {0, 0};
+    while (t < 14.0) {
+        size_t k = tw_rng_uniform(&r) < 0.5 ? 0 : 1;
+        assert_int_equal(tw_scenario_add_kernel(sc, busy[k].name, t, busy[k].dur_s, busy[k].power_w), TW_OK);
+        tw_event e = {.name = busy[k].name,
+                      .start_s = t,
+                      .end_s = t + busy[k].dur_s,
+                      .device = 0,
+                      .stream = 0,
+                      .true_energy_j = NAN,
+                      .kind = "kernel"};
+        assert_int_equal(tw_events_add(ev, &e), TW_OK);
+        want[k] += (busy[k].power_w - ACTIVE_IDLE_W) * busy[k].dur_s; /* the scenario's power is the GPU's */
+        t += busy[k].dur_s;
+    }
+    assert_int_equal(tw_scenario_set_duration(sc, t + 2.0), TW_OK);
+    const char *trace = tw_test_path(1, "never_idle.csv");
+    write_trace(sc, trace);
+    tw_profile p = *prof;
+    if (!with_level) p.active_idle_w = NAN;
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    tw_estimate *e = NULL;
+    assert_int_equal(tw_estimate_trace(trace, "", &p, ev, &cfg, &e, NULL), TW_OK);
+    print_message("never idle (%s the profile's active idle): idle share %.4f, warnings: %s",
+                  with_level ? "with" : "without", e->idle_share, e->warnings);
+    assert_true(e->idle_share < 0.02);
+    assert_non_null(strstr(e->warnings, with_level ? "the profile's active-idle level" : "cannot be told apart"));
+    for (size_t i = 0; with_level && i < e->nnames; i++) {
+        const tw_est_name *x = &e->names[i];
+        size_t k = strcmp(x->name, busy[0].name) == 0 ? 0 : 1;
+        double err = 100 * (x->energy_j / want[k] - 1);
+        print_message("  %-12s P %.1f W est %9.3f J  truth %9.3f J  %+6.2f %%  %s (baseline %.1f..%.1f W)\n", x->name,
+                      x->power_w, x->energy_j, want[k], err, tw_est_status_name(x->status), e->baseline_min_w,
+                      e->baseline_max_w);
+        /* the profile's level is the simulator's active idle to 0.02 W: what is left is the model's error */
+        assert_true(fabs(err) <= 2.0);
+    }
+    print_message("model %.1f J counter %.1f J (%+.3f %%)\n", e->model_j, e->reference_j, e->conservation_pct);
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    tw_scenario_free(sc);
+    remove(trace);
+}
+
+static void test_never_idle(void **state)
+{
+    (void)state;
+    tw_profile prof;
+    assert_int_equal(tw_profile_load(TW_TEST_DATA "/profile_h100_sim_identified.json", &prof), TW_OK);
+    run_never_idle(&prof, true);
+    run_never_idle(&prof, false);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_simulated_h100)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_simulated_h100), cmocka_unit_test(test_never_idle)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
