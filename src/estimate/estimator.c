@@ -46,6 +46,13 @@ void tw_est_config_init(tw_est_config *c)
     c->idle_before_t0_s = c->idle_before_t1_s = c->idle_after_t0_s = c->idle_after_t1_s = NAN;
 }
 
+void tw_est_config_from(tw_est_config *c, const tw_est_config *given)
+{
+    tw_est_config_init(c);
+    if (given) memcpy(c, given, given->size && given->size < sizeof *c ? given->size : sizeof *c);
+    c->size = sizeof *c;
+}
+
 const char *tw_est_status_name(tw_est_status s)
 {
     switch (s) {
@@ -1500,8 +1507,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (!out || !readings || nreadings == 0 || !events) return tw_fail(TW_EINVAL, "tw_estimate_run: bad argument");
     *out = NULL;
     tw_est_config cfg;
-    tw_est_config_init(&cfg);
-    if (cfg_in) memcpy(&cfg, cfg_in, cfg_in->size && cfg_in->size < sizeof cfg ? cfg_in->size : sizeof cfg);
+    tw_est_config_from(&cfg, cfg_in);
     if (nreadings > sizeof((tw_estimate *)0)->readings / sizeof(tw_est_reading_stats))
         return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
     ctx c;

@@ -75,6 +75,10 @@ typedef struct tw_est_config {
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
+/* *c = the defaults overlaid with what `given` holds (NULL: none), as far as
+ * its size says: a caller built against a smaller struct keeps the defaults
+ * of the fields it does not know. */
+void tw_est_config_from(tw_est_config *c, const tw_est_config *given);
 
 typedef enum tw_est_status {
     TW_EST_OK = 0,               /* resolved: energy and sd */

@@ -163,9 +163,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     }
     if (st == TW_OK && m == 0) st = tw_fail(TW_ENOTFOUND, "%s: no reading could be observed", trace_path);
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
-    tw_est_config_init(&c);
-    if (cfg) memcpy(&c, cfg, cfg->size && cfg->size < sizeof c ? cfg->size : sizeof c);
-    c.size = sizeof c;
+    tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
     if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
     for (size_t i = 0; i < n; i++)
