@@ -10,7 +10,6 @@
 #include "cli/opts.h"
 #include "core/error.h"
 #include "core/json.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs clocks"
 
@@ -59,6 +58,7 @@ typedef struct clocks_info {
 static void read_all(tw_clocks *c, clocks_info *in)
 {
     memset(in, 0, sizeof *in);
+    in->now.size = sizeof in->now;
     in->now_st = tw_clocks_current(c, &in->now);
     if (in->now_st != TW_OK || !in->now.have_sm || !in->now.have_mem || !in->now.have_reasons)
         snprintf(in->now_why, sizeof in->now_why, "%s", tw_last_error());

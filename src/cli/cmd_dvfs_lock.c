@@ -24,7 +24,6 @@
 #include "cli/opts.h"
 #include "cli/spawn.h"
 #include "core/error.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs lock"
 #define GRACE_S 5 /* after a forwarded signal, before SIGKILL */
@@ -244,7 +243,7 @@ static int check_request(tw_clocks *c, const lock_args *a)
                 CMD, tw_last_error());
         return CLI_EXIT_FAIL;
     }
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     unsigned cur_mem = tw_clocks_current(c, &now) == TW_OK && now.have_mem ? now.mem_mhz : 0;
     st = tw_clock_check_request(&t, a->core_min, a->core_max, a->mem, cur_mem);
     tw_clock_table_free(&t);
@@ -289,7 +288,7 @@ typedef struct held {
 
 static void sample(tw_clocks *c, const lock_args *a, held *h)
 {
-    tw_clock_now n;
+    tw_clock_now n = {.size = sizeof n};
     h->samples++;
     if (tw_clocks_current(c, &n) != TW_OK) {
         h->failed++;

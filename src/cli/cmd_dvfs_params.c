@@ -13,7 +13,6 @@
 #include "dvfs/hwparams.h"
 #include "dvfs/ubench.h"
 #include "gpu/gpu.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs params"
 
@@ -80,7 +79,7 @@ static void progress(const char *line) { cli_note("truewatt " CMD ": %s", line);
 /* NVML's current clocks of the device, for the memory clock (and the SM clock beside the measured one). */
 static int nvml_clocks(const params_args *a, tw_clock_now *now)
 {
-    memset(now, 0, sizeof *now);
+    *now = (tw_clock_now){.size = sizeof *now};
     char dev[16];
     snprintf(dev, sizeof dev, "%d", a->device);
     tw_clocks *c = NULL;
@@ -222,7 +221,7 @@ int tw_cmd_dvfs_params(int argc, char **argv)
     params_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     if ((rc = nvml_clocks(&a, &now))) return rc;
     double fm = a.mem_mhz > 0 ? a.mem_mhz : now.mem_mhz;
     tw_gpu *g = NULL;

@@ -16,7 +16,6 @@
 #include "dvfs/data.h"
 #include "dvfs/eval.h"
 #include "dvfs/model.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs predict"
 
