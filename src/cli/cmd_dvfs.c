@@ -35,10 +35,7 @@ static int parse_eval(int argc, char **argv, eval_args *a)
          .help = "the kernel-name special cases of the authors' code, with which it\nreproduces the published "
                  "errors (off: the model as described)",
          .out = &a->paper_compat},
-        {.name = "all-kernels",
-         .type = CLI_OPT_FLAG,
-         .help = "every row, not only the authors' 20 kernels at clocks >= 500 MHz",
-         .out = &a->all_kernels},
+        CLI_DVFS_OPT_ALL_KERNELS(&a->all_kernels),
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
     };
     const cli_opts o = {

@@ -51,10 +51,7 @@ static int parse_energy(int argc, char **argv, energy_args *a)
                  "counters: no power reading of the kernel, its DRAM throughput and\n"
                  "instructions per cycle at the default pair weigh the fm and fc terms",
          .out = &power_model},
-        {.name = "all-kernels",
-         .type = CLI_OPT_FLAG,
-         .help = "every row, not only the authors' 20 kernels at clocks >= 500 MHz",
-         .out = &a->all_kernels},
+        CLI_DVFS_OPT_ALL_KERNELS(&a->all_kernels),
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
     };
     const cli_opts o = {

@@ -81,8 +81,6 @@ static int parse_args(int argc, char **argv, isa_args *a)
          .out = &a->out},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the rows as JSON on stdout", .out = &a->json},
     };
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
     const cli_opts o = {
         .cmd = CMD,
         .synopsis = "[--mode paper|throughput] [--only NAME,...] [--operands fixed|seed]\n"
@@ -101,11 +99,8 @@ static int parse_args(int argc, char **argv, isa_args *a)
                  "Without a profile for this GPU and driver, the sensor is identified first (~1 min).\n"
                  "Nothing on the card is changed. On the simulator (--backend sim): a synthetic cost model.",
         .opt = opt,
-        .n = CLI_OPTS_N(opt),
-        .more = exp,
-        .n_more = CLI_EXP_NOPTS};
-    int first;
-    int rc = cli_opts_parse(&o, argc, argv, &first);
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
     if (rc) return rc;
     a->run.mode = !strcmp(mode, "throughput") ? TW_ISA_THROUGHPUT : TW_ISA_PAPER;
     a->run.seed_operands = !strcmp(operands, "seed");

@@ -94,8 +94,6 @@ static int parse_args(int argc, char **argv, mk_args *a)
          .out = &a->trace_out},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable result on stdout", .out = &a->json},
     };
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
     const cli_opts o = {
         .cmd = CMD,
         .synopsis = "[--duration-ms D] [--blocks B] [--phases S] [--block-s T]\n"
@@ -112,11 +110,8 @@ static int parse_args(int argc, char **argv, mk_args *a)
                  "reference (the same launches back to back for 4 s) is measured beside it.\n"
                  "Without a profile for this GPU and driver, the identification runs first (~1 min).",
         .opt = opt,
-        .n = CLI_OPTS_N(opt),
-        .more = exp,
-        .n_more = CLI_EXP_NOPTS};
-    int first;
-    int rc = cli_opts_parse(&o, argc, argv, &first);
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
     if (rc) return rc;
     a->dur_s = ms * 1e-3;
     a->reference = !no_reference;

@@ -130,18 +130,9 @@ static int parse_args(int argc, char **argv, const mem_cmd *c, mem_args *a)
     size_t n = CLI_OPTS_N(common);
     memcpy(opt, c->own, c->n * sizeof *opt);
     memcpy(opt + c->n, common, sizeof common);
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
-    const cli_opts o = {.cmd = a->cmd,
-                        .synopsis = c->synopsis,
-                        .about = c->about,
-                        .after = c->after,
-                        .opt = opt,
-                        .n = c->n + n,
-                        .more = exp,
-                        .n_more = CLI_EXP_NOPTS};
-    int first;
-    int rc = cli_opts_parse(&o, argc, argv, &first);
+    const cli_opts o = {
+        .cmd = a->cmd, .synopsis = c->synopsis, .about = c->about, .after = c->after, .opt = opt, .n = c->n + n};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
     a->run.blocks_per_sm = (unsigned)a->blocks_per_sm;
     a->run.reps = a->reps;
     return rc;

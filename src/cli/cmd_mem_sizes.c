@@ -49,8 +49,6 @@ static int parse_sizes(int argc, char **argv, sizes_args *a)
          .out = &a->out},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the sizes as JSON on stdout", .out = &a->json},
     };
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
     const cli_opts o = {
         .cmd = CMD_SIZES,
         .synopsis = "[--max-mib N] [--target-s S] [--out DIR] [--json]\n"
@@ -60,11 +58,8 @@ static int parse_sizes(int argc, char **argv, sizes_args *a)
                  "cached in L1 and with loads that skip it; a level's size is the largest array whose time per\n"
                  "access stays within 25 % of the smallest array's. Printed beside the driver's attributes.",
         .opt = opt,
-        .n = CLI_OPTS_N(opt),
-        .more = exp,
-        .n_more = CLI_EXP_NOPTS};
-    int first;
-    int rc = cli_opts_parse(&o, argc, argv, &first);
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
     a->o.max_bytes = max_mib * 1048576;
     return rc;
 }

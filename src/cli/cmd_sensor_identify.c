@@ -58,8 +58,6 @@ static int parse_args(int argc, char **argv, id_args *a)
          .min_excl = true},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "print the profile as JSON on stdout", .out = &a->json},
     };
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
     const cli_opts o = {
         .cmd = CMD,
         .synopsis = "[--out PROFILE.json] [--backend nvml|sim] [--sim k20|h100]\n"
@@ -73,11 +71,8 @@ static int parse_args(int argc, char **argv, id_args *a)
                  "(a moving average), window (a short average held until the next update) or\n"
                  "counter; and the idle, active-idle and kernel levels. Nothing on the card is changed.",
         .opt = opt,
-        .n = CLI_OPTS_N(opt),
-        .more = exp,
-        .n_more = CLI_EXP_NOPTS};
-    int first;
-    int rc = cli_opts_parse(&o, argc, argv, &first);
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
     if (rc) return rc;
     if (!a->trace != !a->events) return cli_usage(CMD, "--trace and --events go together");
     return 0;

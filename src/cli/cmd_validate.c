@@ -37,8 +37,6 @@ static int parse_args(int argc, char **argv, validate_args *a)
          .help = "analyse DIR/trace.csv and DIR/events.csv recorded earlier",
          .out = &a->from},
     };
-    cli_opt exp[CLI_EXP_NOPTS];
-    cli_exp_opts(&a->exp, exp);
     const cli_opts o = {.cmd = "validate",
                         .synopsis = "[--out DIR] [--backend nvml|sim] [--sim k20|h100] [--seed N]\n"
                                     "                         [--device N] [--from DIR]",
@@ -52,11 +50,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
                                  "  (v)   the identified sensor profile\n"
                                  "Nothing on the card is changed (clocks, limits, modes stay as they are).",
                         .opt = opt,
-                        .n = CLI_OPTS_N(opt),
-                        .more = exp,
-                        .n_more = CLI_EXP_NOPTS};
-    int first;
-    return cli_opts_parse(&o, argc, argv, &first);
+                        .n = CLI_OPTS_N(opt)};
+    return cli_exp_parse(o, &a->exp, argc, argv);
 }
 
 static tw_status plan_all(tw_exec *x, void *ctx)

@@ -17,6 +17,12 @@
 #define CLI_DVFS_GPU_HELP                                                                                              \
     "a published parameter set: gtx980, gtx1080ti, p100, v100\n(data/dvfs/NAME.json, or $TW_DATA_DIR/dvfs/), or a "    \
     "parameter file\nof the same form"
+/* --all-kernels, alike in eval, fit and energy */
+#define CLI_DVFS_OPT_ALL_KERNELS(p)                                                                                    \
+    {                                                                                                                  \
+        .name = "all-kernels", .type = CLI_OPT_FLAG,                                                                   \
+        .help = "every row, not only the authors' 20 kernels at clocks >= 500 MHz", .out = (p)                         \
+    }
 int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t cap);
 /* The path, then the file (1 after the loader's message naming the file). */
 int cli_dvfs_params_load(const char *cmd, const char *gpu, tw_dvfs_params *p);

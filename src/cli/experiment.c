@@ -27,9 +27,9 @@ static int take_sim(const char *cmd, const char *value, void *out)
     return 0;
 }
 
-void cli_exp_opts(cli_exp_args *a, cli_opt table[CLI_EXP_NOPTS])
+int cli_exp_parse(cli_opts o, cli_exp_args *a, int argc, char **argv)
 {
-    const cli_opt t[CLI_EXP_NOPTS] = {
+    const cli_opt t[] = {
         {.name = "backend",
          .type = CLI_OPT_ENUM,
          .choices = "nvml|sim",
@@ -52,7 +52,10 @@ void cli_exp_opts(cli_exp_args *a, cli_opt table[CLI_EXP_NOPTS])
          .min = 0,
          .max = 64},
     };
-    memcpy(table, t, sizeof t);
+    o.more = t;
+    o.n_more = CLI_OPTS_N(t);
+    int first;
+    return cli_opts_parse(&o, argc, argv, &first);
 }
 
 void cli_exp_provenance(char *buf, size_t len, int argc, char **argv)

@@ -20,11 +20,11 @@ typedef struct cli_exp_args {
 
 void cli_exp_args_init(cli_exp_args *a);
 
-/* The options every experiment command takes (--backend, --sim, --seed,
- * --device), declared once: a command puts them into its cli_opts as the
- * second table (.more = table, .n_more = CLI_EXP_NOPTS). */
-#define CLI_EXP_NOPTS 4
-void cli_exp_opts(cli_exp_args *a, cli_opt table[CLI_EXP_NOPTS]);
+/* Parses argv by the command's table `o` (cli/opts.h) followed by the
+ * options every experiment command takes (--backend, --sim, --seed,
+ * --device; declared once, in experiment.c) into *a. Returns what
+ * cli_opts_parse returns. */
+int cli_exp_parse(cli_opts o, cli_exp_args *a, int argc, char **argv);
 
 /* Makes the executor: prints a line on stderr saying where the trace goes and
  * how long the plan takes. Returns a CLI exit code (0 on success). */
