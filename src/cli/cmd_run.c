@@ -3,7 +3,6 @@
  * per kernel name. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include "cli/spawn.h"
 #include "cli/interrupt.h"
 #include "cli/job.h"
+#include "cli/opts.h"
 #include "cli/profile_pick.h"
 #include "cli/run_merge.h"
 #include "cli/run_pipeline.h"
@@ -36,64 +36,35 @@ extern char **environ;
 #define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
 #define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
-#define MAX_MIG 64         /* MIG instances of one GPU (7 at most on an H100) */
-#define MERGE_WAIT_S 300.0 /* rank 0 waits at most this long for the other ranks' run files */
-#define MERGE_NOTE_S 10.0  /* ... saying every this often what it waits for */
+#define MAX_MIG 64        /* MIG instances of one GPU (7 at most on an H100) */
+#define MERGE_NOTE_S 10.0 /* ... saying every this often what it waits for */
 
-static void help(void)
-{
-    printf("usage: truewatt run [--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
-           "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
-           "                    [--profile FILE] [--merge-wait S] -- CMD [ARGS...]\n\n"
-           "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
-           "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
-           "The exit status is CMD's (128 + N when signal N killed it). Ctrl-C reaches CMD; a second\n"
-           "one stops run at once, without waiting for CMD, everything recorded kept (exit 130).\n\n"
-           "  --device LIST      GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD sees\n"
-           "                     them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a unique\n"
-           "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
-           "  -o, --output RUN   the run file, SQLite, written while CMD runs (default truewatt-run.sqlite):\n"
-           "                     samples, kernels, NVTX ranges, the profile used and the report (docs/runfile.md;\n"
-           "                     'truewatt report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
-           "                     writes the trace and events CSVs)\n"
-           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto-trace)\n"
-           "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
-           "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
-           "  --fast-period S    period of the fast readings: power (default: the sampling plan's, from\n"
-           "                     the GPU's sensor profile, e.g. 0.05 on an H100)\n"
-           "  --slow-period S    fixed period of the slow readings: energy counter, clocks (default: the\n"
-           "                     plan's, 0.5 s on Ampere and later, stretched up to 1 s while a read costs\n"
-           "                     more than 1 %% of a core: an H100's counter takes ~4 ms of CPU a read)\n"
-           "  --backend NAME     the sensor backend (default nvml)\n"
-           "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
-           "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n"
-           "  --merge-wait S     in a job of several ranks, how long rank 0 waits for the other ranks' run\n"
-           "                     files before its merged report (default 300; 0: no merged report)\n\n"
-           "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"
-           "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"
-           "several ranks, each writes its own run file, the rank put before the extension\n"
-           "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"
-           "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"
-           "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"
-           "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"
-           "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"
-           "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"
-           "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"
-           "driver's ~20 ms sample buffer for time and the energy counter for the total), with no\n"
-           "negative power and none above the GPU's power limit. Each name gets its energy with a\n"
-           "standard error, or a bound when the readings cannot resolve it; names always seen\n"
-           "together form a group. docs/methods.md says how.\n\n"
-           "environment:\n"
-           "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
-           "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
-           "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"
-           "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
-           "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
-           "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
-           "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"
-           "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
-           "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
-}
+/* The text after the options in --help */
+#define RUN_HELP_AFTER                                                                                                 \
+    "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"               \
+    "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"                 \
+    "several ranks, each writes its own run file, the rank put before the extension\n"                                 \
+    "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"                  \
+    "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"                  \
+    "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"                   \
+    "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"                                               \
+    "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"                           \
+    "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"                       \
+    "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"                         \
+    "driver's ~20 ms sample buffer for time and the energy counter for the total), with no\n"                          \
+    "negative power and none above the GPU's power limit. Each name gets its energy with a\n"                          \
+    "standard error, or a bound when the readings cannot resolve it; names always seen\n"                              \
+    "together form a group. docs/methods.md says how.\n\n"                                                             \
+    "environment:\n"                                                                                                   \
+    "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"                    \
+    "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"                \
+    "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"                                                \
+    "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"                                           \
+    "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"                  \
+    "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"              \
+    "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"          \
+    "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"                  \
+    "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n"
 
 #define MAX_IDS 64
 
@@ -107,87 +78,101 @@ typedef struct run_args {
     size_t nids;
 } run_args;
 
-enum {
-    OPT_DEVICE = 1000,
-    OPT_PERFETTO,
-    OPT_JSON,
-    OPT_NOINJECT,
-    OPT_FAST,
-    OPT_SLOW,
-    OPT_BACKEND,
-    OPT_PROFILE,
-    OPT_MERGE_WAIT
-};
+#define PERIOD .min = 1e-5, .max = 3600
 
-static int parse_period(const char *name, const char *v, double *out)
-{
-    if (!cli_parse_double(v, out)) return cli_usage("run", "%s needs a number of seconds, got '%s'", name, v);
-    if (*out < 1e-5 || *out > 3600) return cli_usage("run", "%s must be from 0.00001 to 3600 s, got '%s'", name, v);
-    return 0;
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"perfetto", required_argument, 0, OPT_PERFETTO},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"no-inject", no_argument, 0, OPT_NOINJECT},
-                                         {"fast-period", required_argument, 0, OPT_FAST},
-                                         {"slow-period", required_argument, 0, OPT_SLOW},
-                                         {"backend", required_argument, 0, OPT_BACKEND},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"merge-wait", required_argument, 0, OPT_MERGE_WAIT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    /* '+': options end at the command, so its own options stay its own */
-    while (rc == 0 && (c = getopt_long(argc, argv, "+:ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case 'o':
-            a->run = optarg;
-            break;
-        case OPT_DEVICE:
-            a->devices = optarg;
-            break;
-        case OPT_PERFETTO:
-            a->perfetto = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_NOINJECT:
-            a->no_inject = true;
-            break;
-        case OPT_FAST:
-            rc = parse_period("--fast-period", optarg, &a->fast_s);
-            break;
-        case OPT_SLOW:
-            rc = parse_period("--slow-period", optarg, &a->slow_s);
-            break;
-        case OPT_BACKEND:
-            a->backend = optarg;
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_MERGE_WAIT:
-            if (!cli_parse_double(optarg, &a->merge_wait_s) || !(a->merge_wait_s >= 0 && a->merge_wait_s <= 86400))
-                rc = cli_usage("run", "--merge-wait needs a number of seconds from 0 to 86400, got '%s'", optarg);
-            break;
-        default:
-            return cli_opt_other("run", c, optarg, argv, NULL);
-        }
-    }
+    const cli_opt opt[] = {
+        {.name = "device",
+         .type = CLI_OPT_STRING,
+         .arg = "LIST",
+         .help = "GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD\n"
+                 "sees them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a\n"
+                 "unique prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)",
+         .out = &a->devices},
+        {.name = "output",
+         .short_name = 'o',
+         .type = CLI_OPT_STRING,
+         .arg = "RUN",
+         .def = "truewatt-run.sqlite",
+         .help = "the run file, SQLite, written while CMD runs: samples, kernels, NVTX\n"
+                 "ranges, the profile used and the report (docs/runfile.md; 'truewatt\n"
+                 "report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
+                 "writes the trace and events CSVs)",
+         .out = &a->run},
+        {.name = "perfetto",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .def = "truewatt-run.perfetto-trace",
+         .help = "power and kernels for ui.perfetto.dev",
+         .out = &a->perfetto},
+        {.name = "json",
+         .type = CLI_OPT_FLAG,
+         .help = "the report as JSON on stdout; CMD's own stdout then goes to stderr",
+         .out = &a->json},
+        {.name = "no-inject",
+         .type = CLI_OPT_FLAG,
+         .help = "do not load the injection library into CMD (whole-run energy only)",
+         .out = &a->no_inject},
+        {.name = "fast-period",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "period of the fast readings: power (default: the sampling plan's,\n"
+                 "from the GPU's sensor profile, e.g. 0.05 on an H100)",
+         .out = &a->fast_s,
+         PERIOD},
+        {.name = "slow-period",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "fixed period of the slow readings: energy counter, clocks (default:\n"
+                 "the plan's, 0.5 s on Ampere and later, stretched up to 1 s while a read\n"
+                 "costs more than 1 % of a core: an H100's counter takes ~4 ms of CPU a read)",
+         .out = &a->slow_s,
+         PERIOD},
+        {.name = "backend",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .def = "nvml",
+         .help = "the sensor backend",
+         .out = &a->backend},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the sensor profile to use (default: the one for the GPU and driver in\n"
+                 "$TW_PROFILE_DIR, else the profiles truewatt was built with)",
+         .out = &a->profile},
+        {.name = "merge-wait",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .def = "300",
+         .help = "in a job of several ranks, how long rank 0 waits for the other ranks'\n"
+                 "run files before its merged report (0: no merged report)",
+         .out = &a->merge_wait_s,
+         .min = 0,
+         .max = 86400},
+    };
+    const cli_opts o = {
+        .cmd = "run",
+        .synopsis = "[--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
+                    "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
+                    "                    [--profile FILE] [--merge-wait S] -- CMD [ARGS...]",
+        .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
+                 "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
+                 "The exit status is CMD's (128 + N when signal N killed it). Ctrl-C reaches CMD; a second\n"
+                 "one stops run at once, without waiting for CMD, everything recorded kept (exit 130).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .after = RUN_HELP_AFTER,
+        .min_args = 1,
+        .max_args = CLI_OPTS_ANY,
+        .missing = "which command? give it after --, e.g. truewatt run -- ./app",
+        .stop_at_arg = true};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage("run", "which command? give it after --, e.g. truewatt run -- ./app");
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
-    a->cmd = argv + optind;
+    a->cmd = argv + first;
     return 0;
 }
 
@@ -989,10 +974,6 @@ int cmd_run(int argc, char **argv)
 {
     run_state s;
     memset(&s, 0, sizeof s);
-    s.a.run = "truewatt-run.sqlite";
-    s.a.perfetto = "truewatt-run.perfetto-trace";
-    s.a.backend = "nvml";
-    s.a.merge_wait_s = MERGE_WAIT_S;
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
     if (!run_job_detect(&s.job)) return CLI_EXIT_USAGE;
