@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 
 static void help(void)
 {
@@ -92,7 +92,7 @@ int cmd_exporter(int argc, char **argv)
     }
     int rc = cli_opt_rest("exporter", argc, argv, optind);
     if (rc) return rc;
-    if (!cfg.profile_path) cfg.profile_dir = cli_profile_dir();
+    if (!cfg.profile_path) cfg.profile_dir = tw_profile_dir();
     cli_interrupt_install();
     tw_exporter *e = NULL;
     tw_status st = tw_exporter_start(&cfg, &e);

@@ -1,11 +1,25 @@
-/* The report of `truewatt run`, as text or JSON, from the same records. */
-#ifndef TW_CLI_RUN_REPORT_H
-#define TW_CLI_RUN_REPORT_H
+/* The records of a run's report (tw_report in truewatt.h) and their
+ * renderings as text, JSON and CSV: `truewatt run`'s report, one run file's
+ * (run_pipeline.c) or several merged (run_merge.c). */
+#ifndef TW_REPORT_RUN_REPORT_H
+#define TW_REPORT_RUN_REPORT_H
+
+/* The symbols carry the library's prefix (tests/meta/static_symbols.sh); the call sites keep the short names. */
+#define run_report_text tw_rep_run_report_text
+#define run_report_json tw_rep_run_report_json
+#define run_report_csv tw_rep_run_report_csv
+#define run_name_json tw_rep_run_name_json
+#define run_total_of tw_rep_run_total_of
+#define run_scope_text tw_rep_run_scope_text
+#define run_scope_json tw_rep_run_scope_json
+#define run_total_json tw_rep_run_total_json
+#define run_range_of tw_rep_run_range_of
+#define run_group_label tw_rep_run_group_label
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/sampler_report.h"
+#include "report/sampler_report.h"
 #include "core/json.h"
 #include "correct/profile.h"
 #include "estimate/estimator.h"
@@ -37,6 +51,10 @@ typedef struct run_device {
     tw_reading_model model;     /* RUN_PROFILE_MODEL: its best reading of the board */
     const tw_mig_instance *mig; /* the run's MIG instances (of every GPU: those of this one have its index) */
     size_t nmig;
+    const char *uuid;            /* the GPU's UUID ("" when unknown) */
+    const tw_events *events;     /* the events the estimate was made from (its ranges' thread and domain) */
+    const char *const *patterns; /* the groups asked for (the estimator's patterns): labels of groups */
+    size_t npatterns;
 } run_device;
 
 typedef struct run_record {
@@ -59,6 +77,12 @@ typedef struct run_record {
 } run_record;
 
 void run_report_text(const run_record *r, FILE *f);
+/* A row per GPU and record (name, group, NVTX range), the same numbers as the JSON. */
+void run_report_csv(const run_device *const *dev, size_t n, FILE *f);
+/* Group g's label: the pattern asked for when every member matches it, else the estimator's. */
+const char *run_group_label(const run_device *d, size_t g);
+/* A range of d's estimate with its thread, domain and depth (from d->events). */
+void run_range_of(const run_device *d, size_t i, tw_report_range *out);
 
 /* A name's fields in the JSON report (`name` as given: the merged report's without its rank). */
 void run_name_json(json *j, const tw_est_name *x, const char *name);
@@ -77,5 +101,34 @@ void run_scope_json(json *j, const run_device *d);
 /* "total": {gpus, gpus_without_estimate, energy_j, counter_j, kernels_j, copies_j, baseline_j} */
 void run_total_json(json *j, const run_total *t);
 void run_report_json(const run_record *r, FILE *f);
+
+/* ---------------------------------------------------------------- tw_report */
+
+typedef struct run_loaded run_loaded; /* one run file: run_pipeline.c */
+typedef struct run_merged run_merged; /* several: run_merge.c */
+
+#define run_loaded_json tw_rep_run_loaded_json
+#define run_loaded_text tw_rep_run_loaded_text
+#define run_loaded_perfetto tw_rep_run_loaded_perfetto
+#define run_loaded_free tw_rep_run_loaded_free
+#define run_merged_json tw_rep_run_merged_json
+#define run_merged_text tw_rep_run_merged_text
+#define run_merged_free tw_rep_run_merged_free
+
+struct tw_report {
+    run_loaded *one;        /* one run file, or NULL */
+    run_merged *merged;     /* several, or NULL */
+    const run_device **dev; /* the GPUs, each once (into one's or merged's) */
+    size_t ndev;
+    const char *notice; /* activity on GPUs not sampled ("" when none) */
+};
+
+void run_loaded_json(const run_loaded *L, FILE *f);
+void run_loaded_text(const run_loaded *L, FILE *f);
+tw_status run_loaded_perfetto(run_loaded *L, const char *path);
+void run_loaded_free(run_loaded *L);
+void run_merged_json(const run_merged *m, FILE *f);
+void run_merged_text(const run_merged *m, FILE *f);
+void run_merged_free(run_merged *m);
 
 #endif
