@@ -35,8 +35,10 @@ static tw_status made(tw_status st, tw_report *r, tw_report **out)
         *out = r;
         return TW_OK;
     }
+    char why[1024]; /* freeing may touch the thread's last error: the caller reads this one */
+    snprintf(why, sizeof why, "%s", tw_last_error());
     tw_report_free(r);
-    return st;
+    return tw_fail(st, "%s", why);
 }
 
 tw_status tw_report_compute(tw_run *run, const tw_report_options *o, tw_report **out)

@@ -737,9 +737,7 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
         json_kv_number(j, "energy_j", e->model_j);
         json_kv_number(j, "counter_j", x->methods.counter_j);
         run_scope_json(j, x);
-        json_kv_number(j, "kernels_j", e->kernels_j);
-        json_kv_number(j, "copies_j", e->copies_j);
-        json_kv_number(j, "baseline_j", e->baseline_j);
+        run_split_json(j, e->kernels_j, e->copies_j, e->baseline_j);
         json_kv_number(j, "reference_j", e->reference_j);
         json_kv_number(j, "conservation_pct", e->conservation_pct);
         json_kv_number(j, "idle_before_w", e->idle_before_w);
@@ -756,16 +754,7 @@ void run_merged_json(const merge *m, FILE *out)
     json_begin_object(&j);
     json_kv_bool(&j, "merged", true);
     json_kv_uint(&j, "hosts", count_hosts(m));
-    json_key(&j, "warnings");
-    json_begin_array(&j);
-    for (const char *w = m->warn; w && *w;) {
-        size_t len = strcspn(w, "\n");
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)len, w);
-        json_string(&j, line);
-        w += len + (w[len] != '\0');
-    }
-    json_end_array(&j);
+    run_json_lines(&j, "warnings", m->warn);
     json_runs(&j, m);
     json_key(&j, "gpus");
     json_begin_array(&j);

@@ -464,6 +464,13 @@ static void text_total(const run_record *r, FILE *f)
         fprintf(f, "   %zu GPU%s without an estimate: not in the total\n", t.without, t.without == 1 ? "" : "s");
 }
 
+void run_split_json(json *j, double kernels_j, double copies_j, double baseline_j)
+{
+    json_kv_number(j, "kernels_j", kernels_j);
+    json_kv_number(j, "copies_j", copies_j);
+    json_kv_number(j, "baseline_j", baseline_j);
+}
+
 void run_total_json(json *j, const run_total *t)
 {
     json_key(j, "total");
@@ -472,9 +479,7 @@ void run_total_json(json *j, const run_total *t)
     json_kv_uint(j, "gpus_without_estimate", t->without);
     json_kv_number(j, "energy_j", t->model_j);
     json_kv_number(j, "counter_j", t->counter_j);
-    json_kv_number(j, "kernels_j", t->kernels_j);
-    json_kv_number(j, "copies_j", t->copies_j);
-    json_kv_number(j, "baseline_j", t->baseline_j);
+    run_split_json(j, t->kernels_j, t->copies_j, t->baseline_j);
     json_end_object(j);
 }
 
@@ -531,7 +536,7 @@ void run_report_text(const run_record *r, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_lines(json *j, const char *key, const char *text)
+void run_json_lines(json *j, const char *key, const char *text)
 {
     json_key(j, key);
     json_begin_array(j);
@@ -565,8 +570,8 @@ static void json_estimate(json *j, const run_device *d)
     json_key(j, "estimate");
     json_begin_object(j);
     json_kv_string(j, "readings_fitted", d->info.readings);
-    json_lines(j, "notes", d->info.notes);
-    json_lines(j, "warnings", e->warnings);
+    run_json_lines(j, "notes", d->info.notes);
+    run_json_lines(j, "warnings", e->warnings);
     json_kv_time(j, "fit_start_s", e->fit_t0_s);
     json_kv_time(j, "fit_end_s", e->fit_t1_s);
     json_kv_uint(j, "baseline_knots", e->nknots);
@@ -582,9 +587,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_time(j, "reference_start_s", e->reference_t0_s);
     json_kv_time(j, "reference_end_s", e->reference_t1_s);
     json_kv_number(j, "model_over_reference_j", e->model_ref_j);
-    json_kv_number(j, "kernels_j", e->kernels_j);
-    json_kv_number(j, "copies_j", e->copies_j);
-    json_kv_number(j, "baseline_j", e->baseline_j);
+    run_split_json(j, e->kernels_j, e->copies_j, e->baseline_j);
     json_kv_number(j, "model_j", e->model_j);
     json_kv_number(j, "conservation_pct", e->conservation_pct);
     json_kv_bool(j, "conservation_ok", fabs(e->conservation_pct) <= CHECK_PCT);
@@ -754,7 +757,7 @@ static void json_sampler(json *j, const run_record *r)
         json_end_object(j);
     }
     json_end_array(j);
-    json_lines(j, "notes", s->notes);
+    run_json_lines(j, "notes", s->notes);
     json_end_object(j);
 }
 
@@ -779,7 +782,7 @@ void run_report_json(const run_record *r, FILE *f)
     json_kv_number(&j, "command_wall_s", r->child_wall_s);
     json_kv_string(&j, "backend", r->backend);
     json_kv_uint(&j, "t0_mono_ns", r->t0_mono_ns);
-    json_lines(&j, "warnings", r->warnings);
+    run_json_lines(&j, "warnings", r->warnings);
     json_key(&j, "timeline");
     json_begin_object(&j);
     json_kv_uint(&j, "events", r->nevents);

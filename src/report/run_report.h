@@ -15,6 +15,8 @@
 #define run_total_json tw_rep_run_total_json
 #define run_range_of tw_rep_run_range_of
 #define run_group_label tw_rep_run_group_label
+#define run_split_json tw_rep_run_split_json
+#define run_json_lines tw_rep_run_json_lines
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -98,6 +100,10 @@ run_total run_total_of(const run_device *const *dev, size_t n);
  * module_energy_j, module_reading). */
 void run_scope_text(const run_device *d, FILE *f);
 void run_scope_json(json *j, const run_device *d);
+/* Keys kernels_j, copies_j, baseline_j: where a GPU's (or the total's) energy went. */
+void run_split_json(json *j, double kernels_j, double copies_j, double baseline_j);
+/* Key `key`: an array of text's lines (the empty ones left out). */
+void run_json_lines(json *j, const char *key, const char *text);
 /* "total": {gpus, gpus_without_estimate, energy_j, counter_j, kernels_j, copies_j, baseline_j} */
 void run_total_json(json *j, const run_total *t);
 void run_report_json(const run_record *r, FILE *f);
