@@ -134,6 +134,39 @@ for pat in '^step +1\.9000 +3\.0000 .* 100 +\(default\)$' '^  fwd +1\.9500 ' '^l
     '^NVTX ranges per domain and thread' '^\(default\) +100 +step +2 '; do
     grep -Eq -- "$pat" plain.txt || { cat plain.txt; fail "text report lacks /$pat/"; }
 done
+# the public API (docs/api.md's report example, compiled against truewatt.h and libtruewatt.so):
+# the same records as the JSON of `truewatt run`
+python3 - "$HERE/../../docs/api.md" >report_example.c <<'PY' || fail "no report example in docs/api.md"
+import re, sys
+m = re.search(r"<!-- example: report_example.c -->\s*```c\n(.*?)```", open(sys.argv[1]).read(), re.S)
+sys.exit(1) if not m else sys.stdout.write(m.group(1))
+PY
+LIBDIR=$(dirname "$BIN")
+san=
+nm -D "$LIBDIR/libtruewatt.so" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined
+command -v cc >/dev/null || fail "no C compiler (cc) for the API example"
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror $san -I"$HERE/../../include" report_example.c -L"$LIBDIR" -ltruewatt -o report_example \
+    2>cc.log || fail "the report example does not compile: $(cat cc.log)"
+LD_LIBRARY_PATH=$LIBDIR ./report_example r.sqlite 'gemm*' >api.txt 2>err6.txt || fail "report example: $(cat err6.txt)"
+python3 - run.json api.txt <<'PY' || fail "the API's records differ from the JSON's"
+import json, re, sys
+dev = json.load(open(sys.argv[1]))["devices"][0]
+out = open(sys.argv[2]).read()
+g = re.search(r"^GPU 0: ([0-9.]+) J \(kernels ([0-9.]+) J, baseline ([0-9.]+) J\)$", out, re.M)
+assert g and abs(float(g[1]) - dev["estimate"]["model_j"]) < 1e-5 and abs(float(g[2]) - dev["estimate"]["kernels_j"]) < 1e-5, out
+grp = re.findall(r"^group (.+): (\d+) names, ([0-9.]+) J$", out, re.M)
+assert [(x[0], int(x[1])) for x in grp] == [(x["label"], len(x["names"])) for x in dev["groups"]], (grp, dev["groups"])
+assert all(abs(float(a[2]) - b["energy_j"]) < 1e-5 for a, b in zip(grp, dev["groups"])), grp
+rng = re.findall(r"^range (\S+): domain '(.*)', thread (\d+), depth (\d+): ([0-9.]+) J, ([0-9.-]+) J above the baseline$", out, re.M)
+want = [(r["name"], r["domain"], r["tid"], r["depth"], r["energy_j"], r["above_baseline_j"]) for r in dev["nvtx_ranges"]]
+assert len(rng) == len(want) == 4, out
+for a, b in zip(rng, want):
+    assert a[:4] == (b[0], b[1], str(b[2]), str(b[3])) and abs(float(a[4]) - b[4]) < 1e-5 and abs(float(a[5]) - b[5]) < 1e-5, (a, b)
+assert re.search(r"^csv: [1-9][0-9]* bytes$", out, re.M), out
+print("ok    the public API (docs/api.md's report example) gives the JSON's records")
+PY
+
 # wrong usage
 "$BIN" report r.sqlite --group '' >/dev/null 2>err4.txt && fail "--group '' accepted"
 grep -q "^truewatt report: --group needs a name pattern" err4.txt || fail "--group '': $(cat err4.txt)"
