@@ -822,6 +822,19 @@ static void csv_text(FILE *f, const char *s)
     tw_csv_write_field(f, s ? s : "");
 }
 
+/* The columns status .. upper_j of a name or a group: what the estimator fitted. */
+static void csv_fit(FILE *f, tw_est_status status, uint64_t launches, double time_s, double energy_j,
+                    double energy_sd_j, double power_w, double upper_j)
+{
+    csv_text(f, tw_est_status_name(status));
+    fprintf(f, ",%llu", (unsigned long long)launches);
+    csv_num(f, time_s);
+    csv_num(f, energy_j);
+    csv_num(f, energy_sd_j);
+    csv_num(f, power_w);
+    csv_num(f, upper_j);
+}
+
 void run_report_csv(const run_device *const *dev, size_t n, FILE *f)
 {
     fputs("gpu,record,name,kind,status,launches,time_s,energy_j,energy_sd_j,power_w,upper_j,group,domain,tid,depth,"
@@ -835,13 +848,7 @@ void run_report_csv(const run_device *const *dev, size_t n, FILE *f)
             fprintf(f, "%d,name", d->index);
             csv_text(f, x->name);
             csv_text(f, x->kind);
-            csv_text(f, tw_est_status_name(x->status));
-            fprintf(f, ",%llu", (unsigned long long)x->launches);
-            csv_num(f, x->time_s);
-            csv_num(f, x->energy_j);
-            csv_num(f, x->energy_sd_j);
-            csv_num(f, x->power_w);
-            csv_num(f, x->upper_j);
+            csv_fit(f, x->status, x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w, x->upper_j);
             if (x->group >= 0)
                 fprintf(f, ",%d", x->group);
             else
@@ -853,13 +860,7 @@ void run_report_csv(const run_device *const *dev, size_t n, FILE *f)
             fprintf(f, "%d,group", d->index);
             csv_text(f, run_group_label(d, g));
             csv_text(f, "");
-            csv_text(f, tw_est_status_name(x->status));
-            fprintf(f, ",%llu", (unsigned long long)x->launches);
-            csv_num(f, x->time_s);
-            csv_num(f, x->energy_j);
-            csv_num(f, x->energy_sd_j);
-            csv_num(f, x->power_w);
-            csv_num(f, x->upper_j);
+            csv_fit(f, x->status, x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w, x->upper_j);
             fprintf(f, ",%zu,,,,,,,\n", g);
         }
         for (size_t i = 0; e && i < e->nranges; i++) {
