@@ -226,7 +226,8 @@ static void text_groups(const run_device *d, FILE *f)
 {
     const tw_estimate *e = d->est;
     if (e->ngroups == 0) return;
-    fprintf(f, "\ngroups: names the sensor cannot tell apart (always together), reported together\n");
+    fprintf(f, "\ngroups: names the sensor cannot tell apart (always together)%s, reported together\n",
+            d->npatterns ? " or that --group/--group-range asked for" : "");
     for (size_t g = 0; g < e->ngroups; g++) {
         const tw_est_group *x = &e->groups[g];
         if (x->status == TW_EST_BELOW_RESOLUTION)
