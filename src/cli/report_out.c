@@ -74,6 +74,7 @@ int report_run_file(tw_run *run, const run_report_opts *o, FILE *out)
     if (o->perfetto) tw_report_write_perfetto(r, o->perfetto); /* a failure is a warning in the report */
     int rc = print(r, o, out);
     if (rc == 0 && o->csv) write_csv(r, o);
+    if (rc == 0 && o->on_report) o->on_report(o->user, r);
     if (rc == 0 && tw_report_keep(r, run, o->options) != TW_OK)
         fprintf(stderr, "truewatt %s: warning: the report is not kept in %s: %s\n", o->cmd, o->path, tw_last_error());
     tw_report_free(r);

@@ -214,3 +214,8 @@ tw_status tw_report_range_get(const tw_report *r, size_t d, size_t i, tw_report_
     run_range_of(x, i, out);
     return TW_OK;
 }
+
+const tw_estimate *tw_report_device_estimate(const tw_report *r, size_t d)
+{
+    return r && d < r->ndev ? r->dev[d]->est : NULL;
+}

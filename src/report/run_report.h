@@ -129,6 +129,10 @@ struct tw_report {
     const char *notice; /* activity on GPUs not sampled ("" when none) */
 };
 
+/* Device d's estimate (NULL: none, or no such device): for code inside truewatt that takes
+ * the estimator's records themselves (the exporter's process report). */
+const tw_estimate *tw_report_device_estimate(const tw_report *r, size_t d);
+
 void run_loaded_json(const run_loaded *L, FILE *f);
 void run_loaded_text(const run_loaded *L, FILE *f);
 tw_status run_loaded_perfetto(run_loaded *L, const char *path);
