@@ -1008,6 +1008,7 @@ static int merge_ranks(run_state *s)
     o.json = s->a.json;
     o.options = "";
     o.csv = s->a.rep.csv; /* the job's CSV: the merged report's */
+    o.nrange_groups = 0;  /* --group-range: in each rank's own report (its run file), not the merged one */
     int rc = report_merged(ready, k, &o, stdout);
     free(paths);
     free(done);
