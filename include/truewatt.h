@@ -183,6 +183,111 @@ TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
 /* Its activities as the injection library's events CSV, times to the ns. */
 TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
 
+/* ---------------------------------------------------------------- reports */
+
+/* The energy report of a run file: per GPU, where the energy went (baseline,
+ * kernels, copies), each kernel name, each group of names, each NVTX range
+ * (with its thread, domain and nesting depth), the sensor profile used and
+ * the sampler's cost. One record model; text, JSON, CSV and Perfetto are
+ * renderings of it. It is what `truewatt run` prints when its command ends
+ * and what `truewatt report RUN` prints later. */
+typedef struct tw_report tw_report;
+
+typedef enum tw_report_format {
+    TW_REPORT_TEXT = 0, /* tables, as `truewatt report RUN` prints them */
+    TW_REPORT_JSON = 1, /* every record (keys: docs/usage.md) */
+    TW_REPORT_CSV = 2   /* a row per GPU and record (name, group, range): docs/usage.md */
+} tw_report_format;
+
+typedef struct tw_report_options {
+    size_t size;               /* sizeof(tw_report_options), set by tw_report_options_init */
+    const char *profile;       /* a sensor profile file for every GPU instead of the one the run
+                                  recorded (NULL: the run's) */
+    const char *const *groups; /* name patterns (fnmatch(3), e.g. "*gemm*"): the names matching
+                                  one are reported as one group, whatever the data could split */
+    size_t ngroups;
+    const char *const *range_groups; /* NVTX range names: the names of the kernels run inside such a
+                                        range (on any thread) form one group per range name */
+    size_t nrange_groups;
+    const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
+} tw_report_options;
+
+TW_API void tw_report_options_init(tw_report_options *o);
+/* The report of a run file open with tw_run_open (or being recorded). */
+TW_API tw_status tw_report_compute(tw_run *run, const tw_report_options *o, tw_report **out);
+/* The merged report of several run files (the ranks of an MPI job, docs/mpi.md):
+ * each GPU (host and UUID) once, the kernels of every rank that ran on it
+ * fitted together, per rank. */
+TW_API tw_status tw_report_merge(const char *const *paths, size_t n, const tw_report_options *o, tw_report **out);
+/* Writes the Perfetto file (ui.perfetto.dev) of a report of one run file; the
+ * report then names it (a failure is also a warning line in the report). */
+TW_API tw_status tw_report_write_perfetto(tw_report *r, const char *path);
+/* The report as text, JSON or CSV, NUL-terminated; the caller frees *text with free(). */
+TW_API tw_status tw_report_render(const tw_report *r, tw_report_format format, char **text, size_t *len);
+/* Adds the report's JSON to the run file's reports table, with the options that made it. */
+TW_API tw_status tw_report_keep(const tw_report *r, tw_run *run, const char *options);
+/* Lines about activity on GPUs that were not sampled ("" when none): a
+ * command-line tool shows them at once, before the report. */
+TW_API const char *tw_report_notice(const tw_report *r);
+TW_API void tw_report_free(tw_report *r);
+
+/* The records. Each *_get fills out up to out->size bytes (set it to the
+ * struct's sizeof); strings stay valid until tw_report_free. */
+typedef struct tw_report_device {
+    size_t size;                   /* sizeof(tw_report_device), set by the caller */
+    int index;                     /* NVML index */
+    const char *uuid;              /* "" when unknown */
+    const char *name;              /* e.g. "NVIDIA H100 80GB HBM3"; "" when unknown */
+    const char *error;             /* why there is no estimate; NULL when there is one (the numbers below) */
+    double fit_start_s, fit_end_s; /* the span estimated, on the run's timeline */
+    double energy_j;               /* the model over the span: baseline + kernels + copies */
+    double counter_j;              /* the energy counter's difference over it (NaN: none) */
+    double kernels_j, copies_j, baseline_j;
+    double conservation_pct;      /* the model against the reference reading */
+    size_t names, groups, ranges; /* how many records of each kind */
+} tw_report_device;
+
+typedef struct tw_report_name {
+    size_t size;        /* sizeof(tw_report_name), set by the caller */
+    const char *name;   /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
+    const char *kind;   /* "kernel", "memcpy", "memset" */
+    const char *status; /* "ok", "below_resolution" (upper_j bounds it), "grouped" (see group), "unobserved" */
+    uint64_t launches;
+    double time_s;   /* the time it ran */
+    double energy_j; /* above the baseline; NaN unless status is "ok" */
+    double energy_sd_j;
+    double power_w; /* above the baseline, while it runs */
+    double upper_j; /* "below_resolution": the bound */
+    int group;      /* its group's index, or -1 */
+} tw_report_name;
+
+typedef struct tw_report_group {
+    size_t size;       /* sizeof(tw_report_group), set by the caller */
+    const char *label; /* the pattern or range asked for, or "group N: NAME (+M)" */
+    const char *status;
+    size_t members;
+    uint64_t launches;
+    double time_s, energy_j, energy_sd_j, power_w, upper_j;
+} tw_report_group;
+
+typedef struct tw_report_range {
+    size_t size; /* sizeof(tw_report_range), set by the caller */
+    const char *name;
+    const char *domain; /* "" for NVTX's default domain */
+    int64_t tid;        /* the thread that opened it (0: unknown) */
+    int depth;          /* push/pop nesting, 1 = outermost; 0 for start/end ranges */
+    double start_s, end_s;
+    double energy_j;         /* the whole GPU's energy over the range */
+    double above_baseline_j; /* what the kernels inside it drew above the baseline */
+    double baseline_j;       /* energy_j - above_baseline_j */
+} tw_report_range;
+
+TW_API size_t tw_report_device_count(const tw_report *r);
+TW_API tw_status tw_report_device_get(const tw_report *r, size_t d, tw_report_device *out);
+TW_API tw_status tw_report_name_get(const tw_report *r, size_t d, size_t i, tw_report_name *out);
+TW_API tw_status tw_report_group_get(const tw_report *r, size_t d, size_t i, tw_report_group *out);
+TW_API tw_status tw_report_range_get(const tw_report *r, size_t d, size_t i, tw_report_range *out);
+
 /* ---------------------------------------------------------------- simulator scenarios */
 
 typedef enum tw_sim_profile {

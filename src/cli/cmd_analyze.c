@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "cli/report_analysis.h"
 #include "core/error.h"
 #include "correct/identify.h"
@@ -201,14 +201,14 @@ static int profile_load(const analyze_args *a, profile_work *w)
 {
     tw_profile_init(&w->p);
     if (a->profile) {
-        tw_status st = cli_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
+        tw_status st = tw_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
         if (st != TW_OK) return cli_fail("analyze", st);
         w->have = true;
         return 0;
     }
     char gpu[128], driver[64];
-    if (!cli_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
-    tw_status st = cli_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
+    if (!tw_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
+    tw_status st = tw_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
     if (st == TW_OK)
         w->have = true;
     else if (st != TW_ENOTFOUND)

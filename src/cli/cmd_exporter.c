@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 
 static void say(void *user, const char *line)
 {
@@ -81,7 +81,7 @@ int cmd_exporter(int argc, char **argv)
     int first;
     int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!cfg.profile_path) cfg.profile_dir = cli_profile_dir();
+    if (!cfg.profile_path) cfg.profile_dir = tw_profile_dir();
     cli_interrupt_install();
     tw_exporter *e = NULL;
     tw_status st = tw_exporter_start(&cfg, &e);

@@ -14,7 +14,7 @@
 #include "bench/repeat.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "correct/identify.h"
@@ -252,12 +252,12 @@ int cmd_measure_kernel(int argc, char **argv)
     char how[4352];
     tw_status st = TW_OK;
     /* a profile that was named must load before anything starts */
-    if (a.profile && (st = cli_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK)
+    if (a.profile && (st = tw_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK)
         return cli_fail(CMD, st);
     tw_exec *x = NULL;
     double per = a.blocks * (a.block_s + a.gap_s + 0.05) + (a.reference ? REF_S + 1.5 : 0) + 4.0;
     if ((rc = cli_exp_start(CMD, &a.exp, per, prov, &x))) return rc;
-    if (!a.profile) st = cli_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
+    if (!a.profile) st = tw_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
     if (st == TW_ENOTFOUND) {
         cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
         c.identify = true;

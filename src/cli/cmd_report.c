@@ -1,14 +1,25 @@
 /* truewatt report RUN: the report of a run file, recomputed offline (with
  * another sensor profile, as JSON, with a Perfetto file) by the same path
- * `truewatt run` takes when its command ends (run_pipeline.h). */
+ * `truewatt run` takes when its command ends (tw_report_compute). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "cli/run_merge.h"
-#include "cli/run_pipeline.h"
-#include "runfile/runfile.h"
+#include "cli/report_out.h"
+#include "truewatt.h"
+
+static int add_group(const char *cmd, const char *value, void *out)
+{
+    (void)cmd;
+    return report_add_group(out, false, value);
+}
+
+static int add_group_range(const char *cmd, const char *value, void *out)
+{
+    (void)cmd;
+    return report_add_group(out, true, value);
+}
 
 /* The options, declared once (cli/opts.h). */
 int cmd_report(int argc, char **argv)
@@ -25,12 +36,33 @@ int cmd_report(int argc, char **argv)
          .arg = "FILE",
          .help = "also write power and kernels for ui.perfetto.dev",
          .out = &o.perfetto},
+        {.name = "csv",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "also write the report's records as CSV: a row per GPU and name, group\n"
+                 "or NVTX range (docs/usage.md)",
+         .out = &o.csv},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the report as JSON", .out = &o.json},
+        {.name = "group",
+         .type = CLI_OPT_CALL,
+         .arg = "PATTERN",
+         .help = "the kernel names matching PATTERN (fnmatch, e.g. '*gemm*') reported as\n"
+                 "one group (repeatable; a merged report's names are 'rank N: name')",
+         .out = &o,
+         .call = add_group},
+        {.name = "group-range",
+         .type = CLI_OPT_CALL,
+         .arg = "NAME",
+         .help = "the kernels that start inside an NVTX range named NAME (any thread)\n"
+                 "reported as one group 'range NAME: *' (repeatable; one run file)",
+         .out = &o,
+         .call = add_group_range},
     };
     const cli_opts table = {
         .cmd = "report",
-        .synopsis = "RUN [--profile FILE] [--perfetto FILE] [--json]\n"
-                    "       truewatt report RUN RUN... [--profile FILE] [--json]",
+        .synopsis = "RUN [--profile FILE] [--perfetto FILE] [--csv FILE] [--json]\n"
+                    "                          [--group PATTERN]... [--group-range NAME]...\n"
+                    "       truewatt report RUN RUN... [--profile FILE] [--csv FILE] [--json] [--group PATTERN]...",
         .about = "Recomputes the energy report of RUN, a run file that 'truewatt run' recorded\n"
                  "(truewatt-run.sqlite), as 'truewatt run' prints it when its command ends; the report is\n"
                  "also added to RUN's reports table. A run file copied from another machine reports the same.\n\n"
@@ -51,7 +83,7 @@ int cmd_report(int argc, char **argv)
             if (argv[i][0] == '-' && argv[i][1])
                 return cli_usage("report", "options go before the run files: '%s'", argv[i]);
         o.options = "";
-        return run_merge_report((const char *const *)argv + first, (size_t)(argc - first), &o, stdout);
+        return report_merged((const char *const *)argv + first, (size_t)(argc - first), &o, stdout);
     }
     const char *path = argv[first];
     char options[1024] = "";
@@ -60,10 +92,11 @@ int cmd_report(int argc, char **argv)
             snprintf(options + strlen(options), sizeof options - strlen(options), "%s%s", options[0] ? " " : "",
                      argv[i]);
     o.options = options;
+    o.path = path;
     tw_run *run = NULL;
     tw_status st = tw_run_open(path, &run);
     if (st != TW_OK) return cli_fail("report", st);
-    rc = run_report_file(run, &o, stdout);
+    rc = report_run_file(run, &o, stdout);
     st = tw_run_close(run);
     /* the report is out; the file could not keep it (a full disk, read-only): said, not a failure */
     if (st != TW_OK && rc == 0)

@@ -20,10 +20,9 @@
 #include "cli/interrupt.h"
 #include "cli/job.h"
 #include "cli/opts.h"
-#include "cli/profile_pick.h"
-#include "cli/run_merge.h"
-#include "cli/run_pipeline.h"
-#include "cli/run_report.h"
+#include "cli/report_out.h"
+#include "correct/profile_pick.h"
+#include "report/run_pipeline.h"
 #include "core/error.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_mig.h"
@@ -76,9 +75,24 @@ typedef struct run_args {
     char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
     char *ids[MAX_IDS];
     size_t nids;
+    run_report_opts rep; /* --csv, --group, --group-range */
 } run_args;
 
 #define PERIOD .min = 1e-5, .max = 3600
+
+static int add_group(const char *cmd, const char *value, void *out)
+{
+    run_report_opts *rep = out;
+    rep->cmd = cmd;
+    return report_add_group(rep, false, value);
+}
+
+static int add_group_range(const char *cmd, const char *value, void *out)
+{
+    run_report_opts *rep = out;
+    rep->cmd = cmd;
+    return report_add_group(rep, true, value);
+}
 
 /* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
@@ -107,10 +121,28 @@ static int parse_args(int argc, char **argv, run_args *a)
          .def = "truewatt-run.perfetto-trace",
          .help = "power and kernels for ui.perfetto.dev",
          .out = &a->perfetto},
+        {.name = "csv",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "also the report's records as CSV: a row per GPU and name, group or\nNVTX range",
+         .out = &a->rep.csv},
         {.name = "json",
          .type = CLI_OPT_FLAG,
          .help = "the report as JSON on stdout; CMD's own stdout then goes to stderr",
          .out = &a->json},
+        {.name = "group",
+         .type = CLI_OPT_CALL,
+         .arg = "PATTERN",
+         .help = "the kernel names matching PATTERN (fnmatch, e.g. '*gemm*') reported as\none group (repeatable)",
+         .out = &a->rep,
+         .call = add_group},
+        {.name = "group-range",
+         .type = CLI_OPT_CALL,
+         .arg = "NAME",
+         .help = "the kernels that start inside an NVTX range named NAME (any thread)\nreported as one group "
+                 "'range NAME: *' (repeatable)",
+         .out = &a->rep,
+         .call = add_group_range},
         {.name = "no-inject",
          .type = CLI_OPT_FLAG,
          .help = "do not load the injection library into CMD (whole-run energy only)",
@@ -154,9 +186,11 @@ static int parse_args(int argc, char **argv, run_args *a)
     };
     const cli_opts o = {
         .cmd = "run",
-        .synopsis = "[--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
-                    "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
-                    "                    [--profile FILE] [--merge-wait S] -- CMD [ARGS...]",
+        .synopsis =
+            "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
+            "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
+            "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
+            "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
                  "The exit status is CMD's (128 + N when signal N killed it). Ctrl-C reaches CMD; a second\n"
@@ -403,11 +437,19 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
     return 0;
 }
 
+/* A GPU sampled: its number, name and driver, its columns' prefix. */
+typedef struct run_gpu {
+    int index;
+    char prefix[32];
+    char name[96];
+    char driver[32];
+} run_gpu;
+
 /* The report's devices: those chosen, in that order. */
-static void describe_devices(const tw_device_info *info, size_t n, run_device *dev)
+static void describe_devices(const tw_device_info *info, size_t n, run_gpu *dev)
 {
     for (size_t d = 0; d < n; d++) {
-        run_device *x = &dev[d];
+        run_gpu *x = &dev[d];
         memset(x, 0, sizeof *x);
         x->index = (int)info[d].index;
         snprintf(x->name, sizeof x->name, "%s", info[d].name);
@@ -523,12 +565,12 @@ typedef struct run_state {
     tw_run *run;
     tw_run_tail tail;      /* how far the events file is imported */
     char events_note[600]; /* why the timeline is incomplete, or "" */
-    run_device dev[MAX_DEVICES];
+    run_gpu dev[MAX_DEVICES];
     size_t ndev;
     tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
     char provenance[1024];
     tw_profile given;                           /* --profile, loaded before the command runs */
-    char given_how[1200];                       /* cli_profile_pick's line for it */
+    char given_how[1200];                       /* tw_profile_pick's line for it */
     run_job job;                                /* the rank, when in a parallel job */
     const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
     char run_path[PATH_MAX], perfetto_path[PATH_MAX];
@@ -587,7 +629,7 @@ static tw_status record_devices(run_state *s)
 {
     tw_status st = TW_OK;
     for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
-        run_device *x = &s->dev[d];
+        run_gpu *x = &s->dev[d];
         tw_run_device rd;
         memset(&rd, 0, sizeof rd);
         rd.index = x->index;
@@ -606,10 +648,7 @@ static tw_status record_devices(run_state *s)
         snprintf(rd.plan, sizeof rd.plan, "%s", p && p->plan ? p->plan : "");
         st = tw_run_put_device(s->run, &rd);
         if (st != TW_OK || s->sampler) continue; /* the profile once, before the sampler */
-        run_pick_profile(s->a.profile, &s->given, s->given_how, x->name, x->driver, x);
-        char *text = run_profile_json(x);
-        st = tw_run_set_profile(s->run, x->index, (int)x->profile, x->profile_how, text);
-        free(text);
+        st = tw_run_record_profile(s->run, x->index, x->name, x->driver, s->a.profile, &s->given, s->given_how);
     }
     return st;
 }
@@ -741,7 +780,7 @@ static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
     const char *cmd = s->a.cmd[0];
     if (s->a.profile) { /* a bad profile fails now, not after the command ran */
         tw_profile_init(&s->given);
-        tw_status pst = cli_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
+        tw_status pst = tw_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
         if (pst != TW_OK) return cli_fail("run", pst);
     }
     if (!output_folder_writable(s->a.run)) return CLI_EXIT_FAIL;
@@ -797,7 +836,7 @@ static int start_sampling(run_state *s, uint64_t t0)
                             .t0_mono_ns = t0,
                             .provenance = s->provenance,
                             .profile_path = s->a.profile,
-                            .profile_dir = cli_profile_dir(),
+                            .profile_dir = tw_profile_dir(),
                             .run = s->run};
     tw_status st = tw_sampler_start(&sc, &s->sampler);
     if (st != TW_OK) return cli_fail("run", st);
@@ -962,8 +1001,14 @@ static int merge_ranks(run_state *s)
                 "truewatt run: rank %d: %d of %d ranks' run files were not complete after %.0f s (e.g. %s): the merged "
                 "report leaves them out; once they are, give them all to truewatt report\n",
                 s->job.rank, missing, n, s->a.merge_wait_s, paths[first_missing]);
-    run_report_opts o = {"run", s->a.profile, NULL, s->a.json, ""};
-    int rc = run_merge_report(ready, k, &o, stdout);
+    run_report_opts o = s->a.rep;
+    o.cmd = "run";
+    o.profile = s->a.profile;
+    o.json = s->a.json;
+    o.options = "";
+    o.csv = s->a.rep.csv; /* the job's CSV: the merged report's */
+    o.nrange_groups = 0;  /* --group-range: in each rank's own report (its run file), not the merged one */
+    int rc = report_merged(ready, k, &o, stdout);
     free(paths);
     free(done);
     free(ready);
@@ -1027,10 +1072,16 @@ int cmd_run(int argc, char **argv)
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     char options[2048];
     options_text(argc, argv, options, sizeof options);
-    run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options};
+    run_report_opts o = s.a.rep;
+    o.cmd = "run";
+    o.path = s.a.run;
+    o.perfetto = s.a.perfetto;
+    o.json = s.a.json;
+    o.options = options;
+    if (ranks) o.csv = NULL; /* rank 0's merged report writes it */
     /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
     FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
-    int report_rc = out ? run_report_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
+    int report_rc = out ? report_run_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
     if (out && out != stdout) fclose(out);
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)

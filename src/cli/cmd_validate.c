@@ -13,7 +13,7 @@
 #include "bench/plans.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "cli/validate_report.h"
 
 typedef struct validate_args {
@@ -80,7 +80,7 @@ static int analyse_recorded(const validate_args *a, char *trace, char *events)
     memset(&named, 0, sizeof named);
     named.true_idle_w = named.true_active_idle_w = named.true_step_w = NAN;
     int index = 0;
-    if (cli_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
+    if (tw_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
         snprintf(named.backend, sizeof named.backend, "replay");
     int rc = st == TW_OK ? validate_report(s, ev, a->out, named.gpu[0] ? &named : NULL) : cli_fail("validate", st);
     tw_sensor_close(s);

@@ -1,4 +1,4 @@
-#include "cli/sampler_report.h"
+#include "report/sampler_report.h"
 
 #include <math.h>
 

@@ -1,12 +1,16 @@
 /* MIG in the report of a run (see timeline/mig.h): the run file's MIG
  * instances, their kernels charged to the parent GPU under the instance's
  * label, and a table per GPU of each instance's energy, an estimate. */
-#ifndef TW_CLI_RUN_MIG_H
-#define TW_CLI_RUN_MIG_H
+#ifndef TW_REPORT_RUN_MIG_H
+#define TW_REPORT_RUN_MIG_H
+
+#define run_mig_apply tw_rep_run_mig_apply
+#define run_mig_text tw_rep_run_mig_text
+#define run_mig_json tw_rep_run_mig_json
 
 #include <stdio.h>
 
-#include "cli/run_report.h"
+#include "report/run_report.h"
 #include "core/json.h"
 #include "runfile/runfile.h"
 #include "timeline/mig.h"

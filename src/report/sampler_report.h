@@ -1,7 +1,11 @@
 /* The sampler's CPU cost and plan in `truewatt run`'s report (kept apart
  * from run_report.c so that the report's other sections can change alone). */
-#ifndef TW_CLI_SAMPLER_REPORT_H
-#define TW_CLI_SAMPLER_REPORT_H
+#ifndef TW_REPORT_SAMPLER_REPORT_H
+#define TW_REPORT_SAMPLER_REPORT_H
+
+#define sampler_cpu_pct_per_gpu tw_rep_sampler_cpu_pct_per_gpu
+#define sampler_cpu_text tw_rep_sampler_cpu_text
+#define sampler_cpu_json tw_rep_sampler_cpu_json
 
 #include <stdio.h>
 

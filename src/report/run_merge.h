@@ -7,17 +7,16 @@
  * on it, moved onto the owner's timeline (same host: same CLOCK_MONOTONIC),
  * are fitted together, each name per rank ("rank 1: gemm"), so that each rank
  * gets its own kernels' energy and the GPU's energy is counted once. */
-#ifndef TW_CLI_RUN_MERGE_H
-#define TW_CLI_RUN_MERGE_H
+#ifndef TW_REPORT_RUN_MERGE_H
+#define TW_REPORT_RUN_MERGE_H
 
 #include <stddef.h>
-#include <stdio.h>
 
-#include "cli/run_pipeline.h"
+#include "report/run_report.h"
 
-/* Prints the merged report of the n run files on `out` (text, or JSON with
- * o->json); o->perfetto is not supported here. Returns 0, or an exit code
- * after a message on stderr. */
-int run_merge_report(const char *const *paths, size_t n, const run_report_opts *o, FILE *out);
+#define run_merge_load tw_rep_run_merge_load
+
+/* The merged report of the n run files into r (tw_report_merge). */
+tw_status run_merge_load(const char *const *paths, size_t n, const tw_report_options *o, tw_report *r);
 
 #endif

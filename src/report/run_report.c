@@ -1,12 +1,15 @@
-/* The report of `truewatt run`: text tables or JSON, from one record. */
-#include "cli/run_report.h"
+/* The report of `truewatt run`: text tables, JSON or CSV, from one record. */
+#include "report/run_report.h"
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/run_mig.h"
-#include "cli/sampler_report.h"
+#include "trace/csv.h"
+
+#include "report/run_mig.h"
+#include "report/sampler_report.h"
 #include "core/json.h"
 #include "report/table.h"
 
@@ -206,17 +209,32 @@ static void text_names(const tw_estimate *e, FILE *f)
                 "'<': below resolution: the energy is under two standard errors; the bound is the estimate + 2 sd\n");
 }
 
-static void text_groups(const tw_estimate *e, FILE *f)
+const char *run_group_label(const run_device *d, size_t g)
 {
+    const tw_estimate *e = d->est;
+    const tw_est_group *x = &e->groups[g];
+    for (size_t k = 0; k < d->npatterns; k++) {
+        bool all = x->nmembers > 0;
+        for (size_t m = 0; all && m < x->nmembers; m++)
+            all = fnmatch(d->patterns[k], e->names[x->members[m]].name, 0) == 0;
+        if (all) return d->patterns[k];
+    }
+    return x->label;
+}
+
+static void text_groups(const run_device *d, FILE *f)
+{
+    const tw_estimate *e = d->est;
     if (e->ngroups == 0) return;
-    fprintf(f, "\ngroups: names the sensor cannot tell apart (always together), reported together\n");
+    fprintf(f, "\ngroups: names the sensor cannot tell apart (always together)%s, reported together\n",
+            d->npatterns ? " or that --group/--group-range asked for" : "");
     for (size_t g = 0; g < e->ngroups; g++) {
         const tw_est_group *x = &e->groups[g];
         if (x->status == TW_EST_BELOW_RESOLUTION)
-            fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J\n", x->label, (unsigned long long)x->launches, x->time_s,
-                    x->upper_j);
+            fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J\n", run_group_label(d, g),
+                    (unsigned long long)x->launches, x->time_s, x->upper_j);
         else
-            fprintf(f, "  %s: %llu launches, %.6f s, %.3f +- %.3f J, %.1f W\n", x->label,
+            fprintf(f, "  %s: %llu launches, %.6f s, %.3f +- %.3f J, %.1f W\n", run_group_label(d, g),
                     (unsigned long long)x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w);
         for (size_t m = 0; m < x->nmembers && m < 8; m++)
             fprintf(f, "    %.100s (%s, %llu launches)\n", e->names[x->members[m]].name, e->names[x->members[m]].kind,
@@ -225,26 +243,120 @@ static void text_groups(const tw_estimate *e, FILE *f)
     }
 }
 
-static void text_ranges(const tw_estimate *e, FILE *f)
+void run_range_of(const run_device *d, size_t i, tw_report_range *out)
 {
+    const tw_est_range *r = &d->est->ranges[i];
+    const tw_event *ev = d->events && r->event < tw_events_count(d->events) ? tw_events_get(d->events, r->event) : NULL;
+    tw_report_range x = {.size = sizeof x,
+                         .name = r->name,
+                         .domain = ev && ev->domain ? ev->domain : "",
+                         .tid = ev ? ev->tid : 0,
+                         .depth = ev ? ev->depth : 0,
+                         .start_s = r->start_s,
+                         .end_s = r->end_s,
+                         .energy_j = r->energy_j,
+                         .above_baseline_j = r->above_j,
+                         .baseline_j = r->baseline_j};
+    memcpy(out, &x, out->size < sizeof x ? out->size : sizeof x);
+}
+
+/* The ranges of one name, thread and domain, summed. */
+typedef struct range_total {
+    const char *name, *domain;
+    int64_t tid;
+    size_t ranges;
+    double energy_j, above_j, baseline_j;
+} range_total;
+
+static int by_domain_thread_name(const void *a, const void *b)
+{
+    const range_total *x = a, *y = b;
+    int c = strcmp(x->domain, y->domain);
+    if (c) return c;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* d's ranges summed per (domain, thread, name), in that order (malloc'ed; *n
+ * rows; NULL when there are no ranges or no memory). */
+static range_total *range_totals(const run_device *d, size_t *n)
+{
+    const tw_estimate *e = d->est;
+    *n = 0;
+    range_total *t = e && e->nranges ? malloc(e->nranges * sizeof *t) : NULL;
+    if (!t) return NULL;
+    for (size_t i = 0; i < e->nranges; i++) {
+        tw_report_range r = {.size = sizeof r};
+        run_range_of(d, i, &r);
+        t[i] = (range_total){r.name ? r.name : "", r.domain, r.tid, 1, r.energy_j, r.above_baseline_j, r.baseline_j};
+    }
+    qsort(t, e->nranges, sizeof *t, by_domain_thread_name);
+    for (size_t i = 0; i < e->nranges; i++) {
+        if (*n && by_domain_thread_name(&t[*n - 1], &t[i]) == 0) {
+            range_total *x = &t[*n - 1];
+            x->ranges++;
+            x->energy_j += t[i].energy_j;
+            x->above_j += t[i].above_j;
+            x->baseline_j += t[i].baseline_j;
+        } else {
+            t[(*n)++] = t[i];
+        }
+    }
+    return t;
+}
+
+static const char *domain_text(const char *domain) { return domain[0] ? domain : "(default)"; }
+
+static void text_range_totals(const run_device *d, FILE *f)
+{
+    size_t n;
+    range_total *x = range_totals(d, &n);
+    static const char *const head[] = {"domain", "thread", "range", "ranges", "energy_j", "above_baseline_j"};
+    table *t = x ? table_new(6, head) : NULL;
+    for (size_t i = 0; t && i < n && i < TEXT_ROWS; i++) {
+        table_cell(t, "%.40s", domain_text(x[i].domain));
+        table_cell(t, "%lld", (long long)x[i].tid);
+        table_cell(t, "%.60s", x[i].name);
+        table_cell(t, "%zu", x[i].ranges);
+        table_cell(t, "%.3f", x[i].energy_j);
+        table_cell(t, "%.3f", x[i].above_j);
+    }
+    if (t) {
+        fprintf(f, "\nNVTX ranges per domain and thread: each name's ranges summed (a range nested in one of the same "
+                   "name counts twice)\n");
+        table_print(t, f);
+        if (n > TEXT_ROWS) fprintf(f, "... and %zu more (all in --json)\n", n - TEXT_ROWS);
+    }
+    table_free(t);
+    free(x);
+}
+
+static void text_ranges(const run_device *d, FILE *f)
+{
+    const tw_estimate *e = d->est;
     if (e->nranges == 0) return;
-    static const char *const head[] = {"range", "start_s", "end_s", "energy_j", "above_baseline_j"};
-    table *t = table_new(5, head);
+    static const char *const head[] = {"range", "start_s", "end_s", "energy_j", "above_baseline_j", "thread", "domain"};
+    table *t = table_new(7, head);
     if (!t) return;
     size_t shown = e->nranges < TEXT_ROWS ? e->nranges : TEXT_ROWS;
     for (size_t i = 0; i < shown; i++) {
-        const tw_est_range *r = &e->ranges[i];
-        table_cell(t, "%.60s", r->name);
-        table_cell(t, "%.4f", r->start_s);
-        table_cell(t, "%.4f", r->end_s);
-        table_cell(t, "%.3f", r->energy_j);
-        table_cell(t, "%.3f", r->above_j);
+        tw_report_range r = {.size = sizeof r};
+        run_range_of(d, i, &r);
+        int indent = r.depth > 1 ? 2 * (r.depth - 1) : 0; /* nested push/pop ranges under their parent */
+        table_cell(t, "%*s%.60s", indent > 16 ? 16 : indent, "", r.name);
+        table_cell(t, "%.4f", r.start_s);
+        table_cell(t, "%.4f", r.end_s);
+        table_cell(t, "%.3f", r.energy_j);
+        table_cell(t, "%.3f", r.above_baseline_j);
+        table_cell(t, "%lld", (long long)r.tid);
+        table_cell(t, "%.40s", domain_text(r.domain));
     }
     fprintf(f, "\nNVTX ranges: the GPU's energy over each, and what its kernels drew above the baseline (ranges may "
                "nest: they do not add up)\n");
     table_print(t, f);
     table_free(t);
     if (shown < e->nranges) fprintf(f, "... and %zu more (all in --json)\n", e->nranges - shown);
+    text_range_totals(d, f);
 }
 
 /* Grace Hopper: the module's energy beside the GPU's, never in it. */
@@ -302,8 +414,8 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
     text_names(e, f);
-    text_groups(e, f);
-    text_ranges(e, f);
+    text_groups(d, f);
+    text_ranges(d, f);
     run_mig_text(d, f);
 }
 
@@ -353,6 +465,13 @@ static void text_total(const run_record *r, FILE *f)
         fprintf(f, "   %zu GPU%s without an estimate: not in the total\n", t.without, t.without == 1 ? "" : "s");
 }
 
+void run_split_json(json *j, double kernels_j, double copies_j, double baseline_j)
+{
+    json_kv_number(j, "kernels_j", kernels_j);
+    json_kv_number(j, "copies_j", copies_j);
+    json_kv_number(j, "baseline_j", baseline_j);
+}
+
 void run_total_json(json *j, const run_total *t)
 {
     json_key(j, "total");
@@ -361,9 +480,7 @@ void run_total_json(json *j, const run_total *t)
     json_kv_uint(j, "gpus_without_estimate", t->without);
     json_kv_number(j, "energy_j", t->model_j);
     json_kv_number(j, "counter_j", t->counter_j);
-    json_kv_number(j, "kernels_j", t->kernels_j);
-    json_kv_number(j, "copies_j", t->copies_j);
-    json_kv_number(j, "baseline_j", t->baseline_j);
+    run_split_json(j, t->kernels_j, t->copies_j, t->baseline_j);
     json_end_object(j);
 }
 
@@ -420,7 +537,7 @@ void run_report_text(const run_record *r, FILE *f)
 
 /* ---------------------------------------------------------------- JSON */
 
-static void json_lines(json *j, const char *key, const char *text)
+void run_json_lines(json *j, const char *key, const char *text)
 {
     json_key(j, key);
     json_begin_array(j);
@@ -454,8 +571,8 @@ static void json_estimate(json *j, const run_device *d)
     json_key(j, "estimate");
     json_begin_object(j);
     json_kv_string(j, "readings_fitted", d->info.readings);
-    json_lines(j, "notes", d->info.notes);
-    json_lines(j, "warnings", e->warnings);
+    run_json_lines(j, "notes", d->info.notes);
+    run_json_lines(j, "warnings", e->warnings);
     json_kv_time(j, "fit_start_s", e->fit_t0_s);
     json_kv_time(j, "fit_end_s", e->fit_t1_s);
     json_kv_uint(j, "baseline_knots", e->nknots);
@@ -472,9 +589,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_time(j, "reference_start_s", e->reference_t0_s);
     json_kv_time(j, "reference_end_s", e->reference_t1_s);
     json_kv_number(j, "model_over_reference_j", e->model_ref_j);
-    json_kv_number(j, "kernels_j", e->kernels_j);
-    json_kv_number(j, "copies_j", e->copies_j);
-    json_kv_number(j, "baseline_j", e->baseline_j);
+    run_split_json(j, e->kernels_j, e->copies_j, e->baseline_j);
     json_kv_number(j, "model_j", e->model_j);
     json_kv_number(j, "conservation_pct", e->conservation_pct);
     json_kv_bool(j, "conservation_ok", fabs(e->conservation_pct) <= CHECK_PCT);
@@ -528,8 +643,9 @@ void run_name_json(json *j, const tw_est_name *x, const char *name)
         json_string(j, NULL);
 }
 
-static void json_names(json *j, const tw_estimate *e)
+static void json_names(json *j, const run_device *d)
 {
+    const tw_estimate *e = d->est;
     json_key(j, "names");
     json_begin_array(j);
     for (size_t i = 0; i < e->nnames; i++) {
@@ -545,7 +661,7 @@ static void json_names(json *j, const tw_estimate *e)
         json_begin_object(j);
         json_key(j, "id");
         json_number(j, (double)g);
-        json_kv_string(j, "label", x->label);
+        json_kv_string(j, "label", run_group_label(d, g));
         json_key(j, "names");
         json_begin_array(j);
         for (size_t m = 0; m < x->nmembers; m++)
@@ -564,17 +680,41 @@ static void json_names(json *j, const tw_estimate *e)
     json_key(j, "nvtx_ranges");
     json_begin_array(j);
     for (size_t i = 0; i < e->nranges; i++) {
-        const tw_est_range *r = &e->ranges[i];
+        tw_report_range r = {.size = sizeof r};
+        run_range_of(d, i, &r);
         json_begin_object(j);
-        json_kv_string(j, "name", r->name);
-        json_kv_time(j, "start_s", r->start_s);
-        json_kv_time(j, "end_s", r->end_s);
-        json_kv_number(j, "energy_j", r->energy_j);
-        json_kv_number(j, "above_baseline_j", r->above_j);
-        json_kv_number(j, "baseline_j", r->baseline_j);
+        json_kv_string(j, "name", r.name);
+        json_kv_time(j, "start_s", r.start_s);
+        json_kv_time(j, "end_s", r.end_s);
+        json_kv_number(j, "energy_j", r.energy_j);
+        json_kv_number(j, "above_baseline_j", r.above_baseline_j);
+        json_kv_number(j, "baseline_j", r.baseline_j);
+        json_kv_string(j, "domain", r.domain);
+        json_key(j, "tid");
+        json_number(j, (double)r.tid);
+        json_key(j, "depth");
+        json_number(j, r.depth);
         json_end_object(j);
     }
     json_end_array(j);
+    size_t n;
+    range_total *x = range_totals(d, &n);
+    json_key(j, "nvtx_range_totals");
+    json_begin_array(j);
+    for (size_t i = 0; x && i < n; i++) {
+        json_begin_object(j);
+        json_kv_string(j, "domain", x[i].domain);
+        json_key(j, "tid");
+        json_number(j, (double)x[i].tid);
+        json_kv_string(j, "name", x[i].name);
+        json_kv_uint(j, "ranges", x[i].ranges);
+        json_kv_number(j, "energy_j", x[i].energy_j);
+        json_kv_number(j, "above_baseline_j", x[i].above_j);
+        json_kv_number(j, "baseline_j", x[i].baseline_j);
+        json_end_object(j);
+    }
+    json_end_array(j);
+    free(x);
 }
 
 static void json_device(json *j, const run_device *d)
@@ -589,7 +729,7 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "error", d->est ? NULL : d->est_error);
     if (d->est) {
         json_estimate(j, d);
-        json_names(j, d->est);
+        json_names(j, d);
     }
     run_mig_json(j, d);
     json_end_object(j);
@@ -619,7 +759,7 @@ static void json_sampler(json *j, const run_record *r)
         json_end_object(j);
     }
     json_end_array(j);
-    json_lines(j, "notes", s->notes);
+    run_json_lines(j, "notes", s->notes);
     json_end_object(j);
 }
 
@@ -644,7 +784,7 @@ void run_report_json(const run_record *r, FILE *f)
     json_kv_number(&j, "command_wall_s", r->child_wall_s);
     json_kv_string(&j, "backend", r->backend);
     json_kv_uint(&j, "t0_mono_ns", r->t0_mono_ns);
-    json_lines(&j, "warnings", r->warnings);
+    run_json_lines(&j, "warnings", r->warnings);
     json_key(&j, "timeline");
     json_begin_object(&j);
     json_kv_uint(&j, "events", r->nevents);
@@ -665,4 +805,82 @@ void run_report_json(const run_record *r, FILE *f)
     json_end_object(&j);
     json_end_object(&j);
     json_finish(&j);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+static void csv_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",%.9g", v);
+    else
+        fputs(",", f);
+}
+
+static void csv_text(FILE *f, const char *s)
+{
+    fputc(',', f);
+    tw_csv_write_field(f, s ? s : "");
+}
+
+/* The columns status .. upper_j of a name or a group: what the estimator fitted. */
+static void csv_fit(FILE *f, tw_est_status status, uint64_t launches, double time_s, double energy_j,
+                    double energy_sd_j, double power_w, double upper_j)
+{
+    csv_text(f, tw_est_status_name(status));
+    fprintf(f, ",%llu", (unsigned long long)launches);
+    csv_num(f, time_s);
+    csv_num(f, energy_j);
+    csv_num(f, energy_sd_j);
+    csv_num(f, power_w);
+    csv_num(f, upper_j);
+}
+
+void run_report_csv(const run_device *const *dev, size_t n, FILE *f)
+{
+    fputs("gpu,record,name,kind,status,launches,time_s,energy_j,energy_sd_j,power_w,upper_j,group,domain,tid,depth,"
+          "start_s,end_s,above_baseline_j,baseline_j\n",
+          f);
+    for (size_t k = 0; k < n; k++) {
+        const run_device *d = dev[k];
+        const tw_estimate *e = d->est;
+        for (size_t i = 0; e && i < e->nnames; i++) {
+            const tw_est_name *x = &e->names[i];
+            fprintf(f, "%d,name", d->index);
+            csv_text(f, x->name);
+            csv_text(f, x->kind);
+            csv_fit(f, x->status, x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w, x->upper_j);
+            if (x->group >= 0)
+                fprintf(f, ",%d", x->group);
+            else
+                fputs(",", f);
+            fputs(",,,,,,,\n", f);
+        }
+        for (size_t g = 0; e && g < e->ngroups; g++) {
+            const tw_est_group *x = &e->groups[g];
+            fprintf(f, "%d,group", d->index);
+            csv_text(f, run_group_label(d, g));
+            csv_text(f, "");
+            csv_fit(f, x->status, x->launches, x->time_s, x->energy_j, x->energy_sd_j, x->power_w, x->upper_j);
+            fprintf(f, ",%zu,,,,,,,\n", g);
+        }
+        for (size_t i = 0; e && i < e->nranges; i++) {
+            tw_report_range r = {.size = sizeof r};
+            run_range_of(d, i, &r);
+            fprintf(f, "%d,range", d->index);
+            csv_text(f, r.name);
+            csv_text(f, "nvtx");
+            fputs(",,", f); /* status, launches */
+            csv_num(f, r.end_s - r.start_s);
+            csv_num(f, r.energy_j);
+            fputs(",,,,", f);
+            csv_text(f, r.domain);
+            fprintf(f, ",%lld,%d", (long long)r.tid, r.depth);
+            csv_num(f, r.start_s);
+            csv_num(f, r.end_s);
+            csv_num(f, r.above_baseline_j);
+            csv_num(f, r.baseline_j);
+            fputs("\n", f);
+        }
+    }
 }

@@ -1,5 +1,5 @@
 /* MIG in the report: see run_mig.h. */
-#include "cli/run_mig.h"
+#include "report/run_mig.h"
 
 #include <math.h>
 #include <stdlib.h>

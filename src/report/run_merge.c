@@ -1,5 +1,6 @@
 /* The merged report of several run files: see run_merge.h. */
-#include "cli/run_merge.h"
+#include "report/run_merge.h"
+#include "report/run_pipeline.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -7,10 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli/cli.h"
-#include "cli/interrupt.h"
-#include "cli/profile_pick.h"
-#include "cli/run_mig.h"
+#include "correct/profile_pick.h"
+#include "report/run_mig.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "report/table.h"
@@ -47,14 +46,18 @@ typedef struct merge_gpu {
     char sampled_by[256], ranks[256]; /* labels: the files that sampled it; those whose kernels ran on it */
 } merge_gpu;
 
-typedef struct merge {
+struct run_merged {
+    const volatile int *cancel;
+    const char *const *patterns; /* the groups asked for (the caller's) */
+    size_t npatterns;
     merge_file *f;
     size_t nf;
     merge_gpu *g;
     size_t ng;
     char *warn;
     size_t warn_len;
-} merge;
+};
+typedef run_merged merge;
 
 static void warn_line(merge *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn_line(merge *m, const char *fmt, ...)
@@ -74,8 +77,9 @@ static void warn_line(merge *m, const char *fmt, ...)
     m->warn_len += n + 1;
 }
 
-static void merge_free(merge *m)
+void run_merged_free(merge *m)
 {
+    if (!m) return;
     for (size_t i = 0; i < m->nf; i++) {
         merge_file *f = &m->f[i];
         tw_run_close(f->run);
@@ -92,6 +96,7 @@ static void merge_free(merge *m)
     free(m->f);
     free(m->g);
     free(m->warn);
+    free(m);
 }
 
 /* ---------------------------------------------------------------- loading */
@@ -322,13 +327,13 @@ static tw_status split_timelines(merge *m)
 
 /* ---------------------------------------------------------------- the estimate */
 
-static int pick_profiles(merge *m, const run_report_opts *o)
+static tw_status pick_profiles(merge *m, const char *profile)
 {
     tw_run **runs = calloc(m->ng ? m->ng : 1, sizeof *runs);
     const tw_run_device **rdev = calloc(m->ng ? m->ng : 1, sizeof *rdev);
     run_device **dev = calloc(m->ng ? m->ng : 1, sizeof *dev);
-    int rc = runs && rdev && dev ? 0 : cli_fail(o->cmd, tw_fail(TW_ENOMEM, "out of memory"));
-    for (size_t k = 0; !rc && k < m->ng; k++) {
+    tw_status st = runs && rdev && dev ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t k = 0; st == TW_OK && k < m->ng; k++) {
         merge_gpu *g = &m->g[k];
         const tw_run_device *r = &m->f[g->owner].rdev[g->owner_dev];
         run_device *x = &g->dev;
@@ -336,15 +341,17 @@ static int pick_profiles(merge *m, const run_report_opts *o)
         snprintf(x->prefix, sizeof x->prefix, "%s", r->prefix);
         snprintf(x->name, sizeof x->name, "%s", r->name);
         snprintf(x->driver, sizeof x->driver, "%s", r->driver);
+        x->uuid = g->uuid;
+        x->events = g->events;
         runs[k] = m->f[g->owner].run;
         rdev[k] = r;
         dev[k] = x;
     }
-    if (!rc) rc = run_pick_profiles(runs, rdev, dev, m->ng, o);
+    if (st == TW_OK) st = run_pick_profiles(runs, rdev, dev, m->ng, profile);
     free(runs);
     free(rdev);
     free(dev);
-    return rc;
+    return st;
 }
 
 /* Each GPU's estimate over its owner's samples: from the first activity to
@@ -378,15 +385,21 @@ static void fit_span(merge *m, const merge_gpu *g, tw_est_config *c)
     }
 }
 
-static void analyse(merge *m)
+static bool cancelled(const merge *m) { return m->cancel && *m->cancel; }
+
+static tw_status analyse(merge *m)
 {
-    for (size_t k = 0; k < m->ng && !cli_interrupted; k++) {
+    for (size_t k = 0; k < m->ng && !cancelled(m); k++) {
         merge_gpu *g = &m->g[k];
         const merge_file *f = &m->f[g->owner];
         run_device *x = &g->dev;
         tw_est_config c;
         tw_est_config_init(&c);
-        c.cancel = &cli_interrupted;
+        c.cancel = m->cancel;
+        c.patterns = m->patterns;
+        c.npatterns = m->npatterns;
+        x->patterns = m->patterns;
+        x->npatterns = m->npatterns;
         double last = f->exit_s + f->tail_s;
         fit_span(m, g, &c);
         c.power_limit_w = f->rdev[g->owner_dev].power_limit_w;
@@ -401,10 +414,10 @@ static void analyse(merge *m)
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }
-        if (tw_methods_run(f->path, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, &cli_interrupted, &x->methods) !=
-            TW_OK)
+        if (tw_methods_run(f->path, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, m->cancel, &x->methods) != TW_OK)
             snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
     }
+    return cancelled(m) ? tw_fail(TW_EINTERRUPTED, "interrupted") : TW_OK;
 }
 
 /* ---------------------------------------------------------------- per rank */
@@ -602,7 +615,7 @@ static void text_names(const merge *m, FILE *out)
     if (rest) fprintf(out, "... and %zu more (all in --json)\n", rest);
 }
 
-static void text_report(const merge *m, FILE *out)
+void run_merged_text(const merge *m, FILE *out)
 {
     fprintf(out, "\ntruewatt report: %zu run file%s (%s .. %s) on %zu host%s, %zu GPU%s\n", m->nf,
             m->nf == 1 ? "" : "s", m->f[0].label, m->f[m->nf - 1].label, count_hosts(m), count_hosts(m) == 1 ? "" : "s",
@@ -724,9 +737,7 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
         json_kv_number(j, "energy_j", e->model_j);
         json_kv_number(j, "counter_j", x->methods.counter_j);
         run_scope_json(j, x);
-        json_kv_number(j, "kernels_j", e->kernels_j);
-        json_kv_number(j, "copies_j", e->copies_j);
-        json_kv_number(j, "baseline_j", e->baseline_j);
+        run_split_json(j, e->kernels_j, e->copies_j, e->baseline_j);
         json_kv_number(j, "reference_j", e->reference_j);
         json_kv_number(j, "conservation_pct", e->conservation_pct);
         json_kv_number(j, "idle_before_w", e->idle_before_w);
@@ -736,23 +747,14 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
     json_end_object(j);
 }
 
-static void json_report(const merge *m, FILE *out)
+void run_merged_json(const merge *m, FILE *out)
 {
     json j;
     json_init(&j, out);
     json_begin_object(&j);
     json_kv_bool(&j, "merged", true);
     json_kv_uint(&j, "hosts", count_hosts(m));
-    json_key(&j, "warnings");
-    json_begin_array(&j);
-    for (const char *w = m->warn; w && *w;) {
-        size_t len = strcspn(w, "\n");
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)len, w);
-        json_string(&j, line);
-        w += len + (w[len] != '\0');
-    }
-    json_end_array(&j);
+    run_json_lines(&j, "warnings", m->warn);
     json_runs(&j, m);
     json_key(&j, "gpus");
     json_begin_array(&j);
@@ -767,36 +769,27 @@ static void json_report(const merge *m, FILE *out)
 
 /* ---------------------------------------------------------------- entry */
 
-int run_merge_report(const char *const *paths, size_t n, const run_report_opts *o, FILE *out)
+tw_status run_merge_load(const char *const *paths, size_t n, const tw_report_options *o, tw_report *r)
 {
-    merge m;
-    memset(&m, 0, sizeof m);
-    if (o->perfetto) {
-        fprintf(stderr,
-                "truewatt %s: --perfetto takes one run file; give it to 'truewatt report RUN --perfetto F' "
-                "for each rank\n",
-                o->cmd);
-        return CLI_EXIT_USAGE;
-    }
-    tw_status st = load_files(paths, n, &m);
-    if (st == TW_OK) st = find_gpus(&m);
-    if (st == TW_OK) st = split_timelines(&m);
-    int rc = st != TW_OK ? cli_fail(o->cmd, st) : pick_profiles(&m, o);
-    if (rc) {
-        merge_free(&m);
-        return rc;
-    }
-    analyse(&m);
-    if (cli_interrupted) {
-        fprintf(stderr, "truewatt %s: interrupted; no report\n", o->cmd);
-        merge_free(&m);
-        return CLI_EXIT_INTERRUPTED;
-    }
-    if (o->json)
-        json_report(&m, out);
-    else
-        text_report(&m, out);
-    fflush(out);
-    merge_free(&m);
-    return 0;
+    merge *m = calloc(1, sizeof *m);
+    if (!m) return tw_fail(TW_ENOMEM, "out of memory");
+    r->merged = m;
+    m->cancel = o->cancel;
+    m->patterns = o->groups;
+    m->npatterns = o->ngroups;
+    if (o->nrange_groups)
+        return tw_fail(TW_EUNSUPPORTED, "groups by NVTX range take one run file: give them to each rank's report");
+    tw_status st = load_files(paths, n, m);
+    if (st == TW_OK) st = find_gpus(m);
+    if (st == TW_OK) st = split_timelines(m);
+    if (st == TW_OK) st = pick_profiles(m, o->profile);
+    if (st == TW_OK) st = analyse(m);
+    if (st != TW_OK) return st;
+    r->dev = calloc(m->ng ? m->ng : 1, sizeof *r->dev);
+    if (!r->dev) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t k = 0; k < m->ng; k++)
+        r->dev[k] = &m->g[k].dev;
+    r->ndev = m->ng;
+    r->notice = "";
+    return TW_OK;
 }

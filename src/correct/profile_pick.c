@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -12,14 +12,14 @@
 #define TW_PROFILE_DIR_DEFAULT "data/profiles"
 #endif
 
-const char *cli_profile_dir(void)
+const char *tw_profile_dir(void)
 {
     const char *env = getenv("TW_PROFILE_DIR");
     return env && *env ? env : TW_PROFILE_DIR_DEFAULT;
 }
 
-tw_status cli_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
-                           size_t how_cap)
+tw_status tw_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
+                          size_t how_cap)
 {
     tw_status st;
     if (given) {
@@ -30,10 +30,10 @@ tw_status cli_profile_pick(const char *given, const char *gpu, const char *drive
     }
     char path[4096];
     bool exact = false;
-    st = tw_profile_lookup(cli_profile_dir(), gpu ? gpu : "", driver ? driver : "", out, path, sizeof path, &exact);
+    st = tw_profile_lookup(tw_profile_dir(), gpu ? gpu : "", driver ? driver : "", out, path, sizeof path, &exact);
     if (st == TW_ENOTFOUND) {
         snprintf(how, how_cap, "no sensor profile for %s (driver %s) in %s", gpu && *gpu ? gpu : "this GPU",
-                 driver && *driver ? driver : "unknown", cli_profile_dir());
+                 driver && *driver ? driver : "unknown", tw_profile_dir());
         return st;
     }
     if (st != TW_OK) return st;
@@ -43,7 +43,7 @@ tw_status cli_profile_pick(const char *given, const char *gpu, const char *drive
 }
 
 /* The first GPU a trace's provenance comment names ("...; gpu 0: NAME, driver VER; ..."). */
-bool cli_trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len)
+bool tw_trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false; /* a pipe is read once, by the analysis */
