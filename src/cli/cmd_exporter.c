@@ -11,7 +11,7 @@
 static void help(void)
 {
     printf("usage: truewatt exporter [--listen ADDR:PORT] [--window S] [--dcgm-names] [--processes]\n"
-           "                         [--profile FILE] [--hostname NAME] [--nvml-library PATH]\n\n"
+           "                         [--process-dir DIR] [--profile FILE] [--hostname NAME] [--nvml-library PATH]\n\n"
            "Samples every GPU (the sampling plan of its sensor profile) and serves Prometheus metrics on\n"
            "http://ADDR:PORT/metrics until SIGTERM or Ctrl-C: per GPU (labels uuid, index, model, host)\n"
            "truewatt_gpu_energy_joules_total (the corrected energy counter), truewatt_gpu_power_watts (the best\n"
@@ -23,8 +23,11 @@ static void help(void)
            "  --window S          the power's window, seconds (default 1, at most 60)\n"
            "  --dcgm-names        also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE (W) and\n"
            "                      DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ), with its labels\n"
-           "  --processes         truewatt_process_energy_joules_total{pid,estimate=\"true\"}: each GPU's energy\n"
-           "                      split among its processes by NVML's per-process SM utilisation (an estimate)\n"
+           "  --processes         truewatt_process_energy_joules_total{pid,command,job,source}: measured for the\n"
+           "                      processes `truewatt run` reports (source=\"truewatt run\"), else each GPU's\n"
+           "                      energy split by NVML's per-process SM utilisation (source=\"estimate\")\n"
+           "  --process-dir DIR   where `truewatt run` reports (made, mode 1777, when absent; default\n"
+           "                      $TW_PROCESS_DIR, else " TW_PROC_DIR_DEFAULT ")\n"
            "  --profile FILE      one sensor profile for every GPU (default: each GPU's own in the profile\n"
            "                      folder, $TW_PROFILE_DIR, else the defaults of its generation)\n"
            "  --hostname NAME     the host label (default: this host's name)\n"
@@ -38,7 +41,7 @@ static void say(void *user, const char *line)
     fprintf(stderr, "truewatt exporter: %s\n", line);
 }
 
-enum { OPT_LISTEN = 1000, OPT_WINDOW, OPT_DCGM, OPT_PROCS, OPT_PROFILE, OPT_HOST, OPT_LIB };
+enum { OPT_LISTEN = 1000, OPT_WINDOW, OPT_DCGM, OPT_PROCS, OPT_PROFILE, OPT_HOST, OPT_LIB, OPT_PROC_DIR };
 
 int cmd_exporter(int argc, char **argv)
 {
@@ -49,6 +52,7 @@ int cmd_exporter(int argc, char **argv)
                                          {"profile", required_argument, 0, OPT_PROFILE},
                                          {"hostname", required_argument, 0, OPT_HOST},
                                          {"nvml-library", required_argument, 0, OPT_LIB},
+                                         {"process-dir", required_argument, 0, OPT_PROC_DIR},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     tw_exporter_config cfg = {0};
@@ -85,6 +89,9 @@ int cmd_exporter(int argc, char **argv)
             break;
         case OPT_LIB:
             base.library = optarg;
+            break;
+        case OPT_PROC_DIR:
+            cfg.process_dir = optarg;
             break;
         default:
             return cli_opt_other("exporter", c, optarg, argv, NULL);

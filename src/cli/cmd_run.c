@@ -25,6 +25,7 @@
 #include "cli/run_pipeline.h"
 #include "cli/run_report.h"
 #include "core/error.h"
+#include "exporter/procfile.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_mig.h"
 #include "sensor/nvml_mig.h"
@@ -88,6 +89,8 @@ static void help(void)
            "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
            "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"
            "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
+           "  TW_PROCESS_DIR     where a running 'truewatt exporter --processes' takes CMD's energy from (default\n"
+           "                     " TW_PROC_DIR_DEFAULT "; written only where it exists)\n"
            "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
            "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
            "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"
@@ -547,10 +550,12 @@ typedef struct run_state {
     run_job job;                                /* the rank, when in a parallel job */
     const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
     char run_path[PATH_MAX], perfetto_path[PATH_MAX];
+    tw_proc_report *proc; /* the report to a running exporter (NULL: no folder, none) */
 } run_state;
 
 static void run_free(run_state *s)
 {
+    tw_proc_report_drop(s->proc); /* a report not ended: the run measured nothing the exporter should take */
     tw_sampler_free(s->sampler);
     tw_run_close(s->run);
     env_free(&s->env);
@@ -905,6 +910,40 @@ static int abandon(run_state *s, pid_t pid)
     return CLI_EXIT_INTERRUPTED;
 }
 
+/* ---------------------------------------------------------------- the process report */
+
+/* Tells a running exporter (its folder exists) that the command's pid is
+ * measured here, on the sampled GPUs: it stops estimating it. A failure is
+ * a warning: the measurement goes on. */
+static void report_begin(run_state *s, pid_t pid)
+{
+    const char *uuids[MAX_DEVICES];
+    for (size_t d = 0; d < s->ndev; d++)
+        uuids[d] = s->devinfo[d].uuid;
+    tw_proc_report_info info = {
+        .size = sizeof info, .pid = (unsigned)pid, .command = s->a.cmd[0], .uuids = uuids, .n_uuids = s->ndev};
+    if (tw_proc_report_begin(&info, &s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: no process report for the exporter: %s\n", tw_last_error());
+}
+
+/* Each sampled GPU's estimate into the process report (the report's on_devices). */
+static void report_estimates(void *user, const run_device *dev, size_t n)
+{
+    run_state *s = user;
+    for (size_t k = 0; k < n; k++)
+        for (size_t d = 0; d < s->ndev; d++)
+            if (dev[k].est && (int)s->devinfo[d].index == dev[k].index &&
+                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, dev[k].est) != TW_OK)
+                tw_clear_error();
+}
+
+static void report_end(run_state *s)
+{
+    if (tw_proc_report_end(s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: the process report for the exporter: %s\n", tw_last_error());
+    s->proc = NULL;
+}
+
 /* ---------------------------------------------------------------- parallel jobs */
 
 /* Each rank its own run file and Perfetto file: NAME.rankR.EXT. */
@@ -977,7 +1016,7 @@ static int merge_ranks(run_state *s)
                 "truewatt run: rank %d: %d of %d ranks' run files were not complete after %.0f s (e.g. %s): the merged "
                 "report leaves them out; once they are, give them all to truewatt report\n",
                 s->job.rank, missing, n, s->a.merge_wait_s, paths[first_missing]);
-    run_report_opts o = {"run", s->a.profile, NULL, s->a.json, ""};
+    run_report_opts o = {"run", s->a.profile, NULL, s->a.json, "", NULL, NULL};
     int rc = run_merge_report(ready, k, &o, stdout);
     free(paths);
     free(done);
@@ -1027,6 +1066,7 @@ int cmd_run(int argc, char **argv)
     }
     child_pid = pid;
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    report_begin(&s, pid);
     /* a run that truewatt does not finish (kill -9) is reported from here on */
     if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
@@ -1046,11 +1086,12 @@ int cmd_run(int argc, char **argv)
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     char options[2048];
     options_text(argc, argv, options, sizeof options);
-    run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options};
+    run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options, report_estimates, &s};
     /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
     FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
     int report_rc = out ? run_report_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
     if (out && out != stdout) fclose(out);
+    if (report_rc != CLI_EXIT_INTERRUPTED) report_end(&s); /* a GPU without an estimate: none for it */
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
         fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,

@@ -434,6 +434,7 @@ int run_report_file(tw_run *run, const run_report_opts *o, FILE *out)
     else
         run_report_text(&r, out);
     fflush(out);
+    if (o->on_devices) o->on_devices(o->user, L.dev, L.ndev);
     st = tw_run_add_report(run, o->options, report);
     if (st != TW_OK)
         fprintf(stderr, "truewatt %s: warning: the report is not kept in %s: %s\n", o->cmd, path, tw_last_error());

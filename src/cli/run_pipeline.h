@@ -17,6 +17,9 @@ typedef struct run_report_opts {
     const char *perfetto; /* write the Perfetto file here (NULL: none) */
     bool json;            /* the report as JSON, else text */
     const char *options;  /* the options, as stored with the report */
+    /* given each device's estimate once computed (run: the process report to the exporter); NULL: none */
+    void (*on_devices)(void *user, const run_device *dev, size_t n);
+    void *user;
 } run_report_opts;
 
 /* Computes the report of `run`, prints it on `out` and stores its JSON in

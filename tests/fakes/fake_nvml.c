@@ -68,7 +68,8 @@
  *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
  *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
  *                                    sample per listed process of the device every 100 ms
- *                                    update (smUtil sm %, the other fields 0)
+ *                                    update (smUtil sm %, the other fields 0); @FILE: the list
+ *                                    is FILE's first line, read at every call (none: no process)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -1271,15 +1272,15 @@ static struct {
         unsigned dev, pid, sm;
     } procs[MAX_PROCS];
     unsigned nprocs;
+    char procs_file[4096]; /* TW_FAKE_NVML_PROCESSES=@FILE */
 } X;
 
 static bool lost_applies(nvmlDevice_t d) { return !X.lost_one || d->index == X.lost_index; }
 
-/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... */
-static nvmlReturn_t configure_processes(void)
+/* dev:pid:sm,... into X.procs */
+static nvmlReturn_t parse_processes(const char *v)
 {
     X.nprocs = 0;
-    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
     while (v && *v && X.nprocs < MAX_PROCS) {
         unsigned dev, pid, sm;
         int used = 0;
@@ -1292,6 +1293,32 @@ static nvmlReturn_t configure_processes(void)
         v += used + (v[used] == ',');
     }
     return NVML_SUCCESS;
+}
+
+/* @FILE: the list is FILE's first line, read again at every call (a test names a pid known only later) */
+static nvmlReturn_t reread_processes(void)
+{
+    if (!X.procs_file[0]) return NVML_SUCCESS;
+    char line[4096] = "";
+    FILE *f = fopen(X.procs_file, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = '\0';
+        fclose(f);
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    return parse_processes(line);
+}
+
+/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... or @FILE */
+static nvmlReturn_t configure_processes(void)
+{
+    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
+    X.procs_file[0] = '\0';
+    if (v && v[0] == '@') {
+        snprintf(X.procs_file, sizeof X.procs_file, "%s", v + 1);
+        return reread_processes();
+    }
+    return parse_processes(v);
 }
 
 static nvmlReturn_t configure_exporter_knobs(void)
@@ -1316,6 +1343,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlP
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
     if (!processSamplesCount) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if ((r = reread_processes()) != NVML_SUCCESS) return leave(r);
     unsigned n = 0;
     for (unsigned i = 0; i < X.nprocs; i++)
         n += X.procs[i].dev == device->index;

@@ -258,7 +258,7 @@ static void two_views(expo_view v[2], expo_proc *proc)
         v[i].resets = 1;
         v[i].lost = i == 1;
     }
-    *proc = (expo_proc){4242, 55.5, true, 0};
+    *proc = (expo_proc){.pid = 4242, .energy_j = 55.5, .active_j = NAN, .estimate = true};
     v[0].nprocs = 1;
     v[0].procs = proc;
 }
@@ -306,7 +306,7 @@ static void check_common(const page *pg)
     const sample *p = find(pg, "truewatt_process_energy_joules_total", "0");
     assert_non_null(p);
     assert_string_equal(label(p, "pid"), "4242");
-    assert_string_equal(label(p, "estimate"), "true");
+    assert_string_equal(label(p, "source"), "estimate");
     assert_true(find(pg, "truewatt_gpu_power_window_seconds", NULL)->value == 1.0);
 }
 
