@@ -64,6 +64,9 @@
  *                                    one per device, e.g. "300,120"): device d's power and energy
  *                                    are that constant instead of the scenario's (the Slurm test
  *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
+ *   TW_FAKE_NVML_MINORS=list         per device, its minor number (N of /dev/nvidiaN) for
+ *                                    nvmlDeviceGetMinorNumber (default: its index; the Slurm test
+ *                                    numbers them apart from NVML's order)
  * The exporter's knobs (a block of their own, near the end of the file):
  *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
  *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
@@ -451,6 +454,30 @@ static double true_energy_j(unsigned d, double t0, double t1)
 
 static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
 
+/* ---- TW_FAKE_NVML_MINORS: each device's minor number (/dev/nvidiaN), for the Slurm plugin's gres.conf */
+
+static unsigned device_minor[MAX_DEVICES];
+
+/* Reads the list (default: minor = index); mu held. */
+static nvmlReturn_t configure_minors(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
+        device_minor[d] = d;
+    const char *v = getenv("TW_FAKE_NVML_MINORS");
+    if (!v || !*v) return NVML_SUCCESS;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        unsigned long m = strtoul(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '\0')) break;
+        device_minor[d] = (unsigned)m;
+        if (!*end) return NVML_SUCCESS;
+        p = end + 1;
+    }
+    fake_complain("TW_FAKE_NVML_MINORS is a list of minor numbers, one per device (\"5,4\"), not ", v);
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
 static bool lost_applies(nvmlDevice_t d); /* the exporter's knobs, below */
 static nvmlReturn_t configure_exporter_knobs(void);
 
@@ -732,6 +759,7 @@ static nvmlReturn_t configure(void)
     if (r == NVML_SUCCESS) r = configure_clocks();
     if (r == NVML_SUCCESS) r = configure_mig();
     if (r == NVML_SUCCESS) r = configure_device_power();
+    if (r == NVML_SUCCESS) r = configure_minors();
     if (r == NVML_SUCCESS) r = configure_exporter_knobs();
     if (r != NVML_SUCCESS) return r;
     configure_time();
@@ -1362,6 +1390,17 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlP
             (nvmlProcessUtilizationSample_t){X.procs[i].pid, (unsigned long long)ts, X.procs[i].sm, 0, 0, 0};
         k++;
     }
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber);
+FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!minorNumber) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    *minorNumber = device_minor[device->index];
     return leave(NVML_SUCCESS);
 }
 
