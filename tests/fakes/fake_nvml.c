@@ -420,6 +420,27 @@ static void fake_complain(const char *what, const char *detail)
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
 
+/* A per-device list of numbers ("300,120"): out[0..MAX_DEVICES) keeps its defaults past the list's
+ * end. Unset or empty: true; malformed (or a negative number): false, said with `what`. */
+static bool env_device_list(const char *name, double *out, const char *what)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return true;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p || !(x >= 0) || (*end != ',' && *end != '\0')) break;
+        out[d] = x;
+        if (!*end) return true;
+        p = end + 1;
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s is %s, one per device, not ", name, what);
+    fake_complain(msg, v);
+    return false;
+}
+
 /* ---- TW_FAKE_NVML_DEVICE_POWER_W: a constant power per device (a separate block, added for the Slurm test) */
 
 static double device_power_w[MAX_DEVICES]; /* NaN: the scenario's power */
@@ -429,19 +450,9 @@ static nvmlReturn_t configure_device_power(void)
 {
     for (unsigned d = 0; d < MAX_DEVICES; d++)
         device_power_w[d] = NAN;
-    const char *v = getenv("TW_FAKE_NVML_DEVICE_POWER_W");
-    if (!v || !*v) return NVML_SUCCESS;
-    const char *p = v;
-    for (unsigned d = 0; d < MAX_DEVICES; d++) {
-        char *end;
-        double w = strtod(p, &end);
-        if (end == p || !(w >= 0) || (*end != ',' && *end != '\0')) break;
-        device_power_w[d] = w;
-        if (!*end) return NVML_SUCCESS;
-        p = end + 1;
-    }
-    fake_complain("TW_FAKE_NVML_DEVICE_POWER_W is a list of watts, one per device (\"300,120\"), not ", v);
-    return NVML_ERROR_INVALID_ARGUMENT;
+    return env_device_list("TW_FAKE_NVML_DEVICE_POWER_W", device_power_w, "a list of watts (\"300,120\")")
+               ? NVML_SUCCESS
+               : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 /* Exact energy of device d over [t0, t1]: its constant power, else the scenario's. */
@@ -456,26 +467,16 @@ static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d,
 
 /* ---- TW_FAKE_NVML_MINORS: each device's minor number (/dev/nvidiaN), for the Slurm plugin's gres.conf */
 
-static unsigned device_minor[MAX_DEVICES];
+static double device_minor[MAX_DEVICES];
 
 /* Reads the list (default: minor = index); mu held. */
 static nvmlReturn_t configure_minors(void)
 {
     for (unsigned d = 0; d < MAX_DEVICES; d++)
         device_minor[d] = d;
-    const char *v = getenv("TW_FAKE_NVML_MINORS");
-    if (!v || !*v) return NVML_SUCCESS;
-    const char *p = v;
-    for (unsigned d = 0; d < MAX_DEVICES; d++) {
-        char *end;
-        unsigned long m = strtoul(p, &end, 10);
-        if (end == p || (*end != ',' && *end != '\0')) break;
-        device_minor[d] = (unsigned)m;
-        if (!*end) return NVML_SUCCESS;
-        p = end + 1;
-    }
-    fake_complain("TW_FAKE_NVML_MINORS is a list of minor numbers, one per device (\"5,4\"), not ", v);
-    return NVML_ERROR_INVALID_ARGUMENT;
+    return env_device_list("TW_FAKE_NVML_MINORS", device_minor, "a list of minor numbers (\"5,4\")")
+               ? NVML_SUCCESS
+               : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 static bool lost_applies(nvmlDevice_t d); /* the exporter's knobs, below */
@@ -1400,7 +1401,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
     if (!minorNumber) return leave(NVML_ERROR_INVALID_ARGUMENT);
-    *minorNumber = device_minor[device->index];
+    *minorNumber = (unsigned)device_minor[device->index];
     return leave(NVML_SUCCESS);
 }
 
