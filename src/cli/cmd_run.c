@@ -939,6 +939,7 @@ static int abandon(run_state *s, pid_t pid)
  * a warning: the measurement goes on. */
 static void report_begin(run_state *s, pid_t pid)
 {
+    if (s->a.no_inject) return; /* no kernels measured: the exporter's estimate is all there is */
     const char *uuids[MAX_DEVICES];
     for (size_t d = 0; d < s->ndev; d++)
         uuids[d] = s->devinfo[d].uuid;
@@ -948,13 +949,14 @@ static void report_begin(run_state *s, pid_t pid)
         fprintf(stderr, "truewatt run: warning: no process report for the exporter: %s\n", tw_last_error());
 }
 
-/* Each sampled GPU's estimate into the process report (the report's on_devices). */
+/* Each sampled GPU's estimate into the process report (the report's on_devices); a GPU on which
+ * no kernel or copy was recorded gets none (the injection may have failed: 0 J would be a claim). */
 static void report_estimates(void *user, const run_device *dev, size_t n)
 {
     run_state *s = user;
     for (size_t k = 0; k < n; k++)
         for (size_t d = 0; d < s->ndev; d++)
-            if (dev[k].est && (int)s->devinfo[d].index == dev[k].index &&
+            if (dev[k].est && dev[k].est->nnames > 0 && (int)s->devinfo[d].index == dev[k].index &&
                 tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, dev[k].est) != TW_OK)
                 tw_clear_error();
 }

@@ -31,7 +31,7 @@
 #define MAX_GPUS 64
 #define PROC_FORGET_S 600.0 /* a process without samples this long is no longer published */
 #define REPORT_KEEP_S 600   /* a finished run's report is published this long after it was written */
-#define MAX_REPORTS 4096    /* reports read per scrape (the folder's others: said, not read) */
+#define MAX_REPORTS 1024    /* reports read per scrape (the folder's others: said, not read); ~2 MB */
 #define MAX_COMPLAINTS 64   /* bad reports said once each (by name) */
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -222,7 +222,7 @@ static bool read_report(tw_exporter *e, const char *name, time_t now, procfile *
         n = read(fd, text, PROCFILE_MAX_BYTES);
     close(fd);
     if (n < 0) {
-        complain(e, name, "not a regular file of at most 64 KiB");
+        complain(e, name, "not a regular file of at most 16 KiB");
         return false;
     }
     text[n] = '\0';
@@ -254,7 +254,7 @@ static void scan_reports(tw_exporter *e)
         if (read_report(e, de->d_name, now, &e->reports[e->nreports])) e->nreports++;
     }
     closedir(d);
-    if (full) complain(e, "*", "more than 4096 reports in the folder: the rest not read at this scrape");
+    if (full) complain(e, "*", "more than 1024 reports in the folder: the rest not read at this scrape");
 }
 
 /* The measured report of pid on GPU uuid (running or done), or NULL. */

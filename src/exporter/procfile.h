@@ -22,8 +22,8 @@
 
 #define PROCFILE_MAGIC "truewatt-process 1"
 #define PROCFILE_EXT ".twproc"
-#define PROCFILE_MAX_GPUS 64
-#define PROCFILE_MAX_BYTES 65536 /* a larger file is not a report */
+#define PROCFILE_MAX_GPUS 16     /* GPUs of one run's report (a run sampling more reports none) */
+#define PROCFILE_MAX_BYTES 16384 /* a larger file is not a report (16 GPUs take < 3 KB) */
 
 /* One GPU's share of a measured process. */
 typedef struct procfile_gpu {
