@@ -50,7 +50,7 @@ unsigned long long tw_procfile_start_ticks(unsigned pid)
     const char *p = strrchr(buf, ')');
     if (!p) return 0;
     p++;
-    for (int field = 2; field < 22 && *p; field++) { /* to the start of field 22, starttime */
+    for (int field = 3; field < 22 && *p; field++) { /* past fields 3..21: field 22 is starttime */
         while (*p == ' ')
             p++;
         while (*p && *p != ' ')

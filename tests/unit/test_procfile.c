@@ -129,7 +129,26 @@ static void test_parse_refusals(void **state)
 static void test_dead_writer(void **state)
 {
     (void)state;
-    procfile p = {.writer_pid = (unsigned)getpid(), .writer_start = tw_procfile_start_ticks((unsigned)getpid()) + 1};
+    /* the start time is /proc/PID/stat's field 22, fixed for the process's life: checked against
+     * /proc/self/stat read here, and against the parent's (started before this process) */
+    FILE *f = fopen("/proc/self/stat", "r");
+    assert_non_null(f);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *at = strrchr(buf, ')') + 2; /* field 3 */
+    unsigned long long start = 0;
+    for (int field = 3; field <= 22; field++) {
+        char *end = strchr(at, ' ');
+        if (field == 22) start = strtoull(at, NULL, 10);
+        at = end + 1;
+    }
+    assert_true(start > 0);
+    assert_true(tw_procfile_start_ticks((unsigned)getpid()) == start);
+    assert_true(tw_procfile_start_ticks((unsigned)getppid()) <= start);
+    assert_true(tw_procfile_start_ticks(0) == 0);
+    procfile p = {.writer_pid = (unsigned)getpid(), .writer_start = start + 1};
     assert_false(tw_procfile_writer_alive(&p)); /* the pid, but another start: reused */
     p.writer_pid = 0;
     assert_false(tw_procfile_writer_alive(&p));
