@@ -483,6 +483,18 @@ static void sleep_s(double s)
 
 /* Two fake GPUs at 250 W and 100 W, the second lost after 0.8 s: the page over HTTP in both
  * formats, the lost GPU marked and the other one still measured. */
+/* The exporter on the fake NVML, on a free port of the loopback. */
+static tw_exporter_config fake_config(tw_sensor_config *base)
+{
+    *base = (tw_sensor_config){0};
+    base->library = TW_FAKE_NVML_PATH;
+    tw_exporter_config cfg = {0};
+    cfg.size = sizeof cfg;
+    cfg.listen = "127.0.0.1:0";
+    cfg.base = base;
+    return cfg;
+}
+
 static void test_api(void **state)
 {
     (void)state;
@@ -490,12 +502,8 @@ static void test_api(void **state)
     setenv("TW_FAKE_NVML_DEVICE_POWER_W", "250,100", 1);
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.8", 1);
-    tw_sensor_config base = {0};
-    base.library = TW_FAKE_NVML_PATH;
-    tw_exporter_config cfg = {0};
-    cfg.size = sizeof cfg;
-    cfg.listen = "127.0.0.1:0";
-    cfg.base = &base;
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
     cfg.hostname = "host\"1";
     tw_exporter *e = NULL;
     assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
@@ -575,12 +583,8 @@ static void test_api_reports(void **state)
     assert_int_equal(tw_proc_report_begin(&info, &running), TW_OK);
     setenv("TW_FAKE_NVML_DEVICES", "1", 1);
     setenv("TW_FAKE_NVML_PROCESSES", "0:4322:50,0:4323:25", 1);
-    tw_sensor_config base = {0};
-    base.library = TW_FAKE_NVML_PATH;
-    tw_exporter_config cfg = {0};
-    cfg.size = sizeof cfg;
-    cfg.listen = "127.0.0.1:0";
-    cfg.base = &base;
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
     cfg.processes = true;
     cfg.process_dir = dir;
     cfg.log = keep_log;
@@ -635,12 +639,8 @@ static void test_api_nvml_errors(void **state)
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.3", 1);
     setenv("TW_FAKE_NVML_LOST_CODE", "999", 1);
-    tw_sensor_config base = {0};
-    base.library = TW_FAKE_NVML_PATH;
-    tw_exporter_config cfg = {0};
-    cfg.size = sizeof cfg;
-    cfg.listen = "127.0.0.1:0";
-    cfg.base = &base;
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
     tw_exporter *e = NULL;
     assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
     sleep_s(2.0);
