@@ -482,12 +482,16 @@ typedef struct tw_exporter_config {
     double window_s;              /* truewatt_gpu_power_watts' window; 0 = 1 s */
     bool dcgm_names;              /* also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE and
                                      DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION */
-    bool processes;               /* per-process energy estimated from NVML's utilisation samples */
+    bool processes;               /* per-process energy: measured (reported by `truewatt run`), else estimated
+                                     from NVML's utilisation samples */
     const char *hostname;         /* the host label; NULL = gethostname() */
     /* What the exporter has to say while it runs (a GPU lost), a line at a
      * time, from its threads; NULL = nothing said. */
     void (*log)(void *user, const char *line);
     void *log_user;
+    /* with processes: the folder `truewatt run` reports measured processes in
+     * (created, mode 1777, when absent); NULL: $TW_PROCESS_DIR, else TW_PROC_DIR_DEFAULT */
+    const char *process_dir;
 } tw_exporter_config;
 
 typedef struct tw_exporter tw_exporter;
@@ -505,6 +509,36 @@ TW_API tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **tex
 TW_API tw_status tw_exporter_serve(tw_exporter *e, const volatile int *stop);
 /* Stops the server and the sampling and frees the exporter; NULL is a no-op. */
 TW_API tw_status tw_exporter_stop(tw_exporter *e);
+
+/* ---------------------------------------------------------------- process reports */
+
+/* A process measured by `truewatt run` tells a running exporter its energy
+ * per GPU: a file per run in a folder both know, "running" from the
+ * program's start (the exporter then stops estimating that pid), "done" with
+ * the energy the run's estimator gave it (docs/exporter.md#per-process-energy). */
+#define TW_PROC_DIR_DEFAULT "/tmp/truewatt-processes" /* else $TW_PROCESS_DIR */
+
+typedef struct tw_proc_report tw_proc_report;
+
+typedef struct tw_proc_report_info {
+    size_t size;              /* sizeof(tw_proc_report_info) */
+    const char *dir;          /* NULL: $TW_PROCESS_DIR, else TW_PROC_DIR_DEFAULT */
+    unsigned pid;             /* the measured process */
+    const char *command;      /* its program (the label is its base name) */
+    const char *job;          /* NULL: from SLURM_JOB_ID[.SLURM_STEP_ID], PBS_JOBID, LSB_JOBID, FLUX_JOB_ID */
+    const char *const *uuids; /* the GPUs it is measured on */
+    size_t n_uuids;
+} tw_proc_report_info;
+
+/* Writes the "running" report; *out is NULL (TW_OK) when the folder does not
+ * exist: no exporter is there to tell. */
+TW_API tw_status tw_proc_report_begin(const tw_proc_report_info *info, tw_proc_report **out);
+/* Writes the "done" report (the GPUs' energies set since; a GPU without an
+ * estimate has none) and frees r; NULL is a no-op. */
+TW_API tw_status tw_proc_report_end(tw_proc_report *r);
+/* Removes the report and frees r (the run stopped without measuring: the
+ * exporter estimates the process again); NULL is a no-op. */
+TW_API void tw_proc_report_drop(tw_proc_report *r);
 
 /* ---------------------------------------------------------------- analysis */
 

@@ -45,9 +45,16 @@ int cmd_exporter(int argc, char **argv)
          .out = &cfg.dcgm_names},
         {.name = "processes",
          .type = CLI_OPT_FLAG,
-         .help = "truewatt_process_energy_joules_total{pid,estimate=\"true\"}: each GPU's\n"
-                 "energy split among its processes by NVML's per-process SM utilisation\n(an estimate)",
+         .help = "truewatt_process_energy_joules_total{pid,command,job,source}: measured\n"
+                 "for the processes `truewatt run` reports (source=\"truewatt run\"), else\n"
+                 "each GPU's energy split by NVML's per-process SM utilisation\n(source=\"estimate\")",
          .out = &cfg.processes},
+        {.name = "process-dir",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .help = "where `truewatt run` reports (made, mode 1777, when absent; default\n"
+                 "$TW_PROCESS_DIR, else " TW_PROC_DIR_DEFAULT ")",
+         .out = &cfg.process_dir},
         {.name = "profile",
          .type = CLI_OPT_STRING,
          .arg = "FILE",
@@ -67,8 +74,9 @@ int cmd_exporter(int argc, char **argv)
     };
     const cli_opts o = {
         .cmd = "exporter",
-        .synopsis = "[--listen ADDR:PORT] [--window S] [--dcgm-names] [--processes]\n"
-                    "                         [--profile FILE] [--hostname NAME] [--nvml-library PATH]",
+        .synopsis =
+            "[--listen ADDR:PORT] [--window S] [--dcgm-names] [--processes]\n"
+            "                         [--process-dir DIR] [--profile FILE] [--hostname NAME] [--nvml-library PATH]",
         .about = "Samples every GPU (the sampling plan of its sensor profile) and serves Prometheus metrics on\n"
                  "http://ADDR:PORT/metrics until SIGTERM or Ctrl-C: per GPU (labels uuid, index, model, host)\n"
                  "truewatt_gpu_energy_joules_total (the corrected energy counter), truewatt_gpu_power_watts (the "

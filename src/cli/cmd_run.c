@@ -24,6 +24,7 @@
 #include "correct/profile_pick.h"
 #include "report/run_pipeline.h"
 #include "core/error.h"
+#include "exporter/procfile.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_mig.h"
 #include "sensor/nvml_mig.h"
@@ -59,6 +60,8 @@ extern char **environ;
     "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"                \
     "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"                                                \
     "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"                                           \
+    "  TW_PROCESS_DIR     where a running 'truewatt exporter --processes' takes CMD's energy from\n"                   \
+    "                     (default " TW_PROC_DIR_DEFAULT "; written only where it exists)\n"                           \
     "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"                  \
     "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"              \
     "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"          \
@@ -388,6 +391,25 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 
 /* ---------------------------------------------------------------- devices */
 
+/* The MIG instances of every GPU (*mig malloc'ed), when CUDA_VISIBLE_DEVICES
+ * or --device names one ("MIG-..."): each stands for its GPU. None (NULL)
+ * otherwise, or where they cannot be read (the name then resolves to no GPU). */
+static size_t named_migs(const run_args *a, const char *cvd, const tw_device_info *all, size_t nall,
+                         tw_mig_instance **mig)
+{
+    *mig = NULL;
+    bool named = (a->devices && strstr(a->devices, "MIG-")) || (cvd && strstr(cvd, "MIG-"));
+    if (!named || strcmp(a->backend, "nvml") != 0) return 0;
+    size_t cap = nall * MAX_MIG, n = 0;
+    if (!(*mig = calloc(cap ? cap : 1, sizeof **mig))) return 0;
+    for (size_t i = 0; i < nall; i++) {
+        size_t k = 0;
+        if (tw_nvml_mig_instances(NULL, all[i].index, *mig + n, cap - n, &k) != TW_OK) tw_clear_error();
+        n += k;
+    }
+    return n;
+}
+
 /* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
  * else all (tw_devices_resolve), as NVML indices for the sampler, with their
  * names and UUIDs in info[]. A backend without a device list (sim) gets
@@ -415,8 +437,11 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
     if (nall > MAX_DEVICES) nall = MAX_DEVICES;
     size_t pos[MAX_IDS], n = 0;
     char note[1024];
-    tw_status st =
-        tw_devices_resolve(a->devices, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_IDS, &n, note, sizeof note);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    tw_mig_instance *mig = NULL;
+    size_t nmig = named_migs(a, cvd, all, nall, &mig);
+    tw_status st = tw_devices_resolve_mig(a->devices, cvd, all, nall, mig, nmig, pos, MAX_IDS, &n, note, sizeof note);
+    free(mig);
     if (st != TW_OK) {
         fprintf(stderr, "truewatt run: %s\n", tw_last_error());
         return CLI_EXIT_FAIL;
@@ -574,10 +599,12 @@ typedef struct run_state {
     run_job job;                                /* the rank, when in a parallel job */
     const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
     char run_path[PATH_MAX], perfetto_path[PATH_MAX];
+    tw_proc_report *proc; /* the report to a running exporter (NULL: no folder, none) */
 } run_state;
 
 static void run_free(run_state *s)
 {
+    tw_proc_report_drop(s->proc); /* a report not ended: the run measured nothing the exporter should take */
     tw_sampler_free(s->sampler);
     tw_run_close(s->run);
     env_free(&s->env);
@@ -929,6 +956,50 @@ static int abandon(run_state *s, pid_t pid)
     return CLI_EXIT_INTERRUPTED;
 }
 
+/* ---------------------------------------------------------------- the process report */
+
+/* Tells a running exporter (its folder exists) that the command's pid is
+ * measured here, on the sampled GPUs: it stops estimating it. A failure is
+ * a warning: the measurement goes on. */
+static void report_begin(run_state *s, pid_t pid)
+{
+    if (s->a.no_inject) return; /* no kernels measured: the exporter's estimate is all there is */
+    const char *uuids[MAX_DEVICES];
+    for (size_t d = 0; d < s->ndev; d++)
+        uuids[d] = s->devinfo[d].uuid;
+    tw_proc_report_info info = {
+        .size = sizeof info, .pid = (unsigned)pid, .command = s->a.cmd[0], .uuids = uuids, .n_uuids = s->ndev};
+    if (tw_proc_report_begin(&info, &s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: no process report for the exporter: %s\n", tw_last_error());
+}
+
+/* Each sampled GPU's estimate into the process report (the report's on_report); a GPU on which
+ * no kernel or copy was recorded gets none (the injection may have failed: 0 J would be a claim). */
+static void report_estimates(void *user, const tw_report *r)
+{
+    run_state *s = user;
+    size_t n = tw_report_device_count(r);
+    for (size_t k = 0; k < n; k++) {
+        tw_report_device dev = {.size = sizeof dev};
+        const tw_estimate *est = tw_report_device_estimate(r, k);
+        if (tw_report_device_get(r, k, &dev) != TW_OK || !est || est->nnames == 0) {
+            tw_clear_error();
+            continue;
+        }
+        for (size_t d = 0; d < s->ndev; d++)
+            if ((int)s->devinfo[d].index == dev.index &&
+                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, est) != TW_OK)
+                tw_clear_error();
+    }
+}
+
+static void report_end(run_state *s)
+{
+    if (tw_proc_report_end(s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: the process report for the exporter: %s\n", tw_last_error());
+    s->proc = NULL;
+}
+
 /* ---------------------------------------------------------------- parallel jobs */
 
 /* Each rank its own run file and Perfetto file: NAME.rankR.EXT. */
@@ -1053,6 +1124,7 @@ int cmd_run(int argc, char **argv)
     }
     child_pid = pid;
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    report_begin(&s, pid);
     /* a run that truewatt does not finish (kill -9) is reported from here on */
     if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
@@ -1079,10 +1151,13 @@ int cmd_run(int argc, char **argv)
     o.json = s.a.json;
     o.options = options;
     if (ranks) o.csv = NULL; /* rank 0's merged report writes it */
+    o.on_report = report_estimates;
+    o.user = &s;
     /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
     FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
     int report_rc = out ? report_run_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
     if (out && out != stdout) fclose(out);
+    if (report_rc != CLI_EXIT_INTERRUPTED) report_end(&s); /* a GPU without an estimate: none for it */
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
         fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,
