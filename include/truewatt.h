@@ -571,6 +571,10 @@ typedef struct tw_measure_options {
     double precision; /* relative standard uncertainty of energy_j asked for; default 0.02 */
     double budget_s;  /* time budget; default 30 */
     size_t device;    /* the session's device to measure on; default 0 */
+    /* Added later: when set and nonzero (e.g. a flag a SIGINT handler sets, or
+     * a Python callable's KeyboardInterrupt), tw_measure stops within one call
+     * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
+    const volatile int *cancel;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);

@@ -105,6 +105,7 @@ class MeasureOptions(Structure):
         ("precision", c_double),
         ("budget_s", c_double),
         ("device", c_size_t),
+        ("cancel", POINTER(c_int)),  # tw_measure stops within a call once *cancel != 0
     ]
 
 

@@ -522,6 +522,45 @@ static void measure_constant(void **state)
     tw_session_close(s);
 }
 
+/* Calls that set the caller's cancel flag after 50 of them (a SIGINT handler's stand-in). */
+typedef struct cancelling {
+    volatile int flag;
+    int calls;
+} cancelling;
+
+static void spin_then_cancel(void *arg)
+{
+    cancelling *c = arg;
+    spin_1ms(&c->calls);
+    if (c->calls == 50) c->flag = 1;
+}
+
+/* A cancel stops tw_measure within a call, not at the end of a round
+ * (8 blocks of 0.2 s and their gaps: ~4 s) or of the 30 s budget. */
+static void measure_cancel(void **state)
+{
+    (void)state;
+    tw_session *s = open_nvml();
+    tw_measure_options o;
+    tw_measure_options_init(&o);
+    assert_null(o.cancel);
+    cancelling c = {0, 0};
+    o.cancel = &c.flag;
+    tw_measure_result r;
+    memset(&r, 0, sizeof r);
+    r.size = sizeof r;
+    uint64_t t0 = mono_ns();
+    assert_int_equal(tw_measure(s, spin_then_cancel, &c, &o, &r), TW_EINTERRUPTED);
+    double took = 1e-9 * (double)(mono_ns() - t0);
+    fprintf(stderr, "  cancel after %d calls: tw_measure returned after %.3f s\n", c.calls, took);
+    assert_int_equal(c.calls, 50);       /* not one call after the flag */
+    assert_true(took < 0.2 + 0.5 + 1.0); /* calibration, lead, one block at most (a loaded machine: + 1 s) */
+    /* set before the call: nothing runs */
+    assert_int_equal(tw_measure(s, spin_then_cancel, &c, &o, &r), TW_EINTERRUPTED);
+    assert_int_equal(c.calls, 50);
+    tw_session_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +576,7 @@ int main(void)
         cmocka_unit_test_setup(pick_gpus, constant_env),
         cmocka_unit_test_setup(close_with_pending, constant_env),
         cmocka_unit_test_setup(measure_constant, constant_env),
+        cmocka_unit_test_setup(measure_cancel, constant_env),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
