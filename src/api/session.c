@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/anchor.h"
 #include "api/energy_line.h"
 #include "api/session_internal.h"
 #include "api/sized.h"
@@ -31,10 +32,13 @@
 #include "timeline/devices.h"
 
 #define MAX_GPUS 64
-#define OPEN_WAIT_S 5.0  /* a GPU must give readings this soon after the open */
-#define CLOSE_WAIT_S 2.0 /* the close waits this long for pending regions */
-#define KEEP_S 2.0       /* history kept beyond what open and pending regions need */
-#define TRIM_EVERY 256   /* rows between trims */
+#define OPEN_WAIT_S 5.0   /* a GPU must give readings this soon after the open */
+#define CLOSE_WAIT_S 2.0  /* the close waits this long for pending regions */
+#define KEEP_S 2.0        /* history kept beyond what open and pending regions need */
+#define TRIM_EVERY 256    /* rows between trims */
+#define ANCHOR_WAIT_S 3.0 /* a region waits this long past its end for the counter's next knot */
+#define COUNTER "energy_j"
+#define READING_LEN 384
 
 /* The readings a region's energy may come from, best first. */
 static const char *const CANDIDATES[] = {"power_buffer_w", "energy_j", "power_usage_w"};
@@ -44,9 +48,15 @@ typedef struct sdev {
     char prefix[32]; /* its columns' prefix in the sampler's rows ("" or "gpuN_") */
     bool resolved;   /* its column is chosen (at the first row) */
     size_t col;      /* SIZE_MAX: none of the candidates */
-    char reading[192];
+    char reading[READING_LEN];
     tw_reading_model model; /* of that reading */
     tw_energy_line line;
+    /* the energy counter, when the line is the sample buffer's and the
+     * counter's model is trusted: the totals (anchor.h) */
+    bool anchored;
+    size_t ccol;
+    tw_anchor anchor;
+    char shape_only[READING_LEN]; /* what a region the counter's knots do not bracket says */
 } sdev;
 
 typedef struct open_region {
@@ -57,7 +67,7 @@ typedef struct open_region {
 
 typedef struct rdev {
     char uuid[96];
-    char reading[192];
+    char reading[READING_LEN];
     double energy_j, sd_j, baseline_j;
 } rdev;
 
@@ -124,8 +134,21 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
         x->baseline_j = tw_scenario_active_idle_w(s->sim) * len;
         return;
     }
-    x->energy_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &x->sd_j);
-    x->baseline_j = tw_line_baseline_w(&dv->line) * len;
+    if (!dv->anchored) {
+        x->energy_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &x->sd_j);
+        x->baseline_j = tw_line_baseline_w(&dv->line) * len;
+        return;
+    }
+    double rel, g = tw_anchor_scale(&dv->anchor, &rel);
+    x->baseline_j = g * tw_line_baseline_w(&dv->line) * len;
+    x->energy_j = tw_anchor_energy_j(&dv->anchor, &dv->line, r->t0, r->t1, &x->sd_j);
+    if (!isnan(x->energy_j)) return;
+    /* the counter's knots do not bracket it (the session's first seconds, a
+     * counter that stopped): the shape, scaled by its gain so far */
+    double sd;
+    x->energy_j = g * tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
+    x->sd_j = hypot(g * sd, rel * x->energy_j);
+    snprintf(x->reading, sizeof x->reading, "%s", dv->shape_only);
 }
 
 static void unlink_pending(tw_session *s, tw_region *r)
@@ -172,12 +195,27 @@ static bool covered(const tw_session *s, double t)
     return true;
 }
 
+/* Whether a region ending at t can be completed: the readings reach past
+ * it and, where the counter gives the totals, its next knot came (or did
+ * not come within ANCHOR_WAIT_S: the shape alone then). */
+static bool region_ready(const tw_session *s, double t)
+{
+    if (!covered(s, t)) return false;
+    for (size_t d = 0; d < s->ndev; d++) {
+        const sdev *dv = &s->dev[d];
+        if (dv->anchored && !tw_anchor_reaches(&dv->anchor, &dv->line, t) &&
+            tw_line_end_s(&dv->line) < t + ANCHOR_WAIT_S)
+            return false;
+    }
+    return true;
+}
+
 /* The oldest pending regions whose ends the readings reach: in order of
  * their ends, so the scan stops at the first that must still wait (one whose
  * end came a little out of order waits for the one before it). */
 static void complete_ready(tw_session *s)
 {
-    while (s->pending && covered(s, s->pending->t1))
+    while (s->pending && region_ready(s, s->pending->t1))
         complete_region(s, s->pending);
 }
 
@@ -191,6 +229,33 @@ static void describe_reading(sdev *dv, const char *name, const tw_reading_model 
         snprintf(how, sizeof how, " %.3g ms window", 1e3 * m->window_s);
     snprintf(dv->reading, sizeof dv->reading, "%s (%s%s, delay %.3g ms, %s)", name, tw_response_name(m->response), how,
              1e3 * m->delay_s, from_profile ? "profile" : "H100 default");
+}
+
+/* The energy counter as the totals of the tile reading's line, when the
+ * sampler reads it and its model (the profile's, else the built-in one) is
+ * a trusted counter. */
+static void anchor_device(const tw_session *s, const tw_sampler *smp, sdev *dv)
+{
+    char want[160];
+    snprintf(want, sizeof want, "%s%s", dv->prefix, COUNTER);
+    size_t ncol = tw_sampler_reading_count(smp), c = 0;
+    while (c < ncol && strcmp(tw_sampler_reading(smp, c)->name, want) != 0)
+        c++;
+    if (c == ncol) return;
+    const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
+    bool from_profile = m && m->response != TW_RESP_UNKNOWN;
+    if (!from_profile) m = tw_est_default_model(COUNTER);
+    if (!m || m->response != TW_RESP_COUNTER || !tw_reading_model_trusted(m)) return;
+    dv->anchored = true;
+    dv->ccol = c;
+    tw_anchor_init(&dv->anchor, m, dv->model.period_s);
+    char shape[192]; /* describe_reading's line fits */
+    snprintf(shape, sizeof shape, "%.191s", dv->reading);
+    snprintf(dv->shape_only, sizeof dv->shape_only, "%s scaled to %s (its reads do not bracket the region)", shape,
+             COUNTER);
+    snprintf(dv->reading, sizeof dv->reading,
+             "%s (counter, every %.3g ms, delay %.3g ms, %s) for the total, %s for the shape", COUNTER,
+             1e3 * m->period_s, 1e3 * m->delay_s, from_profile ? "profile" : "H100 default", shape);
 }
 
 /* The device's best reading among the sampler's columns, with its model:
@@ -217,6 +282,7 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
         dv->model = *m;
         snprintf(dv->model.name, sizeof dv->model.name, "%s", CANDIDATES[k]);
         dv->col = c;
+        if (kind == TW_LINE_TILES) anchor_device(s, smp, dv);
         return;
     }
 }
@@ -239,13 +305,25 @@ static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
     for (size_t d = 0; d < s->ndev; d++) {
         sdev *dv = &s->dev[d];
         if (!dv->resolved) resolve_device(s, smp, dv);
+        if (dv->anchored && dv->ccol < row->n && row->valid[dv->ccol]) {
+            double stamp = row->t_value_s ? row->t_value_s[dv->ccol] : row->t_s;
+            tw_anchor_push(&dv->anchor, row->value[dv->ccol], stamp); /* out of memory: a read lost */
+        }
         if (dv->col == SIZE_MAX || dv->col >= row->n || !row->valid[dv->col]) continue;
         double stamp = row->t_value_s ? row->t_value_s[dv->col] : row->t_s;
         tw_line_push(&dv->line, row->value[dv->col], stamp); /* out of memory: the row is lost, noted by the gap */
+        if (dv->anchored) tw_anchor_refit(&dv->anchor, &dv->line);
     }
     if (++s->rows % TRIM_EVERY == 0)
-        for (size_t d = 0; d < s->ndev; d++)
-            tw_line_trim(&s->dev[d].line, needed_from(s, tw_line_end_s(&s->dev[d].line)));
+        for (size_t d = 0; d < s->ndev; d++) {
+            sdev *dv = &s->dev[d];
+            double keep = needed_from(s, tw_line_end_s(&dv->line));
+            if (dv->anchored) {
+                tw_anchor_trim(&dv->anchor, keep);
+                keep = fmin(keep, tw_anchor_needed_from(&dv->anchor));
+            }
+            tw_line_trim(&dv->line, keep);
+        }
     complete_ready(s);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -348,6 +426,18 @@ static tw_status wait_first_readings(tw_session *s)
     return st;
 }
 
+/* The energy counter is read every 4.875 of its update periods (0.4875 s
+ * on an H100): successive reads fall 1/8 of a period apart on its grid, so
+ * that the anchor (anchor.h) sees where the grid lies even where the power is
+ * flat; a read at a fixed phase (every 0.5 s) would never tell. About 1 % of
+ * a core at the H100's ~4 ms of CPU a read. */
+static double counter_read_period_s(const tw_session *s)
+{
+    const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
+    if (!m || !(m->period_s > 0)) m = tw_est_default_model(COUNTER);
+    return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
+}
+
 static tw_status open_nvml(const tw_session_config *c, tw_session *s)
 {
     tw_device_info all[MAX_GPUS];
@@ -361,6 +451,7 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
         ids[d] = idx[d];
     }
     tw_sampler_config sc = {.backend = "nvml",
+                            .slow_period_s = counter_read_period_s(s),
                             .devices = ids,
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
@@ -376,8 +467,10 @@ static void session_free(tw_session *s)
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
     }
-    for (size_t d = 0; d < s->ndev; d++)
+    for (size_t d = 0; d < s->ndev; d++) {
         tw_line_free(&s->dev[d].line);
+        tw_anchor_free(&s->dev[d].anchor);
+    }
     free(s->dev);
     for (size_t i = 0; i < s->nopen; i++)
         free(s->open[i].name);
@@ -589,7 +682,7 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
         free(o.name);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    if (covered(s, t))
+    if (region_ready(s, t))
         complete_region(s, r);
     else
         append_pending(s, r);
