@@ -72,6 +72,7 @@ class SessionConfig(Structure):
         ("run_path", c_char_p),
         ("profile_path", c_char_p),
         ("trace_kernels", c_bool),
+        ("counter_period_s", c_double),
     ]
 
 

@@ -5,8 +5,11 @@
  * times; its energy is F(end) - F(begin) once the readings reach past its
  * end (up to the reading's delay plus the sampler's drain period later).
  *
- * One mutex guards the open regions, the pending results and the lines:
- * a begin or an end holds it for a few hundred ns, the sink for one row.
+ * A begin and an end take no lock the sampler or other threads hold: the
+ * open regions are a stack per thread (open_set.h) and an ended region is
+ * pushed onto a lock-free inbox. The session's mutex guards the lines and
+ * the pending results: the sink (each row) and a waiting caller move the
+ * inbox into the pending list, in the order of the regions' ends.
  *
  * The "sim" backend has no live sensor (the simulator's time is not the
  * program's): a sim session's GPU is the simulated H100 at active idle and
@@ -23,6 +26,7 @@
 
 #include "api/anchor.h"
 #include "api/energy_line.h"
+#include "api/open_set.h"
 #include "api/session_internal.h"
 #include "api/sized.h"
 #include "core/error.h"
@@ -59,26 +63,38 @@ typedef struct sdev {
     char shape_only[READING_LEN]; /* what a region the counter's knots do not bracket says */
 } sdev;
 
-typedef struct open_region {
-    char *name;
-    double t0;
-    pthread_t tid;
-} open_region;
+/* What a region tells of each GPU besides its numbers, the same for every
+ * region of a session: shared, and kept while a region holds it (a region
+ * may outlive its session). */
+typedef struct ddesc {
+    char uuid[96];
+    char reading[READING_LEN];    /* where the energy comes from */
+    char shape_only[READING_LEN]; /* ... when the counter's knots do not bracket the region */
+} ddesc;
+
+typedef struct desc {
+    atomic_size_t refs;
+    size_t ndev;
+    ddesc d[];
+} desc;
 
 typedef struct rdev {
-    char uuid[96];
-    char reading[READING_LEN];
+    const char *reading; /* into the desc */
     double energy_j, sd_j, baseline_j;
 } rdev;
 
+enum { R_PENDING, R_COMPLETE, R_ABANDONED };
+
 struct tw_region {
     _Atomic(tw_session *) s; /* while pending */
-    atomic_bool complete;
+    atomic_int state;        /* R_PENDING, then R_COMPLETE (the sink) or R_ABANDONED (freed while pending) */
     char *name;
     double t0, t1;
     size_t ndev;
+    desc *desc;
     rdev *d;
     tw_region *prev, *next; /* the session's pending list */
+    tw_region *inbox_next;  /* in the session's inbox */
 };
 
 struct tw_session {
@@ -92,9 +108,11 @@ struct tw_session {
     uint64_t t0_ns;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
-    open_region *open;
-    size_t nopen, cap_open;
-    tw_region *pending, *pending_tail; /* oldest first: ends in (nearly) increasing time */
+    desc *desc;        /* made once the devices are resolved */
+    tw_open_set open;
+    _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
+    _Atomic(tw_region *) graveyard;    /* freed by their callers while pending: freed by the next end */
+    tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
 };
 
@@ -148,7 +166,7 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
     double sd;
     x->energy_j = g * tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
     x->sd_j = hypot(g * sd, rel * x->energy_j);
-    snprintf(x->reading, sizeof x->reading, "%s", dv->shape_only);
+    x->reading = r->desc->d[d].shape_only;
 }
 
 static void unlink_pending(tw_session *s, tw_region *r)
@@ -165,25 +183,97 @@ static void unlink_pending(tw_session *s, tw_region *r)
     atomic_store(&r->s, NULL);
 }
 
-static void append_pending(tw_session *s, tw_region *r)
+static void desc_release(desc *d)
 {
-    atomic_store(&r->s, s);
-    r->prev = s->pending_tail;
-    r->next = NULL;
-    if (s->pending_tail)
-        s->pending_tail->next = r;
-    else
-        s->pending = r;
-    s->pending_tail = r;
+    if (d && atomic_fetch_sub(&d->refs, 1) == 1) free(d);
 }
 
-/* Under the lock: the region's results, then off the pending list. */
+static void region_release(tw_region *r)
+{
+    desc_release(r->desc);
+    free(r->name);
+    free(r);
+}
+
+/* A region its caller freed while it was pending, for the callers' threads
+ * to free: memory goes back to the thread that took it (a free on the
+ * sampler's thread of what the program's threads allocate costs them each
+ * a slow allocation). */
+static void bury(tw_session *s, tw_region *r)
+{
+    tw_region *head = atomic_load_explicit(&s->graveyard, memory_order_relaxed);
+    do
+        r->inbox_next = head;
+    while (!atomic_compare_exchange_weak_explicit(&s->graveyard, &head, r, memory_order_release, memory_order_relaxed));
+}
+
+static void free_buried(tw_session *s)
+{
+    if (!atomic_load_explicit(&s->graveyard, memory_order_relaxed)) return;
+    for (tw_region *r = atomic_exchange_explicit(&s->graveyard, NULL, memory_order_acquire), *next; r; r = next) {
+        next = r->inbox_next;
+        region_release(r);
+    }
+}
+
+/* Into the pending list by its end (regions of several threads end in
+ * nearly increasing time: from the tail, a step or two). */
+static void insert_pending(tw_session *s, tw_region *r)
+{
+    tw_region *after = s->pending_tail;
+    while (after && after->t1 > r->t1)
+        after = after->prev;
+    r->prev = after;
+    r->next = after ? after->next : s->pending;
+    if (r->next)
+        r->next->prev = r;
+    else
+        s->pending_tail = r;
+    if (after)
+        after->next = r;
+    else
+        s->pending = r;
+}
+
+/* Under the lock: the inbox's regions into the pending list, oldest first. */
+static void drain_inbox(tw_session *s)
+{
+    tw_region *list = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire), *rev = NULL;
+    while (list) { /* newest first: reversed */
+        tw_region *next = list->inbox_next;
+        list->inbox_next = rev;
+        rev = list;
+        list = next;
+    }
+    for (tw_region *r = rev, *next; r; r = next) {
+        next = r->inbox_next;
+        if (atomic_load(&r->state) == R_ABANDONED) /* freed by its caller already: no result to wait for */
+            bury(s, r);
+        else
+            insert_pending(s, r);
+    }
+}
+
+/* Lock-free: an ended region for the sink to complete. */
+static void post_region(tw_session *s, tw_region *r)
+{
+    atomic_store(&r->s, s);
+    tw_region *head = atomic_load_explicit(&s->inbox, memory_order_relaxed);
+    do
+        r->inbox_next = head;
+    while (!atomic_compare_exchange_weak_explicit(&s->inbox, &head, r, memory_order_release, memory_order_relaxed));
+}
+
+/* Under the lock: the region's results, then off the pending list; one its
+ * caller freed meanwhile is freed here. */
 static void complete_region(tw_session *s, tw_region *r)
 {
-    for (size_t d = 0; d < r->ndev; d++)
+    bool abandoned = atomic_load(&r->state) == R_ABANDONED;
+    for (size_t d = 0; d < r->ndev && !abandoned; d++)
         complete_device(s, d, r);
     if (atomic_load(&r->s)) unlink_pending(s, r);
-    atomic_store(&r->complete, true);
+    int pending = R_PENDING;
+    if (!atomic_compare_exchange_strong(&r->state, &pending, R_COMPLETE)) bury(s, r);
 }
 
 /* Whether every GPU's readings reach past t. */
@@ -215,6 +305,7 @@ static bool region_ready(const tw_session *s, double t)
  * end came a little out of order waits for the one before it). */
 static void complete_ready(tw_session *s)
 {
+    drain_inbox(s);
     while (s->pending && region_ready(s, s->pending->t1))
         complete_region(s, s->pending);
 }
@@ -288,11 +379,10 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
 }
 
 /* The oldest time still needed: open and pending regions' begins, and the baseline's span. */
-static double needed_from(const tw_session *s, double end)
+static double needed_from(tw_session *s, double end)
 {
-    double t = end - KEEP_S;
-    for (size_t i = 0; i < s->nopen; i++)
-        if (s->open[i].t0 < t) t = s->open[i].t0;
+    drain_inbox(s);
+    double t = fmin(end - KEEP_S, tw_open_oldest(&s->open));
     for (const tw_region *r = s->pending; r; r = r->next)
         if (r->t0 < t) t = r->t0;
     return t;
@@ -427,12 +517,13 @@ static tw_status wait_first_readings(tw_session *s)
 }
 
 /* The energy counter is read every 4.875 of its update periods (0.4875 s
- * on an H100): successive reads fall 1/8 of a period apart on its grid, so
- * that the anchor (anchor.h) sees where the grid lies even where the power is
- * flat; a read at a fixed phase (every 0.5 s) would never tell. About 1 % of
- * a core at the H100's ~4 ms of CPU a read. */
-static double counter_read_period_s(const tw_session *s)
+ * on an H100) unless the caller says: successive reads fall 1/8 of a period
+ * apart on its grid, so that the anchor (anchor.h) sees where the grid lies
+ * even where the power is flat; a read at a fixed phase (every 0.5 s) would
+ * never tell. About 1 % of a core at the H100's ~4 ms of CPU a read. */
+static double counter_read_period_s(const tw_session *s, const tw_session_config *c)
 {
+    if (c->counter_period_s > 0) return c->counter_period_s;
     const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
     if (!m || !(m->period_s > 0)) m = tw_est_default_model(COUNTER);
     return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
@@ -451,7 +542,7 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
         ids[d] = idx[d];
     }
     tw_sampler_config sc = {.backend = "nvml",
-                            .slow_period_s = counter_read_period_s(s),
+                            .slow_period_s = counter_read_period_s(s, c),
                             .devices = ids,
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
@@ -461,8 +552,29 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
     return st == TW_OK ? wait_first_readings(s) : st;
 }
 
+/* The regions' shared description of the GPUs, once their readings are
+ * chosen (the sink's first row, before the open returns). */
+static tw_status make_desc(tw_session *s)
+{
+    desc *d = calloc(1, sizeof *d + s->ndev * sizeof *d->d);
+    if (!d) return tw_fail(TW_ENOMEM, "out of memory");
+    atomic_init(&d->refs, 1);
+    d->ndev = s->ndev;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->ndev; i++) {
+        memcpy(d->d[i].uuid, s->dev[i].info.uuid, sizeof d->d[i].uuid); /* NUL-terminated arrays of one size */
+        memcpy(d->d[i].reading, s->dev[i].reading, sizeof d->d[i].reading);
+        memcpy(d->d[i].shape_only, s->dev[i].shape_only, sizeof d->d[i].shape_only);
+    }
+    pthread_mutex_unlock(&s->mu);
+    s->desc = d;
+    return TW_OK;
+}
+
 static void session_free(tw_session *s)
 {
+    free_buried(s);
+    desc_release(s->desc);
     if (s->sampler) {
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
@@ -472,9 +584,7 @@ static void session_free(tw_session *s)
         tw_anchor_free(&s->dev[d].anchor);
     }
     free(s->dev);
-    for (size_t i = 0; i < s->nopen; i++)
-        free(s->open[i].name);
-    free(s->open);
+    tw_open_free(&s->open);
     tw_scenario_free(s->sim);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
@@ -493,6 +603,13 @@ static tw_status init_sync(tw_session *s)
         pthread_cond_destroy(&s->cv);
         return tw_fail(TW_ENOMEM, "cannot create a mutex");
     }
+    if (tw_open_init(&s->open) != TW_OK) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        return tw_fail(TW_ENOMEM, "cannot create a mutex");
+    }
+    atomic_init(&s->inbox, NULL);
+    atomic_init(&s->graveyard, NULL);
     return TW_OK;
 }
 
@@ -511,6 +628,9 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
         return tw_fail(TW_EUNSUPPORTED,
                        "tw_session_open: run_path is not implemented yet (record with `truewatt run` instead)");
     if (c.ngpus && !c.gpus) return tw_fail(TW_EINVAL, "tw_session_open: ngpus %zu without gpus", c.ngpus);
+    if (!(c.counter_period_s >= 0 && c.counter_period_s <= 60))
+        return tw_fail(TW_EINVAL, "tw_session_open: counter_period_s %g must be in [0, 60] s (0: the default)",
+                       c.counter_period_s);
     tw_session *s = calloc(1, sizeof *s);
     if (!s) return tw_fail(TW_ENOMEM, "out of memory");
     if ((st = init_sync(s)) != TW_OK) {
@@ -525,6 +645,7 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
         s->have_profile = st == TW_OK;
     }
     if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
+    if (st == TW_OK) st = make_desc(s);
     if (st != TW_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tw_last_error());
@@ -541,11 +662,13 @@ void tw_session_close(tw_session *s)
     struct timespec until;
     deadline_after(&until, CLOSE_WAIT_S);
     pthread_mutex_lock(&s->mu);
-    while (s->pending && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT) {
-    }
+    drain_inbox(s);
+    while (s->pending && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
+        drain_inbox(s);
     pthread_mutex_unlock(&s->mu);
     if (s->sampler) tw_sampler_stop(s->sampler); /* the last rows reach the lines */
     pthread_mutex_lock(&s->mu);
+    drain_inbox(s);
     while (s->pending) /* what the readings do not reach is NaN */
         complete_region(s, s->pending);
     pthread_cond_broadcast(&s->cv);
@@ -592,45 +715,7 @@ tw_status tw_region_begin(tw_session *s, const char *name)
     if (!s) return tw_fail(TW_EINVAL, "tw_region_begin: NULL session");
     tw_status st = check_name("tw_region_begin", name);
     if (st != TW_OK) return st;
-    char *copy = strdup(name);
-    if (!copy) return tw_fail(TW_ENOMEM, "out of memory");
-    pthread_mutex_lock(&s->mu);
-    if (s->nopen == s->cap_open) {
-        size_t cap = s->cap_open ? 2 * s->cap_open : 16;
-        open_region *p = realloc(s->open, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&s->mu);
-            free(copy);
-            return tw_fail(TW_ENOMEM, "out of memory");
-        }
-        s->open = p;
-        s->cap_open = cap;
-    }
-    s->open[s->nopen++] = (open_region){copy, t, pthread_self()};
-    pthread_mutex_unlock(&s->mu);
-    return TW_OK;
-}
-
-/* The innermost open region of that name begun by this thread, else by any
- * thread; SIZE_MAX when none. */
-static size_t find_open(const tw_session *s, const char *name)
-{
-    pthread_t self = pthread_self();
-    for (size_t i = s->nopen; i-- > 0;)
-        if (pthread_equal(s->open[i].tid, self) && strcmp(s->open[i].name, name) == 0) return i;
-    for (size_t i = s->nopen; i-- > 0;)
-        if (strcmp(s->open[i].name, name) == 0) return i;
-    return SIZE_MAX;
-}
-
-static tw_status no_such_region(const tw_session *s, const char *name)
-{
-    char open[512] = "";
-    for (size_t i = 0; i < s->nopen; i++) {
-        size_t len = strlen(open);
-        snprintf(open + len, sizeof open - len, "%s'%s'", i ? ", " : "", s->open[i].name);
-    }
-    return tw_fail(TW_EINVAL, "tw_region_end: no open region named '%s' (open: %s)", name, s->nopen ? open : "none");
+    return tw_open_push(&s->open, name, t);
 }
 
 static tw_region *new_region(const tw_session *s, char *name, double t0, double t1)
@@ -644,13 +729,12 @@ static tw_region *new_region(const tw_session *s, char *name, double t0, double 
     r->t0 = t0;
     r->t1 = t1;
     r->ndev = s->ndev;
-    for (size_t d = 0; d < s->ndev; d++) {
-        memcpy(r->d[d].uuid, s->dev[d].info.uuid, sizeof r->d[d].uuid); /* both NUL-terminated arrays */
-        memcpy(r->d[d].reading, s->dev[d].reading, sizeof r->d[d].reading);
-        r->d[d].energy_j = r->d[d].sd_j = r->d[d].baseline_j = NAN;
-    }
+    r->desc = s->desc;
+    atomic_fetch_add_explicit(&s->desc->refs, 1, memory_order_relaxed);
+    for (size_t d = 0; d < s->ndev; d++)
+        r->d[d] = (rdev){s->desc->d[d].reading, NAN, NAN, NAN};
     atomic_init(&r->s, NULL);
-    atomic_init(&r->complete, false);
+    atomic_init(&r->state, R_PENDING);
     return r;
 }
 
@@ -661,32 +745,26 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
     if (!s) return tw_fail(TW_EINVAL, "tw_region_end: NULL session");
     tw_status st = check_name("tw_region_end", name);
     if (st != TW_OK) return st;
-    pthread_mutex_lock(&s->mu);
-    size_t i = find_open(s, name);
-    if (i == SIZE_MAX) {
-        st = no_such_region(s, name);
-        pthread_mutex_unlock(&s->mu);
-        return st;
-    }
-    open_region o = s->open[i];
-    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
-    s->nopen--;
+    char *begun;
+    double t0;
+    if ((st = tw_open_pop(&s->open, "tw_region_end", name, &begun, &t0)) != TW_OK) return st;
     if (!out) {
-        pthread_mutex_unlock(&s->mu);
-        free(o.name);
+        free(begun);
         return TW_OK;
     }
-    tw_region *r = new_region(s, o.name, o.t0, t);
+    free_buried(s);
+    tw_region *r = new_region(s, begun, t0, t);
     if (!r) {
-        pthread_mutex_unlock(&s->mu);
-        free(o.name);
+        free(begun);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    if (region_ready(s, t))
-        complete_region(s, r);
-    else
-        append_pending(s, r);
-    pthread_mutex_unlock(&s->mu);
+    if (s->sim) { /* the exact truth, now: no readings to wait for */
+        for (size_t d = 0; d < r->ndev; d++)
+            complete_device(s, d, r);
+        atomic_store(&r->state, R_COMPLETE);
+    } else {
+        post_region(s, r);
+    }
     *out = r;
     return TW_OK;
 }
@@ -694,32 +772,30 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
 tw_status tw_region_wait(tw_region *r, double timeout_s)
 {
     if (!r) return tw_fail(TW_EINVAL, "tw_region_wait: NULL region");
-    if (atomic_load(&r->complete)) return TW_OK;
+    if (atomic_load(&r->state) == R_COMPLETE) return TW_OK;
     tw_session *s = atomic_load(&r->s);
     if (!s) return TW_OK;
     struct timespec until;
     deadline_after(&until, timeout_s >= 0 ? timeout_s : 1e9);
     pthread_mutex_lock(&s->mu);
+    complete_ready(s); /* its readings may be there already */
     int rc = 0;
-    while (!atomic_load(&r->complete) && rc != ETIMEDOUT)
+    while (atomic_load(&r->state) != R_COMPLETE && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-    bool done = atomic_load(&r->complete);
+    bool done = atomic_load(&r->state) == R_COMPLETE;
     pthread_mutex_unlock(&s->mu);
     if (done) return TW_OK;
     return tw_fail(TW_EUNAVAIL, "region '%s': the readings did not reach its end within %g s", r->name, timeout_s);
 }
 
+/* Lock-free: a region still pending is left to the session, which frees it
+ * when it would have completed it. */
 void tw_region_free(tw_region *r)
 {
     if (!r) return;
-    tw_session *s = atomic_load(&r->s);
-    if (s) {
-        pthread_mutex_lock(&s->mu);
-        if (atomic_load(&r->s)) unlink_pending(s, r);
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(r->name);
-    free(r);
+    int pending = R_PENDING;
+    if (atomic_compare_exchange_strong(&r->state, &pending, R_ABANDONED)) return;
+    region_release(r);
 }
 
 size_t tw_region_device_count(const tw_region *r) { return r ? r->ndev : 0; }
@@ -739,7 +815,7 @@ tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
                              .baseline_j = x->baseline_j,
                              .above_baseline_j = x->energy_j - x->baseline_j,
                              .reading = x->reading};
-    snprintf(full.uuid, sizeof full.uuid, "%s", x->uuid);
+    snprintf(full.uuid, sizeof full.uuid, "%s", r->desc->d[d].uuid);
     return tw_sized_write(out, &full, sizeof full, "tw_region_device_get");
 }
 
