@@ -5,13 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/room.h"
 #include "core/error.h"
 
-#define PHASE_STEP_S 0.00025 /* the phase's candidates: every 0.25 ms over the period */
-#define CLEAR_S 0.015        /* a read this close to a grid point may belong to either: not fitted */
-#define FIT_SPAN_S 20.0      /* the fit uses the reads of the last 20 s ... */
-#define FIT_MAX_READS 64     /* ... at most this many */
-#define MIN_FIT_READS 4      /* clear reads: a regression with residuals to judge it by */
+#define PHASE_STEP_S 0.00025 /* the phase's candidates: every 0.25 ms over the period ... */
+#define NEAR_S 0.005         /* ... then within 5 ms of the last fit */
+#define FULL_SCAN_EVERY 8
+#define CLEAR_S 0.015    /* a read this close to a grid point may belong to either: not fitted */
+#define FIT_SPAN_S 20.0  /* the fit uses the reads of the last 20 s ... */
+#define FIT_MAX_READS 64 /* ... at most this many */
+#define MIN_FIT_READS 4  /* clear reads: a regression with residuals to judge it by */
 /* reads before a first fit: at 4.875 periods apart they fall on 6 of the
  * grid's 8 phases, so every candidate phase has MIN_FIT_READS clear ones and
  * the true phase is not passed over for having fewer */
@@ -47,20 +50,12 @@ tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
         const tw_counter_read *last = &a->r[a->n - 1];
         if (value_j == last->value_j || !(stamp_s > last->t_s)) return TW_OK;
     }
-    if (a->n == a->cap) {
-        if (a->off > a->n / 2) {
-            memmove(a->r, a->r + a->off, (a->n - a->off) * sizeof *a->r);
-            a->n -= a->off;
-            a->fitted_n = a->fitted_n > a->off ? a->fitted_n - a->off : 0;
-            a->off = 0;
-        } else {
-            size_t cap = a->cap ? 2 * a->cap : 64;
-            tw_counter_read *r = realloc(a->r, cap * sizeof *r);
-            if (!r) return tw_fail(TW_ENOMEM, "out of memory");
-            a->r = r;
-            a->cap = cap;
-        }
-    }
+    size_t moved;
+    void *v = a->r;
+    tw_status st = tw_room_for_one(&v, sizeof *a->r, &a->off, &a->n, &a->cap, 64, &moved);
+    a->r = v;
+    if (st != TW_OK) return st;
+    a->fitted_n = a->fitted_n > moved ? a->fitted_n - moved : 0;
     a->r[a->n++] = (tw_counter_read){stamp_s, value_j};
     return TW_OK;
 }
@@ -199,7 +194,16 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         from--;
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
-    for (double ph = 0; ph < a->period_s; ph += PHASE_STEP_S) {
+    /* once fitted, the phase moves little between reads: near it only, with
+     * a full scan every FULL_SCAN_EVERY fits (a first fit on flat power may
+     * be off by more) */
+    double lo = 0, hi = a->period_s;
+    if (isfinite(a->phase_s) && ++a->refits % FULL_SCAN_EVERY != 0) {
+        lo = a->phase_s - NEAR_S;
+        hi = a->phase_s + NEAR_S;
+    }
+    for (double p = lo; p < hi; p += PHASE_STEP_S) {
+        double ph = p - floor(p / a->period_s) * a->period_s;
         fit f = fit_phase(a, shape, from, covered, ph);
         if (f.rss < best.rss) {
             best = f;

@@ -52,13 +52,14 @@ typedef struct tw_anchor {
     double tile_s;            /* the shape's tiles' length */
     tw_counter_read *r;       /* reads r[off .. n) are live */
     size_t off, n, cap;
-    size_t fitted_n;   /* reads the fit has seen (a new covered read: fit again) */
-    double phase_s;    /* boundaries at phase + k T on the shape's timeline; NaN: not fitted */
-    double offset_j;   /* the fit: value = offset + slope x shape cumulative */
-    double slope;      /* counter J per shape J (1 / the shape's gain); NaN: not fitted */
-    double rel_sd;     /* relative scatter of the shape's energy per interval against the counter's */
-    size_t fit_reads;  /* reads the fit used */
-    tw_anchor_knot *k; /* from every read the shape covers, under the fitted phase */
+    size_t fitted_n;      /* reads the fit has seen (a new covered read: fit again) */
+    double phase_s;       /* boundaries at phase + k T on the shape's timeline; NaN: not fitted */
+    double offset_j;      /* the fit: value = offset + slope x shape cumulative */
+    double slope;         /* counter J per shape J (1 / the shape's gain); NaN: not fitted */
+    double rel_sd;        /* relative scatter of the shape's energy per interval against the counter's */
+    size_t fit_reads;     /* reads the fit used */
+    unsigned long refits; /* fits so far (every FULL_SCAN_EVERY-th scans every phase) */
+    tw_anchor_knot *k;    /* from every read the shape covers, under the fitted phase */
     size_t nk, capk;
 } tw_anchor;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/room.h"
 #include "core/error.h"
 
 /* The readings' own timestamps are microseconds (NVML): each edge of a span
@@ -77,19 +78,11 @@ static void note_baseline(tw_energy_line *l)
 
 static tw_status add_knot(tw_energy_line *l, double t, double f, double p)
 {
-    if (l->n == l->cap) {
-        if (l->off > l->n / 2) { /* reuse the room of trimmed knots */
-            memmove(l->k, l->k + l->off, (l->n - l->off) * sizeof *l->k);
-            l->n -= l->off;
-            l->off = 0;
-        } else {
-            size_t cap = l->cap ? 2 * l->cap : 256;
-            tw_line_knot *k = realloc(l->k, cap * sizeof *k);
-            if (!k) return tw_fail(TW_ENOMEM, "out of memory");
-            l->k = k;
-            l->cap = cap;
-        }
-    }
+    size_t moved; /* the knots' indices are not kept anywhere: a move needs no fixing */
+    void *v = l->k;
+    tw_status st = tw_room_for_one(&v, sizeof *l->k, &l->off, &l->n, &l->cap, 256, &moved);
+    l->k = v;
+    if (st != TW_OK) return st;
     l->k[l->n++] = (tw_line_knot){t, f, p};
     note_baseline(l);
     return TW_OK;

@@ -333,6 +333,10 @@ static void sized_structs(void **state)
     c.trace_kernels = false;
     c.backend = "replay";
     assert_int_equal(tw_session_open(&c, &s), TW_EINVAL);
+    c.backend = "sim";
+    c.counter_period_s = -0.1;
+    assert_int_equal(tw_session_open(&c, &s), TW_EINVAL);
+    assert_non_null(strstr(tw_last_error(), "counter_period_s"));
 }
 
 /* GPUs by NVML index, CUDA ordinal and UUID. */
@@ -421,23 +425,34 @@ static const char *const STEPS_CSV = "name,start_s,duration_s,power_w\n"
                                      "d,6.6,0.1,350\n"
                                      "e,6.85,0.25,500\n";
 
-static void steps(void **state)
+/* A session on the fake playing `csv` on a clock 5 s in (its kernels start
+ * later than 5 s), with the fake's own profile (tests/data/profile_h100_sim.json:
+ * its buffer a 20 ms boxcar without delay); *sc the same scenario from the
+ * simulator, *off the fake's time minus the session's. */
+static tw_session *open_on_steps(const char *csv, tw_scenario **sc, double *off)
 {
-    (void)state;
-    uint64_t fake_t0 = mono_ns() - 5000000000ull; /* the fake's clock 5 s in: the kernels start ~0.6 s from now */
+    uint64_t fake_t0 = mono_ns() - 5000000000ull;
     char t0[32];
     snprintf(t0, sizeof t0, "%llu", (unsigned long long)fake_t0);
     setenv("TW_FAKE_NVML_T0_MONO_NS", t0, 1);
-    setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(0, STEPS_CSV), 1);
-    tw_scenario *sc = NULL;
-    assert_int_equal(tw_scenario_load(tw_test_file(1, STEPS_CSV), TW_SIM_H100, &sc), TW_OK);
+    setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(0, csv), 1);
+    assert_int_equal(tw_scenario_load(tw_test_file(1, csv), TW_SIM_H100, sc), TW_OK);
     tw_session_config c;
     tw_session_config_init(&c);
     c.backend = "nvml";
     c.profile_path = TW_TEST_DATA "/profile_h100_sim.json";
     tw_session *s = NULL;
     assert_int_equal(tw_session_open(&c, &s), TW_OK);
-    double off = 1e-9 * (double)(int64_t)(tw_session_t0_mono_ns(s) - fake_t0); /* session t -> fake t */
+    *off = 1e-9 * (double)(int64_t)(tw_session_t0_mono_ns(s) - fake_t0); /* session t -> fake t */
+    return s;
+}
+
+static void steps(void **state)
+{
+    (void)state;
+    tw_scenario *sc = NULL;
+    double off;
+    tw_session *s = open_on_steps(STEPS_CSV, &sc, &off); /* the kernels start ~0.6 s from now */
     /* regions of 15 to 150 ms, one every 35 ms, over the kernels and the gaps */
     enum { N = 40 };
     tw_region *r[N];
@@ -450,7 +465,7 @@ static void steps(void **state)
         sleep_s(len[i]);
         assert_int_equal(tw_region_end(s, name, &r[i]), TW_OK);
         sleep_s(0.035);
-        if (tw_session_t0_mono_ns(s) + (uint64_t)((tw_region_end_s(r[i]) + 0.1) * 1e9) > fake_t0 + 7300000000ull) {
+        if (tw_region_end_s(r[i]) + 0.1 + off > 7.3) { /* the fake's clock: past the kernels */
             for (int k = i + 1; k < N; k++)
                 r[k] = NULL;
             break;
@@ -504,22 +519,11 @@ static double session_now_s(const tw_session *s)
 static void counter_totals(void **state)
 {
     (void)state;
-    uint64_t fake_t0 = mono_ns() - 5000000000ull;
-    char t0[32];
-    snprintf(t0, sizeof t0, "%llu", (unsigned long long)fake_t0);
-    setenv("TW_FAKE_NVML_T0_MONO_NS", t0, 1);
-    setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(0, COUNTER_CSV), 1);
     setenv("TW_FAKE_NVML_BUFFER_GAIN", "1.05", 1);
     setenv("TW_FAKE_NVML_ENERGY_DELAY_MS", "10", 1);
     tw_scenario *sc = NULL;
-    assert_int_equal(tw_scenario_load(tw_test_file(1, COUNTER_CSV), TW_SIM_H100, &sc), TW_OK);
-    tw_session_config c;
-    tw_session_config_init(&c);
-    c.backend = "nvml";
-    c.profile_path = TW_TEST_DATA "/profile_h100_sim.json";
-    tw_session *s = NULL;
-    assert_int_equal(tw_session_open(&c, &s), TW_OK);
-    double off = 1e-9 * (double)(int64_t)(tw_session_t0_mono_ns(s) - fake_t0); /* session t -> fake t */
+    double off;
+    tw_session *s = open_on_steps(COUNTER_CSV, &sc, &off);
     sleep_s(7.4 - (session_now_s(s) + off));
     enum { N = 24 };
     tw_region *r[N] = {NULL};
