@@ -30,6 +30,7 @@
 #include "api/session_internal.h"
 #include "api/sized.h"
 #include "core/error.h"
+#include "core/strmap.h"
 #include "correct/profile.h"
 #include "estimate/trace.h"
 #include "sample/sampler_sink.h"
@@ -60,26 +61,12 @@ typedef struct sdev {
     bool anchored;
     size_t ccol;
     tw_anchor anchor;
-    char shape_only[READING_LEN]; /* what a region the counter's knots do not bracket says */
+    char shape_only[READING_LEN];                  /* what a region the counter's knots do not bracket says */
+    const char *i_uuid, *i_reading, *i_shape_only; /* the same, interned: what regions point to */
 } sdev;
 
-/* What a region tells of each GPU besides its numbers, the same for every
- * region of a session: shared, and kept while a region holds it (a region
- * may outlive its session). */
-typedef struct ddesc {
-    char uuid[96];
-    char reading[READING_LEN];    /* where the energy comes from */
-    char shape_only[READING_LEN]; /* ... when the counter's knots do not bracket the region */
-} ddesc;
-
-typedef struct desc {
-    atomic_size_t refs;
-    size_t ndev;
-    ddesc d[];
-} desc;
-
 typedef struct rdev {
-    const char *reading; /* into the desc */
+    const char *uuid, *reading; /* interned: valid for the process's life */
     double energy_j, sd_j, baseline_j;
 } rdev;
 
@@ -91,7 +78,6 @@ struct tw_region {
     char *name;
     double t0, t1;
     size_t ndev;
-    desc *desc;
     rdev *d;
     tw_region *prev, *next; /* the session's pending list */
     tw_region *inbox_next;  /* in the session's inbox */
@@ -108,7 +94,6 @@ struct tw_session {
     uint64_t t0_ns;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
-    desc *desc;        /* made once the devices are resolved */
     tw_open_set open;
     _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
     _Atomic(tw_region *) graveyard;    /* freed by their callers while pending: freed by the next end */
@@ -166,7 +151,7 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
     double sd;
     x->energy_j = g * tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
     x->sd_j = hypot(g * sd, rel * x->energy_j);
-    x->reading = r->desc->d[d].shape_only;
+    x->reading = dv->i_shape_only;
 }
 
 static void unlink_pending(tw_session *s, tw_region *r)
@@ -183,14 +168,8 @@ static void unlink_pending(tw_session *s, tw_region *r)
     atomic_store(&r->s, NULL);
 }
 
-static void desc_release(desc *d)
-{
-    if (d && atomic_fetch_sub(&d->refs, 1) == 1) free(d);
-}
-
 static void region_release(tw_region *r)
 {
-    desc_release(r->desc);
     free(r->name);
     free(r);
 }
@@ -552,29 +531,42 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
     return st == TW_OK ? wait_first_readings(s) : st;
 }
 
-/* The regions' shared description of the GPUs, once their readings are
- * chosen (the sink's first row, before the open returns). */
-static tw_status make_desc(tw_session *s)
+/* What a region tells of each GPU besides its numbers is the same for every
+ * region of a session, and a region may outlive its session: the texts are
+ * stored once for the process (a handful: GPUs and reading models), so that
+ * a region only points to them. */
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static tw_strmap interned;
+
+static const char *intern(const char *text)
 {
-    desc *d = calloc(1, sizeof *d + s->ndev * sizeof *d->d);
-    if (!d) return tw_fail(TW_ENOMEM, "out of memory");
-    atomic_init(&d->refs, 1);
-    d->ndev = s->ndev;
+    const char *key = NULL;
+    bool added;
+    pthread_mutex_lock(&intern_mu);
+    if (!tw_strmap_get(&interned, text, &key, &added)) key = NULL;
+    pthread_mutex_unlock(&intern_mu);
+    return key;
+}
+
+/* Once the devices' readings are chosen (the sink's first row, before the open returns). */
+static tw_status intern_descriptions(tw_session *s)
+{
     pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->ndev; i++) {
-        memcpy(d->d[i].uuid, s->dev[i].info.uuid, sizeof d->d[i].uuid); /* NUL-terminated arrays of one size */
-        memcpy(d->d[i].reading, s->dev[i].reading, sizeof d->d[i].reading);
-        memcpy(d->d[i].shape_only, s->dev[i].shape_only, sizeof d->d[i].shape_only);
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < s->ndev && st == TW_OK; i++) {
+        sdev *dv = &s->dev[i];
+        dv->i_uuid = intern(dv->info.uuid);
+        dv->i_reading = intern(dv->reading);
+        dv->i_shape_only = intern(dv->shape_only);
+        if (!dv->i_uuid || !dv->i_reading || !dv->i_shape_only) st = tw_fail(TW_ENOMEM, "out of memory");
     }
     pthread_mutex_unlock(&s->mu);
-    s->desc = d;
-    return TW_OK;
+    return st;
 }
 
 static void session_free(tw_session *s)
 {
     free_buried(s);
-    desc_release(s->desc);
     if (s->sampler) {
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
@@ -645,7 +637,7 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
         s->have_profile = st == TW_OK;
     }
     if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
-    if (st == TW_OK) st = make_desc(s);
+    if (st == TW_OK) st = intern_descriptions(s);
     if (st != TW_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tw_last_error());
@@ -729,10 +721,8 @@ static tw_region *new_region(const tw_session *s, char *name, double t0, double 
     r->t0 = t0;
     r->t1 = t1;
     r->ndev = s->ndev;
-    r->desc = s->desc;
-    atomic_fetch_add_explicit(&s->desc->refs, 1, memory_order_relaxed);
     for (size_t d = 0; d < s->ndev; d++)
-        r->d[d] = (rdev){s->desc->d[d].reading, NAN, NAN, NAN};
+        r->d[d] = (rdev){s->dev[d].i_uuid, s->dev[d].i_reading, NAN, NAN, NAN};
     atomic_init(&r->s, NULL);
     atomic_init(&r->state, R_PENDING);
     return r;
@@ -815,7 +805,7 @@ tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
                              .baseline_j = x->baseline_j,
                              .above_baseline_j = x->energy_j - x->baseline_j,
                              .reading = x->reading};
-    snprintf(full.uuid, sizeof full.uuid, "%s", r->desc->d[d].uuid);
+    snprintf(full.uuid, sizeof full.uuid, "%s", x->uuid);
     return tw_sized_write(out, &full, sizeof full, "tw_region_device_get");
 }
 
