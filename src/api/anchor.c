@@ -56,6 +56,7 @@ tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
     a->r = v;
     if (st != TW_OK) return st;
     a->fitted_n = a->fitted_n > moved ? a->fitted_n - moved : 0;
+    a->knotted = a->knotted > moved ? a->knotted - moved : 0;
     a->r[a->n++] = (tw_counter_read){stamp_s, value_j};
     return TW_OK;
 }
@@ -146,27 +147,13 @@ static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, c
     return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
 }
 
-/* Knots from every read the shape covers, in time order; and the shape's
- * relative scatter per interval over them. */
-static void rebuild_knots(tw_anchor *a, const tw_energy_line *shape)
+/* The shape's relative scatter per knot interval against the counter, over
+ * the recent intervals (those the fit spans). */
+static void knot_scatter(tw_anchor *a)
 {
-    a->nk = 0;
-    if (a->n - a->off > a->capk) {
-        size_t cap = a->n - a->off + 64;
-        tw_anchor_knot *k = realloc(a->k, cap * sizeof *k);
-        if (!k) return; /* out of memory: no knots, the shape alone */
-        a->k = k;
-        a->capk = cap;
-    }
-    for (size_t i = a->off; i < a->n; i++) {
-        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
-        double s = tw_line_cum_j(shape, b, NULL);
-        if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
-        a->k[a->nk++] = (tw_anchor_knot){b, a->r[i].value_j, s};
-    }
     double sum = 0, sum2 = 0;
     size_t m = 0;
-    for (size_t j = 1; j < a->nk; j++) {
+    for (size_t j = a->nk > FIT_MAX_READS ? a->nk - FIT_MAX_READS : 1; j < a->nk; j++) {
         double ds = a->k[j].shape_j - a->k[j - 1].shape_j, dv = a->k[j].value_j - a->k[j - 1].value_j;
         if (!(ds > 0)) continue;
         double rho = dv / ds;
@@ -178,6 +165,30 @@ static void rebuild_knots(tw_anchor *a, const tw_energy_line *shape)
         double mean = sum / (double)m, var = fmax(0.0, (sum2 - (double)m * mean * mean) / (double)(m - 1));
         a->rel_sd = sqrt(var) / fabs(mean);
     }
+}
+
+/* Knots from the reads [from, to) the shape covers, after those already
+ * made (from = off: all again, the phase changed): each read's boundary
+ * under the fitted phase. Appending keeps a refit's cost to its new reads
+ * however long a region stays open. */
+static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
+{
+    if (from == a->off) a->nk = 0;
+    for (size_t i = from; i < to; i++) {
+        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
+        double s = tw_line_cum_j(shape, b, NULL);
+        if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
+        if (a->nk == a->capk) {
+            size_t cap = a->capk ? 2 * a->capk : 64;
+            tw_anchor_knot *k = realloc(a->k, cap * sizeof *k);
+            if (!k) break; /* out of memory: fewer knots, the shape alone beyond them */
+            a->k = k;
+            a->capk = cap;
+        }
+        a->k[a->nk++] = (tw_anchor_knot){b, a->r[i].value_j, s};
+    }
+    a->knotted = to;
+    knot_scatter(a);
 }
 
 void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
@@ -211,11 +222,12 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         }
     }
     if (isnan(best_ph) || !(best.slope >= SLOPE_MIN && best.slope <= SLOPE_MAX)) return;
+    bool same = best_ph == a->phase_s && a->knotted >= a->off;
     a->phase_s = best_ph;
     a->offset_j = best.offset;
     a->slope = best.slope;
     a->fit_reads = best.n;
-    rebuild_knots(a, shape);
+    add_knots(a, shape, same ? a->knotted : a->off, covered);
 }
 
 /* The knot interval [k[i], k[i + 1]] holding t; SIZE_MAX when none. */
@@ -310,5 +322,14 @@ void tw_anchor_trim(tw_anchor *a, double t_keep)
     while (a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep) {
         a->off++;
         if (a->fitted_n < a->off) a->fitted_n = a->off;
+        if (a->knotted < a->off) a->knotted = a->off;
+    }
+    /* the knots before t_keep but the last of them (it brackets t_keep) */
+    size_t drop = 0;
+    while (drop + 1 < a->nk && a->k[drop + 1].t_s <= t_keep && a->nk - drop > FIT_MAX_READS)
+        drop++;
+    if (drop) {
+        memmove(a->k, a->k + drop, (a->nk - drop) * sizeof *a->k);
+        a->nk -= drop;
     }
 }

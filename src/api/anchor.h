@@ -59,7 +59,8 @@ typedef struct tw_anchor {
     double rel_sd;        /* relative scatter of the shape's energy per interval against the counter's */
     size_t fit_reads;     /* reads the fit used */
     unsigned long refits; /* fits so far (every FULL_SCAN_EVERY-th scans every phase) */
-    tw_anchor_knot *k;    /* from every read the shape covers, under the fitted phase */
+    tw_anchor_knot *k;    /* from the reads the shape covers, under the fitted phase */
+    size_t knotted;       /* reads before this one have been made knots */
     size_t nk, capk;
 } tw_anchor;
 
