@@ -19,6 +19,7 @@ struct tw_open_stack {
     pthread_t tid;
     entry *e; /* in the order of their begins: e[0] is the oldest */
     size_t n, cap;
+    _Atomic(void *) grave;
     tw_open_stack *next;
 };
 
@@ -182,6 +183,22 @@ tw_status tw_open_pop(tw_open_set *o, const char *fn, const char *name, char **n
         if (i != SIZE_MAX) return TW_OK;
     }
     return pop_any(o, fn, name, name_out, t0_out);
+}
+
+_Atomic(void *) *tw_open_grave(tw_open_set *o)
+{
+    tw_open_stack *st = my_stack(o, true);
+    return st ? &st->grave : NULL;
+}
+
+void tw_open_each_grave(tw_open_set *o, void (*fn)(void *head, void *arg), void *arg)
+{
+    pthread_mutex_lock(&o->mu);
+    for (tw_open_stack *st = o->stacks; st; st = st->next) {
+        void *head = atomic_exchange(&st->grave, NULL);
+        if (head) fn(head, arg);
+    }
+    pthread_mutex_unlock(&o->mu);
 }
 
 double tw_open_oldest(tw_open_set *o)

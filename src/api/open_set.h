@@ -36,4 +36,13 @@ tw_status tw_open_pop(tw_open_set *o, const char *fn, const char *name, char **n
 /* The earliest begin of an open region (INFINITY: none). */
 double tw_open_oldest(tw_open_set *o);
 
+/* Each thread's grave: a lock-free list (linked by the caller) of what the
+ * thread allocated and another thread is done with, for the thread itself to
+ * free at its next call (memory goes back to the thread that took it: a
+ * free elsewhere costs the allocating thread a slow allocation each time).
+ * The calling thread's grave (NULL: out of memory). */
+_Atomic(void *) *tw_open_grave(tw_open_set *o);
+/* Every thread's grave taken (emptied), each passed to fn (at the set's end). */
+void tw_open_each_grave(tw_open_set *o, void (*fn)(void *head, void *arg), void *arg);
+
 #endif

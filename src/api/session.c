@@ -80,7 +80,8 @@ struct tw_region {
     size_t ndev;
     rdev *d;
     tw_region *prev, *next; /* the session's pending list */
-    tw_region *inbox_next;  /* in the session's inbox */
+    tw_region *inbox_next;  /* in the session's inbox, or its allocating thread's grave */
+    _Atomic(void *) *grave; /* that grave (NULL: none, freed where it is done with) */
 };
 
 struct tw_session {
@@ -96,7 +97,6 @@ struct tw_session {
     pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
     tw_open_set open;
     _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
-    _Atomic(tw_region *) graveyard;    /* freed by their callers while pending: freed by the next end */
     tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
 };
@@ -174,25 +174,35 @@ static void region_release(tw_region *r)
     free(r);
 }
 
-/* A region its caller freed while it was pending, for the callers' threads
- * to free: memory goes back to the thread that took it (a free on the
- * sampler's thread of what the program's threads allocate costs them each
- * a slow allocation). */
-static void bury(tw_session *s, tw_region *r)
+/* A region its caller freed while it was pending: into the grave of the
+ * thread that allocated it (open_set.h), which frees it at its next end. */
+static void bury(tw_region *r)
 {
-    tw_region *head = atomic_load_explicit(&s->graveyard, memory_order_relaxed);
+    _Atomic(void *) *grave = r->grave;
+    if (!grave) {
+        region_release(r);
+        return;
+    }
+    void *head = atomic_load_explicit(grave, memory_order_relaxed);
     do
         r->inbox_next = head;
-    while (!atomic_compare_exchange_weak_explicit(&s->graveyard, &head, r, memory_order_release, memory_order_relaxed));
+    while (!atomic_compare_exchange_weak_explicit(grave, &head, r, memory_order_release, memory_order_relaxed));
 }
 
-static void free_buried(tw_session *s)
+static void release_list(void *head, void *arg)
 {
-    if (!atomic_load_explicit(&s->graveyard, memory_order_relaxed)) return;
-    for (tw_region *r = atomic_exchange_explicit(&s->graveyard, NULL, memory_order_acquire), *next; r; r = next) {
+    (void)arg;
+    for (tw_region *r = head, *next; r; r = next) {
         next = r->inbox_next;
         region_release(r);
     }
+}
+
+/* The calling thread's regions that the session is done with. */
+static void free_buried(_Atomic(void *) *grave)
+{
+    if (grave && atomic_load_explicit(grave, memory_order_relaxed))
+        release_list(atomic_exchange_explicit(grave, NULL, memory_order_acquire), NULL);
 }
 
 /* Into the pending list by its end (regions of several threads end in
@@ -227,7 +237,7 @@ static void drain_inbox(tw_session *s)
     for (tw_region *r = rev, *next; r; r = next) {
         next = r->inbox_next;
         if (atomic_load(&r->state) == R_ABANDONED) /* freed by its caller already: no result to wait for */
-            bury(s, r);
+            bury(r);
         else
             insert_pending(s, r);
     }
@@ -252,7 +262,7 @@ static void complete_region(tw_session *s, tw_region *r)
         complete_device(s, d, r);
     if (atomic_load(&r->s)) unlink_pending(s, r);
     int pending = R_PENDING;
-    if (!atomic_compare_exchange_strong(&r->state, &pending, R_COMPLETE)) bury(s, r);
+    if (!atomic_compare_exchange_strong(&r->state, &pending, R_COMPLETE)) bury(r);
 }
 
 /* Whether every GPU's readings reach past t. */
@@ -566,7 +576,7 @@ static tw_status intern_descriptions(tw_session *s)
 
 static void session_free(tw_session *s)
 {
-    free_buried(s);
+    tw_open_each_grave(&s->open, release_list, NULL);
     if (s->sampler) {
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
@@ -601,7 +611,6 @@ static tw_status init_sync(tw_session *s)
         return tw_fail(TW_ENOMEM, "cannot create a mutex");
     }
     atomic_init(&s->inbox, NULL);
-    atomic_init(&s->graveyard, NULL);
     return TW_OK;
 }
 
@@ -742,12 +751,14 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
         free(begun);
         return TW_OK;
     }
-    free_buried(s);
+    _Atomic(void *) *grave = tw_open_grave(&s->open);
+    free_buried(grave);
     tw_region *r = new_region(s, begun, t0, t);
     if (!r) {
         free(begun);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
+    r->grave = grave;
     if (s->sim) { /* the exact truth, now: no readings to wait for */
         for (size_t d = 0; d < r->ndev; d++)
             complete_device(s, d, r);
