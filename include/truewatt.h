@@ -641,6 +641,15 @@ typedef struct tw_session_config {
     const char *run_path;     /* a run file to record the samples and regions into; NULL: none */
     const char *profile_path; /* a sensor profile for every GPU; NULL: the built-in models */
     bool trace_kernels;       /* CUPTI in-process: not yet (TW_EUNSUPPORTED) */
+    /* Added later. How often the energy counter is read (it gives a region's
+     * total; the sample buffer the shape between its reads): 0 = every 4.875
+     * of its update periods (0.4875 s on an H100, ~1 % of a core at ~4 ms of
+     * CPU a read), where regions of a few hundred ms agree with the counter to
+     * ~0.5 % (rms, up to ~2.5 %); 0.0975 (0.975 periods: a read after nearly
+     * every update) makes that ~0.1 % (up to ~0.5 %) for 4-12 % of a core. A
+     * period that is a whole number of the counter's periods reads it at one
+     * phase and the session cannot place its updates: avoid 0.1, 0.5, 1. */
+    double counter_period_s;
 } tw_session_config;
 
 /* Sets size and the defaults (every field NULL / 0 / false). */
@@ -710,6 +719,10 @@ typedef struct tw_measure_options {
     double precision; /* relative standard uncertainty of energy_j asked for; default 0.02 */
     double budget_s;  /* time budget; default 30 */
     size_t device;    /* the session's device to measure on; default 0 */
+    /* Added later: when set and nonzero (e.g. a flag a SIGINT handler sets, or
+     * a Python callable's KeyboardInterrupt), tw_measure stops within one call
+     * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
+    const volatile int *cancel;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);

@@ -60,6 +60,10 @@
  *                                    TW_FAKE_NVML_SCENARIO. Tests then check truewatt against the
  *                                    trace itself, not against the simulator that the fake would
  *                                    otherwise share with the code under test.
+ *   TW_FAKE_NVML_BUFFER_GAIN=x       the sample buffer's values are x times the true means (an
+ *                                    H100's buffer reads 0.1-0.8 % off its counter); default 1
+ *   TW_FAKE_NVML_ENERGY_DELAY_MS=x   the energy counter's update at u + x ms publishes the energy
+ *                                    up to u (an H100's: ~10-14 ms); default 0
  *   TW_FAKE_NVML_DEVICE_POWER_W=list per device, a constant true power in watts (comma-separated,
  *                                    one per device, e.g. "300,120"): device d's power and energy
  *                                    are that constant instead of the scenario's (the Slurm test
@@ -265,6 +269,8 @@ static struct {
     clock_lock locks[MAX_DEVICES];
     unsigned mig_sms[MAX_DEVICES][MAX_MIG]; /* TW_FAKE_NVML_MIG: each instance's SMs */
     unsigned nmig[MAX_DEVICES];             /* 0: MIG mode disabled */
+    double buffer_gain;                     /* TW_FAKE_NVML_BUFFER_GAIN */
+    int64_t energy_delay_ns;                /* TW_FAKE_NVML_ENERGY_DELAY_MS */
 } F;
 
 /* ---------------------------------------------------------------- helpers */
@@ -749,6 +755,10 @@ static nvmlReturn_t configure(void)
     const char *lost = getenv("TW_FAKE_NVML_LOST_AFTER_S");
     F.lost_after_s = lost && *lost ? strtod(lost, NULL) : -1.0;
     F.lost_code = (nvmlReturn_t)env_ulong("TW_FAKE_NVML_LOST_CODE", NVML_ERROR_GPU_IS_LOST);
+    const char *gain = getenv("TW_FAKE_NVML_BUFFER_GAIN");
+    F.buffer_gain = gain && *gain ? strtod(gain, NULL) : 1.0;
+    const char *delay = getenv("TW_FAKE_NVML_ENERGY_DELAY_MS");
+    F.energy_delay_ns = delay && *delay ? (int64_t)llround(1e6 * strtod(delay, NULL)) : 0;
 
     const char *fts = getenv("TW_FAKE_NVML_FIELD_TIMESTAMP");
     F.field_ts_update = fts && strcmp(fts, "update") == 0;
@@ -1143,7 +1153,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(F.buffer_gain * mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -1164,7 +1174,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     }
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
-    double u = update_s(update_k(now));
+    double u = update_s(update_k(now - F.energy_delay_ns));
     *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
     return leave(NVML_SUCCESS);
 }
