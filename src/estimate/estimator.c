@@ -152,13 +152,13 @@ typedef struct piece {
     uint32_t ev;
 } piece;
 
-/* The launches in order of start and each column's class. Pieces are made
- * from them on every pass (piece_src), never all kept: the estimator's
- * memory grows with the launches (32 bytes each), not with their pieces. */
+/* The launches by class: the kernels L[0 .. nk), then the copies and
+ * memsets L[nk .. n), each in order of start. Pieces are made from them on
+ * every pass (piece_src), never all kept: the estimator's memory grows with
+ * the launches (32 bytes each), not with their pieces. */
 typedef struct launches {
     launch *L;
-    size_t n;
-    const bool *copy; /* per column: a copy or memset (copy engines); NULL: all kernels */
+    size_t n, nk;
 } launches;
 
 /* Names interned by (name, kind) in an open-addressing table. */
@@ -236,9 +236,8 @@ static tw_status names_intern(names_tab *t, const tw_event *e, uint32_t *id)
  * launches running at once, not with all of them. */
 typedef struct sweeper {
     const launches *ls;
-    bool copies;  /* the class swept */
-    size_t next;  /* the next launch to look at */
-    size_t *heap; /* running launches (indices into ls->L), by end */
+    size_t next, end; /* the next launch of the class to start, the end of the class */
+    size_t *heap;     /* running launches (indices into ls->L), by end */
     size_t nh, cap;
     double t; /* the time reached: the next stretch starts here */
 } sweeper;
@@ -247,19 +246,14 @@ static void sweeper_init(sweeper *s, const launches *ls, bool copies)
 {
     memset(s, 0, sizeof *s);
     s->ls = ls;
-    s->copies = copies;
+    s->next = copies ? ls->nk : 0;
+    s->end = copies ? ls->n : ls->nk;
     s->t = -INFINITY;
 }
 
 static void sweeper_free(sweeper *s) { free(s->heap); }
 
-static double next_start(sweeper *s)
-{
-    const launches *ls = s->ls;
-    while (s->next < ls->n && (ls->copy && ls->copy[ls->L[s->next].name]) != s->copies)
-        s->next++;
-    return s->next < ls->n ? ls->L[s->next].t0 : INFINITY;
-}
+static double next_start(const sweeper *s) { return s->next < s->end ? s->ls->L[s->next].t0 : INFINITY; }
 
 static double end_of(const sweeper *s, size_t k) { return s->ls->L[s->heap[k]].t1; }
 
@@ -495,19 +489,42 @@ static tw_status pieces_for(piece_win *w, double a, double b)
  * seen under the activity. */
 static double idle_share(const launches *ls, double t0, double t1)
 {
+    const launch *L = ls->L;
     double first = INFINITY, last = -INFINITY;
     for (size_t i = 0; i < ls->n; i++)
-        first = fmin(first, ls->L[i].t0), last = fmax(last, ls->L[i].t1);
+        first = fmin(first, L[i].t0), last = fmax(last, L[i].t1);
     t0 = fmax(t0, first);
     t1 = fmin(t1, last);
     if (!(t1 > t0)) return 1.0;
     double busy = 0, end = t0;
-    for (size_t i = 0; i < ls->n; i++) {
-        double a = fmax(ls->L[i].t0, end), b = fmin(ls->L[i].t1, t1);
+    for (size_t k = 0, m = ls->nk; k < ls->nk || m < ls->n;) { /* both classes, merged by start */
+        const launch *l = m == ls->n || (k < ls->nk && L[k].t0 <= L[m].t0) ? &L[k++] : &L[m++];
+        double a = fmax(l->t0, end), b = fmin(l->t1, t1);
         if (b > a) busy += b - a;
-        end = fmax(end, fmin(ls->L[i].t1, t1));
+        end = fmax(end, fmin(l->t1, t1));
     }
     return fmax(0.0, 1.0 - busy / (t1 - t0));
+}
+
+/* The launches of copy columns after the kernels', each class keeping its order. */
+static tw_status by_class(launches *ls, const bool *copy)
+{
+    size_t nm = 0, k = 0;
+    for (size_t i = 0; i < ls->n; i++)
+        nm += copy[ls->L[i].name];
+    launch *m = malloc((nm ? nm : 1) * sizeof *m);
+    if (!m) return tw_fail(TW_ENOMEM, "out of memory");
+    nm = 0;
+    for (size_t i = 0; i < ls->n; i++) {
+        if (copy[ls->L[i].name])
+            m[nm++] = ls->L[i];
+        else
+            ls->L[k++] = ls->L[i];
+    }
+    memcpy(ls->L + k, m, nm * sizeof *m);
+    free(m);
+    ls->nk = k;
+    return TW_OK;
 }
 /* ---------------------------------------------------------------- the design */
 
@@ -520,6 +537,7 @@ typedef struct design {
     /* a sparse row */
     double *x;     /* dense scratch, p */
     size_t *touch; /* nonzero entries */
+    double *xv;    /* their values, in the order of touch (accumulate) */
     size_t nt;
     bool *mark;
 } design;
@@ -644,6 +662,27 @@ static double reading_energy(const tw_est_reading *r, double a, double b)
     return first <= a + EDGE_EPS_S && last >= b - EDGE_EPS_S ? e : NAN;
 }
 
+static int by_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A row's columns in order: few, and mostly in order already (knots, then names as their pieces come). */
+static void sort_sizes(size_t *v, size_t n)
+{
+    if (n > 64) {
+        qsort(v, n, sizeof *v, by_size);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        size_t x = v[i], j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 {
     size_t p = d->p;
@@ -662,17 +701,24 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
         if (st == TW_OK) st = make_row(d, o, &pw);
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
+        /* the upper triangle only (columns in order), mirrored at the end */
+        sort_sizes(d->touch, d->nt);
+        for (size_t a = 0; a < d->nt; a++)
+            d->xv[a] = d->x[d->touch[a]];
         for (size_t a = 0; a < d->nt; a++) {
             size_t ja = d->touch[a];
-            double xa = d->x[ja] * w;
+            double xa = d->xv[a] * w, *row = R->G + ja * p;
             R->c[ja] += xa * y;
-            for (size_t b = 0; b < d->nt; b++)
-                R->G[ja * p + d->touch[b]] += xa * d->x[d->touch[b]];
+            for (size_t b = a; b < d->nt; b++)
+                row[d->touch[b]] += xa * d->xv[b];
         }
         R->yy += w * y * y;
         R->sumw += w;
     }
     piece_win_close(&pw);
+    for (size_t i = 0; i < p; i++)
+        for (size_t j = 0; j < i; j++)
+            R->G[i * p + j] = R->G[j * p + i];
     return st;
 }
 
@@ -905,6 +951,7 @@ static void ctx_free(ctx *c)
     free(c->f.var_u);
     free(c->f.d.x);
     free(c->f.d.touch);
+    free(c->f.d.xv);
     free(c->f.d.mark);
     free(c->beta);
 }
@@ -1719,8 +1766,9 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (st == TW_OK) {
         for (size_t i = 0; i < c.nl; i++)
             c.L[i].name = col[c.L[i].name];
-        c.ls = (launches){c.L, c.nl, c.copy};
-        st = rates(&c.ls, N);
+        c.ls = (launches){c.L, c.nl, c.nl};
+        st = by_class(&c.ls, c.copy);
+        if (st == TW_OK) st = rates(&c.ls, N);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
     design *d = &c.f.d;
@@ -1730,9 +1778,10 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
         d->ls = &c.ls;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
+        d->xv = malloc(d->p * sizeof *d->xv);
         d->mark = calloc(d->p, sizeof *d->mark);
         c.beta = calloc(d->p, sizeof *c.beta);
-        if (!d->x || !d->touch || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
+        if (!d->x || !d->touch || !d->xv || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
     }
     if (st == TW_OK) st = select_windows(&c, readings, nreadings);
     size_t used = 0;
@@ -1769,7 +1818,12 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
         for (size_t r = 0; r < nreadings; r++) {
             rd *R = &c.f.R[r];
             if (R->n == 0) continue;
-            if ((st = residuals(d, R, c.beta)) != TW_OK) break;
+            /* the noise from the normal equations, without a pass over the
+             * windows; the last pass's residuals also give rms and lag1 */
+            if (pass < 2)
+                R->s2 = rss_of(d, R, c.beta) / (double)R->n;
+            else if ((st = residuals(d, R, c.beta)) != TW_OK)
+                break;
             if (!(R->s2 > 0)) R->s2 = 1e-12;
         }
     }

@@ -68,16 +68,30 @@ static bool intern_opt(tw_events *ev, const char *s, const char **out)
     return !s || tw_strmap_get(&ev->strings, s, out, &added);
 }
 
-tw_status tw_events_add(tw_events *ev, const tw_event *e)
+/* What tw_events_add refuses; grows the set for one more. */
+static tw_status check_and_grow(tw_events *ev, const tw_event *e)
 {
-    tw_clear_error();
     if (!ev || !e || !e->name) return tw_fail(TW_EINVAL, "tw_events_add: NULL argument or name");
     if (!isfinite(e->start_s) || !isfinite(e->end_s))
         return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a non-finite time", e->name);
     if (e->end_s < e->start_s) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
     if (isinf(e->true_energy_j)) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has an infinite energy", e->name);
     if (e->depth < 0) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a negative depth", e->name);
-    tw_status st = grow(ev);
+    return grow(ev);
+}
+
+static void append(tw_events *ev, const tw_event *e, uint64_t line)
+{
+    ev_item *it = &ev->item[ev->n++];
+    it->e = *e;
+    it->seq = 0;
+    it->line = line;
+}
+
+tw_status tw_events_add(tw_events *ev, const tw_event *e)
+{
+    tw_clear_error();
+    tw_status st = check_and_grow(ev, e);
     if (st != TW_OK) return st;
     /* strings first, into the set's store: the caller's may be gone after this call */
     tw_event c = *e;
@@ -85,11 +99,21 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
         !intern_opt(ev, e->device_uuid, &c.device_uuid) || !intern_opt(ev, e->mangled, &c.mangled) ||
         !intern_opt(ev, e->domain, &c.domain))
         return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
-    ev_item *it = &ev->item[ev->n++];
-    it->e = c;
-    it->seq = 0;
-    it->line = 0;
+    append(ev, &c, 0);
     return TW_OK;
+}
+
+const char *tw_events_intern(tw_events *ev, const char *s)
+{
+    const char *out = NULL;
+    return s && intern_opt(ev, s, &out) ? out : NULL;
+}
+
+tw_status tw_events_add_interned(tw_events *ev, const tw_event *e, uint64_t line)
+{
+    tw_status st = check_and_grow(ev, e);
+    if (st == TW_OK) append(ev, e, line);
+    return st;
 }
 
 const char *tw_events_source(const tw_events *ev) { return ev ? ev->source : NULL; }
@@ -137,16 +161,42 @@ static int by_start(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* items[0 .. n) in order, then the tail items[n .. n + m) sorted: merged
+ * from the back, with room for the tail only. False when out of memory. */
+static bool merge_tail(ev_item *item, size_t n, size_t m)
+{
+    ev_item *tail = malloc((m ? m : 1) * sizeof *tail);
+    if (!tail) return false;
+    memcpy(tail, item + n, m * sizeof *tail);
+    size_t i = n, j = m, k = n + m;
+    while (j > 0) {
+        if (i > 0 && by_start(&item[i - 1], &tail[j - 1]) > 0)
+            item[--k] = item[--i];
+        else
+            item[--k] = tail[--j];
+    }
+    free(tail);
+    return true;
+}
+
 void tw_events_sort(tw_events *ev)
 {
     if (!ev || ev->n < 2) return;
     for (size_t i = 0; i < ev->n; i++)
         ev->item[i].seq = i;
-    /* a recorded run comes in order, or nearly: a linear check spares the sort */
+    /* a recorded run comes in order, or nearly (its activities, then its few
+     * NVTX ranges): a linear check spares the sort, and a short tail out of
+     * order is sorted alone and merged in */
     size_t i = 1;
     while (i < ev->n && by_start(&ev->item[i - 1], &ev->item[i]) < 0)
         i++;
-    if (i < ev->n) qsort(ev->item, ev->n, sizeof *ev->item, by_start);
+    if (i == ev->n) return;
+    size_t m = ev->n - i;
+    if (m <= ev->n / 16) {
+        qsort(ev->item + i, m, sizeof *ev->item, by_start);
+        if (merge_tail(ev->item, i, m)) return;
+    }
+    qsort(ev->item, ev->n, sizeof *ev->item, by_start);
 }
 
 /* ---------------------------------------------------------------- load */
