@@ -35,6 +35,8 @@
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
 #define MAX_SHIFT_UNKNOWNS 400
+#define MAX_SHIFT_WINDOWS 16384
+#define SHIFT_BLOCKS 16
 
 void tw_est_config_init(tw_est_config *c)
 {
@@ -159,6 +161,7 @@ typedef struct piece {
 typedef struct launches {
     launch *L;
     size_t n, nk;
+    double longest[2]; /* per class: the longest launch (a sweep can start this far before a time) */
 } launches;
 
 /* Names interned by (name, kind) in an open-addressing table. */
@@ -236,8 +239,9 @@ static tw_status names_intern(names_tab *t, const tw_event *e, uint32_t *id)
  * launches running at once, not with all of them. */
 typedef struct sweeper {
     const launches *ls;
-    size_t next, end; /* the next launch of the class to start, the end of the class */
-    size_t *heap;     /* running launches (indices into ls->L), by end */
+    size_t begin, next, end; /* the class's first launch, the next to start, the end of the class */
+    double longest;          /* its longest launch */
+    size_t *heap;            /* running launches (indices into ls->L), by end */
     size_t nh, cap;
     double t; /* the time reached: the next stretch starts here */
 } sweeper;
@@ -246,8 +250,9 @@ static void sweeper_init(sweeper *s, const launches *ls, bool copies)
 {
     memset(s, 0, sizeof *s);
     s->ls = ls;
-    s->next = copies ? ls->nk : 0;
+    s->begin = s->next = copies ? ls->nk : 0;
     s->end = copies ? ls->n : ls->nk;
+    s->longest = ls->longest[copies];
     s->t = -INFINITY;
 }
 
@@ -290,6 +295,26 @@ static void heap_pop(sweeper *s)
         s->heap[m] = v;
         k = m;
     }
+}
+
+/* Starts the sweep again where it is exact from time t on: at the first
+ * launch that can still run at t (none started longer before it than the
+ * longest launch). The stretch that holds t may start early; later ones are
+ * the full sweep's. */
+static void sweep_seek(sweeper *s, double t)
+{
+    size_t lo = s->begin, hi = s->end;
+    double from = t - s->longest;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->ls->L[mid].t0 < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    s->next = lo;
+    s->nh = 0;
+    s->t = -INFINITY;
 }
 
 /* The next stretch [*t0, *t1] of constant activity, the launches running in
@@ -398,6 +423,26 @@ static void piece_src_close(piece_src *p)
     sweeper_free(&p->s[1]);
 }
 
+/* Every piece from time t on; those before are not made (pieces_for's windows jump ahead). */
+static void piece_src_seek(piece_src *p, double t)
+{
+    for (int k = 0; k < 2; k++) {
+        sweep_seek(&p->s[k], t);
+        p->at[k] = 0;
+        p->done[k] = p->has[k] = false;
+    }
+}
+
+/* True when the sweep is so far behind t that its launches up to t - longest cannot reach t. */
+static bool behind(const piece_src *p, double t)
+{
+    for (int k = 0; k < 2; k++) {
+        const sweeper *s = &p->s[k];
+        if (next_start(s) < t - s->longest) return true;
+    }
+    return false;
+}
+
 static tw_status class_head(piece_src *p, int k)
 {
     sweeper *s = &p->s[k];
@@ -462,6 +507,7 @@ static tw_status pieces_for(piece_win *w, double a, double b)
     for (size_t i = 0; i < w->n; i++)
         if (w->buf[i].t1 > a) w->buf[k++] = w->buf[i];
     w->n = k;
+    if (w->n == 0 && !w->end && behind(&w->src, a)) piece_src_seek(&w->src, a); /* a gap in the windows */
     while (!w->end && (w->n == 0 || w->buf[w->n - 1].t0 < b)) {
         piece q;
         bool got;
@@ -524,6 +570,9 @@ static tw_status by_class(launches *ls, const bool *copy)
     memcpy(ls->L + k, m, nm * sizeof *m);
     free(m);
     ls->nk = k;
+    ls->longest[0] = ls->longest[1] = 0;
+    for (size_t i = 0; i < ls->n; i++)
+        ls->longest[i >= k] = fmax(ls->longest[i >= k], ls->L[i].t1 - ls->L[i].t0);
     return TW_OK;
 }
 /* ---------------------------------------------------------------- the design */
@@ -1057,14 +1106,38 @@ static double dof_factor(const fit_state *f, tw_estimate *e)
     return fmin(MAX_DOF_FACTOR, (double)N / (double)(N - p));
 }
 
+/* The windows the clock-offset search fits: the finest reading's, at most
+ * MAX_SHIFT_WINDOWS of them in SHIFT_BLOCKS runs spread over the fit span,
+ * so that the search's ~30 passes cost what a few thousand windows' launches
+ * do, not the run's. Own normal equations; the reading's stay as they are. */
+static tw_status shift_sample(const rd *F, rd *S)
+{
+    *S = *F;
+    S->G = S->c = NULL;
+    S->n = F->n <= MAX_SHIFT_WINDOWS ? F->n : MAX_SHIFT_WINDOWS / SHIFT_BLOCKS * SHIFT_BLOCKS;
+    if (!(S->idx = malloc((S->n ? S->n : 1) * sizeof *S->idx))) return tw_fail(TW_ENOMEM, "out of memory");
+    if (S->n == F->n) {
+        memcpy(S->idx, F->idx, F->n * sizeof *S->idx);
+        return TW_OK;
+    }
+    size_t per = S->n / SHIFT_BLOCKS;
+    for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
+        size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
+        memcpy(S->idx + b * per, F->idx + from, per * sizeof *S->idx);
+    }
+    return TW_OK;
+}
+
 static tw_status find_shift(ctx *c, size_t fine, double smooth)
 {
     design *d = &c->f.d;
-    rd *F = &c->f.R[fine];
+    rd *F = &c->f.R[fine], whole = *F, S;
+    tw_status st = shift_sample(&whole, &S);
+    if (st != TW_OK) return st;
+    *F = S; /* the search fits the sample in the reading's place */
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = r != fine;
     double best = 0, best_rss = INFINITY;
-    tw_status st = TW_OK;
     for (int stage = 0; stage < 2 && st == TW_OK; stage++) {
         double step = stage == 0 ? 1e-3 : 0.25e-3, from = stage == 0 ? -SHIFT_MAX_S : best - 0.75e-3;
         int n = stage == 0 ? (int)lround(2 * SHIFT_MAX_S / step) : 6;
@@ -1083,8 +1156,11 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
     }
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = false;
+    free(F->idx);
+    free(F->G);
+    free(F->c);
+    *F = whole;
     d->shift = best;
-    if (st == TW_OK) st = accumulate(d, F, NULL);
     return st;
 }
 
@@ -1766,7 +1842,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (st == TW_OK) {
         for (size_t i = 0; i < c.nl; i++)
             c.L[i].name = col[c.L[i].name];
-        c.ls = (launches){c.L, c.nl, c.nl};
+        c.ls = (launches){c.L, c.nl, c.nl, {0, 0}};
         st = by_class(&c.ls, c.copy);
         if (st == TW_OK) st = rates(&c.ls, N);
     }
