@@ -973,7 +973,10 @@ typedef struct ctx {
     launches ls; /* L with the columns' classes, once known */
     size_t *rng; /* range events */
     size_t nrng, rcap;
-    bool *copy; /* per column: a copy or memset (copy engines) */
+    bool *copy;   /* per column: a copy or memset (copy engines) */
+    size_t *fine; /* index_finest */
+    size_t nfine;
+    double fine_longest;
     fit_state f;
     double *beta; /* full design */
 } ctx;
@@ -985,6 +988,7 @@ static void ctx_free(ctx *c)
     free(c->L);
     free(c->rng);
     free(c->copy);
+    free(c->fine);
     for (size_t r = 0; r < c->f.nr; r++) {
         free(c->f.R[r].idx);
         free(c->f.R[r].G);
@@ -1427,14 +1431,39 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 
 /* Mean of the reading with the most windows (gain applied) over the part
  * of [a, b] its windows cover; NaN when they cover under half of it. */
+/* The finest reading's usable windows in order of start, and the longest:
+ * a span's windows are found by a search, not a scan (a run's many NVTX
+ * ranges each ask for theirs). */
+static tw_status index_finest(ctx *c, const tw_est_reading *rs, size_t nrs)
+{
+    const tw_est_reading *r = &rs[finest_reading(rs, nrs)];
+    if (!(c->fine = malloc((r->n ? r->n : 1) * sizeof *c->fine))) return tw_fail(TW_ENOMEM, "out of memory");
+    c->nfine = 0;
+    c->fine_longest = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (usable(&r->obs[i])) {
+            c->fine[c->nfine++] = i;
+            c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
+        }
+    sort_by_t0(r->obs, c->fine, c->nfine);
+    return TW_OK;
+}
+
 static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
 {
     if (!(b > a)) return NAN;
-    size_t best = finest_reading(rs, nrs);
+    size_t best = finest_reading(rs, nrs), lo_i = 0, hi_i = c->nfine;
+    const tw_obs *obs = rs[best].obs;
+    while (lo_i < hi_i) { /* the first window that can reach a */
+        size_t mid = lo_i + (hi_i - lo_i) / 2;
+        if (obs[c->fine[mid]].t0_s < a - c->fine_longest)
+            lo_i = mid + 1;
+        else
+            hi_i = mid;
+    }
     double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
-    for (size_t i = 0; i < rs[best].n; i++) {
-        const tw_obs *o = &rs[best].obs[i];
-        if (!usable(o)) continue;
+    for (size_t i = lo_i; i < c->nfine && obs[c->fine[i]].t0_s < b; i++) {
+        const tw_obs *o = &obs[c->fine[i]];
         double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
         if (hi > lo) {
             e += o->power_w * (hi - lo);
@@ -1933,6 +1962,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
         }
         st = variances(&c.f, (wsum > 0 ? infl / wsum : 1.0) * dof_factor(&c.f, e));
     }
+    if (st == TW_OK) st = index_finest(&c, readings, nreadings);
     if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
     if (st == TW_OK) {
         e->nreadings = nreadings;
