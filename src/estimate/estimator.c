@@ -137,6 +137,19 @@ static act_class classify(const tw_event *e)
     return ACT_NONE;
 }
 
+/* classify, for events that mostly share their kind's text (one address per text in a set) */
+typedef struct kind_memo {
+    const char *kind;
+    act_class cls;
+    bool set;
+} kind_memo;
+
+static act_class classify_memo(kind_memo *m, const tw_event *e)
+{
+    if (!m->set || m->kind != e->kind) *m = (kind_memo){e->kind, classify(e), true};
+    return m->cls;
+}
+
 /* One launch: its span, the name (column) it counts for, and its work rate
  * over its span (rates()). The launches are kept in order of start. */
 typedef struct launch {
@@ -732,6 +745,41 @@ static void sort_sizes(size_t *v, size_t n)
     }
 }
 
+/* A row into the upper triangle of the normal equations (mirrored once
+ * accumulate is done): a row of few columns by its columns in order; one
+ * that touches most (a counter's long window) as a dense vector, whose
+ * products the compiler vectorises. */
+static void add_sparse(design *d, rd *R, double w, double y)
+{
+    size_t p = d->p;
+    sort_sizes(d->touch, d->nt);
+    for (size_t a = 0; a < d->nt; a++)
+        d->xv[a] = d->x[d->touch[a]];
+    for (size_t a = 0; a < d->nt; a++) {
+        size_t ja = d->touch[a];
+        double xa = d->xv[a] * w, *row = R->G + ja * p;
+        R->c[ja] += xa * y;
+        for (size_t b = a; b < d->nt; b++)
+            row[d->touch[b]] += xa * d->xv[b];
+    }
+}
+
+static void add_dense(design *d, rd *R, double w, double y)
+{
+    size_t p = d->p;
+    double *xd = d->xv; /* p long */
+    memset(xd, 0, p * sizeof *xd);
+    for (size_t a = 0; a < d->nt; a++)
+        xd[d->touch[a]] = d->x[d->touch[a]];
+    for (size_t a = 0; a < d->nt; a++) {
+        size_t ja = d->touch[a];
+        double xa = xd[ja] * w, *row = R->G + ja * p;
+        R->c[ja] += xa * y;
+        for (size_t j = ja; j < p; j++)
+            row[j] += xa * xd[j];
+    }
+}
+
 static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 {
     size_t p = d->p;
@@ -750,17 +798,10 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
         if (st == TW_OK) st = make_row(d, o, &pw);
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
-        /* the upper triangle only (columns in order), mirrored at the end */
-        sort_sizes(d->touch, d->nt);
-        for (size_t a = 0; a < d->nt; a++)
-            d->xv[a] = d->x[d->touch[a]];
-        for (size_t a = 0; a < d->nt; a++) {
-            size_t ja = d->touch[a];
-            double xa = d->xv[a] * w, *row = R->G + ja * p;
-            R->c[ja] += xa * y;
-            for (size_t b = a; b < d->nt; b++)
-                row[d->touch[b]] += xa * d->xv[b];
-        }
+        if (2 * d->nt > p)
+            add_dense(d, R, w, y);
+        else
+            add_sparse(d, R, w, y);
         R->yy += w * y * y;
         R->sumw += w;
     }
@@ -1188,34 +1229,62 @@ static tw_status add_range(ctx *c, size_t i)
     return TW_OK;
 }
 
+/* Names by the addresses of their texts: an event set stores each string
+ * once, so one address is one text, and most launches find their name
+ * without hashing it (a miss asks names_intern). */
+#define NAME_CACHE 4096
+typedef struct name_hit {
+    const char *name, *kind;
+    uint32_t id;
+} name_hit;
+
+static tw_status name_of(names_tab *t, name_hit *cache, const tw_event *e, uint32_t *id)
+{
+    uintptr_t h = ((uintptr_t)e->name >> 3) * 0x9e3779b97f4a7c15ull ^ (uintptr_t)e->kind;
+    name_hit *hit = &cache[(h >> 20) & (NAME_CACHE - 1)];
+    if (hit->name == e->name && hit->kind == e->kind) {
+        *id = hit->id;
+        return TW_OK;
+    }
+    tw_status st = names_intern(t, e, id);
+    if (st == TW_OK) *hit = (name_hit){e->name, e->kind, *id};
+    return st;
+}
+
 /* The launches (kernels, copies, memsets of some duration) in order of
  * start, each name's count and time, and the ranges. */
 static tw_status collect(ctx *c, const tw_events *events)
 {
     size_t n = tw_events_count(events), nl = 0;
+    kind_memo memo = {0};
     for (size_t i = 0; i < n; i++) {
-        act_class k = classify(tw_events_get(events, i));
+        act_class k = classify_memo(&memo, tw_events_get(events, i));
         nl += k == ACT_KERNEL || k == ACT_COPY;
     }
     c->L = malloc((nl ? nl : 1) * sizeof *c->L);
-    if (!c->L) return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", nl);
+    name_hit *cache = calloc(NAME_CACHE, sizeof *cache);
+    if (!c->L || !cache) {
+        free(cache);
+        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", nl);
+    }
     bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < n && st == TW_OK; i++) {
         const tw_event *e = tw_events_get(events, i);
-        act_class k = classify(e);
-        tw_status st = k == ACT_RANGE ? add_range(c, i) : TW_OK;
-        if (st != TW_OK) return st;
+        act_class k = classify_memo(&memo, e);
+        if (k == ACT_RANGE && (st = add_range(c, i)) != TW_OK) break;
         if (k != ACT_KERNEL && k != ACT_COPY) continue;
         if (!(e->end_s > e->start_s)) continue; /* an instant draws nothing */
         uint32_t id = 0;
-        if ((st = names_intern(&c->names, e, &id)) != TW_OK) return st;
+        if ((st = name_of(&c->names, cache, e, &id)) != TW_OK) break;
         c->names.v[id].launches++;
         c->names.v[id].time_s += e->end_s - e->start_s;
         if (c->nl && e->start_s < c->L[c->nl - 1].t0) sorted = false;
         c->L[c->nl++] = (launch){e->start_s, e->end_s, 1.0, id, (uint32_t)i};
     }
-    if (!sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
-    return TW_OK;
+    free(cache);
+    if (st == TW_OK && !sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
+    return st;
 }
 
 static int by_time_desc(const void *a, const void *b)
