@@ -451,16 +451,18 @@ static void nvtx_row(const lookup *L, sqlite3_stmt *s, ev_row *e)
  * `into`, every text of a row is that set's own copy. */
 static tw_status each_event(tw_run *r, event_fn fn, void *ctx, tw_events *into)
 {
-    static const char *const query[2] = {
+    /* an events set holds no correlation ids: not read into one */
+    static const char *const query[3] = {
         "SELECT type, device, device_uuid, stream, correlation_id, start_ns, duration_ns, rowid FROM activities",
-        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
+        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges",
+        "SELECT type, device, device_uuid, stream, NULL, start_ns, duration_ns, rowid FROM activities"};
     pthread_mutex_lock(&r->mu);
     lookup L = {0};
     tw_status st = lookup_load(r, &L);
     if (st == TW_OK && into) st = lookup_intern(r, &L, into);
     for (int q = 0; q < 2 && st == TW_OK; q++) {
         sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(r->db, query[q], -1, &s, NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v2(r->db, query[q == 0 && into ? 2 : q], -1, &s, NULL) != SQLITE_OK) {
             st = run_db_fail(r->db, r->path, "cannot read the activities");
             break;
         }

@@ -23,6 +23,7 @@ struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
+    size_t in_order;            /* the first in_order items are in order of start (kept by append) */
     tw_strmap strings;          /* each string of the set once (values unused) */
     char *source;               /* the file loaded, for messages; NULL when built by hand */
     tw_events_record_fn record; /* NULL: lines of a CSV ("PATH:LINE") */
@@ -82,6 +83,7 @@ static tw_status check_and_grow(tw_events *ev, const tw_event *e)
 
 static void append(tw_events *ev, const tw_event *e, uint64_t line)
 {
+    if (ev->in_order == ev->n && (ev->n == 0 || ev->item[ev->n - 1].e.start_s <= e->start_s)) ev->in_order++;
     ev_item *it = &ev->item[ev->n++];
     it->e = *e;
     it->seq = 0;
@@ -162,7 +164,8 @@ static int by_start(const void *a, const void *b)
 }
 
 /* items[0 .. n) in order, then the tail items[n .. n + m) sorted: merged
- * from the back, with room for the tail only. False when out of memory. */
+ * from the back (at equal starts the tail's after, as it came after), with
+ * room for the tail only. False when out of memory. */
 static bool merge_tail(ev_item *item, size_t n, size_t m)
 {
     ev_item *tail = malloc((m ? m : 1) * sizeof *tail);
@@ -170,7 +173,7 @@ static bool merge_tail(ev_item *item, size_t n, size_t m)
     memcpy(tail, item + n, m * sizeof *tail);
     size_t i = n, j = m, k = n + m;
     while (j > 0) {
-        if (i > 0 && by_start(&item[i - 1], &tail[j - 1]) > 0)
+        if (i > 0 && item[i - 1].e.start_s > tail[j - 1].e.start_s)
             item[--k] = item[--i];
         else
             item[--k] = tail[--j];
@@ -179,24 +182,29 @@ static bool merge_tail(ev_item *item, size_t n, size_t m)
     return true;
 }
 
+static void sort_from(ev_item *item, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++)
+        item[i].seq = i;
+    qsort(item + from, n - from, sizeof *item, by_start);
+}
+
 void tw_events_sort(tw_events *ev)
 {
-    if (!ev || ev->n < 2) return;
-    for (size_t i = 0; i < ev->n; i++)
-        ev->item[i].seq = i;
     /* a recorded run comes in order, or nearly (its activities, then its few
-     * NVTX ranges): a linear check spares the sort, and a short tail out of
+     * NVTX ranges): what came in order needs no sort, and a short tail out of
      * order is sorted alone and merged in */
-    size_t i = 1;
-    while (i < ev->n && by_start(&ev->item[i - 1], &ev->item[i]) < 0)
-        i++;
-    if (i == ev->n) return;
-    size_t m = ev->n - i;
+    if (!ev || ev->in_order == ev->n) return;
+    size_t i = ev->in_order, m = ev->n - i;
     if (m <= ev->n / 16) {
-        qsort(ev->item + i, m, sizeof *ev->item, by_start);
-        if (merge_tail(ev->item, i, m)) return;
+        sort_from(ev->item, i, ev->n);
+        if (merge_tail(ev->item, i, m)) {
+            ev->in_order = ev->n;
+            return;
+        }
     }
-    qsort(ev->item, ev->n, sizeof *ev->item, by_start);
+    sort_from(ev->item, 0, ev->n);
+    ev->in_order = ev->n;
 }
 
 /* ---------------------------------------------------------------- load */
