@@ -287,9 +287,9 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
         else
             fprintf(f, "  %s: no window inside the fit span: not used\n", e->readings[i].name);
     fprintf(f,
-            "baseline: linear between %zu knots %.2f s apart; kernel clock matched to the readings' with %+.2f ms; "
-            "prior on each name's power: 0 +- %.0f W\n",
-            e->nknots, e->knot_s, 1e3 * e->shift_s, e->prior_w);
+            "baseline: linear between %zu knots %.2f s apart; kernel clock matched to the readings' with %+.2f ms "
+            "(+- %.2f ms, in each name's error); prior on each name's power: 0 +- %.0f W\n",
+            e->nknots, e->knot_s, 1e3 * e->shift_s, 1e3 * e->shift_sd_s, e->prior_w);
     if (isfinite(e->power_bound_w))
         fprintf(f,
                 "bound on each name's power: %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
@@ -461,6 +461,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_uint(j, "baseline_knots", e->nknots);
     json_kv_number(j, "knot_spacing_s", e->knot_s);
     json_kv_number(j, "clock_shift_s", e->shift_s);
+    json_kv_number(j, "clock_shift_sd_s", e->shift_sd_s);
     json_kv_number(j, "prior_power_sd_w", e->prior_w);
     json_kv_number(j, "power_limit_w", e->power_limit_w);
     json_kv_number(j, "power_bound_w", e->power_bound_w);

@@ -37,6 +37,7 @@
 #define MAX_SHIFT_UNKNOWNS 400
 #define MAX_SHIFT_WINDOWS 16384
 #define SHIFT_BLOCKS 16
+#define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
 void tw_est_config_init(tw_est_config *c)
 {
@@ -1019,7 +1020,11 @@ typedef struct ctx {
     size_t nfine;
     double fine_longest;
     fit_state f;
-    double *beta; /* full design */
+    double *beta;      /* full design */
+    double shift_curv; /* the finest reading's chi-square's curvature in the shift (1/s^2); 0: not searched */
+    double shift_sd;   /* the shift's standard error (s); 0: not known */
+    bool shift_searched;
+    double *dbeta_u; /* per unit (K + U): d power / d shift (W/s) */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -1043,6 +1048,7 @@ static void ctx_free(ctx *c)
     free(c->f.bound);
     free(c->f.at_upper);
     free(c->f.var_u);
+    free(c->dbeta_u);
     free(c->f.d.x);
     free(c->f.d.touch);
     free(c->f.d.xv);
@@ -1173,6 +1179,44 @@ static tw_status shift_sample(const rd *F, rd *S)
     return TW_OK;
 }
 
+/* The curvature a of the least-squares parabola a (x - x0)^2 + b (x - x0) + c
+ * through n points (0 when it opens downwards or the points cannot say). */
+static double parabola_curvature(const double *x, const double *y, size_t n, double x0)
+{
+    if (n < 3 || !isfinite(y[0])) return 0;
+    double S[5] = {0}, T[3] = {0}; /* sums of u^k and y u^k */
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(y[i])) return 0;
+        double u = x[i] - x0, uk = 1;
+        for (int k = 0; k < 5; k++) {
+            S[k] += uk;
+            if (k < 3) T[k] += y[i] * uk;
+            uk *= u;
+        }
+    }
+    /* normal equations for (c, b, a) in the basis 1, u, u^2 */
+    double M[3][4] = {{S[0], S[1], S[2], T[0]}, {S[1], S[2], S[3], T[1]}, {S[2], S[3], S[4], T[2]}};
+    for (int i = 0; i < 3; i++) {
+        int piv = i;
+        for (int r = i + 1; r < 3; r++)
+            if (fabs(M[r][i]) > fabs(M[piv][i])) piv = r;
+        if (fabs(M[piv][i]) < 1e-300) return 0;
+        for (int k = 0; k < 4; k++) {
+            double t = M[i][k];
+            M[i][k] = M[piv][k];
+            M[piv][k] = t;
+        }
+        for (int r = 0; r < 3; r++) {
+            if (r == i) continue;
+            double f = M[r][i] / M[i][i];
+            for (int k = i; k < 4; k++)
+                M[r][k] -= f * M[i][k];
+        }
+    }
+    double a = M[2][3] / M[2][2];
+    return a > 0 && isfinite(a) ? a : 0;
+}
+
 static tw_status find_shift(ctx *c, size_t fine, double smooth)
 {
     design *d = &c->f.d;
@@ -1183,9 +1227,15 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = r != fine;
     double best = 0, best_rss = INFINITY;
+    double fx[8], fy[8]; /* the fine grid's points, for the curvature */
+    size_t nf = 0;
     for (int stage = 0; stage < 2 && st == TW_OK; stage++) {
-        double step = stage == 0 ? 1e-3 : 0.25e-3, from = stage == 0 ? -SHIFT_MAX_S : best - 0.75e-3;
+        double step = stage == 0 ? 1e-3 : SHIFT_GRID_S, from = stage == 0 ? -SHIFT_MAX_S : best - 3 * SHIFT_GRID_S;
         int n = stage == 0 ? (int)lround(2 * SHIFT_MAX_S / step) : 6;
+        if (stage == 1) {
+            fx[nf] = best;
+            fy[nf++] = best_rss;
+        }
         for (int k = 0; k <= n && st == TW_OK; k++) {
             double sh = from + k * step;
             if (stage == 1 && fabs(sh - best) < 1e-9) continue;
@@ -1193,12 +1243,20 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
             st = accumulate(d, F, NULL);
             if (st == TW_OK) st = fit_once(&c->f, smooth, c->beta);
             double rss = st == TW_OK ? rss_of(d, F, c->beta) : INFINITY;
+            if (stage == 1 && nf < 8) {
+                fx[nf] = sh;
+                fy[nf++] = rss;
+            }
             if (rss < best_rss) {
                 best_rss = rss;
                 best = sh;
             }
         }
     }
+    /* the chi-square of the sample: the whole reading's curves as much more as it has windows */
+    c->shift_curv = st == TW_OK && F->s2 > 0 && F->n > 0
+                        ? parabola_curvature(fx, fy, nf, best) / F->s2 * ((double)whole.n / (double)F->n)
+                        : 0;
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = false;
     free(F->idx);
@@ -1207,6 +1265,46 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
     *F = whole;
     d->shift = best;
     return st;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+/* How each unit's power moves with the clock offset: refits at the offset
+ * plus and minus its standard error, then the fit at the offset again. */
+static tw_status sensitivity(ctx *c, size_t nrs, double smooth, const volatile int *cancel)
+{
+    design *d = &c->f.d;
+    size_t q = d->K + c->f.U;
+    double s0 = d->shift, h = c->shift_sd;
+    double *side = malloc(2 * q * sizeof *side);
+    free(c->dbeta_u);
+    c->dbeta_u = calloc(q, sizeof *c->dbeta_u);
+    tw_status st = side && c->dbeta_u ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (int k = 0; k < 3 && st == TW_OK; k++) {
+        d->shift = k == 0 ? s0 + h : k == 1 ? s0 - h : s0;
+        for (size_t r = 0; r < nrs && st == TW_OK; r++)
+            st = accumulate(d, &c->f.R[r], cancel);
+        if (st == TW_OK) st = fit_once(&c->f, smooth, c->beta);
+        if (st == TW_OK && k < 2) memcpy(side + (size_t)k * q, c->f.beta_u, q * sizeof *side);
+    }
+    d->shift = s0;
+    for (size_t j = 0; st == TW_OK && j < q; j++)
+        c->dbeta_u[j] = (side[j] - side[q + j]) / (2 * h);
+    free(side);
+    return st;
+}
+
+/* The clock offset's standard error from the curvature of the finest
+ * reading's chi-square (inflated as the powers' errors are) and each unit's
+ * sensitivity to it. Names in a fixed order (a training step) are told
+ * apart only by where each falls in the sensor's windows, so their split
+ * moves with the offset: that share of their error is added to each. */
+static tw_status timing(ctx *c, size_t nrs, double smooth, double inflate, const volatile int *cancel)
+{
+    if (!c->shift_searched) return TW_OK;
+    double var = c->shift_curv > 0 ? inflate / c->shift_curv : SHIFT_MAX_S * SHIFT_MAX_S;
+    c->shift_sd = fmin(SHIFT_MAX_S, sqrt(var + SHIFT_GRID_S * SHIFT_GRID_S / 12));
+    return sensitivity(c, nrs, smooth, cancel);
 }
 
 static int launch_by_start(const void *a, const void *b)
@@ -1979,6 +2077,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
             c.f.prior_w = prior_scale(&c.f.R[fine]);
             if (c.nl && c.f.R[fine].n >= MIN_SHIFT_WINDOWS && d->p <= MAX_SHIFT_UNKNOWNS) {
                 st = find_shift(&c, fine, smooth);
+                c.shift_searched = st == TW_OK;
                 for (size_t r = 0; st == TW_OK && d->shift != 0 && r < nreadings; r++)
                     st = accumulate(d, &c.f.R[r], cfg.cancel);
             } else if (c.nl) {
@@ -2029,9 +2128,17 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
             infl += w * (1 + rho) / (1 - rho);
             wsum += w;
         }
-        st = variances(&c.f, (wsum > 0 ? infl / wsum : 1.0) * dof_factor(&c.f, e));
+        double inflate = (wsum > 0 ? infl / wsum : 1.0) * dof_factor(&c.f, e);
+        st = timing(&c, nreadings, smooth, inflate, cfg.cancel);
+        if (st == TW_OK) st = variances(&c.f, inflate);
+        /* the offset's uncertainty moves each power too: its share of the error */
+        for (size_t u = 0; st == TW_OK && c.dbeta_u && u < c.f.U; u++) {
+            double g = c.dbeta_u[d->K + u] * c.shift_sd;
+            c.f.var_u[d->K + u] += g * g;
+        }
     }
     if (st == TW_OK) st = index_finest(&c, readings, nreadings);
+    e->shift_sd_s = c.shift_sd > 0 ? c.shift_sd : NAN;
     if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
     if (st == TW_OK) {
         e->nreadings = nreadings;

@@ -163,6 +163,7 @@ typedef struct tw_estimate {
     double *event_energy_j; /* per input event: its share of its name's energy (NaN for ranges, grouped) */
     size_t pooled;          /* names pooled into "(other names)" past max_names */
     double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
+    double shift_sd_s;      /* its standard error (NaN: not fitted); each power's error includes what it moves */
     double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
     double power_limit_w;   /* the GPU's power limit given (NaN: none) */
     double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */

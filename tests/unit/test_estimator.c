@@ -744,6 +744,68 @@ static void test_shift_on_sample(void **state)
     free(k);
 }
 
+/* Names in a fixed order (a training step: A B C A, then a random gap),
+ * their launches' clock 0.4 ms off the readings', noise on the windows:
+ * each name's split rests on where it falls in the windows, so it moves
+ * with the offset the fit finds. The standard errors must cover the errors
+ * (mean square of error / sd near 1 over many draws), the offset's share
+ * included, and the offset found must lie within its own error of the truth. */
+static void test_fixed_order_timing(void **state)
+{
+    (void)state;
+    enum { STEPS = 300, DRAWS = 40 };
+    static const char *const nm[] = {"A", "B", "C", "A"};
+    static const double dur[] = {0.002, 0.001, 0.001, 0.002}, pw[] = {300, 100, 200, 300};
+    const double offset = 0.4e-3;
+    tw_rng rng;
+    tw_rng_seed(&rng, 33, 4);
+    double zz = 0, sz = 0;
+    size_t nz = 0, ns_ok = 0;
+    for (int draw = 0; draw < DRAWS; draw++) {
+        kern *k = calloc(4 * STEPS, sizeof *k), *seen = calloc(4 * STEPS, sizeof *seen);
+        double t = 1.0;
+        for (size_t i = 0; i < 4 * STEPS; i++) {
+            k[i] = (kern){nm[i % 4], t, t + dur[i % 4], pw[i % 4], NULL, 0};
+            seen[i] = k[i];
+            seen[i].t0 += offset; /* the activities' clock runs ahead */
+            seen[i].t1 += offset;
+            t += dur[i % 4] + (i % 4 == 3 ? 0.005 + 0.006 * tw_rng_uniform(&rng) : 0);
+        }
+        size_t ns, n;
+        seg *s = truth(k, 4 * STEPS, t + 1.0, BASE_W, &ns);
+        tw_obs *o = windows(s, ns, 0.9 + 0.02 * tw_rng_uniform(&rng), t + 0.5, 0.02, 0.02, 0, &n);
+        for (size_t i = 0; i < n; i++)
+            o[i].power_w += 3.0 * tw_rng_gauss(&rng);
+        tw_events *ev = events_of(seen, 4 * STEPS);
+        tw_est_reading rd = {"r", o, n, false};
+        tw_estimate *e = NULL;
+        assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+        assert_true(isfinite(e->shift_sd_s) && e->shift_sd_s > 0);
+        double zs = (e->shift_s + offset) / e->shift_sd_s; /* the fit adds shift_s to activity times */
+        sz += zs * zs;
+        ns_ok++;
+        for (size_t j = 0; j < 3; j++) {
+            const tw_est_name *x = find(e, nm[j]);
+            if (x->status != TW_EST_OK) continue;
+            double z = (x->power_w - pw[j]) / x->power_sd_w;
+            zz += z * z;
+            nz++;
+        }
+        tw_estimate_free(e);
+        tw_events_free(ev);
+        free(o);
+        free(s);
+        free(k);
+        free(seen);
+    }
+    double msz = zz / (double)nz, mss = sz / (double)ns_ok;
+    print_message("fixed order: mean square of power error / sd %.3f over %zu, of offset error / sd %.3f\n", msz, nz,
+                  mss);
+    assert_true(nz > DRAWS * 2);
+    assert_true(msz > 0.5 && msz < 2.0);
+    assert_true(mss < 3.0);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -782,7 +844,7 @@ int main(void)
         cmocka_unit_test(test_name_never_observed),  cmocka_unit_test(test_below_resolution),
         cmocka_unit_test(test_non_negative),         cmocka_unit_test(test_pooling),
         cmocka_unit_test(test_reference_gain),       cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_shift_on_sample),
+        cmocka_unit_test(test_shift_on_sample),      cmocka_unit_test(test_fixed_order_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
