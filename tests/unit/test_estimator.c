@@ -82,7 +82,7 @@ static seg *truth(const kern *k, size_t nk, double t_end, double base_w, size_t 
 static double window_mean(const seg *s, size_t ns, double t0, double t1, double tau)
 {
     double num = 0, den = 0;
-    for (size_t i = 0; i < ns; i++) {
+    for (size_t i = 0; i < ns && s[i].t0 < t1; i++) { /* stretches in order */
         double lo = fmax(t0, s[i].t0), hi = fmin(t1, s[i].t1);
         if (!(hi > lo)) continue;
         double w = tau > 0 ? tau * (exp(-(t1 - hi) / tau) - exp(-(t1 - lo) / tau)) : hi - lo;
@@ -98,9 +98,12 @@ static tw_obs *windows(const seg *s, size_t ns, double first_end, double last_en
 {
     *n = (size_t)floor((last_end - first_end) / step + 1e-9) + 1;
     tw_obs *o = calloc(*n, sizeof *o);
+    size_t from = 0; /* the stretches before it end before every later window */
     for (size_t i = 0; i < *n; i++) {
         double t1 = first_end + step * (double)i, t0 = t1 - len;
-        o[i] = (tw_obs){t0, t1, window_mean(s, ns, t0, t1, tau), tau};
+        while (from < ns && s[from].t1 <= t0)
+            from++;
+        o[i] = (tw_obs){t0, t1, window_mean(s + from, ns - from, t0, t1, tau), tau};
     }
     return o;
 }
