@@ -246,6 +246,19 @@ static tw_status names_intern(names_tab *t, const tw_event *e, uint32_t *id)
 
 /* ---------------------------------------------------------------- the sweep */
 
+/* Room in *v (of *cap elements of `size`) for one more after n: doubled
+ * from `first`; false when out of memory. */
+static bool room_for_one(void **v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap) return true;
+    size_t c = *cap ? 2 * *cap : first;
+    void *q = realloc(*v, c * size);
+    if (!q) return false;
+    *v = q;
+    *cap = c;
+    return true;
+}
+
 /* The sweep over one class's launches (kernels share the SMs, copies and
  * memsets the copy engines: each class against itself only) in order of
  * start, the running ones in a min-heap on their end: the stretches of
@@ -278,13 +291,8 @@ static double end_of(const sweeper *s, size_t k) { return s->ls->L[s->heap[k]].t
 
 static tw_status heap_push(sweeper *s, size_t i)
 {
-    if (s->nh == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        size_t *h = realloc(s->heap, cap * sizeof *h);
-        if (!h) return tw_fail(TW_ENOMEM, "out of memory (running launches)");
-        s->heap = h;
-        s->cap = cap;
-    }
+    if (!room_for_one((void **)&s->heap, &s->cap, s->nh, sizeof *s->heap, 64))
+        return tw_fail(TW_ENOMEM, "out of memory (running launches)");
     size_t k = s->nh++;
     s->heap[k] = i;
     while (k > 0 && end_of(s, (k - 1) / 2) > end_of(s, k)) {
@@ -532,13 +540,8 @@ static tw_status pieces_for(piece_win *w, double a, double b)
             break;
         }
         if (q.t1 <= a) continue;
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? 2 * w->cap : 256;
-            piece *p = realloc(w->buf, cap * sizeof *p);
-            if (!p) return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
-            w->buf = p;
-            w->cap = cap;
-        }
+        if (!room_for_one((void **)&w->buf, &w->cap, w->n, sizeof *w->buf, 256))
+            return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
         w->buf[w->n++] = q;
     }
     return TW_OK;
@@ -1316,13 +1319,8 @@ static int launch_by_start(const void *a, const void *b)
 
 static tw_status add_range(ctx *c, size_t i)
 {
-    if (c->nrng == c->rcap) {
-        size_t cap = c->rcap ? 2 * c->rcap : 64;
-        size_t *r = realloc(c->rng, cap * sizeof *r);
-        if (!r) return tw_fail(TW_ENOMEM, "out of memory (ranges)");
-        c->rng = r;
-        c->rcap = cap;
-    }
+    if (!room_for_one((void **)&c->rng, &c->rcap, c->nrng, sizeof *c->rng, 64))
+        return tw_fail(TW_ENOMEM, "out of memory (ranges)");
     c->rng[c->nrng++] = i;
     return TW_OK;
 }
@@ -1698,14 +1696,9 @@ static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const insta
         for (size_t m = 0; m < nrun; m++)
             if (run[m].t1 > p.t0) run[k++] = run[m];
         nrun = k;
-        if (nrun == cap) {
-            cap = cap ? 2 * cap : 64;
-            running *r = realloc(run, cap * sizeof *r);
-            if (!r) {
-                st = tw_fail(TW_ENOMEM, "out of memory");
-                break;
-            }
-            run = r;
+        if (!room_for_one((void **)&run, &cap, nrun, sizeof *run, 64)) {
+            st = tw_fail(TW_ENOMEM, "out of memory");
+            break;
         }
         run[nrun++] = (running){p.t1, w};
     }
