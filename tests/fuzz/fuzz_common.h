@@ -1,8 +1,9 @@
 /* Shared helpers of the libFuzzer harnesses (tests/fuzz/fuzz_*.c).
  *
  * Most parsers read a named file (their messages name it), so the input is
- * written to one temporary file per process, rewritten for every input: the
- * harness then calls the same entry point the command line uses. */
+ * written to one in-memory file per process (memfd, named /proc/self/fd/N),
+ * rewritten for every input: the harness then calls the same entry point the
+ * command line uses. Parsers that take a FILE * read the input in place. */
 #ifndef TW_FUZZ_COMMON_H
 #define TW_FUZZ_COMMON_H
 
@@ -13,11 +14,11 @@
 /* libFuzzer calls this once per input (defined by each harness). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The path of the per-process temporary file, now holding data[0..size). */
+/* The path of the per-process in-memory file, now holding data[0..size). */
 const char *fuzz_file(const uint8_t *data, size_t size);
-/* The same file opened for reading (fclose it). */
+/* data[0..size) as a stream opened for reading (fmemopen; fclose it). */
 FILE *fuzz_fopen(const uint8_t *data, size_t size);
-/* A second temporary path (for round trips through a writer), not created. */
+/* A second in-memory file's path (for round trips through a writer). */
 const char *fuzz_out_path(void);
 /* Stops the run with a message: a property of the parser did not hold. */
 void fuzz_fail(const char *what);
