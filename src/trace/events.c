@@ -24,6 +24,7 @@ struct tw_events {
     size_t n;
     size_t cap;
     size_t in_order;            /* the first in_order items are in order of start (kept by append) */
+    size_t shares;              /* owners beyond the first (tw_events_share): each tw_events_free drops one */
     tw_strmap strings;          /* each string of the set once (values unused) */
     char *source;               /* the file loaded, for messages; NULL when built by hand */
     tw_events_record_fn record; /* NULL: lines of a CSV ("PATH:LINE") */
@@ -44,6 +45,10 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
+    if (ev->shares) {
+        ev->shares--;
+        return;
+    }
     tw_strmap_free(&ev->strings);
     free(ev->item);
     free(ev->source);
@@ -73,6 +78,7 @@ static bool intern_opt(tw_events *ev, const char *s, const char **out)
 static tw_status check_and_grow(tw_events *ev, const tw_event *e)
 {
     if (!ev || !e || !e->name) return tw_fail(TW_EINVAL, "tw_events_add: NULL argument or name");
+    if (ev->shares) return tw_fail(TW_EINVAL, "tw_events_add: the set is shared (read-only)");
     if (!isfinite(e->start_s) || !isfinite(e->end_s))
         return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a non-finite time", e->name);
     if (e->end_s < e->start_s) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
@@ -88,6 +94,12 @@ static void append(tw_events *ev, const tw_event *e, uint64_t line)
     it->e = *e;
     it->seq = 0;
     it->line = line;
+}
+
+tw_events *tw_events_share(tw_events *ev)
+{
+    if (ev) ev->shares++;
+    return ev;
 }
 
 tw_status tw_events_add(tw_events *ev, const tw_event *e)

@@ -35,5 +35,9 @@ const char *tw_events_intern(tw_events *ev, const char *s);
  * (tw_events_intern): no string is looked up, for a source that holds few
  * strings for many events (a run file); `line` its record number. */
 tw_status tw_events_add_interned(tw_events *ev, const tw_event *e, uint64_t line);
+/* ev again, with one more owner (each tw_events_free drops one; the last
+ * frees it): for a reader that would otherwise copy all of it (a run's
+ * millions of launches). A shared set is read-only: adding to it fails. */
+tw_events *tw_events_share(tw_events *ev);
 
 #endif
