@@ -36,7 +36,7 @@
 #include "core/rng.h"
 #include "estimate/trace.h"
 #include "inject/event_csv.h"
-#include "report/perfetto.c" /* CLI-only code (src/report is not in the library) */
+#include "report/perfetto.h"
 #include "runfile/runfile.h"
 #include "truewatt.h"
 

@@ -183,6 +183,111 @@ TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
 /* Its activities as the injection library's events CSV, times to the ns. */
 TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
 
+/* ---------------------------------------------------------------- reports */
+
+/* The energy report of a run file: per GPU, where the energy went (baseline,
+ * kernels, copies), each kernel name, each group of names, each NVTX range
+ * (with its thread, domain and nesting depth), the sensor profile used and
+ * the sampler's cost. One record model; text, JSON, CSV and Perfetto are
+ * renderings of it. It is what `truewatt run` prints when its command ends
+ * and what `truewatt report RUN` prints later. */
+typedef struct tw_report tw_report;
+
+typedef enum tw_report_format {
+    TW_REPORT_TEXT = 0, /* tables, as `truewatt report RUN` prints them */
+    TW_REPORT_JSON = 1, /* every record (keys: docs/usage.md) */
+    TW_REPORT_CSV = 2   /* a row per GPU and record (name, group, range): docs/usage.md */
+} tw_report_format;
+
+typedef struct tw_report_options {
+    size_t size;               /* sizeof(tw_report_options), set by tw_report_options_init */
+    const char *profile;       /* a sensor profile file for every GPU instead of the one the run
+                                  recorded (NULL: the run's) */
+    const char *const *groups; /* name patterns (fnmatch(3), e.g. "*gemm*"): the names matching
+                                  one are reported as one group, whatever the data could split */
+    size_t ngroups;
+    const char *const *range_groups; /* NVTX range names: the names of the kernels run inside such a
+                                        range (on any thread) form one group per range name */
+    size_t nrange_groups;
+    const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
+} tw_report_options;
+
+TW_API void tw_report_options_init(tw_report_options *o);
+/* The report of a run file open with tw_run_open (or being recorded). */
+TW_API tw_status tw_report_compute(tw_run *run, const tw_report_options *o, tw_report **out);
+/* The merged report of several run files (the ranks of an MPI job, docs/mpi.md):
+ * each GPU (host and UUID) once, the kernels of every rank that ran on it
+ * fitted together, per rank. */
+TW_API tw_status tw_report_merge(const char *const *paths, size_t n, const tw_report_options *o, tw_report **out);
+/* Writes the Perfetto file (ui.perfetto.dev) of a report of one run file; the
+ * report then names it (a failure is also a warning line in the report). */
+TW_API tw_status tw_report_write_perfetto(tw_report *r, const char *path);
+/* The report as text, JSON or CSV, NUL-terminated; the caller frees *text with free(). */
+TW_API tw_status tw_report_render(const tw_report *r, tw_report_format format, char **text, size_t *len);
+/* Adds the report's JSON to the run file's reports table, with the options that made it. */
+TW_API tw_status tw_report_keep(const tw_report *r, tw_run *run, const char *options);
+/* Lines about activity on GPUs that were not sampled ("" when none): a
+ * command-line tool shows them at once, before the report. */
+TW_API const char *tw_report_notice(const tw_report *r);
+TW_API void tw_report_free(tw_report *r);
+
+/* The records. Each *_get fills out up to out->size bytes (set it to the
+ * struct's sizeof); strings stay valid until tw_report_free. */
+typedef struct tw_report_device {
+    size_t size;                   /* sizeof(tw_report_device), set by the caller */
+    int index;                     /* NVML index */
+    const char *uuid;              /* "" when unknown */
+    const char *name;              /* e.g. "NVIDIA H100 80GB HBM3"; "" when unknown */
+    const char *error;             /* why there is no estimate; NULL when there is one (the numbers below) */
+    double fit_start_s, fit_end_s; /* the span estimated, on the run's timeline */
+    double energy_j;               /* the model over the span: baseline + kernels + copies */
+    double counter_j;              /* the energy counter's difference over it (NaN: none) */
+    double kernels_j, copies_j, baseline_j;
+    double conservation_pct;      /* the model against the reference reading */
+    size_t names, groups, ranges; /* how many records of each kind */
+} tw_report_device;
+
+typedef struct tw_report_name {
+    size_t size;        /* sizeof(tw_report_name), set by the caller */
+    const char *name;   /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
+    const char *kind;   /* "kernel", "memcpy", "memset" */
+    const char *status; /* "ok", "below_resolution" (upper_j bounds it), "grouped" (see group), "unobserved" */
+    uint64_t launches;
+    double time_s;   /* the time it ran */
+    double energy_j; /* above the baseline; NaN unless status is "ok" */
+    double energy_sd_j;
+    double power_w; /* above the baseline, while it runs */
+    double upper_j; /* "below_resolution": the bound */
+    int group;      /* its group's index, or -1 */
+} tw_report_name;
+
+typedef struct tw_report_group {
+    size_t size;       /* sizeof(tw_report_group), set by the caller */
+    const char *label; /* the pattern or range asked for, or "group N: NAME (+M)" */
+    const char *status;
+    size_t members;
+    uint64_t launches;
+    double time_s, energy_j, energy_sd_j, power_w, upper_j;
+} tw_report_group;
+
+typedef struct tw_report_range {
+    size_t size; /* sizeof(tw_report_range), set by the caller */
+    const char *name;
+    const char *domain; /* "" for NVTX's default domain */
+    int64_t tid;        /* the thread that opened it (0: unknown) */
+    int depth;          /* push/pop nesting, 1 = outermost; 0 for start/end ranges */
+    double start_s, end_s;
+    double energy_j;         /* the whole GPU's energy over the range */
+    double above_baseline_j; /* what the kernels inside it drew above the baseline */
+    double baseline_j;       /* energy_j - above_baseline_j */
+} tw_report_range;
+
+TW_API size_t tw_report_device_count(const tw_report *r);
+TW_API tw_status tw_report_device_get(const tw_report *r, size_t d, tw_report_device *out);
+TW_API tw_status tw_report_name_get(const tw_report *r, size_t d, size_t i, tw_report_name *out);
+TW_API tw_status tw_report_group_get(const tw_report *r, size_t d, size_t i, tw_report_group *out);
+TW_API tw_status tw_report_range_get(const tw_report *r, size_t d, size_t i, tw_report_range *out);
+
 /* ---------------------------------------------------------------- simulator scenarios */
 
 typedef enum tw_sim_profile {
@@ -377,12 +482,16 @@ typedef struct tw_exporter_config {
     double window_s;              /* truewatt_gpu_power_watts' window; 0 = 1 s */
     bool dcgm_names;              /* also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE and
                                      DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION */
-    bool processes;               /* per-process energy estimated from NVML's utilisation samples */
+    bool processes;               /* per-process energy: measured (reported by `truewatt run`), else estimated
+                                     from NVML's utilisation samples */
     const char *hostname;         /* the host label; NULL = gethostname() */
     /* What the exporter has to say while it runs (a GPU lost), a line at a
      * time, from its threads; NULL = nothing said. */
     void (*log)(void *user, const char *line);
     void *log_user;
+    /* with processes: the folder `truewatt run` reports measured processes in
+     * (created, mode 1777, when absent); NULL: $TW_PROCESS_DIR, else TW_PROC_DIR_DEFAULT */
+    const char *process_dir;
 } tw_exporter_config;
 
 typedef struct tw_exporter tw_exporter;
@@ -400,6 +509,36 @@ TW_API tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **tex
 TW_API tw_status tw_exporter_serve(tw_exporter *e, const volatile int *stop);
 /* Stops the server and the sampling and frees the exporter; NULL is a no-op. */
 TW_API tw_status tw_exporter_stop(tw_exporter *e);
+
+/* ---------------------------------------------------------------- process reports */
+
+/* A process measured by `truewatt run` tells a running exporter its energy
+ * per GPU: a file per run in a folder both know, "running" from the
+ * program's start (the exporter then stops estimating that pid), "done" with
+ * the energy the run's estimator gave it (docs/exporter.md#per-process-energy). */
+#define TW_PROC_DIR_DEFAULT "/tmp/truewatt-processes" /* else $TW_PROCESS_DIR */
+
+typedef struct tw_proc_report tw_proc_report;
+
+typedef struct tw_proc_report_info {
+    size_t size;              /* sizeof(tw_proc_report_info) */
+    const char *dir;          /* NULL: $TW_PROCESS_DIR, else TW_PROC_DIR_DEFAULT */
+    unsigned pid;             /* the measured process */
+    const char *command;      /* its program (the label is its base name) */
+    const char *job;          /* NULL: from SLURM_JOB_ID[.SLURM_STEP_ID], PBS_JOBID, LSB_JOBID, FLUX_JOB_ID */
+    const char *const *uuids; /* the GPUs it is measured on */
+    size_t n_uuids;
+} tw_proc_report_info;
+
+/* Writes the "running" report; *out is NULL (TW_OK) when the folder does not
+ * exist: no exporter is there to tell. */
+TW_API tw_status tw_proc_report_begin(const tw_proc_report_info *info, tw_proc_report **out);
+/* Writes the "done" report (the GPUs' energies set since; a GPU without an
+ * estimate has none) and frees r; NULL is a no-op. */
+TW_API tw_status tw_proc_report_end(tw_proc_report *r);
+/* Removes the report and frees r (the run stopped without measuring: the
+ * exporter estimates the process again); NULL is a no-op. */
+TW_API void tw_proc_report_drop(tw_proc_report *r);
 
 /* ---------------------------------------------------------------- analysis */
 
@@ -502,6 +641,15 @@ typedef struct tw_session_config {
     const char *run_path;     /* a run file to record the samples and regions into; NULL: none */
     const char *profile_path; /* a sensor profile for every GPU; NULL: the built-in models */
     bool trace_kernels;       /* CUPTI in-process: not yet (TW_EUNSUPPORTED) */
+    /* Added later. How often the energy counter is read (it gives a region's
+     * total; the sample buffer the shape between its reads): 0 = every 4.875
+     * of its update periods (0.4875 s on an H100, ~1 % of a core at ~4 ms of
+     * CPU a read), where regions of a few hundred ms agree with the counter to
+     * ~0.5 % (rms, up to ~2.5 %); 0.0975 (0.975 periods: a read after nearly
+     * every update) makes that ~0.1 % (up to ~0.5 %) for 4-12 % of a core. A
+     * period that is a whole number of the counter's periods reads it at one
+     * phase and the session cannot place its updates: avoid 0.1, 0.5, 1. */
+    double counter_period_s;
 } tw_session_config;
 
 /* Sets size and the defaults (every field NULL / 0 / false). */
@@ -571,6 +719,10 @@ typedef struct tw_measure_options {
     double precision; /* relative standard uncertainty of energy_j asked for; default 0.02 */
     double budget_s;  /* time budget; default 30 */
     size_t device;    /* the session's device to measure on; default 0 */
+    /* Added later: when set and nonzero (e.g. a flag a SIGINT handler sets, or
+     * a Python callable's KeyboardInterrupt), tw_measure stops within one call
+     * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
+    const volatile int *cancel;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);
@@ -586,6 +738,109 @@ typedef struct tw_measure_result {
 
 TW_API tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measure_options *o,
                             tw_measure_result *out);
+
+/* ---------------------------------------------------------------- GPU clocks (NVML)
+ *
+ * The supported (memory, graphics) clock pairs, the current and maximum
+ * clocks, the clock event reasons, and locking / unlocking the graphics and
+ * memory clocks. Reading is harmless. Locking changes the card's settings
+ * for every user of the machine until reset or reboot and needs root
+ * (NVML_ERROR_NO_PERMISSION otherwise): only `truewatt dvfs lock
+ * --allow-clock-changes` calls it.
+ *
+ *     tw_clocks *c;
+ *     if (tw_clocks_open(NULL, "0", &c) != TW_OK) ... tw_last_error() says why
+ *     tw_clock_table t;                       // every supported pair
+ *     if (tw_clocks_supported(c, &t) == TW_OK) {
+ *         for (size_t m = 0; m < t.nmem; m++)
+ *             for (size_t g = 0; g < t.mem[m].n; g++)
+ *                 use(t.mem[m].mem_mhz, t.mem[m].gfx_mhz[g]);
+ *         tw_clock_table_free(&t);
+ *     }
+ *     tw_clock_now now = {.size = sizeof now}; // current SM / memory clocks and reasons
+ *     tw_clocks_current(c, &now);
+ *     tw_clocks_close(c);
+ */
+
+/* The graphics clocks NVML supports with one memory clock. */
+typedef struct tw_clock_mem {
+    unsigned mem_mhz;
+    size_t n;          /* graphics clocks */
+    unsigned *gfx_mhz; /* highest first, as NVML lists them */
+} tw_clock_mem;
+
+/* Every supported (memory, graphics) pair: nmem memory clocks, highest first. */
+typedef struct tw_clock_table {
+    size_t nmem;
+    tw_clock_mem *mem;
+} tw_clock_table;
+
+TW_API void tw_clock_table_free(tw_clock_table *t);
+
+/* A list of clocks in a few words: "110 clocks, 1980..345 MHz in 15 MHz steps"
+ * when evenly spaced, else "3 clocks: 1980, 1500, 345 MHz". Returns what
+ * snprintf returns. */
+TW_API int tw_clock_list_format(const unsigned *list, size_t n, char *buf, size_t cap);
+
+/* Checks a request against the table: graphics clocks core_min..core_max
+ * (equal for one clock; 0, 0: no graphics lock) with memory clock mem_mhz (0:
+ * no memory lock; the graphics clocks are then checked against cur_mem_mhz's
+ * list, or against every list when cur_mem_mhz is not in the table).
+ * TW_EINVAL with a message that names the nearest supported clocks. */
+TW_API tw_status tw_clock_check_request(const tw_clock_table *t, unsigned core_min, unsigned core_max, unsigned mem_mhz,
+                                        unsigned cur_mem_mhz);
+
+/* The reasons that hold the clocks below the requested ones for power or
+ * heat (SW power cap, HW slowdown, SW / HW thermal, HW power brake): any of
+ * them seen while clocks were locked means the locked point did not hold. */
+#define TW_CLOCK_REASONS_LIMITING 0xECULL
+
+/* The name of one reason bit ("gpu_idle", "sw_power_cap", ...), or NULL. */
+TW_API const char *tw_clock_reason_name(unsigned long long bit);
+/* "sw_power_cap,sw_thermal" ("none" for 0; an unknown bit as 0x...). */
+TW_API int tw_clock_reasons_format(unsigned long long bits, char *buf, size_t cap);
+
+typedef struct tw_clocks tw_clocks;
+
+/* Opens a device through NVML: `library` as for the nvml sensor (NULL: the
+ * default search, $TW_NVML_LIBRARY first), `device` an index or UUID (NULL:
+ * "0"). TW_EUNAVAIL without NVML, TW_ENOTFOUND without that device. */
+TW_API tw_status tw_clocks_open(const char *library, const char *device, tw_clocks **out);
+TW_API void tw_clocks_close(tw_clocks *c);
+
+TW_API unsigned tw_clocks_index(const tw_clocks *c);
+TW_API const char *tw_clocks_uuid(const tw_clocks *c);
+TW_API const char *tw_clocks_name(const tw_clocks *c);
+
+/* Every supported pair (free with tw_clock_table_free). TW_EUNSUPPORTED when
+ * the device or driver does not list them. */
+TW_API tw_status tw_clocks_supported(tw_clocks *c, tw_clock_table *t);
+
+/* The clocks now. A part that cannot be read is marked absent; the call fails
+ * only when none can. */
+typedef struct tw_clock_now {
+    size_t size;                /* sizeof(tw_clock_now), set by the caller */
+    unsigned sm_mhz, mem_mhz;   /* nvmlDeviceGetClockInfo(SM / MEM) */
+    unsigned long long reasons; /* nvmlDeviceGetCurrentClocksEventReasons bits */
+    bool have_sm, have_mem, have_reasons;
+} tw_clock_now;
+TW_API tw_status tw_clocks_current(tw_clocks *c, tw_clock_now *now);
+
+/* The maximum SM and memory clocks (nvmlDeviceGetMaxClockInfo). */
+TW_API tw_status tw_clocks_max(tw_clocks *c, unsigned *sm_mhz, unsigned *mem_mhz);
+
+/* Whether this driver has the functions to lock (and reset) the graphics /
+ * memory clocks; when not, the lock calls fail with TW_EUNSUPPORTED and
+ * "... is not supported by this driver". */
+TW_API bool tw_clocks_can_lock_gpu(const tw_clocks *c);
+TW_API bool tw_clocks_can_lock_mem(const tw_clocks *c);
+
+/* Locking (root only). Every failure is in tw_last_error with NVML's
+ * message; NVML_ERROR_NO_PERMISSION says that it needs root. */
+TW_API tw_status tw_clocks_lock_gpu(tw_clocks *c, unsigned min_mhz, unsigned max_mhz);
+TW_API tw_status tw_clocks_reset_gpu(tw_clocks *c);
+TW_API tw_status tw_clocks_lock_mem(tw_clocks *c, unsigned min_mhz, unsigned max_mhz);
+TW_API tw_status tw_clocks_reset_mem(tw_clocks *c);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,27 @@ def test_measure_raises_the_callables_exception(fake_gpu, monitor_factory):
     assert len(calls) == 1  # the calls after the first failure do not reach Python's fn
 
 
+def test_measure_ctrl_c_stops_at_once(fake_gpu, monitor_factory):
+    """A KeyboardInterrupt in the callable (Ctrl-C) cancels tw_measure: it returns before its next call,
+    long before the end of a round (~4 s) or the budget."""
+    fake_gpu([("load", 1.0, 120.0, P_W)], at_s=2.0)
+    mon = monitor_factory(backend="nvml")
+    calls = []
+
+    def fn() -> None:
+        calls.append(1)
+        busy(0.001)
+        if len(calls) == 100:  # inside the first block: after the calibration and the lead
+            raise KeyboardInterrupt
+
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        truewatt.measure(fn, budget_s=30.0, monitor=mon)
+    took = time.monotonic() - t
+    assert len(calls) == 100
+    assert took < 2.0, took  # calibration 0.02 s, lead 0.5 s, 80 calls of 1 ms; a round would be ~4 s
+
+
 def test_measure_bad_device(fake_gpu, monitor_factory):
     fake_gpu([("load", 1.0, 120.0, P_W)], at_s=2.0)
     mon = monitor_factory(backend="nvml")

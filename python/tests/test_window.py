@@ -198,3 +198,28 @@ def test_measurements_resolve_later_and_after_close(fake_gpu, monitor_factory):
     mon.close()  # closing completes the others with what was read
     for m in steps:
         assert_close(m.energy_j[0], P_W * m.time_s, REL, "read after close")
+
+
+def test_window_total_from_the_counter(fake_gpu, monitor_factory, monkeypatch):
+    """The fake's sample buffer reads 4 % high; its counter is exact (and publishes 12 ms late, which the
+    fake's profile does not know): once the monitor has read the counter for a few seconds, a window's
+    energy is the counter's, P x t, and its reading says so."""
+    constant_gpu(fake_gpu)
+    monkeypatch.setenv("TW_FAKE_NVML_BUFFER_GAIN", "1.04")
+    monkeypatch.setenv("TW_FAKE_NVML_ENERGY_DELAY_MS", "12")
+    mon = monitor_factory(backend="nvml", counter_period_s=0.2375,
+                          profile_path=REPO / "tests" / "data" / "profile_fake_h100.json")
+    hold(1.6)  # six reads of the counter: its phase is fitted
+    mon.begin_window("step")
+    hold(0.3)
+    m = mon.end_window("step")
+    assert "energy_j (counter" in m.reading[0], m.reading[0]
+    assert_close(m.energy_j[0], P_W * m.time_s, 0.002, "energy from the counter (the buffer alone: +4 %)")
+    assert abs(m.energy_j[0] - P_W * m.time_s) <= 3 * m.energy_sd_j[0] + 1e-6 * P_W
+
+
+def test_monitor_bad_counter_period(fake_gpu, monitor_factory):
+    constant_gpu(fake_gpu)
+    with pytest.raises(truewatt.Error) as e:
+        monitor_factory(backend="nvml", counter_period_s=-1.0)
+    assert e.value.status == truewatt._lib.EINVAL and "counter_period_s" in str(e.value)

@@ -72,6 +72,7 @@ class SessionConfig(Structure):
         ("run_path", c_char_p),
         ("profile_path", c_char_p),
         ("trace_kernels", c_bool),
+        ("counter_period_s", c_double),
     ]
 
 
@@ -105,6 +106,7 @@ class MeasureOptions(Structure):
         ("precision", c_double),
         ("budget_s", c_double),
         ("device", c_size_t),
+        ("cancel", POINTER(c_int)),  # tw_measure stops within a call once *cancel != 0
     ]
 
 

@@ -68,16 +68,19 @@ def measure(
     """
     mon = monitor or default_monitor()
     failure: list = []
+    cancel = ctypes.c_int(0)
 
     def call(_arg: Optional[int]) -> None:
-        # an exception cannot cross the C frames: keep the first, make every
-        # later call a no-op, and raise it once tw_measure returns
+        # an exception cannot cross the C frames: keep it, cancel the
+        # measurement (the library stops before its next call), raise it once
+        # tw_measure returns
         if failure:
             return
         try:
             fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - re-raised below, KeyboardInterrupt included
             failure.append(e)
+            cancel.value = 1
 
     cb = _lib.MEASURE_FN(call)  # kept alive by this frame until tw_measure returns
     opts = _lib.MeasureOptions()
@@ -87,6 +90,7 @@ def measure(
     if budget_s is not None:
         opts.budget_s = budget_s
     opts.device = device
+    opts.cancel = ctypes.pointer(cancel)
     res = _lib.MeasureResult()
     res.size = ctypes.sizeof(res)
     status = lib.tw_measure(mon._handle(), cb, None, ctypes.byref(opts), ctypes.byref(res))

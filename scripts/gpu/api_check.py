@@ -3,12 +3,16 @@
 independent reference taken in the same process.
 
   window   R windows, each around one PyTorch training step (a small
-           transformer block, a few hundred ms), with its edges on two
-           updates of the NVML energy counter (read here with pynvml, its
-           own library): the window's energy against the counter's
-           difference; each window is also an NVTX range of the same name,
-           so `truewatt run` around this program gives a third number
-           (compared by scripts/gpu-api). Writes window.csv.
+           transformer block, a few hundred ms) with quiet stretches before
+           and after it, its edges on the ends of two of the NVML energy
+           counter's windows (read here with pynvml, its own library: an
+           update at u publishes the energy up to u - delay, the delay and
+           period from the GPU's sensor profile; the edge is put at the next
+           update's u + period - delay): the window's energy against the
+           counter's difference between the two updates that publish those
+           ends; each window is also an NVTX range of the same name, so
+           `truewatt run` around this program gives a third number (compared
+           by scripts/gpu-api). Writes window.csv.
   measure  truewatt.measure of a ~100 us operator (a bf16 matrix product
            sized here, then torch.cuda.synchronize(): the callable) against
            the same callable back to back for >= 4 s, the energy per call
@@ -192,9 +196,9 @@ def training_step(dry: bool, target_s: float):
 # ---------------------------------------------------------------- (a) windows around training steps
 
 
-def monitor_and_counter(dry: bool):
+def monitor_and_counter(dry: bool, counter_period_s: float = 0.0):
     """The monitor on the GPU torch calls cuda:0, and that GPU's counter by its UUID."""
-    mon = truewatt.Monitor(gpus=None if dry else ["cuda:0"])
+    mon = truewatt.Monitor(gpus=None if dry else ["cuda:0"], counter_period_s=counter_period_s or None)
     uuid = mon.devices[0].uuid
     if not dry:
         import torch
@@ -203,29 +207,62 @@ def monitor_and_counter(dry: bool):
     return mon, Counter(dry, uuid)
 
 
+def counter_model(path: str) -> tuple:
+    """The energy counter's update period and delay (s) from a sensor profile (truewatt sensor identify)."""
+    import json
+
+    for r in json.load(open(path))["readings"]:
+        if r["name"] == "energy_j":
+            return float(r["period_s"]), float(r["delay_s"])
+    raise SystemExit(f"api_check: {path}: no energy_j reading")
+
+
+def on_boundary(counter: Counter, width: float, period_s: float, delay_s: float) -> float:
+    """Returns at the end of the counter window that its next update will publish (the caller puts
+    its edge there and then reads that update's value).
+
+    The counter publishes at each update u the energy up to u - delay (its profile's delay). An update
+    is seen between the previous read's start and the detecting read's end (Counter.next_update); its
+    time is the middle of that interval. The next update comes one period later and covers the energy
+    up to u + period - delay."""
+    _, t, w = counter.next_update(width)
+    u = t - w / 2
+    edge = u + period_s - delay_s
+    while time.monotonic() < edge:
+        pass  # spin: a sleep could wake late by a scheduler tick
+    return edge
+
+
 def part_window(args) -> int:
     nvtx = Nvtx(args.dry)
     step = training_step(args.dry, args.step_s)
-    mon, counter = monitor_and_counter(args.dry)
+    mon, counter = monitor_and_counter(args.dry, args.counter_period_s)
     log(f"monitor: {mon.devices[0].name} {mon.devices[0].uuid}, backend {mon.backend}")
-    step()  # once more with the monitor open
+    period_s, delay_s = counter_model(args.profile)
+    log(f"counter: every {period_s * 1e3:.3f} ms, delay {delay_s * 1e3:.2f} ms ({args.profile})")
+    warm = time.monotonic() + args.warm_s
+    while time.monotonic() < warm:  # the monitor learns when the counter updates
+        step()
+        time.sleep(0.1)
     read_s = counter.calibrate()
     width = max(3 * read_s, 0.002)
     log(f"counter: a read takes {read_s * 1e3:.2f} ms; edges detected within {width * 1e3:.2f} ms are used")
     rows = []
     for r in range(args.reps):
         name = f"api_step_{r}"
-        c0, _, w0 = counter.next_update(width)  # the window begins on a counter update ...
+        time.sleep(args.idle_s)  # quiet before the window: its begin edge on the baseline
+        on_boundary(counter, width, period_s, delay_s)  # the begin on the end of a counter window ...
         mon.begin_window(name)
         nvtx.push(name)
+        c0, _, w0 = counter.next_update(width)  # ... whose value the next update publishes
         for _ in range(args.steps):
             step()
-        time.sleep(args.margin_s)  # ... the work ends more than the counter's delay before the next update
-        c1, _, w1 = counter.next_update(width)  # ... and the window ends on one
+        time.sleep(args.margin_s)  # quiet after the work: the GPU's tail decays, the end edge on the baseline
+        on_boundary(counter, width, period_s, delay_s)
         nvtx.pop(name)
         m = mon.end_window(name)
+        c1, _, w1 = counter.next_update(width)
         rows.append((name, m, c1 - c0, w0, w1))
-        time.sleep(args.idle_s)
     nvtx.flush()
     with open(args.out, "w", newline="") as f:
         w = csv.writer(f)
@@ -430,8 +467,18 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=10, help="window: windows (10)")
     ap.add_argument("--steps", type=int, default=1, help="window: training steps in a window (1)")
     ap.add_argument("--step-s", type=float, default=0.3, help="window: a training step's length (0.3 s)")
-    ap.add_argument("--margin-s", type=float, default=0.05, help="window: idle before the window's end (0.05 s)")
-    ap.add_argument("--idle-s", type=float, default=0.3, help="window: idle between windows (0.3 s)")
+    ap.add_argument("--margin-s", type=float, default=0.3,
+                    help="window: idle after the work, before the window's end (0.3 s: the GPU's tail decays)")
+    ap.add_argument("--idle-s", type=float, default=0.3, help="window: idle before each window (0.3 s)")
+    ap.add_argument("--warm-s", type=float, default=5.0,
+                    help="window: training steps with the monitor open before the first window (5 s: it learns "
+                    "when the counter updates)")
+    ap.add_argument("--counter-period-s", type=float, default=0.0975,
+                    help="window: the monitor's counter_period_s (0.0975; 0: the library's default)")
+    ap.add_argument("--profile", default=os.path.join(os.path.dirname(__file__), "..", "..", "data", "profiles",
+                                                       "nvidia-h100-80gb-hbm3_580.159.04.json"),
+                    help="window: the sensor profile whose energy_j period and delay place the reference's "
+                    "edges (the H100's)")
     ap.add_argument("--op-s", type=float, default=100e-6, help="measure: the operator's GPU time (100 us)")
     ap.add_argument("--precision", type=float, default=0.01, help="measure: precision asked (0.01)")
     ap.add_argument("--budget-s", type=float, default=30.0, help="measure: time budget (30 s)")

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/room.h"
 #include "core/error.h"
 
 /* The readings' own timestamps are microseconds (NVML): each edge of a span
@@ -77,19 +78,11 @@ static void note_baseline(tw_energy_line *l)
 
 static tw_status add_knot(tw_energy_line *l, double t, double f, double p)
 {
-    if (l->n == l->cap) {
-        if (l->off > l->n / 2) { /* reuse the room of trimmed knots */
-            memmove(l->k, l->k + l->off, (l->n - l->off) * sizeof *l->k);
-            l->n -= l->off;
-            l->off = 0;
-        } else {
-            size_t cap = l->cap ? 2 * l->cap : 256;
-            tw_line_knot *k = realloc(l->k, cap * sizeof *k);
-            if (!k) return tw_fail(TW_ENOMEM, "out of memory");
-            l->k = k;
-            l->cap = cap;
-        }
-    }
+    size_t moved; /* the knots' indices are not kept anywhere: a move needs no fixing */
+    void *v = l->k;
+    tw_status st = tw_room_for_one(&v, sizeof *l->k, &l->off, &l->n, &l->cap, 256, &moved);
+    l->k = v;
+    if (st != TW_OK) return st;
     l->k[l->n++] = (tw_line_knot){t, f, p};
     note_baseline(l);
     return TW_OK;
@@ -145,19 +138,35 @@ static double edge_sd_j(const tw_energy_line *l, size_t i, double p_here)
     return sqrt(len * step * len * step / 12.0 + res * res);
 }
 
+double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
+{
+    if (l->n < l->off + 2 || !(t >= l->k[l->off].t_s) || !(t <= l->k[l->n - 1].t_s)) return NAN;
+    size_t i;
+    double f = f_at(l, t, &i);
+    if (tile) *tile = i;
+    double p = l->k[i].p_w;
+    return l->capacitance_s > 0 && isfinite(p) ? f + l->capacitance_s * p : f;
+}
+
+double tw_line_edge_sd_j(const tw_energy_line *l, double t)
+{
+    size_t i;
+    if (isnan(tw_line_cum_j(l, t, &i))) return NAN;
+    return edge_sd_j(l, i, l->k[i].p_w);
+}
+
+double tw_line_power_w(const tw_energy_line *l, double t)
+{
+    size_t i;
+    return isnan(tw_line_cum_j(l, t, &i)) ? NAN : l->k[i].p_w;
+}
+
 double tw_line_energy_j(const tw_energy_line *l, double a, double b, double *sd_j)
 {
     if (sd_j) *sd_j = NAN;
-    if (!(b >= a) || l->n < l->off + 2 || a < l->k[l->off].t_s || b > l->k[l->n - 1].t_s) return NAN;
-    size_t ta, tb;
-    double fa = f_at(l, a, &ta), fb = f_at(l, b, &tb);
-    double pa = l->k[ta].p_w, pb = l->k[tb].p_w;
-    double e = fb - fa;
-    if (l->capacitance_s > 0 && isfinite(pa) && isfinite(pb)) e += l->capacitance_s * (pb - pa);
-    if (sd_j) {
-        double sa = edge_sd_j(l, ta, pa), sb = edge_sd_j(l, tb, pb);
-        *sd_j = sqrt(sa * sa + sb * sb);
-    }
+    if (!(b >= a)) return NAN;
+    double e = tw_line_cum_j(l, b, NULL) - tw_line_cum_j(l, a, NULL);
+    if (sd_j && !isnan(e)) *sd_j = hypot(tw_line_edge_sd_j(l, a), tw_line_edge_sd_j(l, b));
     return e;
 }
 

@@ -59,6 +59,14 @@ double tw_line_start_s(const tw_energy_line *l);
  * step to its neighbours (uniform: / sqrt(12)); plus the timestamps'
  * microsecond resolution. NaN when [a, b] is not inside the knots. */
 double tw_line_energy_j(const tw_energy_line *l, double a, double b, double *sd_j);
+/* The (corrected) cumulative energy at t, F(t) + C P(t) under rc, so that
+ * E(a, b) = cum(b) - cum(a); NaN outside the knots. *tile (may be NULL): the
+ * knot that ends t's tile. */
+double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile);
+/* The standard uncertainty an edge at t adds (see tw_line_energy_j); the
+ * power of t's tile. NaN outside the knots. */
+double tw_line_edge_sd_j(const tw_energy_line *l, double t);
+double tw_line_power_w(const tw_energy_line *l, double t);
 /* The baseline power: the lowest mean over 1 s seen so far (else the lowest tile). */
 double tw_line_baseline_w(const tw_energy_line *l);
 /* Drops knots before t_s (keeping one before it). */

@@ -3,7 +3,8 @@
  * of `truewatt measure-kernel`): rounds of blocks of back-to-back calls, the
  * gap after each block shifted by a fraction of the reading's update period,
  * until the estimate's relative uncertainty reaches the precision asked for
- * or the next round would pass the time budget.
+ * or the next round would pass the time budget, or the caller's cancel flag
+ * is set (looked at after every call and every 10 ms of a gap).
  *
  * The readings are the session's (its energy line's tiles, corrected by the
  * reading's model), the blocks are events on the session's timeline, and
@@ -48,12 +49,24 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void sleep_s(double s)
+#define CANCEL_POLL_S 0.01 /* a sleep looks at the cancel flag this often */
+
+static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
+
+/* Sleeps s seconds, in slices so that a cancel is seen within CANCEL_POLL_S;
+ * false when cancelled. */
+static bool sleep_s(double s, const volatile int *cancel)
 {
-    if (!(s > 0)) return;
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    nanosleep(&ts, NULL);
+    double until = now_s() + s;
+    for (double left = s; left > 0 && !cancelled(cancel); left = until - now_s()) {
+        double slice = fmin(left, CANCEL_POLL_S);
+        struct timespec ts = {(time_t)slice, (long)((slice - floor(slice)) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    return !cancelled(cancel);
 }
+
+static tw_status interrupted(void) { return tw_fail(TW_EINTERRUPTED, "tw_measure: cancelled"); }
 
 static tw_status read_options(const tw_measure_options *in, tw_measure_options *o)
 {
@@ -85,6 +98,7 @@ static double call_time_s(tw_measure_fn fn, void *arg, size_t *calls)
 
 typedef struct plan {
     tw_session *s;
+    const volatile int *cancel;
     tw_measure_fn fn;
     void *arg;
     size_t device, blocks;
@@ -105,7 +119,11 @@ static tw_status run_block(plan *p)
         p->fn(p->arg);
         n++;
         t1 = tw_session_now_s(p->s);
-    } while (t1 - t0 < BLOCK_S);
+    } while (t1 - t0 < BLOCK_S && !cancelled(p->cancel));
+    if (cancelled(p->cancel)) {
+        p->calls += n;
+        return interrupted();
+    }
     tw_event e = {.name = LABEL, .start_s = t0, .end_s = t1, .device = -1, .stream = -1, .kind = "kernel"};
     e.true_energy_j = NAN;
     tw_status st = tw_events_add(p->ev, &e);
@@ -114,8 +132,7 @@ static tw_status run_block(plan *p)
     p->block_calls += n;
     p->busy_s += t1 - t0;
     p->last_end_s = t1;
-    sleep_s(tw_repeat_gap_s(p->blocks++, PHASES, p->period_s, GAP_S));
-    return TW_OK;
+    return sleep_s(tw_repeat_gap_s(p->blocks++, PHASES, p->period_s, GAP_S), p->cancel) ? TW_OK : interrupted();
 }
 
 /* The estimate over every block so far. */
@@ -156,7 +173,7 @@ static tw_status measure_sim(tw_session *s, tw_measure_fn fn, void *arg, tw_meas
 static tw_status measure_gpu(tw_session *s, tw_measure_fn fn, void *arg, const tw_measure_options *o,
                              tw_measure_result *full)
 {
-    plan p = {.s = s, .fn = fn, .arg = arg, .device = o->device};
+    plan p = {.s = s, .cancel = o->cancel, .fn = fn, .arg = arg, .device = o->device};
     double start = now_s();
     double call_s = call_time_s(fn, arg, &p.calls);
     tw_status st = tw_events_new(&p.ev);
@@ -166,12 +183,12 @@ static tw_status measure_gpu(tw_session *s, tw_measure_fn fn, void *arg, const t
         return st;
     }
     p.fit_t0_s = tw_session_now_s(s);
-    sleep_s(LEAD_S);
+    if (!sleep_s(LEAD_S, o->cancel)) st = interrupted();
     tw_repeat_result r;
     tw_obs_series probe;
     tw_obs_series_init(&probe);
     tw_reading_model m;
-    st = tw_session_observations(s, o->device, 0, 0, &probe, &m);
+    if (st == TW_OK) st = tw_session_observations(s, o->device, 0, 0, &probe, &m);
     tw_obs_series_free(&probe);
     p.period_s = st == TW_OK && m.period_s > 0 ? m.period_s : DEFAULT_PERIOD_S;
     double round_s = ROUND_BLOCKS * (fmax(BLOCK_S, call_s) + GAP_S + p.period_s) + GAP_S;
@@ -210,6 +227,7 @@ tw_status tw_measure(tw_session *s, tw_measure_fn fn, void *arg, const tw_measur
     if (st != TW_OK) return st;
     if (o.device >= tw_session_device_count(s))
         return tw_fail(TW_EINVAL, "tw_measure: device %zu of %zu", o.device, tw_session_device_count(s));
+    if (cancelled(o.cancel)) return interrupted();
     tw_measure_result full = {.size = sizeof full};
     st = tw_session_is_sim(s) ? measure_sim(s, fn, arg, &full) : measure_gpu(s, fn, arg, &o, &full);
     if (st != TW_OK) return st;

@@ -5,8 +5,11 @@
  * times; its energy is F(end) - F(begin) once the readings reach past its
  * end (up to the reading's delay plus the sampler's drain period later).
  *
- * One mutex guards the open regions, the pending results and the lines:
- * a begin or an end holds it for a few hundred ns, the sink for one row.
+ * A begin and an end take no lock the sampler or other threads hold: the
+ * open regions are a stack per thread (open_set.h) and an ended region is
+ * pushed onto a lock-free inbox. The session's mutex guards the lines and
+ * the pending results: the sink (each row) and a waiting caller move the
+ * inbox into the pending list, in the order of the regions' ends.
  *
  * The "sim" backend has no live sensor (the simulator's time is not the
  * program's): a sim session's GPU is the simulated H100 at active idle and
@@ -21,20 +24,26 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/anchor.h"
 #include "api/energy_line.h"
+#include "api/open_set.h"
 #include "api/session_internal.h"
 #include "api/sized.h"
 #include "core/error.h"
+#include "core/strmap.h"
 #include "correct/profile.h"
 #include "estimate/trace.h"
 #include "sample/sampler_sink.h"
 #include "timeline/devices.h"
 
 #define MAX_GPUS 64
-#define OPEN_WAIT_S 5.0  /* a GPU must give readings this soon after the open */
-#define CLOSE_WAIT_S 2.0 /* the close waits this long for pending regions */
-#define KEEP_S 2.0       /* history kept beyond what open and pending regions need */
-#define TRIM_EVERY 256   /* rows between trims */
+#define OPEN_WAIT_S 5.0   /* a GPU must give readings this soon after the open */
+#define CLOSE_WAIT_S 2.0  /* the close waits this long for pending regions */
+#define KEEP_S 2.0        /* history kept beyond what open and pending regions need */
+#define TRIM_EVERY 256    /* rows between trims */
+#define ANCHOR_WAIT_S 3.0 /* a region waits this long past its end for the counter's next knot */
+#define COUNTER "energy_j"
+#define READING_LEN 384
 
 /* The readings a region's energy may come from, best first. */
 static const char *const CANDIDATES[] = {"power_buffer_w", "energy_j", "power_usage_w"};
@@ -44,31 +53,35 @@ typedef struct sdev {
     char prefix[32]; /* its columns' prefix in the sampler's rows ("" or "gpuN_") */
     bool resolved;   /* its column is chosen (at the first row) */
     size_t col;      /* SIZE_MAX: none of the candidates */
-    char reading[192];
+    char reading[READING_LEN];
     tw_reading_model model; /* of that reading */
     tw_energy_line line;
+    /* the energy counter, when the line is the sample buffer's and the
+     * counter's model is trusted: the totals (anchor.h) */
+    bool anchored;
+    size_t ccol;
+    tw_anchor anchor;
+    char shape_only[READING_LEN];                  /* what a region the counter's knots do not bracket says */
+    const char *i_uuid, *i_reading, *i_shape_only; /* the same, interned: what regions point to */
 } sdev;
 
-typedef struct open_region {
-    char *name;
-    double t0;
-    pthread_t tid;
-} open_region;
-
 typedef struct rdev {
-    char uuid[96];
-    char reading[192];
+    const char *uuid, *reading; /* interned: valid for the process's life */
     double energy_j, sd_j, baseline_j;
 } rdev;
 
+enum { R_PENDING, R_COMPLETE, R_ABANDONED };
+
 struct tw_region {
     _Atomic(tw_session *) s; /* while pending */
-    atomic_bool complete;
+    atomic_int state;        /* R_PENDING, then R_COMPLETE (the sink) or R_ABANDONED (freed while pending) */
     char *name;
     double t0, t1;
     size_t ndev;
     rdev *d;
     tw_region *prev, *next; /* the session's pending list */
+    tw_region *inbox_next;  /* in the session's inbox, or its allocating thread's grave */
+    _Atomic(void *) *grave; /* that grave (NULL: none, freed where it is done with) */
 };
 
 struct tw_session {
@@ -82,9 +95,9 @@ struct tw_session {
     uint64_t t0_ns;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* CLOCK_MONOTONIC: a region completed, a line grew */
-    open_region *open;
-    size_t nopen, cap_open;
-    tw_region *pending, *pending_tail; /* oldest first: ends in (nearly) increasing time */
+    tw_open_set open;
+    _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
+    tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
 };
 
@@ -124,8 +137,21 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
         x->baseline_j = tw_scenario_active_idle_w(s->sim) * len;
         return;
     }
-    x->energy_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &x->sd_j);
-    x->baseline_j = tw_line_baseline_w(&dv->line) * len;
+    if (!dv->anchored) {
+        x->energy_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &x->sd_j);
+        x->baseline_j = tw_line_baseline_w(&dv->line) * len;
+        return;
+    }
+    double rel, g = tw_anchor_scale(&dv->anchor, &rel);
+    x->baseline_j = g * tw_line_baseline_w(&dv->line) * len;
+    x->energy_j = tw_anchor_energy_j(&dv->anchor, &dv->line, r->t0, r->t1, &x->sd_j);
+    if (!isnan(x->energy_j)) return;
+    /* the counter's knots do not bracket it (the session's first seconds, a
+     * counter that stopped): the shape, scaled by its gain so far */
+    double sd;
+    x->energy_j = g * tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
+    x->sd_j = hypot(g * sd, rel * x->energy_j);
+    x->reading = dv->i_shape_only;
 }
 
 static void unlink_pending(tw_session *s, tw_region *r)
@@ -142,25 +168,101 @@ static void unlink_pending(tw_session *s, tw_region *r)
     atomic_store(&r->s, NULL);
 }
 
-static void append_pending(tw_session *s, tw_region *r)
+static void region_release(tw_region *r)
 {
-    atomic_store(&r->s, s);
-    r->prev = s->pending_tail;
-    r->next = NULL;
-    if (s->pending_tail)
-        s->pending_tail->next = r;
-    else
-        s->pending = r;
-    s->pending_tail = r;
+    free(r->name);
+    free(r);
 }
 
-/* Under the lock: the region's results, then off the pending list. */
+/* A region its caller freed while it was pending: into the grave of the
+ * thread that allocated it (open_set.h), which frees it at its next end. */
+static void bury(tw_region *r)
+{
+    _Atomic(void *) *grave = r->grave;
+    if (!grave) {
+        region_release(r);
+        return;
+    }
+    void *head = atomic_load_explicit(grave, memory_order_relaxed);
+    do
+        r->inbox_next = head;
+    while (!atomic_compare_exchange_weak_explicit(grave, &head, r, memory_order_release, memory_order_relaxed));
+}
+
+static void release_list(void *head, void *arg)
+{
+    (void)arg;
+    for (tw_region *r = head, *next; r; r = next) {
+        next = r->inbox_next;
+        region_release(r);
+    }
+}
+
+/* The calling thread's regions that the session is done with. */
+static void free_buried(_Atomic(void *) *grave)
+{
+    if (grave && atomic_load_explicit(grave, memory_order_relaxed))
+        release_list(atomic_exchange_explicit(grave, NULL, memory_order_acquire), NULL);
+}
+
+/* Into the pending list by its end (regions of several threads end in
+ * nearly increasing time: from the tail, a step or two). */
+static void insert_pending(tw_session *s, tw_region *r)
+{
+    tw_region *after = s->pending_tail;
+    while (after && after->t1 > r->t1)
+        after = after->prev;
+    r->prev = after;
+    r->next = after ? after->next : s->pending;
+    if (r->next)
+        r->next->prev = r;
+    else
+        s->pending_tail = r;
+    if (after)
+        after->next = r;
+    else
+        s->pending = r;
+}
+
+/* Under the lock: the inbox's regions into the pending list, oldest first. */
+static void drain_inbox(tw_session *s)
+{
+    tw_region *list = atomic_exchange_explicit(&s->inbox, NULL, memory_order_acquire), *rev = NULL;
+    while (list) { /* newest first: reversed */
+        tw_region *next = list->inbox_next;
+        list->inbox_next = rev;
+        rev = list;
+        list = next;
+    }
+    for (tw_region *r = rev, *next; r; r = next) {
+        next = r->inbox_next;
+        if (atomic_load(&r->state) == R_ABANDONED) /* freed by its caller already: no result to wait for */
+            bury(r);
+        else
+            insert_pending(s, r);
+    }
+}
+
+/* Lock-free: an ended region for the sink to complete. */
+static void post_region(tw_session *s, tw_region *r)
+{
+    atomic_store(&r->s, s);
+    tw_region *head = atomic_load_explicit(&s->inbox, memory_order_relaxed);
+    do
+        r->inbox_next = head;
+    while (!atomic_compare_exchange_weak_explicit(&s->inbox, &head, r, memory_order_release, memory_order_relaxed));
+}
+
+/* Under the lock: the region's results, then off the pending list; one its
+ * caller freed meanwhile is freed here. */
 static void complete_region(tw_session *s, tw_region *r)
 {
-    for (size_t d = 0; d < r->ndev; d++)
+    bool abandoned = atomic_load(&r->state) == R_ABANDONED;
+    for (size_t d = 0; d < r->ndev && !abandoned; d++)
         complete_device(s, d, r);
     if (atomic_load(&r->s)) unlink_pending(s, r);
-    atomic_store(&r->complete, true);
+    int pending = R_PENDING;
+    if (!atomic_compare_exchange_strong(&r->state, &pending, R_COMPLETE)) bury(r);
 }
 
 /* Whether every GPU's readings reach past t. */
@@ -172,12 +274,28 @@ static bool covered(const tw_session *s, double t)
     return true;
 }
 
+/* Whether a region ending at t can be completed: the readings reach past
+ * it and, where the counter gives the totals, its next knot came (or did
+ * not come within ANCHOR_WAIT_S: the shape alone then). */
+static bool region_ready(const tw_session *s, double t)
+{
+    if (!covered(s, t)) return false;
+    for (size_t d = 0; d < s->ndev; d++) {
+        const sdev *dv = &s->dev[d];
+        if (dv->anchored && !tw_anchor_reaches(&dv->anchor, &dv->line, t) &&
+            tw_line_end_s(&dv->line) < t + ANCHOR_WAIT_S)
+            return false;
+    }
+    return true;
+}
+
 /* The oldest pending regions whose ends the readings reach: in order of
  * their ends, so the scan stops at the first that must still wait (one whose
  * end came a little out of order waits for the one before it). */
 static void complete_ready(tw_session *s)
 {
-    while (s->pending && covered(s, s->pending->t1))
+    drain_inbox(s);
+    while (s->pending && region_ready(s, s->pending->t1))
         complete_region(s, s->pending);
 }
 
@@ -191,6 +309,33 @@ static void describe_reading(sdev *dv, const char *name, const tw_reading_model 
         snprintf(how, sizeof how, " %.3g ms window", 1e3 * m->window_s);
     snprintf(dv->reading, sizeof dv->reading, "%s (%s%s, delay %.3g ms, %s)", name, tw_response_name(m->response), how,
              1e3 * m->delay_s, from_profile ? "profile" : "H100 default");
+}
+
+/* The energy counter as the totals of the tile reading's line, when the
+ * sampler reads it and its model (the profile's, else the built-in one) is
+ * a trusted counter. */
+static void anchor_device(const tw_session *s, const tw_sampler *smp, sdev *dv)
+{
+    char want[160];
+    snprintf(want, sizeof want, "%s%s", dv->prefix, COUNTER);
+    size_t ncol = tw_sampler_reading_count(smp), c = 0;
+    while (c < ncol && strcmp(tw_sampler_reading(smp, c)->name, want) != 0)
+        c++;
+    if (c == ncol) return;
+    const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
+    bool from_profile = m && m->response != TW_RESP_UNKNOWN;
+    if (!from_profile) m = tw_est_default_model(COUNTER);
+    if (!m || m->response != TW_RESP_COUNTER || !tw_reading_model_trusted(m)) return;
+    dv->anchored = true;
+    dv->ccol = c;
+    tw_anchor_init(&dv->anchor, m, dv->model.period_s);
+    char shape[192]; /* describe_reading's line fits */
+    snprintf(shape, sizeof shape, "%.191s", dv->reading);
+    snprintf(dv->shape_only, sizeof dv->shape_only, "%s scaled to %s (its reads do not bracket the region)", shape,
+             COUNTER);
+    snprintf(dv->reading, sizeof dv->reading,
+             "%s (counter, every %.3g ms, delay %.3g ms, %s) for the total, %s for the shape", COUNTER,
+             1e3 * m->period_s, 1e3 * m->delay_s, from_profile ? "profile" : "H100 default", shape);
 }
 
 /* The device's best reading among the sampler's columns, with its model:
@@ -217,16 +362,16 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
         dv->model = *m;
         snprintf(dv->model.name, sizeof dv->model.name, "%s", CANDIDATES[k]);
         dv->col = c;
+        if (kind == TW_LINE_TILES) anchor_device(s, smp, dv);
         return;
     }
 }
 
 /* The oldest time still needed: open and pending regions' begins, and the baseline's span. */
-static double needed_from(const tw_session *s, double end)
+static double needed_from(tw_session *s, double end)
 {
-    double t = end - KEEP_S;
-    for (size_t i = 0; i < s->nopen; i++)
-        if (s->open[i].t0 < t) t = s->open[i].t0;
+    drain_inbox(s);
+    double t = fmin(end - KEEP_S, tw_open_oldest(&s->open));
     for (const tw_region *r = s->pending; r; r = r->next)
         if (r->t0 < t) t = r->t0;
     return t;
@@ -239,13 +384,25 @@ static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
     for (size_t d = 0; d < s->ndev; d++) {
         sdev *dv = &s->dev[d];
         if (!dv->resolved) resolve_device(s, smp, dv);
+        if (dv->anchored && dv->ccol < row->n && row->valid[dv->ccol]) {
+            double stamp = row->t_value_s ? row->t_value_s[dv->ccol] : row->t_s;
+            tw_anchor_push(&dv->anchor, row->value[dv->ccol], stamp); /* out of memory: a read lost */
+        }
         if (dv->col == SIZE_MAX || dv->col >= row->n || !row->valid[dv->col]) continue;
         double stamp = row->t_value_s ? row->t_value_s[dv->col] : row->t_s;
         tw_line_push(&dv->line, row->value[dv->col], stamp); /* out of memory: the row is lost, noted by the gap */
+        if (dv->anchored) tw_anchor_refit(&dv->anchor, &dv->line);
     }
     if (++s->rows % TRIM_EVERY == 0)
-        for (size_t d = 0; d < s->ndev; d++)
-            tw_line_trim(&s->dev[d].line, needed_from(s, tw_line_end_s(&s->dev[d].line)));
+        for (size_t d = 0; d < s->ndev; d++) {
+            sdev *dv = &s->dev[d];
+            double keep = needed_from(s, tw_line_end_s(&dv->line));
+            if (dv->anchored) {
+                tw_anchor_trim(&dv->anchor, keep);
+                keep = fmin(keep, tw_anchor_needed_from(&dv->anchor));
+            }
+            tw_line_trim(&dv->line, keep);
+        }
     complete_ready(s);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -348,6 +505,19 @@ static tw_status wait_first_readings(tw_session *s)
     return st;
 }
 
+/* The energy counter is read every 4.875 of its update periods (0.4875 s
+ * on an H100) unless the caller says: successive reads fall 1/8 of a period
+ * apart on its grid, so that the anchor (anchor.h) sees where the grid lies
+ * even where the power is flat; a read at a fixed phase (every 0.5 s) would
+ * never tell. About 1 % of a core at the H100's ~4 ms of CPU a read. */
+static double counter_read_period_s(const tw_session *s, const tw_session_config *c)
+{
+    if (c->counter_period_s > 0) return c->counter_period_s;
+    const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
+    if (!m || !(m->period_s > 0)) m = tw_est_default_model(COUNTER);
+    return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
+}
+
 static tw_status open_nvml(const tw_session_config *c, tw_session *s)
 {
     tw_device_info all[MAX_GPUS];
@@ -361,6 +531,7 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
         ids[d] = idx[d];
     }
     tw_sampler_config sc = {.backend = "nvml",
+                            .slow_period_s = counter_read_period_s(s, c),
                             .devices = ids,
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
@@ -370,18 +541,52 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
     return st == TW_OK ? wait_first_readings(s) : st;
 }
 
+/* What a region tells of each GPU besides its numbers is the same for every
+ * region of a session, and a region may outlive its session: the texts are
+ * stored once for the process (a handful: GPUs and reading models), so that
+ * a region only points to them. */
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static tw_strmap interned;
+
+static const char *intern(const char *text)
+{
+    const char *key = NULL;
+    bool added;
+    pthread_mutex_lock(&intern_mu);
+    if (!tw_strmap_get(&interned, text, &key, &added)) key = NULL;
+    pthread_mutex_unlock(&intern_mu);
+    return key;
+}
+
+/* Once the devices' readings are chosen (the sink's first row, before the open returns). */
+static tw_status intern_descriptions(tw_session *s)
+{
+    pthread_mutex_lock(&s->mu);
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < s->ndev && st == TW_OK; i++) {
+        sdev *dv = &s->dev[i];
+        dv->i_uuid = intern(dv->info.uuid);
+        dv->i_reading = intern(dv->reading);
+        dv->i_shape_only = intern(dv->shape_only);
+        if (!dv->i_uuid || !dv->i_reading || !dv->i_shape_only) st = tw_fail(TW_ENOMEM, "out of memory");
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
 static void session_free(tw_session *s)
 {
+    tw_open_each_grave(&s->open, release_list, NULL);
     if (s->sampler) {
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
     }
-    for (size_t d = 0; d < s->ndev; d++)
+    for (size_t d = 0; d < s->ndev; d++) {
         tw_line_free(&s->dev[d].line);
+        tw_anchor_free(&s->dev[d].anchor);
+    }
     free(s->dev);
-    for (size_t i = 0; i < s->nopen; i++)
-        free(s->open[i].name);
-    free(s->open);
+    tw_open_free(&s->open);
     tw_scenario_free(s->sim);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
@@ -400,6 +605,12 @@ static tw_status init_sync(tw_session *s)
         pthread_cond_destroy(&s->cv);
         return tw_fail(TW_ENOMEM, "cannot create a mutex");
     }
+    if (tw_open_init(&s->open) != TW_OK) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        return tw_fail(TW_ENOMEM, "cannot create a mutex");
+    }
+    atomic_init(&s->inbox, NULL);
     return TW_OK;
 }
 
@@ -418,6 +629,9 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
         return tw_fail(TW_EUNSUPPORTED,
                        "tw_session_open: run_path is not implemented yet (record with `truewatt run` instead)");
     if (c.ngpus && !c.gpus) return tw_fail(TW_EINVAL, "tw_session_open: ngpus %zu without gpus", c.ngpus);
+    if (!(c.counter_period_s >= 0 && c.counter_period_s <= 60))
+        return tw_fail(TW_EINVAL, "tw_session_open: counter_period_s %g must be in [0, 60] s (0: the default)",
+                       c.counter_period_s);
     tw_session *s = calloc(1, sizeof *s);
     if (!s) return tw_fail(TW_ENOMEM, "out of memory");
     if ((st = init_sync(s)) != TW_OK) {
@@ -432,6 +646,7 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
         s->have_profile = st == TW_OK;
     }
     if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
+    if (st == TW_OK) st = intern_descriptions(s);
     if (st != TW_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tw_last_error());
@@ -448,11 +663,13 @@ void tw_session_close(tw_session *s)
     struct timespec until;
     deadline_after(&until, CLOSE_WAIT_S);
     pthread_mutex_lock(&s->mu);
-    while (s->pending && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT) {
-    }
+    drain_inbox(s);
+    while (s->pending && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT)
+        drain_inbox(s);
     pthread_mutex_unlock(&s->mu);
     if (s->sampler) tw_sampler_stop(s->sampler); /* the last rows reach the lines */
     pthread_mutex_lock(&s->mu);
+    drain_inbox(s);
     while (s->pending) /* what the readings do not reach is NaN */
         complete_region(s, s->pending);
     pthread_cond_broadcast(&s->cv);
@@ -499,45 +716,7 @@ tw_status tw_region_begin(tw_session *s, const char *name)
     if (!s) return tw_fail(TW_EINVAL, "tw_region_begin: NULL session");
     tw_status st = check_name("tw_region_begin", name);
     if (st != TW_OK) return st;
-    char *copy = strdup(name);
-    if (!copy) return tw_fail(TW_ENOMEM, "out of memory");
-    pthread_mutex_lock(&s->mu);
-    if (s->nopen == s->cap_open) {
-        size_t cap = s->cap_open ? 2 * s->cap_open : 16;
-        open_region *p = realloc(s->open, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&s->mu);
-            free(copy);
-            return tw_fail(TW_ENOMEM, "out of memory");
-        }
-        s->open = p;
-        s->cap_open = cap;
-    }
-    s->open[s->nopen++] = (open_region){copy, t, pthread_self()};
-    pthread_mutex_unlock(&s->mu);
-    return TW_OK;
-}
-
-/* The innermost open region of that name begun by this thread, else by any
- * thread; SIZE_MAX when none. */
-static size_t find_open(const tw_session *s, const char *name)
-{
-    pthread_t self = pthread_self();
-    for (size_t i = s->nopen; i-- > 0;)
-        if (pthread_equal(s->open[i].tid, self) && strcmp(s->open[i].name, name) == 0) return i;
-    for (size_t i = s->nopen; i-- > 0;)
-        if (strcmp(s->open[i].name, name) == 0) return i;
-    return SIZE_MAX;
-}
-
-static tw_status no_such_region(const tw_session *s, const char *name)
-{
-    char open[512] = "";
-    for (size_t i = 0; i < s->nopen; i++) {
-        size_t len = strlen(open);
-        snprintf(open + len, sizeof open - len, "%s'%s'", i ? ", " : "", s->open[i].name);
-    }
-    return tw_fail(TW_EINVAL, "tw_region_end: no open region named '%s' (open: %s)", name, s->nopen ? open : "none");
+    return tw_open_push(&s->open, name, t);
 }
 
 static tw_region *new_region(const tw_session *s, char *name, double t0, double t1)
@@ -551,13 +730,10 @@ static tw_region *new_region(const tw_session *s, char *name, double t0, double 
     r->t0 = t0;
     r->t1 = t1;
     r->ndev = s->ndev;
-    for (size_t d = 0; d < s->ndev; d++) {
-        memcpy(r->d[d].uuid, s->dev[d].info.uuid, sizeof r->d[d].uuid); /* both NUL-terminated arrays */
-        memcpy(r->d[d].reading, s->dev[d].reading, sizeof r->d[d].reading);
-        r->d[d].energy_j = r->d[d].sd_j = r->d[d].baseline_j = NAN;
-    }
+    for (size_t d = 0; d < s->ndev; d++)
+        r->d[d] = (rdev){s->dev[d].i_uuid, s->dev[d].i_reading, NAN, NAN, NAN};
     atomic_init(&r->s, NULL);
-    atomic_init(&r->complete, false);
+    atomic_init(&r->state, R_PENDING);
     return r;
 }
 
@@ -568,32 +744,28 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
     if (!s) return tw_fail(TW_EINVAL, "tw_region_end: NULL session");
     tw_status st = check_name("tw_region_end", name);
     if (st != TW_OK) return st;
-    pthread_mutex_lock(&s->mu);
-    size_t i = find_open(s, name);
-    if (i == SIZE_MAX) {
-        st = no_such_region(s, name);
-        pthread_mutex_unlock(&s->mu);
-        return st;
-    }
-    open_region o = s->open[i];
-    memmove(s->open + i, s->open + i + 1, (s->nopen - i - 1) * sizeof *s->open);
-    s->nopen--;
+    char *begun;
+    double t0;
+    if ((st = tw_open_pop(&s->open, "tw_region_end", name, &begun, &t0)) != TW_OK) return st;
     if (!out) {
-        pthread_mutex_unlock(&s->mu);
-        free(o.name);
+        free(begun);
         return TW_OK;
     }
-    tw_region *r = new_region(s, o.name, o.t0, t);
+    _Atomic(void *) *grave = tw_open_grave(&s->open);
+    free_buried(grave);
+    tw_region *r = new_region(s, begun, t0, t);
     if (!r) {
-        pthread_mutex_unlock(&s->mu);
-        free(o.name);
+        free(begun);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    if (covered(s, t))
-        complete_region(s, r);
-    else
-        append_pending(s, r);
-    pthread_mutex_unlock(&s->mu);
+    r->grave = grave;
+    if (s->sim) { /* the exact truth, now: no readings to wait for */
+        for (size_t d = 0; d < r->ndev; d++)
+            complete_device(s, d, r);
+        atomic_store(&r->state, R_COMPLETE);
+    } else {
+        post_region(s, r);
+    }
     *out = r;
     return TW_OK;
 }
@@ -601,32 +773,30 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
 tw_status tw_region_wait(tw_region *r, double timeout_s)
 {
     if (!r) return tw_fail(TW_EINVAL, "tw_region_wait: NULL region");
-    if (atomic_load(&r->complete)) return TW_OK;
+    if (atomic_load(&r->state) == R_COMPLETE) return TW_OK;
     tw_session *s = atomic_load(&r->s);
     if (!s) return TW_OK;
     struct timespec until;
     deadline_after(&until, timeout_s >= 0 ? timeout_s : 1e9);
     pthread_mutex_lock(&s->mu);
+    complete_ready(s); /* its readings may be there already */
     int rc = 0;
-    while (!atomic_load(&r->complete) && rc != ETIMEDOUT)
+    while (atomic_load(&r->state) != R_COMPLETE && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-    bool done = atomic_load(&r->complete);
+    bool done = atomic_load(&r->state) == R_COMPLETE;
     pthread_mutex_unlock(&s->mu);
     if (done) return TW_OK;
     return tw_fail(TW_EUNAVAIL, "region '%s': the readings did not reach its end within %g s", r->name, timeout_s);
 }
 
+/* Lock-free: a region still pending is left to the session, which frees it
+ * when it would have completed it. */
 void tw_region_free(tw_region *r)
 {
     if (!r) return;
-    tw_session *s = atomic_load(&r->s);
-    if (s) {
-        pthread_mutex_lock(&s->mu);
-        if (atomic_load(&r->s)) unlink_pending(s, r);
-        pthread_mutex_unlock(&s->mu);
-    }
-    free(r->name);
-    free(r);
+    int pending = R_PENDING;
+    if (atomic_compare_exchange_strong(&r->state, &pending, R_ABANDONED)) return;
+    region_release(r);
 }
 
 size_t tw_region_device_count(const tw_region *r) { return r ? r->ndev : 0; }

@@ -5,7 +5,7 @@
 
 #include "bench/plans.h"
 #include "cli/cli.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "correct/identify.h"
 
 typedef struct frame {
@@ -30,7 +30,7 @@ int cli_bench_run(const cli_bench *b, int argc, char **argv, tw_exec **xo, tw_pr
     *xo = NULL;
     char how[4352] = "", trace[4096], events[4096];
     tw_status st = TW_OK;
-    if (b->profile_path && (st = cli_profile_pick(b->profile_path, NULL, NULL, p, how, sizeof how)) != TW_OK)
+    if (b->profile_path && (st = tw_profile_pick(b->profile_path, NULL, NULL, p, how, sizeof how)) != TW_OK)
         return cli_fail(b->cmd, st);
     int rc = cli_make_dir(b->cmd, b->out_dir);
     if (rc) return rc;
@@ -42,7 +42,7 @@ int cli_bench_run(const cli_bench *b, int argc, char **argv, tw_exec **xo, tw_pr
     tw_exec *x = NULL;
     if ((rc = cli_exp_start(b->cmd, b->exp, b->planned_s + 4, prov, &x))) return rc;
     frame f = {.b = b};
-    if (!b->profile_path && !b->no_profile) st = cli_profile_pick(NULL, x->gpu, x->driver, p, how, sizeof how);
+    if (!b->profile_path && !b->no_profile) st = tw_profile_pick(NULL, x->gpu, x->driver, p, how, sizeof how);
     if (st == TW_ENOTFOUND) {
         cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", b->cmd, how, tw_plan_identify_s());
         f.identify = true;

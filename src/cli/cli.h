@@ -61,15 +61,6 @@ int cli_close_out(const char *cmd, FILE *f, const char *path);
 /* Draws DIR/script with gnuplot when it exists (png: what it makes), saying so on stderr either way. */
 void cli_draw_plot(const char *cmd, const char *dir, const char *script, const char *png);
 
-/* getopt's other outcomes, alike in every command: ':' (an option without
- * its value) or an option the command does not know - offered first to the
- * experiment options when exp is given. Returns the exit code (2 after a
- * usage message; 0 when exp took the option). */
-struct cli_exp_args;
-int cli_opt_other(const char *cmd, int c, const char *arg, char **argv, struct cli_exp_args *exp);
-/* An argument left after the options (argv[first] on): 2 after a usage message, else 0. */
-int cli_opt_rest(const char *cmd, int argc, char **argv, int first);
-
 /* Progress notes go to stderr, so stdout stays clean for --json. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,5 +1,4 @@
 /* truewatt analyze: energy per event of a recorded trace, by every method. */
-#include <getopt.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,43 +8,14 @@
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
-#include "cli/profile_pick.h"
+#include "cli/opts.h"
+#include "correct/profile_pick.h"
 #include "cli/report_analysis.h"
 #include "core/error.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
 #include "estimate/estimator.h"
 #include "runfile/runfile.h"
-
-static void help(void)
-{
-    printf("usage: truewatt analyze TRACE [--events FILE] [--column NAME]\n"
-           "                        [--capacitance S | --fit-capacitance] [--slope-points N]\n"
-           "                        [--idle W] [--active-idle W] [--corrected-out FILE | --no-corrected-out]\n"
-           "                        [--profile FILE] [--json]\n\n"
-           "Energy of each event of a power trace by the corrected method of Burtscher et al. 2014\n"
-           "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n"
-           "With a sensor profile, also by the model of its best reading that the trace has.\n\n"
-           "  TRACE                CSV with a time column t_s (or t) and power columns (_w, _mw),\n"
-           "                       or a run file of 'truewatt run' (its samples)\n"
-           "  --events FILE        CSV name,start_s,end_s (label,t_start,t_end also accepted);\n"
-           "                       without it, a run file's own kernels and NVTX ranges, else activity\n"
-           "                       regions detected from the trace\n"
-           "  --column NAME        the power reading to analyse (default power_w, else the first power column)\n"
-           "  --capacitance S      the sensor's RC constant (default 0.84 s, the K20's)\n"
-           "  --fit-capacitance    fit C by least squares on the longest event's step response\n"
-           "  --slope-points N     points for the slope: 3 = the paper's symmetric formula (default),\n"
-           "                       5, 7, ... = least-squares slope, smoother (paper §6.1)\n"
-           "  --idle W, --active-idle W   levels to use instead of estimating them from the trace\n"
-           "  --corrected-out FILE where to write the corrected power series\n"
-           "                       (default: TRACE's name with .corrected.csv, in the current folder)\n"
-           "  --no-corrected-out   do not write it\n"
-           "  --profile FILE       a sensor profile ('truewatt sensor identify'): adds each event's energy\n"
-           "                       by the model of its best reading (default: the profile of the GPU and\n"
-           "                       driver the trace's header names, when $TW_PROFILE_DIR or the built-in\n"
-           "                       profiles have one)\n"
-           "  --json               machine-readable output on stdout\n");
-}
 
 typedef struct analyze_args {
     const char *trace, *events, *column, *corrected, *profile;
@@ -54,98 +24,97 @@ typedef struct analyze_args {
     bool c_given;
 } analyze_args;
 
-enum {
-    OPT_EVENTS = 1000,
-    OPT_COLUMN,
-    OPT_C,
-    OPT_FIT,
-    OPT_SLOPE,
-    OPT_IDLE,
-    OPT_AIDLE,
-    OPT_OUT,
-    OPT_NOOUT,
-    OPT_JSON,
-    OPT_PROFILE
-};
-
-static int parse_number_option(const char *name, const char *value, double *out)
-{
-    if (!cli_parse_double(value, out)) return cli_usage("analyze", "%s needs a number, got '%s'", name, value);
-    return 0;
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, analyze_args *a)
 {
-    static const struct option opts[] = {{"events", required_argument, 0, OPT_EVENTS},
-                                         {"column", required_argument, 0, OPT_COLUMN},
-                                         {"capacitance", required_argument, 0, OPT_C},
-                                         {"fit-capacitance", no_argument, 0, OPT_FIT},
-                                         {"slope-points", required_argument, 0, OPT_SLOPE},
-                                         {"idle", required_argument, 0, OPT_IDLE},
-                                         {"active-idle", required_argument, 0, OPT_AIDLE},
-                                         {"corrected-out", required_argument, 0, OPT_OUT},
-                                         {"no-corrected-out", no_argument, 0, OPT_NOOUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    double v;
-    optind = 1;
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_EVENTS:
-            a->events = optarg;
-            break;
-        case OPT_COLUMN:
-            a->column = optarg;
-            break;
-        case OPT_C:
-            rc = parse_number_option("--capacitance", optarg, &a->opt.capacitance_s);
-            if (!rc && a->opt.capacitance_s < 0) rc = cli_usage("analyze", "--capacitance must be >= 0");
-            a->c_given = true;
-            break;
-        case OPT_FIT:
-            a->opt.fit_capacitance = true;
-            break;
-        case OPT_SLOPE:
-            rc = parse_number_option("--slope-points", optarg, &v);
-            if (!rc && (v < 3 || v > 33 || fmod(v, 2.0) != 1.0))
-                rc = cli_usage("analyze", "--slope-points must be an odd number from 3 to 33, got '%s'", optarg);
-            a->opt.slope_half_width = (int)((v - 1) / 2);
-            break;
-        case OPT_IDLE:
-            rc = parse_number_option("--idle", optarg, &a->opt.idle_w);
-            break;
-        case OPT_AIDLE:
-            rc = parse_number_option("--active-idle", optarg, &a->opt.active_idle_w);
-            break;
-        case OPT_OUT:
-            a->corrected = optarg;
-            break;
-        case OPT_NOOUT:
-            a->no_corrected = true;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        default:
-            return cli_opt_other("analyze", c, optarg, argv, NULL);
-        }
-    }
+    uint64_t slope_points;
+    const cli_opt opt[] = {
+        {.name = "events",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "CSV name,start_s,end_s (label,t_start,t_end also accepted);\n"
+                 "without it, a run file's own kernels and NVTX ranges, else activity\n"
+                 "regions detected from the trace",
+         .out = &a->events},
+        {.name = "column",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .help = "the power reading to analyse (default power_w, else the first\npower column)",
+         .out = &a->column},
+        {.name = "capacitance",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "the sensor's RC constant (default 0.84 s, the K20's)",
+         .out = &a->opt.capacitance_s,
+         .min = 0,
+         .max = INFINITY,
+         .seen = &a->c_given},
+        {.name = "fit-capacitance",
+         .type = CLI_OPT_FLAG,
+         .help = "fit C by least squares on the longest event's step response",
+         .out = &a->opt.fit_capacitance},
+        {.name = "slope-points",
+         .type = CLI_OPT_U64,
+         .arg = "N",
+         .def = "3",
+         .help = "points for the slope, odd: 3 = the paper's symmetric formula,\n"
+                 "5, 7, ... = least-squares slope, smoother (paper §6.1)",
+         .out = &slope_points,
+         .min = 3,
+         .max = 33},
+        {.name = "idle",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "W",
+         .help = "the idle level to use instead of estimating it from the trace",
+         .out = &a->opt.idle_w},
+        {.name = "active-idle",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "W",
+         .help = "the active-idle level to use instead of estimating it",
+         .out = &a->opt.active_idle_w},
+        {.name = "corrected-out",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "where to write the corrected power series\n"
+                 "(default: TRACE's name with .corrected.csv, in the current folder)",
+         .out = &a->corrected},
+        {.name = "no-corrected-out", .type = CLI_OPT_FLAG, .help = "do not write it", .out = &a->no_corrected},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "a sensor profile ('truewatt sensor identify'): adds each event's\n"
+                 "energy by the model of its best reading (default: the profile of the\n"
+                 "GPU and driver the trace's header names, when $TW_PROFILE_DIR or the\n"
+                 "built-in profiles have one)",
+         .out = &a->profile},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable output on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = "analyze",
+        .synopsis = "TRACE [--events FILE] [--column NAME]\n"
+                    "                        [--capacitance S | --fit-capacitance] [--slope-points N]\n"
+                    "                        [--idle W] [--active-idle W] [--corrected-out FILE | --no-corrected-out]\n"
+                    "                        [--profile FILE] [--json]",
+        .about = "Energy of each event of a power trace by the corrected method of Burtscher et al. 2014\n"
+                 "and by the naive methods beside it, with the idle / active-idle / dynamic split.\n"
+                 "With a sensor profile, also by the model of its best reading that the trace has.\n\n"
+                 "TRACE is a CSV with a time column t_s (or t) and power columns (_w, _mw), or a run file\n"
+                 "of 'truewatt run' (its samples).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .min_args = 1,
+        .max_args = 1,
+        .missing = "which trace? give a TRACE file"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
+    if (slope_points % 2 != 1)
+        return cli_usage("analyze", "--slope-points must be an odd number from 3 to 33, got '%llu'",
+                         (unsigned long long)slope_points);
+    a->opt.slope_half_width = (int)((slope_points - 1) / 2);
     if (a->c_given && a->opt.fit_capacitance)
         return cli_usage("analyze", "--capacitance and --fit-capacitance exclude each other");
-    if (optind >= argc) return cli_usage("analyze", "which trace? give a TRACE file");
-    if (optind + 1 < argc) return cli_opt_rest("analyze", argc, argv, optind + 1);
-    a->trace = argv[optind];
+    a->trace = argv[first];
     return 0;
 }
 
@@ -232,14 +201,14 @@ static int profile_load(const analyze_args *a, profile_work *w)
 {
     tw_profile_init(&w->p);
     if (a->profile) {
-        tw_status st = cli_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
+        tw_status st = tw_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
         if (st != TW_OK) return cli_fail("analyze", st);
         w->have = true;
         return 0;
     }
     char gpu[128], driver[64];
-    if (!cli_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
-    tw_status st = cli_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
+    if (!tw_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
+    tw_status st = tw_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
     if (st == TW_OK)
         w->have = true;
     else if (st != TW_ENOTFOUND)

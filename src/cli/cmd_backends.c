@@ -1,35 +1,24 @@
 /* truewatt backends: which sensor backends exist and why any is unavailable. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "core/json.h"
-
-static void help(void)
-{
-    printf("usage: truewatt backends [--json]\n\n"
-           "Lists the sensor backends, whether each can be used here, and why not.\n");
-}
 
 int cmd_backends(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    bool as_json = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            help();
-            return 0;
-        }
-        if (c == 'j')
-            as_json = true;
-        else
-            return cli_opt_other("backends", c, optarg, argv, NULL);
-    }
-    if (optind < argc) return cli_opt_rest("backends", argc, argv, optind);
+    bool as_json;
+    const cli_opt opt[] = {
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable list on stdout", .out = &as_json}};
+    const cli_opts o = {.cmd = "backends",
+                        .synopsis = "[--json]",
+                        .about = "Lists the sensor backends, whether each can be used here, and why not.",
+                        .opt = opt,
+                        .n = CLI_OPTS_N(opt)};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
+    if (rc) return rc < 0 ? 0 : rc;
     json j;
     if (as_json) {
         json_init(&j, stdout);

@@ -3,7 +3,6 @@
  * memory level served (one run of CMD), `truewatt run` measures the energy
  * (another run of CMD), and the memory-energy profile of `truewatt mem
  * calibrate` prices the accesses (bench/breakdown.h). */
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,19 +21,6 @@
 #include "runfile/runfile.h"
 
 #define CMD "breakdown"
-
-enum {
-    OPT_PROFILE = 1000,
-    OPT_RANGE,
-    OPT_NCU,
-    OPT_OUT,
-    OPT_JSON,
-    OPT_DEVICE,
-    OPT_LABEL,
-    OPT_SAMPLE,
-    OPT_COUNT_RANGE,
-    OPT_COUNTS_FROM
-};
 
 typedef struct bd_args {
     const char *profile, *range, *count_range, *ncu, *out, *label, *device, *counts_from;
@@ -59,96 +45,84 @@ typedef struct bd_measured {
     char gpu[128], source[160];
 } bd_measured;
 
-static void help(void)
-{
-    printf(
-        "usage: truewatt breakdown --mem-profile FILE [--range NAME] [--count-range NAME] [--sample N]\n"
-        "                          [--ncu PATH] [--out DIR] [--label TEXT] [--device N] [--json] -- CMD [ARGS...]\n\n"
-        "Where CMD's GPU energy goes (Delestrac et al. 2024, §VII): static energy, each memory level's\n"
-        "accesses times its energy per access (lower bounds from `truewatt mem calibrate`), and the rest\n"
-        "of the dynamic energy. CMD runs twice and must launch the same kernels in the same order: first\n"
-        "under `truewatt run`, which measures the energy and the kernels' timeline, then under Nsight\n"
-        "Compute (ncu --csv --clock-control none --cache-control none), which counts the sectors each\n"
-        "level served in the span's launches, picked by index from the timeline.\n\n"
-        "  --mem-profile FILE  mem-profile.json of `truewatt mem calibrate` on this GPU (required)\n"
-        "  --range NAME  only the NVTX range NAME (its energy and its kernels, from the run's timeline);\n"
-        "                default: all of CMD's kernels (static = idle power x their time)\n"
-        "  --sample N    ncu profiles only the first N kernel launches of the span (it takes tens of ms\n"
-        "                per launch); their counts are scaled by the span's kernel time over theirs, as\n"
-        "                timed by the run: for spans of repeated, alike launches (default: all)\n"
-        "  --count-range NAME  ncu profiles the NVTX range NAME instead of --range's: a part of CMD that\n"
-        "                does what the measured span does, scaled by kernel time as --sample\n"
-        "  --ncu PATH    Nsight Compute (default ncu on $PATH)\n"
-        "  --counts-from NCU.csv  the counts of an earlier breakdown of the same CMD (its ncu.csv): no ncu\n"
-        "                run, only the energy is measured again\n"
-        "  --out DIR     breakdown.csv (canonical), breakdown.json, breakdown.dat/.gp/.png, ncu.csv,\n"
-        "                run.json and the run's trace, events and Perfetto file (default truewatt-breakdown)\n"
-        "  --label TEXT  the row's name in the CSV and the plot (default: CMD's arguments)\n"
-        "  --device N    the GPU (NVML index) to measure\n"
-        "  --json        the breakdown as JSON on stdout\n");
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, bd_args *a)
 {
-    static const struct option opts[] = {{"mem-profile", required_argument, 0, OPT_PROFILE},
-                                         {"range", required_argument, 0, OPT_RANGE},
-                                         {"ncu", required_argument, 0, OPT_NCU},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"label", required_argument, 0, OPT_LABEL},
-                                         {"device", required_argument, 0, OPT_DEVICE},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"sample", required_argument, 0, OPT_SAMPLE},
-                                         {"count-range", required_argument, 0, OPT_COUNT_RANGE},
-                                         {"counts-from", required_argument, 0, OPT_COUNTS_FROM},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_RANGE:
-            a->range = optarg;
-            break;
-        case OPT_NCU:
-            a->ncu = optarg;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_LABEL:
-            a->label = optarg;
-            break;
-        case OPT_DEVICE:
-            a->device = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_COUNTS_FROM:
-            a->counts_from = optarg;
-            break;
-        case OPT_COUNT_RANGE:
-            a->count_range = optarg;
-            break;
-        case OPT_SAMPLE:
-            if (!cli_parse_u64(optarg, &a->sample) || a->sample < 1 || a->sample > 100000000)
-                rc = cli_usage(CMD, "--sample must be a number of launches, 1 or more, not '%s'", optarg);
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
+    const cli_opt opt[] = {
+        {.name = "mem-profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "mem-profile.json of `truewatt mem calibrate` on this GPU (required)",
+         .out = &a->profile},
+        {.name = "range",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .help = "only the NVTX range NAME (its energy and its kernels, from the run's\ntimeline); default: "
+                 "all of CMD's kernels (static = idle power x their time)",
+         .out = &a->range},
+        {.name = "sample",
+         .type = CLI_OPT_U64,
+         .arg = "N",
+         .help = "ncu profiles only the first N kernel launches of the span (it takes\ntens of ms per launch); "
+                 "their counts are scaled by the span's kernel\ntime over theirs, as timed by the run: for spans "
+                 "of repeated, alike\nlaunches (default: all)",
+         .out = &a->sample,
+         .min = 1,
+         .max = 100000000},
+        {.name = "count-range",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .help = "ncu profiles the NVTX range NAME instead of --range's: a part of\nCMD that does what the "
+                 "measured span does, scaled by kernel time as --sample",
+         .out = &a->count_range},
+        {.name = "ncu", .type = CLI_OPT_STRING, .arg = "PATH", .def = "ncu", .help = "Nsight Compute", .out = &a->ncu},
+        {.name = "counts-from",
+         .type = CLI_OPT_STRING,
+         .arg = "NCU.csv",
+         .help = "the counts of an earlier breakdown of the same CMD (its ncu.csv):\nno ncu run, only the energy "
+                 "is measured again",
+         .out = &a->counts_from},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-breakdown",
+         .help = "breakdown.csv (canonical), breakdown.json, breakdown.dat/.gp/.png,\nncu.csv, run.json and the "
+                 "run's trace, events and Perfetto file",
+         .out = &a->out},
+        {.name = "label",
+         .type = CLI_OPT_STRING,
+         .arg = "TEXT",
+         .help = "the row's name in the CSV and the plot (default: CMD's arguments)",
+         .out = &a->label},
+        {.name = "device",
+         .type = CLI_OPT_STRING,
+         .arg = "N",
+         .help = "the GPU (NVML index) to measure",
+         .out = &a->device},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the breakdown as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "--mem-profile FILE [--range NAME] [--count-range NAME] [--sample N]\n"
+                    "                          [--ncu PATH] [--out DIR] [--label TEXT] [--device N] [--json] -- CMD "
+                    "[ARGS...]",
+        .about = "Where CMD's GPU energy goes (Delestrac et al. 2024, §VII): static energy, each memory level's\n"
+                 "accesses times its energy per access (lower bounds from `truewatt mem calibrate`), and the rest\n"
+                 "of the dynamic energy. CMD runs twice and must launch the same kernels in the same order: first\n"
+                 "under `truewatt run`, which measures the energy and the kernels' timeline, then under Nsight\n"
+                 "Compute (ncu --csv --clock-control none --cache-control none), which counts the sectors each\n"
+                 "level served in the span's launches, picked by index from the timeline.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .min_args = 1,
+        .max_args = CLI_OPTS_ANY,
+        .missing = "name the command to measure after --",
+        .stop_at_arg = true};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage(CMD, "name the command to measure after --");
     if (!a->profile) return cli_usage(CMD, "--mem-profile FILE is required (truewatt mem calibrate writes it)");
-    a->cmd = argv + optind;
+    a->cmd = argv + first;
     return 0;
 }
 

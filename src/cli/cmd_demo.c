@@ -1,7 +1,6 @@
 /* truewatt demo: the experiments of Burtscher et al. 2014 on the simulated
  * K20, through the real path: simulator -> trace file -> analysis. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/demo_report.h"
 #include "cli/interrupt.h"
+#include "cli/opts.h"
 #include "cli/sim_run.h"
 #include "report/plot.h"
 
@@ -46,61 +46,41 @@ static const experiment experiments[] = {
 
 #define NEXP (sizeof experiments / sizeof experiments[0])
 
-static void help(void)
-{
-    printf("usage: truewatt demo [--out DIR] [--seed N] [--no-plot] [--json]\n\n"
-           "Reproduces the experiments of Burtscher et al. 2014 on the simulated K20 sensor:\n"
-           "one long kernel (Fig. 1), the same kernel twice as long, two kernels 1 s apart\n"
-           "(Fig. 2, 8), the short kernels of Fig. 3 and fixed-interval integration (Fig. 6).\n"
-           "Each run goes simulator -> trace file -> analysis. C is first fitted from Fig. 1's\n"
-           "step response, then used for every run. Prints one table (truth, each naive method,\n"
-           "corrected, error in %%) and draws raw against corrected power with gnuplot.\n\n"
-           "  --out DIR    where traces, corrected series, demo.csv and plots go (default truewatt-demo)\n"
-           "  --seed N     simulator seed (default 1)\n"
-           "  --no-plot    do not run gnuplot (the script and data are still written)\n"
-           "  --json       machine-readable results on stdout\n");
-}
-
 typedef struct demo_args {
     const char *out;
     uint64_t seed;
     bool json, no_plot;
 } demo_args;
 
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, demo_args *a)
 {
-    enum { OPT_OUT = 1000, OPT_SEED, OPT_NOPLOT, OPT_JSON };
-    static const struct option opts[] = {
-        {"out", required_argument, 0, OPT_OUT},  {"seed", required_argument, 0, OPT_SEED},
-        {"no-plot", no_argument, 0, OPT_NOPLOT}, {"json", no_argument, 0, OPT_JSON},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_SEED:
-            if (!cli_parse_u64(optarg, &a->seed))
-                return cli_usage("demo", "--seed needs an integer >= 0, got '%s'", optarg);
-            break;
-        case OPT_NOPLOT:
-            a->no_plot = true;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            return cli_opt_other("demo", c, optarg, argv, NULL);
-        }
-    }
-    if (optind < argc) return cli_opt_rest("demo", argc, argv, optind);
-    return 0;
+    const cli_opt opt[] = {
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-demo",
+         .help = "where traces, corrected series, demo.csv and plots go",
+         .out = &a->out},
+        {.name = "seed", .type = CLI_OPT_U64, .arg = "N", .def = "1", .help = "simulator seed", .out = &a->seed},
+        {.name = "no-plot",
+         .type = CLI_OPT_FLAG,
+         .help = "do not run gnuplot (the script and data are still written)",
+         .out = &a->no_plot},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable results on stdout", .out = &a->json},
+    };
+    const cli_opts o = {.cmd = "demo",
+                        .synopsis = "[--out DIR] [--seed N] [--no-plot] [--json]",
+                        .about = "Reproduces the experiments of Burtscher et al. 2014 on the simulated K20 sensor:\n"
+                                 "one long kernel (Fig. 1), the same kernel twice as long, two kernels 1 s apart\n"
+                                 "(Fig. 2, 8), the short kernels of Fig. 3 and fixed-interval integration (Fig. 6).\n"
+                                 "Each run goes simulator -> trace file -> analysis. C is first fitted from Fig. 1's\n"
+                                 "step response, then used for every run. Prints one table (truth, each naive method,\n"
+                                 "corrected, error in %) and draws raw against corrected power with gnuplot.",
+                        .opt = opt,
+                        .n = CLI_OPTS_N(opt)};
+    int first;
+    return cli_opts_parse(&o, argc, argv, &first);
 }
 
 static void path_in(char *buf, size_t len, const char *dir, const char *id, const char *suffix)

@@ -1,7 +1,6 @@
 /* truewatt dvfs: kernel time under core and memory frequency scaling, by
  * Wang & Chu's model (src/dvfs/). eval checks the model with a published
  * parameter set against the authors' measured data. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,65 +17,43 @@
 
 #define CMD_EVAL "dvfs eval"
 
-enum { OPT_GPU = 1000, OPT_PAPER, OPT_JSON, OPT_ALL };
-
 typedef struct eval_args {
     const char *data, *gpu;
     bool paper_compat, json, all_kernels;
 } eval_args;
 
-static void help_eval(void)
-{
-    printf("usage: truewatt dvfs eval DATA.csv --gpu NAME|FILE.json [--paper-compat] [--all-kernels] [--json]\n\n"
-           "Wang & Chu's DVFS performance model (IEEE TPDS 2020, final form) against measured rows: a\n"
-           "*-Performance.csv of the authors' data set (columns by name). Prints the mean absolute\n"
-           "percentage error over all points, per kernel, per regime as the model classifies each point\n"
-           "(compute-, memory-, latency-bound) and the %d worst points.\n\n"
-           "  --gpu NAME      a published parameter set: gtx980, gtx1080ti, p100, v100 (data/dvfs/NAME.json,\n"
-           "                  or $TW_DATA_DIR/dvfs/), or a parameter file of the same form\n"
-           "  --paper-compat  the kernel-name special cases of the authors' code, with which it reproduces\n"
-           "                  the published errors (off: the model as described)\n"
-           "  --all-kernels   every row, not only the authors' 20 kernels at clocks >= 500 MHz\n"
-           "  --json          the numbers as JSON on stdout\n",
-           TW_DVFS_WORST);
-}
+#define STR2(x) #x
+#define STR(x) STR2(x)
 
+/* The options, declared once (cli/opts.h). */
 static int parse_eval(int argc, char **argv, eval_args *a)
 {
-    static const struct option opts[] = {{"gpu", required_argument, 0, OPT_GPU},
-                                         {"paper-compat", no_argument, 0, OPT_PAPER},
-                                         {"all-kernels", no_argument, 0, OPT_ALL},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help_eval();
-            return -1;
-        case OPT_GPU:
-            a->gpu = optarg;
-            break;
-        case OPT_PAPER:
-            a->paper_compat = true;
-            break;
-        case OPT_ALL:
-            a->all_kernels = true;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD_EVAL, c, optarg, argv, NULL);
-        }
-    }
+    const cli_opt opt[] = {
+        {.name = "gpu", .type = CLI_OPT_STRING, .arg = "NAME|FILE.json", .help = CLI_DVFS_GPU_HELP, .out = &a->gpu},
+        {.name = "paper-compat",
+         .type = CLI_OPT_FLAG,
+         .help = "the kernel-name special cases of the authors' code, with which it\nreproduces the published "
+                 "errors (off: the model as described)",
+         .out = &a->paper_compat},
+        CLI_DVFS_OPT_ALL_KERNELS(&a->all_kernels),
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD_EVAL,
+        .synopsis = "DATA.csv --gpu NAME|FILE.json [--paper-compat] [--all-kernels] [--json]",
+        .about = "Wang & Chu's DVFS performance model (IEEE TPDS 2020, final form) against measured rows: a\n"
+                 "*-Performance.csv of the authors' data set (columns by name). Prints the mean absolute\n"
+                 "percentage error over all points, per kernel, per regime as the model classifies each point\n"
+                 "(compute-, memory-, latency-bound) and the " STR(TW_DVFS_WORST) " worst points.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .min_args = 1,
+        .max_args = 1,
+        .missing = "DATA.csv is required"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage(CMD_EVAL, "DATA.csv is required");
-    a->data = argv[optind];
-    if ((rc = cli_opt_rest(CMD_EVAL, argc, argv, optind + 1))) return rc;
+    a->data = argv[first];
     if (!a->gpu) return cli_usage(CMD_EVAL, "--gpu NAME is required (gtx980, gtx1080ti, p100, v100)");
     return 0;
 }

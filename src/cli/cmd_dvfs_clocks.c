@@ -1,64 +1,45 @@
 /* truewatt dvfs clocks: the GPU's current and maximum clocks, the clock event
  * reasons and the supported (memory, graphics) clock pairs, through NVML.
  * Read only: nothing on the card changes. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/opts.h"
 #include "core/error.h"
 #include "core/json.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs clocks"
-
-enum { OPT_DEVICE = 1000, OPT_JSON };
-
-static void help(void)
-{
-    printf("usage: truewatt dvfs clocks [--device N|UUID] [--json]\n\n"
-           "The GPU's clocks through NVML: current and maximum SM and memory clocks, the clock event\n"
-           "reasons (why the clocks are below the maximum: idle, power cap, thermal, ...) and the supported\n"
-           "(memory, graphics) clock pairs, per memory clock as a count and a range when evenly spaced.\n"
-           "Read only: nothing on the card changes. `truewatt dvfs lock` locks clocks.\n\n"
-           "  --device N|UUID  the GPU (default 0)\n"
-           "  --json           the numbers as JSON on stdout, every graphics clock listed\n\n"
-           "NVML is libnvidia-ml.so.1, or the library $TW_NVML_LIBRARY names.\n");
-}
 
 typedef struct clocks_args {
     const char *device;
     bool json;
 } clocks_args;
 
+/* The options, declared once (cli/opts.h). */
 static int parse(int argc, char **argv, clocks_args *a)
 {
-    static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_DEVICE:
-            a->device = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
-    if (rc) return rc;
-    return cli_opt_rest(CMD, argc, argv, optind);
+    const cli_opt opt[] = {
+        {.name = "device", .type = CLI_OPT_STRING, .arg = "N|UUID", .help = "the GPU (default 0)", .out = &a->device},
+        {.name = "json",
+         .type = CLI_OPT_FLAG,
+         .help = "the numbers as JSON on stdout, every graphics clock listed",
+         .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "[--device N|UUID] [--json]",
+        .about = "The GPU's clocks through NVML: current and maximum SM and memory clocks, the clock event\n"
+                 "reasons (why the clocks are below the maximum: idle, power cap, thermal, ...) and the supported\n"
+                 "(memory, graphics) clock pairs, per memory clock as a count and a range when evenly spaced.\n"
+                 "Read only: nothing on the card changes. `truewatt dvfs lock` locks clocks.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .after = "NVML is libnvidia-ml.so.1, or the library $TW_NVML_LIBRARY names.\n"};
+    int first;
+    return cli_opts_parse(&o, argc, argv, &first);
 }
 
 /* What was read; a part that could not be has its message instead. */
@@ -77,6 +58,7 @@ typedef struct clocks_info {
 static void read_all(tw_clocks *c, clocks_info *in)
 {
     memset(in, 0, sizeof *in);
+    in->now.size = sizeof in->now;
     in->now_st = tw_clocks_current(c, &in->now);
     if (in->now_st != TW_OK || !in->now.have_sm || !in->now.have_mem || !in->now.have_reasons)
         snprintf(in->now_why, sizeof in->now_why, "%s", tw_last_error());

@@ -2,7 +2,6 @@
  * (or energy-delay product), with time from Wang & Chu's model and power
  * from a model fitted on the other kernels (src/dvfs/energy.c), checked
  * against the energy measured at every pair of the authors' data. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +19,6 @@
 
 #define CMD_ENERGY "dvfs energy"
 
-enum { OPT_GPU = 1000, OPT_OBJECTIVE, OPT_POWER_MODEL, OPT_ALL, OPT_JSON };
-
 typedef struct energy_args {
     const char *perf, *power, *gpu;
     tw_dvfs_objective objective;
@@ -29,91 +26,58 @@ typedef struct energy_args {
     bool all_kernels, json;
 } energy_args;
 
-static void help_energy(void)
-{
-    printf("usage: truewatt dvfs energy PERF.csv POWER.csv --gpu NAME|FILE.json [--objective energy|edp]\n"
-           "                            [--power-model scaled|counters] [--all-kernels] [--json]\n\n"
-           "Energy-optimal clock pairs on the authors' data: a *-Performance.csv and the matching\n"
-           "*-Power.csv (joined by appName, coreF, memF; every row must have its partner). Per kernel,\n"
-           "the pair of least predicted energy = power x time (or EDP = power x time^2) among the\n"
-           "measured pairs, with its predicted saving against the default pair (the highest core and\n"
-           "memory clocks), and what was measured there: the saving, and how far above the measured\n"
-           "optimum it lies. Time is Wang & Chu's model (no kernel special cases) from the kernel's\n"
-           "counters at the default pair; power is a model fitted on the other kernels (leave one\n"
-           "kernel out). The recommendation is also given with measured time, to separate the errors.\n\n"
-           "  --gpu NAME           the time model's parameters: gtx980, gtx1080ti, p100, v100\n"
-           "                       (data/dvfs/NAME.json, or $TW_DATA_DIR/dvfs/), or a file of the same form\n"
-           "  --objective O        energy (default) or edp\n"
-           "  --power-model M      scaled (default): the GPU's power shape P0 + a fm + b V(fc)^2 fc (Mei\n"
-           "                       et al.), scaled by the kernel's power measured at the default pair;\n"
-           "                       counters: no power reading of the kernel, its DRAM throughput and\n"
-           "                       instructions per cycle at the default pair weigh the fm and fc terms\n"
-           "  --all-kernels        every row, not only the authors' 20 kernels at clocks >= 500 MHz\n"
-           "  --json               the numbers as JSON on stdout\n");
-}
-
-static int parse_choice(const char *opt, const char *s, const char *a, const char *b, int *which)
-{
-    if (!strcmp(s, a))
-        *which = 0;
-    else if (!strcmp(s, b))
-        *which = 1;
-    else
-        return cli_usage(CMD_ENERGY, "%s is %s or %s, not '%s'", opt, a, b, s);
-    return 0;
-}
-
-static int parse_option(int c, energy_args *a, char **argv)
-{
-    int which = 0, rc = 0;
-    switch (c) {
-    case OPT_GPU:
-        a->gpu = optarg;
-        break;
-    case OPT_OBJECTIVE:
-        if (!(rc = parse_choice("--objective", optarg, "energy", "edp", &which)))
-            a->objective = which ? TW_DVFS_OBJ_EDP : TW_DVFS_OBJ_ENERGY;
-        break;
-    case OPT_POWER_MODEL:
-        if (!(rc = parse_choice("--power-model", optarg, "scaled", "counters", &which)))
-            a->power_kind = which ? TW_DVFS_POWER_COUNTERS : TW_DVFS_POWER_SCALED;
-        break;
-    case OPT_ALL:
-        a->all_kernels = true;
-        break;
-    case OPT_JSON:
-        a->json = true;
-        break;
-    default:
-        rc = cli_opt_other(CMD_ENERGY, c, optarg, argv, NULL);
-    }
-    return rc;
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse_energy(int argc, char **argv, energy_args *a)
 {
-    static const struct option opts[] = {{"gpu", required_argument, 0, OPT_GPU},
-                                         {"objective", required_argument, 0, OPT_OBJECTIVE},
-                                         {"power-model", required_argument, 0, OPT_POWER_MODEL},
-                                         {"all-kernels", no_argument, 0, OPT_ALL},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            help_energy();
-            return -1;
-        }
-        rc = parse_option(c, a, argv);
-    }
+    const char *objective, *power_model;
+    const cli_opt opt[] = {
+        {.name = "gpu",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME|FILE.json",
+         .help = "the time model's parameters: " CLI_DVFS_GPU_HELP,
+         .out = &a->gpu},
+        {.name = "objective",
+         .type = CLI_OPT_ENUM,
+         .choices = "energy|edp",
+         .def = "energy",
+         .help = "what to minimise",
+         .out = &objective},
+        {.name = "power-model",
+         .type = CLI_OPT_ENUM,
+         .choices = "scaled|counters",
+         .def = "scaled",
+         .help = "scaled: the GPU's power shape P0 + a fm + b V(fc)^2 fc (Mei et al.),\n"
+                 "scaled by the kernel's power measured at the default pair;\n"
+                 "counters: no power reading of the kernel, its DRAM throughput and\n"
+                 "instructions per cycle at the default pair weigh the fm and fc terms",
+         .out = &power_model},
+        CLI_DVFS_OPT_ALL_KERNELS(&a->all_kernels),
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD_ENERGY,
+        .synopsis = "PERF.csv POWER.csv --gpu NAME|FILE.json [--objective energy|edp]\n"
+                    "                            [--power-model scaled|counters] [--all-kernels] [--json]",
+        .about = "Energy-optimal clock pairs on the authors' data: a *-Performance.csv and the matching\n"
+                 "*-Power.csv (joined by appName, coreF, memF; every row must have its partner). Per kernel,\n"
+                 "the pair of least predicted energy = power x time (or EDP = power x time^2) among the\n"
+                 "measured pairs, with its predicted saving against the default pair (the highest core and\n"
+                 "memory clocks), and what was measured there: the saving, and how far above the measured\n"
+                 "optimum it lies. Time is Wang & Chu's model (no kernel special cases) from the kernel's\n"
+                 "counters at the default pair; power is a model fitted on the other kernels (leave one\n"
+                 "kernel out). The recommendation is also given with measured time, to separate the errors.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .min_args = 2,
+        .max_args = 2,
+        .missing = "PERF.csv and POWER.csv are required"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind + 2 > argc) return cli_usage(CMD_ENERGY, "PERF.csv and POWER.csv are required");
-    a->perf = argv[optind];
-    a->power = argv[optind + 1];
-    if ((rc = cli_opt_rest(CMD_ENERGY, argc, argv, optind + 2))) return rc;
+    a->perf = argv[first];
+    a->power = argv[first + 1];
+    a->objective = !strcmp(objective, "edp") ? TW_DVFS_OBJ_EDP : TW_DVFS_OBJ_ENERGY;
+    a->power_kind = !strcmp(power_model, "counters") ? TW_DVFS_POWER_COUNTERS : TW_DVFS_POWER_SCALED;
     if (!a->gpu) return cli_usage(CMD_ENERGY, "--gpu NAME is required (gtx980, gtx1080ti, p100, v100)");
     return 0;
 }

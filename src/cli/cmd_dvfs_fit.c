@@ -4,7 +4,6 @@
  * errors on the same rows. The model is the honest one: no kernel-name
  * special cases. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,7 @@
 #include "dvfs/model.h"
 
 #define CMD_FIT "dvfs fit"
-#define DEFAULT_FOLDS 5
 #define SETS 2 /* cross-validations: by clock pair, by kernel */
-
-enum { OPT_GPU = 1000, OPT_FOLDS, OPT_ALL, OPT_OUT, OPT_JSON };
 
 typedef struct fit_args {
     const char *data, *gpu, *out;
@@ -33,78 +29,59 @@ typedef struct fit_args {
     bool all_kernels, json;
 } fit_args;
 
-static void help_fit(void)
-{
-    printf("usage: truewatt dvfs fit DATA.csv --gpu NAME|FILE.json [--folds K] [--all-kernels] [--out FITTED.json]\n"
-           "                         [--json]\n\n"
-           "Fits Wang & Chu's DVFS model to measured rows (a *-Performance.csv of the authors' data set) by\n"
-           "least squares on the relative time errors, without the authors' kernel special cases, and\n"
-           "cross-validates the fit: by clock pair (every row of a held-out core/memory clock pair is out)\n"
-           "and by kernel (leave-kernels-out). Prints the MAPE of the starting parameters and of the fit on\n"
-           "all rows (in-sample) and the MAPE of the held-out points, predicted by parameters fitted without\n"
-           "them. Fitted: a_L b_L a_D b_D L_L2 D_L2 L_INST D_INST L_sh D_sh D_DP; those the rows cannot\n"
-           "identify keep their start value and are reported as held, with the reason. The structural ones\n"
-           "(W_max, N_SM, C_SM, D_TEX, TEX_UNITS, occ_threshold) are the starting set's.\n\n"
-           "  --gpu NAME      the starting set: gtx980, gtx1080ti, p100, v100 (data/dvfs/NAME.json, or\n"
-           "                  $TW_DATA_DIR/dvfs/), or a parameter file of the same form\n"
-           "  --folds K       folds of each cross-validation (default %d, at least 2); by clock pair with\n"
-           "                  fewer than %d pairs, one pair per fold\n"
-           "  --all-kernels   every row, not only the authors' 20 kernels at clocks >= 500 MHz\n"
-           "  --out FILE      write the fitted set (all rows) as a parameter file for dvfs eval --gpu FILE\n"
-           "  --json          the numbers as JSON on stdout\n\n"
-           "Progress notes (one per fold) go to stderr.\n",
-           DEFAULT_FOLDS, TW_DVFS_CV_MIN_PAIRS);
-}
+#define STR2(x) #x
+#define STR(x) STR2(x)
 
-static int parse_folds(const char *s, size_t *k)
-{
-    uint64_t v;
-    if (!cli_parse_u64(s, &v) || v < 2 || v > 1000)
-        return cli_usage(CMD_FIT, "--folds wants a whole number from 2 to 1000, not '%s'", s);
-    *k = (size_t)v;
-    return 0;
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse_fit(int argc, char **argv, fit_args *a)
 {
-    static const struct option opts[] = {{"gpu", required_argument, 0, OPT_GPU},
-                                         {"folds", required_argument, 0, OPT_FOLDS},
-                                         {"all-kernels", no_argument, 0, OPT_ALL},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help_fit();
-            return -1;
-        case OPT_GPU:
-            a->gpu = optarg;
-            break;
-        case OPT_FOLDS:
-            rc = parse_folds(optarg, &a->folds);
-            break;
-        case OPT_ALL:
-            a->all_kernels = true;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD_FIT, c, optarg, argv, NULL);
-        }
-    }
+    uint64_t folds;
+    const cli_opt opt[] = {
+        {.name = "gpu",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME|FILE.json",
+         .help = "the starting set: " CLI_DVFS_GPU_HELP,
+         .out = &a->gpu},
+        {.name = "folds",
+         .type = CLI_OPT_U64,
+         .arg = "K",
+         .def = "5",
+         .help = "folds of each cross-validation; by clock pair with fewer than\n" STR(
+             TW_DVFS_CV_MIN_PAIRS) " pairs, one pair per fold",
+         .out = &folds,
+         .min = 2,
+         .max = 1000},
+        CLI_DVFS_OPT_ALL_KERNELS(&a->all_kernels),
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "write the fitted set (all rows) as a parameter file for\ndvfs eval --gpu FILE",
+         .out = &a->out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD_FIT,
+        .synopsis = "DATA.csv --gpu NAME|FILE.json [--folds K] [--all-kernels] [--out FITTED.json]\n"
+                    "                         [--json]",
+        .about = "Fits Wang & Chu's DVFS model to measured rows (a *-Performance.csv of the authors' data set) by\n"
+                 "least squares on the relative time errors, without the authors' kernel special cases, and\n"
+                 "cross-validates the fit: by clock pair (every row of a held-out core/memory clock pair is out)\n"
+                 "and by kernel (leave-kernels-out). Prints the MAPE of the starting parameters and of the fit on\n"
+                 "all rows (in-sample) and the MAPE of the held-out points, predicted by parameters fitted without\n"
+                 "them. Fitted: a_L b_L a_D b_D L_L2 D_L2 L_INST D_INST L_sh D_sh D_DP; those the rows cannot\n"
+                 "identify keep their start value and are reported as held, with the reason. The structural ones\n"
+                 "(W_max, N_SM, C_SM, D_TEX, TEX_UNITS, occ_threshold) are the starting set's.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .after = "Progress notes (one per fold) go to stderr.\n",
+        .min_args = 1,
+        .max_args = 1,
+        .missing = "DATA.csv is required"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage(CMD_FIT, "DATA.csv is required");
-    a->data = argv[optind];
-    if ((rc = cli_opt_rest(CMD_FIT, argc, argv, optind + 1))) return rc;
+    a->folds = (size_t)folds;
+    a->data = argv[first];
     if (!a->gpu) return cli_usage(CMD_FIT, "--gpu NAME is required (gtx980, gtx1080ti, p100, v100)");
     return 0;
 }
@@ -354,7 +331,7 @@ static tw_status fit_and_validate(fit_report *r, const tw_dvfs_row *const *rows)
 
 int tw_cmd_dvfs_fit(int argc, char **argv)
 {
-    fit_args a = {.folds = DEFAULT_FOLDS};
+    fit_args a = {0};
     int rc = parse_fit(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
     tw_dvfs_params start;

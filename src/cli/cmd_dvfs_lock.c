@@ -9,7 +9,6 @@
  * Not covered: SIGKILL of truewatt itself (nothing can run then); `truewatt
  * dvfs lock --reset --allow-clock-changes` (or nvidia-smi -rgc -rmc) resets. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -22,41 +21,15 @@
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/opts.h"
 #include "cli/spawn.h"
 #include "core/error.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs lock"
-#define DEFAULT_INTERVAL_MS 100
-#define GRACE_NS (5 * 1000000000LL) /* after a forwarded signal, before SIGKILL */
+#define GRACE_S 5 /* after a forwarded signal, before SIGKILL */
+#define GRACE_NS (GRACE_S * 1000000000LL)
 
 extern char **environ;
-
-enum { OPT_CORE = 1000, OPT_MEM, OPT_ALLOW, OPT_DEVICE, OPT_INTERVAL, OPT_RESET };
-
-static void help(void)
-{
-    printf("usage: truewatt dvfs lock --core MHz[,MAX] [--mem MHz] --allow-clock-changes [--device N|UUID]\n"
-           "                          [--interval MS] -- CMD [ARGS...]\n"
-           "       truewatt dvfs lock --reset --allow-clock-changes [--device N|UUID]\n\n"
-           "Locks the GPU's graphics clock (to MHz, or to the range MHz..MAX) and optionally its memory\n"
-           "clock through NVML, runs CMD, and resets the locks it made when CMD ends, fails or is killed,\n"
-           "and when truewatt gets SIGINT, SIGTERM, SIGHUP or SIGQUIT (forwarded to CMD, which gets %d s\n"
-           "before SIGKILL). The exit status is CMD's (128 + N when signal N killed it; 128 + N when truewatt\n"
-           "got signal N; 1 when a lock could not be reset).\n\n"
-           "THIS CHANGES THE CARD'S SETTINGS FOR EVERY USER OF THE MACHINE until they are reset, and needs\n"
-           "root. Never use it on a shared machine. Nothing happens without --allow-clock-changes.\n\n"
-           "The clocks must be in the device's supported list (`truewatt dvfs clocks`). While CMD runs the\n"
-           "current clocks and the clock event reasons are sampled; at the end truewatt says on stderr\n"
-           "whether the locked clocks held (a power cap or thermal event silently lowers them).\n\n"
-           "  --core MHz[,MAX]       graphics clock lock (nvmlDeviceSetGpuLockedClocks)\n"
-           "  --mem MHz              memory clock lock (nvmlDeviceSetMemoryLockedClocks, Ampere and newer)\n"
-           "  --allow-clock-changes  required: you accept that the card's clocks change\n"
-           "  --device N|UUID        the GPU (default 0)\n"
-           "  --interval MS          sampling period of the clocks while CMD runs (default %d)\n"
-           "  --reset                only reset both locks (after a truewatt that was killed with SIGKILL)\n",
-           (int)(GRACE_NS / 1000000000LL), DEFAULT_INTERVAL_MS);
-}
 
 typedef struct lock_args {
     unsigned core_min, core_max, mem;
@@ -74,77 +47,101 @@ static bool parse_mhz(const char *s, unsigned *out)
     return true;
 }
 
-static int parse_core(const char *v, lock_args *a)
+/* --core MHz[,MAX] */
+static int parse_core(const char *cmd, const char *v, void *out)
 {
+    lock_args *a = out;
     char buf[64];
     snprintf(buf, sizeof buf, "%s", v);
     char *comma = strchr(buf, ',');
     if (comma) *comma = '\0';
     if (!parse_mhz(buf, &a->core_min) || (comma && !parse_mhz(comma + 1, &a->core_max)))
-        return cli_usage(CMD, "--core needs MHz or MIN,MAX in MHz, got '%s'", v);
+        return cli_usage(cmd, "--core needs MHz or MIN,MAX in MHz, got '%s'", v);
     if (!comma) a->core_max = a->core_min;
-    if (a->core_min > a->core_max) return cli_usage(CMD, "--core %s: the minimum is above the maximum", v);
+    if (a->core_min > a->core_max) return cli_usage(cmd, "--core %s: the minimum is above the maximum", v);
     return 0;
 }
 
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+/* The options, declared once (cli/opts.h). */
 static int parse(int argc, char **argv, lock_args *a)
 {
-    static const struct option opts[] = {{"core", required_argument, 0, OPT_CORE},
-                                         {"mem", required_argument, 0, OPT_MEM},
-                                         {"allow-clock-changes", no_argument, 0, OPT_ALLOW},
-                                         {"device", required_argument, 0, OPT_DEVICE},
-                                         {"interval", required_argument, 0, OPT_INTERVAL},
-                                         {"reset", no_argument, 0, OPT_RESET},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    uint64_t v;
-    optind = 1;
-    opterr = 0;
-    a->interval_ms = DEFAULT_INTERVAL_MS;
-    while (!rc && (c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_CORE:
-            rc = parse_core(optarg, a);
-            break;
-        case OPT_MEM:
-            if (!parse_mhz(optarg, &a->mem)) rc = cli_usage(CMD, "--mem needs MHz, got '%s'", optarg);
-            break;
-        case OPT_ALLOW:
-            a->allow = true;
-            break;
-        case OPT_DEVICE:
-            a->device = optarg;
-            break;
-        case OPT_INTERVAL:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 60000)
-                rc = cli_usage(CMD, "--interval needs milliseconds from 1 to 60000, got '%s'", optarg);
-            else
-                a->interval_ms = (unsigned)v;
-            break;
-        case OPT_RESET:
-            a->reset = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
+    uint64_t mem = 0, interval_ms;
+    const cli_opt opt[] = {
+        {.name = "core",
+         .type = CLI_OPT_CALL,
+         .arg = "MHz[,MAX]",
+         .help = "graphics clock lock (nvmlDeviceSetGpuLockedClocks)",
+         .out = a,
+         .call = parse_core},
+        {.name = "mem",
+         .type = CLI_OPT_U64,
+         .arg = "MHz",
+         .help = "memory clock lock (nvmlDeviceSetMemoryLockedClocks, Ampere and newer)",
+         .out = &mem,
+         .min = 1,
+         .max = 100000},
+        {.name = "allow-clock-changes",
+         .type = CLI_OPT_FLAG,
+         .help = "required: you accept that the card's clocks change",
+         .out = &a->allow},
+        {.name = "device", .type = CLI_OPT_STRING, .arg = "N|UUID", .help = "the GPU (default 0)", .out = &a->device},
+        {.name = "interval",
+         .type = CLI_OPT_U64,
+         .arg = "MS",
+         .def = "100",
+         .help = "sampling period of the clocks while CMD runs, milliseconds",
+         .out = &interval_ms,
+         .min = 1,
+         .max = 60000},
+        {.name = "reset",
+         .type = CLI_OPT_FLAG,
+         .help = "only reset both locks (after a truewatt that was killed with SIGKILL)",
+         .out = &a->reset},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "--core MHz[,MAX] [--mem MHz] --allow-clock-changes [--device N|UUID]\n"
+                    "                          [--interval MS] -- CMD [ARGS...]\n"
+                    "       truewatt dvfs lock --reset --allow-clock-changes [--device N|UUID]",
+        .about =
+            "Locks the GPU's graphics clock (to MHz, or to the range MHz..MAX) and optionally its memory\n"
+            "clock through NVML, runs CMD, and resets the locks it made when CMD ends, fails or is killed,\n"
+            "and when truewatt gets SIGINT, SIGTERM, SIGHUP or SIGQUIT (forwarded to CMD, which gets " STR(
+                GRACE_S) " s\n"
+                         "before SIGKILL). The exit status is CMD's (128 + N when signal N killed it; 128 + N when "
+                         "truewatt\n"
+                         "got signal N; 1 when a lock could not be reset).\n\n"
+                         "THIS CHANGES THE CARD'S SETTINGS FOR EVERY USER OF THE MACHINE until they are reset, and "
+                         "needs\n"
+                         "root. Never use it on a shared machine. Nothing happens without --allow-clock-changes.\n\n"
+                         "The clocks must be in the device's supported list (`truewatt dvfs clocks`). While CMD runs "
+                         "the\n"
+                         "current clocks and the clock event reasons are sampled; at the end truewatt says on stderr\n"
+                         "whether the locked clocks held (a power cap or thermal event silently lowers them).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .max_args = CLI_OPTS_ANY,
+        .stop_at_arg = true};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
+    a->mem = (unsigned)mem;
+    a->interval_ms = (unsigned)interval_ms;
     if (rc) return rc;
     if (!a->allow)
         return cli_usage(CMD, "refused without --allow-clock-changes: locking clocks changes the card's settings for "
                               "every user of the machine (until reset or reboot) and is never for shared machines");
     if (a->reset) {
         if (a->core_max || a->mem) return cli_usage(CMD, "--reset takes no --core or --mem");
-        return cli_opt_rest(CMD, argc, argv, optind);
+        return first < argc ? cli_usage(CMD, "unexpected argument '%s'", argv[first]) : 0;
     }
     if (!a->core_max && !a->mem) return cli_usage(CMD, "which clocks? give --core MHz[,MAX] and/or --mem MHz");
-    if (optind >= argc)
+    if (first >= argc)
         return cli_usage(CMD, "which command? give it after --, e.g. truewatt dvfs lock --core 1200 "
                               "--allow-clock-changes -- ./app");
-    a->cmd = argv + optind;
+    a->cmd = argv + first;
     return 0;
 }
 
@@ -246,7 +243,7 @@ static int check_request(tw_clocks *c, const lock_args *a)
                 CMD, tw_last_error());
         return CLI_EXIT_FAIL;
     }
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     unsigned cur_mem = tw_clocks_current(c, &now) == TW_OK && now.have_mem ? now.mem_mhz : 0;
     st = tw_clock_check_request(&t, a->core_min, a->core_max, a->mem, cur_mem);
     tw_clock_table_free(&t);
@@ -291,7 +288,7 @@ typedef struct held {
 
 static void sample(tw_clocks *c, const lock_args *a, held *h)
 {
-    tw_clock_now n;
+    tw_clock_now n = {.size = sizeof n};
     h->samples++;
     if (tw_clocks_current(c, &n) != TW_OK) {
         h->failed++;

@@ -1,7 +1,6 @@
 /* truewatt dvfs params: Wang & Chu's hardware parameters of the local GPU by
  * microbenchmarks (src/dvfs/ubench.c), at the clocks it runs at now: nothing
  * is set. Writes a parameter file that eval, fit and predict read. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +8,13 @@
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/opts.h"
 #include "core/json.h"
 #include "dvfs/hwparams.h"
 #include "dvfs/ubench.h"
 #include "gpu/gpu.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs params"
-
-enum { OPT_DEVICE = 1000, OPT_REPEATS, OPT_MEM, OPT_OUT, OPT_JSON };
 
 typedef struct params_args {
     int device, repeats;
@@ -26,65 +23,55 @@ typedef struct params_args {
     bool json;
 } params_args;
 
-static void help(void)
-{
-    printf("usage: truewatt dvfs params [--device N] [--repeats N] [--mem-mhz F] [--out DIR] [--json]\n\n"
-           "Measures the hardware parameters of Wang & Chu's DVFS model (dvfs-model.md section 2.6) on the\n"
-           "local GPU at the clocks it runs at now (never set): DRAM, L2 and shared-memory latency by\n"
-           "pointer chases, dependent-FMA latency, FP32/FP64/shared-load issue delays, and the L2 and DRAM\n"
-           "departure delays from achieved bandwidth. The SM clock is measured in the kernels (clock64 over\n"
-           "%%globaltimer); the memory clock comes from NVML. About 10 s.\n\n"
-           "  --device N     the CUDA device (default 0; NVML's device of the same index)\n"
-           "  --repeats N    runs per microbenchmark, the median kept (default 5)\n"
-           "  --mem-mhz F    the memory clock, where NVML cannot say\n"
-           "  --out DIR      params.json (a parameter file for dvfs eval/fit/predict --gpu) and\n"
-           "                 ubench.json (the raw numbers) (default truewatt-dvfs-params)\n"
-           "  --json         the numbers as JSON on stdout\n");
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse(int argc, char **argv, params_args *a)
 {
-    static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
-                                         {"repeats", required_argument, 0, OPT_REPEATS},
-                                         {"mem-mhz", required_argument, 0, OPT_MEM},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    *a = (params_args){.repeats = 5, .out = "truewatt-dvfs-params"};
-    int c, rc = 0;
-    uint64_t u;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_DEVICE:
-            if (!cli_parse_u64(optarg, &u) || u > 64) return cli_usage(CMD, "--device: '%s' is not a device", optarg);
-            a->device = (int)u;
-            break;
-        case OPT_REPEATS:
-            if (!cli_parse_u64(optarg, &u) || u < 1 || u > 16)
-                return cli_usage(CMD, "--repeats: '%s' is not 1..16", optarg);
-            a->repeats = (int)u;
-            break;
-        case OPT_MEM:
-            if (!cli_parse_double(optarg, &a->mem_mhz) || !(a->mem_mhz > 0))
-                return cli_usage(CMD, "--mem-mhz: '%s' is not a clock in MHz", optarg);
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
-    return rc ? rc : cli_opt_rest(CMD, argc, argv, optind);
+    *a = (params_args){0};
+    const cli_opt opt[] = {
+        {.name = "device",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "0",
+         .help = "the CUDA device (NVML's device of the same index)",
+         .out = &a->device,
+         .min = 0,
+         .max = 64},
+        {.name = "repeats",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "5",
+         .help = "runs per microbenchmark, the median kept",
+         .out = &a->repeats,
+         .min = 1,
+         .max = 16},
+        {.name = "mem-mhz",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "F",
+         .help = "the memory clock, where NVML cannot say",
+         .out = &a->mem_mhz,
+         .min = 0,
+         .max = INFINITY,
+         .min_excl = true},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-dvfs-params",
+         .help = "params.json (a parameter file for dvfs eval/fit/predict --gpu) and\nubench.json (the raw numbers)",
+         .out = &a->out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the numbers as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "[--device N] [--repeats N] [--mem-mhz F] [--out DIR] [--json]",
+        .about = "Measures the hardware parameters of Wang & Chu's DVFS model (dvfs-model.md section 2.6) on the\n"
+                 "local GPU at the clocks it runs at now (never set): DRAM, L2 and shared-memory latency by\n"
+                 "pointer chases, dependent-FMA latency, FP32/FP64/shared-load issue delays, and the L2 and DRAM\n"
+                 "departure delays from achieved bandwidth. The SM clock is measured in the kernels (clock64 over\n"
+                 "%globaltimer); the memory clock comes from NVML. About 10 s.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int first;
+    return cli_opts_parse(&o, argc, argv, &first);
 }
 
 static void progress(const char *line) { cli_note("truewatt " CMD ": %s", line); }
@@ -92,7 +79,7 @@ static void progress(const char *line) { cli_note("truewatt " CMD ": %s", line);
 /* NVML's current clocks of the device, for the memory clock (and the SM clock beside the measured one). */
 static int nvml_clocks(const params_args *a, tw_clock_now *now)
 {
-    memset(now, 0, sizeof *now);
+    *now = (tw_clock_now){.size = sizeof *now};
     char dev[16];
     snprintf(dev, sizeof dev, "%d", a->device);
     tw_clocks *c = NULL;
@@ -234,7 +221,7 @@ int tw_cmd_dvfs_params(int argc, char **argv)
     params_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     if ((rc = nvml_clocks(&a, &now))) return rc;
     double fm = a.mem_mhz > 0 ? a.mem_mhz : now.mem_mhz;
     tw_gpu *g = NULL;

@@ -4,7 +4,6 @@
  * predicted time over every clock pair the GPU supports (NVML's list, read,
  * never set). The counters are taken as independent of the clocks, which the
  * paper claims (dvfs-model.md §2.11: to be checked where clocks can be set). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,80 +16,64 @@
 #include "dvfs/data.h"
 #include "dvfs/eval.h"
 #include "dvfs/model.h"
-#include "sensor/nvml_clocks.h"
 
 #define CMD "dvfs predict"
-
-enum { OPT_GPU = 1000, OPT_CLOCKS, OPT_DEVICE, OPT_OUT, OPT_JSON };
 
 typedef struct predict_args {
     const char *rows, *gpu, *device, *out;
     bool sweep, json; /* sweep: NVML's supported pairs; else only the measured ones */
 } predict_args;
 
-static void help(void)
-{
-    printf("usage: truewatt dvfs predict ROWS.csv --gpu NAME|FILE.json [--clocks nvml|measured] [--device N]\n"
-           "                             [--out DIR] [--json]\n\n"
-           "Wang & Chu's model (without the authors' kernel special cases) for measured kernels: ROWS.csv\n"
-           "in the authors' column format (truewatt dvfs rows writes it). Prints each kernel's predicted\n"
-           "time at the clocks it was measured at against the measured time (MAPE), and its predicted\n"
-           "time over the GPU's supported clock pairs, which NVML lists (read only: nothing is set).\n\n"
-           "  --gpu NAME|FILE   the parameter set: a published one (gtx980, gtx1080ti, p100, v100) or a\n"
-           "                    file, e.g. the params.json of truewatt dvfs params\n"
-           "  --clocks nvml     predict over NVML's supported pairs (default)\n"
-           "  --clocks measured only at the rows' own clocks (no NVML needed)\n"
-           "  --device N        NVML's device, index or UUID (default 0)\n"
-           "  --out DIR         predict.csv: every kernel at every pair (default truewatt-dvfs-predict)\n"
-           "  --json            the summary as JSON on stdout\n");
-}
-
+/* The options, declared once (cli/opts.h). */
 static int parse(int argc, char **argv, predict_args *a)
 {
-    static const struct option opts[] = {{"gpu", required_argument, 0, OPT_GPU},
-                                         {"clocks", required_argument, 0, OPT_CLOCKS},
-                                         {"device", required_argument, 0, OPT_DEVICE},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    *a = (predict_args){.device = "0", .out = "truewatt-dvfs-predict", .sweep = true};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_GPU:
-            a->gpu = optarg;
-            break;
-        case OPT_CLOCKS:
-            if (!strcmp(optarg, "nvml"))
-                a->sweep = true;
-            else if (!strcmp(optarg, "measured"))
-                a->sweep = false;
-            else
-                return cli_usage(CMD, "--clocks: '%s' is neither nvml nor measured", optarg);
-            break;
-        case OPT_DEVICE:
-            a->device = optarg;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
+    *a = (predict_args){0};
+    const char *clocks;
+    const cli_opt opt[] = {
+        {.name = "gpu",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME|FILE",
+         .help = "the parameter set: a published one (gtx980, gtx1080ti, p100, v100)\nor a file, e.g. the "
+                 "params.json of truewatt dvfs params",
+         .out = &a->gpu},
+        {.name = "clocks",
+         .type = CLI_OPT_ENUM,
+         .choices = "nvml|measured",
+         .def = "nvml",
+         .help = "nvml: predict over NVML's supported pairs; measured: only at the\nrows' own clocks (no NVML needed)",
+         .out = &clocks},
+        {.name = "device",
+         .type = CLI_OPT_STRING,
+         .arg = "N",
+         .def = "0",
+         .help = "NVML's device, index or UUID",
+         .out = &a->device},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-dvfs-predict",
+         .help = "predict.csv: every kernel at every pair",
+         .out = &a->out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the summary as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "ROWS.csv --gpu NAME|FILE.json [--clocks nvml|measured] [--device N]\n"
+                    "                             [--out DIR] [--json]",
+        .about = "Wang & Chu's model (without the authors' kernel special cases) for measured kernels: ROWS.csv\n"
+                 "in the authors' column format (truewatt dvfs rows writes it). Prints each kernel's predicted\n"
+                 "time at the clocks it was measured at against the measured time (MAPE), and its predicted\n"
+                 "time over the GPU's supported clock pairs, which NVML lists (read only: nothing is set).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .min_args = 1,
+        .max_args = 1,
+        .missing = "ROWS.csv is required"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage(CMD, "ROWS.csv is required");
-    a->rows = argv[optind];
-    if ((rc = cli_opt_rest(CMD, argc, argv, optind + 1))) return rc;
+    a->sweep = !strcmp(clocks, "nvml");
+    a->rows = argv[first];
     if (!a->gpu) return cli_usage(CMD, "--gpu NAME|FILE.json is required");
     return 0;
 }

@@ -2,18 +2,17 @@
  * times joined with Nsight Compute's counters, as rows of Wang & Chu's model
  * (src/dvfs/rows.h) that dvfs eval, fit and predict read like the authors'. */
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/opts.h"
 #include "dvfs/rows.h"
 
 #define CMD "dvfs rows"
-
-enum { OPT_TIMES = 1000, OPT_NCU, OPT_CORE, OPT_MEM, OPT_OUT, OPT_METRICS };
 
 typedef struct rows_args {
     const char *times, *ncu, *out;
@@ -21,72 +20,61 @@ typedef struct rows_args {
     bool have_core, have_mem, metrics;
 } rows_args;
 
-static void help(void)
-{
-    printf("usage: truewatt dvfs rows --times TIMES.csv --ncu NCU.csv --core-mhz F --mem-mhz F [--out ROWS.csv]\n"
-           "       truewatt dvfs rows --metrics\n\n"
-           "Rows of Wang & Chu's DVFS model for kernels measured on this GPU: the timing CSV that\n"
-           "apps/dvfs/kernels.cu prints (one line per kernel: launches, grid, block, mean time) joined by\n"
-           "kernel name with Nsight Compute's counters of the same kernels (their launches averaged),\n"
-           "mapped to the authors' nvprof columns. The rows go to stdout or --out, in the format that\n"
-           "dvfs eval, fit and predict read.\n\n"
-           "  --times FILE    the kernels' times (kernels.cu's stdout, a run without ncu)\n"
-           "  --ncu FILE      ncu --csv --page raw --print-units base output (the details page of plain\n"
-           "                  ncu --csv is read too), profiled with the metrics of --metrics\n"
-           "  --core-mhz F    the SM clock the kernels ran at, MHz (coreF)\n"
-           "  --mem-mhz F     the memory clock, MHz (memF)\n"
-           "  --out FILE      write the rows there instead of stdout\n"
-           "  --metrics       print ncu's --metrics argument (comma-separated) and exit\n");
-}
+#define MHZ .min = 0, .max = INFINITY, .min_excl = true
 
+/* The options, declared once (cli/opts.h). */
 static int parse(int argc, char **argv, rows_args *a)
 {
-    static const struct option opts[] = {{"times", required_argument, 0, OPT_TIMES},
-                                         {"ncu", required_argument, 0, OPT_NCU},
-                                         {"core-mhz", required_argument, 0, OPT_CORE},
-                                         {"mem-mhz", required_argument, 0, OPT_MEM},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"metrics", no_argument, 0, OPT_METRICS},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_TIMES:
-            a->times = optarg;
-            break;
-        case OPT_NCU:
-            a->ncu = optarg;
-            break;
-        case OPT_CORE:
-        case OPT_MEM: {
-            double v;
-            if (!cli_parse_double(optarg, &v) || !(v > 0))
-                return cli_usage(CMD, "%s must be a positive number of MHz, not '%s'",
-                                 c == OPT_CORE ? "--core-mhz" : "--mem-mhz", optarg);
-            if (c == OPT_CORE)
-                a->core_mhz = v, a->have_core = true;
-            else
-                a->mem_mhz = v, a->have_mem = true;
-            break;
-        }
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_METRICS:
-            a->metrics = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, NULL);
-        }
-    }
+    const cli_opt opt[] = {
+        {.name = "times",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the kernels' times (kernels.cu's stdout, a run without ncu)",
+         .out = &a->times},
+        {.name = "ncu",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "ncu --csv --page raw --print-units base output (the details page of\nplain ncu --csv is read too), "
+                 "profiled with the metrics of --metrics",
+         .out = &a->ncu},
+        {.name = "core-mhz",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "F",
+         .help = "the SM clock the kernels ran at, MHz (coreF)",
+         .out = &a->core_mhz,
+         .seen = &a->have_core,
+         MHZ},
+        {.name = "mem-mhz",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "F",
+         .help = "the memory clock, MHz (memF)",
+         .out = &a->mem_mhz,
+         .seen = &a->have_mem,
+         MHZ},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "write the rows there instead of stdout",
+         .out = &a->out},
+        {.name = "metrics",
+         .type = CLI_OPT_FLAG,
+         .help = "print ncu's --metrics argument (comma-separated) and exit",
+         .out = &a->metrics},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "--times TIMES.csv --ncu NCU.csv --core-mhz F --mem-mhz F [--out ROWS.csv]\n"
+                    "       truewatt dvfs rows --metrics",
+        .about = "Rows of Wang & Chu's DVFS model for kernels measured on this GPU: the timing CSV that\n"
+                 "apps/dvfs/kernels.cu prints (one line per kernel: launches, grid, block, mean time) joined by\n"
+                 "kernel name with Nsight Compute's counters of the same kernels (their launches averaged),\n"
+                 "mapped to the authors' nvprof columns. The rows go to stdout or --out, in the format that\n"
+                 "dvfs eval, fit and predict read.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if ((rc = cli_opt_rest(CMD, argc, argv, optind))) return rc;
     if (a->metrics) return 0;
     if (!a->times) return cli_usage(CMD, "--times TIMES.csv is required");
     if (!a->ncu) return cli_usage(CMD, "--ncu NCU.csv is required");

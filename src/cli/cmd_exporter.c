@@ -1,36 +1,12 @@
 /* truewatt exporter: the Prometheus exporter daemon, a thin layer over
  * tw_exporter_* (src/exporter/). Runs until SIGTERM or SIGINT. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/interrupt.h"
-#include "cli/profile_pick.h"
-
-static void help(void)
-{
-    printf("usage: truewatt exporter [--listen ADDR:PORT] [--window S] [--dcgm-names] [--processes]\n"
-           "                         [--profile FILE] [--hostname NAME] [--nvml-library PATH]\n\n"
-           "Samples every GPU (the sampling plan of its sensor profile) and serves Prometheus metrics on\n"
-           "http://ADDR:PORT/metrics until SIGTERM or Ctrl-C: per GPU (labels uuid, index, model, host)\n"
-           "truewatt_gpu_energy_joules_total (the corrected energy counter), truewatt_gpu_power_watts (the best\n"
-           "reading over the window), the reading and profile in use, and the sensor's health. OpenMetrics\n"
-           "when the scraper's Accept header asks for application/openmetrics-text. docs/exporter.md lists\n"
-           "every metric.\n\n"
-           "  --listen ADDR:PORT  where to listen (default %s; [::1]:9464 for IPv6; port 0: any free\n"
-           "                      port, printed on stderr)\n"
-           "  --window S          the power's window, seconds (default 1, at most 60)\n"
-           "  --dcgm-names        also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE (W) and\n"
-           "                      DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ), with its labels\n"
-           "  --processes         truewatt_process_energy_joules_total{pid,estimate=\"true\"}: each GPU's energy\n"
-           "                      split among its processes by NVML's per-process SM utilisation (an estimate)\n"
-           "  --profile FILE      one sensor profile for every GPU (default: each GPU's own in the profile\n"
-           "                      folder, $TW_PROFILE_DIR, else the defaults of its generation)\n"
-           "  --hostname NAME     the host label (default: this host's name)\n"
-           "  --nvml-library PATH libnvidia-ml to load (default $TW_NVML_LIBRARY, else libnvidia-ml.so.1)\n",
-           TW_EXPORTER_DEFAULT_LISTEN);
-}
+#include "cli/opts.h"
+#include "correct/profile_pick.h"
 
 static void say(void *user, const char *line)
 {
@@ -38,61 +14,82 @@ static void say(void *user, const char *line)
     fprintf(stderr, "truewatt exporter: %s\n", line);
 }
 
-enum { OPT_LISTEN = 1000, OPT_WINDOW, OPT_DCGM, OPT_PROCS, OPT_PROFILE, OPT_HOST, OPT_LIB };
-
 int cmd_exporter(int argc, char **argv)
 {
-    static const struct option opts[] = {{"listen", required_argument, 0, OPT_LISTEN},
-                                         {"window", required_argument, 0, OPT_WINDOW},
-                                         {"dcgm-names", no_argument, 0, OPT_DCGM},
-                                         {"processes", no_argument, 0, OPT_PROCS},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"hostname", required_argument, 0, OPT_HOST},
-                                         {"nvml-library", required_argument, 0, OPT_LIB},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     tw_exporter_config cfg = {0};
     tw_sensor_config base = {0};
     cfg.size = sizeof cfg;
     cfg.base = &base;
     cfg.log = say;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return 0;
-        case OPT_LISTEN:
-            cfg.listen = optarg;
-            break;
-        case OPT_WINDOW:
-            if (!cli_parse_double(optarg, &cfg.window_s) || cfg.window_s <= 0 || cfg.window_s > 60)
-                return cli_usage("exporter", "--window '%s': give seconds, more than 0 and at most 60", optarg);
-            break;
-        case OPT_DCGM:
-            cfg.dcgm_names = true;
-            break;
-        case OPT_PROCS:
-            cfg.processes = true;
-            break;
-        case OPT_PROFILE:
-            cfg.profile_path = optarg;
-            break;
-        case OPT_HOST:
-            cfg.hostname = optarg;
-            break;
-        case OPT_LIB:
-            base.library = optarg;
-            break;
-        default:
-            return cli_opt_other("exporter", c, optarg, argv, NULL);
-        }
-    }
-    int rc = cli_opt_rest("exporter", argc, argv, optind);
-    if (rc) return rc;
-    if (!cfg.profile_path) cfg.profile_dir = cli_profile_dir();
+    /* the options, declared once (cli/opts.h) */
+    const cli_opt opt[] = {
+        {.name = "listen",
+         .type = CLI_OPT_STRING,
+         .arg = "ADDR:PORT",
+         .def = TW_EXPORTER_DEFAULT_LISTEN,
+         .help = "where to listen ([::1]:9464 for IPv6; port 0: any free\nport, printed on stderr)",
+         .out = &cfg.listen},
+        {.name = "window",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .def = "1",
+         .help = "the power's window, seconds",
+         .out = &cfg.window_s,
+         .min = 0,
+         .max = 60,
+         .min_excl = true},
+        {.name = "dcgm-names",
+         .type = CLI_OPT_FLAG,
+         .help = "also dcgm-exporter's DCGM_FI_DEV_POWER_USAGE (W) and\n"
+                 "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ), with its labels",
+         .out = &cfg.dcgm_names},
+        {.name = "processes",
+         .type = CLI_OPT_FLAG,
+         .help = "truewatt_process_energy_joules_total{pid,command,job,source}: measured\n"
+                 "for the processes `truewatt run` reports (source=\"truewatt run\"), else\n"
+                 "each GPU's energy split by NVML's per-process SM utilisation\n(source=\"estimate\")",
+         .out = &cfg.processes},
+        {.name = "process-dir",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .help = "where `truewatt run` reports (made, mode 1777, when absent; default\n"
+                 "$TW_PROCESS_DIR, else " TW_PROC_DIR_DEFAULT ")",
+         .out = &cfg.process_dir},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "one sensor profile for every GPU (default: each GPU's own in the\nprofile folder, "
+                 "$TW_PROFILE_DIR, else the defaults of its generation)",
+         .out = &cfg.profile_path},
+        {.name = "hostname",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .help = "the host label (default: this host's name)",
+         .out = &cfg.hostname},
+        {.name = "nvml-library",
+         .type = CLI_OPT_STRING,
+         .arg = "PATH",
+         .help = "libnvidia-ml to load (default $TW_NVML_LIBRARY, else libnvidia-ml.so.1)",
+         .out = &base.library},
+    };
+    const cli_opts o = {
+        .cmd = "exporter",
+        .synopsis =
+            "[--listen ADDR:PORT] [--window S] [--dcgm-names] [--processes]\n"
+            "                         [--process-dir DIR] [--profile FILE] [--hostname NAME] [--nvml-library PATH]",
+        .about = "Samples every GPU (the sampling plan of its sensor profile) and serves Prometheus metrics on\n"
+                 "http://ADDR:PORT/metrics until SIGTERM or Ctrl-C: per GPU (labels uuid, index, model, host)\n"
+                 "truewatt_gpu_energy_joules_total (the corrected energy counter), truewatt_gpu_power_watts (the "
+                 "best\n"
+                 "reading over the window), the reading and profile in use, and the sensor's health. OpenMetrics\n"
+                 "when the scraper's Accept header asks for application/openmetrics-text. docs/exporter.md lists\n"
+                 "every metric.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (!cfg.profile_path) cfg.profile_dir = tw_profile_dir();
     cli_interrupt_install();
     tw_exporter *e = NULL;
     tw_status st = tw_exporter_start(&cfg, &e);

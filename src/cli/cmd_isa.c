@@ -1,7 +1,6 @@
 /* truewatt isa: energy per instruction from PTX microbenchmarks (Arafa et
  * al. 2020), in their paper mode beside their Table I and in a throughput
  * mode that measures the instruction's own energy; see bench/isa_run.h. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,37 +19,6 @@
 #define TW_DATA_DIR_DEFAULT "data"
 #endif
 #define MAX_ONLY 128
-
-static void help(void)
-{
-    printf("usage: truewatt isa [--mode paper|throughput] [--only NAME,...] [--operands fixed|seed]\n"
-           "                    [--profile FILE] [--out DIR]\n"
-           "                    [--backend nvml|sim] [--sim h100] [--seed N] [--device N] [--json]\n\n"
-           "Energy per PTX instruction from generated microbenchmarks (every row of Arafa et al.\n"
-           "2020's Table I, and fp64 fma, half2, tensor-core mma, loads, stores, shuffles, atomics).\n"
-           "  paper       their method: one thread, a dependent chain, the overhead loop subtracted,\n"
-           "              JIT levels 0 and 4 (their -O0/-O3); truewatt's corrected energy beside SMA,\n"
-           "              PAPI-style and MTSM; cycles per instruction beside, and their Volta column\n"
-           "              (data/arafa2020_table1.csv). Energies in uJ per instruction: mostly board\n"
-           "              power x latency.\n"
-           "  throughput  every SM busy, independent chains; dynamic energy regressed on instructions\n"
-           "              with time as a second regressor: pJ per thread operation and per warp\n"
-           "              instruction, with the spread over repeats.\n"
-           "Without a profile for this GPU and driver, the sensor is identified first (~1 min).\n"
-           "Nothing on the card is changed.\n\n"
-           "  --mode M        paper (default) or throughput\n"
-           "  --only LIST     only these instructions (names as in the table: add.s32,fma.rn.f32,...)\n"
-           "  --operands O    throughput mode: fixed (default: chains that have a fixed point start\n"
-           "                  there - integers at 0, fp adds and fmas saturated - so operands stay\n"
-           "                  the same) or seed (every chain from the seed: data's share of the energy)\n"
-           "  --profile FILE  the sensor profile (default: looked up, see 'truewatt sensor')\n"
-           "  --out DIR       isa.csv, isa.json, isa.png, launches.csv (every launch as measured), the\n"
-           "                  trace and events (default truewatt-isa)\n"
-           "  --backend B, --sim P, --seed N, --device N   where it runs (sim: a synthetic cost model)\n"
-           "  --json          the rows as JSON on stdout\n");
-}
-
-enum { OPT_MODE = 1000, OPT_ONLY, OPT_PROFILE, OPT_OUT, OPT_JSON, OPT_OPERANDS };
 
 typedef struct isa_args {
     cli_exp_args exp;
@@ -76,57 +44,67 @@ static int split_only(isa_args *a, const char *list)
     return 0;
 }
 
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, isa_args *a)
 {
-    static const struct option opts[] = {{"mode", required_argument, 0, OPT_MODE},
-                                         {"only", required_argument, 0, OPT_ONLY},
-                                         {"operands", required_argument, 0, OPT_OPERANDS},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_MODE:
-            if (!strcmp(optarg, "paper"))
-                a->run.mode = TW_ISA_PAPER;
-            else if (!strcmp(optarg, "throughput"))
-                a->run.mode = TW_ISA_THROUGHPUT;
-            else
-                rc = cli_usage(CMD, "--mode must be paper or throughput, not '%s'", optarg);
-            break;
-        case OPT_ONLY:
-            rc = split_only(a, optarg);
-            break;
-        case OPT_OPERANDS:
-            if (!strcmp(optarg, "fixed") || !strcmp(optarg, "seed"))
-                a->run.seed_operands = !strcmp(optarg, "seed");
-            else
-                rc = cli_usage(CMD, "--operands must be fixed or seed, not '%s'", optarg);
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, &a->exp);
-        }
-    }
-    if (!rc) rc = cli_opt_rest(CMD, argc, argv, optind);
-    return rc;
+    const char *mode, *operands, *only = NULL;
+    const cli_opt opt[] = {
+        {.name = "mode",
+         .type = CLI_OPT_ENUM,
+         .choices = "paper|throughput",
+         .def = "paper",
+         .help = "the method (above)",
+         .out = &mode},
+        {.name = "only",
+         .type = CLI_OPT_STRING,
+         .arg = "LIST",
+         .help = "only these instructions (names as in the table: add.s32,fma.rn.f32,...)",
+         .out = &only},
+        {.name = "operands",
+         .type = CLI_OPT_ENUM,
+         .choices = "fixed|seed",
+         .def = "fixed",
+         .help = "throughput mode: fixed (chains that have a fixed point start\n"
+                 "there - integers at 0, fp adds and fmas saturated - so operands stay\n"
+                 "the same) or seed (every chain from the seed: data's share of the energy)",
+         .out = &operands},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the sensor profile (default: looked up, see 'truewatt sensor')",
+         .out = &a->profile},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-isa",
+         .help = "isa.csv, isa.json, isa.png, launches.csv (every launch as measured),\nthe trace and events",
+         .out = &a->out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the rows as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "[--mode paper|throughput] [--only NAME,...] [--operands fixed|seed]\n"
+                    "                    [--profile FILE] [--out DIR]\n"
+                    "                    [--backend nvml|sim] [--sim h100] [--seed N] [--device N] [--json]",
+        .about = "Energy per PTX instruction from generated microbenchmarks (every row of Arafa et al.\n"
+                 "2020's Table I, and fp64 fma, half2, tensor-core mma, loads, stores, shuffles, atomics).\n"
+                 "  paper       their method: one thread, a dependent chain, the overhead loop subtracted,\n"
+                 "              JIT levels 0 and 4 (their -O0/-O3); truewatt's corrected energy beside SMA,\n"
+                 "              PAPI-style and MTSM; cycles per instruction beside, and their Volta column\n"
+                 "              (data/arafa2020_table1.csv). Energies in uJ per instruction: mostly board\n"
+                 "              power x latency.\n"
+                 "  throughput  every SM busy, independent chains; dynamic energy regressed on instructions\n"
+                 "              with time as a second regressor: pJ per thread operation and per warp\n"
+                 "              instruction, with the spread over repeats.\n"
+                 "Without a profile for this GPU and driver, the sensor is identified first (~1 min).\n"
+                 "Nothing on the card is changed. On the simulator (--backend sim): a synthetic cost model.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
+    if (rc) return rc;
+    a->run.mode = !strcmp(mode, "throughput") ? TW_ISA_THROUGHPUT : TW_ISA_PAPER;
+    a->run.seed_operands = !strcmp(operands, "seed");
+    return only ? split_only(a, only) : 0;
 }
 
 /* ---------------------------------------------------------------- the paper's Table I */
@@ -349,7 +327,6 @@ int cmd_isa(int argc, char **argv)
 {
     isa_args a;
     memset(&a, 0, sizeof a);
-    a.out = "truewatt-isa";
     cli_exp_args_init(&a.exp);
     tw_isa_run_options_init(&a.run);
     int rc = parse_args(argc, argv, &a);

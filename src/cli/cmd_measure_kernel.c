@@ -6,7 +6,6 @@
  * estimator's (estimate/estimator.h) over those launches and the steady
  * reference's, each name one unknown: per launch its energy over its
  * launches, with its standard error likewise. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "bench/repeat.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "correct/identify.h"
@@ -25,35 +24,6 @@
 #define CMD "measure-kernel"
 #define REF_S 4.0 /* the steady-state reference block */
 
-static void help(void)
-{
-    printf("usage: truewatt measure-kernel [--duration-ms D] [--blocks B] [--phases S] [--block-s T]\n"
-           "                               [--gap-s G] [--profile FILE] [--no-reference]\n"
-           "                               [--backend nvml|sim] [--sim h100|k20] [--seed N] [--device N]\n"
-           "                               [--trace-out CSV] [--json]\n\n"
-           "Energy per launch of truewatt's FMA spin kernel run for D ms, however short, by\n"
-           "phase-shifted repetition: B blocks of back-to-back launches (each about T s), the gap\n"
-           "after block b being G + (b mod S) x period / S, the period being the update period of\n"
-           "the reading the sensor profile ranks best, so the blocks start at evenly spread phases.\n"
-           "The energy is the estimator's (baseline + each name's power while it runs, fitted to\n"
-           "every window of the reading, and of the energy counter when the profile has one): per\n"
-           "launch the kernel's energy over its launches, with its standard error. A steady-state\n"
-           "reference (the same launches back to back for 4 s) is measured beside it.\n"
-           "Without a profile for this GPU and driver, the identification runs first (~1 min).\n\n"
-           "  --duration-ms D  launch length (default 1)\n"
-           "  --blocks B       blocks (default 8)\n"
-           "  --phases S       phases the blocks cycle through (default 4)\n"
-           "  --block-s T      length of a block (default 0.2)\n"
-           "  --gap-s G        shortest gap between blocks (default 0.3)\n"
-           "  --profile FILE   the sensor profile (default: looked up, see 'truewatt sensor')\n"
-           "  --no-reference   skip the 4 s steady-state reference\n"
-           "  --backend B      nvml (a GPU, default) or sim (the simulator)\n"
-           "  --sim P, --seed N, --device N, --trace-out CSV (default truewatt-measure.csv)\n"
-           "  --json           machine-readable result on stdout\n");
-}
-
-enum { OPT_DUR = 1000, OPT_BLOCKS, OPT_PHASES, OPT_BLOCK_S, OPT_GAP, OPT_PROFILE, OPT_NOREF, OPT_TRACE_OUT, OPT_JSON };
-
 typedef struct mk_args {
     cli_exp_args exp;
     double dur_s, block_s, gap_s;
@@ -62,71 +32,91 @@ typedef struct mk_args {
     bool reference, json;
 } mk_args;
 
-static int positive(const char *s, double *out, const char *what)
-{
-    if (!cli_parse_double(s, out) || !(*out > 0)) return cli_usage(CMD, "%s wants a number > 0", what);
-    return 0;
-}
+#define POSITIVE .min = 0, .max = INFINITY, .min_excl = true
 
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, mk_args *a)
 {
-    static const struct option opts[] = {{"duration-ms", required_argument, 0, OPT_DUR},
-                                         {"blocks", required_argument, 0, OPT_BLOCKS},
-                                         {"phases", required_argument, 0, OPT_PHASES},
-                                         {"block-s", required_argument, 0, OPT_BLOCK_S},
-                                         {"gap-s", required_argument, 0, OPT_GAP},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"no-reference", no_argument, 0, OPT_NOREF},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"trace-out", required_argument, 0, OPT_TRACE_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
     double ms;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_DUR:
-            if (!(rc = positive(optarg, &ms, "--duration-ms"))) a->dur_s = ms * 1e-3;
-            break;
-        case OPT_BLOCKS:
-            if (!cli_parse_u64(optarg, &a->blocks) || a->blocks < 2 || a->blocks > 1000)
-                rc = cli_usage(CMD, "--blocks wants 2 to 1000");
-            break;
-        case OPT_PHASES:
-            if (!cli_parse_u64(optarg, &a->phases) || a->phases < 1 || a->phases > 100)
-                rc = cli_usage(CMD, "--phases wants 1 to 100");
-            break;
-        case OPT_BLOCK_S:
-            rc = positive(optarg, &a->block_s, "--block-s");
-            break;
-        case OPT_GAP:
-            rc = positive(optarg, &a->gap_s, "--gap-s");
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_NOREF:
-            a->reference = false;
-            break;
-        case OPT_TRACE_OUT:
-            a->trace_out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD, c, optarg, argv, &a->exp);
-        }
-    }
-    if (!rc) rc = cli_opt_rest(CMD, argc, argv, optind);
-    if (!rc && a->block_s < a->dur_s) rc = cli_usage(CMD, "--block-s must hold at least one launch");
-    return rc;
+    bool no_reference;
+    const cli_opt opt[] = {
+        {.name = "duration-ms",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "D",
+         .def = "1",
+         .help = "launch length",
+         .out = &ms,
+         POSITIVE},
+        {.name = "blocks",
+         .type = CLI_OPT_U64,
+         .arg = "B",
+         .def = "8",
+         .help = "blocks",
+         .out = &a->blocks,
+         .min = 2,
+         .max = 1000},
+        {.name = "phases",
+         .type = CLI_OPT_U64,
+         .arg = "S",
+         .def = "4",
+         .help = "phases the blocks cycle through",
+         .out = &a->phases,
+         .min = 1,
+         .max = 100},
+        {.name = "block-s",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "T",
+         .def = "0.2",
+         .help = "length of a block",
+         .out = &a->block_s,
+         POSITIVE},
+        {.name = "gap-s",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "G",
+         .def = "0.3",
+         .help = "shortest gap between blocks",
+         .out = &a->gap_s,
+         POSITIVE},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the sensor profile (default: looked up, see 'truewatt sensor')",
+         .out = &a->profile},
+        {.name = "no-reference",
+         .type = CLI_OPT_FLAG,
+         .help = "skip the 4 s steady-state reference",
+         .out = &no_reference},
+        {.name = "trace-out",
+         .type = CLI_OPT_STRING,
+         .arg = "CSV",
+         .def = "truewatt-measure.csv",
+         .help = "the trace (the events beside it, .events.csv)",
+         .out = &a->trace_out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable result on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "[--duration-ms D] [--blocks B] [--phases S] [--block-s T]\n"
+                    "                               [--gap-s G] [--profile FILE] [--no-reference]\n"
+                    "                               [--backend nvml|sim] [--sim h100|k20] [--seed N] [--device N]\n"
+                    "                               [--trace-out CSV] [--json]",
+        .about = "Energy per launch of truewatt's FMA spin kernel run for D ms, however short, by\n"
+                 "phase-shifted repetition: B blocks of back-to-back launches (each about T s), the gap\n"
+                 "after block b being G + (b mod S) x period / S, the period being the update period of\n"
+                 "the reading the sensor profile ranks best, so the blocks start at evenly spread phases.\n"
+                 "The energy is the estimator's (baseline + each name's power while it runs, fitted to\n"
+                 "every window of the reading, and of the energy counter when the profile has one): per\n"
+                 "launch the kernel's energy over its launches, with its standard error. A steady-state\n"
+                 "reference (the same launches back to back for 4 s) is measured beside it.\n"
+                 "Without a profile for this GPU and driver, the identification runs first (~1 min).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
+    if (rc) return rc;
+    a->dur_s = ms * 1e-3;
+    a->reference = !no_reference;
+    if (a->block_s < a->dur_s) return cli_usage(CMD, "--block-s must hold at least one launch");
+    return 0;
 }
 
 typedef struct plan_ctx {
@@ -244,13 +234,7 @@ static void print_json(const mk_args *a, const outcome *o, const char *how)
 
 int cmd_measure_kernel(int argc, char **argv)
 {
-    mk_args a = {.dur_s = 1e-3,
-                 .block_s = 0.2,
-                 .gap_s = 0.3,
-                 .blocks = 8,
-                 .phases = 4,
-                 .trace_out = "truewatt-measure.csv",
-                 .reference = true};
+    mk_args a = {0};
     cli_exp_args_init(&a.exp);
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
@@ -268,12 +252,12 @@ int cmd_measure_kernel(int argc, char **argv)
     char how[4352];
     tw_status st = TW_OK;
     /* a profile that was named must load before anything starts */
-    if (a.profile && (st = cli_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK)
+    if (a.profile && (st = tw_profile_pick(a.profile, NULL, NULL, &p, how, sizeof how)) != TW_OK)
         return cli_fail(CMD, st);
     tw_exec *x = NULL;
     double per = a.blocks * (a.block_s + a.gap_s + 0.05) + (a.reference ? REF_S + 1.5 : 0) + 4.0;
     if ((rc = cli_exp_start(CMD, &a.exp, per, prov, &x))) return rc;
-    if (!a.profile) st = cli_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
+    if (!a.profile) st = tw_profile_pick(NULL, x->gpu, x->driver, &p, how, sizeof how);
     if (st == TW_ENOTFOUND) {
         cli_note("truewatt %s: %s: identifying the sensor first (~%.0f s)", CMD, how, tw_plan_identify_s());
         c.identify = true;

@@ -2,7 +2,6 @@
  * measures the energy per access of shared memory, L1, L2 and DRAM with
  * pointer chases (bench/mem_run.h), after the counter checks; check runs
  * the checks alone; counters is what Nsight Compute profiles for them. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,24 +18,6 @@
 #include "trace/csv.h"
 
 #define MAX_THREADS 32
-#define CHECK_ITERATIONS 4
-
-enum {
-    OPT_LEVELS = 1000,
-    OPT_OPS,
-    OPT_THREADS,
-    OPT_BLOCKS,
-    OPT_REPS,
-    OPT_TARGET,
-    OPT_PROFILE,
-    OPT_OUT,
-    OPT_JSON,
-    OPT_ISA_TABLE,
-    OPT_NCU,
-    OPT_NO_CHECKS,
-    OPT_MANIFEST,
-    OPT_ITERATIONS
-};
 
 typedef struct mem_args {
     const char *cmd;
@@ -46,62 +27,13 @@ typedef struct mem_args {
     const char *profile, *out, *isa_table, *ncu, *manifest;
     bool json, no_checks;
     uint64_t iterations;
+    int blocks_per_sm, reps;
     tw_mem_plan *plan;
 } mem_args;
 
-static void help_calibrate(void)
+static int parse_levels(const char *cmd, const char *list, void *out)
 {
-    printf("usage: truewatt mem calibrate [--levels shared,l1,l2,dram] [--ops load,store,load+div]\n"
-           "                              [--threads N,...] [--blocks-per-sm N] [--reps N] [--target-s S]\n"
-           "                              [--ncu PATH | --no-counter-checks] [--isa-table ISA.csv]\n"
-           "                              [--profile FILE] [--out DIR] [--json]\n"
-           "                              [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
-           "Energy per access of each memory level by pointer chases (Delestrac et al. 2024): per operation,\n"
-           "level and threads per block (two blocks per SM), the chase without and with its measurement\n"
-           "loop and a resident (sleeping) kernel; energy above active idle regressed on the sector accesses\n"
-           "with time as a second regressor. The lower bound of a level is the least energy per access over\n"
-           "the threads swept whose counter check passed. First, when Nsight Compute is found, the counter\n"
-           "checks (as `truewatt mem check`) in a process of their own. Array sizes follow the GPU's L2 and\n"
-           "shared memory sizes. Nothing on the card is changed.\n\n"
-           "  --levels LIST   which levels (default all four)\n"
-           "  --ops LIST      load, store (no L1: stores write through it), load+div (the cross-check with\n"
-           "                  the instruction table; not in shared memory); default all three\n"
-           "  --threads LIST  threads per block to sweep (default 1,4,32,128,512,1024)\n"
-           "  --blocks-per-sm N  blocks on each SM (default 2)\n"
-           "  --reps N        repeats (default 3); --target-s S: the longest launch (default 0.25)\n"
-           "  --ncu PATH      Nsight Compute (default: ncu on $PATH on a GPU; checks are skipped without it)\n"
-           "  --no-counter-checks  no ncu run; every row is used unchecked\n"
-           "  --isa-table F   isa.csv of `truewatt isa --mode throughput`: its div.u32 beside LOAD+DIV's\n"
-           "  --profile FILE  the sensor profile (default: looked up, else identified first, ~1 min)\n"
-           "  --out DIR       mem.csv, mem-profile.json, launches.csv, checks.csv, mem.dat/.gp/.png, trace,\n"
-           "                  events (default truewatt-mem)\n"
-           "  --json          the memory-energy profile on stdout\n");
-}
-
-static void help_check(void)
-{
-    printf("usage: truewatt mem check [--levels LIST] [--ops LIST] [--threads N,...] [--blocks-per-sm N]\n"
-           "                          [--iterations N] [--ncu PATH] [--out DIR]\n"
-           "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
-           "The counter checks of the calibration: Nsight Compute (ncu --csv --clock-control none) counts the\n"
-           "sectors of each chase launched with 0 and N iterations; the difference is the measurement loop.\n"
-           "A configuration passes when the target level served at least 95 %% of its accesses (L1/L2 hit\n"
-           "rate; DRAM: the L2's sectors that went to DRAM) and the counted sectors are within 5 %% of the\n"
-           "paper's Eq. 7. Writes checks.csv, ncu.csv and manifest.csv to --out DIR (default\n"
-           "truewatt-mem-check).\n");
-}
-
-static void help_counters(void)
-{
-    printf("usage: truewatt mem counters --manifest FILE [--iterations N] [--levels LIST] [--ops LIST]\n"
-           "                             [--threads N,...] [--blocks-per-sm N] [--out DIR] [experiment options]\n\n"
-           "Launches every chase of the calibration with 0 and N iterations (default %d), nothing measured,\n"
-           "and lists the launches in FILE: what `truewatt mem check` runs under Nsight Compute.\n",
-           CHECK_ITERATIONS);
-}
-
-static int parse_levels(mem_args *a, const char *list)
-{
+    mem_args *a = out;
     a->run.levels = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
@@ -109,139 +41,116 @@ static int parse_levels(mem_args *a, const char *list)
         int found = -1;
         for (int lv = 0; lv < TW_MEM_LEVELS; lv++)
             if (!strcmp(t, tw_mem_level_name((tw_mem_level)lv))) found = lv;
-        if (found < 0) return cli_usage(a->cmd, "--levels: no level named '%s' (shared, l1, l2, dram)", t);
+        if (found < 0) return cli_usage(cmd, "--levels: no level named '%s' (shared, l1, l2, dram)", t);
         a->run.levels |= 1u << found;
     }
-    return a->run.levels ? 0 : cli_usage(a->cmd, "--levels: name at least one level");
+    return a->run.levels ? 0 : cli_usage(cmd, "--levels: name at least one level");
 }
 
-static int parse_ops(mem_args *a, const char *list)
+static int parse_ops(const char *cmd, const char *list, void *out)
 {
+    mem_args *a = out;
     a->run.ops = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int op = tw_chase_op_parse(t);
-        if (op < 0) return cli_usage(a->cmd, "--ops: no operation named '%s' (load, store, load+div)", t);
+        if (op < 0) return cli_usage(cmd, "--ops: no operation named '%s' (load, store, load+div)", t);
         a->run.ops |= 1u << op;
     }
-    return a->run.ops ? 0 : cli_usage(a->cmd, "--ops: name at least one operation");
+    return a->run.ops ? 0 : cli_usage(cmd, "--ops: name at least one operation");
 }
 
-static int parse_threads(mem_args *a, const char *list)
+static int parse_threads(const char *cmd, const char *list, void *out)
 {
+    mem_args *a = out;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", list);
     a->run.nthreads = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         uint64_t v;
         if (!cli_parse_u64(t, &v) || v < 1 || v > 1024 || (v & (v - 1)))
-            return cli_usage(a->cmd, "--threads: '%s' is not a power of two from 1 to 1024", t);
-        if (a->run.nthreads == MAX_THREADS) return cli_usage(a->cmd, "--threads: at most %d values", MAX_THREADS);
+            return cli_usage(cmd, "--threads: '%s' is not a power of two from 1 to 1024", t);
+        if (a->run.nthreads == MAX_THREADS) return cli_usage(cmd, "--threads: at most %d values", MAX_THREADS);
         a->threads[a->run.nthreads++] = (unsigned)v;
     }
     a->run.threads = a->threads;
-    return a->run.nthreads ? 0 : cli_usage(a->cmd, "--threads: name at least one count");
+    return a->run.nthreads ? 0 : cli_usage(cmd, "--threads: name at least one count");
 }
 
-static int parse_number(mem_args *a, int c, const char *arg)
-{
-    uint64_t u;
-    double d;
-    switch (c) {
-    case OPT_BLOCKS:
-        if (!cli_parse_u64(arg, &u) || u < 1 || u > 32)
-            return cli_usage(a->cmd, "--blocks-per-sm must be 1..32, not '%s'", arg);
-        a->run.blocks_per_sm = (unsigned)u;
-        return 0;
-    case OPT_REPS:
-        if (!cli_parse_u64(arg, &u) || u < 2 || u > 16) return cli_usage(a->cmd, "--reps must be 2..16, not '%s'", arg);
-        a->run.reps = (int)u;
-        return 0;
-    case OPT_ITERATIONS:
-        if (!cli_parse_u64(arg, &u) || u < 1 || u > 1000000)
-            return cli_usage(a->cmd, "--iterations must be 1..1000000, not '%s'", arg);
-        a->iterations = u;
-        return 0;
-    default: /* OPT_TARGET */
-        if (!cli_parse_double(arg, &d) || !(d >= 0.02 && d <= 10))
-            return cli_usage(a->cmd, "--target-s must be 0.02..10 seconds, not '%s'", arg);
-        a->run.target_s = d;
-        return 0;
-    }
-}
+/* What a mem command takes beside the options every one of them has. */
+typedef struct mem_cmd {
+    const char *synopsis, *about, *after;
+    const cli_opt *own;
+    size_t n;
+} mem_cmd;
 
-static int parse_one(mem_args *a, int c, const char *arg, char **argv)
-{
-    switch (c) {
-    case OPT_LEVELS:
-        return parse_levels(a, arg);
-    case OPT_OPS:
-        return parse_ops(a, arg);
-    case OPT_THREADS:
-        return parse_threads(a, arg);
-    case OPT_BLOCKS:
-    case OPT_REPS:
-    case OPT_TARGET:
-    case OPT_ITERATIONS:
-        return parse_number(a, c, arg);
-    case OPT_PROFILE:
-        a->profile = arg;
-        return 0;
-    case OPT_OUT:
-        a->out = arg;
-        return 0;
-    case OPT_JSON:
-        a->json = true;
-        return 0;
-    case OPT_ISA_TABLE:
-        a->isa_table = arg;
-        return 0;
-    case OPT_NCU:
-        a->ncu = arg;
-        return 0;
-    case OPT_NO_CHECKS:
-        a->no_checks = true;
-        return 0;
-    case OPT_MANIFEST:
-        a->manifest = arg;
-        return 0;
-    default:
-        return cli_opt_other(a->cmd, c, arg, argv, &a->exp);
-    }
-}
+#define MAX_MEM_OPTS 24
 
-#define SELECT_OPTIONS                                                                                                 \
-    {"levels", required_argument, 0, OPT_LEVELS}, {"ops", required_argument, 0, OPT_OPS},                              \
-        {"threads", required_argument, 0, OPT_THREADS}, {"blocks-per-sm", required_argument, 0, OPT_BLOCKS},           \
-        {"out", required_argument, 0, OPT_OUT}, CLI_EXP_LONG_OPTIONS, {"help", no_argument, 0, 'h'},                   \
-    {                                                                                                                  \
-        0, 0, 0, 0                                                                                                     \
-    }
-
-static int parse_args(int argc, char **argv, const struct option *opts, void (*help)(void), mem_args *a)
+/* The options, declared once (cli/opts.h): the command's own, then those of
+ * every mem command (what to chase, where the files go), then the experiment's. */
+static int parse_args(int argc, char **argv, const mem_cmd *c, mem_args *a)
 {
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            help();
-            return -1;
-        }
-        rc = parse_one(a, c, optarg, argv);
-    }
-    if (!rc) rc = cli_opt_rest(a->cmd, argc, argv, optind);
+    const cli_opt common[] = {
+        {.name = "levels",
+         .type = CLI_OPT_CALL,
+         .arg = "LIST",
+         .help = "which levels: shared,l1,l2,dram (default all four)",
+         .out = a,
+         .call = parse_levels},
+        {.name = "ops",
+         .type = CLI_OPT_CALL,
+         .arg = "LIST",
+         .help = "load, store (no L1: stores write through it), load+div (the\n"
+                 "cross-check with the instruction table; not in shared memory);\ndefault all three",
+         .out = a,
+         .call = parse_ops},
+        {.name = "threads",
+         .type = CLI_OPT_CALL,
+         .arg = "LIST",
+         .help = "threads per block to sweep, powers of two (default 1,4,32,128,512,1024)",
+         .out = a,
+         .call = parse_threads},
+        {.name = "blocks-per-sm",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "2",
+         .help = "blocks on each SM",
+         .out = &a->blocks_per_sm,
+         .min = 1,
+         .max = 32},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = a->out,
+         .help = "where the files go",
+         .out = &a->out},
+    };
+    cli_opt opt[MAX_MEM_OPTS];
+    size_t n = CLI_OPTS_N(common);
+    memcpy(opt, c->own, c->n * sizeof *opt);
+    memcpy(opt + c->n, common, sizeof common);
+    const cli_opts o = {
+        .cmd = a->cmd, .synopsis = c->synopsis, .about = c->about, .after = c->after, .opt = opt, .n = c->n + n};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
+    a->run.blocks_per_sm = (unsigned)a->blocks_per_sm;
+    a->run.reps = a->reps;
     return rc;
 }
+
+/* --iterations, for check and counters */
+#define ITERATIONS_OPT(a, def_text)                                                                                    \
+    {                                                                                                                  \
+        .name = "iterations", .type = CLI_OPT_U64, .arg = "N", .def = def_text,                                        \
+        .help = "iterations of the chases' measurement loop (the other launch has 0)", .out = &(a).iterations,         \
+        .min = 1, .max = 1000000                                                                                       \
+    }
 
 static void args_init(mem_args *a, const char *cmd, const char *out)
 {
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     a->out = out;
-    a->ncu = "ncu";
-    a->iterations = CHECK_ITERATIONS;
     cli_exp_args_init(&a->exp);
     tw_mem_run_options_init(&a->run);
 }
@@ -350,19 +259,63 @@ static int report(mem_args *a, tw_mem_results *r, const tw_exec *x, const mem_di
 
 int tw_cmd_mem_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {{"reps", required_argument, 0, OPT_REPS},
-                                         {"target-s", required_argument, 0, OPT_TARGET},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"isa-table", required_argument, 0, OPT_ISA_TABLE},
-                                         {"ncu", required_argument, 0, OPT_NCU},
-                                         {"no-counter-checks", no_argument, 0, OPT_NO_CHECKS},
-                                         {"iterations", required_argument, 0, OPT_ITERATIONS},
-                                         SELECT_OPTIONS};
     mem_args a;
     args_init(&a, "mem calibrate", "truewatt-mem");
-    a.ncu = NULL;
-    int rc = parse_args(argc, argv, opts, help_calibrate, &a);
+    const cli_opt own[] = {
+        {.name = "reps",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "3",
+         .help = "repeats",
+         .out = &a.reps,
+         .min = 2,
+         .max = 16},
+        {.name = "target-s",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .def = "0.25",
+         .help = "the longest launch",
+         .out = &a.run.target_s,
+         .min = 0.02,
+         .max = 10},
+        {.name = "ncu",
+         .type = CLI_OPT_STRING,
+         .arg = "PATH",
+         .help = "Nsight Compute (default: ncu on $PATH on a GPU; checks are skipped\nwithout it)",
+         .out = &a.ncu},
+        {.name = "no-counter-checks",
+         .type = CLI_OPT_FLAG,
+         .help = "no ncu run; every row is used unchecked",
+         .out = &a.no_checks},
+        ITERATIONS_OPT(a, "4"),
+        {.name = "isa-table",
+         .type = CLI_OPT_STRING,
+         .arg = "F",
+         .help = "isa.csv of `truewatt isa --mode throughput`: its div.u32 beside\nLOAD+DIV's",
+         .out = &a.isa_table},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the sensor profile (default: looked up, else identified first, ~1 min)",
+         .out = &a.profile},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the memory-energy profile on stdout", .out = &a.json},
+    };
+    const mem_cmd c = {
+        "[--levels shared,l1,l2,dram] [--ops load,store,load+div]\n"
+        "                              [--threads N,...] [--blocks-per-sm N] [--reps N] [--target-s S]\n"
+        "                              [--ncu PATH | --no-counter-checks] [--isa-table ISA.csv]\n"
+        "                              [--profile FILE] [--out DIR] [--json]\n"
+        "                              [--backend nvml|sim] [--sim h100] [--seed N] [--device N]",
+        "Energy per access of each memory level by pointer chases (Delestrac et al. 2024): per operation,\n"
+        "level and threads per block (two blocks per SM), the chase without and with its measurement\n"
+        "loop and a resident (sleeping) kernel; energy above active idle regressed on the sector accesses\n"
+        "with time as a second regressor. The lower bound of a level is the least energy per access over\n"
+        "the threads swept whose counter check passed. First, when Nsight Compute is found, the counter\n"
+        "checks (as `truewatt mem check`) in a process of their own. Array sizes follow the GPU's L2 and\n"
+        "shared memory sizes. Nothing on the card is changed. --out DIR gets mem.csv, mem-profile.json,\n"
+        "launches.csv, checks.csv, mem.dat/.gp/.png, the trace and events.",
+        NULL, own, CLI_OPTS_N(own)};
+    int rc = parse_args(argc, argv, &c, &a);
     if (rc) return rc < 0 ? 0 : rc;
     bool asked = a.ncu != NULL;
     if (!a.ncu) a.ncu = "ncu";
@@ -411,12 +364,23 @@ static tw_status run_counters(tw_exec *x, void *ctx)
 
 static int tw_cmd_mem_counters(int argc, char **argv)
 {
-    static const struct option opts[] = {{"manifest", required_argument, 0, OPT_MANIFEST},
-                                         {"iterations", required_argument, 0, OPT_ITERATIONS},
-                                         SELECT_OPTIONS};
     mem_args a;
     args_init(&a, "mem counters", "truewatt-mem-counters");
-    int rc = parse_args(argc, argv, opts, help_counters, &a);
+    const cli_opt own[] = {
+        {.name = "manifest",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "where the list of launches goes (required)",
+         .out = &a.manifest},
+        ITERATIONS_OPT(a, "4"),
+    };
+    const mem_cmd c = {"--manifest FILE [--iterations N] [--levels LIST] [--ops LIST]\n"
+                       "                             [--threads N,...] [--blocks-per-sm N] [--out DIR] [experiment "
+                       "options]",
+                       "Launches every chase of the calibration with 0 and N iterations, nothing measured,\n"
+                       "and lists the launches in FILE: what `truewatt mem check` runs under Nsight Compute.",
+                       NULL, own, CLI_OPTS_N(own)};
+    int rc = parse_args(argc, argv, &c, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (!a.manifest) return cli_usage(a.cmd, "--manifest FILE is required");
     tw_profile p;
@@ -431,11 +395,23 @@ static int tw_cmd_mem_counters(int argc, char **argv)
 
 static int tw_cmd_mem_check(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"iterations", required_argument, 0, OPT_ITERATIONS}, {"ncu", required_argument, 0, OPT_NCU}, SELECT_OPTIONS};
     mem_args a;
     args_init(&a, "mem check", "truewatt-mem-check");
-    int rc = parse_args(argc, argv, opts, help_check, &a);
+    const cli_opt own[] = {
+        ITERATIONS_OPT(a, "4"),
+        {.name = "ncu", .type = CLI_OPT_STRING, .arg = "PATH", .def = "ncu", .help = "Nsight Compute", .out = &a.ncu},
+    };
+    const mem_cmd c = {
+        "[--levels LIST] [--ops LIST] [--threads N,...] [--blocks-per-sm N]\n"
+        "                          [--iterations N] [--ncu PATH] [--out DIR]\n"
+        "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]",
+        "The counter checks of the calibration: Nsight Compute (ncu --csv --clock-control none) counts the\n"
+        "sectors of each chase launched with 0 and N iterations; the difference is the measurement loop.\n"
+        "A configuration passes when the target level served at least 95 % of its accesses (L1/L2 hit\n"
+        "rate; DRAM: the L2's sectors that went to DRAM) and the counted sectors are within 5 % of the\n"
+        "paper's Eq. 7. Writes checks.csv, ncu.csv and manifest.csv to --out DIR.",
+        NULL, own, CLI_OPTS_N(own)};
+    int rc = parse_args(argc, argv, &c, &a);
     if (rc) return rc < 0 ? 0 : rc;
     tw_mem_check_row *rows = NULL;
     size_t n = 0;

@@ -1,6 +1,5 @@
 /* truewatt mem sizes: the memory levels' sizes from access latency (the
  * identification step of Delestrac et al. 2024, by time instead of counters). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,20 +11,7 @@
 #include "cli/experiment.h"
 #include "core/json.h"
 
-enum { OPT_TARGET = 1000, OPT_OUT, OPT_JSON, OPT_MAX_MIB };
-
 #define CMD_SIZES "mem sizes"
-
-static void help_sizes(void)
-{
-    printf("usage: truewatt mem sizes [--max-mib N] [--target-s S] [--out DIR] [--json]\n"
-           "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]\n\n"
-           "The memory levels' sizes from access latency (the identification of Delestrac et al. 2024,\n"
-           "by time instead of counters): one warp chases arrays of 16 KiB up to --max-mib (default four\n"
-           "times the L2), with loads cached in L1 and with loads that skip it; a level's size is the\n"
-           "largest array whose time per access stays within 25 %% of the smallest array's. Printed\n"
-           "beside the driver's attributes; sizes.csv in --out DIR (default truewatt-mem-sizes).\n");
-}
 
 typedef struct sizes_args {
     cli_exp_args exp;
@@ -35,47 +21,46 @@ typedef struct sizes_args {
     tw_mem_sizes r;
 } sizes_args;
 
+/* The options, declared once (cli/opts.h). */
 static int parse_sizes(int argc, char **argv, sizes_args *a)
 {
-    static const struct option opts[] = {{"max-mib", required_argument, 0, OPT_MAX_MIB},
-                                         {"target-s", required_argument, 0, OPT_TARGET},
-                                         {"out", required_argument, 0, OPT_OUT},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    double d;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help_sizes();
-            return -1;
-        case OPT_MAX_MIB:
-            if (!cli_parse_double(optarg, &d) || !(d >= 1 && d <= 4096))
-                rc = cli_usage(CMD_SIZES, "--max-mib must be 1..4096, not '%s'", optarg);
-            else
-                a->o.max_bytes = d * 1048576;
-            break;
-        case OPT_TARGET:
-            if (!cli_parse_double(optarg, &d) || !(d >= 0.001 && d <= 10))
-                rc = cli_usage(CMD_SIZES, "--target-s must be 0.001..10 seconds, not '%s'", optarg);
-            else
-                a->o.target_s = d;
-            break;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default:
-            rc = cli_opt_other(CMD_SIZES, c, optarg, argv, &a->exp);
-        }
-    }
-    if (!rc) rc = cli_opt_rest(CMD_SIZES, argc, argv, optind);
+    double max_mib = 0;
+    const cli_opt opt[] = {
+        {.name = "max-mib",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "N",
+         .help = "the largest array (default four times the L2)",
+         .out = &max_mib,
+         .min = 1,
+         .max = 4096},
+        {.name = "target-s",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .def = "0.03",
+         .help = "the measured time beyond the run without the measurement loop",
+         .out = &a->o.target_s,
+         .min = 0.001,
+         .max = 10},
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-mem-sizes",
+         .help = "sizes.csv goes here",
+         .out = &a->out},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "the sizes as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD_SIZES,
+        .synopsis = "[--max-mib N] [--target-s S] [--out DIR] [--json]\n"
+                    "                          [--backend nvml|sim] [--sim h100] [--seed N] [--device N]",
+        .about = "The memory levels' sizes from access latency (the identification of Delestrac et al. 2024,\n"
+                 "by time instead of counters): one warp chases arrays of 16 KiB up to --max-mib, with loads\n"
+                 "cached in L1 and with loads that skip it; a level's size is the largest array whose time per\n"
+                 "access stays within 25 % of the smallest array's. Printed beside the driver's attributes.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
+    a->o.max_bytes = max_mib * 1048576;
     return rc;
 }
 
@@ -143,7 +128,6 @@ int tw_cmd_mem_sizes(int argc, char **argv)
 {
     sizes_args a;
     memset(&a, 0, sizeof a);
-    a.out = "truewatt-mem-sizes";
     cli_exp_args_init(&a.exp);
     int rc = parse_sizes(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;

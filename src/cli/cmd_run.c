@@ -3,7 +3,6 @@
  * per kernel name. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -20,11 +19,12 @@
 #include "cli/spawn.h"
 #include "cli/interrupt.h"
 #include "cli/job.h"
-#include "cli/profile_pick.h"
-#include "cli/run_merge.h"
-#include "cli/run_pipeline.h"
-#include "cli/run_report.h"
+#include "cli/opts.h"
+#include "cli/report_out.h"
+#include "correct/profile_pick.h"
+#include "report/run_pipeline.h"
 #include "core/error.h"
+#include "exporter/procfile.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_mig.h"
 #include "sensor/nvml_mig.h"
@@ -36,64 +36,37 @@ extern char **environ;
 #define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
 #define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
-#define MAX_MIG 64         /* MIG instances of one GPU (7 at most on an H100) */
-#define MERGE_WAIT_S 300.0 /* rank 0 waits at most this long for the other ranks' run files */
-#define MERGE_NOTE_S 10.0  /* ... saying every this often what it waits for */
+#define MAX_MIG 64        /* MIG instances of one GPU (7 at most on an H100) */
+#define MERGE_NOTE_S 10.0 /* ... saying every this often what it waits for */
 
-static void help(void)
-{
-    printf("usage: truewatt run [--device LIST] [-o RUN] [--perfetto FILE] [--json]\n"
-           "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
-           "                    [--profile FILE] [--merge-wait S] -- CMD [ARGS...]\n\n"
-           "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
-           "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
-           "The exit status is CMD's (128 + N when signal N killed it). Ctrl-C reaches CMD; a second\n"
-           "one stops run at once, without waiting for CMD, everything recorded kept (exit 130).\n\n"
-           "  --device LIST      GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD sees\n"
-           "                     them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a unique\n"
-           "                     prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)\n"
-           "  -o, --output RUN   the run file, SQLite, written while CMD runs (default truewatt-run.sqlite):\n"
-           "                     samples, kernels, NVTX ranges, the profile used and the report (docs/runfile.md;\n"
-           "                     'truewatt report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
-           "                     writes the trace and events CSVs)\n"
-           "  --perfetto FILE    power and kernels for ui.perfetto.dev (default truewatt-run.perfetto-trace)\n"
-           "  --json             the report as JSON on stdout; CMD's own stdout then goes to stderr\n"
-           "  --no-inject        do not load the injection library into CMD (whole-run energy only)\n"
-           "  --fast-period S    period of the fast readings: power (default: the sampling plan's, from\n"
-           "                     the GPU's sensor profile, e.g. 0.05 on an H100)\n"
-           "  --slow-period S    fixed period of the slow readings: energy counter, clocks (default: the\n"
-           "                     plan's, 0.5 s on Ampere and later, stretched up to 1 s while a read costs\n"
-           "                     more than 1 %% of a core: an H100's counter takes ~4 ms of CPU a read)\n"
-           "  --backend NAME     the sensor backend (default nvml)\n"
-           "  --profile FILE     the sensor profile to use (default: the one for the GPU and driver in\n"
-           "                     $TW_PROFILE_DIR, else the profiles truewatt was built with)\n"
-           "  --merge-wait S     in a job of several ranks, how long rank 0 waits for the other ranks' run\n"
-           "                     files before its merged report (default 300; 0: no merged report)\n\n"
-           "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"
-           "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"
-           "several ranks, each writes its own run file, the rank put before the extension\n"
-           "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"
-           "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"
-           "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"
-           "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"
-           "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"
-           "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"
-           "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"
-           "driver's ~20 ms sample buffer for time and the energy counter for the total), with no\n"
-           "negative power and none above the GPU's power limit. Each name gets its energy with a\n"
-           "standard error, or a bound when the readings cannot resolve it; names always seen\n"
-           "together form a group. docs/methods.md says how.\n\n"
-           "environment:\n"
-           "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"
-           "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"
-           "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"
-           "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"
-           "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"
-           "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"
-           "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"
-           "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"
-           "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n");
-}
+/* The text after the options in --help */
+#define RUN_HELP_AFTER                                                                                                 \
+    "MPI and other parallel jobs (mpirun/srun/torchrun -n N truewatt run -- app): the rank comes from\n"               \
+    "OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID or RANK (with WORLD_SIZE). In a job of\n"                 \
+    "several ranks, each writes its own run file, the rank put before the extension\n"                                 \
+    "(truewatt-run.rank3.sqlite; '{rank}' in -o or --perfetto is replaced instead), with its rank,\n"                  \
+    "host and GPUs. The other ranks print one line; rank 0 waits for their run files (same folder,\n"                  \
+    "e.g. a shared file system) and prints the merged report: each GPU once, the kernels per rank\n"                   \
+    "(truewatt report RUN RUN... does the same later; docs/mpi.md).\n\n"                                               \
+    "Energy per kernel: one model of the GPU's power, a baseline that may drift plus each\n"                           \
+    "kernel name's power while it runs, fitted to every window of the sensor's readings under\n"                       \
+    "their models from the GPU's sensor profile ('truewatt sensor identify'; on an H100 the\n"                         \
+    "driver's ~20 ms sample buffer for time and the energy counter for the total), with no\n"                          \
+    "negative power and none above the GPU's power limit. Each name gets its energy with a\n"                          \
+    "standard error, or a bound when the readings cannot resolve it; names always seen\n"                              \
+    "together form a group. docs/methods.md says how.\n\n"                                                             \
+    "environment:\n"                                                                                                   \
+    "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"                    \
+    "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"                \
+    "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"                                                \
+    "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"                                           \
+    "  TW_PROCESS_DIR     where a running 'truewatt exporter --processes' takes CMD's energy from\n"                   \
+    "                     (default " TW_PROC_DIR_DEFAULT "; written only where it exists)\n"                           \
+    "  CMD gets CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both the injection library, which\n"                  \
+    "  records kernels and NVTX ranges; an NVTX_INJECTION64_PATH of your own is kept, with a warning),\n"              \
+    "  TW_EVENTS_PATH (RUN.events.csv: imported into RUN while CMD runs, removed after) and TW_T0_MONO_NS.\n"          \
+    "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"                  \
+    "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n"
 
 #define MAX_IDS 64
 
@@ -105,89 +78,138 @@ typedef struct run_args {
     char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
     char *ids[MAX_IDS];
     size_t nids;
+    run_report_opts rep; /* --csv, --group, --group-range */
 } run_args;
 
-enum {
-    OPT_DEVICE = 1000,
-    OPT_PERFETTO,
-    OPT_JSON,
-    OPT_NOINJECT,
-    OPT_FAST,
-    OPT_SLOW,
-    OPT_BACKEND,
-    OPT_PROFILE,
-    OPT_MERGE_WAIT
-};
+#define PERIOD .min = 1e-5, .max = 3600
 
-static int parse_period(const char *name, const char *v, double *out)
+static int add_group(const char *cmd, const char *value, void *out)
 {
-    if (!cli_parse_double(v, out)) return cli_usage("run", "%s needs a number of seconds, got '%s'", name, v);
-    if (*out < 1e-5 || *out > 3600) return cli_usage("run", "%s must be from 0.00001 to 3600 s, got '%s'", name, v);
-    return 0;
+    run_report_opts *rep = out;
+    rep->cmd = cmd;
+    return report_add_group(rep, false, value);
 }
 
+static int add_group_range(const char *cmd, const char *value, void *out)
+{
+    run_report_opts *rep = out;
+    rep->cmd = cmd;
+    return report_add_group(rep, true, value);
+}
+
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    static const struct option opts[] = {{"device", required_argument, 0, OPT_DEVICE},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"perfetto", required_argument, 0, OPT_PERFETTO},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"no-inject", no_argument, 0, OPT_NOINJECT},
-                                         {"fast-period", required_argument, 0, OPT_FAST},
-                                         {"slow-period", required_argument, 0, OPT_SLOW},
-                                         {"backend", required_argument, 0, OPT_BACKEND},
-                                         {"profile", required_argument, 0, OPT_PROFILE},
-                                         {"merge-wait", required_argument, 0, OPT_MERGE_WAIT},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c, rc = 0;
-    optind = 1;
-    opterr = 0;
-    /* '+': options end at the command, so its own options stay its own */
-    while (rc == 0 && (c = getopt_long(argc, argv, "+:ho:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case 'o':
-            a->run = optarg;
-            break;
-        case OPT_DEVICE:
-            a->devices = optarg;
-            break;
-        case OPT_PERFETTO:
-            a->perfetto = optarg;
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        case OPT_NOINJECT:
-            a->no_inject = true;
-            break;
-        case OPT_FAST:
-            rc = parse_period("--fast-period", optarg, &a->fast_s);
-            break;
-        case OPT_SLOW:
-            rc = parse_period("--slow-period", optarg, &a->slow_s);
-            break;
-        case OPT_BACKEND:
-            a->backend = optarg;
-            break;
-        case OPT_PROFILE:
-            a->profile = optarg;
-            break;
-        case OPT_MERGE_WAIT:
-            if (!cli_parse_double(optarg, &a->merge_wait_s) || !(a->merge_wait_s >= 0 && a->merge_wait_s <= 86400))
-                rc = cli_usage("run", "--merge-wait needs a number of seconds from 0 to 86400, got '%s'", optarg);
-            break;
-        default:
-            return cli_opt_other("run", c, optarg, argv, NULL);
-        }
-    }
+    const cli_opt opt[] = {
+        {.name = "device",
+         .type = CLI_OPT_STRING,
+         .arg = "LIST",
+         .help = "GPUs to sample, comma-separated: NVML indices (1), CUDA devices as CMD\n"
+                 "sees them (cuda:1, through CUDA_VISIBLE_DEVICES) or UUIDs (GPU-..., or a\n"
+                 "unique prefix) (default: the GPUs CUDA_VISIBLE_DEVICES names, else all)",
+         .out = &a->devices},
+        {.name = "output",
+         .short_name = 'o',
+         .type = CLI_OPT_STRING,
+         .arg = "RUN",
+         .def = "truewatt-run.sqlite",
+         .help = "the run file, SQLite, written while CMD runs: samples, kernels, NVTX\n"
+                 "ranges, the profile used and the report (docs/runfile.md; 'truewatt\n"
+                 "report RUN' recomputes the report, 'truewatt export RUN --csv DIR'\n"
+                 "writes the trace and events CSVs)",
+         .out = &a->run},
+        {.name = "perfetto",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .def = "truewatt-run.perfetto-trace",
+         .help = "power and kernels for ui.perfetto.dev",
+         .out = &a->perfetto},
+        {.name = "csv",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "also the report's records as CSV: a row per GPU and name, group or\nNVTX range",
+         .out = &a->rep.csv},
+        {.name = "json",
+         .type = CLI_OPT_FLAG,
+         .help = "the report as JSON on stdout; CMD's own stdout then goes to stderr",
+         .out = &a->json},
+        {.name = "group",
+         .type = CLI_OPT_CALL,
+         .arg = "PATTERN",
+         .help = "the kernel names matching PATTERN (fnmatch, e.g. '*gemm*') reported as\none group (repeatable)",
+         .out = &a->rep,
+         .call = add_group},
+        {.name = "group-range",
+         .type = CLI_OPT_CALL,
+         .arg = "NAME",
+         .help = "the kernels that start inside an NVTX range named NAME (any thread)\nreported as one group "
+                 "'range NAME: *' (repeatable)",
+         .out = &a->rep,
+         .call = add_group_range},
+        {.name = "no-inject",
+         .type = CLI_OPT_FLAG,
+         .help = "do not load the injection library into CMD (whole-run energy only)",
+         .out = &a->no_inject},
+        {.name = "fast-period",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "period of the fast readings: power (default: the sampling plan's,\n"
+                 "from the GPU's sensor profile, e.g. 0.05 on an H100)",
+         .out = &a->fast_s,
+         PERIOD},
+        {.name = "slow-period",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "fixed period of the slow readings: energy counter, clocks (default:\n"
+                 "the plan's, 0.5 s on Ampere and later, stretched up to 1 s while a read\n"
+                 "costs more than 1 % of a core: an H100's counter takes ~4 ms of CPU a read)",
+         .out = &a->slow_s,
+         PERIOD},
+        {.name = "backend",
+         .type = CLI_OPT_STRING,
+         .arg = "NAME",
+         .def = "nvml",
+         .help = "the sensor backend",
+         .out = &a->backend},
+        {.name = "profile",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the sensor profile to use (default: the one for the GPU and driver in\n"
+                 "$TW_PROFILE_DIR, else the profiles truewatt was built with)",
+         .out = &a->profile},
+        {.name = "merge-wait",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .def = "300",
+         .help = "in a job of several ranks, how long rank 0 waits for the other ranks'\n"
+                 "run files before its merged report (0: no merged report)",
+         .out = &a->merge_wait_s,
+         .min = 0,
+         .max = 86400},
+    };
+    const cli_opts o = {
+        .cmd = "run",
+        .synopsis =
+            "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
+            "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
+            "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
+            "                    -- CMD [ARGS...]",
+        .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
+                 "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
+                 "The exit status is CMD's (128 + N when signal N killed it). Ctrl-C reaches CMD; a second\n"
+                 "one stops run at once, without waiting for CMD, everything recorded kept (exit 130).",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt),
+        .after = RUN_HELP_AFTER,
+        .min_args = 1,
+        .max_args = CLI_OPTS_ANY,
+        .missing = "which command? give it after --, e.g. truewatt run -- ./app",
+        .stop_at_arg = true};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
-    if (optind >= argc) return cli_usage("run", "which command? give it after --, e.g. truewatt run -- ./app");
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
-    a->cmd = argv + optind;
+    a->cmd = argv + first;
     return 0;
 }
 
@@ -369,6 +391,25 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 
 /* ---------------------------------------------------------------- devices */
 
+/* The MIG instances of every GPU (*mig malloc'ed), when CUDA_VISIBLE_DEVICES
+ * or --device names one ("MIG-..."): each stands for its GPU. None (NULL)
+ * otherwise, or where they cannot be read (the name then resolves to no GPU). */
+static size_t named_migs(const run_args *a, const char *cvd, const tw_device_info *all, size_t nall,
+                         tw_mig_instance **mig)
+{
+    *mig = NULL;
+    bool named = (a->devices && strstr(a->devices, "MIG-")) || (cvd && strstr(cvd, "MIG-"));
+    if (!named || strcmp(a->backend, "nvml") != 0) return 0;
+    size_t cap = nall * MAX_MIG, n = 0;
+    if (!(*mig = calloc(cap ? cap : 1, sizeof **mig))) return 0;
+    for (size_t i = 0; i < nall; i++) {
+        size_t k = 0;
+        if (tw_nvml_mig_instances(NULL, all[i].index, *mig + n, cap - n, &k) != TW_OK) tw_clear_error();
+        n += k;
+    }
+    return n;
+}
+
 /* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
  * else all (tw_devices_resolve), as NVML indices for the sampler, with their
  * names and UUIDs in info[]. A backend without a device list (sim) gets
@@ -396,8 +437,11 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
     if (nall > MAX_DEVICES) nall = MAX_DEVICES;
     size_t pos[MAX_IDS], n = 0;
     char note[1024];
-    tw_status st =
-        tw_devices_resolve(a->devices, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_IDS, &n, note, sizeof note);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    tw_mig_instance *mig = NULL;
+    size_t nmig = named_migs(a, cvd, all, nall, &mig);
+    tw_status st = tw_devices_resolve_mig(a->devices, cvd, all, nall, mig, nmig, pos, MAX_IDS, &n, note, sizeof note);
+    free(mig);
     if (st != TW_OK) {
         fprintf(stderr, "truewatt run: %s\n", tw_last_error());
         return CLI_EXIT_FAIL;
@@ -418,11 +462,19 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
     return 0;
 }
 
+/* A GPU sampled: its number, name and driver, its columns' prefix. */
+typedef struct run_gpu {
+    int index;
+    char prefix[32];
+    char name[96];
+    char driver[32];
+} run_gpu;
+
 /* The report's devices: those chosen, in that order. */
-static void describe_devices(const tw_device_info *info, size_t n, run_device *dev)
+static void describe_devices(const tw_device_info *info, size_t n, run_gpu *dev)
 {
     for (size_t d = 0; d < n; d++) {
-        run_device *x = &dev[d];
+        run_gpu *x = &dev[d];
         memset(x, 0, sizeof *x);
         x->index = (int)info[d].index;
         snprintf(x->name, sizeof x->name, "%s", info[d].name);
@@ -538,19 +590,21 @@ typedef struct run_state {
     tw_run *run;
     tw_run_tail tail;      /* how far the events file is imported */
     char events_note[600]; /* why the timeline is incomplete, or "" */
-    run_device dev[MAX_DEVICES];
+    run_gpu dev[MAX_DEVICES];
     size_t ndev;
     tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
     char provenance[1024];
     tw_profile given;                           /* --profile, loaded before the command runs */
-    char given_how[1200];                       /* cli_profile_pick's line for it */
+    char given_how[1200];                       /* tw_profile_pick's line for it */
     run_job job;                                /* the rank, when in a parallel job */
     const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
     char run_path[PATH_MAX], perfetto_path[PATH_MAX];
+    tw_proc_report *proc; /* the report to a running exporter (NULL: no folder, none) */
 } run_state;
 
 static void run_free(run_state *s)
 {
+    tw_proc_report_drop(s->proc); /* a report not ended: the run measured nothing the exporter should take */
     tw_sampler_free(s->sampler);
     tw_run_close(s->run);
     env_free(&s->env);
@@ -602,7 +656,7 @@ static tw_status record_devices(run_state *s)
 {
     tw_status st = TW_OK;
     for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
-        run_device *x = &s->dev[d];
+        run_gpu *x = &s->dev[d];
         tw_run_device rd;
         memset(&rd, 0, sizeof rd);
         rd.index = x->index;
@@ -621,10 +675,7 @@ static tw_status record_devices(run_state *s)
         snprintf(rd.plan, sizeof rd.plan, "%s", p && p->plan ? p->plan : "");
         st = tw_run_put_device(s->run, &rd);
         if (st != TW_OK || s->sampler) continue; /* the profile once, before the sampler */
-        run_pick_profile(s->a.profile, &s->given, s->given_how, x->name, x->driver, x);
-        char *text = run_profile_json(x);
-        st = tw_run_set_profile(s->run, x->index, (int)x->profile, x->profile_how, text);
-        free(text);
+        st = tw_run_record_profile(s->run, x->index, x->name, x->driver, s->a.profile, &s->given, s->given_how);
     }
     return st;
 }
@@ -756,7 +807,7 @@ static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
     const char *cmd = s->a.cmd[0];
     if (s->a.profile) { /* a bad profile fails now, not after the command ran */
         tw_profile_init(&s->given);
-        tw_status pst = cli_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
+        tw_status pst = tw_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
         if (pst != TW_OK) return cli_fail("run", pst);
     }
     if (!output_folder_writable(s->a.run)) return CLI_EXIT_FAIL;
@@ -812,7 +863,7 @@ static int start_sampling(run_state *s, uint64_t t0)
                             .t0_mono_ns = t0,
                             .provenance = s->provenance,
                             .profile_path = s->a.profile,
-                            .profile_dir = cli_profile_dir(),
+                            .profile_dir = tw_profile_dir(),
                             .run = s->run};
     tw_status st = tw_sampler_start(&sc, &s->sampler);
     if (st != TW_OK) return cli_fail("run", st);
@@ -905,6 +956,50 @@ static int abandon(run_state *s, pid_t pid)
     return CLI_EXIT_INTERRUPTED;
 }
 
+/* ---------------------------------------------------------------- the process report */
+
+/* Tells a running exporter (its folder exists) that the command's pid is
+ * measured here, on the sampled GPUs: it stops estimating it. A failure is
+ * a warning: the measurement goes on. */
+static void report_begin(run_state *s, pid_t pid)
+{
+    if (s->a.no_inject) return; /* no kernels measured: the exporter's estimate is all there is */
+    const char *uuids[MAX_DEVICES];
+    for (size_t d = 0; d < s->ndev; d++)
+        uuids[d] = s->devinfo[d].uuid;
+    tw_proc_report_info info = {
+        .size = sizeof info, .pid = (unsigned)pid, .command = s->a.cmd[0], .uuids = uuids, .n_uuids = s->ndev};
+    if (tw_proc_report_begin(&info, &s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: no process report for the exporter: %s\n", tw_last_error());
+}
+
+/* Each sampled GPU's estimate into the process report (the report's on_report); a GPU on which
+ * no kernel or copy was recorded gets none (the injection may have failed: 0 J would be a claim). */
+static void report_estimates(void *user, const tw_report *r)
+{
+    run_state *s = user;
+    size_t n = tw_report_device_count(r);
+    for (size_t k = 0; k < n; k++) {
+        tw_report_device dev = {.size = sizeof dev};
+        const tw_estimate *est = tw_report_device_estimate(r, k);
+        if (tw_report_device_get(r, k, &dev) != TW_OK || !est || est->nnames == 0) {
+            tw_clear_error();
+            continue;
+        }
+        for (size_t d = 0; d < s->ndev; d++)
+            if ((int)s->devinfo[d].index == dev.index &&
+                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, est) != TW_OK)
+                tw_clear_error();
+    }
+}
+
+static void report_end(run_state *s)
+{
+    if (tw_proc_report_end(s->proc) != TW_OK)
+        fprintf(stderr, "truewatt run: warning: the process report for the exporter: %s\n", tw_last_error());
+    s->proc = NULL;
+}
+
 /* ---------------------------------------------------------------- parallel jobs */
 
 /* Each rank its own run file and Perfetto file: NAME.rankR.EXT. */
@@ -977,8 +1072,14 @@ static int merge_ranks(run_state *s)
                 "truewatt run: rank %d: %d of %d ranks' run files were not complete after %.0f s (e.g. %s): the merged "
                 "report leaves them out; once they are, give them all to truewatt report\n",
                 s->job.rank, missing, n, s->a.merge_wait_s, paths[first_missing]);
-    run_report_opts o = {"run", s->a.profile, NULL, s->a.json, ""};
-    int rc = run_merge_report(ready, k, &o, stdout);
+    run_report_opts o = s->a.rep;
+    o.cmd = "run";
+    o.profile = s->a.profile;
+    o.json = s->a.json;
+    o.options = "";
+    o.csv = s->a.rep.csv; /* the job's CSV: the merged report's */
+    o.nrange_groups = 0;  /* --group-range: in each rank's own report (its run file), not the merged one */
+    int rc = report_merged(ready, k, &o, stdout);
     free(paths);
     free(done);
     free(ready);
@@ -989,10 +1090,6 @@ int cmd_run(int argc, char **argv)
 {
     run_state s;
     memset(&s, 0, sizeof s);
-    s.a.run = "truewatt-run.sqlite";
-    s.a.perfetto = "truewatt-run.perfetto-trace";
-    s.a.backend = "nvml";
-    s.a.merge_wait_s = MERGE_WAIT_S;
     int rc = parse_args(argc, argv, &s.a);
     if (rc) return rc < 0 ? 0 : rc;
     if (!run_job_detect(&s.job)) return CLI_EXIT_USAGE;
@@ -1027,6 +1124,7 @@ int cmd_run(int argc, char **argv)
     }
     child_pid = pid;
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
+    report_begin(&s, pid);
     /* a run that truewatt does not finish (kill -9) is reported from here on */
     if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
@@ -1046,11 +1144,20 @@ int cmd_run(int argc, char **argv)
     cli_interrupted = 0; /* from here on, Ctrl-C stops the report */
     char options[2048];
     options_text(argc, argv, options, sizeof options);
-    run_report_opts o = {"run", NULL, s.a.perfetto, s.a.json, options};
+    run_report_opts o = s.a.rep;
+    o.cmd = "run";
+    o.path = s.a.run;
+    o.perfetto = s.a.perfetto;
+    o.json = s.a.json;
+    o.options = options;
+    if (ranks) o.csv = NULL; /* rank 0's merged report writes it */
+    o.on_report = report_estimates;
+    o.user = &s;
     /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
     FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
-    int report_rc = out ? run_report_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
+    int report_rc = out ? report_run_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
     if (out && out != stdout) fclose(out);
+    if (report_rc != CLI_EXIT_INTERRUPTED) report_end(&s); /* a GPU without an estimate: none for it */
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
         fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,

@@ -2,7 +2,6 @@
  * the simulator), or takes a recorded trace and its events, fits each
  * reading's model and writes the sensor profile (JSON, named by GPU and
  * driver). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,33 +16,6 @@
 
 #define CMD "sensor identify"
 
-static void help(void)
-{
-    printf("usage: truewatt sensor identify [--out PROFILE.json] [--backend nvml|sim] [--sim k20|h100]\n"
-           "                                [--seed N] [--device N] [--trace-out CSV] [--json]\n"
-           "       truewatt sensor identify --trace CSV --events CSV [--until S] [--out PROFILE.json]\n\n"
-           "Finds how each power reading of a GPU behaves: idle before a CUDA context exists,\n"
-           "then active idle, steps of 4 s and 2 s, square waves, and isolated kernels of 1 ms\n"
-           "to 1 s at varied phases (about a minute). For every reading it fits the update\n"
-           "period, the averaging window, the delay, the coverage (fraction of the time the\n"
-           "reading sees) and the response: rc (a lagging capacitor, as on Kepler), boxcar\n"
-           "(a moving average), window (a short average held until the next update) or\n"
-           "counter; and the idle, active-idle and kernel levels. Nothing on the card is changed.\n\n"
-           "  --out FILE       the profile (default: <gpu>_<driver>.json in the current folder)\n"
-           "  --backend B      nvml (a GPU, default) or sim (the simulator)\n"
-           "  --sim P          simulator profile h100 (default) or k20\n"
-           "  --seed N         simulator seed (default 1)\n"
-           "  --device N       GPU index (default 0)\n"
-           "  --trace-out CSV  where the recorded trace goes (default truewatt-identify.csv;\n"
-           "                   its events beside it as .events.csv)\n"
-           "  --trace CSV      fit a trace recorded earlier instead (with --events)\n"
-           "  --events CSV     the kernels of --trace, with a 'context' marker\n"
-           "  --until S        fit only the trace up to S seconds\n"
-           "  --json           print the profile as JSON on stdout\n");
-}
-
-enum { OPT_OUT = 1000, OPT_TRACE_OUT, OPT_TRACE, OPT_EVENTS, OPT_UNTIL, OPT_JSON };
-
 typedef struct id_args {
     cli_exp_args exp;
     const char *out, *trace_out, *trace, *events;
@@ -51,51 +23,57 @@ typedef struct id_args {
     bool json;
 } id_args;
 
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, id_args *a)
 {
-    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"trace-out", required_argument, 0, OPT_TRACE_OUT},
-                                         {"trace", required_argument, 0, OPT_TRACE},
-                                         {"events", required_argument, 0, OPT_EVENTS},
-                                         {"until", required_argument, 0, OPT_UNTIL},
-                                         {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_TRACE_OUT:
-            a->trace_out = optarg;
-            break;
-        case OPT_TRACE:
-            a->trace = optarg;
-            break;
-        case OPT_EVENTS:
-            a->events = optarg;
-            break;
-        case OPT_UNTIL:
-            if (!cli_parse_double(optarg, &a->until_s) || !(a->until_s > 0))
-                return cli_usage(CMD, "--until wants seconds > 0");
-            break;
-        case OPT_JSON:
-            a->json = true;
-            break;
-        default: {
-            int r = cli_opt_other(CMD, c, optarg, argv, &a->exp);
-            if (r) return r;
-        }
-        }
-    }
-    if (optind < argc) return cli_opt_rest(CMD, argc, argv, optind);
+    const cli_opt opt[] = {
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "FILE",
+         .help = "the profile (default: <gpu>_<driver>.json in the current folder)",
+         .out = &a->out},
+        {.name = "trace-out",
+         .type = CLI_OPT_STRING,
+         .arg = "CSV",
+         .def = "truewatt-identify.csv",
+         .help = "where the recorded trace goes (its events beside it as .events.csv)",
+         .out = &a->trace_out},
+        {.name = "trace",
+         .type = CLI_OPT_STRING,
+         .arg = "CSV",
+         .help = "fit a trace recorded earlier instead (with --events)",
+         .out = &a->trace},
+        {.name = "events",
+         .type = CLI_OPT_STRING,
+         .arg = "CSV",
+         .help = "the kernels of --trace, with a 'context' marker",
+         .out = &a->events},
+        {.name = "until",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "S",
+         .help = "fit only the trace up to S seconds",
+         .out = &a->until_s,
+         .min = 0,
+         .max = INFINITY,
+         .min_excl = true},
+        {.name = "json", .type = CLI_OPT_FLAG, .help = "print the profile as JSON on stdout", .out = &a->json},
+    };
+    const cli_opts o = {
+        .cmd = CMD,
+        .synopsis = "[--out PROFILE.json] [--backend nvml|sim] [--sim k20|h100]\n"
+                    "                                [--seed N] [--device N] [--trace-out CSV] [--json]\n"
+                    "       truewatt sensor identify --trace CSV --events CSV [--until S] [--out PROFILE.json]",
+        .about = "Finds how each power reading of a GPU behaves: idle before a CUDA context exists,\n"
+                 "then active idle, steps of 4 s and 2 s, square waves, and isolated kernels of 1 ms\n"
+                 "to 1 s at varied phases (about a minute). For every reading it fits the update\n"
+                 "period, the averaging window, the delay, the coverage (fraction of the time the\n"
+                 "reading sees) and the response: rc (a lagging capacitor, as on Kepler), boxcar\n"
+                 "(a moving average), window (a short average held until the next update) or\n"
+                 "counter; and the idle, active-idle and kernel levels. Nothing on the card is changed.",
+        .opt = opt,
+        .n = CLI_OPTS_N(opt)};
+    int rc = cli_exp_parse(o, &a->exp, argc, argv);
+    if (rc) return rc;
     if (!a->trace != !a->events) return cli_usage(CMD, "--trace and --events go together");
     return 0;
 }
@@ -157,7 +135,7 @@ static tw_status plan(tw_exec *x, void *ctx)
 
 int tw_cmd_sensor_identify(int argc, char **argv)
 {
-    id_args a = {.until_s = NAN, .trace_out = "truewatt-identify.csv"};
+    id_args a = {.until_s = NAN};
     cli_exp_args_init(&a.exp);
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;

@@ -1,25 +1,42 @@
 /* truewatt sensor show: a sensor profile, readable (or re-emitted as JSON). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "correct/identify.h"
 #include "correct/profile.h"
 #include "report/table.h"
 
 #define CMD "sensor show"
 
-static void help(void)
+/* The options, declared once (cli/opts.h). */
+static int parse_args(int argc, char **argv, bool *as_json, const char **path)
 {
-    printf("usage: truewatt sensor show [--json] PROFILE.json\n\n"
-           "Prints a sensor profile (written by 'truewatt sensor identify'): the GPU, driver and\n"
-           "levels, and for every reading its response model (rc, boxcar, window, counter), update\n"
-           "period (median, p10-p90), window, delay, time constant C, coverage and fit residual.\n"
-           "The reading truewatt would pick for energy is marked 'best' (full coverage first,\n"
-           "then the finest time resolution).\n\n"
-           "  --json   re-emit the profile as JSON (schema truewatt-sensor-profile, version 1)\n");
+    const cli_opt opt[] = {
+        {.name = "json",
+         .type = CLI_OPT_FLAG,
+         .help = "re-emit the profile as JSON (schema truewatt-sensor-profile, version 1)",
+         .out = as_json},
+    };
+    const cli_opts o = {.cmd = CMD,
+                        .synopsis = "[--json] PROFILE.json",
+                        .about =
+                            "Prints a sensor profile (written by 'truewatt sensor identify'): the GPU, driver and\n"
+                            "levels, and for every reading its response model (rc, boxcar, window, counter), update\n"
+                            "period (median, p10-p90), window, delay, time constant C, coverage and fit residual.\n"
+                            "The reading truewatt would pick for energy is marked 'best' (full coverage first,\n"
+                            "then the finest time resolution).",
+                        .opt = opt,
+                        .n = CLI_OPTS_N(opt),
+                        .min_args = 1,
+                        .max_args = 1,
+                        .missing = "which profile? (PROFILE.json)"};
+    int first;
+    int rc = cli_opts_parse(&o, argc, argv, &first);
+    if (rc == 0) *path = argv[first];
+    return rc;
 }
 
 /* "%.*f" of v scaled, or "-" for NaN. */
@@ -98,24 +115,10 @@ int cli_profile_print(const char *path, const tw_profile *p)
 
 int tw_cmd_sensor_show(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    bool as_json = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            help();
-            return 0;
-        }
-        if (c == 'j')
-            as_json = true;
-        else
-            return cli_opt_other(CMD, c, optarg, argv, NULL);
-    }
-    if (optind >= argc) return cli_usage(CMD, "which profile? (PROFILE.json)");
-    if (optind + 1 < argc) return cli_opt_rest(CMD, argc, argv, optind + 1);
-    const char *path = argv[optind];
+    bool as_json;
+    const char *path;
+    int rc = parse_args(argc, argv, &as_json, &path);
+    if (rc) return rc < 0 ? 0 : rc;
     tw_profile p;
     tw_status st = tw_profile_load(path, &p);
     if (st) return cli_fail(CMD, st);

@@ -82,17 +82,16 @@ static int parse_args(int argc, char **argv, sim_args *a)
          .out = &a->events_out},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "machine-readable summary on stdout", .out = &a->json},
     };
-    const cli_opts opts = {"sim",
-                           "-o TRACE [--profile k20|h100] (--scenario FILE | --kernel NAME:START:DUR:POWER ...)\n"
-                           "                    [--duration S] [--seed N] [--events-out FILE] [--json]",
-                           "Simulates a GPU power sensor over a true power signal with exact ground truth.",
-                           opt,
-                           sizeof opt / sizeof opt[0],
-                           NULL};
+    const cli_opts opts = {.cmd = "sim",
+                           .synopsis = "-o TRACE [--profile k20|h100] (--scenario FILE | --kernel NAME:START:DUR:POWER "
+                                       "...)\n"
+                                       "                    [--duration S] [--seed N] [--events-out FILE] [--json]",
+                           .about = "Simulates a GPU power sensor over a true power signal with exact ground truth.",
+                           .opt = opt,
+                           .n = CLI_OPTS_N(opt)};
     int first = 0;
     int rc = cli_opts_parse(&opts, argc, argv, &first);
     if (rc) return rc;
-    if (first < argc) return cli_opt_rest("sim", argc, argv, first);
     if (tw_sim_profile_parse(a->profile_name, &a->profile) != TW_OK)
         return cli_usage("sim", "unknown profile '%s' (profiles: k20, h100)", a->profile_name);
     if (!a->out) return cli_usage("sim", "where to? give -o TRACE");

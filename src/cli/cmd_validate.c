@@ -3,7 +3,6 @@
  * 10 s loads, each measured by every method; writes the trace, the events,
  * the identified profile, validation.csv/.md and plots into one folder. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,66 +13,45 @@
 #include "bench/plans.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "cli/profile_pick.h"
+#include "correct/profile_pick.h"
 #include "cli/validate_report.h"
-
-static void help(void)
-{
-    printf("usage: truewatt validate [--out DIR] [--backend nvml|sim] [--sim k20|h100] [--seed N]\n"
-           "                         [--device N] [--from DIR]\n\n"
-           "Runs the sensor identification (about a minute) and the validation experiments\n"
-           "(about four minutes) on one GPU, then measures every experiment by every method:\n"
-           "  (i)   linearity: one kernel for T and 2T (T = 0.1, 0.5, 2 s), energy ratio\n"
-           "  (ii)  back to back: two 0.5 s kernels 50 ms, 300 ms, 1 s apart, second / first\n"
-           "  (iii) kernels of 1, 3, 10, 30, 100 ms: energy per launch against the reference\n"
-           "        (the same kernel's dynamic power over >= 4 s, times its duration)\n"
-           "  (iv)  energy counter, sample buffer and corrected instant power over 10 s loads\n"
-           "  (v)   the identified sensor profile\n"
-           "Nothing on the card is changed (clocks, limits, modes stay as they are).\n\n"
-           "  --out DIR        where everything goes (default truewatt-validation)\n"
-           "  --backend B      nvml (a GPU, default) or sim (the simulator, exact truth)\n"
-           "  --sim P          simulator profile: h100 (default) or k20\n"
-           "  --seed N         simulator seed (default 1)\n"
-           "  --device N       GPU index (default 0)\n"
-           "  --from DIR       analyse DIR/trace.csv and DIR/events.csv recorded earlier\n");
-}
-
-enum { OPT_OUT = 1000, OPT_FROM };
 
 typedef struct validate_args {
     cli_exp_args exp;
     const char *out, *from;
 } validate_args;
 
+/* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, validate_args *a)
 {
-    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT},
-                                         CLI_EXP_LONG_OPTIONS,
-                                         {"from", required_argument, 0, OPT_FROM},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            help();
-            return -1;
-        case OPT_OUT:
-            a->out = optarg;
-            break;
-        case OPT_FROM:
-            a->from = optarg;
-            break;
-        default: {
-            int r = cli_opt_other("validate", c, optarg, argv, &a->exp);
-            if (r) return r;
-        }
-        }
-    }
-    if (optind < argc) return cli_opt_rest("validate", argc, argv, optind);
-    return 0;
+    const cli_opt opt[] = {
+        {.name = "out",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .def = "truewatt-validation",
+         .help = "where everything goes",
+         .out = &a->out},
+        {.name = "from",
+         .type = CLI_OPT_STRING,
+         .arg = "DIR",
+         .help = "analyse DIR/trace.csv and DIR/events.csv recorded earlier",
+         .out = &a->from},
+    };
+    const cli_opts o = {.cmd = "validate",
+                        .synopsis = "[--out DIR] [--backend nvml|sim] [--sim k20|h100] [--seed N]\n"
+                                    "                         [--device N] [--from DIR]",
+                        .about = "Runs the sensor identification (about a minute) and the validation experiments\n"
+                                 "(about four minutes) on one GPU, then measures every experiment by every method:\n"
+                                 "  (i)   linearity: one kernel for T and 2T (T = 0.1, 0.5, 2 s), energy ratio\n"
+                                 "  (ii)  back to back: two 0.5 s kernels 50 ms, 300 ms, 1 s apart, second / first\n"
+                                 "  (iii) kernels of 1, 3, 10, 30, 100 ms: energy per launch against the reference\n"
+                                 "        (the same kernel's dynamic power over >= 4 s, times its duration)\n"
+                                 "  (iv)  energy counter, sample buffer and corrected instant power over 10 s loads\n"
+                                 "  (v)   the identified sensor profile\n"
+                                 "Nothing on the card is changed (clocks, limits, modes stay as they are).",
+                        .opt = opt,
+                        .n = CLI_OPTS_N(opt)};
+    return cli_exp_parse(o, &a->exp, argc, argv);
 }
 
 static tw_status plan_all(tw_exec *x, void *ctx)
@@ -102,7 +80,7 @@ static int analyse_recorded(const validate_args *a, char *trace, char *events)
     memset(&named, 0, sizeof named);
     named.true_idle_w = named.true_active_idle_w = named.true_step_w = NAN;
     int index = 0;
-    if (cli_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
+    if (tw_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
         snprintf(named.backend, sizeof named.backend, "replay");
     int rc = st == TW_OK ? validate_report(s, ev, a->out, named.gpu[0] ? &named : NULL) : cli_fail("validate", st);
     tw_sensor_close(s);

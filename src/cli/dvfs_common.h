@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "cli/opts.h"
 #include "core/json.h"
 #include "dvfs/eval.h"
 #include "dvfs/model.h"
@@ -12,6 +13,16 @@
  * is looked up as dvfs/NAME.json in $TW_DATA_DIR or the installed data
  * folder; anything with a '/' or ending in .json is a path. Returns 0, or 2
  * after a usage message naming cmd ("dvfs eval"). */
+/* --gpu's help, alike in every dvfs command */
+#define CLI_DVFS_GPU_HELP                                                                                              \
+    "a published parameter set: gtx980, gtx1080ti, p100, v100\n(data/dvfs/NAME.json, or $TW_DATA_DIR/dvfs/), or a "    \
+    "parameter file\nof the same form"
+/* --all-kernels, alike in eval, fit and energy */
+#define CLI_DVFS_OPT_ALL_KERNELS(p)                                                                                    \
+    {                                                                                                                  \
+        .name = "all-kernels", .type = CLI_OPT_FLAG,                                                                   \
+        .help = "every row, not only the authors' 20 kernels at clocks >= 500 MHz", .out = (p)                         \
+    }
 int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t cap);
 /* The path, then the file (1 after the loader's message naming the file). */
 int cli_dvfs_params_load(const char *cmd, const char *gpu, tw_dvfs_params *p);

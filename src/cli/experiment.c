@@ -17,27 +17,45 @@ void cli_exp_args_init(cli_exp_args *a)
     a->seed = 1;
 }
 
-int cli_exp_option(const char *cmd, int c, const char *arg, cli_exp_args *a)
+/* --sim P: the simulator with profile P */
+static int take_sim(const char *cmd, const char *value, void *out)
 {
-    uint64_t u;
-    switch (c) {
-    case CLI_EXP_OPT_BACKEND:
-        a->backend = arg;
-        return 0;
-    case CLI_EXP_OPT_SIM:
-        if (tw_sim_profile_parse(arg, &a->profile) != TW_OK)
-            return cli_usage(cmd, "--sim must be k20 or h100, not '%s'", arg);
-        a->backend = "sim";
-        return 0;
-    case CLI_EXP_OPT_SEED:
-        return cli_parse_u64(arg, &a->seed) ? 0 : cli_usage(cmd, "--seed wants a number");
-    case CLI_EXP_OPT_DEVICE:
-        if (!cli_parse_u64(arg, &u) || u > 64) return cli_usage(cmd, "--device wants a GPU index");
-        a->device = (int)u;
-        return 0;
-    default:
-        return -1;
-    }
+    cli_exp_args *a = out;
+    if (tw_sim_profile_parse(value, &a->profile) != TW_OK)
+        return cli_usage(cmd, "--sim needs one of k20|h100, got '%s'", value);
+    a->backend = "sim";
+    return 0;
+}
+
+int cli_exp_parse(cli_opts o, cli_exp_args *a, int argc, char **argv)
+{
+    const cli_opt t[] = {
+        {.name = "backend",
+         .type = CLI_OPT_ENUM,
+         .choices = "nvml|sim",
+         .def = "nvml",
+         .help = "nvml: a GPU; sim: the simulator (exact truth)",
+         .out = &a->backend},
+        {.name = "sim",
+         .type = CLI_OPT_CALL,
+         .arg = "k20|h100",
+         .help = "the simulator with this sensor profile (h100 when only --backend sim)",
+         .out = a,
+         .call = take_sim},
+        {.name = "seed", .type = CLI_OPT_U64, .arg = "N", .def = "1", .help = "simulator seed", .out = &a->seed},
+        {.name = "device",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "0",
+         .help = "GPU index",
+         .out = &a->device,
+         .min = 0,
+         .max = 64},
+    };
+    o.more = t;
+    o.n_more = CLI_OPTS_N(t);
+    int first;
+    return cli_opts_parse(&o, argc, argv, &first);
 }
 
 void cli_exp_provenance(char *buf, size_t len, int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "bench/exec.h"
+#include "cli/opts.h"
 
 typedef struct cli_exp_args {
     const char *backend;    /* "nvml" (a real GPU) or "sim" */
@@ -19,18 +20,11 @@ typedef struct cli_exp_args {
 
 void cli_exp_args_init(cli_exp_args *a);
 
-/* The options every experiment command takes, for getopt_long's table. */
-enum { CLI_EXP_OPT_BACKEND = 900, CLI_EXP_OPT_SIM, CLI_EXP_OPT_SEED, CLI_EXP_OPT_DEVICE };
-#define CLI_EXP_LONG_OPTIONS                                                                                           \
-    {"backend", required_argument, 0, CLI_EXP_OPT_BACKEND}, {"sim", required_argument, 0, CLI_EXP_OPT_SIM},            \
-        {"seed", required_argument, 0, CLI_EXP_OPT_SEED},                                                              \
-    {                                                                                                                  \
-        "device", required_argument, 0, CLI_EXP_OPT_DEVICE                                                             \
-    }
-
-/* Handles option c (one of the above) with its argument: -1 when c is not
- * one of them, else a CLI exit code (0, or 2 after a usage message). */
-int cli_exp_option(const char *cmd, int c, const char *arg, cli_exp_args *a);
+/* Parses argv by the command's table `o` (cli/opts.h) followed by the
+ * options every experiment command takes (--backend, --sim, --seed,
+ * --device; declared once, in experiment.c) into *a. Returns what
+ * cli_opts_parse returns. */
+int cli_exp_parse(cli_opts o, cli_exp_args *a, int argc, char **argv);
 
 /* Makes the executor: prints a line on stderr saying where the trace goes and
  * how long the plan takes. Returns a CLI exit code (0 on success). */

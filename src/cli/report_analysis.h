@@ -22,7 +22,7 @@ typedef struct report_context {
  * sensor profile's best reading, with the energy counter as the reference
  * when the trace has it (the events are the analysis's, in its order). */
 typedef struct report_profile {
-    const char *source;        /* which profile file and why (cli_profile_pick's line) */
+    const char *source;        /* which profile file and why (tw_profile_pick's line) */
     const tw_reading_model *m; /* NULL: no reading the trace has; see note */
     const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
     const char *note;          /* why there is no estimate, or NULL */

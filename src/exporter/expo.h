@@ -39,8 +39,11 @@ typedef struct expo_series {
 typedef struct expo_proc {
     unsigned pid;
     double energy_j;
-    bool estimate;    /* from NVML's utilisation samples, not measured */
-    double last_seen; /* timeline s */
+    double active_j;  /* measured: the part above the GPU's baseline (NaN for an estimate) */
+    bool estimate;    /* from NVML's utilisation samples; else measured by `truewatt run` (a report) */
+    double last_seen; /* timeline s (estimates) */
+    char command[128];
+    char job[64];
 } expo_proc;
 
 typedef struct expo_gpu {

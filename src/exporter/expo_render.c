@@ -158,8 +158,13 @@ static const family f_lost = {"truewatt_gpu_lost", F_GAUGE, "",
                               "its energy keeps its last value"};
 static const family f_proc = {
     "truewatt_process_energy_joules", F_COUNTER, "joules",
-    "Energy of a process on the GPU since the exporter saw it; estimate=\"true\": the GPU's energy split by NVML's "
-    "per-process SM utilisation samples (docs/exporter.md says what that misses)"};
+    "Energy of a process on the GPU. source=\"truewatt run\": measured (its kernels' and copies' energy above the "
+    "GPU's baseline, plus the baseline while they ran), reported when its run ended; source=\"estimate\": the GPU's "
+    "energy since the exporter saw it split by NVML's per-process SM utilisation (docs/exporter.md)"};
+static const family f_proc_active = {
+    "truewatt_process_active_energy_joules", F_COUNTER, "joules",
+    "The part of a measured process's energy above the GPU's baseline: its kernels and copies alone "
+    "(source=\"truewatt run\" only)"};
 static const family f_dcgm_power = {"DCGM_FI_DEV_POWER_USAGE", F_GAUGE, "",
                                     "Power draw (in W), as truewatt_gpu_power_watts (dcgm-exporter's name)"};
 static const family f_dcgm_energy = {
@@ -241,18 +246,24 @@ static void render_sensor(const expo_view *v, size_t n, const expo_render_opts *
     }
 }
 
-static void render_procs(const expo_view *v, size_t n, const expo_render_opts *o, tw_sbuf *out)
+/* The processes of every GPU (active: only the measured ones' part above the baseline). */
+static void render_procs(const expo_view *v, size_t n, const family *f, bool active, const expo_render_opts *o,
+                         tw_sbuf *out)
 {
-    put_header(out, &f_proc, o);
+    put_header(out, f, o);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < v[i].nprocs; k++) {
             const expo_proc *p = &v[i].procs[k];
+            double x = active ? p->active_j : p->energy_j;
+            if ((active && p->estimate) || !isfinite(x)) continue;
             char pid[16];
             snprintf(pid, sizeof pid, "%u", p->pid);
-            const char *extra[] = {"pid", pid, "estimate", p->estimate ? "true" : "false", NULL};
-            put_sample_name(out, &f_proc);
+            const char *extra[] = {"pid", pid,    "command", p->command,
+                                   "job", p->job, "source",  p->estimate ? "estimate" : "truewatt run",
+                                   NULL};
+            put_sample_name(out, f);
             put_gpu_labels(out, &v[i], extra);
-            put_value(out, p->energy_j, NAN, o);
+            put_value(out, x, NAN, o);
         }
 }
 
@@ -268,7 +279,8 @@ void tw_expo_render(const expo_view *v, size_t n, const expo_render_opts *o, tw_
     render_gpus(v, n, &f_failures, pick_failures, false, o, out);
     render_gpus(v, n, &f_resets, pick_resets, false, o, out);
     render_gpus(v, n, &f_lost, pick_lost, false, o, out);
-    render_procs(v, n, o, out);
+    render_procs(v, n, &f_proc, false, o, out);
+    render_procs(v, n, &f_proc_active, true, o, out);
     if (o->dcgm) {
         render_gpus(v, n, &f_dcgm_power, pick_power, true, o, out);
         /* a counter in dcgm-exporter's text, which OpenMetrics would rename to ..._total: a gauge in both */

@@ -3,6 +3,9 @@
  * renders the states on every scrape (tw_expo_render.c). One mutex guards the
  * states. A GPU whose readings stop (lost, NVML failing) is marked lost and
  * keeps its last energy; the others go on being sampled and served. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -10,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "exporter/expo.h"
+#include "exporter/procfile.h"
 #include "sample/sampler_sink.h"
 #include "sensor/nvml_procs.h"
 #include "truewatt.h"
@@ -25,6 +30,9 @@
 
 #define MAX_GPUS 64
 #define PROC_FORGET_S 600.0 /* a process without samples this long is no longer published */
+#define REPORT_KEEP_S 600   /* a finished run's report is published this long after it was written */
+#define MAX_REPORTS 1024    /* reports read per scrape (the folder's others: said, not read); ~2 MB */
+#define MAX_COMPLAINTS 64   /* bad reports said once each (by name) */
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
@@ -55,6 +63,12 @@ struct tw_exporter {
     tw_sampler *sampler;
     column_map map;  /* the writer thread's */
     double health_t; /* the row time the devices' health was last looked at (writer thread) */
+    /* measured processes (--processes): the reports of `truewatt run` read at each scrape, under mu */
+    char *process_dir;
+    procfile *reports;
+    size_t nreports;
+    char complained[MAX_COMPLAINTS][256]; /* reports already said to be bad */
+    size_t ncomplained;
 #ifdef TW_HAVE_MHD
     struct MHD_Daemon *http;
 #endif
@@ -178,17 +192,112 @@ static void on_row(void *arg, const tw_sampler *s, const tw_row *row)
     pthread_mutex_unlock(&e->mu);
 }
 
+/* ---------------------------------------------------------------- measured processes */
+
+/* A bad report said once (by name): the others are still read. */
+static void complain(tw_exporter *e, const char *name, const char *why)
+{
+    for (size_t i = 0; i < e->ncomplained; i++)
+        if (strcmp(e->complained[i], name) == 0) return;
+    if (e->ncomplained < MAX_COMPLAINTS) snprintf(e->complained[e->ncomplained++], 256, "%s", name);
+    if (!e->cfg.log) return;
+    char line[4800];
+    snprintf(line, sizeof line, "process report %s/%s: %s (ignored)", e->process_dir, name, why);
+    e->cfg.log(e->cfg.log_user, line);
+}
+
+/* One file of the folder: read into out when it is a report to publish now
+ * (running with its writer alive, or done less than REPORT_KEEP_S ago).
+ * A finished report older than that, or one whose writer died before it
+ * finished (killed: its process is estimated again), is removed. */
+static bool read_report(tw_exporter *e, const char *name, time_t now, procfile *out)
+{
+    char path[4400], text[PROCFILE_MAX_BYTES + 1], err[256];
+    snprintf(path, sizeof path, "%s/%s", e->process_dir, name);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false; /* gone since the listing, or a link */
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= PROCFILE_MAX_BYTES)
+        n = read(fd, text, PROCFILE_MAX_BYTES);
+    close(fd);
+    if (n < 0) {
+        complain(e, name, "not a regular file of at most 16 KiB");
+        return false;
+    }
+    text[n] = '\0';
+    if (!tw_procfile_parse(text, out, err, sizeof err)) {
+        complain(e, name, err);
+        return false;
+    }
+    bool stale = out->done ? now - st.st_mtime > REPORT_KEEP_S : !tw_procfile_writer_alive(out);
+    if (stale) remove(path); /* another user's in a sticky folder stays: read again, stale again */
+    return !stale;
+}
+
+/* The reports of the folder now. Called under e->mu. */
+static void scan_reports(tw_exporter *e)
+{
+    e->nreports = 0;
+    DIR *d = opendir(e->process_dir);
+    if (!d) return; /* removed since the start: no measured process */
+    time_t now = time(NULL);
+    size_t ext = strlen(PROCFILE_EXT);
+    bool full = false;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || len <= ext || strcmp(de->d_name + len - ext, PROCFILE_EXT) != 0) continue;
+        if (e->nreports == MAX_REPORTS) {
+            full = true;
+            break;
+        }
+        if (read_report(e, de->d_name, now, &e->reports[e->nreports])) e->nreports++;
+    }
+    closedir(d);
+    if (full) complain(e, "*", "more than 1024 reports in the folder: the rest not read at this scrape");
+}
+
+/* The measured report of pid on GPU uuid (running or done), or NULL. */
+static const procfile *measured(const tw_exporter *e, unsigned pid, const char *uuid, const procfile_gpu **gpu)
+{
+    for (size_t r = 0; r < e->nreports; r++) {
+        const procfile *p = &e->reports[r];
+        if (p->pid != pid) continue;
+        for (size_t g = 0; g < p->ngpus; g++)
+            if (strcmp(p->gpu[g].uuid, uuid) == 0) {
+                if (gpu) *gpu = &p->gpu[g];
+                return p;
+            }
+    }
+    return NULL;
+}
+
+/* The program of a pid, as the kernel names it (for the estimate's label). */
+static void command_of(unsigned pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/comm", pid);
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    if (fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
 /* ---------------------------------------------------------------- per-process estimate */
 
 /* The energy since the last update split among the processes NVML saw
  * since then, by their mean SM utilisation (the share of the time their
- * kernels ran; more than 1 together is scaled to 1). Called under e->mu. */
+ * kernels ran; more than 1 together is scaled to 1). A process `truewatt
+ * run` measures gets none: its own report is published instead, and its
+ * estimate so far is dropped (never both). Called under e->mu. */
 static void update_procs(tw_exporter *e, expo_gpu *g, double energy_j)
 {
     tw_proc_util u[EXPO_MAX_PROCS];
     size_t n = 0;
     unsigned long long newest = g->proc_last_us;
-    if (tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK) return;
+    if (tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK) n = 0;
+    tw_clear_error();
     double de = energy_j - g->proc_energy_at;
     g->proc_energy_at = energy_j;
     g->proc_last_us = newest;
@@ -198,21 +307,63 @@ static void update_procs(tw_exporter *e, expo_gpu *g, double energy_j)
     double scale = total > 1.0 ? 1.0 / total : 1.0;
     double now = timeline_now(e);
     for (size_t k = 0; k < n; k++) {
+        if (measured(e, u[k].pid, g->uuid, NULL)) continue;
         size_t j = 0;
         while (j < g->nprocs && g->procs[j].pid != u[k].pid)
             j++;
         if (j == g->nprocs) {
             if (g->nprocs == EXPO_MAX_PROCS) continue;
-            g->procs[g->nprocs++] = (expo_proc){u[k].pid, 0.0, true, now};
+            g->procs[g->nprocs] = (expo_proc){.pid = u[k].pid, .active_j = NAN, .estimate = true, .last_seen = now};
+            command_of(u[k].pid, g->procs[j].command, sizeof g->procs[j].command);
+            g->nprocs++;
         }
         if (de > 0) g->procs[j].energy_j += de * u[k].sm_util * scale;
         g->procs[j].last_seen = now;
     }
-    /* forget those long gone, so that the page does not grow with every pid ever seen */
+    /* forget those long gone (the page does not grow with every pid ever seen), and those measured */
     size_t kept = 0;
     for (size_t j = 0; j < g->nprocs; j++)
-        if (now - g->procs[j].last_seen < PROC_FORGET_S) g->procs[kept++] = g->procs[j];
+        if (now - g->procs[j].last_seen < PROC_FORGET_S && !measured(e, g->procs[j].pid, g->uuid, NULL))
+            g->procs[kept++] = g->procs[j];
     g->nprocs = kept;
+}
+
+/* GPU g's processes for the page: its estimates, then the measured ones
+ * (done, with an energy) on it. *out malloc'ed; false when out of memory. */
+static bool gpu_procs(const tw_exporter *e, const expo_gpu *g, expo_proc **out, size_t *n)
+{
+    *n = 0;
+    *out = malloc((g->nprocs + e->nreports + 1) * sizeof **out);
+    if (!*out) return false;
+    for (size_t j = 0; j < g->nprocs; j++)
+        (*out)[(*n)++] = g->procs[j];
+    for (size_t r = 0; r < e->nreports; r++) {
+        const procfile *p = &e->reports[r];
+        const procfile_gpu *pg = NULL;
+        /* the first report of this pid on this GPU (a pid reused within REPORT_KEEP_S: the other waits) */
+        if (!p->done || measured(e, p->pid, g->uuid, &pg) != p || !isfinite(pg->energy_j)) continue;
+        expo_proc *x = &(*out)[(*n)++];
+        *x = (expo_proc){.pid = p->pid, .energy_j = pg->energy_j, .active_j = pg->active_j, .estimate = false};
+        snprintf(x->command, sizeof x->command, "%s", p->command);
+        snprintf(x->job, sizeof x->job, "%s", p->job);
+    }
+    return true;
+}
+
+/* The folder for the reports, made when absent (sticky and writable by all, as /tmp: every user's runs report). */
+static tw_status setup_process_dir(tw_exporter *e)
+{
+    const char *dir = tw_procfile_dir(e->cfg.process_dir);
+    if (!(e->process_dir = strdup(dir)) || !(e->reports = calloc(MAX_REPORTS, sizeof *e->reports)))
+        return tw_fail(TW_ENOMEM, "out of memory");
+    if (mkdir(dir, 01777) == 0) {
+        if (chmod(dir, 01777) != 0) /* mkdir's mode is cut by the umask */
+            return tw_fail(TW_EIO, "the process report folder %s: chmod 1777: %s", dir, strerror(errno));
+        return TW_OK;
+    }
+    struct stat st;
+    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return TW_OK;
+    return tw_fail(TW_EIO, "the process report folder %s: %s", dir, errno == EEXIST ? "not a folder" : strerror(errno));
 }
 
 /* ---------------------------------------------------------------- rendering */
@@ -226,17 +377,26 @@ tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **text, size
     if (!v) return tw_fail(TW_ENOMEM, "out of memory");
     tw_sbuf out = {0};
     expo_render_opts o = {openmetrics, e->cfg.dcgm_names, e->window_s, e->wall_ms_at_t0};
+    expo_proc **procs = calloc(e->ngpus ? e->ngpus : 1, sizeof *procs);
+    if (!procs) {
+        free(v);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
     pthread_mutex_lock(&e->mu);
     check_health(e, e->sampler); /* also when no row comes any more (every GPU lost) */
+    if (e->cfg.processes) scan_reports(e);
     for (size_t i = 0; i < e->ngpus; i++) {
         tw_expo_gpu_view(&e->gpus[i], e->window_s, e->host, &v[i]);
-        if (e->cfg.processes && !e->gpus[i].lost && v[i].has_energy) {
-            update_procs(e, &e->gpus[i], v[i].energy_j);
-            v[i].nprocs = e->gpus[i].nprocs;
-        }
+        v[i].nprocs = 0;
+        if (!e->cfg.processes) continue;
+        if (!e->gpus[i].lost && v[i].has_energy) update_procs(e, &e->gpus[i], v[i].energy_j);
+        if (gpu_procs(e, &e->gpus[i], &procs[i], &v[i].nprocs)) v[i].procs = procs[i];
     }
     tw_expo_render(v, e->ngpus, &o, &out);
     pthread_mutex_unlock(&e->mu);
+    for (size_t i = 0; i < e->ngpus; i++)
+        free(procs[i]);
+    free(procs);
     free(v);
     if (out.oom || !out.p) {
         free(out.p);
@@ -406,6 +566,8 @@ static void exporter_free(tw_exporter *e)
     free(e->gpus);
     free_map(&e->map);
     free(e->library);
+    free(e->process_dir);
+    free(e->reports);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -445,6 +607,7 @@ tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out)
     socklen_t salen = 0;
     int family = 0;
     tw_status st = parse_listen(listen, &sa, &salen, &family); /* bad input first, before any GPU is opened */
+    if (st == TW_OK && e->cfg.processes) st = setup_process_dir(e);
     if (st == TW_OK) st = setup_gpus(e);
     if (st == TW_OK) st = start_sampler(e);
     if (st == TW_OK) st = start_http(e, listen);

@@ -10,6 +10,9 @@
 #ifndef TW_REPORT_PERFETTO_H
 #define TW_REPORT_PERFETTO_H
 
+/* The symbols carry the library's prefix (tests/meta/static_symbols.sh); the call sites keep the short names. */
+#define perfetto_write tw_perfetto_write
+
 #include <stddef.h>
 
 #include "estimate/estimator.h"

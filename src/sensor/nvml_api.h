@@ -193,6 +193,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetProcessUtilization_fn)(nvmlDevice_t device,
                                                            unsigned int *processSamplesCount,
                                                            unsigned long long lastSeenTimeStamp);
 /* read only: the power limit the GPU enforces, in mW */
+/* the number N of the GPU's device file /dev/nvidiaN (what Slurm's gres.conf names) */
+typedef nvmlReturn_t (*nvmlDeviceGetMinorNumber_fn)(nvmlDevice_t device, unsigned int *minorNumber);
 typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t device, unsigned int *limit_mw);
 
 /* Clocks: reading them, and locking them (root only: NVML_ERROR_NO_PERMISSION

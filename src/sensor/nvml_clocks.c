@@ -2,6 +2,8 @@
  * nvml_lib.c, shared with the nvml sensor backend. */
 #include "sensor/nvml_clocks.h"
 
+#include "api/sized.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,10 +296,11 @@ tw_status tw_clocks_supported(tw_clocks *c, tw_clock_table *t)
     return TW_OK;
 }
 
-tw_status tw_clocks_current(tw_clocks *c, tw_clock_now *now)
+tw_status tw_clocks_current(tw_clocks *c, tw_clock_now *out)
 {
-    if (!c || !now) return tw_fail(TW_EINVAL, "tw_clocks_current: NULL argument");
-    memset(now, 0, sizeof *now);
+    if (!c || !out) return tw_fail(TW_EINVAL, "tw_clocks_current: NULL argument");
+    /* filled whole here, then as much as the caller's (size-carrying) struct holds */
+    tw_clock_now full = {.size = sizeof full}, *now = &full;
     const tw_nvml_api *a = c->api;
     tw_status st = TW_OK;
     if (a->nvmlDeviceGetClockInfo) {
@@ -317,6 +320,8 @@ tw_status tw_clocks_current(tw_clocks *c, tw_clock_now *now)
     } else {
         st = missing("nvmlDeviceGetCurrentClocksEventReasons");
     }
+    tw_status wst = tw_sized_write(out, &full, sizeof full, "tw_clocks_current");
+    if (wst != TW_OK) return wst;
     /* a part that failed is marked absent; the message of the last failure stays in tw_last_error */
     return now->have_sm || now->have_mem || now->have_reasons ? TW_OK : st;
 }

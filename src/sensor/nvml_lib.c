@@ -39,6 +39,7 @@ static const tw_dl_symbol api_symbols[] = {
     SYMBOL(nvmlDeviceGetArchitecture, 0, "nvmlDeviceGetArchitecture", NULL),
     SYMBOL(nvmlDeviceGetEnforcedPowerLimit, 0, "nvmlDeviceGetEnforcedPowerLimit", NULL),
     SYMBOL(nvmlDeviceGetProcessUtilization, 0, "nvmlDeviceGetProcessUtilization", NULL),
+    SYMBOL(nvmlDeviceGetMinorNumber, 0, "nvmlDeviceGetMinorNumber", NULL),
     SYMBOL(nvmlDeviceGetMaxClockInfo, 0, "nvmlDeviceGetMaxClockInfo", NULL),
     SYMBOL(nvmlDeviceGetSupportedMemoryClocks, 0, "nvmlDeviceGetSupportedMemoryClocks", NULL),
     SYMBOL(nvmlDeviceGetSupportedGraphicsClocks, 0, "nvmlDeviceGetSupportedGraphicsClocks", NULL),

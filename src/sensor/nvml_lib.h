@@ -35,6 +35,7 @@ typedef struct tw_nvml_api {
     nvmlDeviceGetEnforcedPowerLimit_fn nvmlDeviceGetEnforcedPowerLimit;
     nvmlSystemGetDriverVersion_fn nvmlSystemGetDriverVersion;
     nvmlDeviceGetProcessUtilization_fn nvmlDeviceGetProcessUtilization; /* the exporter's per-process estimate */
+    nvmlDeviceGetMinorNumber_fn nvmlDeviceGetMinorNumber;               /* the Slurm plugin's device files */
     /* optional: clocks (nvml_clocks.c says "not supported by this driver" when one is missing) */
     nvmlDeviceGetMaxClockInfo_fn nvmlDeviceGetMaxClockInfo;
     nvmlDeviceGetSupportedMemoryClocks_fn nvmlDeviceGetSupportedMemoryClocks;

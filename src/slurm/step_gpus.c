@@ -94,3 +94,38 @@ int step_gpus_parse(const char *step_gpus_env, const char *job_gpus_env, const c
     if (is_set(cuda_visible)) return parse_list(out, "CUDA_VISIBLE_DEVICES", cuda_visible, err, err_len);
     return 0;
 }
+
+int step_gpus_map(step_gpus *g, const gres_gpus *gres, const unsigned *minor, size_t nminor, char *err, size_t err_len)
+{
+    g->how[0] = '\0';
+    if (strcmp(g->source, "SLURM_STEP_GPUS") != 0 && strcmp(g->source, "SLURM_JOB_GPUS") != 0) return 0;
+    if (gres->autodetect) {
+        snprintf(g->how, sizeof g->how, "%s: gres.conf has AutoDetect=nvml: Slurm's numbers are NVML's indices",
+                 g->source);
+        return 0;
+    }
+    int head = snprintf(g->how, sizeof g->how, "%s: ", g->source);
+    size_t used = head > 0 ? (size_t)head : 0;
+    for (size_t i = 0; i < g->n; i++) {
+        unsigned long k = strtoul(g->id[i], NULL, 10);
+        if (k >= gres->n) {
+            snprintf(err, err_len, "%s: GPU %lu, but gres.conf lists %zu GPU%s for this node", g->source, k, gres->n,
+                     gres->n == 1 ? "" : "s");
+            return -1;
+        }
+        unsigned dev = gres->devnum[k];
+        size_t idx = 0;
+        while (idx < nminor && minor[idx] != dev)
+            idx++;
+        if (idx == nminor) {
+            snprintf(err, err_len, "%s: GPU %lu is gres.conf's /dev/nvidia%u, and no NVML GPU has minor number %u",
+                     g->source, k, dev, dev);
+            return -1;
+        }
+        int n =
+            snprintf(g->how + used, sizeof g->how - used, "%s%lu=/dev/nvidia%u=NVML %zu", i ? ", " : "", k, dev, idx);
+        if (n > 0 && (size_t)n < sizeof g->how - used) used += (size_t)n;
+        snprintf(g->id[i], sizeof g->id[i], "%zu", idx);
+    }
+    return 0;
+}

@@ -28,10 +28,14 @@
  *                        libslurmfull that slurmstepd has loaded)
  *   profiles=DIR         sensor profiles for the sampling plan
  *   truewatt=PATH        the truewatt program, for --truewatt=kernels
- *   exec=PATH            the wrapper truewatt-slurm-exec, for --truewatt=kernels */
+ *   exec=PATH            the wrapper truewatt-slurm-exec, for --truewatt=kernels
+ *   gres_conf=PATH|nvml  the gres.conf that says which GPU Slurm's numbers are
+ *                        (default: beside $SLURM_CONF, else /etc/slurm);
+ *                        nvml: they are NVML's indices */
 #define _GNU_SOURCE /* O_NOFOLLOW, dladdr-free fchown */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -41,6 +45,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sensor/nvml_devfile.h"
+#include "slurm/gres_conf.h"
 #include "slurm/step_energy.h"
 #include "slurm/step_gpus.h"
 #include "truewatt.h"
@@ -80,9 +86,10 @@ static struct {
     char profiles[PATH_LEN];
     char truewatt[PATH_LEN];
     char exec[PATH_LEN];
-    uint32_t job;   /* the step: job id, */
-    char step[32];  /* step name ("batch", "0", ...), */
-    char node[256]; /* and node, read once in user_init */
+    char gres_conf[PATH_LEN]; /* gres_conf=: a path, "nvml", or "" (beside slurm.conf) */
+    uint32_t job;             /* the step: job id, */
+    char step[32];            /* step name ("batch", "0", ...), */
+    char node[256];           /* and node, read once in user_init */
     step_meter *meter;
     step_gpus gpus;
     uint32_t ntasks, exited;
@@ -165,8 +172,11 @@ static int parse_args(int ac, char **av)
             rc = copy_arg(S.truewatt, a + 9, a);
         else if (strncmp(a, "exec=", 5) == 0)
             rc = copy_arg(S.exec, a + 5, a);
+        else if (strncmp(a, "gres_conf=", 10) == 0)
+            rc = copy_arg(S.gres_conf, a + 10, a);
         else {
-            slurm_error("truewatt: plugstack.conf argument %d, '%s': unknown (output=, profiles=, truewatt=, exec=)",
+            slurm_error("truewatt: plugstack.conf argument %d, '%s': unknown (output=, profiles=, truewatt=, exec=, "
+                        "gres_conf=)",
                         i + 1, a);
             rc = -1;
         }
@@ -183,10 +193,19 @@ static const char *getenv_sp(spank_t sp, const char *name, char *buf, int len)
 }
 
 /* Slurm's name of the node (it may differ from the host name); Slurm sets
- * it in the step's environment only when the tasks are set up. */
+ * SLURMD_NODENAME in the step's environment only when the tasks are set up,
+ * so before that, the step's (or job's) node list at this node's position. */
 static void read_node(spank_t sp)
 {
-    if (!getenv_sp(sp, "SLURMD_NODENAME", S.node, sizeof S.node)) gethostname(S.node, sizeof S.node);
+    char list[4096];
+    uint32_t id = 0;
+    if (getenv_sp(sp, "SLURMD_NODENAME", S.node, sizeof S.node)) return;
+    if (spank_get_item(sp, S_JOB_NODEID, &id) == ESPANK_SUCCESS &&
+        (getenv_sp(sp, "SLURM_STEP_NODELIST", list, sizeof list) ||
+         getenv_sp(sp, "SLURM_JOB_NODELIST", list, sizeof list)) &&
+        gres_nth_name(list, id, S.node, sizeof S.node) == 0)
+        return;
+    gethostname(S.node, sizeof S.node);
 }
 
 /* The step's job id, name and node into S. */
@@ -213,6 +232,71 @@ static int read_gpus(spank_t sp)
         slurm_error("truewatt: the step's GPUs: %s", err);
         return -1;
     }
+    return 0;
+}
+
+/* gres.conf: gres_conf=PATH, else the one beside slurm.conf ($SLURM_CONF: slurmd's, also in configless
+ * mode, where it names the cached copy), else /etc/slurm's. */
+static void gres_conf_path(char *path, size_t len)
+{
+    const char *conf = getenv("SLURM_CONF");
+    const char *slash = conf ? strrchr(conf, '/') : NULL;
+    if (S.gres_conf[0])
+        snprintf(path, len, "%s", S.gres_conf);
+    else if (slash)
+        snprintf(path, len, "%.*s/gres.conf", (int)(slash - conf), conf);
+    else
+        snprintf(path, len, "/etc/slurm/gres.conf");
+}
+
+/* The NVML GPUs' minor numbers (/dev/nvidiaN), by NVML index. */
+static int read_minors(unsigned *minor, size_t cap, size_t *n)
+{
+    tw_device_info info[GRES_MAX_GPUS];
+    size_t have = 0;
+    *n = 0;
+    if (tw_backend_devices("nvml", NULL, info, GRES_MAX_GPUS, &have) != TW_OK) {
+        slurm_error("truewatt: the node's NVML devices: %s", tw_last_error());
+        return -1;
+    }
+    for (size_t k = 0; k < cap; k++)
+        minor[k] = UINT_MAX; /* an index NVML does not list matches no file */
+    for (size_t i = 0; i < have; i++) {
+        unsigned k = info[i].index;
+        if (k >= cap) continue; /* more GPUs than gres.conf can list */
+        if (tw_nvml_minor_number(NULL, k, &minor[k]) != TW_OK) {
+            slurm_error("truewatt: GPU %u's device file number: %s", k, tw_last_error());
+            return -1;
+        }
+        if (k + 1 > *n) *n = k + 1;
+    }
+    return 0;
+}
+
+/* Slurm's GPU numbers to NVML indices through gres.conf (step_gpus_map); -1 when a number names no GPU. */
+static int map_gpus(void)
+{
+    if (strcmp(S.gpus.source, "SLURM_STEP_GPUS") != 0 && strcmp(S.gpus.source, "SLURM_JOB_GPUS") != 0) return 0;
+    gres_gpus gres;
+    memset(&gres, 0, sizeof gres);
+    unsigned minor[GRES_MAX_GPUS];
+    size_t nminor = 0;
+    char path[PATH_LEN], err[PATH_LEN + 256];
+    if (strcmp(S.gres_conf, "nvml") == 0) {
+        gres.autodetect = true;
+    } else {
+        gres_conf_path(path, sizeof path);
+        if (gres_conf_read(path, S.node, &gres, err, sizeof err) != 0) {
+            slurm_error("truewatt: which GPUs %s names: %s", S.gpus.source, err);
+            return -1;
+        }
+        if (!gres.autodetect && read_minors(minor, GRES_MAX_GPUS, &nminor) != 0) return -1;
+    }
+    if (step_gpus_map(&S.gpus, &gres, minor, nminor, err, sizeof err) != 0) {
+        slurm_error("truewatt: job %u step %s: %s", S.job, S.step, err);
+        return -1;
+    }
+    slurm_info("truewatt: job %u step %s: %s", S.job, S.step, S.gpus.how);
     return 0;
 }
 
@@ -459,6 +543,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     if (S.gpus.n == 0 || (S.noutputs == 0 && !S.admincomment && S.mode == MODE_OFF)) return 0;
     read_step(sp);
     spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &S.ntasks);
+    if (map_gpus() != 0) return S.mode != MODE_OFF ? -1 : 0;
     if (start_meter(sp) != 0 && S.mode != MODE_OFF) return -1;
     return 0;
 }

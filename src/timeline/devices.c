@@ -229,8 +229,31 @@ static size_t split(char *copy, char **items, size_t cap)
 /* CUDA_VISIBLE_DEVICES as CUDA reads it: entries up to the first it cannot
  * use, each resolved to a position in `all` (vpos), or (MIG instances, which
  * NVML does not sample on their own) SIZE_MAX. */
-static size_t visible_devices(const char *cuda_visible, const tw_device_info *all, size_t nall, size_t *vpos,
-                              char *note, size_t note_len)
+/* The MIG instance `uuid` names (its full UUID, as CUDA takes it) among mig[0..nmig), and its GPU's
+ * position in all (FOUND), or why not. */
+static match by_mig(const char *uuid, const tw_mig_instance *mig, size_t nmig, const tw_device_info *all, size_t nall,
+                    size_t *pos, const tw_mig_instance **which)
+{
+    for (size_t i = 0; i < nmig; i++)
+        if (strcasecmp(mig[i].uuid, uuid) == 0) {
+            *which = &mig[i];
+            return by_index(mig[i].parent_index, all, nall, pos);
+        }
+    return NO_SUCH;
+}
+
+/* A MIG instance named by CUDA_VISIBLE_DEVICES or --device: its GPU is sampled (NVML reads power per
+ * GPU), said in the note with the label its kernels get. */
+static void note_mig(char *note, size_t note_len, const char *where, const char *item, const tw_mig_instance *m)
+{
+    note_add(note, note_len,
+             "%s: %s is MIG instance %u of GPU %u (%s): that GPU is sampled, the instance's kernels labelled "
+             "'MIG %u: ...'; the GPU's energy includes its other instances' work\n",
+             where, item, m->position, m->parent_index, m->parent_uuid, m->position);
+}
+
+static size_t visible_devices(const char *cuda_visible, const tw_device_info *all, size_t nall,
+                              const tw_mig_instance *mig, size_t nmig, size_t *vpos, char *note, size_t note_len)
 {
     char copy[1024];
     if (strlen(cuda_visible) >= sizeof copy) {
@@ -249,6 +272,12 @@ static size_t visible_devices(const char *cuda_visible, const tw_device_info *al
         if (parse_index(items[i], &v))
             r = by_index(v, all, nall, &pos);
         else if (strncasecmp(items[i], "MIG-", 4) == 0) {
+            const tw_mig_instance *inst = NULL;
+            if (by_mig(items[i], mig, nmig, all, nall, &pos, &inst) == FOUND) {
+                note_mig(note, note_len, "CUDA_VISIBLE_DEVICES", items[i], inst);
+                vpos[m++] = pos;
+                continue;
+            }
             note_add(note, note_len,
                      "CUDA_VISIBLE_DEVICES names the MIG instance %s: NVML reads power per GPU, so its kernels "
                      "are charged to no GPU unless its GPU is sampled\n",
@@ -302,7 +331,7 @@ tw_status tw_devices_check(const char *list)
 
 /* One item of --device to a position in all. */
 static tw_status resolve_item(const char *item, const char *cuda_visible, const tw_device_info *all, size_t nall,
-                              size_t *pos, char *note, size_t note_len)
+                              const tw_mig_instance *mig, size_t nmig, size_t *pos, char *note, size_t note_len)
 {
     char seen[1024];
     unsigned long v;
@@ -315,13 +344,14 @@ static tw_status resolve_item(const char *item, const char *cuda_visible, const 
                            item, seen_list(all, nall, seen, sizeof seen));
         }
         size_t vpos[MAX_ITEMS];
-        size_t m = visible_devices(cuda_visible, all, nall, vpos, note, note_len);
+        size_t m = visible_devices(cuda_visible, all, nall, mig, nmig, vpos, note, note_len);
         if (v >= m)
             return tw_fail(TW_ENOTFOUND, "--device '%s': CUDA_VISIBLE_DEVICES='%s' makes %zu GPU%s visible to CUDA",
                            item, cuda_visible, m, m == 1 ? "" : "s");
         if (vpos[v] == SIZE_MAX)
             return tw_fail(TW_EUNSUPPORTED,
-                           "--device '%s' is a MIG instance: NVML reads power per GPU; give its GPU's index or UUID",
+                           "--device '%s' is a MIG instance whose GPU NVML does not list: NVML reads power per GPU; "
+                           "give its GPU's index or UUID",
                            item);
         *pos = vpos[v];
         return TW_OK;
@@ -338,9 +368,17 @@ static tw_status resolve_item(const char *item, const char *cuda_visible, const 
                        r == AMBIGUOUS ? "more than one GPU's UUID starts so" : "no GPU has that UUID",
                        seen_list(all, nall, seen, sizeof seen));
     }
-    if (strncasecmp(item, "MIG-", 4) == 0)
+    if (strncasecmp(item, "MIG-", 4) == 0) {
+        const tw_mig_instance *inst = NULL;
+        if (by_mig(item, mig, nmig, all, nall, pos, &inst) == FOUND) {
+            note_mig(note, note_len, "--device", item, inst);
+            return TW_OK;
+        }
         return tw_fail(TW_EUNSUPPORTED,
-                       "--device '%s' is a MIG instance: NVML reads power per GPU; give its GPU's index or UUID", item);
+                       "--device '%s': no MIG instance of a GPU NVML lists has that UUID (NVML reads power per GPU; "
+                       "give its GPU's index or UUID)",
+                       item);
+    }
     return tw_fail(TW_EINVAL,
                    "--device '%s': not a GPU; give an NVML index (1), a CUDA device (cuda:1) or a UUID (GPU-...)",
                    item);
@@ -349,13 +387,20 @@ static tw_status resolve_item(const char *item, const char *cuda_visible, const 
 tw_status tw_devices_resolve(const char *list, const char *cuda_visible, const tw_device_info *all, size_t nall,
                              size_t *pos, size_t cap, size_t *n, char *note, size_t note_len)
 {
+    return tw_devices_resolve_mig(list, cuda_visible, all, nall, NULL, 0, pos, cap, n, note, note_len);
+}
+
+tw_status tw_devices_resolve_mig(const char *list, const char *cuda_visible, const tw_device_info *all, size_t nall,
+                                 const tw_mig_instance *mig, size_t nmig, size_t *pos, size_t cap, size_t *n,
+                                 char *note, size_t note_len)
+{
     if (note && note_len) note[0] = '\0';
     if (!all || !pos || !n) return tw_fail(TW_EINVAL, "tw_devices_resolve: NULL argument");
     *n = 0;
     if (!list) {
         if (cuda_visible) {
             size_t vpos[MAX_ITEMS];
-            size_t m = visible_devices(cuda_visible, all, nall, vpos, note, note_len);
+            size_t m = visible_devices(cuda_visible, all, nall, mig, nmig, vpos, note, note_len);
             for (size_t i = 0; i < m; i++)
                 if (vpos[i] != SIZE_MAX && !already(pos, *n, vpos[i]) && *n < cap) pos[(*n)++] = vpos[i];
             if (*n) return TW_OK;
@@ -373,7 +418,7 @@ tw_status tw_devices_resolve(const char *list, const char *cuda_visible, const t
     size_t m = split(copy, items, MAX_ITEMS);
     for (size_t i = 0; i < m; i++) {
         size_t p = 0;
-        st = resolve_item(items[i], cuda_visible, all, nall, &p, note, note_len);
+        st = resolve_item(items[i], cuda_visible, all, nall, mig, nmig, &p, note, note_len);
         if (st != TW_OK) return st;
         if (already(pos, *n, p)) continue;
         if (*n == cap) return tw_fail(TW_EINVAL, "--device: at most %zu GPUs", cap);

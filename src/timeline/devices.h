@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "timeline/mig.h"
 #include "truewatt.h"
 
 /* ---------------------------------------------------------------- events to devices */
@@ -86,5 +87,14 @@ void tw_unmeasured_describe(const tw_unmeasured_summary *unm, char *buf, size_t 
 tw_status tw_devices_check(const char *list);
 tw_status tw_devices_resolve(const char *list, const char *cuda_visible, const tw_device_info *all, size_t nall,
                              size_t *pos, size_t cap, size_t *n, char *note, size_t note_len);
+/* The same, where a MIG instance's UUID (in cuda_visible or list, "MIG-...")
+ * stands for its GPU: mig[0..nmig) are the instances of the GPUs in `all`
+ * (tw_nvml_mig_instances); a note says which instance of which GPU, and that
+ * the GPU's energy includes its other instances'. An instance not among
+ * them: as tw_devices_resolve (a note for CUDA_VISIBLE_DEVICES, an error for
+ * --device). */
+tw_status tw_devices_resolve_mig(const char *list, const char *cuda_visible, const tw_device_info *all, size_t nall,
+                                 const tw_mig_instance *mig, size_t nmig, size_t *pos, size_t cap, size_t *n,
+                                 char *note, size_t note_len);
 
 #endif

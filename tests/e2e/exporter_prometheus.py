@@ -94,7 +94,7 @@ def start_exporter(tw, lib, tmp, port):
     env = dict(os.environ, TW_NVML_LIBRARY=lib, TW_FAKE_NVML_DEVICES="2",
                TW_FAKE_NVML_DEVICE_POWER_W=",".join("%g" % w for w in POWER_W), TW_FAKE_NVML_LOST_DEVICE="1",
                TW_FAKE_NVML_LOST_AFTER_S=str(LOST_S), TW_FAKE_NVML_PROCESSES=PROCS,
-               TW_PROFILE_DIR=os.path.join(tmp, "no-profiles"))
+               TW_PROFILE_DIR=os.path.join(tmp, "no-profiles"), TW_PROCESS_DIR=os.path.join(tmp, "procs"))
     log = open(os.path.join(tmp, "exporter.log"), "w+")
     p = subprocess.Popen([tw, "exporter", "--listen", "127.0.0.1:%d" % port, "--processes", "--dcgm-names"], env=env,
                          stderr=log, stdout=log)
@@ -187,7 +187,7 @@ def check_processes(text):
             energy = float(line.split("} ")[1].split()[0])
         if line.startswith("truewatt_process_energy_joules_total{") and 'index="0"' in line:
             pid = line.split('pid="')[1].split('"')[0]
-            check('estimate="true"' in line, "pid %s labelled estimate=\"true\"" % pid)
+            check('source="estimate"' in line, "pid %s labelled source=\"estimate\"" % pid)
             procs[pid] = float(line.split("} ")[1].split()[0])
     a, b = procs.get("1234", float("nan")), procs.get("5678", float("nan"))
     # every scrape splits the energy since the one before by the shares of the samples it finds (a

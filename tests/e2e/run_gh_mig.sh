@@ -84,4 +84,27 @@ PY
 "$BIN" report mig.sqlite >mig.txt 2>err && grep -q "^MIG instances of this GPU \[J\]: ESTIMATE" mig.txt &&
     grep -Eq "^MIG 1 +MIG-3a000000-0001-4000-8000-000000000000 +2 +32 +20480 +3 " mig.txt &&
     ok "MIG: the text report's instance table, labelled ESTIMATE" || fail "MIG text: $(cat mig.txt err)"
+# ---- MIG: CUDA_VISIBLE_DEVICES names an instance (of GPU 1 of two): its GPU is chosen, nothing else
+UUID1=GPU-1b1b1b1b-0000-4000-8000-00000000bb01
+MIG11=3a000001000140008000000000000000 # MIG-3a000001-0001-4000-8000-000000000000: GPU 1's instance 1
+TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_UUIDS=$UUID0,$UUID1 TW_FAKE_NVML_SCENARIO=$T/p0.csv,$T/p0.csv \
+    TW_FAKE_NVML_MIG="1:16,32" CUDA_VISIBLE_DEVICES=MIG-3a000001-0001-4000-8000-000000000000 \
+    INJECT_HOST_UUID=1b1b1b1b00004000800000000000bb01 INJECT_HOST_MIG_UUID=$MIG11 \
+    "$BIN" run --json -o migcvd.sqlite -- "$HOST" - gpu >migcvd.json 2>migcvd.err || fail "run on CVD=MIG: $(cat migcvd.err)"
+grep -q "CUDA_VISIBLE_DEVICES: MIG-3a000001-0001-4000-8000-000000000000 is MIG instance 1 of GPU 1 ($UUID1)" migcvd.err &&
+    ok "CUDA_VISIBLE_DEVICES=MIG-...: said which instance of which GPU" || fail "CVD=MIG note: $(cat migcvd.err)"
+python3 - migcvd.json <<'PY' && ok "CUDA_VISIBLE_DEVICES=MIG-...: its GPU (1 of 2) sampled, the kernels its instance's" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+devs = d["devices"]
+assert [x["index"] for x in devs] == [1], [x["index"] for x in devs]
+names = {n["name"]: n["launches"] for n in devs[0]["names"]}
+assert names == {"MIG 1: spin(float*, int)": 3}, names
+assert [m["launches"] for m in devs[0]["mig_instances"]] == [0, 3]
+PY
+    fail "CVD=MIG: $(head -c 600 migcvd.json)"
+"$BIN" run --json -o migdev.sqlite --device MIG-3a000000-0009-4000-8000-000000000000 -- true >/dev/null 2>migdev.err &&
+    fail "--device with an unknown MIG UUID ran" ||
+    { grep -q "no MIG instance of a GPU NVML lists has that UUID" migdev.err && ok "--device MIG-unknown: refused, said why"; } ||
+    fail "--device MIG-unknown: $(cat migdev.err)"
 exit $status

@@ -3,11 +3,14 @@
 # slurmctld and slurmd started here on the loopback, everything in a temp
 # folder (munge key, slurm.conf, gres.conf with two fake GPU device files,
 # plugstack.conf loading the plugin). The GPUs are the fake libnvidia-ml with
-# a constant power per GPU (TW_FAKE_NVML_DEVICE_POWER_W=300,120).
-#   job A: sbatch --gres=gpu:1 --truewatt, a 3 s batch step: gets GPU 0 and
-#          must read 300 W x its time, on GPU 0's UUID only;
-#   job B: sbatch --gres=gpu:1 while A holds GPU 0, with an srun --truewatt
-#          step: gets GPU 1 and must read 120 W, never GPU 0;
+# a constant power per GPU (TW_FAKE_NVML_DEVICE_POWER_W=300,120) and device
+# files numbered apart from NVML's order (TW_FAKE_NVML_MINORS=5,4: NVML GPU 0
+# is /dev/nvidia5, GPU 1 /dev/nvidia4); gres.conf lists File=.../nvidia[4-5],
+# so Slurm's GPU 0 (SLURM_JOB_GPUS=0) is /dev/nvidia4, NVML's GPU 1.
+#   job A: sbatch --gres=gpu:1 --truewatt, a 3 s batch step: gets Slurm's GPU 0,
+#          NVML's GPU 1, and must read 120 W x its time, on its UUID only;
+#   job B: sbatch --gres=gpu:1 while A holds it, with an srun --truewatt
+#          step: gets Slurm's GPU 1, NVML's GPU 0, and must read 300 W, never A's GPU;
 #   job C: --truewatt=kernels: the task runs under `truewatt run` (a run file).
 # Expected energies: the scripted power times the step's time (independently,
 # also against the job script's own clock); the tolerance is the counter's
@@ -100,8 +103,8 @@ pids+=($!)
 wait_for 10 test -S "$D/munge/sock" || fail "munged did not start"
 
 # ---- the fake GPUs: two device files (links to a character device, as gres wants), the fake NVML
-ln -s /dev/null "$D/dev/nvidia0"
-ln -s /dev/null "$D/dev/nvidia1"
+ln -s /dev/null "$D/dev/nvidia4"
+ln -s /dev/null "$D/dev/nvidia5"
 ctld_port=$(free_port)
 slurmd_port=$(free_port)
 while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(free_port); done
@@ -141,13 +144,13 @@ MailProg=/bin/true
 NodeName=tw1 NodeAddr=127.0.0.1 CPUs=2 Gres=gpu:2 State=UNKNOWN
 PartitionName=p Nodes=tw1 Default=YES MaxTime=INFINITE State=UP
 EOF
-echo "NodeName=tw1 Name=gpu File=$D/dev/nvidia[0-1]" >"$D/gres.conf"
+{ echo "# the node's GPUs, in Slurm's order"; echo "NodeName=tw1 Name=gpu File=$D/dev/nvidia[4-5]"; } >"$D/gres.conf"
 echo "required $plugin output=file:$D/out/%j.truewatt output=dir output=admincomment" >"$D/plugstack.conf"
 export SLURM_CONF=$D/slurm.conf
 
 slurmctld -D -i -f "$SLURM_CONF" >>"$D/log/slurmctld.stderr" 2>&1 &
 pids+=($!)
-env TW_NVML_LIBRARY="$fake" TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_DEVICE_POWER_W=300,120 \
+env TW_NVML_LIBRARY="$fake" TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_DEVICE_POWER_W=300,120 TW_FAKE_NVML_MINORS=5,4 \
   slurmd -D -N tw1 -f "$SLURM_CONF" >>"$D/log/slurmd.stderr" 2>&1 &
 pids+=($!)
 node_idle() { [ "$(sinfo -h -n tw1 -o %t 2>/dev/null)" = idle ]; }
@@ -166,7 +169,7 @@ wait_for 10 running "$b" || fail "job B did not start (state: $(job_state "$b"))
 done_() { [ -z "$(squeue -h -j "$a,$b" 2>/dev/null)" ]; }
 wait_for 30 done_ || fail "jobs A and B did not end: $(squeue 2>&1)"
 # the task's own environment comes from sbatch's: truewatt run in it needs the fake NVML too
-c=$(TW_NVML_LIBRARY="$fake" TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_DEVICE_POWER_W=300,120 \
+c=$(TW_NVML_LIBRARY="$fake" TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_DEVICE_POWER_W=300,120 TW_FAKE_NVML_MINORS=5,4 \
   sbatch --parsable --gres=gpu:1 --truewatt=kernels -o "$D/work/c.out" --wrap 'echo kernels-mode-ran') ||
   fail "sbatch job C"
 done_c() { [ -z "$(squeue -h -j "$c" 2>/dev/null)" ]; }
@@ -190,8 +193,9 @@ done
 python3 - "$D" "$a" "$b" "$c" <<'EOF' || exit 1
 import csv, os, sys
 d, a, b, c = sys.argv[1:]
-P = {0: 300.0, 1: 120.0}
+P = {0: 300.0, 1: 120.0}  # by NVML index
 UUID = {0: "GPU-fake-0000", 1: "GPU-fake-0001"}
+GA, GB = 1, 0  # the NVML GPUs of Slurm's GPU 0 (/dev/nvidia4: minor 4) and 1 (/dev/nvidia5)
 bad = []
 def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what)
@@ -211,15 +215,16 @@ ra = rows(f"{d}/out/{a}.truewatt")
 check(len(ra) == 1 and ra[0]["step"] == "batch", f"job A: one row, the batch step ({len(ra)} rows)")
 if ra:
     r = ra[0]
-    check(r["gpu_index"] == "0" and r["gpu_uuid"].startswith(UUID[0]), f"job A: GPU 0 ({r['gpu_index']} {r['gpu_uuid']})")
+    check(r["gpu_index"] == str(GA) and r["gpu_uuid"].startswith(UUID[GA]),
+          f"job A: Slurm's GPU 0 is NVML's GPU {GA} ({r['gpu_index']} {r['gpu_uuid']})")
     check(r["node"] == "tw1", f"job A: on Slurm's node tw1 ({r['node']})")
-    energy_ok(r, 0, "job A, GPU 0")
+    energy_ok(r, GA, f"job A, GPU {GA}")
     t0, t1 = (float(open(f"{d}/work/a.{k}").read()) for k in ("t0", "t1"))
     t = float(r["time_s"])
     check(t1 - t0 <= t <= t1 - t0 + 1.0, f"job A: step time {t:.3f} s covers the script's {t1 - t0:.3f} s (+1 s)")
     e = float(r["energy_j"])
-    check(P[0] * (t1 - t0) - 30.01 <= e <= P[0] * (t1 - t0 + 1.1),
-          f"job A: {e:.1f} J against the script's own clock: 300 W x {t1 - t0:.3f} s = {P[0] * (t1 - t0):.1f} J")
+    check(P[GA] * (t1 - t0) - 0.1 * P[GA] - 0.01 <= e <= P[GA] * (t1 - t0 + 1.1),
+          f"job A: {e:.1f} J against the script's own clock: {P[GA]:g} W x {t1 - t0:.3f} s = {P[GA] * (t1 - t0):.1f} J")
     check(r["reading"] == "energy_j" and r["method"] == "energy counter difference", "job A: the energy counter used")
 rd = rows(f"{d}/work/truewatt-{a}.csv")
 check(rd == ra and len(rd) == 1, "output=dir: truewatt-A.csv in the submit directory has the same rows")
@@ -228,22 +233,22 @@ rb = rows(f"{d}/out/{b}.truewatt")
 steps = sorted(r["step"] for r in rb)
 check(steps == ["0", "batch"], f"job B: rows for the batch step and step 0 ({steps})")
 for r in rb:
-    check(r["gpu_index"] == "1" and r["gpu_uuid"].startswith(UUID[1]),
-          f"job B step {r['step']}: GPU 1 only ({r['gpu_index']} {r['gpu_uuid']})")
-    energy_ok(r, 1, f"job B step {r['step']}, GPU 1")
-check(not any(UUID[0] in open(f"{d}/out/{b}.truewatt").read().splitlines()[k] for k in range(1, len(rb) + 1)),
-      "job B never sees GPU 0's UUID")
+    check(r["gpu_index"] == str(GB) and r["gpu_uuid"].startswith(UUID[GB]),
+          f"job B step {r['step']}: NVML's GPU {GB} only ({r['gpu_index']} {r['gpu_uuid']})")
+    energy_ok(r, GB, f"job B step {r['step']}, GPU {GB}")
+check(not any(UUID[GA] in open(f"{d}/out/{b}.truewatt").read().splitlines()[k] for k in range(1, len(rb) + 1)),
+      "job B never sees job A's GPU's UUID")
 
 ea, eb = open(f"{d}/work/a.out").read(), open(f"{d}/work/b.out").read()
-check(f"truewatt: job {a} step batch" in ea and UUID[0] in ea, "--truewatt: job A's stderr has its summary")
-check(f"truewatt: job {b} step 0" in eb and UUID[1] in eb and UUID[0] not in eb,
-      "srun --truewatt: step 0's summary reaches srun's stderr, GPU 1 only")
+check(f"truewatt: job {a} step batch" in ea and UUID[GA] in ea, "--truewatt: job A's stderr has its summary")
+check(f"truewatt: job {b} step 0" in eb and UUID[GB] in eb and UUID[GA] not in eb,
+      "srun --truewatt: step 0's summary reaches srun's stderr, its GPU only")
 check(f"truewatt: job {b} step batch" not in eb, "job B's batch step (no --truewatt) prints nothing")
 
 aa, ab = open(f"{d}/out/{a}.admin").read(), open(f"{d}/out/{b}.admin").read()
-check("truewatt batch: " + UUID[0] in aa, "output=admincomment: job A's AdminComment names GPU 0")
-check("truewatt batch: " + UUID[1] in ab and "truewatt 0: " + UUID[1] in ab and UUID[0] not in ab,
-      "output=admincomment: job B's has both steps on GPU 1, never GPU 0")
+check("truewatt batch: " + UUID[GA] in aa, "output=admincomment: job A's AdminComment names its GPU")
+check("truewatt batch: " + UUID[GB] in ab and "truewatt 0: " + UUID[GB] in ab and UUID[GA] not in ab,
+      "output=admincomment: job B's has both steps on its GPU, never A's")
 
 ec = open(f"{d}/work/c.out").read()
 run = f"{d}/work/truewatt-{c}.batch.0.sqlite"

@@ -60,15 +60,23 @@
  *                                    TW_FAKE_NVML_SCENARIO. Tests then check truewatt against the
  *                                    trace itself, not against the simulator that the fake would
  *                                    otherwise share with the code under test.
+ *   TW_FAKE_NVML_BUFFER_GAIN=x       the sample buffer's values are x times the true means (an
+ *                                    H100's buffer reads 0.1-0.8 % off its counter); default 1
+ *   TW_FAKE_NVML_ENERGY_DELAY_MS=x   the energy counter's update at u + x ms publishes the energy
+ *                                    up to u (an H100's: ~10-14 ms); default 0
  *   TW_FAKE_NVML_DEVICE_POWER_W=list per device, a constant true power in watts (comma-separated,
  *                                    one per device, e.g. "300,120"): device d's power and energy
  *                                    are that constant instead of the scenario's (the Slurm test
  *                                    tells GPUs apart by it; tests/e2e/slurm.sh)
+ *   TW_FAKE_NVML_MINORS=list         per device, its minor number (N of /dev/nvidiaN) for
+ *                                    nvmlDeviceGetMinorNumber (default: its index; the Slurm test
+ *                                    numbers them apart from NVML's order)
  * The exporter's knobs (a block of their own, near the end of the file):
  *   TW_FAKE_NVML_LOST_DEVICE=n       TW_FAKE_NVML_LOST_AFTER_S applies to device n only
  *   TW_FAKE_NVML_PROCESSES=list      dev:pid:sm,... nvmlDeviceGetProcessUtilization answers a
  *                                    sample per listed process of the device every 100 ms
- *                                    update (smUtil sm %, the other fields 0)
+ *                                    update (smUtil sm %, the other fields 0); @FILE: the list
+ *                                    is FILE's first line, read at every call (none: no process)
  *
  * Clocks, like an H100 (driver 580): supported memory clocks 2619 and 1593 MHz,
  * each with the 110 graphics clocks 1980, 1965, ..., 345 MHz; max 1980 / 2619.
@@ -261,6 +269,8 @@ static struct {
     clock_lock locks[MAX_DEVICES];
     unsigned mig_sms[MAX_DEVICES][MAX_MIG]; /* TW_FAKE_NVML_MIG: each instance's SMs */
     unsigned nmig[MAX_DEVICES];             /* 0: MIG mode disabled */
+    double buffer_gain;                     /* TW_FAKE_NVML_BUFFER_GAIN */
+    int64_t energy_delay_ns;                /* TW_FAKE_NVML_ENERGY_DELAY_MS */
 } F;
 
 /* ---------------------------------------------------------------- helpers */
@@ -416,6 +426,27 @@ static void fake_complain(const char *what, const char *detail)
     fprintf(stderr, "fake libnvidia-ml: %s%s\n", what, detail);
 }
 
+/* A per-device list of numbers ("300,120"): out[0..MAX_DEVICES) keeps its defaults past the list's
+ * end. Unset or empty: true; malformed (or a negative number): false, said with `what`. */
+static bool env_device_list(const char *name, double *out, const char *what)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return true;
+    const char *p = v;
+    for (unsigned d = 0; d < MAX_DEVICES; d++) {
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p || !(x >= 0) || (*end != ',' && *end != '\0')) break;
+        out[d] = x;
+        if (!*end) return true;
+        p = end + 1;
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s is %s, one per device, not ", name, what);
+    fake_complain(msg, v);
+    return false;
+}
+
 /* ---- TW_FAKE_NVML_DEVICE_POWER_W: a constant power per device (a separate block, added for the Slurm test) */
 
 static double device_power_w[MAX_DEVICES]; /* NaN: the scenario's power */
@@ -425,19 +456,9 @@ static nvmlReturn_t configure_device_power(void)
 {
     for (unsigned d = 0; d < MAX_DEVICES; d++)
         device_power_w[d] = NAN;
-    const char *v = getenv("TW_FAKE_NVML_DEVICE_POWER_W");
-    if (!v || !*v) return NVML_SUCCESS;
-    const char *p = v;
-    for (unsigned d = 0; d < MAX_DEVICES; d++) {
-        char *end;
-        double w = strtod(p, &end);
-        if (end == p || !(w >= 0) || (*end != ',' && *end != '\0')) break;
-        device_power_w[d] = w;
-        if (!*end) return NVML_SUCCESS;
-        p = end + 1;
-    }
-    fake_complain("TW_FAKE_NVML_DEVICE_POWER_W is a list of watts, one per device (\"300,120\"), not ", v);
-    return NVML_ERROR_INVALID_ARGUMENT;
+    return env_device_list("TW_FAKE_NVML_DEVICE_POWER_W", device_power_w, "a list of watts (\"300,120\")")
+               ? NVML_SUCCESS
+               : NVML_ERROR_INVALID_ARGUMENT;
 }
 
 /* Exact energy of device d over [t0, t1]: its constant power, else the scenario's. */
@@ -449,6 +470,20 @@ static double true_energy_j(unsigned d, double t0, double t1)
 }
 
 static double mean_w(unsigned d, double t0, double t1) { return true_energy_j(d, t0, t1) / (t1 - t0); }
+
+/* ---- TW_FAKE_NVML_MINORS: each device's minor number (/dev/nvidiaN), for the Slurm plugin's gres.conf */
+
+static double device_minor[MAX_DEVICES];
+
+/* Reads the list (default: minor = index); mu held. */
+static nvmlReturn_t configure_minors(void)
+{
+    for (unsigned d = 0; d < MAX_DEVICES; d++)
+        device_minor[d] = d;
+    return env_device_list("TW_FAKE_NVML_MINORS", device_minor, "a list of minor numbers (\"5,4\")")
+               ? NVML_SUCCESS
+               : NVML_ERROR_INVALID_ARGUMENT;
+}
 
 static bool lost_applies(nvmlDevice_t d); /* the exporter's knobs, below */
 static nvmlReturn_t configure_exporter_knobs(void);
@@ -720,6 +755,10 @@ static nvmlReturn_t configure(void)
     const char *lost = getenv("TW_FAKE_NVML_LOST_AFTER_S");
     F.lost_after_s = lost && *lost ? strtod(lost, NULL) : -1.0;
     F.lost_code = (nvmlReturn_t)env_ulong("TW_FAKE_NVML_LOST_CODE", NVML_ERROR_GPU_IS_LOST);
+    const char *gain = getenv("TW_FAKE_NVML_BUFFER_GAIN");
+    F.buffer_gain = gain && *gain ? strtod(gain, NULL) : 1.0;
+    const char *delay = getenv("TW_FAKE_NVML_ENERGY_DELAY_MS");
+    F.energy_delay_ns = delay && *delay ? (int64_t)llround(1e6 * strtod(delay, NULL)) : 0;
 
     const char *fts = getenv("TW_FAKE_NVML_FIELD_TIMESTAMP");
     F.field_ts_update = fts && strcmp(fts, "update") == 0;
@@ -731,6 +770,7 @@ static nvmlReturn_t configure(void)
     if (r == NVML_SUCCESS) r = configure_clocks();
     if (r == NVML_SUCCESS) r = configure_mig();
     if (r == NVML_SUCCESS) r = configure_device_power();
+    if (r == NVML_SUCCESS) r = configure_minors();
     if (r == NVML_SUCCESS) r = configure_exporter_knobs();
     if (r != NVML_SUCCESS) return r;
     configure_time();
@@ -1113,7 +1153,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
         double t = (double)j * dt;
         samples[n].timeStamp = (unsigned long long)ts;
         samples[n].sampleValue.ullVal = 0;
-        samples[n].sampleValue.uiVal = to_mw(mean_w(device->index, t - dt, t));
+        samples[n].sampleValue.uiVal = to_mw(F.buffer_gain * mean_w(device->index, t - dt, t));
         n++;
     }
     *sampleCount = n;
@@ -1134,7 +1174,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, u
     }
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
-    double u = update_s(update_k(now));
+    double u = update_s(update_k(now - F.energy_delay_ns));
     *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
     return leave(NVML_SUCCESS);
 }
@@ -1271,15 +1311,15 @@ static struct {
         unsigned dev, pid, sm;
     } procs[MAX_PROCS];
     unsigned nprocs;
+    char procs_file[4096]; /* TW_FAKE_NVML_PROCESSES=@FILE */
 } X;
 
 static bool lost_applies(nvmlDevice_t d) { return !X.lost_one || d->index == X.lost_index; }
 
-/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... */
-static nvmlReturn_t configure_processes(void)
+/* dev:pid:sm,... into X.procs */
+static nvmlReturn_t parse_processes(const char *v)
 {
     X.nprocs = 0;
-    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
     while (v && *v && X.nprocs < MAX_PROCS) {
         unsigned dev, pid, sm;
         int used = 0;
@@ -1292,6 +1332,32 @@ static nvmlReturn_t configure_processes(void)
         v += used + (v[used] == ',');
     }
     return NVML_SUCCESS;
+}
+
+/* @FILE: the list is FILE's first line, read again at every call (a test names a pid known only later) */
+static nvmlReturn_t reread_processes(void)
+{
+    if (!X.procs_file[0]) return NVML_SUCCESS;
+    char line[4096] = "";
+    FILE *f = fopen(X.procs_file, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = '\0';
+        fclose(f);
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    return parse_processes(line);
+}
+
+/* TW_FAKE_NVML_PROCESSES=dev:pid:sm,... or @FILE */
+static nvmlReturn_t configure_processes(void)
+{
+    const char *v = getenv("TW_FAKE_NVML_PROCESSES");
+    X.procs_file[0] = '\0';
+    if (v && v[0] == '@') {
+        snprintf(X.procs_file, sizeof X.procs_file, "%s", v + 1);
+        return reread_processes();
+    }
+    return parse_processes(v);
 }
 
 static nvmlReturn_t configure_exporter_knobs(void)
@@ -1316,6 +1382,7 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlP
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
     if (!processSamplesCount) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    if ((r = reread_processes()) != NVML_SUCCESS) return leave(r);
     unsigned n = 0;
     for (unsigned i = 0; i < X.nprocs; i++)
         n += X.procs[i].dev == device->index;
@@ -1334,6 +1401,17 @@ FAKE_API nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlP
             (nvmlProcessUtilizationSample_t){X.procs[i].pid, (unsigned long long)ts, X.procs[i].sm, 0, 0, 0};
         k++;
     }
+    return leave(NVML_SUCCESS);
+}
+
+FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber);
+FAKE_API nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber)
+{
+    int64_t now;
+    nvmlReturn_t r = enter(device, &now);
+    if (r != NVML_SUCCESS) return r;
+    if (!minorNumber) return leave(NVML_ERROR_INVALID_ARGUMENT);
+    *minorNumber = (unsigned)device_minor[device->index];
     return leave(NVML_SUCCESS);
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -200,7 +201,7 @@ static void test_read(void **state)
     tw_clock_table_free(&t);
     assert_int_equal(t.nmem, 0);
 
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     assert_int_equal(tw_clocks_current(c, &now), TW_OK);
     assert_true(now.have_sm && now.have_mem && now.have_reasons);
     assert_int_equal(now.sm_mhz, 345); /* idle */
@@ -242,7 +243,7 @@ static void test_lock_follows(void **state)
     remove(path);
     setenv("TW_FAKE_NVML_CLOCK_STATE", path, 1);
     tw_clocks *c = must_open("0");
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
 
     assert_int_equal(tw_clocks_lock_gpu(c, 1200, 1200), TW_OK);
     assert_int_equal(tw_clocks_lock_mem(c, 1593, 1593), TW_OK);
@@ -296,7 +297,7 @@ static void test_no_permission(void **state)
     /* nothing changed: no state written, the clocks as before */
     char *text = tw_test_slurp(path);
     assert_null(text);
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     assert_int_equal(tw_clocks_current(c, &now), TW_OK);
     assert_int_equal(now.sm_mhz, 345);
     /* reading needs no rights */
@@ -316,7 +317,7 @@ static void test_unsupported(void **state)
     assert_int_equal(t.nmem, 0);
     unsigned sm, mem;
     assert_int_equal(tw_clocks_max(c, &sm, &mem), TW_EUNSUPPORTED);
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     assert_int_equal(tw_clocks_current(c, &now), TW_OK); /* the clocks can still be read */
     assert_true(now.have_sm && now.have_mem);
     assert_false(now.have_reasons);
@@ -330,11 +331,31 @@ static void test_throttle(void **state)
     setenv("TW_FAKE_NVML_THROTTLE", "0x24,1000,0", 1);
     tw_clocks *c = must_open("0");
     assert_int_equal(tw_clocks_lock_gpu(c, 1200, 1200), TW_OK);
-    tw_clock_now now;
+    tw_clock_now now = {.size = sizeof now};
     assert_int_equal(tw_clocks_current(c, &now), TW_OK);
     assert_int_equal(now.sm_mhz, 1000);
     assert_int_equal(now.reasons, 0x25);
     assert_int_equal(tw_clocks_reset_gpu(c), TW_OK);
+}
+
+/* tw_clock_now carries its size: an unset size is refused, and an older
+ * caller's shorter struct gets only what it holds (nothing written past it). */
+static void test_current_sized(void **state)
+{
+    (void)state;
+    tw_clocks *c = must_open("0");
+    tw_clock_now now;
+    memset(&now, 0xab, sizeof now);
+    now.size = 0;
+    assert_int_equal(tw_clocks_current(c, &now), TW_EINVAL);
+    assert_non_null(strstr(tw_last_error(), "tw_clocks_current: size is 0"));
+    memset(&now, 0xab, sizeof now);
+    now.size = offsetof(tw_clock_now, mem_mhz); /* knows only sm_mhz */
+    assert_int_equal(tw_clocks_current(c, &now), TW_OK);
+    assert_int_equal(now.sm_mhz, 345);
+    const unsigned char *tail = (const unsigned char *)&now + offsetof(tw_clock_now, mem_mhz);
+    for (size_t i = 0; i < sizeof now - offsetof(tw_clock_now, mem_mhz); i++)
+        assert_int_equal(tail[i], 0xab);
 }
 
 static void test_devices(void **state)
@@ -368,6 +389,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unsupported, reset_env, close_opened),
         cmocka_unit_test_setup_teardown(test_throttle, reset_env, close_opened),
         cmocka_unit_test_setup_teardown(test_devices, reset_env, close_opened),
+        cmocka_unit_test_setup_teardown(test_current_sized, reset_env, close_opened),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,7 +258,7 @@ static void two_views(expo_view v[2], expo_proc *proc)
         v[i].resets = 1;
         v[i].lost = i == 1;
     }
-    *proc = (expo_proc){4242, 55.5, true, 0};
+    *proc = (expo_proc){.pid = 4242, .energy_j = 55.5, .active_j = NAN, .estimate = true};
     v[0].nprocs = 1;
     v[0].procs = proc;
 }
@@ -306,7 +306,7 @@ static void check_common(const page *pg)
     const sample *p = find(pg, "truewatt_process_energy_joules_total", "0");
     assert_non_null(p);
     assert_string_equal(label(p, "pid"), "4242");
-    assert_string_equal(label(p, "estimate"), "true");
+    assert_string_equal(label(p, "source"), "estimate");
     assert_true(find(pg, "truewatt_gpu_power_window_seconds", NULL)->value == 1.0);
 }
 
@@ -483,6 +483,18 @@ static void sleep_s(double s)
 
 /* Two fake GPUs at 250 W and 100 W, the second lost after 0.8 s: the page over HTTP in both
  * formats, the lost GPU marked and the other one still measured. */
+/* The exporter on the fake NVML, on a free port of the loopback. */
+static tw_exporter_config fake_config(tw_sensor_config *base)
+{
+    *base = (tw_sensor_config){0};
+    base->library = TW_FAKE_NVML_PATH;
+    tw_exporter_config cfg = {0};
+    cfg.size = sizeof cfg;
+    cfg.listen = "127.0.0.1:0";
+    cfg.base = base;
+    return cfg;
+}
+
 static void test_api(void **state)
 {
     (void)state;
@@ -490,12 +502,8 @@ static void test_api(void **state)
     setenv("TW_FAKE_NVML_DEVICE_POWER_W", "250,100", 1);
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.8", 1);
-    tw_sensor_config base = {0};
-    base.library = TW_FAKE_NVML_PATH;
-    tw_exporter_config cfg = {0};
-    cfg.size = sizeof cfg;
-    cfg.listen = "127.0.0.1:0";
-    cfg.base = &base;
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
     cfg.hostname = "host\"1";
     tw_exporter *e = NULL;
     assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
@@ -540,6 +548,87 @@ static void test_api(void **state)
     unsetenv("TW_FAKE_NVML_LOST_AFTER_S");
 }
 
+/* Measured processes (--processes with a report folder, through the API): a finished report is
+ * published as source="truewatt run" with its energies; a running one's pid gets no estimate; a
+ * pid no report names is estimated; a malformed report is said once through the log. */
+static char logged[2048];
+static void keep_log(void *user, const char *line)
+{
+    (void)user;
+    size_t len = strlen(logged);
+    snprintf(logged + len, sizeof logged - len, "%s\n", line);
+}
+
+static void test_api_reports(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tw-expo-reports.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/1-1.twproc", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "truewatt-process 1\nwriter\t1\t1\npid\t4321\ncommand\tgemm\njob\t7.0\nstate\tdone\n"
+               "gpu\tGPU-fake-0000-0000-0000-000000000000\t12.5\t2.5\n");
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bad.twproc", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "truewatt-process 1\npid\tx\n");
+    fclose(f);
+    const char *uuids[] = {"GPU-fake-0000-0000-0000-000000000000"};
+    tw_proc_report_info info = {
+        .size = sizeof info, .dir = dir, .pid = 4322, .command = "a", .uuids = uuids, .n_uuids = 1};
+    tw_proc_report *running = NULL;
+    assert_int_equal(tw_proc_report_begin(&info, &running), TW_OK);
+    setenv("TW_FAKE_NVML_DEVICES", "1", 1);
+    setenv("TW_FAKE_NVML_PROCESSES", "0:4322:50,0:4323:25", 1);
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
+    cfg.processes = true;
+    cfg.process_dir = dir;
+    cfg.log = keep_log;
+    tw_exporter *e = NULL;
+    assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
+    char *text = NULL;
+    for (int i = 0; i < 2; i++) { /* the estimate needs two scrapes: the energy between them */
+        sleep_s(1.0);
+        free(text);
+        assert_int_equal(tw_exporter_render(e, false, &text, NULL), TW_OK);
+    }
+    page pg;
+    assert_true(parse_page(text, false, &pg));
+    const sample *m = NULL, *a = NULL, *est = NULL;
+    for (int i = 0; i < pg.ns; i++) {
+        const sample *x = &pg.s[i];
+        const char *pid = label(x, "pid");
+        if (!pid) continue;
+        assert_string_not_equal(pid, "4322"); /* measured by a run still going: no estimate */
+        if (strcmp(x->name, "truewatt_process_energy_joules_total") == 0 && strcmp(pid, "4321") == 0) m = x;
+        if (strcmp(x->name, "truewatt_process_active_energy_joules_total") == 0 && strcmp(pid, "4321") == 0) a = x;
+        if (strcmp(x->name, "truewatt_process_energy_joules_total") == 0 && strcmp(pid, "4323") == 0) est = x;
+    }
+    assert_non_null(m);
+    assert_true(m->value == 12.5);
+    assert_string_equal(label(m, "source"), "truewatt run");
+    assert_string_equal(label(m, "job"), "7.0");
+    assert_string_equal(label(m, "command"), "gemm");
+    assert_non_null(a);
+    assert_true(a->value == 2.5);
+    assert_non_null(est);
+    assert_string_equal(label(est, "source"), "estimate");
+    assert_true(est->value > 0);
+    assert_non_null(strstr(logged, "bad.twproc: line 2: pid: not a process id (ignored)"));
+    assert_null(strstr(strstr(logged, "bad.twproc") + 1, "bad.twproc")); /* said once */
+    free(text);
+    assert_int_equal(tw_exporter_stop(e), TW_OK);
+    tw_proc_report_drop(running);
+    unsetenv("TW_FAKE_NVML_PROCESSES");
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* NVML errors rather than a lost GPU (999, NVML_ERROR_UNKNOWN, on every call to GPU 1 after 0.3 s):
  * the failed reads are counted, the GPU is given up after 1 s of them, GPU 0 goes on. */
 static void test_api_nvml_errors(void **state)
@@ -550,12 +639,8 @@ static void test_api_nvml_errors(void **state)
     setenv("TW_FAKE_NVML_LOST_DEVICE", "1", 1);
     setenv("TW_FAKE_NVML_LOST_AFTER_S", "0.3", 1);
     setenv("TW_FAKE_NVML_LOST_CODE", "999", 1);
-    tw_sensor_config base = {0};
-    base.library = TW_FAKE_NVML_PATH;
-    tw_exporter_config cfg = {0};
-    cfg.size = sizeof cfg;
-    cfg.listen = "127.0.0.1:0";
-    cfg.base = &base;
+    tw_sensor_config base;
+    tw_exporter_config cfg = fake_config(&base);
     tw_exporter *e = NULL;
     assert_int_equal(tw_exporter_start(&cfg, &e), TW_OK);
     sleep_s(2.0);
@@ -599,7 +684,8 @@ int main(void)
         cmocka_unit_test(test_openmetrics),     cmocka_unit_test(test_parser_rejects),
         cmocka_unit_test(test_counter),         cmocka_unit_test(test_power_window),
         cmocka_unit_test(test_health),          cmocka_unit_test(test_api),
-        cmocka_unit_test(test_api_nvml_errors), cmocka_unit_test(test_api_bad_config),
+        cmocka_unit_test(test_api_nvml_errors), cmocka_unit_test(test_api_reports),
+        cmocka_unit_test(test_api_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,12 +12,26 @@
 #include "cli/opts.h"
 
 typedef struct args {
-    const char *out, *mode;
+    const char *out, *mode, *backend;
     double len_s;
     uint64_t count;
-    bool json;
+    int device;
+    bool json, len_seen;
     cli_opt_list items;
+    int pair[2]; /* --pair A:B, through a CALL entry */
 } args;
+
+/* --pair A:B: two small whole numbers (a value that sets two things) */
+static int take_pair(const char *cmd, const char *value, void *out)
+{
+    int *p = out;
+    char tail;
+    if (sscanf(value, "%d:%d%c", &p[0], &p[1], &tail) != 2) {
+        fprintf(stderr, "truewatt %s: --pair needs A:B, got '%s'\n", cmd, value);
+        return 2;
+    }
+    return 0;
+}
 
 static int parse(args *a, int argc, char **argv, int *first)
 {
@@ -37,7 +51,8 @@ static int parse(args *a, int argc, char **argv, int *first)
          .out = &a->len_s,
          .min = 0,
          .max = 10,
-         .min_excl = true},
+         .min_excl = true,
+         .seen = &a->len_seen},
         {.name = "count",
          .type = CLI_OPT_U64,
          .arg = "N",
@@ -49,9 +64,36 @@ static int parse(args *a, int argc, char **argv, int *first)
         {.name = "item", .type = CLI_OPT_LIST, .arg = "X", .help = "one item", .out = &a->items},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "JSON", .out = &a->json},
     };
-    const cli_opts o = {.cmd = "demo", .synopsis = "[options] ARG", .about = "A demo.", .opt = opt, .n = 6};
+    /* a second table, as the experiment options are */
+    const cli_opt more[] = {
+        {.name = "backend",
+         .type = CLI_OPT_ENUM,
+         .choices = "nvml|sim",
+         .def = "nvml",
+         .help = "where",
+         .out = &a->backend},
+        {.name = "device",
+         .type = CLI_OPT_INT,
+         .arg = "N",
+         .def = "0",
+         .help = "GPU",
+         .out = &a->device,
+         .min = 0,
+         .max = 64},
+        {.name = "pair", .type = CLI_OPT_CALL, .arg = "A:B", .help = "two", .out = a->pair, .call = take_pair},
+    };
+    const cli_opts o = {.cmd = "demo",
+                        .synopsis = "[options] ARG",
+                        .about = "A demo.",
+                        .opt = opt,
+                        .n = CLI_OPTS_N(opt),
+                        .more = more,
+                        .n_more = CLI_OPTS_N(more),
+                        .max_args = CLI_OPTS_ANY};
     return cli_opts_parse(&o, argc, argv, first);
 }
+
+static const char *argv_at(char **argv, int i) { return argv[i]; }
 
 /* Runs parse with stdout and stderr into files; *text gets both (caller frees). */
 static int parse_captured(args *a, int argc, char **argv, int *first, char **text)
@@ -93,17 +135,26 @@ static void defaults(void **state)
     assert_true(a.len_s == 0.5);
     assert_int_equal(a.count, 3);
     assert_false(a.json);
+    assert_false(a.len_seen);
     assert_int_equal(a.items.n, 0);
+    assert_string_equal(a.backend, "nvml");
+    assert_int_equal(a.device, 0);
 }
 
 static void values(void **state)
 {
     (void)state;
     args a = {0};
-    char *argv[] = {"demo",   "-o", "x.csv",  "--mode=slow", "--length", "2.5", "--count", "100",
-                    "--item", "a",  "--json", "--item=b",    "pos1",     "--",  "--pos2",  NULL};
+    char *argv[] = {"demo",   "-o",  "x.csv",  "--mode=slow", "--length",  "2.5", "--count",  "100",
+                    "--item", "a",   "--json", "--item=b",    "--backend", "sim", "--device", "3",
+                    "--pair", "4:5", "pos1",   "--",          "--pos2",    NULL};
     int first = 0;
-    assert_int_equal(parse(&a, 15, argv, &first), 0);
+    assert_int_equal(parse(&a, 21, argv, &first), 0);
+    assert_true(a.len_seen);
+    assert_string_equal(a.backend, "sim");
+    assert_int_equal(a.device, 3);
+    assert_int_equal(a.pair[0], 4);
+    assert_int_equal(a.pair[1], 5);
     assert_string_equal(a.out, "x.csv");
     assert_string_equal(a.mode, "slow");
     assert_true(a.len_s == 2.5);
@@ -113,7 +164,7 @@ static void values(void **state)
     assert_string_equal(a.items.v[0], "a");
     assert_string_equal(a.items.v[1], "b");
     /* getopt_long moves the arguments after the options */
-    assert_int_equal(first, 13);
+    assert_int_equal(first, 19);
     assert_string_equal(argv[first], "pos1");
     assert_string_equal(argv[first + 1], "--pos2");
     cli_opt_list_free(&a.items);
@@ -137,6 +188,12 @@ static void bad_input(void **state)
         {2, {"demo", "--count"}, "option '--count' needs a value"},
         {2, {"demo", "-o"}, "option '-o' needs a value"},
         {3, {"demo", "--json=1"}, "--json"},
+        {3, {"demo", "--backend", "gpu"}, "truewatt demo: --backend needs one of nvml|sim, got 'gpu'"},
+        {3, {"demo", "--backend", "nvm"}, "--backend needs one of nvml|sim, got 'nvm'"},
+        {3, {"demo", "--device", "65"}, "--device needs an integer from 0 to 64, got '65'"},
+        {3, {"demo", "--device", "1.5"}, "--device needs an integer from 0 to 64, got '1.5'"},
+        {2, {"demo", "--device"}, "option '--device' needs a value"},
+        {3, {"demo", "--pair", "4"}, "truewatt demo: --pair needs A:B, got '4'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         args a = {0};
@@ -171,18 +228,91 @@ static void usage(void **state)
                        "  --count N             times (default 3)\n"
                        "  --item X              one item (repeatable)\n"
                        "  --json                JSON\n"
+                       "  --backend nvml|sim    where (default nvml)\n"
+                       "  --device N            GPU (default 0)\n"
+                       "  --pair A:B            two\n"
                        "  --help                this text\n";
     assert_string_equal(text, want);
     free(text);
 }
 
+/* A table that takes one or two FILEs, then (stop_at_arg) a program with options of its own. */
+static int parse_args_table(int argc, char **argv, int *first, bool stop, bool *json)
+{
+    const cli_opt opt[] = {{.name = "json", .type = CLI_OPT_FLAG, .help = "JSON", .out = json}};
+    const cli_opts o = {.cmd = "pos",
+                        .synopsis = "FILE [FILE]",
+                        .opt = opt,
+                        .n = 1,
+                        .min_args = 1,
+                        .max_args = stop ? CLI_OPTS_ANY : 2,
+                        .args = "FILE",
+                        .stop_at_arg = stop};
+    return cli_opts_parse(&o, argc, argv, first);
+}
+
+static void arguments(void **state)
+{
+    (void)state;
+    bool json = false;
+    int first = 0;
+    char *two[] = {"pos", "a", "--json", "b", NULL};
+    assert_int_equal(parse_args_table(4, two, &first, false, &json), 0);
+    assert_true(json);
+    assert_string_equal(argv_at(two, first), "a");
+    assert_string_equal(argv_at(two, first + 1), "b");
+    /* options end at the program: its --json is its own */
+    char *prog[] = {"pos", "app", "--json", NULL};
+    json = false;
+    assert_int_equal(parse_args_table(3, prog, &first, true, &json), 0);
+    assert_false(json);
+    assert_int_equal(first, 1);
+    assert_string_equal(prog[2], "--json");
+}
+
+static void argument_errors(void **state)
+{
+    (void)state;
+    struct {
+        int argc;
+        char *argv[5];
+        const char *message;
+    } cases[] = {
+        {1, {"pos"}, "truewatt pos: missing FILE\n(see 'truewatt pos --help')"},
+        {2, {"pos", "--json"}, "truewatt pos: missing FILE"},
+        {4, {"pos", "a", "b", "c"}, "truewatt pos: unexpected argument 'c'"},
+        {3, {"pos", "a", "--frob"}, "truewatt pos: unknown option '--frob'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *path = tw_test_path(0, "opts-args.txt");
+        fflush(stderr);
+        int se = dup(2);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        dup2(fileno(f), 2);
+        bool json;
+        int first;
+        int rc = parse_args_table(cases[i].argc, cases[i].argv, &first, false, &json);
+        fflush(stderr);
+        dup2(se, 2);
+        close(se);
+        fclose(f);
+        char *text = tw_test_slurp(path);
+        unlink(path);
+        assert_non_null(text);
+        if (rc != 2 || !strstr(text, cases[i].message)) {
+            fprintf(stderr, "case %zu: rc %d, message:\n%s\nwant: %s\n", i, rc, text, cases[i].message);
+            fail();
+        }
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults),
-        cmocka_unit_test(values),
-        cmocka_unit_test(bad_input),
-        cmocka_unit_test(usage),
+        cmocka_unit_test(defaults), cmocka_unit_test(values),    cmocka_unit_test(bad_input),
+        cmocka_unit_test(usage),    cmocka_unit_test(arguments), cmocka_unit_test(argument_errors),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

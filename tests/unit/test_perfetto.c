@@ -1,5 +1,5 @@
-/* Unit tests of the Perfetto protobuf writer (src/report/perfetto.c, built
- * into the CLI, so compiled in here). Each file is decoded by
+/* Unit tests of the Perfetto protobuf writer (src/report/perfetto.c; compiled
+ * in here for its static helpers). Each file is decoded by
  * tests/perfetto/decode.py (protoc against Perfetto's published field
  * numbers, then the format's sequence, interning and clock rules) and
  * checked: one counter value per update (not per poll), one slice per event

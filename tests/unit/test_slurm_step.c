@@ -8,6 +8,7 @@
 
 #include "tw_test.h"
 
+#include "slurm/gres_conf.h"
 #include "slurm/step_energy.h"
 #include "slurm/step_gpus.h"
 #include "truewatt.h"
@@ -126,13 +127,111 @@ static void test_power_energy(void **state)
     assert_int_equal(step_power_energy(none, "power_usage_w", 0, 1, &e, &n), TW_EEMPTY);
 }
 
+/* ---------------------------------------------------------------- Slurm's numbers through gres.conf */
+
+static int collect(void *user, const char *name)
+{
+    char *out = user;
+    size_t len = strlen(out);
+    snprintf(out + len, 512 - len, "%s%s", len ? " " : "", name);
+    return 0;
+}
+
+static void expands_to(const char *list, const char *want)
+{
+    char got[512] = "";
+    assert_int_equal(gres_expand(list, collect, got), 0);
+    assert_string_equal(got, want);
+}
+
+static void test_expand(void **state)
+{
+    (void)state;
+    expands_to("/dev/nvidia[0-2]", "/dev/nvidia0 /dev/nvidia1 /dev/nvidia2");
+    expands_to("/dev/nvidia[7,3]", "/dev/nvidia7 /dev/nvidia3"); /* in the order written, as slurmd */
+    expands_to("tw[1-2],gpu[08-10]", "tw1 tw2 gpu08 gpu09 gpu10");
+    expands_to("r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2");
+    expands_to("node", "node");
+    char got[512] = "";
+    assert_int_equal(gres_expand("tw[1-", collect, got), -1);
+    assert_int_equal(gres_expand("tw[x]", collect, got), -1);
+    assert_int_equal(gres_expand("tw]1[", collect, got), -1);
+    char name[64];
+    assert_int_equal(gres_nth_name("tw[1-3],gpu7", 3, name, sizeof name), 0);
+    assert_string_equal(name, "gpu7");
+    assert_int_equal(gres_nth_name("tw[1-3]", 3, name, sizeof name), -1);
+}
+
+static void test_gres_conf(void **state)
+{
+    (void)state;
+    const char *text = "# a cluster's gres.conf\n"
+                       "NodeName=other Name=gpu File=/dev/nvidia[0-7]\n"
+                       "NodeName=tw[1-4] Name=gpu Type=h100 File=/dev/nvidia4\n"
+                       "nodename=tw[1-4]   name=gpu   file=/dev/nvidia[2,0]   # keys in any case\n"
+                       "NodeName=tw[1-4] Name=nic File=/dev/infiniband/uverbs0\n"
+                       "Name=gpu File=/dev/nvidia9\n";
+    gres_gpus g;
+    char err[256] = "";
+    assert_int_equal(gres_conf_parse(text, "gres.conf", "tw2", &g, err, sizeof err), 0);
+    assert_int_equal(g.n, 4);
+    assert_false(g.autodetect);
+    unsigned want[] = {4, 2, 0, 9}; /* this node's lines and the lines for every node, in order */
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(g.devnum[i], want[i]);
+    assert_int_equal(gres_conf_parse("AutoDetect=nvml\nName=gpu Count=4\n", "g", "tw2", &g, err, sizeof err), 0);
+    assert_true(g.autodetect);
+    assert_int_equal(gres_conf_parse("NodeName=tw1 Name=gpu File=/dev/gpu\n", "g", "tw1", &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "g line 1: File=/dev/gpu: a file name that does not end in its device number"));
+    assert_int_equal(gres_conf_parse("\n\nName=gpu Files\n", "g", "tw1", &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "g line 3: 'Files' is not KEY=VALUE"));
+    assert_int_equal(gres_conf_parse("Include /etc/slurm/more.conf\n", "g", "tw1", &g, err, sizeof err), -1);
+    assert_int_equal(gres_conf_read("/nonexistent/gres.conf", "tw1", &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "/nonexistent/gres.conf: cannot read it"));
+}
+
+static void test_gpus_map(void **state)
+{
+    (void)state;
+    /* gres.conf lists /dev/nvidia4 then /dev/nvidia5; NVML's GPU 0 is minor 5, GPU 1 minor 4 */
+    gres_gpus gres = {.n = 2, .devnum = {4, 5}};
+    unsigned minor[] = {5, 4};
+    step_gpus g;
+    char err[256];
+    assert_int_equal(step_gpus_parse(NULL, "0", NULL, &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &gres, minor, 2, err, sizeof err), 0);
+    assert_string_equal(g.id[0], "1"); /* Slurm's 0 is /dev/nvidia4: NVML's 1 */
+    assert_string_equal(g.how, "SLURM_JOB_GPUS: 0=/dev/nvidia4=NVML 1");
+    assert_int_equal(step_gpus_parse("1,0", NULL, NULL, &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &gres, minor, 2, err, sizeof err), 0);
+    assert_string_equal(g.id[0], "0");
+    assert_string_equal(g.id[1], "1");
+    /* a number past gres.conf's list, a file no NVML GPU has: errors, never another GPU */
+    assert_int_equal(step_gpus_parse("2", NULL, NULL, &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &gres, minor, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "SLURM_STEP_GPUS: GPU 2, but gres.conf lists 2 GPUs for this node"));
+    unsigned other[] = {5, 6};
+    assert_int_equal(step_gpus_parse("0", NULL, NULL, &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &gres, other, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no NVML GPU has minor number 4"));
+    /* AutoDetect=nvml: Slurm's order is NVML's */
+    gres_gpus autodetect = {.autodetect = true};
+    assert_int_equal(step_gpus_parse("1", NULL, NULL, &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &autodetect, NULL, 0, err, sizeof err), 0);
+    assert_string_equal(g.id[0], "1");
+    /* UUIDs and a numeric CUDA_VISIBLE_DEVICES: as they are */
+    assert_int_equal(step_gpus_parse(NULL, NULL, "0", &g, err, sizeof err), 0);
+    assert_int_equal(step_gpus_map(&g, &gres, minor, 2, err, sizeof err), 0);
+    assert_string_equal(g.id[0], "0");
+    assert_string_equal(g.how, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpus_order),
-        cmocka_unit_test(test_gpus_bad),
-        cmocka_unit_test(test_counter_energy),
-        cmocka_unit_test(test_power_energy),
+        cmocka_unit_test(test_gpus_order),   cmocka_unit_test(test_gpus_bad), cmocka_unit_test(test_counter_energy),
+        cmocka_unit_test(test_power_energy), cmocka_unit_test(test_expand),   cmocka_unit_test(test_gres_conf),
+        cmocka_unit_test(test_gpus_map),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,12 +1,11 @@
-/* Unit tests of the plain-text table writer (src/report/table.c). It is built
- * into the CLI, not the library, so it is compiled into this test directly. */
+/* Unit tests of the plain-text table writer (src/report/table.c, in the library). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tw_test.h"
 
-#include "report/table.c"
+#include "report/table.h"
 
 /* Prints the table into a string (malloc'd). */
 static char *print_to_string(const table *t)

@@ -284,6 +284,39 @@ static void test_resolve_default_follows_cuda_visible(void **state)
     assert_non_null(strstr(note, "MIG instance MIG-aaaaaaaa"));
 }
 
+/* A MIG instance's UUID stands for its GPU when the instances are known (tw_devices_resolve_mig). */
+static void test_resolve_mig_parent(void **state)
+{
+    (void)state;
+    tw_mig_instance mig[2] = {{.uuid = "MIG-aaaaaaaa-0000-4000-8000-000000000000", .parent_index = 2, .position = 0},
+                              {.uuid = "MIG-aaaaaaaa-0001-4000-8000-000000000000", .parent_index = 2, .position = 1}};
+    snprintf(mig[0].parent_uuid, sizeof mig[0].parent_uuid, "%s", UUID2);
+    snprintf(mig[1].parent_uuid, sizeof mig[1].parent_uuid, "%s", UUID2);
+    size_t pos[8], n = 0;
+    char note[512];
+    /* CUDA_VISIBLE_DEVICES=MIG-...: its GPU (NVML index 2), and a note naming instance and GPU */
+    assert_ok(tw_devices_resolve_mig(NULL, "MIG-aaaaaaaa-0001-4000-8000-000000000000", four(), 4, mig, 2, pos, 8, &n,
+                                     note, sizeof note));
+    assert_int_equal(n, 1);
+    assert_int_equal(pos[0], 2);
+    assert_non_null(strstr(note, "is MIG instance 1 of GPU 2 (" UUID2 ")"));
+    /* cuda:0 through it, and --device naming the instance */
+    assert_ok(tw_devices_resolve_mig("cuda:0", "MIG-aaaaaaaa-0000-4000-8000-000000000000", four(), 4, mig, 2, pos, 8,
+                                     &n, note, sizeof note));
+    assert_true(n == 1 && pos[0] == 2);
+    assert_ok(tw_devices_resolve_mig("MIG-aaaaaaaa-0000-4000-8000-000000000000,0", NULL, four(), 4, mig, 2, pos, 8, &n,
+                                     note, sizeof note));
+    assert_true(n == 2 && pos[0] == 2 && pos[1] == 0);
+    assert_non_null(strstr(note, "--device: MIG-aaaaaaaa-0000"));
+    /* an instance not among them: a note for CUDA_VISIBLE_DEVICES, an error for --device */
+    assert_ok(tw_devices_resolve_mig(NULL, "MIG-bbbbbbbb-0000-4000-8000-000000000000,1", four(), 4, mig, 2, pos, 8, &n,
+                                     note, sizeof note));
+    assert_true(n == 1 && pos[0] == 1);
+    assert_int_equal(tw_devices_resolve_mig("MIG-bbbbbbbb-0000-4000-8000-000000000000", NULL, four(), 4, mig, 2, pos, 8,
+                                            &n, note, sizeof note),
+                     TW_EUNSUPPORTED);
+}
+
 static void test_resolve_errors(void **state)
 {
     (void)state;
@@ -311,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_resolve_forms),
         cmocka_unit_test(test_resolve_default_follows_cuda_visible),
         cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_resolve_mig_parent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,335 @@
+/* The energy line anchored on the energy counter: see anchor.h. */
+#include "api/anchor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/room.h"
+#include "core/error.h"
+
+#define PHASE_STEP_S 0.00025 /* the phase's candidates: every 0.25 ms over the period ... */
+#define NEAR_S 0.005         /* ... then within 5 ms of the last fit */
+#define FULL_SCAN_EVERY 8
+#define CLEAR_S 0.015    /* a read this close to a grid point may belong to either: not fitted */
+#define FIT_SPAN_S 20.0  /* the fit uses the reads of the last 20 s ... */
+#define FIT_MAX_READS 64 /* ... at most this many */
+#define MIN_FIT_READS 4  /* clear reads: a regression with residuals to judge it by */
+/* reads before a first fit: at 4.875 periods apart they fall on 6 of the
+ * grid's 8 phases, so every candidate phase has MIN_FIT_READS clear ones and
+ * the true phase is not passed over for having fewer */
+#define FIRST_FIT_READS 6
+#define SLOPE_MIN 0.8 /* a shape more than 25 % off the counter: not this counter's shape */
+#define SLOPE_MAX 1.25
+#define DEFAULT_REL_SD 0.01 /* the shape's scatter per interval before three intervals say it */
+#define PHASE_SD_S 0.001    /* the fitted phase's standard uncertainty */
+
+void tw_anchor_init(tw_anchor *a, const tw_reading_model *counter, double shape_period_s)
+{
+    memset(a, 0, sizeof *a);
+    a->tile_s = shape_period_s > 0 ? shape_period_s : 0.02;
+    a->period_s = counter && counter->period_s > 0 ? counter->period_s : 0.1;
+    a->delay_s = counter && isfinite(counter->delay_s) ? counter->delay_s : 0.0;
+    a->phase_s = NAN;
+    a->slope = NAN;
+    a->offset_j = NAN;
+    a->rel_sd = DEFAULT_REL_SD;
+}
+
+void tw_anchor_free(tw_anchor *a)
+{
+    free(a->r);
+    free(a->k);
+    memset(a, 0, sizeof *a);
+}
+
+tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
+{
+    if (!isfinite(value_j) || !isfinite(stamp_s)) return TW_OK;
+    if (a->n > a->off) {
+        const tw_counter_read *last = &a->r[a->n - 1];
+        if (value_j == last->value_j || !(stamp_s > last->t_s)) return TW_OK;
+    }
+    size_t moved;
+    void *v = a->r;
+    tw_status st = tw_room_for_one(&v, sizeof *a->r, &a->off, &a->n, &a->cap, 64, &moved);
+    a->r = v;
+    if (st != TW_OK) return st;
+    a->fitted_n = a->fitted_n > moved ? a->fitted_n - moved : 0;
+    a->knotted = a->knotted > moved ? a->knotted - moved : 0;
+    a->r[a->n++] = (tw_counter_read){stamp_s, value_j};
+    return TW_OK;
+}
+
+double tw_anchor_last_read_s(const tw_anchor *a) { return a->n > a->off ? a->r[a->n - 1].t_s : -INFINITY; }
+
+/* The read's boundary under phase ph (the latest grid point at least the
+ * delay before it) and how far past that grid point it lies (frac). */
+static double boundary(const tw_anchor *a, const tw_counter_read *r, double ph, double *frac)
+{
+    double g = r->t_s - a->delay_s - ph;
+    double k = floor(g / a->period_s);
+    *frac = g - k * a->period_s;
+    return ph + k * a->period_s;
+}
+
+static bool clear_of_grid(const tw_anchor *a, double frac) { return frac >= CLEAR_S && frac <= a->period_s - CLEAR_S; }
+
+typedef struct fit {
+    double offset, slope, rss;
+    size_t n; /* clear reads the line was fitted on */
+} fit;
+
+/* The boundary of a read under a fit: its own when clear of the grid, else
+ * the grid point next to it (never after the read) whose predicted value is
+ * nearer; *resid: the read's residual there. */
+static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, double ph,
+                            double offset, double slope, double *resid)
+{
+    double frac, b = boundary(a, r, ph, &frac);
+    double pb = offset + slope * tw_line_cum_j(shape, b, NULL);
+    *resid = r->value_j - pb;
+    if (clear_of_grid(a, frac)) return b;
+    double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
+    if (other > r->t_s) return b;
+    double po = offset + slope * tw_line_cum_j(shape, other, NULL);
+    if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
+    *resid = r->value_j - po;
+    return other;
+}
+
+/* Under phase ph: least squares value = offset + slope x shape over the
+ * reads [from, to) clear of the grid, then the squared residuals of every
+ * read there (the others at their best boundary), so that every phase is
+ * judged on the same reads. */
+static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, double ph)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, base = a->r[from].value_j; /* small numbers: no cancellation */
+    size_t n = 0;
+    for (size_t i = from; i < to; i++) {
+        double frac, b = boundary(a, &a->r[i], ph, &frac);
+        if (!clear_of_grid(a, frac)) continue;
+        double x = tw_line_cum_j(shape, b, NULL);
+        if (isnan(x)) continue;
+        double y = a->r[i].value_j - base;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+        n++;
+    }
+    fit f = {NAN, NAN, INFINITY, n};
+    if (n < MIN_FIT_READS) return f;
+    double mx = sx / (double)n, my = sy / (double)n;
+    double vxx = sxx - (double)n * mx * mx, vxy = sxy - (double)n * mx * my;
+    if (!(vxx > 0)) return f;
+    f.slope = vxy / vxx;
+    f.offset = my - f.slope * mx + base;
+    f.rss = 0;
+    for (size_t i = from; i < to; i++) {
+        double res;
+        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, &res);
+        if (!isnan(res)) f.rss += res * res;
+    }
+    return f;
+}
+
+/* The read's boundary under the fitted phase: its own when clear of the
+ * grid; else the grid point next to it (never after the read) that agrees
+ * better with the last knot before it carried forward by the shape (a
+ * neighbour 0.5 s away predicts to ~1 % of its interval, far better than
+ * half a period's energy; the fit's regression over 20 s may not). */
+static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r,
+                              const tw_anchor_knot *last)
+{
+    double res;
+    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, &res);
+    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
+}
+
+/* The shape's relative scatter per knot interval against the counter, over
+ * the recent intervals (those the fit spans). */
+static void knot_scatter(tw_anchor *a)
+{
+    double sum = 0, sum2 = 0;
+    size_t m = 0;
+    for (size_t j = a->nk > FIT_MAX_READS ? a->nk - FIT_MAX_READS : 1; j < a->nk; j++) {
+        double ds = a->k[j].shape_j - a->k[j - 1].shape_j, dv = a->k[j].value_j - a->k[j - 1].value_j;
+        if (!(ds > 0)) continue;
+        double rho = dv / ds;
+        sum += rho;
+        sum2 += rho * rho;
+        m++;
+    }
+    if (m >= 3) {
+        double mean = sum / (double)m, var = fmax(0.0, (sum2 - (double)m * mean * mean) / (double)(m - 1));
+        a->rel_sd = sqrt(var) / fabs(mean);
+    }
+}
+
+/* Knots from the reads [from, to) the shape covers, after those already
+ * made (from = off: all again, the phase changed): each read's boundary
+ * under the fitted phase. Appending keeps a refit's cost to its new reads
+ * however long a region stays open. */
+static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
+{
+    if (from == a->off) a->nk = 0;
+    for (size_t i = from; i < to; i++) {
+        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
+        double s = tw_line_cum_j(shape, b, NULL);
+        if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
+        if (a->nk == a->capk) {
+            size_t cap = a->capk ? 2 * a->capk : 64;
+            tw_anchor_knot *k = realloc(a->k, cap * sizeof *k);
+            if (!k) break; /* out of memory: fewer knots, the shape alone beyond them */
+            a->k = k;
+            a->capk = cap;
+        }
+        a->k[a->nk++] = (tw_anchor_knot){b, a->r[i].value_j, s};
+    }
+    a->knotted = to;
+    knot_scatter(a);
+}
+
+void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
+{
+    double end = tw_line_end_s(shape);
+    size_t covered = a->off;
+    while (covered < a->n && a->r[covered].t_s - a->delay_s <= end)
+        covered++;
+    if (covered == a->fitted_n) return;
+    if (covered - a->off < FIRST_FIT_READS) return;
+    a->fitted_n = covered;
+    size_t from = covered;
+    while (from > a->off && covered - from < FIT_MAX_READS && a->r[covered - 1].t_s - a->r[from - 1].t_s <= FIT_SPAN_S)
+        from--;
+    fit best = {NAN, NAN, INFINITY, 0};
+    double best_ph = NAN;
+    /* once fitted, the phase moves little between reads: near it only, with
+     * a full scan every FULL_SCAN_EVERY fits (a first fit on flat power may
+     * be off by more) */
+    double lo = 0, hi = a->period_s;
+    if (isfinite(a->phase_s) && ++a->refits % FULL_SCAN_EVERY != 0) {
+        lo = a->phase_s - NEAR_S;
+        hi = a->phase_s + NEAR_S;
+    }
+    for (double p = lo; p < hi; p += PHASE_STEP_S) {
+        double ph = p - floor(p / a->period_s) * a->period_s;
+        fit f = fit_phase(a, shape, from, covered, ph);
+        if (f.rss < best.rss) {
+            best = f;
+            best_ph = ph;
+        }
+    }
+    if (isnan(best_ph) || !(best.slope >= SLOPE_MIN && best.slope <= SLOPE_MAX)) return;
+    bool same = best_ph == a->phase_s && a->knotted >= a->off;
+    a->phase_s = best_ph;
+    a->offset_j = best.offset;
+    a->slope = best.slope;
+    a->fit_reads = best.n;
+    add_knots(a, shape, same ? a->knotted : a->off, covered);
+}
+
+/* The knot interval [k[i], k[i + 1]] holding t; SIZE_MAX when none. */
+static size_t interval_of(const tw_anchor *a, double t)
+{
+    if (a->nk < 2 || !(t >= a->k[0].t_s) || !(t <= a->k[a->nk - 1].t_s)) return SIZE_MAX;
+    size_t lo = 0, hi = a->nk - 1; /* k[lo] <= t <= k[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->k[mid].t_s <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool tw_anchor_reaches(const tw_anchor *a, const tw_energy_line *shape, double t)
+{
+    (void)shape; /* knots exist only where the shape covers them */
+    return a->nk >= 2 && a->k[a->nk - 1].t_s >= t;
+}
+
+/* The counter's energy at t (since its origin) by the shape inside knot
+ * interval i; *f: t's part of the interval's time; *edge_var: the shape's
+ * own edge term there. */
+static double anchored_at(const tw_anchor *a, const tw_energy_line *shape, double t, size_t i, double *f,
+                          double *edge_var)
+{
+    const tw_anchor_knot *k0 = &a->k[i], *k1 = &a->k[i + 1];
+    double dv = k1->value_j - k0->value_j, ds = k1->shape_j - k0->shape_j, dt = k1->t_s - k0->t_s;
+    double s = tw_line_cum_j(shape, t, NULL) - k0->shape_j;
+    *f = (t - k0->t_s) / dt;
+    double edge = tw_line_edge_sd_j(shape, t) * (ds > 0 ? dv / ds : 1.0);
+    *edge_var = isnan(edge) ? 0.0 : edge * edge;
+    return k0->value_j + (ds > 0 ? s / ds : *f) * dv;
+}
+
+/* The variance of the shape's error between the knots: a bridge pinned at
+ * both knots of each interval, sd rel x the interval's energy at most. Two
+ * edges in one interval: the bridge's increment between them. */
+static double bridge_part(const tw_anchor *a, size_t i, double f)
+{
+    /* inside one of the shape's tiles its error grows with the time, not its root */
+    double tile = a->tile_s / (a->k[i + 1].t_s - a->k[i].t_s);
+    return fmin(f, f * f / tile) * (1 - f);
+}
+
+static double bridge_var(const tw_anchor *a, size_t i0, double f0, size_t i1, double f1)
+{
+    double s0 = a->rel_sd * (a->k[i0 + 1].value_j - a->k[i0].value_j);
+    if (i0 == i1) return s0 * s0 * bridge_part(a, i0, fabs(f1 - f0));
+    double s1 = a->rel_sd * (a->k[i1 + 1].value_j - a->k[i1].value_j);
+    return s0 * s0 * bridge_part(a, i0, f0) + s1 * s1 * bridge_part(a, i1, f1);
+}
+
+double tw_anchor_energy_j(const tw_anchor *a, const tw_energy_line *shape, double t0, double t1, double *sd_j)
+{
+    if (sd_j) *sd_j = NAN;
+    size_t i0 = interval_of(a, t0), i1 = interval_of(a, t1);
+    if (i0 == SIZE_MAX || i1 == SIZE_MAX || !(t1 >= t0)) return NAN;
+    double f0, f1, e0, e1;
+    double e = anchored_at(a, shape, t1, i1, &f1, &e1) - anchored_at(a, shape, t0, i0, &f0, &e0);
+    if (sd_j) {
+        /* a phase off by d moves both edges' knots: E changes by d (P(t1) - P(t0)) */
+        double g = isfinite(a->slope) ? a->slope : 1.0;
+        double ph = PHASE_SD_S * g * fabs(tw_line_power_w(shape, t1) - tw_line_power_w(shape, t0));
+        *sd_j = sqrt(bridge_var(a, i0, f0, i1, f1) + e0 + e1 + (isnan(ph) ? 0.0 : ph * ph));
+    }
+    return e;
+}
+
+double tw_anchor_scale(const tw_anchor *a, double *rel_sd)
+{
+    if (!isfinite(a->slope) || a->nk < 2) {
+        *rel_sd = DEFAULT_REL_SD;
+        return 1.0;
+    }
+    /* the knots' span pins the total: the scatter of one interval over the
+     * number of intervals */
+    *rel_sd = a->rel_sd / sqrt((double)(a->nk - 1));
+    return a->slope;
+}
+
+double tw_anchor_needed_from(const tw_anchor *a)
+{
+    return a->n > a->off ? a->r[a->off].t_s - a->delay_s - 2 * a->period_s : INFINITY;
+}
+
+void tw_anchor_trim(tw_anchor *a, double t_keep)
+{
+    while (a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep) {
+        a->off++;
+        if (a->fitted_n < a->off) a->fitted_n = a->off;
+        if (a->knotted < a->off) a->knotted = a->off;
+    }
+    /* the knots before t_keep but the last of them (it brackets t_keep) */
+    size_t drop = 0;
+    while (drop + 1 < a->nk && a->k[drop + 1].t_s <= t_keep && a->nk - drop > FIT_MAX_READS)
+        drop++;
+    if (drop) {
+        memmove(a->k, a->k + drop, (a->nk - drop) * sizeof *a->k);
+        a->nk -= drop;
+    }
+}

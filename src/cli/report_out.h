@@ -1,0 +1,42 @@
+/* The report of `truewatt run` and `truewatt report` on the command line:
+ * the options given to the library's report (truewatt.h, "reports"), its
+ * renderings written to stdout and to the files asked for. */
+#ifndef TW_CLI_REPORT_OUT_H
+#define TW_CLI_REPORT_OUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "truewatt.h"
+
+#define REPORT_MAX_GROUPS 64
+
+typedef struct run_report_opts {
+    const char *cmd;                       /* "run" or "report", for messages */
+    const char *path;                      /* the run file's path, for messages */
+    const char *profile;                   /* a sensor profile instead of the one the run used (NULL: the run's) */
+    const char *perfetto;                  /* write the Perfetto file here (NULL: none) */
+    const char *csv;                       /* write the CSV rendering here (NULL: none) */
+    bool json;                             /* the report as JSON, else text */
+    const char *options;                   /* the options, as stored with the report */
+    const char *groups[REPORT_MAX_GROUPS]; /* --group PATTERN */
+    size_t ngroups;
+    const char *range_groups[REPORT_MAX_GROUPS]; /* --group-range NAME */
+    size_t nrange_groups;
+    /* given the report once printed (run: the process report to the exporter); NULL: none */
+    void (*on_report)(void *user, const tw_report *r);
+    void *user;
+} run_report_opts;
+
+/* --group PATTERN (range false) or --group-range NAME: 0, or the usage exit code after a message. */
+int report_add_group(run_report_opts *o, bool range, const char *arg);
+
+/* Computes the report of `run`, prints it on `out`, writes the files asked
+ * for and keeps its JSON in the run file's reports. Returns 0, or an exit
+ * code after a message on stderr (CLI_EXIT_INTERRUPTED when Ctrl-C stopped it). */
+int report_run_file(tw_run *run, const run_report_opts *o, FILE *out);
+
+/* The merged report of the n run files on `out` (no Perfetto file). */
+int report_merged(const char *const *paths, size_t n, const run_report_opts *o, FILE *out);
+
+#endif

@@ -1,0 +1,593 @@
+/* The report of a run file, for `truewatt run` and `truewatt report`: see
+ * run_pipeline.h. */
+#define _GNU_SOURCE /* open_memstream */
+#include "report/run_pipeline.h"
+
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "correct/profile_pick.h"
+#include "report/run_mig.h"
+#include "core/error.h"
+#include "correct/identify.h"
+#include "report/perfetto.h"
+#include "timeline/devices.h"
+
+/* ---------------------------------------------------------------- the sensor profile */
+
+void run_pick_profile(const char *given, const tw_profile *given_prof, const char *given_how, const char *gpu,
+                      const char *driver, run_device *x)
+{
+    tw_profile_init(&x->prof);
+    if (given) {
+        x->prof = *given_prof;
+        snprintf(x->profile_how, sizeof x->profile_how, "%s", given_how);
+    } else {
+        tw_status st = tw_profile_pick(NULL, gpu, driver, &x->prof, x->profile_how, sizeof x->profile_how);
+        if (st == TW_ENOTFOUND) {
+            snprintf(x->profile_how, sizeof x->profile_how, "no sensor profile for GPU %s (driver %s) in %s",
+                     gpu[0] ? gpu : "(unnamed)", driver[0] ? driver : "unknown", tw_profile_dir());
+            x->profile = RUN_PROFILE_NONE;
+            return;
+        }
+        if (st != TW_OK) {
+            snprintf(x->profile_how, sizeof x->profile_how, "cannot read the sensor profile: %s", tw_last_error());
+            x->profile = RUN_PROFILE_ERROR;
+            return;
+        }
+    }
+    const tw_reading_model *m = tw_profile_best(&x->prof, tw_identify_board_reading, NULL);
+    if (!m) {
+        x->profile = RUN_PROFILE_NO_READING;
+        return;
+    }
+    x->model = *m;
+    x->profile = RUN_PROFILE_MODEL;
+}
+
+/* The profile of x as JSON for the run file (malloc'ed), NULL when none. */
+static char *profile_json(const run_device *x)
+{
+    if (x->profile != RUN_PROFILE_MODEL && x->profile != RUN_PROFILE_NO_READING) return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    tw_status st = tw_profile_write_json(&x->prof, f);
+    if (fclose(f) != 0 || st != TW_OK) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+void run_recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x)
+{
+    tw_profile_init(&x->prof);
+    x->profile = (run_profile)rd->profile_status;
+    snprintf(x->profile_how, sizeof x->profile_how, "%s", rd->profile_how);
+    char *text = NULL;
+    if (tw_run_get_profile(run, rd->index, &text) != TW_OK || !text) {
+        if (x->profile == RUN_PROFILE_MODEL || x->profile == RUN_PROFILE_NO_READING) x->profile = RUN_PROFILE_ERROR;
+        free(text);
+        return;
+    }
+    char origin[160];
+    snprintf(origin, sizeof origin, "%s: sensor_profiles, device %d", tw_run_path(run), rd->index);
+    if (tw_profile_parse(text, origin, &x->prof) != TW_OK) {
+        snprintf(x->profile_how, sizeof x->profile_how, "cannot read the sensor profile: %s", tw_last_error());
+        x->profile = RUN_PROFILE_ERROR;
+    } else if (x->profile == RUN_PROFILE_MODEL) {
+        const tw_reading_model *m = tw_profile_best(&x->prof, tw_identify_board_reading, NULL);
+        if (m)
+            x->model = *m;
+        else
+            x->profile = RUN_PROFILE_NO_READING;
+    }
+    free(text);
+}
+
+/* ---------------------------------------------------------------- what the run recorded */
+
+struct run_loaded {
+    const char *path; /* the run file's */
+    char *perfetto;   /* the Perfetto file written, or NULL */
+    const volatile int *cancel;
+    char **argv;
+    char *backend, *warnings, *provenance, *events_note, *notes;
+    int64_t exit_status, signal, t0;
+    double child_s, spawn_s, exit_s, tail_s, fast_s, slow_s;
+    tw_run_device *rdev;
+    size_t ndev;
+    tw_run_reading *readings;
+    size_t nreadings;
+    run_sampler sampler;
+    run_device *dev;
+    tw_device_info *devinfo;
+    tw_events *events;
+    tw_events **dev_events;
+    tw_unmeasured_summary unmeasured;
+    char *warn;           /* warnings + what the split of the timeline found */
+    char *notice;         /* what the split found, alone ("" when all was measured) */
+    tw_mig_instance *mig; /* MIG instances: their kernels are charged to their GPU */
+    size_t nmig;
+    tw_events **grouped; /* per device: dev_events renamed for the groups by NVTX range (NULL: none asked) */
+    char **patterns;     /* the estimator's group patterns */
+    size_t npatterns;
+};
+typedef run_loaded loaded;
+
+void run_loaded_free(loaded *L)
+{
+    if (!L) return;
+    for (size_t d = 0; d < L->ndev; d++) {
+        if (L->dev) tw_estimate_free(L->dev[d].est);
+        if (L->dev_events) tw_events_free(L->dev_events[d]);
+        if (L->grouped) tw_events_free(L->grouped[d]);
+    }
+    for (size_t i = 0; i < L->npatterns; i++)
+        free(L->patterns[i]);
+    free(L->patterns);
+    free(L->grouped);
+    free(L->perfetto);
+    tw_unmeasured_summary_free(&L->unmeasured);
+    tw_events_free(L->events);
+    tw_run_free_strv(L->argv);
+    free(L->backend);
+    free(L->warnings);
+    free(L->provenance);
+    free(L->events_note);
+    free(L->notes);
+    free(L->rdev);
+    free(L->readings);
+    free(L->dev);
+    free(L->devinfo);
+    free(L->dev_events);
+    free(L->warn);
+    free(L->notice);
+    free(L->mig);
+    free(L);
+}
+
+/* A text fact ("" when the run did not record it). */
+static char *text_of(tw_run *run, const char *key)
+{
+    char *v = NULL;
+    if (tw_run_get_text(run, key, &v) == TW_ENOTFOUND) tw_clear_error();
+    return v;
+}
+
+/* A run that truewatt did not finish (killed, crashed, a full disk): its
+ * command is taken to end at the last sample committed, without the idle
+ * level after it, and the warnings say so. */
+static tw_status unfinished(tw_run *run, loaded *L)
+{
+    double last = tw_run_last_poll_s(run);
+    if (isnan(last) || isnan(L->spawn_s))
+        return tw_fail(TW_EEMPTY, "%s: the run ended before its command started: nothing to report", tw_run_path(run));
+    L->exit_s = last;
+    L->tail_s = 0;
+    L->child_s = last - L->spawn_s;
+    char line[512];
+    snprintf(line, sizeof line,
+             "warning: truewatt did not finish this run (killed?): reported up to its last commit, %.3f s after the "
+             "command started; no idle level after it\n",
+             L->child_s);
+    size_t n = strlen(L->warnings) + strlen(line) + 1;
+    char *w = realloc(L->warnings, n);
+    if (!w) return tw_fail(TW_ENOMEM, "out of memory");
+    strcat(w, line);
+    L->warnings = w;
+    return TW_OK;
+}
+
+static tw_status load_facts(tw_run *run, loaded *L)
+{
+    tw_status st = tw_run_get_command(run, &L->argv);
+    if (st != TW_OK) return st;
+    if (!L->argv[0])
+        return tw_fail(TW_EEMPTY, "%s: no command recorded (not a run of truewatt run?)", tw_run_path(run));
+    L->backend = text_of(run, "backend");
+    L->warnings = text_of(run, "warnings");
+    L->provenance = text_of(run, "provenance");
+    L->events_note = text_of(run, "events_note");
+    L->notes = text_of(run, "sampler_notes");
+    if (!L->backend || !L->warnings || !L->provenance || !L->events_note || !L->notes)
+        return tw_fail(TW_ENOMEM, "out of memory");
+    if (tw_run_get_int(run, "t0_mono_ns", &L->t0) != TW_OK) L->t0 = 0;
+    /* a run that truewatt did not finish (killed): no exit status */
+    if (tw_run_get_int(run, "exit_status", &L->exit_status) != TW_OK) L->exit_status = -1;
+    if (tw_run_get_int(run, "signal", &L->signal) != TW_OK) L->signal = 0;
+    tw_clear_error();
+    L->child_s = tw_run_get_real(run, "command_wall_s");
+    L->spawn_s = tw_run_get_real(run, "spawn_s");
+    L->exit_s = tw_run_get_real(run, "exit_s");
+    L->tail_s = tw_run_get_real(run, "tail_s");
+    L->fast_s = tw_run_get_real(run, "fast_period_s");
+    L->slow_s = tw_run_get_real(run, "slow_period_s");
+    if (isnan(L->exit_s) && (st = unfinished(run, L)) != TW_OK) return st;
+    L->sampler.cpu_s = tw_run_get_real(run, "sampler_cpu_s");
+    L->sampler.wall_s = tw_run_get_real(run, "sampler_wall_s");
+    L->sampler.writer_cpu_s = tw_run_get_real(run, "writer_cpu_s");
+    L->sampler.notes = L->notes;
+    return TW_OK;
+}
+
+static tw_status load_devices(tw_run *run, loaded *L)
+{
+    tw_status st = tw_run_devices(run, &L->rdev, &L->ndev);
+    if (st == TW_OK) st = tw_run_readings(run, &L->readings, &L->nreadings);
+    if (st != TW_OK) return st;
+    if (L->ndev == 0) return tw_fail(TW_EEMPTY, "%s: no device recorded", tw_run_path(run));
+    L->dev = calloc(L->ndev, sizeof *L->dev);
+    L->devinfo = calloc(L->ndev, sizeof *L->devinfo);
+    L->dev_events = calloc(L->ndev, sizeof *L->dev_events);
+    L->grouped = calloc(L->ndev, sizeof *L->grouped);
+    if (!L->dev || !L->devinfo || !L->dev_events || !L->grouped) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t d = 0; d < L->ndev; d++) {
+        const tw_run_device *r = &L->rdev[d];
+        run_device *x = &L->dev[d];
+        x->index = r->index;
+        snprintf(x->prefix, sizeof x->prefix, "%s", r->prefix);
+        snprintf(x->name, sizeof x->name, "%s", r->name);
+        snprintf(x->driver, sizeof x->driver, "%s", r->driver);
+        x->uuid = r->uuid;
+        tw_device_info *i = &L->devinfo[d];
+        i->index = (unsigned)r->index;
+        snprintf(i->uuid, sizeof i->uuid, "%s", r->uuid);
+        snprintf(i->name, sizeof i->name, "%s", r->name);
+        snprintf(i->driver, sizeof i->driver, "%s", r->driver);
+        i->arch = r->arch;
+        i->power_limit_w = r->power_limit_w;
+    }
+    L->sampler.readings = L->readings;
+    L->sampler.nreadings = L->nreadings;
+    L->sampler.devices = L->rdev;
+    L->sampler.ndev = L->ndev;
+    return TW_OK;
+}
+
+/* The activities, each GPU's matched by UUID; events of GPUs not sampled
+ * are counted and warned about, never charged to another GPU. */
+static tw_status load_timeline(tw_run *run, loaded *L)
+{
+    tw_status st = tw_run_load_events(run, &L->events);
+    if (st == TW_OK) st = run_mig_apply(run, &L->events, &L->mig, &L->nmig);
+    for (size_t d = 0; d < L->ndev; d++) {
+        L->dev[d].mig = L->mig;
+        L->dev[d].nmig = L->nmig;
+    }
+    if (st == TW_OK) st = tw_timeline_split(L->events, L->devinfo, L->ndev, L->dev_events, &L->unmeasured);
+    if (st != TW_OK) return st;
+    char split[2048] = "";
+    tw_unmeasured_describe(&L->unmeasured, split, sizeof split);
+    size_t n = strlen(L->warnings) + strlen(split) + 1;
+    if (!(L->notice = strdup(L->unmeasured.n ? split : ""))) return tw_fail(TW_ENOMEM, "out of memory");
+    if (!(L->warn = malloc(n))) return tw_fail(TW_ENOMEM, "out of memory");
+    snprintf(L->warn, n, "%s%s", L->warnings, split);
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the estimate */
+
+/* The estimator over each device's readings: from the first activity to
+ * the command's end (its CUDA context ends with it), idle measured before
+ * the command started and after it ended. */
+static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
+
+static tw_status analyse(const char *path, loaded *L, const tw_report_options *o)
+{
+    tw_status st = run_est_groups(o, &L->patterns, &L->npatterns);
+    for (size_t d = 0; st == TW_OK && d < L->ndev; d++) {
+        st = run_group_events(L->dev_events[d], o, &L->grouped[d]);
+        L->dev[d].events = L->grouped[d] ? L->grouped[d] : L->dev_events[d];
+    }
+    if (st != TW_OK) return st;
+    for (size_t d = 0; d < L->ndev && !cancelled(L->cancel); d++) {
+        run_device *x = &L->dev[d];
+        tw_est_config c;
+        tw_est_config_init(&c);
+        c.cancel = L->cancel;
+        c.patterns = (const char *const *)L->patterns;
+        c.npatterns = L->npatterns;
+        x->patterns = c.patterns;
+        x->npatterns = c.npatterns;
+        c.fit_t1_s = L->exit_s;
+        c.power_limit_w = L->devinfo[d].power_limit_w;
+        c.idle_before_t0_s = 0.1 * L->spawn_s;
+        c.idle_before_t1_s = L->spawn_s;
+        c.idle_after_t0_s = L->exit_s + 0.2;
+        c.idle_after_t1_s = L->exit_s + L->tail_s - 0.1;
+        const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
+        if (tw_estimate_trace(path, x->prefix, prof, x->events, &c, &x->est, &x->info) != TW_OK) {
+            snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
+            continue;
+        }
+        if (tw_methods_run(path, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, L->cancel, &x->methods) != TW_OK)
+            snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
+    }
+    return cancelled(L->cancel) ? tw_fail(TW_EINTERRUPTED, "interrupted") : TW_OK;
+}
+
+/* Several GPUs: the events with `device` set to the NVML index of the GPU
+ * they were matched to (Perfetto places slices by it), NVTX ranges once;
+ * unmeasured events are left out. NULL when out of memory. */
+static tw_events *placed_events(const loaded *L)
+{
+    tw_events *out = NULL;
+    if (tw_events_new(&out) != TW_OK) return NULL;
+    for (size_t d = 0; d < L->ndev; d++) {
+        for (size_t i = 0; i < tw_events_count(L->dev_events[d]); i++) {
+            tw_event e = *tw_events_get(L->dev_events[d], i);
+            bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
+            if (host && d > 0) continue; /* every GPU has them: once is enough */
+            if (!host) e.device = (int32_t)L->devinfo[d].index;
+            if (tw_events_add(out, &e) != TW_OK) {
+                tw_events_free(out);
+                return NULL;
+            }
+        }
+    }
+    tw_events_sort(out);
+    return out;
+}
+
+/* Appends a warning line to L->warn when it fails. */
+tw_status run_loaded_perfetto(loaded *L, const char *path)
+{
+    const char *run_path = L->path;
+    perfetto_device *pd = calloc(L->ndev, sizeof *pd);
+    const double *energy = NULL;
+    for (size_t d = 0; pd && d < L->ndev; d++) {
+        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, L->dev_events[d]};
+        if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est->event_energy_j;
+    }
+    /* one device: its own events, to which the energies belong; several: each under its GPU */
+    tw_events *placed = L->ndev > 1 ? placed_events(L) : NULL;
+    const tw_events *ev = L->ndev == 1 ? L->dev_events[0] : placed;
+    tw_status st = ev && pd ? perfetto_write(path, run_path, pd, L->ndev, ev, energy, L->provenance)
+                            : tw_fail(TW_ENOMEM, "out of memory");
+    tw_events_free(placed);
+    free(pd);
+    if (st == TW_OK) {
+        free(L->perfetto);
+        L->perfetto = strdup(path);
+        return L->perfetto ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    }
+    char line[1024];
+    snprintf(line, sizeof line, "warning: no Perfetto file: %s\n", tw_last_error());
+    size_t n = strlen(L->warn) + strlen(line) + 1;
+    char *w = realloc(L->warn, n);
+    if (w) {
+        strcat(w, line);
+        L->warn = w;
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------- groups */
+
+tw_status run_est_groups(const tw_report_options *o, char ***patterns, size_t *n)
+{
+    size_t total = o->ngroups + o->nrange_groups;
+    *patterns = NULL;
+    *n = 0;
+    if (total == 0) return TW_OK;
+    char **p = calloc(total, sizeof *p);
+    if (!p) return tw_fail(TW_ENOMEM, "out of memory");
+    *patterns = p;
+    for (size_t i = 0; i < o->ngroups; i++, (*n)++)
+        if (!(p[i] = strdup(o->groups[i]))) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t k = 0; k < o->nrange_groups; k++, (*n)++) {
+        /* "range NAME: *", the range's name with fnmatch's special characters escaped */
+        const char *name = o->range_groups[k];
+        size_t len = strlen(name);
+        char *q = malloc(2 * len + sizeof "range : *");
+        if (!q) return tw_fail(TW_ENOMEM, "out of memory");
+        char *w = q + sprintf(q, "range ");
+        for (const char *c = name; *c; c++) {
+            if (strchr("*?[]\\", *c)) *w++ = '\\';
+            *w++ = *c;
+        }
+        strcpy(w, ": *");
+        p[o->ngroups + k] = q;
+    }
+    return TW_OK;
+}
+
+static bool is_range(const tw_event *e) { return e->kind && strcmp(e->kind, "nvtx") == 0; }
+
+/* The spans of the ranges of one name, merged where they overlap, by start. */
+typedef struct spans {
+    double *t; /* start, end, start, end, ... */
+    size_t n;
+} spans;
+
+static int by_start(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static tw_status spans_of(const tw_events *ev, const char *name, spans *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tw_events_count(ev); i++) {
+        const tw_event *r = tw_events_get(ev, i);
+        n += is_range(r) && r->name && strcmp(r->name, name) == 0;
+    }
+    s->n = 0;
+    s->t = malloc(2 * (n ? n : 1) * sizeof *s->t);
+    if (!s->t) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < tw_events_count(ev); i++) {
+        const tw_event *r = tw_events_get(ev, i);
+        if (!is_range(r) || !r->name || strcmp(r->name, name) != 0) continue;
+        s->t[2 * s->n] = r->start_s;
+        s->t[2 * s->n + 1] = r->end_s;
+        s->n++;
+    }
+    qsort(s->t, s->n, 2 * sizeof *s->t, by_start);
+    size_t k = 0; /* merge overlaps: the ends then rise with the starts */
+    for (size_t i = 0; i < s->n; i++) {
+        if (k && s->t[2 * i] <= s->t[2 * k - 1]) {
+            s->t[2 * k - 1] = fmax(s->t[2 * k - 1], s->t[2 * i + 1]);
+            continue;
+        }
+        s->t[2 * k] = s->t[2 * i];
+        s->t[2 * k + 1] = s->t[2 * i + 1];
+        k++;
+    }
+    s->n = k;
+    return TW_OK;
+}
+
+/* Whether t lies in one of the spans (a binary search: near-linear over all events). */
+static bool spans_hold(const spans *s, double t)
+{
+    size_t lo = 0, hi = s->n; /* the first span starting after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->t[2 * mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && t <= s->t[2 * (lo - 1) + 1];
+}
+
+tw_status run_group_events(const tw_events *ev, const tw_report_options *o, tw_events **out)
+{
+    *out = NULL;
+    if (o->nrange_groups == 0) return TW_OK;
+    spans *sp = calloc(o->nrange_groups, sizeof *sp);
+    tw_status st = sp ? tw_events_new(out) : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t k = 0; st == TW_OK && k < o->nrange_groups; k++)
+        st = spans_of(ev, o->range_groups[k], &sp[k]);
+    for (size_t i = 0; st == TW_OK && i < tw_events_count(ev); i++) {
+        tw_event e = *tw_events_get(ev, i);
+        char name[1280];
+        for (size_t k = 0; !is_range(&e) && k < o->nrange_groups; k++) {
+            if (!spans_hold(&sp[k], e.start_s)) continue;
+            snprintf(name, sizeof name, "range %s: %s", o->range_groups[k], e.name ? e.name : "");
+            e.name = name; /* the first range name asked for that holds its start */
+            break;
+        }
+        st = tw_events_add(*out, &e);
+    }
+    for (size_t k = 0; sp && k < o->nrange_groups; k++)
+        free(sp[k].t);
+    free(sp);
+    return st;
+}
+
+/* ---------------------------------------------------------------- the report */
+
+static run_record record_of(const loaded *L)
+{
+    return (run_record){L->argv,
+                        (int)L->exit_status,
+                        (int)L->signal,
+                        L->child_s,
+                        L->backend,
+                        (unsigned long long)L->t0,
+                        L->fast_s,
+                        L->slow_s,
+                        L->path,
+                        L->perfetto,
+                        tw_events_count(L->events),
+                        L->events_note[0] ? L->events_note : NULL,
+                        &L->sampler,
+                        L->dev,
+                        L->ndev,
+                        L->spawn_s,
+                        L->exit_s,
+                        L->warn,
+                        L->provenance};
+}
+
+void run_loaded_json(const loaded *L, FILE *f)
+{
+    run_record r = record_of(L);
+    run_report_json(&r, f);
+}
+
+void run_loaded_text(const loaded *L, FILE *f)
+{
+    run_record r = record_of(L);
+    run_report_text(&r, f);
+}
+
+tw_status run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rdev, run_device *const *dev, size_t n,
+                            const char *profile)
+{
+    tw_profile given;
+    char given_how[1200] = "";
+    tw_profile_init(&given);
+    if (profile) {
+        tw_status st = tw_profile_pick(profile, NULL, NULL, &given, given_how, sizeof given_how);
+        if (st != TW_OK) return st;
+    }
+    for (size_t d = 0; d < n; d++) {
+        if (profile)
+            run_pick_profile(profile, &given, given_how, dev[d]->name, dev[d]->driver, dev[d]);
+        else
+            run_recorded_profile(runs[d], rdev[d], dev[d]);
+    }
+    return TW_OK;
+}
+
+tw_status tw_run_record_profile(tw_run *run, int index, const char *gpu, const char *driver, const char *given,
+                                const tw_profile *given_prof, const char *given_how)
+{
+    run_device x;
+    memset(&x, 0, sizeof x);
+    x.index = index;
+    run_pick_profile(given, given_prof, given_how, gpu, driver, &x);
+    char *text = profile_json(&x);
+    tw_status st = tw_run_set_profile(run, index, (int)x.profile, x.profile_how, text);
+    free(text);
+    return st;
+}
+
+static tw_status pick_profiles(tw_run *run, const char *profile, loaded *L)
+{
+    tw_run **runs = calloc(L->ndev, sizeof *runs);
+    const tw_run_device **rdev = calloc(L->ndev, sizeof *rdev);
+    run_device **dev = calloc(L->ndev, sizeof *dev);
+    tw_status st = runs && rdev && dev ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t d = 0; st == TW_OK && d < L->ndev; d++) {
+        runs[d] = run;
+        rdev[d] = &L->rdev[d];
+        dev[d] = &L->dev[d];
+    }
+    if (st == TW_OK) st = run_pick_profiles(runs, rdev, dev, L->ndev, profile);
+    free(runs);
+    free(rdev);
+    free(dev);
+    return st;
+}
+
+tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r)
+{
+    loaded *L = calloc(1, sizeof *L);
+    if (!L) return tw_fail(TW_ENOMEM, "out of memory");
+    r->one = L;
+    L->path = tw_run_path(run);
+    L->cancel = o->cancel;
+    tw_status st = tw_run_commit(run); /* the estimator reads the samples through its own connection */
+    if (st == TW_OK) st = load_facts(run, L);
+    if (st == TW_OK) st = load_devices(run, L);
+    if (st == TW_OK) st = load_timeline(run, L);
+    if (st == TW_OK) st = pick_profiles(run, o->profile, L);
+    if (st == TW_OK) st = analyse(L->path, L, o);
+    if (st != TW_OK) return st;
+    r->dev = calloc(L->ndev, sizeof *r->dev);
+    if (!r->dev) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t d = 0; d < L->ndev; d++)
+        r->dev[d] = &L->dev[d];
+    r->ndev = L->ndev;
+    r->notice = L->notice;
+    return TW_OK;
+}

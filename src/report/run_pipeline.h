@@ -1,0 +1,50 @@
+/* The report of a run file: what `truewatt run` prints when its command
+ * ends and what `truewatt report RUN` prints later, by one path. Everything
+ * comes from the run file (devices, samples, activities, the sensor profile
+ * used, the run's facts): `run` records, then reads back what it recorded. */
+#ifndef TW_REPORT_RUN_PIPELINE_H
+#define TW_REPORT_RUN_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report/run_report.h"
+#include "runfile/runfile.h"
+
+#define run_report_load tw_rep_run_report_load
+#define run_pick_profile tw_rep_run_pick_profile
+#define run_recorded_profile tw_rep_run_recorded_profile
+#define run_pick_profiles tw_rep_run_pick_profiles
+#define run_group_events tw_rep_run_group_events
+#define run_est_groups tw_rep_run_est_groups
+
+/* Computes the report of `run` into r (tw_report_compute). */
+tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r);
+
+/* What the sensor profile of a device gave: the run's status and line;
+ * `given` (--profile) or the one for the GPU and driver. */
+void run_pick_profile(const char *given, const tw_profile *given_prof, const char *given_how, const char *gpu,
+                      const char *driver, run_device *x);
+/* The profile the run file recorded for device rd (run and report; the merged
+ * report of several run files). */
+void run_recorded_profile(tw_run *run, const tw_run_device *rd, run_device *x);
+/* Each device's profile: the file `profile` (read once) for all, else the
+ * one its run file recorded (runs[d], rdev[d]). */
+tw_status run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rdev, run_device *const *dev, size_t n,
+                            const char *profile);
+/* The profile `run` uses for its device `index` (GPU name and driver): the
+ * one given (given_prof, loaded by tw_profile_pick, with its line), else the
+ * one for the GPU and driver; recorded in the run file (status, line, JSON). */
+tw_status tw_run_record_profile(tw_run *run, int index, const char *gpu, const char *driver, const char *given,
+                                const tw_profile *given_prof, const char *given_how);
+
+/* The groups asked for by NVTX range (o->range_groups): a copy of ev in
+ * which each kernel, copy or memset that starts inside a range of one of
+ * those names is renamed "range NAME: its name", so that the pattern
+ * "range NAME: *" groups them (*out NULL when none is asked for). */
+tw_status run_group_events(const tw_events *ev, const tw_report_options *o, tw_events **out);
+/* The estimator's patterns for o's groups (o->groups, then one per range
+ * group), malloc'ed strings in a malloc'ed array (*n of them). */
+tw_status run_est_groups(const tw_report_options *o, char ***patterns, size_t *n);
+
+#endif

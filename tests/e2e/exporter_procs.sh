@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Per-process energy from `truewatt run` to a running exporter, end to end on
+# the loopback with the fake NVML (docs/exporter.md#per-process-energy):
+#   - `truewatt exporter --processes` makes the report folder (mode 1777);
+#   - a program under `truewatt run` (run_fake_app.py, the injection's stand-in:
+#     "gemm" 400 W in 1.0..1.6 s, "relu" 250 W in 2.0..2.3 s over the fake's
+#     120 W idle) is in NVML's per-process samples (50 % SM) beside another
+#     process (pid 999999, 20 %): while it runs, the exporter publishes no
+#     estimate for it (its report says "running"), only for the other; once it
+#     ends, source="truewatt run" with its energy: the scripted power above
+#     the idle level (280 W x 0.6 s + 130 W x 0.3 s = 207 J) as
+#     truewatt_process_active_energy_joules_total, that plus the idle level
+#     over the time its kernels and copies ran (120 W x 0.92 s) as
+#     truewatt_process_energy_joules_total (3 %), the job from SLURM_JOB_ID.SLURM_STEP_ID;
+#   - a report whose writer was killed (pid 777777's): ignored and removed, its
+#     process estimated; a malformed report: said on stderr (file and line), the
+#     rest served; a finished report older than 10 minutes: removed;
+#   - the exporter restarted: the same value again (nothing counted twice, nothing lost).
+# usage: exporter_procs.sh BIN FAKE_LIBNVIDIA_ML
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/run_common.sh" exporter-procs "$@"
+cd "$T" || exit 2
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ok() { echo "ok: $*"; }
+command -v curl >/dev/null || { echo "FAIL: curl is missing (Debian: curl)"; exit 1; }
+
+export TW_PROCESS_DIR=$T/procs TW_PROFILE_DIR=$T/no-profiles TW_FAKE_NVML_PROCESSES=@$T/nvml-procs.txt
+printf '0:777777:10\n' >nvml-procs.txt
+printf 'name,start_s,duration_s,power_w\ngemm,1.0,0.6,400\nrelu,2.0,0.3,250\n' >scenario.csv
+EXP=
+
+# start_exporter LOG: the exporter in the background, its address in ADDR
+start_exporter() {
+    "$BIN" exporter --listen 127.0.0.1:0 --processes 2>"$1" &
+    EXP=$!
+    ADDR=
+    for _ in $(seq 100); do
+        ADDR=$(grep -o 'http://[^/]*' "$1" | head -1 | cut -c8-)
+        [ -n "$ADDR" ] && return 0
+        kill -0 "$EXP" 2>/dev/null || break
+        sleep 0.05
+    done
+    fail "the exporter did not start: $(cat "$1")"
+    exit 1
+}
+stop_exporter() { kill -TERM "$EXP" 2>/dev/null && wait "$EXP"; EXP=; }
+trap '[ -n "$EXP" ] && kill "$EXP" 2>/dev/null; rm -rf "$T"' EXIT
+
+# sample NAME PID SOURCE PAGE: the value of NAME{pid=PID,source=SOURCE} on PAGE ("" when absent)
+sample() {
+    grep "^$1{" "$4" | grep "pid=\"$2\"" | grep "source=\"$3\"" | sed 's/.*} //' | head -1
+}
+
+start_exporter exp1.log
+[ "$(stat -c %a procs 2>/dev/null)" = 1777 ] && ok "the exporter made the report folder, mode 1777" ||
+    fail "report folder: $(stat -c %a procs 2>&1)"
+
+# a report whose writer is gone (a truewatt run killed with -9), a malformed one, an old finished one
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+printf 'truewatt-process 1\nwriter\t%s\t1\npid\t777777\ncommand\tkilled\njob\t\nstate\trunning\ngpu\tGPU-fake-0000-0000-0000-000000000000\tnan\tnan\n' \
+    "$dead" >procs/1-1.twproc
+printf 'truewatt-process 1\nwriter\t1\t1\npid\t12\nstate\tsleeping\n' >procs/bad.twproc
+printf 'truewatt-process 1\nwriter\t1\t1\npid\t13\ncommand\told\njob\t\nstate\tdone\ngpu\tGPU-fake-0000-0000-0000-000000000000\t5\t1\n' \
+    >procs/old.twproc
+touch -d '20 minutes ago' procs/old.twproc
+
+# the measured program: writes its own pid into the fake's process list (50 % SM), then runs
+cat >app.sh <<EOF
+printf '0:%s:50,0:999999:20,0:777777:10\n' "\$\$" >"$T/nvml-procs.txt"
+echo "\$\$" >"$T/app.pid"
+exec python3 "$HERE/run_fake_app.py" kernels
+EOF
+SLURM_JOB_ID=4242 SLURM_STEP_ID=0 TW_FAKE_NVML_SCENARIO=$T/scenario.csv TW_RUN_EXPORT_T0_TO_FAKE=1 \
+    "$BIN" run --json -o run.sqlite --perfetto run.perfetto-trace -- sh app.sh >run.json 2>run.err &
+RUN=$!
+for _ in $(seq 100); do [ -s app.pid ] && break; sleep 0.05; done
+APP=$(cat app.pid 2>/dev/null)
+sleep 1
+curl -sf "http://$ADDR/metrics" >during.txt || fail "scrape during the run"
+[ -n "$APP" ] && grep -q "pid=\"$APP\"" during.txt && fail "the measured pid $APP is published while it runs" ||
+    ok "while it runs, the measured pid ${APP:-?} has no estimate"
+[ -n "$(sample truewatt_process_energy_joules_total 999999 estimate during.txt)" ] &&
+    ok "the other process is estimated" || fail "no estimate for pid 999999: $(grep process_energy during.txt)"
+[ -n "$(sample truewatt_process_energy_joules_total 777777 estimate during.txt)" ] && [ ! -e procs/1-1.twproc ] &&
+    ok "a killed run's report is removed and its process estimated" || fail "the killed run's report"
+[ ! -e procs/old.twproc ] && ! grep -q 'pid="13"' during.txt && ok "an old finished report is removed" ||
+    fail "the old report is still there"
+grep -q "bad.twproc: line 4: state: give running or done" exp1.log && ok "a malformed report is named, file and line" ||
+    fail "malformed report: $(cat exp1.log)"
+
+wait $RUN || fail "truewatt run: $(cat run.err)"
+curl -sf "http://$ADDR/metrics" >after.txt || fail "scrape after the run"
+e=$(sample truewatt_process_energy_joules_total "$APP" "truewatt run" after.txt)
+a=$(sample truewatt_process_active_energy_joules_total "$APP" "truewatt run" after.txt)
+python3 - "$e" "$a" run.json <<'PY' && ok "the measured process's energy" || fail "the measured process's energy"
+import json, sys
+e, a = float(sys.argv[1] or "nan"), float(sys.argv[2] or "nan")
+d = json.load(open(sys.argv[3]))["devices"][0]["estimate"]
+# independent: the scenario's power above the fake's 120 W idle, and the idle level while the kernels ran
+want_a = (400 - 120) * 0.6 + (250 - 120) * 0.3
+want_e = want_a + 120 * (0.6 + 0.3 + 0.02)
+print(f"  active {a:.3f} J (scripted {want_a:.3f} J, {100 * (a / want_a - 1):+.2f} %); "
+      f"energy {e:.3f} J (scripted {want_e:.3f} J, {100 * (e / want_e - 1):+.2f} %)")
+assert abs(a / want_a - 1) < 0.03 and abs(e / want_e - 1) < 0.03
+# and exactly what the run's own report says its kernels and copies drew (the exporter only publishes)
+assert abs(a - (d["kernels_j"] + d["copies_j"])) < 1e-6 * a, (a, d["kernels_j"], d["copies_j"])
+PY
+grep -q "pid=\"$APP\".*job=\"4242.0\",source=\"truewatt run\"" after.txt && ok "labelled with the Slurm job and step" ||
+    fail "job label: $(grep "pid=\"$APP\"" after.txt)"
+[ "$(grep -c "pid=\"$APP\"" after.txt)" = 2 ] && ok "no estimate beside the measurement" ||
+    fail "pid $APP: $(grep "pid=\"$APP\"" after.txt)"
+
+stop_exporter
+start_exporter exp2.log
+curl -sf "http://$ADDR/metrics" >restart.txt || fail "scrape after the restart"
+e2=$(sample truewatt_process_energy_joules_total "$APP" "truewatt run" restart.txt)
+[ -n "$e" ] && [ "$e2" = "$e" ] && ok "after a restart of the exporter, the same $e J" || fail "after restart: '$e2' vs '$e'"
+stop_exporter
+exit $status
