@@ -35,6 +35,8 @@
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
 #define MAX_SHIFT_UNKNOWNS 400
+#define MAX_SHIFT_WINDOWS 16384
+#define SHIFT_BLOCKS 16
 #define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
 void tw_est_config_init(tw_est_config *c)
@@ -136,20 +138,45 @@ static act_class classify(const tw_event *e)
     return ACT_NONE;
 }
 
-/* One launch: its span and the name (column) it counts for. */
+/* classify, for events that mostly share their kind's text (one address per text in a set) */
+typedef struct kind_memo {
+    const char *kind;
+    act_class cls;
+    bool set;
+} kind_memo;
+
+static act_class classify_memo(kind_memo *m, const tw_event *e)
+{
+    if (!m->set || m->kind != e->kind) *m = (kind_memo){e->kind, classify(e), true};
+    return m->cls;
+}
+
+/* One launch: its span, the name (column) it counts for, and its work rate
+ * over its span (rates()). The launches are kept in order of start. */
 typedef struct launch {
     double t0, t1;
+    double rate; /* rates(): first its time alone, then its work rate */
     uint32_t name;
     uint32_t ev;
 } launch;
 
-/* A stretch of constant activity: one launch running in it, at its work rate (make_pieces). */
+/* A stretch of constant activity of one launch running in it, at the launch's rate. */
 typedef struct piece {
     double t0, t1;
-    double share; /* the launch's work rate over its span: 1 alone (make_pieces) */
+    double share; /* the launch's work rate over its span: 1 alone */
     uint32_t name;
     uint32_t ev;
 } piece;
+
+/* The launches by class: the kernels L[0 .. nk), then the copies and
+ * memsets L[nk .. n), each in order of start. Pieces are made from them on
+ * every pass (piece_src), never all kept: the estimator's memory grows with
+ * the launches (32 bytes each), not with their pieces. */
+typedef struct launches {
+    launch *L;
+    size_t n, nk;
+    double longest[2]; /* per class: the longest launch (a sweep can start this far before a time) */
+} launches;
 
 /* Names interned by (name, kind) in an open-addressing table. */
 typedef struct names_tab {
@@ -217,94 +244,133 @@ static tw_status names_intern(names_tab *t, const tw_event *e, uint32_t *id)
     return TW_OK;
 }
 
-typedef struct edge {
-    double t;
-    int start; /* 1 start, 0 end: ends first at equal times */
-    uint32_t launch;
-} edge;
+/* ---------------------------------------------------------------- the sweep */
 
-static int edge_cmp(const void *a, const void *b)
+/* Room in *v (of *cap elements of `size`) for one more after n: doubled
+ * from `first`; false when out of memory. */
+static bool room_for_one(void **v, size_t *cap, size_t n, size_t size, size_t first)
 {
-    const edge *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return x->start - y->start;
+    if (n < *cap) return true;
+    size_t c = *cap ? 2 * *cap : first;
+    void *q = realloc(*v, c * size);
+    if (!q) return false;
+    *v = q;
+    *cap = c;
+    return true;
 }
 
-/* The sweep over the launches' starts and ends, in time order; calls
- * `stretch` for every stretch of constant activity [t0, t1] with the
- * launches running in it. */
-typedef tw_status (*stretch_fn)(void *arg, double t0, double t1, const size_t *active, size_t na);
+/* The sweep over one class's launches (kernels share the SMs, copies and
+ * memsets the copy engines: each class against itself only) in order of
+ * start, the running ones in a min-heap on their end: the stretches of
+ * constant activity one after another, in memory that grows with the
+ * launches running at once, not with all of them. */
+typedef struct sweeper {
+    const launches *ls;
+    size_t begin, next, end; /* the class's first launch, the next to start, the end of the class */
+    double longest;          /* its longest launch */
+    size_t *heap;            /* running launches (indices into ls->L), by end */
+    size_t nh, cap;
+    double t; /* the time reached: the next stretch starts here */
+} sweeper;
 
-static tw_status sweep(const launch *L, size_t nl, stretch_fn stretch, void *arg)
+static void sweeper_init(sweeper *s, const launches *ls, bool copies)
 {
-    edge *ed = malloc(2 * nl * sizeof *ed);
-    size_t *active = malloc(nl * sizeof *active), *pos = malloc(nl * sizeof *pos);
-    tw_status st = TW_OK;
-    if (!ed || !active || !pos) {
-        st = tw_fail(TW_ENOMEM, "out of memory (activity of %zu launches)", nl);
-        goto out;
+    memset(s, 0, sizeof *s);
+    s->ls = ls;
+    s->begin = s->next = copies ? ls->nk : 0;
+    s->end = copies ? ls->n : ls->nk;
+    s->longest = ls->longest[copies];
+    s->t = -INFINITY;
+}
+
+static void sweeper_free(sweeper *s) { free(s->heap); }
+
+static double next_start(const sweeper *s) { return s->next < s->end ? s->ls->L[s->next].t0 : INFINITY; }
+
+static double end_of(const sweeper *s, size_t k) { return s->ls->L[s->heap[k]].t1; }
+
+static tw_status heap_push(sweeper *s, size_t i)
+{
+    if (!room_for_one((void **)&s->heap, &s->cap, s->nh, sizeof *s->heap, 64))
+        return tw_fail(TW_ENOMEM, "out of memory (running launches)");
+    size_t k = s->nh++;
+    s->heap[k] = i;
+    while (k > 0 && end_of(s, (k - 1) / 2) > end_of(s, k)) {
+        size_t up = (k - 1) / 2, v = s->heap[k];
+        s->heap[k] = s->heap[up];
+        s->heap[up] = v;
+        k = up;
     }
-    for (size_t i = 0; i < nl; i++) {
-        ed[2 * i] = (edge){L[i].t0, 1, (uint32_t)i};
-        ed[2 * i + 1] = (edge){L[i].t1, 0, (uint32_t)i};
+    return TW_OK;
+}
+
+static void heap_pop(sweeper *s)
+{
+    s->heap[0] = s->heap[--s->nh];
+    for (size_t k = 0;;) {
+        size_t l = 2 * k + 1, m = k;
+        if (l < s->nh && end_of(s, l) < end_of(s, m)) m = l;
+        if (l + 1 < s->nh && end_of(s, l + 1) < end_of(s, m)) m = l + 1;
+        if (m == k) break;
+        size_t v = s->heap[k];
+        s->heap[k] = s->heap[m];
+        s->heap[m] = v;
+        k = m;
     }
-    qsort(ed, 2 * nl, sizeof *ed, edge_cmp);
-    size_t na = 0;
-    double prev = ed[0].t;
-    for (size_t k = 0; k < 2 * nl && st == TW_OK; k++) {
-        double t = ed[k].t;
-        if (t > prev && na > 0) st = stretch(arg, prev, t, active, na);
-        prev = t;
-        uint32_t l = ed[k].launch;
-        if (ed[k].start) {
-            pos[l] = na;
-            active[na++] = l;
-        } else { /* swap-remove */
-            size_t at = pos[l];
-            active[at] = active[--na];
-            pos[active[at]] = at;
+}
+
+/* Starts the sweep again where it is exact from time t on: at the first
+ * launch that can still run at t (none started longer before it than the
+ * longest launch). The stretch that holds t may start early; later ones are
+ * the full sweep's. */
+static void sweep_seek(sweeper *s, double t)
+{
+    size_t lo = s->begin, hi = s->end;
+    double from = t - s->longest;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->ls->L[mid].t0 < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    s->next = lo;
+    s->nh = 0;
+    s->t = -INFINITY;
+}
+
+/* The next stretch [*t0, *t1] of constant activity, the launches running in
+ * it in s->heap[0 .. s->nh); *done at the end. Ends come before starts at
+ * equal times. */
+static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
+{
+    for (;;) {
+        double ts = next_start(s), te = s->nh ? end_of(s, 0) : INFINITY, t = fmin(ts, te);
+        if (isinf(t)) {
+            *done = true;
+            return TW_OK;
+        }
+        if (t > s->t && s->nh > 0) {
+            *t0 = s->t;
+            *t1 = s->t = t;
+            *done = false;
+            return TW_OK;
+        }
+        s->t = t;
+        while (s->nh && end_of(s, 0) <= t)
+            heap_pop(s);
+        for (; next_start(s) <= t; s->next++) {
+            tw_status st = heap_push(s, s->next);
+            if (st != TW_OK) return st;
         }
     }
-out:
-    free(ed);
-    free(active);
-    free(pos);
-    return st;
-}
-
-static tw_status add_alone(void *arg, double t0, double t1, const size_t *active, size_t na)
-{
-    if (na == 1) ((double *)arg)[active[0]] += t1 - t0;
-    return TW_OK;
-}
-
-typedef struct piece_out {
-    const launch *L;
-    const double *rate;
-    piece *p;
-    size_t n, cap;
-} piece_out;
-
-static tw_status add_pieces(void *arg, double t0, double t1, const size_t *active, size_t na)
-{
-    piece_out *o = arg;
-    if (o->n + na > o->cap) {
-        size_t cap = 2 * (o->n + na);
-        piece *q = realloc(o->p, cap * sizeof *q);
-        if (!q) return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
-        o->p = q;
-        o->cap = cap;
-    }
-    for (size_t a = 0; a < na; a++)
-        o->p[o->n++] = (piece){t0, t1, o->rate[active[a]], o->L[active[a]].name, o->L[active[a]].ev};
-    return TW_OK;
 }
 
 /* Launches that ran alone for all of their span, at least this many of a
  * name, give its duration alone. */
 #define MIN_ALONE 3
 
-/* Each launch's work rate over its span.
+/* Each launch's work rate over its span (into L[].rate).
  *
  * A launch does a fixed amount of work. Run alone it takes d_alone, its
  * name's mean duration over the launches that ran alone. Run beside others
@@ -317,90 +383,227 @@ static tw_status add_pieces(void *arg, double t0, double t1, const size_t *activ
  * better (residual 13.9 -> 10.3 W rms; docs/methods.md).
  * A name with fewer than MIN_ALONE launches alone has no d_alone: its
  * launches count their time alone plus half of the rest. */
-static tw_status rates(const launch *L, size_t nl, size_t nnames, double *rate)
+static tw_status rates(launches *ls, size_t nnames)
 {
-    double *alone = calloc(nl, sizeof *alone), *sum = calloc(nnames ? nnames : 1, sizeof *sum);
+    launch *L = ls->L;
+    size_t nl = ls->n;
+    double *sum = calloc(nnames ? nnames : 1, sizeof *sum);
     size_t *cnt = calloc(nnames ? nnames : 1, sizeof *cnt);
-    tw_status st = alone && sum && cnt ? sweep(L, nl, add_alone, alone) : tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = sum && cnt ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < nl; i++)
+        L[i].rate = 0; /* its time alone, first */
+    for (int cls = 0; cls < 2 && st == TW_OK; cls++) {
+        sweeper s;
+        sweeper_init(&s, ls, cls == 1);
+        for (bool done = false; st == TW_OK;) {
+            double a, b;
+            st = sweep_next(&s, &a, &b, &done);
+            if (st != TW_OK || done) break;
+            if (s.nh == 1) L[s.heap[0]].rate += b - a;
+        }
+        sweeper_free(&s);
+    }
     for (size_t i = 0; st == TW_OK && i < nl; i++) {
         double D = L[i].t1 - L[i].t0;
-        if (alone[i] >= D * (1 - 1e-9)) {
+        if (L[i].rate >= D * (1 - 1e-9)) {
             sum[L[i].name] += D;
             cnt[L[i].name]++;
         }
     }
     for (size_t i = 0; st == TW_OK && i < nl; i++) {
-        double D = L[i].t1 - L[i].t0;
-        rate[i] = 1;
-        if (alone[i] < D * (1 - 1e-9))
-            rate[i] = cnt[L[i].name] >= MIN_ALONE ? fmin(1.0, sum[L[i].name] / (double)cnt[L[i].name] / D)
-                                                  : (alone[i] + 0.5 * (D - alone[i])) / D;
+        double D = L[i].t1 - L[i].t0, alone = L[i].rate;
+        L[i].rate = 1;
+        if (alone < D * (1 - 1e-9))
+            L[i].rate = cnt[L[i].name] >= MIN_ALONE ? fmin(1.0, sum[L[i].name] / (double)cnt[L[i].name] / D)
+                                                    : (alone + 0.5 * (D - alone)) / D;
     }
-    free(alone);
     free(sum);
     free(cnt);
     return st;
 }
 
-/* The stretches of constant activity, in time order: one piece per launch
- * running in each, at the launch's rate. */
-static tw_status make_pieces(const launch *L, size_t nl, size_t nnames, piece **out, size_t *nout)
+/* The pieces of both classes, made again on each pass, in order of start
+ * (then of event). */
+typedef struct piece_src {
+    sweeper s[2]; /* kernels, copies */
+    double a[2], b[2];
+    size_t at[2]; /* the next running launch of the class's stretch to hand out */
+    bool done[2], has[2];
+    piece head[2];
+} piece_src;
+
+static void piece_src_open(piece_src *p, const launches *ls)
 {
-    *out = NULL;
-    *nout = 0;
-    if (nl == 0) return TW_OK;
-    piece_out o = {L, malloc(nl * sizeof(double)), NULL, 0, 0};
-    tw_status st = o.rate ? rates(L, nl, nnames, (double *)o.rate) : tw_fail(TW_ENOMEM, "out of memory");
-    if (st == TW_OK) st = sweep(L, nl, add_pieces, &o);
-    free((double *)o.rate);
-    if (st != TW_OK) {
-        free(o.p);
-        return st;
+    memset(p, 0, sizeof *p);
+    sweeper_init(&p->s[0], ls, false);
+    sweeper_init(&p->s[1], ls, true);
+}
+
+static void piece_src_close(piece_src *p)
+{
+    sweeper_free(&p->s[0]);
+    sweeper_free(&p->s[1]);
+}
+
+/* Every piece from time t on; those before are not made (pieces_for's windows jump ahead). */
+static void piece_src_seek(piece_src *p, double t)
+{
+    for (int k = 0; k < 2; k++) {
+        sweep_seek(&p->s[k], t);
+        p->at[k] = 0;
+        p->done[k] = p->has[k] = false;
     }
-    *out = o.p;
-    *nout = o.n;
+}
+
+/* True when the sweep is so far behind t that its launches up to t - longest cannot reach t. */
+static bool behind(const piece_src *p, double t)
+{
+    for (int k = 0; k < 2; k++) {
+        const sweeper *s = &p->s[k];
+        if (next_start(s) < t - s->longest) return true;
+    }
+    return false;
+}
+
+static tw_status class_head(piece_src *p, int k)
+{
+    sweeper *s = &p->s[k];
+    while (!p->has[k] && !p->done[k]) {
+        if (p->at[k] < s->nh) {
+            const launch *l = &s->ls->L[s->heap[p->at[k]++]];
+            p->head[k] = (piece){p->a[k], p->b[k], l->rate, l->name, l->ev};
+            p->has[k] = true;
+            break;
+        }
+        tw_status st = sweep_next(s, &p->a[k], &p->b[k], &p->done[k]);
+        if (st != TW_OK) return st;
+        p->at[k] = 0;
+    }
     return TW_OK;
 }
 
-static int piece_by_t0(const void *a, const void *b)
+/* The next piece into *q; *got false at the end. */
+static tw_status piece_next(piece_src *p, piece *q, bool *got)
 {
-    const piece *x = a, *y = b;
-    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
+    for (int k = 0; k < 2; k++) {
+        tw_status st = class_head(p, k);
+        if (st != TW_OK) return st;
+    }
+    *got = p->has[0] || p->has[1];
+    if (!*got) return TW_OK;
+    int k = !p->has[0]                                                                                           ? 1
+            : !p->has[1]                                                                                         ? 0
+            : p->head[1].t0 < p->head[0].t0 || (p->head[1].t0 == p->head[0].t0 && p->head[1].ev < p->head[0].ev) ? 1
+                                                                                                                 : 0;
+    *q = p->head[k];
+    p->has[k] = false;
+    return TW_OK;
+}
+
+/* The pieces a window can overlap, for windows that come in order of
+ * start: the ones that end before a window's start are dropped, as no later
+ * window reaches them. */
+typedef struct piece_win {
+    piece_src src;
+    piece *buf;
+    size_t n, cap;
+    bool end;
+} piece_win;
+
+static void piece_win_open(piece_win *w, const launches *ls)
+{
+    memset(w, 0, sizeof *w);
+    piece_src_open(&w->src, ls);
+}
+
+static void piece_win_close(piece_win *w)
+{
+    piece_src_close(&w->src);
+    free(w->buf);
+}
+
+/* Into w->buf: every piece that ends after a and starts before b (and some that start after b). */
+static tw_status pieces_for(piece_win *w, double a, double b)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->buf[i].t1 > a) w->buf[k++] = w->buf[i];
+    w->n = k;
+    if (w->n == 0 && !w->end && behind(&w->src, a)) piece_src_seek(&w->src, a); /* a gap in the windows */
+    while (!w->end && (w->n == 0 || w->buf[w->n - 1].t0 < b)) {
+        piece q;
+        bool got;
+        tw_status st = piece_next(&w->src, &q, &got);
+        if (st != TW_OK) return st;
+        if (!got) {
+            w->end = true;
+            break;
+        }
+        if (q.t1 <= a) continue;
+        if (!room_for_one((void **)&w->buf, &w->cap, w->n, sizeof *w->buf, 256))
+            return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
+        w->buf[w->n++] = q;
+    }
+    return TW_OK;
 }
 
 /* The share of the activities' span (from the first start to the last end,
- * inside [t0, t1]) that no piece covers (pieces in order of start): the gaps
- * in which the baseline is seen under the activity. */
-static double idle_share(const piece *pc, size_t n, double t0, double t1)
+ * inside [t0, t1]) that no launch covers: the gaps in which the baseline is
+ * seen under the activity. */
+static double idle_share(const launches *ls, double t0, double t1)
 {
+    const launch *L = ls->L;
     double first = INFINITY, last = -INFINITY;
-    for (size_t i = 0; i < n; i++)
-        first = fmin(first, pc[i].t0), last = fmax(last, pc[i].t1);
+    for (size_t i = 0; i < ls->n; i++)
+        first = fmin(first, L[i].t0), last = fmax(last, L[i].t1);
     t0 = fmax(t0, first);
     t1 = fmin(t1, last);
     if (!(t1 > t0)) return 1.0;
     double busy = 0, end = t0;
-    for (size_t i = 0; i < n; i++) {
-        double a = fmax(pc[i].t0, end), b = fmin(pc[i].t1, t1);
+    for (size_t k = 0, m = ls->nk; k < ls->nk || m < ls->n;) { /* both classes, merged by start */
+        const launch *l = m == ls->n || (k < ls->nk && L[k].t0 <= L[m].t0) ? &L[k++] : &L[m++];
+        double a = fmax(l->t0, end), b = fmin(l->t1, t1);
         if (b > a) busy += b - a;
-        end = fmax(end, fmin(pc[i].t1, t1));
+        end = fmax(end, fmin(l->t1, t1));
     }
     return fmax(0.0, 1.0 - busy / (t1 - t0));
 }
 
+/* The launches of copy columns after the kernels', each class keeping its order. */
+static tw_status by_class(launches *ls, const bool *copy)
+{
+    size_t nm = 0, k = 0;
+    for (size_t i = 0; i < ls->n; i++)
+        nm += copy[ls->L[i].name];
+    launch *m = malloc((nm ? nm : 1) * sizeof *m);
+    if (!m) return tw_fail(TW_ENOMEM, "out of memory");
+    nm = 0;
+    for (size_t i = 0; i < ls->n; i++) {
+        if (copy[ls->L[i].name])
+            m[nm++] = ls->L[i];
+        else
+            ls->L[k++] = ls->L[i];
+    }
+    memcpy(ls->L + k, m, nm * sizeof *m);
+    free(m);
+    ls->nk = k;
+    ls->longest[0] = ls->longest[1] = 0;
+    for (size_t i = 0; i < ls->n; i++)
+        ls->longest[i >= k] = fmax(ls->longest[i >= k], ls->L[i].t1 - ls->L[i].t0);
+    return TW_OK;
+}
 /* ---------------------------------------------------------------- the design */
 
 /* What every pass over the windows needs. */
 typedef struct design {
     size_t K, N, p; /* knots, name columns, K + N */
     double T0, T1, dk;
-    double shift; /* the activities' clock against the readings': windows are moved back by it */
-    const piece *pc;
-    size_t npc;
+    double shift;       /* the activities' clock against the readings': windows are moved back by it */
+    const launches *ls; /* its pieces made again on every pass (piece_win) */
     /* a sparse row */
     double *x;     /* dense scratch, p */
     size_t *touch; /* nonzero entries */
+    double *xv;    /* their values, in the order of touch (accumulate) */
     size_t nt;
     bool *mark;
 } design;
@@ -425,9 +628,8 @@ static void row_clear(design *d)
 
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
- * *pp: every piece before it ended before this window (windows come in order
- * of start). */
-static void make_row(design *d, const tw_obs *ow, size_t *pp)
+ * Windows come in order of start, through one piece_win per pass. */
+static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
 {
     tw_obs shifted = *ow;
     shifted.t0_s -= d->shift;
@@ -454,13 +656,14 @@ static void make_row(design *d, const tw_obs *ow, size_t *pp)
         }
         if (hi >= b || d->K == 1) break;
     }
-    while (*pp < d->npc && d->pc[*pp].t1 <= o->t0_s)
-        (*pp)++;
-    for (size_t i = *pp; i < d->npc && d->pc[i].t0 < o->t1_s; i++) {
-        const piece *q = &d->pc[i];
+    tw_status st = pieces_for(pw, o->t0_s, o->t1_s);
+    for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
+        const piece *q = &pw->buf[i];
+        if (!(q->t0 < o->t1_s)) continue;
         double w = tw_obs_weight(o, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
     }
+    return st;
 }
 
 /* The windows of one reading inside the fit span, in order of start. */
@@ -525,6 +728,62 @@ static double reading_energy(const tw_est_reading *r, double a, double b)
     return first <= a + EDGE_EPS_S && last >= b - EDGE_EPS_S ? e : NAN;
 }
 
+static int by_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A row's columns in order: few, and mostly in order already (knots, then names as their pieces come). */
+static void sort_sizes(size_t *v, size_t n)
+{
+    if (n > 64) {
+        qsort(v, n, sizeof *v, by_size);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        size_t x = v[i], j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* A row into the upper triangle of the normal equations (mirrored once
+ * accumulate is done): a row of few columns by its columns in order; one
+ * that touches most (a counter's long window) as a dense vector, whose
+ * products the compiler vectorises. */
+static void add_sparse(design *d, rd *R, double w, double y)
+{
+    size_t p = d->p;
+    sort_sizes(d->touch, d->nt);
+    for (size_t a = 0; a < d->nt; a++)
+        d->xv[a] = d->x[d->touch[a]];
+    for (size_t a = 0; a < d->nt; a++) {
+        size_t ja = d->touch[a];
+        double xa = d->xv[a] * w, *row = R->G + ja * p;
+        R->c[ja] += xa * y;
+        for (size_t b = a; b < d->nt; b++)
+            row[d->touch[b]] += xa * d->xv[b];
+    }
+}
+
+static void add_dense(design *d, rd *R, double w, double y)
+{
+    size_t p = d->p;
+    double *xd = d->xv; /* p long */
+    memset(xd, 0, p * sizeof *xd);
+    for (size_t a = 0; a < d->nt; a++)
+        xd[d->touch[a]] = d->x[d->touch[a]];
+    for (size_t a = 0; a < d->nt; a++) {
+        size_t ja = d->touch[a];
+        double xa = xd[ja] * w, *row = R->G + ja * p;
+        R->c[ja] += xa * y;
+        for (size_t j = ja; j < p; j++)
+            row[j] += xa * xd[j];
+    }
+}
+
 static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 {
     size_t p = d->p;
@@ -534,34 +793,40 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     memset(R->G, 0, p * p * sizeof *R->G);
     memset(R->c, 0, p * sizeof *R->c);
     R->yy = R->sumw = 0;
-    size_t pp = 0;
-    for (size_t i = 0; i < R->n; i++) {
-        if (cancel && *cancel && (i & 4095) == 0) return tw_fail(TW_EINTERRUPTED, "interrupted");
+    piece_win pw;
+    piece_win_open(&pw, d->ls);
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < R->n && st == TW_OK; i++) {
+        if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
         const tw_obs *o = &R->r->obs[R->idx[i]];
-        make_row(d, o, &pp);
+        if (st == TW_OK) st = make_row(d, o, &pw);
+        if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
-        for (size_t a = 0; a < d->nt; a++) {
-            size_t ja = d->touch[a];
-            double xa = d->x[ja] * w;
-            R->c[ja] += xa * y;
-            for (size_t b = 0; b < d->nt; b++)
-                R->G[ja * p + d->touch[b]] += xa * d->x[d->touch[b]];
-        }
+        if (2 * d->nt > p)
+            add_dense(d, R, w, y);
+        else
+            add_sparse(d, R, w, y);
         R->yy += w * y * y;
         R->sumw += w;
     }
-    return TW_OK;
+    piece_win_close(&pw);
+    for (size_t i = 0; i < p; i++)
+        for (size_t j = 0; j < i; j++)
+            R->G[i * p + j] = R->G[j * p + i];
+    return st;
 }
 
 /* Residual statistics of one reading at the solution beta (columns of the
  * full design): rms, noise density and neighbour correlation. */
-static void residuals(design *d, rd *R, const double *beta)
+static tw_status residuals(design *d, rd *R, const double *beta)
 {
-    size_t pp = 0;
+    piece_win pw;
+    piece_win_open(&pw, d->ls);
+    tw_status st = TW_OK;
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
     for (size_t i = 0; i < R->n; i++) {
         const tw_obs *o = &R->r->obs[R->idx[i]];
-        make_row(d, o, &pp);
+        if ((st = make_row(d, o, &pw)) != TW_OK) break;
         double fit = 0;
         for (size_t a = 0; a < d->nt; a++)
             fit += d->x[d->touch[a]] * beta[d->touch[a]];
@@ -572,9 +837,11 @@ static void residuals(design *d, rd *R, const double *beta)
         den += r * r;
         prev = r;
     }
+    piece_win_close(&pw);
     R->rms = R->n ? sqrt(ss / (double)R->n) : NAN;
     R->s2 = R->n ? sw / (double)R->n : NAN;
     R->lag1 = den > 0 ? num / den : 0;
+    return st;
 }
 
 /* ---------------------------------------------------------------- groups */
@@ -746,14 +1013,15 @@ out:
 typedef struct ctx {
     tw_estimate *e;
     names_tab names;
-    launch *L;
+    launch *L; /* in order of start (collect) */
     size_t nl;
+    launches ls; /* L with the columns' classes, once known */
     size_t *rng; /* range events */
-    size_t nrng;
-    piece *pc;
-    size_t npc;
-    double max_piece_s; /* the longest piece: ranges search back this far */
-    bool *copy;         /* per column: a copy or memset (copy engines) */
+    size_t nrng, rcap;
+    bool *copy;   /* per column: a copy or memset (copy engines) */
+    size_t *fine; /* index_finest */
+    size_t nfine;
+    double fine_longest;
     fit_state f;
     double *beta;      /* full design */
     double shift_curv; /* the finest reading's chi-square's curvature in the shift (1/s^2); 0: not searched */
@@ -768,8 +1036,8 @@ static void ctx_free(ctx *c)
     free(c->names.v);
     free(c->L);
     free(c->rng);
-    free(c->pc);
     free(c->copy);
+    free(c->fine);
     for (size_t r = 0; r < c->f.nr; r++) {
         free(c->f.R[r].idx);
         free(c->f.R[r].G);
@@ -786,6 +1054,7 @@ static void ctx_free(ctx *c)
     free(c->dbeta_u);
     free(c->f.d.x);
     free(c->f.d.touch);
+    free(c->f.d.xv);
     free(c->f.d.mark);
     free(c->beta);
 }
@@ -891,6 +1160,28 @@ static double dof_factor(const fit_state *f, tw_estimate *e)
     return fmin(MAX_DOF_FACTOR, (double)N / (double)(N - p));
 }
 
+/* The windows the clock-offset search fits: the finest reading's, at most
+ * MAX_SHIFT_WINDOWS of them in SHIFT_BLOCKS runs spread over the fit span,
+ * so that the search's ~30 passes cost what a few thousand windows' launches
+ * do, not the run's. Own normal equations; the reading's stay as they are. */
+static tw_status shift_sample(const rd *F, rd *S)
+{
+    *S = *F;
+    S->G = S->c = NULL;
+    S->n = F->n <= MAX_SHIFT_WINDOWS ? F->n : MAX_SHIFT_WINDOWS / SHIFT_BLOCKS * SHIFT_BLOCKS;
+    if (!(S->idx = malloc((S->n ? S->n : 1) * sizeof *S->idx))) return tw_fail(TW_ENOMEM, "out of memory");
+    if (S->n == F->n) {
+        memcpy(S->idx, F->idx, F->n * sizeof *S->idx);
+        return TW_OK;
+    }
+    size_t per = S->n / SHIFT_BLOCKS;
+    for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
+        size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
+        memcpy(S->idx + b * per, F->idx + from, per * sizeof *S->idx);
+    }
+    return TW_OK;
+}
+
 /* The curvature a of the least-squares parabola a (x - x0)^2 + b (x - x0) + c
  * through n points (0 when it opens downwards or the points cannot say). */
 static double parabola_curvature(const double *x, const double *y, size_t n, double x0)
@@ -932,13 +1223,15 @@ static double parabola_curvature(const double *x, const double *y, size_t n, dou
 static tw_status find_shift(ctx *c, size_t fine, double smooth)
 {
     design *d = &c->f.d;
-    rd *F = &c->f.R[fine];
+    rd *F = &c->f.R[fine], whole = *F, S;
+    tw_status st = shift_sample(&whole, &S);
+    if (st != TW_OK) return st;
+    *F = S; /* the search fits the sample in the reading's place */
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = r != fine;
     double best = 0, best_rss = INFINITY;
     double fx[8], fy[8]; /* the fine grid's points, for the curvature */
     size_t nf = 0;
-    tw_status st = TW_OK;
     for (int stage = 0; stage < 2 && st == TW_OK; stage++) {
         double step = stage == 0 ? 1e-3 : SHIFT_GRID_S, from = stage == 0 ? -SHIFT_MAX_S : best - 3 * SHIFT_GRID_S;
         int n = stage == 0 ? (int)lround(2 * SHIFT_MAX_S / step) : 6;
@@ -963,33 +1256,21 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
             }
         }
     }
-    c->shift_curv = st == TW_OK && F->s2 > 0 ? parabola_curvature(fx, fy, nf, best) / F->s2 : 0;
+    /* the chi-square of the sample: the whole reading's curves as much more as it has windows */
+    c->shift_curv = st == TW_OK && F->s2 > 0 && F->n > 0
+                        ? parabola_curvature(fx, fy, nf, best) / F->s2 * ((double)whole.n / (double)F->n)
+                        : 0;
     for (size_t r = 0; r < c->f.nr; r++)
         c->f.R[r].skip = false;
+    free(F->idx);
+    free(F->G);
+    free(F->c);
+    *F = whole;
     d->shift = best;
-    if (st == TW_OK) st = accumulate(d, F, NULL);
     return st;
 }
 
 /* ---------------------------------------------------------------- timing */
-
-/* Activity inside the fit span per column (act, N) and per unit (uact, U; may be NULL). */
-static void column_activity(const ctx *c, double *act, double *uact)
-{
-    const design *d = &c->f.d;
-    for (size_t j = 0; j < d->N; j++)
-        act[j] = 0;
-    for (size_t i = 0; i < c->npc; i++) {
-        const piece *q = &c->pc[i];
-        double lo = fmax(q->t0, d->T0), hi = fmin(q->t1, d->T1);
-        if (hi > lo) act[q->name] += q->share * (hi - lo);
-    }
-    if (!uact) return;
-    for (size_t u = 0; u < c->f.U; u++)
-        uact[u] = 0;
-    for (size_t j = 0; j < d->N; j++)
-        uact[c->f.unit[j]] += act[j];
-}
 
 /* How each unit's power moves with the clock offset: refits at the offset
  * plus and minus its standard error, then the fit at the offset again. */
@@ -1029,70 +1310,76 @@ static tw_status timing(ctx *c, size_t nrs, double smooth, double inflate, const
     return sensitivity(c, nrs, smooth, cancel);
 }
 
-static tw_status collect(ctx *c, const tw_events *events)
+static int launch_by_start(const void *a, const void *b)
 {
-    size_t n = tw_events_count(events);
-    c->L = malloc((n ? n : 1) * sizeof *c->L);
-    c->rng = malloc((n ? n : 1) * sizeof *c->rng);
-    if (!c->L || !c->rng) return tw_fail(TW_ENOMEM, "out of memory (%zu events)", n);
-    for (size_t i = 0; i < n; i++) {
-        const tw_event *e = tw_events_get(events, i);
-        act_class k = classify(e);
-        if (k == ACT_RANGE) c->rng[c->nrng++] = i;
-        if (k != ACT_KERNEL && k != ACT_COPY) continue;
-        if (!(e->end_s > e->start_s)) continue; /* an instant draws nothing */
-        uint32_t id = 0;
-        tw_status st = names_intern(&c->names, e, &id);
-        if (st != TW_OK) return st;
-        c->names.v[id].launches++;
-        c->names.v[id].time_s += e->end_s - e->start_s;
-        c->L[c->nl++] = (launch){e->start_s, e->end_s, id, (uint32_t)i};
-    }
+    const launch *x = a, *y = b;
+    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static tw_status add_range(ctx *c, size_t i)
+{
+    if (!room_for_one((void **)&c->rng, &c->rcap, c->nrng, sizeof *c->rng, 64))
+        return tw_fail(TW_ENOMEM, "out of memory (ranges)");
+    c->rng[c->nrng++] = i;
     return TW_OK;
 }
 
-/* Kernels share the SMs: a launch's time alone and its stretch beside other
- * kernels are measured against kernels only. Copies and memsets run on the
- * copy engines, beside the kernels: against each other only. Pieces of
- * both, by start. */
-static tw_status class_pieces(ctx *c)
+/* Names by the addresses of their texts: an event set stores each string
+ * once, so one address is one text, and most launches find their name
+ * without hashing it (a miss asks names_intern). */
+#define NAME_CACHE 4096
+typedef struct name_hit {
+    const char *name, *kind;
+    uint32_t id;
+} name_hit;
+
+static tw_status name_of(names_tab *t, name_hit *cache, const tw_event *e, uint32_t *id)
 {
-    launch *k = malloc((c->nl ? c->nl : 1) * sizeof *k), *m = malloc((c->nl ? c->nl : 1) * sizeof *m);
-    size_t nk = 0, nm = 0;
-    piece *pk = NULL, *pm = NULL;
-    size_t npk = 0, npm = 0;
-    tw_status st = k && m ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t i = 0; st == TW_OK && i < c->nl; i++) {
-        if (c->copy[c->L[i].name])
-            m[nm++] = c->L[i];
-        else
-            k[nk++] = c->L[i];
+    uintptr_t h = ((uintptr_t)e->name >> 3) * 0x9e3779b97f4a7c15ull ^ (uintptr_t)e->kind;
+    name_hit *hit = &cache[(h >> 20) & (NAME_CACHE - 1)];
+    if (hit->name == e->name && hit->kind == e->kind) {
+        *id = hit->id;
+        return TW_OK;
     }
-    if (st == TW_OK) st = make_pieces(k, nk, c->names.n, &pk, &npk);
-    if (st == TW_OK) st = make_pieces(m, nm, c->names.n, &pm, &npm);
-    if (st == TW_OK && npm) {
-        piece *all = realloc(pk, (npk + npm) * sizeof *all);
-        if (!all) {
-            st = tw_fail(TW_ENOMEM, "out of memory");
-        } else {
-            pk = all;
-            memcpy(pk + npk, pm, npm * sizeof *pm);
-            npk += npm;
-            qsort(pk, npk, sizeof *pk, piece_by_t0);
-        }
+    tw_status st = names_intern(t, e, id);
+    if (st == TW_OK) *hit = (name_hit){e->name, e->kind, *id};
+    return st;
+}
+
+/* The launches (kernels, copies, memsets of some duration) in order of
+ * start, each name's count and time, and the ranges. */
+static tw_status collect(ctx *c, const tw_events *events)
+{
+    size_t n = tw_events_count(events), nl = 0;
+    kind_memo memo = {0};
+    for (size_t i = 0; i < n; i++) {
+        act_class k = classify_memo(&memo, tw_events_get(events, i));
+        nl += k == ACT_KERNEL || k == ACT_COPY;
     }
-    if (st == TW_OK) {
-        c->pc = pk;
-        c->npc = npk;
-        pk = NULL;
-        c->max_piece_s = 0;
-        for (size_t i = 0; i < c->npc; i++)
-            c->max_piece_s = fmax(c->max_piece_s, c->pc[i].t1 - c->pc[i].t0);
+    c->L = malloc((nl ? nl : 1) * sizeof *c->L);
+    name_hit *cache = calloc(NAME_CACHE, sizeof *cache);
+    if (!c->L || !cache) {
+        free(cache);
+        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", nl);
     }
-    free(k);
-    free(m);
-    free(pk);
-    free(pm);
+    bool sorted = true;
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < n && st == TW_OK; i++) {
+        const tw_event *e = tw_events_get(events, i);
+        act_class k = classify_memo(&memo, e);
+        if (k == ACT_RANGE && (st = add_range(c, i)) != TW_OK) break;
+        if (k != ACT_KERNEL && k != ACT_COPY) continue;
+        if (!(e->end_s > e->start_s)) continue; /* an instant draws nothing */
+        uint32_t id = 0;
+        if ((st = name_of(&c->names, cache, e, &id)) != TW_OK) break;
+        c->names.v[id].launches++;
+        c->names.v[id].time_s += e->end_s - e->start_s;
+        if (c->nl && e->start_s < c->L[c->nl - 1].t0) sorted = false;
+        c->L[c->nl++] = (launch){e->start_s, e->end_s, 1.0, id, (uint32_t)i};
+    }
+    free(cache);
+    if (st == TW_OK && !sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
     return st;
 }
 
@@ -1309,14 +1596,39 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 
 /* Mean of the reading with the most windows (gain applied) over the part
  * of [a, b] its windows cover; NaN when they cover under half of it. */
+/* The finest reading's usable windows in order of start, and the longest:
+ * a span's windows are found by a search, not a scan (a run's many NVTX
+ * ranges each ask for theirs). */
+static tw_status index_finest(ctx *c, const tw_est_reading *rs, size_t nrs)
+{
+    const tw_est_reading *r = &rs[finest_reading(rs, nrs)];
+    if (!(c->fine = malloc((r->n ? r->n : 1) * sizeof *c->fine))) return tw_fail(TW_ENOMEM, "out of memory");
+    c->nfine = 0;
+    c->fine_longest = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (usable(&r->obs[i])) {
+            c->fine[c->nfine++] = i;
+            c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
+        }
+    sort_by_t0(r->obs, c->fine, c->nfine);
+    return TW_OK;
+}
+
 static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
 {
     if (!(b > a)) return NAN;
-    size_t best = finest_reading(rs, nrs);
+    size_t best = finest_reading(rs, nrs), lo_i = 0, hi_i = c->nfine;
+    const tw_obs *obs = rs[best].obs;
+    while (lo_i < hi_i) { /* the first window that can reach a */
+        size_t mid = lo_i + (hi_i - lo_i) / 2;
+        if (obs[c->fine[mid]].t0_s < a - c->fine_longest)
+            lo_i = mid + 1;
+        else
+            hi_i = mid;
+    }
     double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
-    for (size_t i = 0; i < rs[best].n; i++) {
-        const tw_obs *o = &rs[best].obs[i];
-        if (!usable(o)) continue;
+    for (size_t i = lo_i; i < c->nfine && obs[c->fine[i]].t0_s < b; i++) {
+        const tw_obs *o = &obs[c->fine[i]];
         double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
         if (hi > lo) {
             e += o->power_w * (hi - lo);
@@ -1332,6 +1644,108 @@ static double finest_energy(const ctx *c, const tw_est_reading *rs, size_t nrs, 
     return m * (b - a);
 }
 
+/* An instant at which piece_pass gives the activities' energy so far. */
+typedef struct instant {
+    double t;
+    size_t i;
+} instant;
+
+static int instant_cmp(const void *a, const void *b)
+{
+    const instant *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+
+/* A piece still running at the time reached: its end and power. */
+typedef struct running {
+    double t1, w;
+} running;
+
+/* What results() needs of the pieces, in one pass over them at the
+ * solution: each column's activity inside the fit span (act), each launch's
+ * energy (ev_j, by event), and the activities' energy above the baseline
+ * from the start to each of the instants q (sorted) into E[q[].i], so that a
+ * span's is a difference of two. */
+static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const instant *q, size_t nq, double *E)
+{
+    const design *d = &c->f.d;
+    piece_src src;
+    piece_src_open(&src, &c->ls);
+    running *run = NULL;
+    size_t nrun = 0, cap = 0, qi = 0;
+    double seen = 0; /* every piece so far, whole */
+    tw_status st = TW_OK;
+    for (;;) {
+        piece p;
+        bool got = false;
+        if ((st = piece_next(&src, &p, &got)) != TW_OK) break;
+        double t = got ? p.t0 : INFINITY;
+        for (; qi < nq && q[qi].t <= t; qi++) { /* every piece seen starts before q: less what runs past it */
+            double sum = seen;
+            for (size_t k = 0; k < nrun; k++)
+                sum -= run[k].w * fmax(0.0, run[k].t1 - q[qi].t);
+            E[q[qi].i] = sum;
+        }
+        if (!got) break;
+        double lo = fmax(p.t0, d->T0), hi = fmin(p.t1, d->T1);
+        if (hi > lo) act[p.name] += p.share * (hi - lo);
+        double w = c->beta[d->K + p.name] * p.share, j = w * (p.t1 - p.t0);
+        ev_j[p.ev] += j;
+        seen += j;
+        size_t k = 0; /* those that ended: whole in every later instant */
+        for (size_t m = 0; m < nrun; m++)
+            if (run[m].t1 > p.t0) run[k++] = run[m];
+        nrun = k;
+        if (!room_for_one((void **)&run, &cap, nrun, sizeof *run, 64)) {
+            st = tw_fail(TW_ENOMEM, "out of memory");
+            break;
+        }
+        run[nrun++] = (running){p.t1, w};
+    }
+    free(run);
+    piece_src_close(&src);
+    return st;
+}
+
+/* The pass over the pieces: act, the launches' energies into
+ * e->event_energy_j, and the activities' energy above the baseline over the
+ * reference's span (*ref_above, when it has one) and over each range
+ * (above[k]). */
+static tw_status pieces_at_solution(ctx *c, const tw_events *events, double *act, double *ref_above, double *above)
+{
+    tw_estimate *e = c->e;
+    e->nevents = tw_events_count(events);
+    e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
+    size_t nq = 2 * c->nrng + 2;
+    instant *q = malloc(nq * sizeof *q);
+    double *E = malloc(nq * sizeof *E);
+    tw_status st = e->event_energy_j && q && E ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) {
+        for (size_t i = 0; i < e->nevents; i++)
+            e->event_energy_j[i] = NAN;
+        for (size_t i = 0; i < c->nl; i++)
+            e->event_energy_j[c->L[i].ev] = 0;
+        for (size_t k = 0; k < c->nrng; k++) {
+            const tw_event *ev = tw_events_get(events, c->rng[k]);
+            q[2 * k] = (instant){ev->start_s, 2 * k};
+            q[2 * k + 1] = (instant){ev->end_s, 2 * k + 1};
+        }
+        bool ref = !isnan(e->reference_t0_s);
+        q[nq - 2] = (instant){ref ? e->reference_t0_s : 0, nq - 2};
+        q[nq - 1] = (instant){ref ? e->reference_t1_s : 0, nq - 1};
+        qsort(q, nq, sizeof *q, instant_cmp);
+        st = piece_pass(c, act, e->event_energy_j, q, nq, E);
+    }
+    if (st == TW_OK) {
+        *ref_above = E[nq - 1] - E[nq - 2];
+        for (size_t k = 0; k < c->nrng; k++)
+            above[k] = E[2 * k + 1] - E[2 * k];
+    }
+    free(q);
+    free(E);
+    return st;
+}
+
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_events *events, const uint32_t *col)
 {
     tw_estimate *e = c->e;
@@ -1341,16 +1755,22 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     /* activity inside the fit span, per column and per unit */
     double *act = calloc(d->N ? d->N : 1, sizeof *act);
     double *uact = calloc(f->U ? f->U : 1, sizeof *uact);
-    if (!act || !uact) {
+    double *above = malloc((c->nrng ? c->nrng : 1) * sizeof *above), ref_above = 0;
+    tw_status st = act && uact && above ? pieces_at_solution(c, events, act, &ref_above, above)
+                                        : tw_fail(TW_ENOMEM, "out of memory");
+    if (st != TW_OK) {
         free(act);
         free(uact);
-        return tw_fail(TW_ENOMEM, "out of memory");
+        free(above);
+        return st;
     }
-    column_activity(c, act, uact);
+    for (size_t j = 0; j < d->N; j++)
+        uact[f->unit[j]] += act[j];
     /* per name (pooled names share their column's figures) */
     size_t *members = calloc(f->U ? f->U : 1, sizeof *members);
     if (!members) {
         free(act);
+        free(above);
         free(uact);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
@@ -1360,6 +1780,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     e->names = malloc((e->nnames ? e->nnames : 1) * sizeof *e->names);
     if (!e->names) {
         free(act);
+        free(above);
         free(uact);
         free(members);
         return tw_fail(TW_ENOMEM, "out of memory");
@@ -1370,6 +1791,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     e->groups = calloc(f->U ? f->U : 1, sizeof *e->groups);
     if (!gid || !e->groups) {
         free(act);
+        free(above);
         free(uact);
         free(members);
         free(gid);
@@ -1398,6 +1820,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
             g->members = malloc(members[u] * sizeof *g->members);
             if (!g->members) {
                 free(act);
+                free(above);
                 free(uact);
                 free(members);
                 free(gid);
@@ -1491,6 +1914,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     e->baseline_j = bj;
     if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) {
         free(act);
+        free(above);
         free(uact);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
@@ -1509,31 +1933,16 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     double model_ref = e->model_j;
     if (!isnan(e->reference_t0_s)) {
         double a = e->reference_t0_s, b = e->reference_t1_s;
-        model_ref = tw_estimate_baseline_j(e, a, b);
-        for (size_t i = 0; i < c->npc; i++) {
-            const piece *q = &c->pc[i];
-            double ov = fmin(q->t1, b) - fmax(q->t0, a);
-            if (ov > 0) model_ref += c->beta[K + q->name] * q->share * ov;
-        }
+        model_ref = tw_estimate_baseline_j(e, a, b) + ref_above;
     }
     e->model_ref_j = model_ref;
     e->conservation_pct = 100.0 * (model_ref / e->reference_j - 1.0);
-    /* per event */
-    e->nevents = tw_events_count(events);
-    e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
     e->ranges = calloc(c->nrng ? c->nrng : 1, sizeof *e->ranges);
-    if (!e->event_energy_j || !e->ranges) {
+    if (!e->ranges) {
         free(act);
         free(uact);
+        free(above);
         return tw_fail(TW_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < e->nevents; i++)
-        e->event_energy_j[i] = NAN;
-    for (size_t i = 0; i < c->nl; i++)
-        e->event_energy_j[c->L[i].ev] = 0;
-    for (size_t i = 0; i < c->npc; i++) {
-        const piece *q = &c->pc[i];
-        e->event_energy_j[q->ev] += c->beta[K + q->name] * q->share * (q->t1 - q->t0);
     }
     /* ranges: measured energy over the span, and the activities' part */
     for (size_t k = 0; k < c->nrng; k++) {
@@ -1544,26 +1953,12 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         r->end_s = ev->end_s;
         r->event = c->rng[k];
         r->energy_j = finest_energy(c, rs, nrs, ev->start_s, ev->end_s);
-        /* first piece that can overlap: pieces start in order, none is longer than max_piece_s */
-        size_t lo = 0, hi = c->npc;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (c->pc[mid].t0 < ev->start_s - c->max_piece_s)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        double above = 0;
-        for (size_t i = lo; i < c->npc && c->pc[i].t0 < ev->end_s; i++) {
-            const piece *q = &c->pc[i];
-            double ov = fmin(q->t1, ev->end_s) - fmax(q->t0, ev->start_s);
-            if (ov > 0) above += c->beta[K + q->name] * q->share * ov;
-        }
-        r->above_j = above;
-        r->baseline_j = r->energy_j - above;
+        r->above_j = above[k];
+        r->baseline_j = r->energy_j - above[k];
     }
     free(act);
     free(uact);
+    free(above);
     return TW_OK;
 }
 
@@ -1636,20 +2031,22 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     if (st == TW_OK) {
         for (size_t i = 0; i < c.nl; i++)
             c.L[i].name = col[c.L[i].name];
-        st = class_pieces(&c);
+        c.ls = (launches){c.L, c.nl, c.nl, {0, 0}};
+        st = by_class(&c.ls, c.copy);
+        if (st == TW_OK) st = rates(&c.ls, N);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
     design *d = &c.f.d;
     if (st == TW_OK) {
         d->N = N;
         d->p = d->K + N;
-        d->pc = c.pc;
-        d->npc = c.npc;
+        d->ls = &c.ls;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
+        d->xv = malloc(d->p * sizeof *d->xv);
         d->mark = calloc(d->p, sizeof *d->mark);
         c.beta = calloc(d->p, sizeof *c.beta);
-        if (!d->x || !d->touch || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
+        if (!d->x || !d->touch || !d->xv || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
     }
     if (st == TW_OK) st = select_windows(&c, readings, nreadings);
     size_t used = 0;
@@ -1687,7 +2084,12 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
         for (size_t r = 0; r < nreadings; r++) {
             rd *R = &c.f.R[r];
             if (R->n == 0) continue;
-            residuals(d, R, c.beta);
+            /* the noise from the normal equations, without a pass over the
+             * windows; the last pass's residuals also give rms and lag1 */
+            if (pass < 2)
+                R->s2 = rss_of(d, R, c.beta) / (double)R->n;
+            else if ((st = residuals(d, R, c.beta)) != TW_OK)
+                break;
             if (!(R->s2 > 0)) R->s2 = 1e-12;
         }
     }
@@ -1696,13 +2098,13 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
     e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
     e->active_idle_w = c.f.base_w;
-    e->idle_share = idle_share(c.pc, c.npc, e->fit_t0_s, e->fit_t1_s);
-    if (e->idle_share < MIN_IDLE_SHARE && c.npc && isfinite(c.f.base_w))
+    e->idle_share = idle_share(&c.ls, e->fit_t0_s, e->fit_t1_s);
+    if (e->idle_share < MIN_IDLE_SHARE && c.nl && isfinite(c.f.base_w))
         warn(e,
              "the GPU idled %.1f %% of the fit span: the baseline cannot be measured under the activity and is "
              "the profile's active-idle level (%.1f W), each name's power above it",
              100.0 * e->idle_share, c.f.base_w);
-    else if (e->idle_share < MIN_IDLE_SHARE && c.npc)
+    else if (e->idle_share < MIN_IDLE_SHARE && c.nl)
         warn(e,
              "the GPU idled %.1f %% of the fit span and no profile gives its active-idle level: the baseline and "
              "the names' powers cannot be told apart",
@@ -1728,6 +2130,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
             c.f.var_u[d->K + u] += g * g;
         }
     }
+    if (st == TW_OK) st = index_finest(&c, readings, nreadings);
     e->shift_sd_s = c.shift_sd > 0 ? c.shift_sd : NAN;
     if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
     if (st == TW_OK) {

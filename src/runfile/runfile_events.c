@@ -321,6 +321,7 @@ static opt_i64 col_opt(sqlite3_stmt *s, int i)
 typedef struct lookup {
     char **text; /* by strings.id; NULL where none */
     size_t ntext;
+    const char **own; /* the same, an events set's own copies (lookup_intern); NULL: none */
     struct type_row {
         int64_t kind, name, mangled; /* strings ids, 0 = none */
         opt_i64 cfg[6];
@@ -333,10 +334,25 @@ static void lookup_free(lookup *L)
     for (size_t i = 0; i < L->ntext; i++)
         free(L->text[i]);
     free(L->text);
+    free(L->own);
     free(L->type);
 }
 
-static const char *text_of(const lookup *L, int64_t id) { return id > 0 && (size_t)id < L->ntext ? L->text[id] : NULL; }
+static const char *text_of(const lookup *L, int64_t id)
+{
+    return id > 0 && (size_t)id < L->ntext ? (L->own ? L->own[id] : L->text[id]) : NULL;
+}
+
+/* Every string into ev's store once, so that the events read hand it the
+ * set's own copies (no look-up per event). */
+static tw_status lookup_intern(const tw_run *r, lookup *L, tw_events *ev)
+{
+    if (!(L->own = calloc(L->ntext ? L->ntext : 1, sizeof *L->own))) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < L->ntext; i++)
+        if (L->text[i] && !(L->own[i] = tw_events_intern(ev, L->text[i])))
+            return tw_fail(TW_ENOMEM, "%s: out of memory (strings)", r->path);
+    return TW_OK;
+}
 
 /* Grows *p (n elements of size) to hold index id; false when out of memory or absurd. */
 static bool room_for(void **p, size_t *n, size_t size, int64_t id)
@@ -431,18 +447,22 @@ static void nvtx_row(const lookup *L, sqlite3_stmt *s, ev_row *e)
     e->device = e->stream = (opt_i64){true, -1};
 }
 
-/* Every activity, then every NVTX range, in rowid order, through fn. */
-static tw_status each_event(tw_run *r, event_fn fn, void *ctx)
+/* Every activity, then every NVTX range, in rowid order, through fn; with
+ * `into`, every text of a row is that set's own copy. */
+static tw_status each_event(tw_run *r, event_fn fn, void *ctx, tw_events *into)
 {
-    static const char *const query[2] = {
+    /* an events set holds no correlation ids: not read into one */
+    static const char *const query[3] = {
         "SELECT type, device, device_uuid, stream, correlation_id, start_ns, duration_ns, rowid FROM activities",
-        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
+        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges",
+        "SELECT type, device, device_uuid, stream, NULL, start_ns, duration_ns, rowid FROM activities"};
     pthread_mutex_lock(&r->mu);
     lookup L = {0};
     tw_status st = lookup_load(r, &L);
+    if (st == TW_OK && into) st = lookup_intern(r, &L, into);
     for (int q = 0; q < 2 && st == TW_OK; q++) {
         sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(r->db, query[q], -1, &s, NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v2(r->db, query[q == 0 && into ? 2 : q], -1, &s, NULL) != SQLITE_OK) {
             st = run_db_fail(r->db, r->path, "cannot read the activities");
             break;
         }
@@ -482,8 +502,15 @@ static tw_status run_count(tw_run *r, int64_t *n)
     return st;
 }
 
+/* The events set being read into, with its own copies of the texts that no strings row holds. */
+typedef struct adding {
+    tw_events *ev;
+    const char *nvtx, *empty;
+} adding;
+
 static tw_status add_event(void *ctx, const ev_row *r)
 {
+    adding *a = ctx;
     bool nvtx = strcmp(r->kind, "nvtx") == 0;
     tw_event e = {.name = r->name,
                   .start_s = run_s_of(r->start_ns),
@@ -491,15 +518,13 @@ static tw_status add_event(void *ctx, const ev_row *r)
                   .device = r->device.has ? (int32_t)r->device.v : -1,
                   .stream = r->stream.has ? r->stream.v : -1,
                   .true_energy_j = NAN,
-                  .kind = r->kind,
+                  .kind = nvtx ? a->nvtx : r->kind,
                   .device_uuid = r->uuid,
                   .mangled = r->mangled,
-                  .domain = nvtx ? (r->domain ? r->domain : "") : NULL,
+                  .domain = nvtx ? (r->domain ? r->domain : a->empty) : NULL,
                   .tid = r->tid.has ? r->tid.v : 0,
                   .depth = r->depth.has ? (int32_t)r->depth.v : 0};
-    tw_status st = tw_events_add(ctx, &e);
-    if (st == TW_OK) tw_events_set_last_line(ctx, (uint64_t)r->rowid);
-    return st;
+    return tw_events_add_interned(a->ev, &e, (uint64_t)r->rowid);
 }
 
 /* Where an event of the run file is, for messages (an event outside the samples). */
@@ -519,7 +544,10 @@ tw_status tw_run_load_events(tw_run *r, tw_events **out)
     int64_t rows = 0;
     if (st == TW_OK && run_count(r, &rows) == TW_OK && !tw_events_reserve(ev, (size_t)rows))
         st = tw_fail(TW_ENOMEM, "out of memory (%lld events)", (long long)rows);
-    if (st == TW_OK) st = each_event(r, add_event, ev);
+    adding a = {ev, NULL, NULL};
+    if (st == TW_OK && (!(a.nvtx = tw_events_intern(ev, "nvtx")) || !(a.empty = tw_events_intern(ev, ""))))
+        st = tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) st = each_event(r, add_event, &a, ev);
     if (st != TW_OK) {
         tw_events_free(ev);
         return st;
@@ -591,7 +619,7 @@ tw_status tw_run_export_events(tw_run *r, const char *path)
     tw_clear_error();
     free(prov);
     if (fputs(TWI_CSV_HEADER, f) == EOF) st = tw_fail(TW_EIO, "%s: write failed: %s", path, strerror(errno));
-    if (st == TW_OK) st = each_event(r, export_line, f);
+    if (st == TW_OK) st = each_event(r, export_line, f, NULL);
     return close_out(f, path, st);
 }
 

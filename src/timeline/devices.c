@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/error.h"
+#include "trace/events_source.h"
 
 /* ---------------------------------------------------------------- events to devices */
 
@@ -64,7 +65,15 @@ void tw_unmeasured_summary_free(tw_unmeasured_summary *unm)
     memset(unm, 0, sizeof *unm);
 }
 
-tw_status tw_timeline_split(const tw_events *ev, const tw_device_info *dev, size_t ndev, tw_events **per_dev,
+/* True when every event of ev goes to the one device (or to all). */
+static bool all_on_one(const tw_events *ev, const tw_device_info *dev, bool by_uuid)
+{
+    for (size_t i = 0; i < tw_events_count(ev); i++)
+        if (slot_of(tw_events_get(ev, i), dev, 1, by_uuid) == UNMEASURED) return false;
+    return true;
+}
+
+tw_status tw_timeline_split(tw_events *ev, const tw_device_info *dev, size_t ndev, tw_events **per_dev,
                             tw_unmeasured_summary *unm)
 {
     if (!dev || !per_dev || !unm || ndev == 0) return tw_fail(TW_EINVAL, "tw_timeline_split: no devices");
@@ -74,6 +83,10 @@ tw_status tw_timeline_split(const tw_events *ev, const tw_device_info *dev, size
     bool by_uuid = false;
     for (size_t k = 0; k < ndev; k++)
         by_uuid = by_uuid || dev[k].uuid[0];
+    if (ndev == 1 && ev && all_on_one(ev, dev, by_uuid)) {
+        per_dev[0] = tw_events_share(ev);
+        return TW_OK;
+    }
     tw_status st = TW_OK;
     for (size_t k = 0; st == TW_OK && k < ndev; k++)
         st = tw_events_new(&per_dev[k]);

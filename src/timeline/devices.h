@@ -54,8 +54,11 @@ typedef struct tw_unmeasured_summary {
  *   - when no device in dev has a UUID (a backend that cannot tell), UUIDs
  *     are ignored and the rule above applies.
  * Every set returned owns its strings (they stay valid after `ev` is freed).
+ * With one device and every event on it, per_dev[0] is `ev` itself, shared
+ * (tw_events_share: free both; neither may be added to), not a copy of a
+ * run's millions of launches.
  * On failure (TW_ENOMEM) nothing is returned: per_dev[k] are NULL. */
-tw_status tw_timeline_split(const tw_events *ev, const tw_device_info *dev, size_t ndev, tw_events **per_dev,
+tw_status tw_timeline_split(tw_events *ev, const tw_device_info *dev, size_t ndev, tw_events **per_dev,
                             tw_unmeasured_summary *unm);
 void tw_unmeasured_summary_free(tw_unmeasured_summary *unm);
 /* One warning line per unmeasured GPU ("warning: 12 kernels, copies or

@@ -23,6 +23,8 @@ struct tw_events {
     ev_item *item;
     size_t n;
     size_t cap;
+    size_t in_order;            /* the first in_order items are in order of start (kept by append) */
+    size_t shares;              /* owners beyond the first (tw_events_share): each tw_events_free drops one */
     tw_strmap strings;          /* each string of the set once (values unused) */
     char *source;               /* the file loaded, for messages; NULL when built by hand */
     tw_events_record_fn record; /* NULL: lines of a CSV ("PATH:LINE") */
@@ -43,6 +45,10 @@ const tw_event *tw_events_get(const tw_events *ev, size_t i) { return ev && i < 
 void tw_events_free(tw_events *ev)
 {
     if (!ev) return;
+    if (ev->shares) {
+        ev->shares--;
+        return;
+    }
     tw_strmap_free(&ev->strings);
     free(ev->item);
     free(ev->source);
@@ -68,16 +74,38 @@ static bool intern_opt(tw_events *ev, const char *s, const char **out)
     return !s || tw_strmap_get(&ev->strings, s, out, &added);
 }
 
-tw_status tw_events_add(tw_events *ev, const tw_event *e)
+/* What tw_events_add refuses; grows the set for one more. */
+static tw_status check_and_grow(tw_events *ev, const tw_event *e)
 {
-    tw_clear_error();
     if (!ev || !e || !e->name) return tw_fail(TW_EINVAL, "tw_events_add: NULL argument or name");
+    if (ev->shares) return tw_fail(TW_EINVAL, "tw_events_add: the set is shared (read-only)");
     if (!isfinite(e->start_s) || !isfinite(e->end_s))
         return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a non-finite time", e->name);
     if (e->end_s < e->start_s) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' ends before it starts", e->name);
     if (isinf(e->true_energy_j)) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has an infinite energy", e->name);
     if (e->depth < 0) return tw_fail(TW_EINVAL, "tw_events_add: event '%s' has a negative depth", e->name);
-    tw_status st = grow(ev);
+    return grow(ev);
+}
+
+static void append(tw_events *ev, const tw_event *e, uint64_t line)
+{
+    if (ev->in_order == ev->n && (ev->n == 0 || ev->item[ev->n - 1].e.start_s <= e->start_s)) ev->in_order++;
+    ev_item *it = &ev->item[ev->n++];
+    it->e = *e;
+    it->seq = 0;
+    it->line = line;
+}
+
+tw_events *tw_events_share(tw_events *ev)
+{
+    if (ev) ev->shares++;
+    return ev;
+}
+
+tw_status tw_events_add(tw_events *ev, const tw_event *e)
+{
+    tw_clear_error();
+    tw_status st = check_and_grow(ev, e);
     if (st != TW_OK) return st;
     /* strings first, into the set's store: the caller's may be gone after this call */
     tw_event c = *e;
@@ -85,11 +113,21 @@ tw_status tw_events_add(tw_events *ev, const tw_event *e)
         !intern_opt(ev, e->device_uuid, &c.device_uuid) || !intern_opt(ev, e->mangled, &c.mangled) ||
         !intern_opt(ev, e->domain, &c.domain))
         return tw_fail(TW_ENOMEM, "tw_events_add: out of memory");
-    ev_item *it = &ev->item[ev->n++];
-    it->e = c;
-    it->seq = 0;
-    it->line = 0;
+    append(ev, &c, 0);
     return TW_OK;
+}
+
+const char *tw_events_intern(tw_events *ev, const char *s)
+{
+    const char *out = NULL;
+    return s && intern_opt(ev, s, &out) ? out : NULL;
+}
+
+tw_status tw_events_add_interned(tw_events *ev, const tw_event *e, uint64_t line)
+{
+    tw_status st = check_and_grow(ev, e);
+    if (st == TW_OK) append(ev, e, line);
+    return st;
 }
 
 const char *tw_events_source(const tw_events *ev) { return ev ? ev->source : NULL; }
@@ -137,16 +175,48 @@ static int by_start(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* items[0 .. n) in order, then the tail items[n .. n + m) sorted: merged
+ * from the back (at equal starts the tail's after, as it came after), with
+ * room for the tail only. False when out of memory. */
+static bool merge_tail(ev_item *item, size_t n, size_t m)
+{
+    ev_item *tail = malloc((m ? m : 1) * sizeof *tail);
+    if (!tail) return false;
+    memcpy(tail, item + n, m * sizeof *tail);
+    size_t i = n, j = m, k = n + m;
+    while (j > 0) {
+        if (i > 0 && item[i - 1].e.start_s > tail[j - 1].e.start_s)
+            item[--k] = item[--i];
+        else
+            item[--k] = tail[--j];
+    }
+    free(tail);
+    return true;
+}
+
+static void sort_from(ev_item *item, size_t from, size_t n)
+{
+    for (size_t i = from; i < n; i++)
+        item[i].seq = i;
+    qsort(item + from, n - from, sizeof *item, by_start);
+}
+
 void tw_events_sort(tw_events *ev)
 {
-    if (!ev || ev->n < 2) return;
-    for (size_t i = 0; i < ev->n; i++)
-        ev->item[i].seq = i;
-    /* a recorded run comes in order, or nearly: a linear check spares the sort */
-    size_t i = 1;
-    while (i < ev->n && by_start(&ev->item[i - 1], &ev->item[i]) < 0)
-        i++;
-    if (i < ev->n) qsort(ev->item, ev->n, sizeof *ev->item, by_start);
+    /* a recorded run comes in order, or nearly (its activities, then its few
+     * NVTX ranges): what came in order needs no sort, and a short tail out of
+     * order is sorted alone and merged in */
+    if (!ev || ev->in_order == ev->n) return;
+    size_t i = ev->in_order, m = ev->n - i;
+    if (m <= ev->n / 16) {
+        sort_from(ev->item, i, ev->n);
+        if (merge_tail(ev->item, i, m)) {
+            ev->in_order = ev->n;
+            return;
+        }
+    }
+    sort_from(ev->item, 0, ev->n);
+    ev->in_order = ev->n;
 }
 
 /* ---------------------------------------------------------------- load */

@@ -28,5 +28,16 @@ void tw_events_set_last_line(tw_events *ev, uint64_t line);
 /* Room for n events in all, when the source knows how many come (a run
  * file's rows): no doubling past them; false when out of memory. */
 bool tw_events_reserve(tw_events *ev, size_t n);
+/* The set's copy of s (stored once, whatever the number of events using
+ * it); NULL for NULL or when out of memory. */
+const char *tw_events_intern(tw_events *ev, const char *s);
+/* tw_events_add for an event whose strings are all the set's own copies
+ * (tw_events_intern): no string is looked up, for a source that holds few
+ * strings for many events (a run file); `line` its record number. */
+tw_status tw_events_add_interned(tw_events *ev, const tw_event *e, uint64_t line);
+/* ev again, with one more owner (each tw_events_free drops one; the last
+ * frees it): for a reader that would otherwise copy all of it (a run's
+ * millions of launches). A shared set is read-only: adding to it fails. */
+tw_events *tw_events_share(tw_events *ev);
 
 #endif

@@ -258,6 +258,35 @@ static void test_sort_is_stable(void **state)
     tw_events_free(ev);
 }
 
+/* A run's events: in order, then a short tail out of order (its NVTX
+ * ranges), sorted alone and merged in: the order is the stable sort's. */
+static void test_sort_short_tail(void **state)
+{
+    (void)state;
+    tw_events *ev = NULL;
+    assert_ok(tw_events_new(&ev));
+    enum { N = 200, M = 9 };
+    for (int i = 0; i < N + M; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%03d", i);
+        /* 0, 0, 1, 1, ... then the tail 8, 7, ... 0: ties with the ordered part and in itself */
+        double t = i < N ? (double)(i / 2) : (double)((N + M - 1 - i) % 9);
+        tw_event e = ev_make(name, t, t + 1);
+        assert_ok(tw_events_add(ev, &e));
+    }
+    tw_events_sort(ev);
+    assert_int_equal(tw_events_count(ev), N + M);
+    for (int i = 1; i < N + M; i++) {
+        const tw_event *a = tw_events_get(ev, (size_t)i - 1), *b = tw_events_get(ev, (size_t)i);
+        assert_true(a->start_s <= b->start_s);
+        if (a->start_s == b->start_s) assert_true(strcmp(a->name, b->name) < 0); /* insertion order kept */
+    }
+    /* at start 0: e000, e001 (in order), then the tail's e208 */
+    assert_string_equal(tw_events_get(ev, 0)->name, "e000");
+    assert_string_equal(tw_events_get(ev, 2)->name, "e208");
+    tw_events_free(ev);
+}
+
 /* ---------------------------------------------------------------- save */
 
 static void test_save_format(void **state)
@@ -517,6 +546,7 @@ int main(void)
         cmocka_unit_test(test_add_copies_name),
         cmocka_unit_test(test_add_rejects),
         cmocka_unit_test(test_sort_is_stable),
+        cmocka_unit_test(test_sort_short_tail),
         cmocka_unit_test(test_save_format),
         cmocka_unit_test(test_save_load_round_trip),
         cmocka_unit_test(test_save_empty),

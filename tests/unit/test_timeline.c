@@ -141,11 +141,15 @@ static void test_split_without_uuids(void **state)
         tw_events_free(per[k]);
     tw_unmeasured_summary_free(&u);
 
-    /* one device: everything without a UUID is its own, whatever the number */
+    /* one device: everything without a UUID is its own, whatever the number:
+     * the set itself, shared (read-only), not a copy */
     tw_events *one[1];
     assert_ok(tw_timeline_split(ev, dev + 1, 1, one, &u));
+    assert_ptr_equal(one[0], ev);
     assert_int_equal(tw_events_count(one[0]), 4);
     assert_int_equal(u.events, 0);
+    tw_event x = {.name = "x", .start_s = 0, .end_s = 1, .device = 0, .stream = -1, .true_energy_j = NAN};
+    assert_int_equal(tw_events_add(one[0], &x), TW_EINVAL);
     tw_events_free(one[0]);
     tw_unmeasured_summary_free(&u);
 
@@ -193,6 +197,16 @@ static void test_split_owns_names(void **state)
     assert_string_equal(k->kind, "kernel");
     tw_events_free(per[0]);
     tw_events_free(per[1]);
+    tw_unmeasured_summary_free(&u);
+
+    /* one device, the set shared: still alive after its first owner frees it */
+    assert_ok(tw_events_new(&ev));
+    assert_ok(tw_events_add(ev, &e));
+    tw_events *one[1];
+    assert_ok(tw_timeline_split(ev, dev + 1, 1, one, &u));
+    tw_events_free(ev);
+    assert_int_equal(strlen(tw_events_get(one[0], 0)->name), sizeof longname - 1);
+    tw_events_free(one[0]);
     tw_unmeasured_summary_free(&u);
 }
 
