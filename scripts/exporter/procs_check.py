@@ -4,9 +4,10 @@ scripts/gpu-exporter-procs (docs/exporter.md#per-process-energy). Standard libra
 
 Phase 1, alone: APP runs under `truewatt run` on GPU INDEX, back to back (the GPU busy from its
 first kernel to its last). Its published truewatt_process_energy_joules_total{source="truewatt
-run"} must be (a) what its run's report gives (kernels + copies + the baseline's mean over the
-time they ran: exact, 1e-9), and (b) within --tol of the GPU's energy counter, read independently
-(ENERGY, scripts/gpu/energy_log.py) from its first kernel's start to its last one's end.
+run"} must be (a) what its run's report gives (process_energy_j: kernels + copies + the counter's
+power that no activity explains over the time they ran; exact, 1e-9), and (b) within --tol of the
+GPU's energy counter, read independently (ENERGY, scripts/gpu/energy_log.py) from its first
+kernel's start to its last one's end.
 Phase 2, shared: APP2 under `truewatt run` and OTHER (not measured) on the same GPU at once: while
 APP2 runs, no scrape shows an estimate for its pid; OTHER is estimated; after, APP2 is measured;
 and the processes' energies added over the phase stay within the GPU's own (nothing counted twice).
@@ -72,12 +73,11 @@ def running_pid(procdir):
 
 
 def split_of(report, index):
-    """The process's energy on GPU INDEX from its run's report, as the library splits it."""
+    """The process's energy on GPU INDEX as its run's report gives it (process_energy_j: the library's
+    split, docs/exporter.md#per-process-energy), and the time its kernels and copies ran."""
     dev = [d for d in report["devices"] if d["index"] == index][0]
-    e = dev["estimate"]
     busy = sum(n["active_s"] for n in dev["names"] if n.get("active_s") is not None)
-    base_w = e["baseline_j"] / (e["fit_end_s"] - e["fit_start_s"])
-    return e["kernels_j"] + e["copies_j"] + base_w * busy, busy
+    return dev["estimate"]["process_energy_j"], busy
 
 
 def counter_j(energy_csv, index, t0_ns, t1_ns):
@@ -139,7 +139,7 @@ def main():
     got = published(page, pid, "truewatt run")
     want, busy = split_of(report, a.index)
     check(got is not None and abs(got - want) <= 1e-9 * max(1.0, want),
-          "phase 1: pid %s published %s J = its run's split %.3f J (kernels + copies + baseline x %.3f s busy)"
+          "phase 1: pid %s published %s J = its run's split %.3f J (kernels + copies + unexplained power x %.3f s busy)"
           % (pid, got, want, busy))
     t0, t1 = kernel_span_ns(run)
     ref = counter_j(a.energy, a.index, t0, t1)

@@ -988,7 +988,7 @@ static void report_estimates(void *user, const tw_report *r)
         }
         for (size_t d = 0; d < s->ndev; d++)
             if ((int)s->devinfo[d].index == dev.index &&
-                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, est) != TW_OK)
+                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, est, tw_report_device_events(r, k)) != TW_OK)
                 tw_clear_error();
     }
 }

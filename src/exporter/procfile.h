@@ -47,15 +47,17 @@ typedef struct procfile {
 /* The folder: dir, else $TW_PROCESS_DIR, else TW_PROC_DIR_DEFAULT. */
 const char *tw_procfile_dir(const char *dir);
 
-/* A process's energy on one GPU from the run's estimate of it: its kernels
- * and copies above the baseline (active_j), plus the baseline's mean times
- * the time they ran (energy_j), as the utilisation estimate charges a
- * process the GPU's power while its kernels run; the baseline while the GPU
- * idles is no process's. */
-void tw_procfile_split(const tw_estimate *e, double *energy_j, double *active_j);
+/* A process's energy on one GPU from the run's estimate of it and the events it was made from
+ * (NULL: the estimate alone): its kernels and copies above the baseline (active_j), plus the time
+ * they ran (their activity integral, overlaps shared) times the GPU's power that no activity
+ * explains while they ran, from the energy counter (energy_j). So a process that keeps the GPU
+ * busy is charged the counter's energy over its busy time even where the model falls short of
+ * the counter; the GPU's power while no kernel of it runs is no process's, and several processes
+ * on one GPU are each charged only their own busy time. docs/exporter.md#per-process-energy. */
+void tw_procfile_split(const tw_estimate *e, const tw_events *events, double *energy_j, double *active_j);
 
 /* The run's estimate of GPU uuid into report r (tw_procfile_split); r NULL: nothing. */
-tw_status tw_procfile_set_estimate(tw_proc_report *r, const char *uuid, const tw_estimate *e);
+tw_status tw_procfile_set_estimate(tw_proc_report *r, const char *uuid, const tw_estimate *e, const tw_events *events);
 
 /* Parses the text of a report; false with the problem (and its line) in err. */
 bool tw_procfile_parse(const char *text, procfile *out, char *err, size_t err_len);

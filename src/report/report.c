@@ -219,3 +219,8 @@ const tw_estimate *tw_report_device_estimate(const tw_report *r, size_t d)
 {
     return r && d < r->ndev ? r->dev[d]->est : NULL;
 }
+
+const tw_events *tw_report_device_events(const tw_report *r, size_t d)
+{
+    return r && d < r->ndev ? r->dev[d]->events : NULL;
+}

@@ -11,6 +11,7 @@
 #include "report/run_mig.h"
 #include "report/sampler_report.h"
 #include "core/json.h"
+#include "exporter/procfile.h"
 #include "report/table.h"
 
 #define TEXT_ROWS 25 /* longest table in the text report; JSON has every row */
@@ -589,6 +590,9 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_time(j, "reference_start_s", e->reference_t0_s);
     json_kv_time(j, "reference_end_s", e->reference_t1_s);
     json_kv_number(j, "model_over_reference_j", e->model_ref_j);
+    double proc_j, proc_active_j; /* what `truewatt run` tells the exporter of the run's process on this GPU */
+    tw_procfile_split(e, d->events, &proc_j, &proc_active_j);
+    json_kv_number(j, "process_energy_j", proc_j);
     run_split_json(j, e->kernels_j, e->copies_j, e->baseline_j);
     json_kv_number(j, "model_j", e->model_j);
     json_kv_number(j, "conservation_pct", e->conservation_pct);

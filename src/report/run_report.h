@@ -132,6 +132,8 @@ struct tw_report {
 /* Device d's estimate (NULL: none, or no such device): for code inside truewatt that takes
  * the estimator's records themselves (the exporter's process report). */
 const tw_estimate *tw_report_device_estimate(const tw_report *r, size_t d);
+/* The events device d's estimate was made from (NULL: none, or no such device). */
+const tw_events *tw_report_device_events(const tw_report *r, size_t d);
 
 void run_loaded_json(const run_loaded *L, FILE *f);
 void run_loaded_text(const run_loaded *L, FILE *f);

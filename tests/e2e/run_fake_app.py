@@ -7,6 +7,9 @@ writes the matching timeline to $TW_EVENTS_PATH, times in seconds since
 $TW_T0_MONO_NS on CLOCK_MONOTONIC, as libtruewatt-inject.so would.
 
 usage: run_fake_app.py kernels          wait until t = 3 s, write the events, exit 0
+       run_fake_app.py busy N START PERIOD DURATION
+                                        the same with N kernels "gemm" START + i PERIOD .. + DURATION
+                                        (i < N): a GPU kept busy, as a scenario of the same kernels draws
        run_fake_app.py sigint READY OUT  write READY, wait; on SIGINT write OUT and die of it
        run_fake_app.py env OUT          write the environment variables truewatt set to OUT
        run_fake_app.py stream SECONDS PIDFILE
@@ -33,13 +36,13 @@ def now_s():
     return (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - t0) * 1e-9
 
 
-def kernels():
+def kernels(events=EVENTS):
     left = 3.0 - now_s()
     if left > 0:
         time.sleep(left)
     with open(os.environ["TW_EVENTS_PATH"], "w") as f:
         f.write("name,start_s,end_s,device,stream,kind,grid_x,correlation_id\n")
-        for i, (name, start, end, dev, stream, kind) in enumerate(EVENTS):
+        for i, (name, start, end, dev, stream, kind) in enumerate(events):
             d = "" if dev < 0 else str(dev)
             s = "" if stream < 0 else str(stream)
             f.write(f"{name},{start:.9f},{end:.9f},{d},{s},{kind},,{i + 1}\n")
@@ -90,6 +93,10 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "kernels"
     if mode == "kernels":
         sys.exit(kernels())
+    if mode == "busy":
+        n, start, period, duration = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+        sys.exit(kernels([("gemm", start + i * period, start + i * period + duration, 0, 7, "kernel")
+                          for i in range(n)]))
     if mode == "sigint":
         sys.exit(sigint(sys.argv[2], sys.argv[3]))
     if mode == "env":
