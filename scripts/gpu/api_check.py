@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python API on a GPU (scripts/gpu-api): three parts, each against an
+"""The Python API on a GPU (scripts/gpu-api): its parts, each against an
 independent reference taken in the same process.
 
   window   R windows, each around one PyTorch training step (a small
@@ -10,9 +10,16 @@ independent reference taken in the same process.
            period from the GPU's sensor profile; the edge is put at the next
            update's u + period - delay): the window's energy against the
            counter's difference between the two updates that publish those
-           ends; each window is also an NVTX range of the same name, so
-           `truewatt run` around this program gives a third number (compared
-           by scripts/gpu-api). Writes window.csv.
+           ends, each update's value taken from the log of every counter
+           read by time (counter_at_edge), not as "the next change seen".
+           Each window is also an NVTX range of the same name, so `truewatt
+           run` around this program gives a third number. Writes window.csv
+           and the counter log window.counter.csv.
+  check    offline, from a results folder (--dir): each window against the
+           counter's difference recomputed from window.counter.csv and
+           against `truewatt run`'s range (window.run.json), within 1 %;
+           prints window.check.txt's lines (scripts/gpu-api runs it).
+  selftest counter_at_edge on a simulated counter (no GPU).
   measure  truewatt.measure of a ~100 us operator (a bf16 matrix product
            sized here, then torch.cuda.synchronize(): the callable) against
            the same callable back to back for >= 4 s, the energy per call
@@ -29,6 +36,8 @@ GPU's, and the NVTX ranges written as truewatt's injection library would
 ($TW_EVENTS_PATH): checks this program's logic on any machine.
 
   python3 scripts/gpu/api_check.py window|measure|cost|torch --out FILE [--dry] [options]
+  python3 scripts/gpu/api_check.py check --dir RESULTS_DIR
+  python3 scripts/gpu/api_check.py selftest
 """
 from __future__ import annotations
 
@@ -40,8 +49,10 @@ import statistics
 import sys
 import threading
 import time
+from typing import Optional
 
-import truewatt
+
+truewatt = None  # the package, imported by main() for the parts that measure
 
 
 def log(msg: str) -> None:
@@ -56,6 +67,7 @@ class Counter:
 
     def __init__(self, dry: bool, uuid: str) -> None:
         self.dry = dry
+        self.log: Optional[list] = None  # (start s, end s, value J) of every read, when a list
         if dry:
             lib = ctypes.CDLL(os.environ["TW_NVML_LIBRARY"])
             assert lib.nvmlInit_v2() == 0
@@ -73,11 +85,17 @@ class Counter:
                 self._h = pynvml.nvmlDeviceGetHandleByUUID(uuid.encode())
 
     def read_j(self) -> float:
+        """One read (J); with logging on, its start, end and value go into self.log."""
+        t = time.monotonic()
         if self.dry:
             mj = ctypes.c_ulonglong()
             assert self._lib.nvmlDeviceGetTotalEnergyConsumption(self._h, ctypes.byref(mj)) == 0
-            return mj.value / 1e3
-        return self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h) / 1e3
+            v = mj.value / 1e3
+        else:
+            v = self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h) / 1e3
+        if self.log is not None:
+            self.log.append((t, time.monotonic(), v))
+        return v
 
     def calibrate(self) -> float:
         """The median time of one read (s); the widest an update's detection may be is a few reads."""
@@ -217,20 +235,107 @@ def counter_model(path: str) -> tuple:
     raise SystemExit(f"api_check: {path}: no energy_j reading")
 
 
+# the counter's updates come on the profile's period; how far one may stray from it between the update
+# that placed an edge and the next one (beyond the detection's own half-width)
+PHASE_MARGIN_S = 0.001
+
+
 def on_boundary(counter: Counter, width: float, period_s: float, delay_s: float) -> float:
-    """Returns at the end of the counter window that its next update will publish (the caller puts
-    its edge there and then reads that update's value).
+    """Returns at the end of a counter window (the caller puts its edge there), with how well that
+    end is known (s).
 
     The counter publishes at each update u the energy up to u - delay (its profile's delay). An update
     is seen between the previous read's start and the detecting read's end (Counter.next_update); its
-    time is the middle of that interval. The next update comes one period later and covers the energy
-    up to u + period - delay."""
+    time is the middle of that interval, known to half its width. The next update comes one period
+    later and covers the energy up to u + period - delay: the edge."""
     _, t, w = counter.next_update(width)
     u = t - w / 2
     edge = u + period_s - delay_s
     while time.monotonic() < edge:
         pass  # spin: a sleep could wake late by a scheduler tick
-    return edge
+    return w / 2 + PHASE_MARGIN_S
+
+
+def await_publication(counter: Counter, edge: float, delay_s: float, tol_s: float) -> None:
+    """Reads the counter (into its log) from now, just after the edge, until reads have begun 5 ms
+    past the update that publishes the energy up to the edge (at edge + delay, within tol_s): the
+    log then holds reads on both sides of that update, which counter_at_edge takes its value from
+    and checks its place with. How long any read takes does not matter: the value is taken from the
+    log by time, not as "the next change seen"."""
+    u = edge + delay_s
+    while True:
+        t = time.monotonic()
+        counter.read_j()
+        if t >= u + tol_s + 0.005:
+            return
+
+
+class NoReference(Exception):
+    """The counter's log does not show the update that publishes an edge where the model puts it."""
+
+
+def counter_at_edge(reads: list, edge: float, period_s: float, delay_s: float, tol_s: float) -> tuple:
+    """The counter's value for the energy up to `edge`, from a log of reads (start s, end s, value J).
+
+    The update at U = edge + delay publishes it (U known within tol_s). The counter changes only at its
+    updates, one a period apart, so every read lying wholly in (U + tol, U + period - tol) returns that
+    update's value, however long the poll that first saw it took, and every read lying wholly in
+    (U - period + tol, U - tol) the previous update's. Taking "the first change seen after the edge"
+    instead is wrong whenever that change is not U's: a read that took longer than usual (the old
+    reference skipped such a detection and took the update one or more periods later), or a first read
+    that already saw U. Both sets must be non-empty, each hold one value, and differ: otherwise the
+    update is not where the model puts it, and NoReference says why.
+
+    Returns (value J, mean power over the period ending at the edge W: the reference's resolution at
+    this edge is that power times tol_s)."""
+    u = edge + delay_s
+    before = {v for a, b, v in reads if a >= u - period_s + tol_s and b <= u - tol_s}
+    after = {v for a, b, v in reads if a >= u + tol_s and b <= u + period_s - tol_s}
+    where = f"edge {edge:.4f} s: the update at {u:.4f} s +- {tol_s * 1e3:.1f} ms"
+    if not before or not after:
+        raise NoReference(f"{where}: no read wholly {'before' if not before else 'after'} it")
+    if len(before) > 1 or len(after) > 1:
+        raise NoReference(f"{where}: the counter changed away from it (before: {sorted(before)} J, after: "
+                          f"{sorted(after)} J): its phase is not the model's")
+    (v0,), (v1,) = before, after
+    if not v1 > v0:
+        raise NoReference(f"{where}: the counter did not rise across it ({v0:.3f} -> {v1:.3f} J)")
+    return v1, (v1 - v0) / period_s
+
+
+WINDOW_COLUMNS = ["name", "nvml_index", "uuid", "time_s", "window_j", "window_sd_j", "baseline_j", "above_baseline_j",
+                  "counter_j", "counter_res_j", "window_vs_counter_pct", "begin_s", "end_s", "begin_tol_ms",
+                  "end_tol_ms", "counter_period_s", "counter_delay_s", "reading"]
+
+
+def window_reference(row: dict, reads: list) -> tuple:
+    """A window's counter reference from window.csv's row (its edges on CLOCK_MONOTONIC, their
+    tolerances, the counter's period and delay) and the counter log: (J, resolution J)."""
+    period, delay = float(row["counter_period_s"]), float(row["counter_delay_s"])
+    ends = []
+    for side in ("begin", "end"):
+        tol = float(row[f"{side}_tol_ms"]) / 1e3
+        v, p = counter_at_edge(reads, float(row[f"{side}_s"]), period, delay, tol)
+        ends.append((v, p * tol))
+    (c0, r0), (c1, r1) = ends
+    return c1 - c0, r0 + r1
+
+
+def read_csv(path: str) -> list:
+    """Rows of a CSV, its '#' lines (provenance) skipped."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def write_counter_log(path: str, reads: list) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["start_s", "end_s", "counter_j"])  # CLOCK_MONOTONIC s; the counter is in mJ
+        w.writerows((f"{a:.6f}", f"{b:.6f}", f"{v:.3f}") for a, b, v in reads)
+
+
+def read_counter_log(path: str) -> list:
+    return [(float(r["start_s"]), float(r["end_s"]), float(r["counter_j"])) for r in read_csv(path)]
 
 
 def part_window(args) -> int:
@@ -246,39 +351,168 @@ def part_window(args) -> int:
         time.sleep(0.1)
     read_s = counter.calibrate()
     width = max(3 * read_s, 0.002)
-    log(f"counter: a read takes {read_s * 1e3:.2f} ms; edges detected within {width * 1e3:.2f} ms are used")
-    rows = []
+    log(f"counter: a read takes {read_s * 1e3:.2f} ms; edges placed on updates detected within {width * 1e3:.2f} ms")
+    counter.log = []  # every read from here: the reference is taken from it (and again offline: `check`)
+    spans = []
     for r in range(args.reps):
         name = f"api_step_{r}"
         time.sleep(args.idle_s)  # quiet before the window: its begin edge on the baseline
-        on_boundary(counter, width, period_s, delay_s)  # the begin on the end of a counter window ...
+        tol0 = on_boundary(counter, width, period_s, delay_s)  # the begin on the end of a counter window
+        t0 = time.monotonic()
         mon.begin_window(name)
         nvtx.push(name)
-        c0, _, w0 = counter.next_update(width)  # ... whose value the next update publishes
+        await_publication(counter, t0, delay_s, tol0)
         for _ in range(args.steps):
             step()
         time.sleep(args.margin_s)  # quiet after the work: the GPU's tail decays, the end edge on the baseline
-        on_boundary(counter, width, period_s, delay_s)
+        tol1 = on_boundary(counter, width, period_s, delay_s)
         nvtx.pop(name)
+        t1 = time.monotonic()
         m = mon.end_window(name)
-        c1, _, w1 = counter.next_update(width)
-        rows.append((name, m, c1 - c0, w0, w1))
+        await_publication(counter, t1, delay_s, tol1)
+        spans.append((name, m, t0, t1, tol0, tol1))
     nvtx.flush()
-    with open(args.out, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["name", "nvml_index", "uuid", "time_s", "window_j", "window_sd_j", "baseline_j",
-                    "above_baseline_j", "counter_j", "window_vs_counter_pct", "begin_edge_ms", "end_edge_ms",
-                    "reading"])
-        dev = mon.devices[0]
-        for name, m, cj, w0, w1 in rows:
-            e = m.energy_j[0]
-            w.writerow([name, dev.index, dev.uuid, f"{m.time_s:.6f}", f"{e:.4f}", f"{m.energy_sd_j[0]:.4f}",
-                        f"{m.baseline_j[0]:.4f}", f"{m.above_baseline_j[0]:.4f}", f"{cj:.4f}",
-                        f"{100 * (e / cj - 1):+.3f}", f"{w0 * 1e3:.3f}", f"{w1 * 1e3:.3f}", m.reading[0]])
-            log(f"{name}: {m.time_s:.3f} s, window {e:.2f} J +- {m.energy_sd_j[0]:.2f}, counter {cj:.2f} J "
-                f"({100 * (e / cj - 1):+.2f} %)")
+    write_counter_log(args.counter_log, counter.log)
+    dev = mon.devices[0]
+    rows = []
+    for name, m, t0, t1, tol0, tol1 in spans:
+        rows.append({"name": name, "nvml_index": dev.index, "uuid": dev.uuid, "time_s": f"{m.time_s:.6f}",
+                     "window_j": f"{m.energy_j[0]:.4f}", "window_sd_j": f"{m.energy_sd_j[0]:.4f}",
+                     "baseline_j": f"{m.baseline_j[0]:.4f}", "above_baseline_j": f"{m.above_baseline_j[0]:.4f}",
+                     "begin_s": f"{t0:.6f}", "end_s": f"{t1:.6f}", "begin_tol_ms": f"{tol0 * 1e3:.3f}",
+                     "end_tol_ms": f"{tol1 * 1e3:.3f}", "counter_period_s": f"{period_s:.6f}",
+                     "counter_delay_s": f"{delay_s:.6f}", "reading": m.reading[0]})
     mon.close()
+    reads = read_counter_log(args.counter_log)  # the log as written: the numbers `check` recomputes
+    for row in rows:
+        try:
+            cj, res = window_reference(row, reads)
+            row.update(counter_j=f"{cj:.4f}", counter_res_j=f"{res:.4f}",
+                       window_vs_counter_pct=f"{100 * (float(row['window_j']) / cj - 1):+.3f}")
+            log(f"{row['name']}: {float(row['time_s']):.3f} s, window {float(row['window_j']):.2f} J "
+                f"+- {float(row['window_sd_j']):.2f}, counter {cj:.2f} J +- {res:.2f} "
+                f"({100 * (float(row['window_j']) / cj - 1):+.2f} %)")
+        except NoReference as e:
+            row.update(counter_j="", counter_res_j="", window_vs_counter_pct="")
+            log(f"{row['name']}: no counter reference: {e}")
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=WINDOW_COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
     return 0
+
+
+def part_check(args) -> int:
+    """Each window (DIR/window.csv) against the counter's difference, recomputed from the counter log
+    (DIR/window.counter.csv), and against `truewatt run`'s energy for the NVTX range of its name
+    (DIR/window.run.json): a line each, ending in '<- ...' where it is not within --tolerance-pct.
+    Needs nothing but those files: it runs offline. Exit status 0 when every window passes."""
+    import json
+
+    d = args.dir
+    rows = read_csv(os.path.join(d, "window.csv"))
+    report = json.load(open(os.path.join(d, "window.run.json")))
+    log_path = os.path.join(d, "window.counter.csv")
+    reads = None
+    if not os.path.exists(log_path):
+        log(f"{log_path}: missing (the counter's reads were not saved): its difference cannot be recomputed")
+    elif not rows or "begin_s" not in rows[0]:
+        log(f"{d}/window.csv: no begin_s column (the windows' edges): the counter's difference cannot be recomputed")
+    else:
+        reads = read_counter_log(log_path)
+    ok = bool(rows)
+    tol = args.tolerance_pct
+    for r in rows:
+        w = float(r["window_j"])
+        line = f"{r['name']}: {float(r['time_s']):.3f} s, window {w:.2f} J +- {float(r['window_sd_j']):.2f}"
+        bad = []
+        if reads is None:
+            line += ", counter: not recomputable (no counter log)"
+            bad.append("no counter reference")
+        else:
+            try:
+                c, res = window_reference(r, reads)
+                dc = 100 * (w / c - 1)
+                line += f", counter {c:.2f} J +- {res:.2f} ({dc:+.2f} %)"
+                if abs(dc) > tol:
+                    bad.append(f"over {tol:g} % from the counter")
+            except NoReference as e:
+                line += f", counter: no reference ({e})"
+                bad.append("no counter reference")
+        dev = next((x for x in report["devices"] if x["index"] == int(r["nvml_index"])), {})
+        ranges = [x for x in dev.get("nvtx_ranges", []) if x["name"] == r["name"]]
+        if len(ranges) != 1 or ranges[0]["energy_j"] is None:
+            line += ", truewatt run: no single NVTX range of that name"
+            bad.append("no single NVTX range")
+        else:
+            x = ranges[0]["energy_j"]
+            dx = 100 * (w / x - 1)
+            line += f", truewatt run's range {x:.2f} J ({dx:+.2f} %)"
+            if abs(dx) > tol:
+                bad.append(f"over {tol:g} % from truewatt run")
+        ok &= not bad
+        print(line + (f"  <- {'; '.join(bad)}" if bad else ""))
+    return 0 if ok else 1
+
+
+def part_selftest(args) -> int:
+    """counter_at_edge on a simulated H100 counter, against the energy computed here: updates every
+    100 ms at a phase of 12.3 ms, each publishing the energy up to 13.6 ms before it; 125 W, 400 W from
+    1.0 to 1.3 s; reads of 2.7 ms back to back, the value latched at a read's end. The read that sees
+    the end edge's update takes 12 ms (a poll descheduled, or the driver busy): "the first change seen
+    within 3 reads' time" (the reference before counter_at_edge) then takes the next update's value.
+    Also: an edge 20 ms off the grid, and no read for 150 ms after an update, give NoReference."""
+    import math
+
+    period, delay, phase = 0.1, 0.0136, 0.0123
+
+    def energy(t: float) -> float:
+        return 125 * t + 275 * max(0.0, min(t, 1.3) - 1.0)
+
+    def value(t: float) -> float:
+        u = phase + math.floor((t - phase) / period) * period
+        return round(energy(u - delay), 3)
+
+    begin, end = phase + 8 * period - delay, phase + 16 * period - delay
+
+    def reads_of(slow_at: float, gap_at: float = -1.0) -> list:
+        out, t = [], 0.5
+        while t < 2.5:
+            d = 0.012 if slow_at - 0.0027 <= t < slow_at else 0.0027  # the read under way at slow_at
+            if gap_at - 0.0027 <= t < gap_at:
+                t += 0.15  # nothing read for 150 ms
+            out.append((t, t + d, value(t + d)))
+            t += d
+        return out
+
+    ok = True
+    tol = 0.0027 + PHASE_MARGIN_S  # a detection of two reads' width: half of it, and the margin
+    reads = reads_of(end + delay)
+    want = energy(end) - energy(begin)
+    got = counter_at_edge(reads, end, period, delay, tol)[0] - counter_at_edge(reads, begin, period, delay, tol)[0]
+
+    def first_change(t0: float) -> float:  # the old reference: the first change seen within 8.1 ms
+        prev = next(r for r in reads if r[0] >= t0)
+        for r in reads[reads.index(prev) + 1:]:
+            if r[2] != prev[2] and r[1] - prev[0] <= 0.0081:
+                return r[2]
+            prev = r
+        raise AssertionError("no change")
+
+    old = first_change(end) - first_change(begin)
+    log(f"selftest: the counter over [{begin:.4f}, {end:.4f}] s: {want:.3f} J; counter_at_edge {got:.3f} J; "
+        f"the first change seen {old:.3f} J")
+    ok &= abs(got - want) < 0.002 and abs(old - want) > 10  # the case must show the old reference's error
+    for what, reads, edge in (("an edge 20 ms off the grid", reads, end + 0.02),
+                              ("no read for 150 ms after the update", reads_of(-1, end + delay + 0.005), end)):
+        try:
+            counter_at_edge(reads, edge, period, delay, tol)
+            log(f"selftest: {what}: a reference (wrong: it has none)")
+            ok = False
+        except NoReference as e:
+            log(f"selftest: {what}: no reference ({e})")
+    log(f"selftest: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
 
 
 # ---------------------------------------------------------------- (b) measure of a ~100 us operator
@@ -461,8 +695,13 @@ def part_torch(args) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["window", "measure", "cost", "torch"])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("part", choices=["window", "check", "selftest", "measure", "cost", "torch"])
+    ap.add_argument("--out", help="the part's CSV (all parts but check)")
+    ap.add_argument("--counter-log", help="window: where the counter's reads go (default: window.counter.csv "
+                    "beside --out)")
+    ap.add_argument("--dir", help="check: a results folder (window.csv, window.counter.csv, window.run.json)")
+    ap.add_argument("--tolerance-pct", type=float, default=1.0,
+                    help="check: a window's largest difference from each reference (1 %%, issue 17)")
     ap.add_argument("--dry", action="store_true", help="no GPU: the fake libnvidia-ml and CPU work")
     ap.add_argument("--reps", type=int, default=10, help="window: windows (10)")
     ap.add_argument("--steps", type=int, default=1, help="window: training steps in a window (1)")
@@ -487,7 +726,17 @@ def main() -> int:
                     help="measure: the least time between the reference's two counter updates (4 s)")
     ap.add_argument("--pairs", type=int, default=100000, help="cost: pairs per repetition (100000)")
     args = ap.parse_args()
-    parts = {"window": part_window, "measure": part_measure, "cost": part_cost, "torch": part_torch}
+    if args.part == "check" and not args.dir:
+        ap.error("check needs --dir")
+    if args.part not in ("check", "selftest") and not args.out:
+        ap.error(f"{args.part} needs --out")
+    if args.part == "window" and not args.counter_log:
+        args.counter_log = os.path.join(os.path.dirname(args.out) or ".", "window.counter.csv")
+    if args.part not in ("check", "selftest"):  # those two read files or simulate: no truewatt needed
+        global truewatt
+        import truewatt
+    parts = {"window": part_window, "check": part_check, "selftest": part_selftest, "measure": part_measure,
+             "cost": part_cost, "torch": part_torch}
     return parts[args.part](args)
 
 
