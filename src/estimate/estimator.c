@@ -1107,10 +1107,14 @@ static double prior_scale(const rd *R)
  * misfit reaches (on real programs, unbounded fits gave GEMM kernels of an
  * H100 (700 W) 800-1000 W above its 120 W baseline). INFINITY without a
  * limit. */
-static double upper_bound_w(const rd *R, double limit_w)
+static double upper_bound_w(const rd *R, double limit_w, double active_idle_w)
 {
     double low, high;
     if (!(limit_w > 0) || !isfinite(limit_w) || !reading_levels(R, &low, &high)) return INFINITY;
+    /* a GPU busy from start to end has no quiet windows: its 5th percentile is
+     * the loaded level (594 W for GEMMs back to back on an H100, a bound of
+     * 106 W), so the profile's active idle, where known, is the quiet level's floor */
+    if (active_idle_w > 0 && isfinite(active_idle_w)) low = fmin(low, active_idle_w);
     return fmax(limit_w - low, 1.0);
 }
 
@@ -2063,7 +2067,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     size_t fine = 0;
     for (size_t r = 1; st == TW_OK && r < nreadings; r++)
         if (c.f.R[r].n > c.f.R[fine].n) fine = r;
-    c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w) : INFINITY;
+    c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w, cfg.active_idle_w) : INFINITY;
     c.f.base_w = cfg.active_idle_w > 0 && isfinite(cfg.active_idle_w) ? cfg.active_idle_w : NAN;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
         if (pass == 1) {

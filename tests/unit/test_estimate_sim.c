@@ -212,7 +212,13 @@ static void test_simulated_h100(void **state)
  * warning says they cannot be told apart. Truth as above: each launch's
  * power above active idle over its span. (Without the prior the same run
  * gave the baseline at the names' expense.) */
-static void run_never_idle(const tw_profile *prof, bool with_level)
+/* limit_w: the GPU's power limit as NVML gives it (NaN: none); 450 W is
+ * above anything the scenario draws (400 W), as a real limit is, and under
+ * the busy level's 5th percentile plus the 280 W the heavier name draws above
+ * active idle, so a bound taken from a quiet level that a busy GPU never
+ * shows would cut that name. busy_s: how long the names run back to back
+ * (the fit's 1 s tail after them is then under 5 % of its windows for 28 s). */
+static void run_never_idle(const tw_profile *prof, bool with_level, double limit_w, double busy_s)
 {
     static const kind busy[] = {{"busy_a_10ms", 0.010, 400, 0}, {"busy_b_5ms", 0.005, 200, 0}};
     tw_rng r;
@@ -222,7 +228,7 @@ static void run_never_idle(const tw_profile *prof, bool with_level)
     tw_events *ev = NULL;
     assert_int_equal(tw_events_new(&ev), TW_OK);
     double t = 2.0, want[2] = {0, 0};
-    while (t < 14.0) {
+    while (t < 2.0 + busy_s) {
         size_t k = tw_rng_uniform(&r) < 0.5 ? 0 : 1;
         assert_int_equal(tw_scenario_add_kernel(sc, busy[k].name, t, busy[k].dur_s, busy[k].power_w), TW_OK);
         tw_event e = {.name = busy[k].name,
@@ -243,10 +249,12 @@ static void run_never_idle(const tw_profile *prof, bool with_level)
     if (!with_level) p.active_idle_w = NAN;
     tw_est_config cfg;
     tw_est_config_init(&cfg);
+    cfg.power_limit_w = limit_w;
     tw_estimate *e = NULL;
     assert_int_equal(tw_estimate_trace(trace, "", &p, ev, &cfg, &e, NULL), TW_OK);
-    print_message("never idle (%s the profile's active idle): idle share %.4f, warnings: %s",
-                  with_level ? "with" : "without", e->idle_share, e->warnings);
+    print_message("never idle (%s the profile's active idle, power limit %.0f W: bound %.0f W): idle share %.4f, "
+                  "warnings: %s",
+                  with_level ? "with" : "without", limit_w, e->power_bound_w, e->idle_share, e->warnings);
     assert_true(e->idle_share < 0.02);
     assert_non_null(strstr(e->warnings, with_level ? "the profile's active-idle level" : "cannot be told apart"));
     for (size_t i = 0; with_level && i < e->nnames; i++) {
@@ -271,8 +279,9 @@ static void test_never_idle(void **state)
     (void)state;
     tw_profile prof;
     assert_int_equal(tw_profile_load(TW_TEST_DATA "/profile_h100_sim_identified.json", &prof), TW_OK);
-    run_never_idle(&prof, true);
-    run_never_idle(&prof, false);
+    run_never_idle(&prof, true, NAN, 12);
+    run_never_idle(&prof, true, 450, 28);
+    run_never_idle(&prof, false, NAN, 12);
 }
 
 int main(void)
