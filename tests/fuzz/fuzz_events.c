@@ -8,7 +8,7 @@
 #include "timeline/devices.h"
 #include "truewatt.h"
 
-static void split(const tw_events *ev)
+static void split(tw_events *ev)
 {
     tw_device_info dev[2];
     memset(dev, 0, sizeof dev);
