@@ -22,6 +22,7 @@ if [ $# -lt 3 ]; then
     exit 2
 fi
 harness=$1 seeds=$2 budget=$3
+invocation="TW_FUZZ_WORKERS=${TW_FUZZ_WORKERS:-1} $0 $*"
 workers=${TW_FUZZ_WORKERS:-1}
 [ -x "$harness" ] || { echo "$0: $harness is not an executable" >&2; exit 2; }
 [ -d "$seeds" ] || { echo "$0: no seed corpus $seeds" >&2; exit 2; }
@@ -65,10 +66,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # reached (NEW_FUNC) and its recommended dictionary are many; the rest is kept.
 worker() {
     local k=$1 status=0
+    # each log names what wrote it (the run's NAME.meta has the rest: commit, machine, budget)
+    printf '# provenance: command: %s (worker %s of %s); started: %s UTC; machine: %s\n' "$invocation" "$k" \
+        "$workers" "$(date -u '+%Y-%m-%d %H:%M:%S')" "$(uname -n)" >"$logs/$short.w$k.log"
     "$harness" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
         -artifact_prefix="$tmp_root/$name-" "$corpus" "$seeds" 2>&1 |
         awk '/^###### Recommended dictionary/ {skip = 1} !skip && !/^#[0-9]/ && !/^\tNEW_FUNC/
-             /^###### End of recommended dictionary/ {skip = 0}' >"$logs/$short.w$k.log" || status=${PIPESTATUS[0]}
+             /^###### End of recommended dictionary/ {skip = 0}' >>"$logs/$short.w$k.log" || status=${PIPESTATUS[0]}
     echo "worker exit status: $status" >>"$logs/$short.w$k.log"
     return "$status"
 }
