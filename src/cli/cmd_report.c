@@ -9,18 +9,6 @@
 #include "cli/report_out.h"
 #include "truewatt.h"
 
-static int add_group(const char *cmd, const char *value, void *out)
-{
-    (void)cmd;
-    return report_add_group(out, false, value);
-}
-
-static int add_group_range(const char *cmd, const char *value, void *out)
-{
-    (void)cmd;
-    return report_add_group(out, true, value);
-}
-
 /* The options, declared once (cli/opts.h). */
 int cmd_report(int argc, char **argv)
 {
@@ -49,14 +37,14 @@ int cmd_report(int argc, char **argv)
          .help = "the kernel names matching PATTERN (fnmatch, e.g. '*gemm*') reported as\n"
                  "one group (repeatable; a merged report's names are 'rank N: name')",
          .out = &o,
-         .call = add_group},
+         .call = report_opt_group},
         {.name = "group-range",
          .type = CLI_OPT_CALL,
          .arg = "NAME",
          .help = "the kernels that start inside an NVTX range named NAME (any thread)\n"
                  "reported as one group 'range NAME: *' (repeatable; one run file)",
          .out = &o,
-         .call = add_group_range},
+         .call = report_opt_group_range},
     };
     const cli_opts table = {
         .cmd = "report",

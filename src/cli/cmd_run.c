@@ -83,20 +83,6 @@ typedef struct run_args {
 
 #define PERIOD .min = 1e-5, .max = 3600
 
-static int add_group(const char *cmd, const char *value, void *out)
-{
-    run_report_opts *rep = out;
-    rep->cmd = cmd;
-    return report_add_group(rep, false, value);
-}
-
-static int add_group_range(const char *cmd, const char *value, void *out)
-{
-    run_report_opts *rep = out;
-    rep->cmd = cmd;
-    return report_add_group(rep, true, value);
-}
-
 /* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
 {
@@ -138,14 +124,14 @@ static int parse_args(int argc, char **argv, run_args *a)
          .arg = "PATTERN",
          .help = "the kernel names matching PATTERN (fnmatch, e.g. '*gemm*') reported as\none group (repeatable)",
          .out = &a->rep,
-         .call = add_group},
+         .call = report_opt_group},
         {.name = "group-range",
          .type = CLI_OPT_CALL,
          .arg = "NAME",
          .help = "the kernels that start inside an NVTX range named NAME (any thread)\nreported as one group "
                  "'range NAME: *' (repeatable)",
          .out = &a->rep,
-         .call = add_group_range},
+         .call = report_opt_group_range},
         {.name = "no-inject",
          .type = CLI_OPT_FLAG,
          .help = "do not load the injection library into CMD (whole-run energy only)",

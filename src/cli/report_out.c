@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 
-int report_add_group(run_report_opts *o, bool range, const char *arg)
+static int add_group(run_report_opts *o, bool range, const char *arg)
 {
     const char **v = range ? o->range_groups : o->groups;
     size_t *n = range ? &o->nrange_groups : &o->ngroups;
@@ -17,6 +17,20 @@ int report_add_group(run_report_opts *o, bool range, const char *arg)
     if (*n == REPORT_MAX_GROUPS) return cli_usage(o->cmd, "%s: at most %d", opt, REPORT_MAX_GROUPS);
     v[(*n)++] = arg;
     return 0;
+}
+
+int report_opt_group(const char *cmd, const char *value, void *out)
+{
+    run_report_opts *o = out;
+    o->cmd = cmd;
+    return add_group(o, false, value);
+}
+
+int report_opt_group_range(const char *cmd, const char *value, void *out)
+{
+    run_report_opts *o = out;
+    o->cmd = cmd;
+    return add_group(o, true, value);
 }
 
 static tw_report_options library_options(const run_report_opts *o)

@@ -28,8 +28,10 @@ typedef struct run_report_opts {
     void *user;
 } run_report_opts;
 
-/* --group PATTERN (range false) or --group-range NAME: 0, or the usage exit code after a message. */
-int report_add_group(run_report_opts *o, bool range, const char *arg);
+/* --group PATTERN and --group-range NAME, as option-table callbacks (cli/opts.h's CLI_OPT_CALL; out:
+ * the run_report_opts): 0, or the usage exit code after a message naming command `cmd`. */
+int report_opt_group(const char *cmd, const char *value, void *out);
+int report_opt_group_range(const char *cmd, const char *value, void *out);
 
 /* Computes the report of `run`, prints it on `out`, writes the files asked
  * for and keeps its JSON in the run file's reports. Returns 0, or an exit
