@@ -280,6 +280,7 @@ typedef struct tw_report_range {
     double energy_j;         /* the whole GPU's energy over the range */
     double above_baseline_j; /* what the kernels inside it drew above the baseline */
     double baseline_j;       /* energy_j - above_baseline_j */
+    double energy_sd_j;      /* energy_j's standard uncertainty (NaN: not known) */
 } tw_report_range;
 
 TW_API size_t tw_report_device_count(const tw_report *r);

@@ -23,6 +23,9 @@
 #define SLOPE_MAX 1.25
 #define DEFAULT_REL_SD 0.01 /* the shape's scatter per interval before three intervals say it */
 #define PHASE_SD_S 0.001    /* the fitted phase's standard uncertainty */
+/* The counter's resolution: NVML counts whole millijoules, so each knot's
+ * value is the energy to within a uniform +-0.5 mJ. */
+#define COUNTER_STEP_J 0.001
 
 void tw_anchor_init(tw_anchor *a, const tw_reading_model *counter, double shape_period_s)
 {
@@ -284,6 +287,10 @@ static double bridge_var(const tw_anchor *a, size_t i0, double f0, size_t i1, do
     return s0 * s0 * bridge_part(a, i0, f0) + s1 * s1 * bridge_part(a, i1, f1);
 }
 
+/* The counter's resolution at an edge a part f into its knot interval: the
+ * two knots' rounding, weighted as the edge interpolates between them. */
+static double step_var(double f) { return ((1 - f) * (1 - f) + f * f) * COUNTER_STEP_J * COUNTER_STEP_J / 12.0; }
+
 double tw_anchor_energy_j(const tw_anchor *a, const tw_energy_line *shape, double t0, double t1, double *sd_j)
 {
     if (sd_j) *sd_j = NAN;
@@ -295,7 +302,8 @@ double tw_anchor_energy_j(const tw_anchor *a, const tw_energy_line *shape, doubl
         /* a phase off by d moves both edges' knots: E changes by d (P(t1) - P(t0)) */
         double g = isfinite(a->slope) ? a->slope : 1.0;
         double ph = PHASE_SD_S * g * fabs(tw_line_power_w(shape, t1) - tw_line_power_w(shape, t0));
-        *sd_j = sqrt(bridge_var(a, i0, f0, i1, f1) + e0 + e1 + (isnan(ph) ? 0.0 : ph * ph));
+        *sd_j =
+            sqrt(bridge_var(a, i0, f0, i1, f1) + e0 + e1 + (isnan(ph) ? 0.0 : ph * ph) + step_var(f0) + step_var(f1));
     }
     return e;
 }
@@ -332,4 +340,38 @@ void tw_anchor_trim(tw_anchor *a, double t_keep)
         memmove(a->k, a->k + drop, (a->nk - drop) * sizeof *a->k);
         a->nk -= drop;
     }
+}
+
+bool tw_anchor_ready(const tw_anchor *a, const tw_energy_line *shape, double t)
+{
+    double end = tw_line_end_s(shape);
+    if (!(end >= t)) return false;
+    return !a || tw_anchor_reaches(a, shape, t) || end >= t + TW_ANCHOR_WAIT_S;
+}
+
+void tw_anchor_feed(tw_anchor *a, tw_energy_line *shape, const tw_row *row, size_t shape_col, size_t counter_col)
+{
+    if (a && counter_col < row->n && row->valid[counter_col])
+        tw_anchor_push(a, row->value[counter_col], row->t_value_s ? row->t_value_s[counter_col] : row->t_s);
+    if (shape_col >= row->n || !row->valid[shape_col]) return;
+    tw_line_push(shape, row->value[shape_col], row->t_value_s ? row->t_value_s[shape_col] : row->t_s);
+    if (a) tw_anchor_refit(a, shape);
+}
+
+double tw_anchor_span_j(const tw_anchor *a, const tw_energy_line *shape, double t0, double t1, double *sd_j,
+                        bool *shape_only)
+{
+    if (shape_only) *shape_only = false;
+    double sd = NAN, e = a ? tw_anchor_energy_j(a, shape, t0, t1, &sd) : NAN;
+    if (isnan(e)) {
+        /* the counter's knots do not bracket it (a session's first seconds,
+         * a counter that stopped, no counter): the shape, scaled by its gain
+         * so far */
+        double rel = 0, g = a ? tw_anchor_scale(a, &rel) : 1.0;
+        e = g * tw_line_energy_j(shape, t0, t1, &sd);
+        sd = hypot(g * sd, rel * e);
+        if (shape_only && a) *shape_only = true;
+    }
+    if (sd_j) *sd_j = sd;
+    return e;
 }

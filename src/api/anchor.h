@@ -26,7 +26,8 @@
  * bridge pinned at both knots: the interval's relative scatter (the spread
  * of the shape's per-interval gain, measured) times its energy times
  * sqrt(f (1 - f)), f the part of the interval before t; plus the shape's
- * own edge term and the phase's step. */
+ * own edge term, the phase's step, and the counter's resolution (whole
+ * millijoules) at both knots of each edge's interval. */
 #ifndef TW_API_ANCHOR_H
 #define TW_API_ANCHOR_H
 
@@ -85,5 +86,26 @@ double tw_anchor_needed_from(const tw_anchor *a);
 void tw_anchor_trim(tw_anchor *a, double t_now);
 /* The time of the latest read (-inf: none). */
 double tw_anchor_last_read_s(const tw_anchor *a);
+
+/* A span ending at t waits this long (on the shape's time) for the
+ * counter's next knot; past it, the shape alone. */
+#define TW_ANCHOR_WAIT_S 3.0
+/* Whether a span ending at t can be measured: the shape reaches t and the
+ * counter's knots bracket it, or did not come within TW_ANCHOR_WAIT_S (a
+ * NULL a: the shape reaching t). */
+bool tw_anchor_ready(const tw_anchor *a, const tw_energy_line *shape, double t);
+
+/* One row of the sampler (live: the session's sink; recorded: the report's
+ * NVTX range pass, src/estimate/range_energy.c), fed the one way: the
+ * counter's read (column counter_col, when a is not NULL) into the anchor,
+ * the shape's update (column shape_col; SIZE_MAX: none) into its line, then
+ * a refit. Out of memory: the read or update is lost (a gap). */
+void tw_anchor_feed(tw_anchor *a, tw_energy_line *shape, const tw_row *row, size_t shape_col, size_t counter_col);
+/* The energy over [t0, t1] and its sd: between the counter's knots when a
+ * (may be NULL: no counter) brackets both edges, else the shape scaled by
+ * the anchor's gain so far with that gain's uncertainty (*shape_only set,
+ * may be NULL). NaN when the shape does not cover the span either. */
+double tw_anchor_span_j(const tw_anchor *a, const tw_energy_line *shape, double t0, double t1, double *sd_j,
+                        bool *shape_only);
 
 #endif

@@ -37,11 +37,10 @@
 #include "timeline/devices.h"
 
 #define MAX_GPUS 64
-#define OPEN_WAIT_S 5.0   /* a GPU must give readings this soon after the open */
-#define CLOSE_WAIT_S 2.0  /* the close waits this long for pending regions */
-#define KEEP_S 2.0        /* history kept beyond what open and pending regions need */
-#define TRIM_EVERY 256    /* rows between trims */
-#define ANCHOR_WAIT_S 3.0 /* a region waits this long past its end for the counter's next knot */
+#define OPEN_WAIT_S 5.0  /* a GPU must give readings this soon after the open */
+#define CLOSE_WAIT_S 2.0 /* the close waits this long for pending regions */
+#define KEEP_S 2.0       /* history kept beyond what open and pending regions need */
+#define TRIM_EVERY 256   /* rows between trims */
 #define COUNTER "energy_j"
 #define READING_LEN 384
 
@@ -144,14 +143,9 @@ static void complete_device(const tw_session *s, size_t d, tw_region *r)
     }
     double rel, g = tw_anchor_scale(&dv->anchor, &rel);
     x->baseline_j = g * tw_line_baseline_w(&dv->line) * len;
-    x->energy_j = tw_anchor_energy_j(&dv->anchor, &dv->line, r->t0, r->t1, &x->sd_j);
-    if (!isnan(x->energy_j)) return;
-    /* the counter's knots do not bracket it (the session's first seconds, a
-     * counter that stopped): the shape, scaled by its gain so far */
-    double sd;
-    x->energy_j = g * tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
-    x->sd_j = hypot(g * sd, rel * x->energy_j);
-    x->reading = dv->i_shape_only;
+    bool shape_only;
+    x->energy_j = tw_anchor_span_j(&dv->anchor, &dv->line, r->t0, r->t1, &x->sd_j, &shape_only);
+    if (shape_only) x->reading = dv->i_shape_only;
 }
 
 static void unlink_pending(tw_session *s, tw_region *r)
@@ -276,15 +270,13 @@ static bool covered(const tw_session *s, double t)
 
 /* Whether a region ending at t can be completed: the readings reach past
  * it and, where the counter gives the totals, its next knot came (or did
- * not come within ANCHOR_WAIT_S: the shape alone then). */
+ * not come within TW_ANCHOR_WAIT_S: the shape alone then). */
 static bool region_ready(const tw_session *s, double t)
 {
     if (!covered(s, t)) return false;
     for (size_t d = 0; d < s->ndev; d++) {
         const sdev *dv = &s->dev[d];
-        if (dv->anchored && !tw_anchor_reaches(&dv->anchor, &dv->line, t) &&
-            tw_line_end_s(&dv->line) < t + ANCHOR_WAIT_S)
-            return false;
+        if (dv->anchored && !tw_anchor_ready(&dv->anchor, &dv->line, t)) return false;
     }
     return true;
 }
@@ -384,14 +376,7 @@ static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
     for (size_t d = 0; d < s->ndev; d++) {
         sdev *dv = &s->dev[d];
         if (!dv->resolved) resolve_device(s, smp, dv);
-        if (dv->anchored && dv->ccol < row->n && row->valid[dv->ccol]) {
-            double stamp = row->t_value_s ? row->t_value_s[dv->ccol] : row->t_s;
-            tw_anchor_push(&dv->anchor, row->value[dv->ccol], stamp); /* out of memory: a read lost */
-        }
-        if (dv->col == SIZE_MAX || dv->col >= row->n || !row->valid[dv->col]) continue;
-        double stamp = row->t_value_s ? row->t_value_s[dv->col] : row->t_s;
-        tw_line_push(&dv->line, row->value[dv->col], stamp); /* out of memory: the row is lost, noted by the gap */
-        if (dv->anchored) tw_anchor_refit(&dv->anchor, &dv->line);
+        tw_anchor_feed(dv->anchored ? &dv->anchor : NULL, &dv->line, row, dv->col, dv->ccol);
     }
     if (++s->rows % TRIM_EVERY == 0)
         for (size_t d = 0; d < s->ndev; d++) {

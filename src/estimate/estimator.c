@@ -1957,6 +1957,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
         r->end_s = ev->end_s;
         r->event = c->rng[k];
         r->energy_j = finest_energy(c, rs, nrs, ev->start_s, ev->end_s);
+        r->energy_sd_j = NAN; /* the finest reading's own scatter over a span is not known here */
         r->above_j = above[k];
         r->baseline_j = r->energy_j - above[k];
     }

@@ -119,10 +119,12 @@ typedef struct tw_est_group {
 typedef struct tw_est_range {
     const char *name; /* borrowed */
     double start_s, end_s;
-    double energy_j;   /* the reference reading's energy over the span (all of the GPU) */
-    double above_j;    /* sum over names of P_name x their activity inside the span */
-    double baseline_j; /* energy_j - above_j */
-    size_t event;      /* index into the events given */
+    double energy_j;    /* the GPU's energy over the span: the finest reading's, scaled to the reference over
+                           the fit; on a trace with the counter, anchored at its reads (range_energy.h) */
+    double above_j;     /* sum over names of P_name x their activity inside the span */
+    double baseline_j;  /* energy_j - above_j */
+    size_t event;       /* index into the events given */
+    double energy_sd_j; /* energy_j's standard uncertainty (NaN: not known, the finest reading alone) */
 } tw_est_range;
 
 typedef struct tw_est_reading_stats {

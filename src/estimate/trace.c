@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "estimate/range_energy.h"
 
 /* Identified on an H100 80GB HBM3, driver 580.159.04 (data/profiles/):
  * name, response, period, window, delay, capacitance. */
@@ -101,6 +102,26 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
     return true;
 }
 
+/* NVTX ranges at the counter's reads, the sample buffer's shape between
+ * them (range_energy.h), where the trace has both and the counter's model
+ * is trusted. */
+static tw_status anchor_ranges(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, tw_estimate *e)
+{
+    const chosen *shape = NULL, *counter = NULL;
+    size_t shape_col = 0, counter_col = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ch[i].reference && ch[i].m.response == TW_RESP_COUNTER && tw_reading_model_trusted(&ch[i].m)) {
+            counter = &ch[i];
+            counter_col = cols[i];
+        } else if (!ch[i].reference && strcmp(ch[i].m.name, "power_buffer_w") == 0) {
+            shape = &ch[i];
+            shape_col = cols[i];
+        }
+    }
+    if (!shape || !counter || e->nranges == 0) return TW_OK;
+    return tw_est_anchor_ranges(src, shape_col, &shape->m, counter_col, &counter->m, e);
+}
+
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
                             const tw_events *events, const tw_est_config *cfg, tw_estimate **out,
                             tw_est_trace_info *info)
@@ -166,6 +187,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
     if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
+    if (st == TW_OK) st = anchor_ranges(src, ch, cols, n, *out);
     for (size_t i = 0; i < n; i++)
         tw_obs_series_free(&ch[i].obs);
     tw_sensor_close(src);

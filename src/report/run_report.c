@@ -257,7 +257,8 @@ void run_range_of(const run_device *d, size_t i, tw_report_range *out)
                          .end_s = r->end_s,
                          .energy_j = r->energy_j,
                          .above_baseline_j = r->above_j,
-                         .baseline_j = r->baseline_j};
+                         .baseline_j = r->baseline_j,
+                         .energy_sd_j = r->energy_sd_j};
     memcpy(out, &x, out->size < sizeof x ? out->size : sizeof x);
 }
 
@@ -267,6 +268,7 @@ typedef struct range_total {
     int64_t tid;
     size_t ranges;
     double energy_j, above_j, baseline_j;
+    double sd2_j2; /* the ranges' variances summed (their errors taken as independent) */
 } range_total;
 
 static int by_domain_thread_name(const void *a, const void *b)
@@ -289,7 +291,14 @@ static range_total *range_totals(const run_device *d, size_t *n)
     for (size_t i = 0; i < e->nranges; i++) {
         tw_report_range r = {.size = sizeof r};
         run_range_of(d, i, &r);
-        t[i] = (range_total){r.name ? r.name : "", r.domain, r.tid, 1, r.energy_j, r.above_baseline_j, r.baseline_j};
+        t[i] = (range_total){.name = r.name ? r.name : "",
+                             .domain = r.domain,
+                             .tid = r.tid,
+                             .ranges = 1,
+                             .energy_j = r.energy_j,
+                             .above_j = r.above_baseline_j,
+                             .baseline_j = r.baseline_j,
+                             .sd2_j2 = r.energy_sd_j * r.energy_sd_j};
     }
     qsort(t, e->nranges, sizeof *t, by_domain_thread_name);
     for (size_t i = 0; i < e->nranges; i++) {
@@ -299,6 +308,7 @@ static range_total *range_totals(const run_device *d, size_t *n)
             x->energy_j += t[i].energy_j;
             x->above_j += t[i].above_j;
             x->baseline_j += t[i].baseline_j;
+            x->sd2_j2 += t[i].sd2_j2;
         } else {
             t[(*n)++] = t[i];
         }
@@ -691,6 +701,7 @@ static void json_names(json *j, const run_device *d)
         json_kv_time(j, "start_s", r.start_s);
         json_kv_time(j, "end_s", r.end_s);
         json_kv_number(j, "energy_j", r.energy_j);
+        json_kv_number(j, "energy_sd_j", r.energy_sd_j);
         json_kv_number(j, "above_baseline_j", r.above_baseline_j);
         json_kv_number(j, "baseline_j", r.baseline_j);
         json_kv_string(j, "domain", r.domain);
@@ -713,6 +724,7 @@ static void json_names(json *j, const run_device *d)
         json_kv_string(j, "name", x[i].name);
         json_kv_uint(j, "ranges", x[i].ranges);
         json_kv_number(j, "energy_j", x[i].energy_j);
+        json_kv_number(j, "energy_sd_j", sqrt(x[i].sd2_j2));
         json_kv_number(j, "above_baseline_j", x[i].above_j);
         json_kv_number(j, "baseline_j", x[i].baseline_j);
         json_end_object(j);

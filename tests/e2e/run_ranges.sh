@@ -74,6 +74,20 @@ print(f"model {est['model_j']:.3f} J over {est['fit_start_s']:.3f} .. {est['fit_
 ok &= abs(scale - 1) < 0.05
 
 
+def exact(what, x, want):
+    """A range's whole-GPU energy: the energy counter's difference between its reads, the buffer's
+    shape in between. On this fake both are exact (the counter in mJ, the buffer's 20 ms means), so
+    the range's energy is the scenario's own within a few mJ, whatever the model's scale above; its
+    uncertainty is reported, finite, and covers that."""
+    global ok
+    got, sd = x["energy_j"], x.get("energy_sd_j")
+    err = got - want
+    good = abs(err) <= 0.005 and sd is not None and 0 <= sd < 0.01 * want and abs(err) <= 3 * sd + 0.002
+    print(f"{'ok  ' if good else 'FAIL'}  {what}: {got:.4f} J (sd {sd}), the scenario's {want:.4f} J ({err:+.4f} J, "
+          f"within 5 mJ and 3 sd)")
+    ok &= good
+
+
 def near(what, got, want, pct):
     global ok
     err = 100 * (got / (scale * want) - 1)
@@ -97,7 +111,11 @@ want = {("step", 1.9): ("", 100, 1), ("fwd", 1.95): ("", 100, 2), ("step", 3.1):
 for key, (dom, tid, depth) in want.items():
     x = r[key]
     assert (x["domain"], x["tid"], x["depth"]) == (dom, tid, depth), (key, x)
-near("range fwd, whole GPU", r[("fwd", 1.95)]["energy_j"], 120 * 0.55 + above["gemm_a"], 1)
+exact("range fwd, whole GPU", r[("fwd", 1.95)], 120 * 0.55 + above["gemm_a"])
+# before the first kernel (outside the fit's span), after the last and across both: each at the counter
+exact("range load (before any kernel), whole GPU", r[("load", 1.5)], 120 * 0.3)
+exact("range step 1.9 .. 3.0, whole GPU", r[("step", 1.9)], 120 * 1.1 + above["gemm_a"] + above["relu"])
+exact("range step 3.1 .. 4.0, whole GPU", r[("step", 3.1)], 120 * 0.9 + above["gemm_b"])
 near("range fwd, above the baseline", r[("fwd", 1.95)]["above_baseline_j"], above["gemm_a"], 1)
 # per domain and thread: both "step" ranges of thread 100 summed, "load" of domain io alone
 t = {(x["domain"], x["tid"], x["name"]): x for x in dev["nvtx_range_totals"]}
@@ -105,9 +123,9 @@ assert sorted(t) == [("", 100, "fwd"), ("", 100, "step"), ("io", 200, "load")], 
 s = t[("", 100, "step")]
 assert s["ranges"] == 2, s
 in_steps = above["gemm_a"] + above["relu"] + above["gemm_b"]
-near("step ranges of thread 100, whole GPU", s["energy_j"], 120 * (1.1 + 0.9) + in_steps, 1)
+exact("step ranges of thread 100, whole GPU", s, 120 * (1.1 + 0.9) + in_steps)
 near("step ranges of thread 100, above the baseline", s["above_baseline_j"], in_steps, 1)
-near("load (domain io, thread 200), whole GPU", t[("io", 200, "load")]["energy_j"], 120 * 0.3, 1)
+exact("load (domain io, thread 200), whole GPU", t[("io", 200, "load")], 120 * 0.3)
 assert abs(t[("io", 200, "load")]["above_baseline_j"]) < 0.5, t[("io", 200, "load")]
 
 # --group-range step: the kernels starting inside a "step" range (both gemms and relu), one group

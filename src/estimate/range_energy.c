@@ -1,0 +1,98 @@
+/* NVTX ranges' energy anchored at the energy counter's reads: see range_energy.h. */
+#include "estimate/range_energy.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "api/anchor.h"
+#include "api/energy_line.h"
+#include "core/error.h"
+
+#define TRIM_EVERY 256 /* rows between trims, as the session's */
+
+typedef struct pending {
+    const tw_est_range **by_end; /* the ranges in order of end */
+    double *first_start;         /* the earliest start among by_end[k ..] */
+    size_t n, next;
+} pending;
+
+static int by_end(const void *a, const void *b)
+{
+    const tw_est_range *x = *(const tw_est_range *const *)a, *y = *(const tw_est_range *const *)b;
+    return (x->end_s > y->end_s) - (x->end_s < y->end_s);
+}
+
+static tw_status pending_open(pending *p, tw_estimate *e)
+{
+    p->n = e->nranges;
+    p->next = 0;
+    p->by_end = malloc(p->n * sizeof *p->by_end);
+    p->first_start = malloc(p->n * sizeof *p->first_start);
+    if (!p->by_end || !p->first_start) return tw_fail(TW_ENOMEM, "out of memory (%zu NVTX ranges)", p->n);
+    for (size_t k = 0; k < p->n; k++)
+        p->by_end[k] = &e->ranges[k];
+    qsort(p->by_end, p->n, sizeof *p->by_end, by_end);
+    double m = INFINITY;
+    for (size_t k = p->n; k-- > 0;)
+        p->first_start[k] = m = fmin(m, p->by_end[k]->start_s);
+    return TW_OK;
+}
+
+static void pending_close(pending *p)
+{
+    free(p->by_end);
+    free(p->first_start);
+}
+
+/* The range's energy from the anchor, when the shape covers it; else the
+ * estimator's stays (the shape's gain over the whole fit). */
+static void measure(tw_est_range *r, const tw_anchor *a, const tw_energy_line *shape)
+{
+    double sd, e = tw_anchor_span_j(a, shape, r->start_s, r->end_s, &sd, NULL);
+    if (isnan(e)) return;
+    r->energy_j = e;
+    r->energy_sd_j = sd;
+    r->baseline_j = e - r->above_j;
+}
+
+/* The ranges whose ends the rows have reached (or all, at the end of the rows). */
+static void complete_ready(pending *p, const tw_anchor *a, const tw_energy_line *shape, bool all)
+{
+    for (; p->next < p->n; p->next++) {
+        tw_est_range *r = (tw_est_range *)p->by_end[p->next];
+        if (!all && !tw_anchor_ready(a, shape, r->end_s)) break;
+        measure(r, a, shape);
+    }
+}
+
+tw_status tw_est_anchor_ranges(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                               const tw_reading_model *counter_m, tw_estimate *e)
+{
+    if (!src || !shape_m || !counter_m || !e) return tw_fail(TW_EINVAL, "tw_est_anchor_ranges: NULL argument");
+    if (e->nranges == 0) return TW_OK;
+    pending p;
+    tw_status st = pending_open(&p, e);
+    tw_energy_line line;
+    tw_anchor a;
+    tw_line_init(&line, TW_LINE_TILES, shape_m);
+    tw_anchor_init(&a, counter_m, shape_m->period_s);
+    if (st == TW_OK) st = tw_sensor_rewind(src);
+    for (size_t rows = 0; st == TW_OK && p.next < p.n; rows++) {
+        tw_row row;
+        bool eof = false;
+        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK || eof) break;
+        tw_anchor_feed(&a, &line, &row, shape_col, counter_col);
+        complete_ready(&p, &a, &line, false);
+        if (rows % TRIM_EVERY == 0 && p.next < p.n) {
+            /* what the ranges still to come need, and the anchor's fit */
+            double keep = p.first_start[p.next];
+            tw_anchor_trim(&a, keep);
+            tw_line_trim(&line, fmin(keep, tw_anchor_needed_from(&a)));
+        }
+    }
+    if (st == TW_OK) complete_ready(&p, &a, &line, true);
+    tw_anchor_free(&a);
+    tw_line_free(&line);
+    pending_close(&p);
+    return st;
+}
