@@ -55,12 +55,16 @@ static void measure(tw_est_range *r, const tw_anchor *a, const tw_energy_line *s
     r->baseline_j = e - r->above_j;
 }
 
-/* The ranges whose ends the rows have reached (or all, at the end of the rows). */
+/* The ranges whose ends the rows have passed by TW_ANCHOR_WAIT_S (or all,
+ * at the end of the rows). Unlike a live region, a range can wait: the
+ * grid's phase is then fitted on reads after it too (a first fit on six
+ * reads can be off by a few ms), and ranges nested in one another, measured
+ * a little apart, are measured under one phase. */
 static void complete_ready(pending *p, const tw_anchor *a, const tw_energy_line *shape, bool all)
 {
     for (; p->next < p->n; p->next++) {
         tw_est_range *r = (tw_est_range *)p->by_end[p->next];
-        if (!all && !tw_anchor_ready(a, shape, r->end_s)) break;
+        if (!all && !(tw_line_end_s(shape) >= r->end_s + TW_ANCHOR_WAIT_S)) break;
         measure(r, a, shape);
     }
 }

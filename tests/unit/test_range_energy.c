@@ -1,8 +1,8 @@
 /* NVTX ranges' energy anchored at the energy counter's reads
  * (src/estimate/range_energy.c, through tw_estimate_trace), against an exact
  * truth computed here: 100 W between kernels, training-step-like ranges of
- * 0.7-0.9 s with a 400 W and a 250 W kernel in each, and a range before the
- * first kernel. The trace holds a sample buffer of 20 ms means whose gain
+ * 0.7-0.9 s with a 400 W and a 250 W kernel in each, a range nested in each,
+ * and a range before the first kernel. The trace holds a sample buffer of 20 ms means whose gain
  * wanders +-3 % over 3.7 s (as an H100's scatters against its counter over a
  * fraction of a second) and an energy counter in whole mJ on a 100 ms grid
  * (phase 37 ms) read about every 0.5 s, as `truewatt run` reads it. Over the
@@ -137,6 +137,7 @@ static void ranges_at_the_counter(void **state)
     for (int k = 0; k < NSTEPS; k++) {
         add_event(ev, "gemm", "kernel", K[2 * k].t0, K[2 * k].t1, 0);
         add_event(ev, "step", "nvtx", step_t0[k], step_t1[k], 1);
+        add_event(ev, "fwd", "nvtx", step_t0[k] + 0.02, step_t0[k] + 0.4, 2); /* nested, ends first */
         add_event(ev, "relu", "kernel", K[2 * k + 1].t0, K[2 * k + 1].t1, 0);
     }
     tw_profile prof;
@@ -145,7 +146,7 @@ static void ranges_at_the_counter(void **state)
     tw_est_config_init(&cfg);
     tw_estimate *e = NULL;
     assert_int_equal(tw_estimate_trace(trace, "", &prof, ev, &cfg, &e, NULL), TW_OK);
-    assert_int_equal(e->nranges, NSTEPS + 1);
+    assert_int_equal(e->nranges, 2 * NSTEPS + 1);
     double worst_buffer = 0;
     for (size_t i = 0; i < e->nranges; i++) {
         const tw_est_range *r = &e->ranges[i];
@@ -154,7 +155,10 @@ static void ranges_at_the_counter(void **state)
         print_message("  %-5s %6.3f .. %6.3f s: %9.4f J +- %.4f, truth %9.4f J (%+.3f %%; the buffer alone %+.2f %%)\n",
                       r->name, r->start_s, r->end_s, r->energy_j, r->energy_sd_j, want, err, berr);
         worst_buffer = fmax(worst_buffer, fabs(berr));
-        assert_true(fabs(err) <= 0.5);
+        /* the steps, 0.7-0.9 s, as issue 17 asks of them (1 %, with a margin); a
+         * nested 0.38 s range lies inside one or two of the counter's 0.5 s
+         * intervals, where the buffer's shape is all there is: its sd says so */
+        if (strcmp(r->name, "fwd") != 0) assert_true(fabs(err) <= 0.5);
         assert_true(isfinite(r->energy_sd_j) && r->energy_sd_j > 0);
         assert_true(fabs(r->energy_j - want) <= 3 * r->energy_sd_j + 0.002);
         assert_true(fabs(r->baseline_j - (r->energy_j - r->above_j)) <= 1e-9 * r->energy_j);
