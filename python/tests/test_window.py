@@ -209,7 +209,7 @@ def test_window_total_from_the_counter(fake_gpu, monitor_factory, monkeypatch):
     monkeypatch.setenv("TW_FAKE_NVML_ENERGY_DELAY_MS", "12")
     mon = monitor_factory(backend="nvml", counter_period_s=0.2375,
                           profile_path=REPO / "tests" / "data" / "profile_fake_h100.json")
-    hold(1.6)  # six reads of the counter: its phase is fitted
+    hold(1.8)  # eight reads of the counter: its phase is fitted
     mon.begin_window("step")
     hold(0.3)
     m = mon.end_window("step")

@@ -15,10 +15,15 @@
 #define FIT_SPAN_S 20.0  /* the fit uses the reads of the last 20 s ... */
 #define FIT_MAX_READS 64 /* ... at most this many */
 #define MIN_FIT_READS 4  /* clear reads: a regression with residuals to judge it by */
-/* reads before a first fit: at 4.875 periods apart they fall on 6 of the
- * grid's 8 phases, so every candidate phase has MIN_FIT_READS clear ones and
- * the true phase is not passed over for having fewer */
-#define FIRST_FIT_READS 6
+/* reads before a first fit: at 4.875 periods apart they fall on all 8 of
+ * the grid's eighths, and the 30 ms near a grid point (2 x CLEAR_S) hold at
+ * most 3 of them, so every candidate phase has at least 5 clear ones and
+ * the true phase is not passed over for having fewer than MIN_FIT_READS.
+ * (With 6 reads, 3 of them can sit near the true grid, at 87, 99 and 12 ms
+ * past it: the true phase then had 3 clear reads and lost to one 20 ms off,
+ * which the near scans that follow kept; the fake NVML's NVTX ranges came
+ * out up to 20 % off.) */
+#define FIRST_FIT_READS 8
 #define SLOPE_MIN 0.8 /* a shape more than 25 % off the counter: not this counter's shape */
 #define SLOPE_MAX 1.25
 #define DEFAULT_REL_SD 0.01 /* the shape's scatter per interval before three intervals say it */

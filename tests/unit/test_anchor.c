@@ -146,7 +146,7 @@ static void long_session_stays_bounded(void **state)
     tw_anchor_free(&s.anchor);
 }
 
-/* Before six reads there is no fit: no knots, energies NaN (the session then
+/* Before eight reads there is no fit: no knots, energies NaN (the session then
  * uses the buffer scaled by 1 with a 1 % uncertainty). */
 static void no_fit_before_six_reads(void **state)
 {
@@ -163,6 +163,26 @@ static void no_fit_before_six_reads(void **state)
     tw_anchor_free(&s.anchor);
 }
 
+/* Reads that start where six of them leave the true grid only three clear
+ * reads (49, 37, 24, 12, 99.5 and 87 ms past a grid point, 4.875 periods
+ * apart): the first fit still finds the grid (it waits for eight reads,
+ * which hold at least five clear ones under every phase). */
+static void first_fit_on_the_grid(void **state)
+{
+    (void)state;
+    sim s;
+    sim_init(&s);
+    s.next_read = GRID_PHASE_S + 0.0136 + 0.049 + 0.5; /* the model's delay, then 49 ms past the grid */
+    while (isnan(s.anchor.phase_s) && s.t < 10.0)
+        sim_run(&s, s.t + TILE_S);
+    assert_true(isfinite(s.anchor.phase_s));
+    double ph = fmod(s.anchor.phase_s - GRID_PHASE_S + 1.0, 0.1);
+    fprintf(stderr, "  first fit at %.2f s: phase %.4f s (grid %.4f)\n", s.t, s.anchor.phase_s, GRID_PHASE_S);
+    assert_true(ph < 0.001 || ph > 0.099);
+    tw_line_free(&s.line);
+    tw_anchor_free(&s.anchor);
+}
+
 int main(void)
 {
     make_cum();
@@ -170,6 +190,7 @@ int main(void)
         cmocka_unit_test(spans_match),
         cmocka_unit_test(long_session_stays_bounded),
         cmocka_unit_test(no_fit_before_six_reads),
+        cmocka_unit_test(first_fit_on_the_grid),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
