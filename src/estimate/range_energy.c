@@ -1,8 +1,9 @@
-/* NVTX ranges' energy anchored at the energy counter's reads: see range_energy.h. */
+/* The energy counter anchored at its update grid: see range_energy.h. */
 #include "estimate/range_energy.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/anchor.h"
 #include "api/energy_line.h"
@@ -10,93 +11,174 @@
 
 #define TRIM_EVERY 256 /* rows between trims, as the session's */
 
+/* The ranges still to measure, in order of end. */
 typedef struct pending {
-    const tw_est_range **by_end; /* the ranges in order of end */
-    double *first_start;         /* the earliest start among by_end[k ..] */
+    tw_est_span **by_end;
+    double *first_start; /* the earliest start among by_end[k ..] */
     size_t n, next;
 } pending;
 
+/* The knots no refit moves any more (those the anchor's trim let go), then the live ones. */
+typedef struct knots {
+    tw_anchor_knot *v, *scratch;
+    size_t n, cap, scratch_cap;
+} knots;
+
 static int by_end(const void *a, const void *b)
 {
-    const tw_est_range *x = *(const tw_est_range *const *)a, *y = *(const tw_est_range *const *)b;
+    const tw_est_span *x = *(tw_est_span *const *)a, *y = *(tw_est_span *const *)b;
     return (x->end_s > y->end_s) - (x->end_s < y->end_s);
 }
 
-static tw_status pending_open(pending *p, tw_estimate *e)
+static tw_status collect_ranges(const tw_events *events, tw_est_anchored *out, pending *p)
 {
-    p->n = e->nranges;
-    p->next = 0;
-    p->by_end = malloc(p->n * sizeof *p->by_end);
-    p->first_start = malloc(p->n * sizeof *p->first_start);
-    if (!p->by_end || !p->first_start) return tw_fail(TW_ENOMEM, "out of memory (%zu NVTX ranges)", p->n);
-    for (size_t k = 0; k < p->n; k++)
-        p->by_end[k] = &e->ranges[k];
-    qsort(p->by_end, p->n, sizeof *p->by_end, by_end);
-    double m = INFINITY;
-    for (size_t k = p->n; k-- > 0;)
-        p->first_start[k] = m = fmin(m, p->by_end[k]->start_s);
+    size_t n = tw_events_count(events), m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *ev = tw_events_get(events, i);
+        m += ev->kind && strcmp(ev->kind, "nvtx") == 0;
+    }
+    memset(p, 0, sizeof *p);
+    if (m == 0) return TW_OK;
+    out->ranges = malloc(m * sizeof *out->ranges);
+    p->by_end = malloc(m * sizeof *p->by_end);
+    p->first_start = malloc(m * sizeof *p->first_start);
+    if (!out->ranges || !p->by_end || !p->first_start) return tw_fail(TW_ENOMEM, "out of memory (%zu NVTX ranges)", m);
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *ev = tw_events_get(events, i);
+        if (!ev->kind || strcmp(ev->kind, "nvtx") != 0) continue;
+        out->ranges[out->nranges] = (tw_est_span){i, ev->start_s, ev->end_s, NAN, NAN};
+        p->by_end[out->nranges] = &out->ranges[out->nranges];
+        out->nranges++;
+    }
+    p->n = m;
+    qsort(p->by_end, m, sizeof *p->by_end, by_end);
+    double first = INFINITY;
+    for (size_t k = m; k-- > 0;)
+        p->first_start[k] = first = fmin(first, p->by_end[k]->start_s);
     return TW_OK;
 }
 
-static void pending_close(pending *p)
-{
-    free(p->by_end);
-    free(p->first_start);
-}
-
-/* The range's energy from the anchor, when the shape covers it; else the
- * estimator's stays (the shape's gain over the whole fit). */
-static void measure(tw_est_range *r, const tw_anchor *a, const tw_energy_line *shape)
-{
-    double sd, e = tw_anchor_span_j(a, shape, r->start_s, r->end_s, &sd, NULL);
-    if (isnan(e)) return;
-    r->energy_j = e;
-    r->energy_sd_j = sd;
-    r->baseline_j = e - r->above_j;
-}
-
-/* The ranges whose ends the rows have passed by TW_ANCHOR_WAIT_S (or all,
- * at the end of the rows). Unlike a live region, a range can wait: the
- * grid's phase is then fitted on reads after it too (a first fit on six
- * reads can be off by a few ms), and ranges nested in one another, measured
- * a little apart, are measured under one phase. */
-static void complete_ready(pending *p, const tw_anchor *a, const tw_energy_line *shape, bool all)
+/* The ranges whose ends the rows have passed by TW_ANCHOR_WAIT_S (or all, at
+ * the end of the rows). Unlike a live region, a range can wait: the grid's
+ * phase is then fitted on reads after it too, and ranges nested in one
+ * another, measured a little apart, are measured under one phase. A range
+ * the shape does not cover stays NaN (the estimator's then). */
+static void measure_ready(pending *p, const tw_anchor *a, const tw_energy_line *shape, bool all)
 {
     for (; p->next < p->n; p->next++) {
-        tw_est_range *r = (tw_est_range *)p->by_end[p->next];
+        tw_est_span *r = p->by_end[p->next];
         if (!all && !(tw_line_end_s(shape) >= r->end_s + TW_ANCHOR_WAIT_S)) break;
-        measure(r, a, shape);
+        r->energy_j = tw_anchor_span_j(a, shape, r->start_s, r->end_s, &r->sd_j, NULL);
     }
 }
 
-tw_status tw_est_anchor_ranges(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                               const tw_reading_model *counter_m, tw_estimate *e)
+static tw_status keep_knots(knots *k, const tw_anchor_knot *v, size_t n)
 {
-    if (!src || !shape_m || !counter_m || !e) return tw_fail(TW_EINVAL, "tw_est_anchor_ranges: NULL argument");
-    if (e->nranges == 0) return TW_OK;
+    for (size_t i = 0; i < n; i++) {
+        const tw_anchor_knot *last = k->n ? &k->v[k->n - 1] : NULL;
+        if (last && !(v[i].t_s > last->t_s && v[i].value_j > last->value_j)) continue;
+        if (k->n == k->cap) {
+            size_t cap = k->cap ? 2 * k->cap : 256;
+            tw_anchor_knot *p = realloc(k->v, cap * sizeof *p);
+            if (!p) return tw_fail(TW_ENOMEM, "out of memory (%zu counter knots)", cap);
+            k->v = p;
+            k->cap = cap;
+        }
+        k->v[k->n++] = v[i];
+    }
+    return TW_OK;
+}
+
+/* The anchor's trim, keeping the knots it lets go: they are final. */
+static tw_status trim(tw_anchor *a, tw_energy_line *shape, double keep, knots *k)
+{
+    if (a->nk > k->scratch_cap) {
+        tw_anchor_knot *p = realloc(k->scratch, a->nk * sizeof *p);
+        if (!p) return tw_fail(TW_ENOMEM, "out of memory (%zu counter knots)", a->nk);
+        k->scratch = p;
+        k->scratch_cap = a->nk;
+    }
+    size_t before = a->nk;
+    if (before) memcpy(k->scratch, a->k, before * sizeof *a->k);
+    tw_anchor_trim(a, keep);
+    tw_line_trim(shape, fmin(keep, tw_anchor_needed_from(a)));
+    return keep_knots(k, k->scratch, before - a->nk); /* trim drops knots from the front only */
+}
+
+/* The counter's windows between consecutive knots. */
+static tw_status windows(const knots *k, const tw_reading_model *counter_m, tw_obs_series *out)
+{
+    out->period_s = counter_m->period_s;
+    out->window_s = counter_m->window_s;
+    for (size_t i = 1; i < k->n; i++) {
+        const tw_anchor_knot *p = &k->v[i - 1], *q = &k->v[i];
+        tw_status st = tw_obs_series_push(out, p->t_s, q->t_s, (q->value_j - p->value_j) / (q->t_s - p->t_s));
+        if (st != TW_OK) return st;
+    }
+    return TW_OK;
+}
+
+tw_status tw_est_anchor_pass(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                             const tw_reading_model *counter_m, const tw_events *events, tw_est_anchored *out)
+{
+    memset(out, 0, sizeof *out);
+    tw_obs_series_init(&out->counter);
+    if (!src || !shape_m || !counter_m || !events) return tw_fail(TW_EINVAL, "tw_est_anchor_pass: NULL argument");
     pending p;
-    tw_status st = pending_open(&p, e);
+    knots k = {0};
+    tw_status st = collect_ranges(events, out, &p);
     tw_energy_line line;
     tw_anchor a;
     tw_line_init(&line, TW_LINE_TILES, shape_m);
     tw_anchor_init(&a, counter_m, shape_m->period_s);
     if (st == TW_OK) st = tw_sensor_rewind(src);
-    for (size_t rows = 0; st == TW_OK && p.next < p.n; rows++) {
+    for (size_t rows = 1; st == TW_OK; rows++) {
         tw_row row;
         bool eof = false;
         if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK || eof) break;
         tw_anchor_feed(&a, &line, &row, shape_col, counter_col);
-        complete_ready(&p, &a, &line, false);
-        if (rows % TRIM_EVERY == 0 && p.next < p.n) {
-            /* what the ranges still to come need, and the anchor's fit */
-            double keep = p.first_start[p.next];
-            tw_anchor_trim(&a, keep);
-            tw_line_trim(&line, fmin(keep, tw_anchor_needed_from(&a)));
-        }
+        measure_ready(&p, &a, &line, false);
+        /* what the ranges still to come need, and the anchor's fit */
+        if (rows % TRIM_EVERY == 0)
+            st = trim(&a, &line, p.next < p.n ? p.first_start[p.next] : tw_line_end_s(&line), &k);
     }
-    if (st == TW_OK) complete_ready(&p, &a, &line, true);
+    if (st == TW_OK) {
+        measure_ready(&p, &a, &line, true);
+        st = keep_knots(&k, a.k, a.nk);
+    }
+    if (st == TW_OK) st = windows(&k, counter_m, &out->counter);
     tw_anchor_free(&a);
     tw_line_free(&line);
-    pending_close(&p);
+    free(p.by_end);
+    free(p.first_start);
+    free(k.v);
+    free(k.scratch);
+    if (st != TW_OK) tw_est_anchored_free(out);
     return st;
+}
+
+static int by_event(const void *key, const void *elem)
+{
+    size_t e = *(const size_t *)key, f = ((const tw_est_span *)elem)->event;
+    return (e > f) - (e < f);
+}
+
+void tw_est_anchored_apply(const tw_est_anchored *a, tw_estimate *e)
+{
+    for (size_t i = 0; a->nranges && i < e->nranges; i++) {
+        tw_est_range *r = &e->ranges[i];
+        const tw_est_span *s = bsearch(&r->event, a->ranges, a->nranges, sizeof *a->ranges, by_event);
+        if (!s || isnan(s->energy_j)) continue;
+        r->energy_j = s->energy_j;
+        r->energy_sd_j = s->sd_j;
+        r->baseline_j = s->energy_j - r->above_j;
+    }
+}
+
+void tw_est_anchored_free(tw_est_anchored *a)
+{
+    tw_obs_series_free(&a->counter);
+    free(a->ranges);
+    a->ranges = NULL;
+    a->nranges = 0;
 }

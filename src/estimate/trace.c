@@ -102,10 +102,11 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
     return true;
 }
 
-/* NVTX ranges at the counter's reads, the sample buffer's shape between
- * them (range_energy.h), where the trace has both and the counter's model
- * is trusted. */
-static tw_status anchor_ranges(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, tw_estimate *e)
+/* The counter's windows at its update grid and the NVTX ranges' energies
+ * (range_energy.h), where the trace has the sample buffer and a counter
+ * whose model is trusted; out->counter stays empty otherwise. */
+static tw_status anchor_pass(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, const tw_events *events,
+                             tw_est_anchored *out)
 {
     const chosen *shape = NULL, *counter = NULL;
     size_t shape_col = 0, counter_col = 0;
@@ -118,8 +119,10 @@ static tw_status anchor_ranges(tw_sensor *src, const chosen *ch, const size_t *c
             shape_col = cols[i];
         }
     }
-    if (!shape || !counter || e->nranges == 0) return TW_OK;
-    return tw_est_anchor_ranges(src, shape_col, &shape->m, counter_col, &counter->m, e);
+    memset(out, 0, sizeof *out);
+    tw_obs_series_init(&out->counter);
+    if (!shape || !counter) return TW_OK;
+    return tw_est_anchor_pass(src, shape_col, &shape->m, counter_col, &counter->m, events, out);
 }
 
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
@@ -186,8 +189,18 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
+    tw_est_anchored anc;
+    memset(&anc, 0, sizeof anc);
+    tw_obs_series_init(&anc.counter);
+    if (st == TW_OK) st = anchor_pass(src, ch, cols, n, events, &anc);
+    for (size_t i = 0; st == TW_OK && anc.counter.n && i < m; i++)
+        if (rd[i].reference) { /* the counter's windows at its grid, not at its reads */
+            rd[i].obs = anc.counter.v;
+            rd[i].n = anc.counter.n;
+        }
     if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
-    if (st == TW_OK) st = anchor_ranges(src, ch, cols, n, *out);
+    if (st == TW_OK) tw_est_anchored_apply(&anc, *out);
+    tw_est_anchored_free(&anc);
     for (size_t i = 0; i < n; i++)
         tw_obs_series_free(&ch[i].obs);
     tw_sensor_close(src);
