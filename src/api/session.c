@@ -33,7 +33,6 @@
 #include "core/strmap.h"
 #include "correct/profile.h"
 #include "estimate/trace.h"
-#include "sample/plan.h"
 #include "sample/sampler_sink.h"
 #include "timeline/devices.h"
 
@@ -491,8 +490,7 @@ static tw_status wait_first_readings(tw_session *s)
     return st;
 }
 
-/* The energy counter is read as `truewatt run` reads it
- * (tw_plan_counter_read_period_s: every 4.875 of its update periods, 0.4875 s
+/* The energy counter is read every 4.875 of its update periods (0.4875 s
  * on an H100) unless the caller says: successive reads fall 1/8 of a period
  * apart on its grid, so that the anchor (anchor.h) sees where the grid lies
  * even where the power is flat; a read at a fixed phase (every 0.5 s) would
@@ -502,7 +500,7 @@ static double counter_read_period_s(const tw_session *s, const tw_session_config
     if (c->counter_period_s > 0) return c->counter_period_s;
     const tw_reading_model *m = s->have_profile ? tw_profile_find(&s->profile, COUNTER) : NULL;
     if (!m || !(m->period_s > 0)) m = tw_est_default_model(COUNTER);
-    return tw_plan_counter_read_period_s(m ? m->period_s : NAN);
+    return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
 }
 
 static tw_status open_nvml(const tw_session_config *c, tw_session *s)

@@ -1,4 +1,4 @@
-/* The energy counter anchored at its update grid: see range_energy.h. */
+/* NVTX ranges' energy anchored at the energy counter's reads: see range_energy.h. */
 #include "estimate/range_energy.h"
 
 #include <math.h>
@@ -17,12 +17,6 @@ typedef struct pending {
     double *first_start; /* the earliest start among by_end[k ..] */
     size_t n, next;
 } pending;
-
-/* The knots no refit moves any more (those the anchor's trim let go), then the live ones. */
-typedef struct knots {
-    tw_anchor_knot *v, *scratch;
-    size_t n, cap, scratch_cap;
-} knots;
 
 static int by_end(const void *a, const void *b)
 {
@@ -72,60 +66,12 @@ static void measure_ready(pending *p, const tw_anchor *a, const tw_energy_line *
     }
 }
 
-static tw_status keep_knots(knots *k, const tw_anchor_knot *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const tw_anchor_knot *last = k->n ? &k->v[k->n - 1] : NULL;
-        if (last && !(v[i].t_s > last->t_s && v[i].value_j > last->value_j)) continue;
-        if (k->n == k->cap) {
-            size_t cap = k->cap ? 2 * k->cap : 256;
-            tw_anchor_knot *p = realloc(k->v, cap * sizeof *p);
-            if (!p) return tw_fail(TW_ENOMEM, "out of memory (%zu counter knots)", cap);
-            k->v = p;
-            k->cap = cap;
-        }
-        k->v[k->n++] = v[i];
-    }
-    return TW_OK;
-}
-
-/* The anchor's trim, keeping the knots it lets go: they are final. */
-static tw_status trim(tw_anchor *a, tw_energy_line *shape, double keep, knots *k)
-{
-    if (a->nk > k->scratch_cap) {
-        tw_anchor_knot *p = realloc(k->scratch, a->nk * sizeof *p);
-        if (!p) return tw_fail(TW_ENOMEM, "out of memory (%zu counter knots)", a->nk);
-        k->scratch = p;
-        k->scratch_cap = a->nk;
-    }
-    size_t before = a->nk;
-    if (before) memcpy(k->scratch, a->k, before * sizeof *a->k);
-    tw_anchor_trim(a, keep);
-    tw_line_trim(shape, fmin(keep, tw_anchor_needed_from(a)));
-    return keep_knots(k, k->scratch, before - a->nk); /* trim drops knots from the front only */
-}
-
-/* The counter's windows between consecutive knots. */
-static tw_status windows(const knots *k, const tw_reading_model *counter_m, tw_obs_series *out)
-{
-    out->period_s = counter_m->period_s;
-    out->window_s = counter_m->window_s;
-    for (size_t i = 1; i < k->n; i++) {
-        const tw_anchor_knot *p = &k->v[i - 1], *q = &k->v[i];
-        tw_status st = tw_obs_series_push(out, p->t_s, q->t_s, (q->value_j - p->value_j) / (q->t_s - p->t_s));
-        if (st != TW_OK) return st;
-    }
-    return TW_OK;
-}
-
 tw_status tw_est_anchor_pass(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
                              const tw_reading_model *counter_m, const tw_events *events, tw_est_anchored *out)
 {
     memset(out, 0, sizeof *out);
-    tw_obs_series_init(&out->counter);
     if (!src || !shape_m || !counter_m || !events) return tw_fail(TW_EINVAL, "tw_est_anchor_pass: NULL argument");
     pending p;
-    knots k = {0};
     tw_status st = collect_ranges(events, out, &p);
     tw_energy_line line;
     tw_anchor a;
@@ -139,20 +85,17 @@ tw_status tw_est_anchor_pass(tw_sensor *src, size_t shape_col, const tw_reading_
         tw_anchor_feed(&a, &line, &row, shape_col, counter_col);
         measure_ready(&p, &a, &line, false);
         /* what the ranges still to come need, and the anchor's fit */
-        if (rows % TRIM_EVERY == 0)
-            st = trim(&a, &line, p.next < p.n ? p.first_start[p.next] : tw_line_end_s(&line), &k);
+        if (rows % TRIM_EVERY == 0) {
+            double keep = p.next < p.n ? p.first_start[p.next] : tw_line_end_s(&line);
+            tw_anchor_trim(&a, keep);
+            tw_line_trim(&line, fmin(keep, tw_anchor_needed_from(&a)));
+        }
     }
-    if (st == TW_OK) {
-        measure_ready(&p, &a, &line, true);
-        st = keep_knots(&k, a.k, a.nk);
-    }
-    if (st == TW_OK) st = windows(&k, counter_m, &out->counter);
+    if (st == TW_OK) measure_ready(&p, &a, &line, true);
     tw_anchor_free(&a);
     tw_line_free(&line);
     free(p.by_end);
     free(p.first_start);
-    free(k.v);
-    free(k.scratch);
     if (st != TW_OK) tw_est_anchored_free(out);
     return st;
 }
@@ -177,7 +120,6 @@ void tw_est_anchored_apply(const tw_est_anchored *a, tw_estimate *e)
 
 void tw_est_anchored_free(tw_est_anchored *a)
 {
-    tw_obs_series_free(&a->counter);
     free(a->ranges);
     a->ranges = NULL;
     a->nranges = 0;

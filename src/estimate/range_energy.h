@@ -1,30 +1,26 @@
-/* The energy counter anchored at its update grid (internal), for the
- * estimator's reference and the NVTX ranges' energies.
+/* NVTX ranges' energy anchored at the energy counter's reads (internal).
  *
- * A counter read's value is the energy up to the last point of the
- * counter's update grid before the read (up to a period, 100 ms on an H100,
- * earlier), not up to the read. Windows placed at the reads are each up to
- * 20 % off in length at 0.5 s apart: over minutes that cancels, over the
- * ends of a fit span and over a range of a fraction of a second it does not
- * (the model's scale against a counter read at every phase scattered by
- * -6 .. +1 % on the fake NVML's 3 s spans; a range before the first kernel
- * came out 4-8 % off). The estimator gave each range the sample buffer over
- * its span, scaled by the buffer's gain over the whole fit; on an H100 that
- * gain scatters by ~1 % over a fraction of a second (0.7-1.1 s training
- * steps came out -1.05 .. +1.34 % off the counter's difference).
+ * The estimator gives each range the sample buffer over its span, scaled by
+ * the buffer's gain over the whole fit; on an H100 that gain scatters by
+ * ~1 % over a fraction of a second (0.7-1.1 s training steps came out
+ * -1.05 .. +1.34 % off the counter's difference). Nor do the counter's
+ * windows as the estimator places them do: a read's value is the energy up
+ * to the last point of the counter's update grid before the read (up to a
+ * period, 100 ms on an H100, earlier), so windows between reads 0.5 s apart
+ * are each up to 20 % off in length; over minutes that cancels, over a range
+ * of a fraction of a second it does not (shared by the buffer's shape, a
+ * range before the first kernel came out 4-8 % off on the fake NVML).
  *
  * One pass over the trace's rows feeds the anchor the API's sessions use
  * (src/api/anchor.h: the grid's phase fitted from the reads against the
- * buffer's integral, each read a knot at its grid boundary), so that:
- *   - the counter's windows for the estimator run between its knots;
- *   - each NVTX range's energy is the counter's difference between the
- *     knots around it, the buffer's shape in between, with its sd. */
+ * buffer's integral, each read a knot at its grid boundary): each range's
+ * energy is the counter's difference between the knots around it, the
+ * buffer's shape in between, with its sd. */
 #ifndef TW_ESTIMATE_RANGE_ENERGY_H
 #define TW_ESTIMATE_RANGE_ENERGY_H
 
 #include <stddef.h>
 
-#include "correct/observe.h"
 #include "correct/profile.h"
 #include "estimate/estimator.h"
 #include "truewatt.h"
@@ -35,8 +31,7 @@ typedef struct tw_est_span {
 } tw_est_span;
 
 typedef struct tw_est_anchored {
-    tw_obs_series counter; /* the counter's windows between its knots (empty: the anchor never fitted) */
-    tw_est_span *ranges;   /* the events' NVTX ranges, by event index; energy_j NaN: not measured */
+    tw_est_span *ranges; /* the events' NVTX ranges, by event index; energy_j NaN: not measured */
     size_t nranges;
 } tw_est_anchored;
 

@@ -102,9 +102,8 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
     return true;
 }
 
-/* The counter's windows at its update grid and the NVTX ranges' energies
- * (range_energy.h), where the trace has the sample buffer and a counter
- * whose model is trusted; out->counter stays empty otherwise. */
+/* The NVTX ranges' energies at the counter's reads (range_energy.h), where
+ * the trace has the sample buffer and a counter whose model is trusted. */
 static tw_status anchor_pass(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, const tw_events *events,
                              tw_est_anchored *out)
 {
@@ -120,7 +119,6 @@ static tw_status anchor_pass(tw_sensor *src, const chosen *ch, const size_t *col
         }
     }
     memset(out, 0, sizeof *out);
-    tw_obs_series_init(&out->counter);
     if (!shape || !counter) return TW_OK;
     return tw_est_anchor_pass(src, shape_col, &shape->m, counter_col, &counter->m, events, out);
 }
@@ -191,13 +189,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
     tw_est_anchored anc;
     memset(&anc, 0, sizeof anc);
-    tw_obs_series_init(&anc.counter);
     if (st == TW_OK) st = anchor_pass(src, ch, cols, n, events, &anc);
-    for (size_t i = 0; st == TW_OK && anc.counter.n && i < m; i++)
-        if (rd[i].reference) { /* the counter's windows at its grid, not at its reads */
-            rd[i].obs = anc.counter.v;
-            rd[i].n = anc.counter.n;
-        }
     if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
     if (st == TW_OK) tw_est_anchored_apply(&anc, *out);
     tw_est_anchored_free(&anc);

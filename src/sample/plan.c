@@ -84,19 +84,12 @@ __attribute__((format(printf, 3, 4))) static void append(char *buf, size_t cap, 
     va_end(ap);
 }
 
-double tw_plan_counter_read_period_s(double update_s)
-{
-    if (!(update_s > 0) || !isfinite(update_s)) update_s = TW_PLAN_COUNTER_UPDATE_S;
-    double m = round(TW_PLAN_COUNTER_PERIOD_S / update_s);
-    return m >= 2 ? (m - 0.125) * update_s : 1.125 * update_s;
-}
-
 static void plan_init(tw_sample_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     pl->fast_period_s = TW_PLAN_DEFAULT_FAST_S;
     pl->buffer_poll_s = TW_PLAN_DEFAULT_DRAIN_S;
-    pl->slow_period_s = tw_plan_counter_read_period_s(NAN);
+    pl->slow_period_s = TW_PLAN_COUNTER_PERIOD_S;
     pl->slow_max_period_s = TW_PLAN_COUNTER_MAX_PERIOD_S;
     pl->slow_cpu_budget = TW_PLAN_COUNTER_CPU_BUDGET;
 }
@@ -156,7 +149,7 @@ static void plan_reading(tw_sample_plan *pl, const tw_profile *p, size_t i, doub
         return;
     }
     if (m->response == TW_RESP_COUNTER) {
-        pl->slow_period_s = tw_plan_counter_read_period_s(m->period_s);
+        pl->slow_period_s = fmax(TW_PLAN_COUNTER_PERIOD_S, isfinite(m->period_s) ? m->period_s : 0);
         pl->slow_max_period_s = fmax(pl->slow_period_s, TW_PLAN_COUNTER_MAX_PERIOD_S);
         snprintf(add(pl, m->name, true, pl->slow_period_s)->why, sizeof pl->r[0].why,
                  "the total: its own thread, every %g s (up to %g s while a read costs more than %g %% of a core)",

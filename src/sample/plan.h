@@ -30,8 +30,7 @@
 #define TW_ARCH_BLACKWELL 10u
 
 /* The plan's numbers (documented in docs/usage.md). */
-#define TW_PLAN_COUNTER_PERIOD_S 0.5     /* the estimator needs the counter about this often ... */
-#define TW_PLAN_COUNTER_UPDATE_S 0.1     /* a counter's update period where no profile gives it (H100) */
+#define TW_PLAN_COUNTER_PERIOD_S 0.5     /* the estimator needs the counter this often ... */
 #define TW_PLAN_COUNTER_MAX_PERIOD_S 1.0 /* ... and at least this often */
 #define TW_PLAN_COUNTER_CPU_BUDGET 0.01  /* the counter thread's share of one core, stretching to the above */
 #define TW_PLAN_BUFFER_SAMPLES 120.0     /* samples the driver keeps (H100, driver 580: ~2.4 s) */
@@ -77,17 +76,6 @@ void tw_sample_plan_from_profile(const tw_profile *p, const char *source, tw_sam
 /* The plan without a profile: Ampere and later (sample buffer + energy
  * counter, as on the H100/H200), else power usage polled fast. */
 void tw_sample_plan_default(unsigned arch, tw_sample_plan *out);
-/* How often to read a counter that updates every update_s (NaN: unknown,
- * TW_PLAN_COUNTER_UPDATE_S): about TW_PLAN_COUNTER_PERIOD_S, an eighth of an
- * update short of a whole number of updates (4.875 x 100 ms on an H100), so
- * that successive reads fall on every eighth of the update grid and the
- * grid's phase can be fitted from them (src/api/anchor.h) even where the
- * power is flat. Reads every 0.5 s fall at one phase: where that is within
- * 15 ms of the grid the phase is not found, and the NVTX ranges' energies on
- * the fake NVML came out 1-4 % off. A counter that updates less often than
- * that: every 1.125 updates. The API's sessions read it so too. */
-double tw_plan_counter_read_period_s(double update_s);
-
 /* The user's periods (> 0) replace the plan's: the fast one sets the fast
  * thread's period, the slow one a fixed slow period (no stretching). */
 void tw_sample_plan_override(tw_sample_plan *pl, double fast_period_s, double slow_period_s);

@@ -80,6 +80,8 @@ static double counter_at(double t)
     return 1000.0 + energy_to(GRID_PHASE_S + k * 0.1);
 }
 
+static double read_period = 0.4875; /* the session's: 4.875 of the counter's periods */
+
 /* Runs the simulation to t_end: a buffer tile every 20 ms, a read every 0.4875 s. */
 static void sim_run(sim *s, double t_end)
 {
@@ -91,7 +93,7 @@ static void sim_run(sim *s, double t_end)
         s->t = b;
         if (b >= s->next_read) {
             assert_int_equal(tw_anchor_push(&s->anchor, counter_at(s->next_read), s->next_read), TW_OK);
-            s->next_read += 0.4875;
+            s->next_read += read_period;
         }
         tw_anchor_refit(&s->anchor, &s->line);
     }
@@ -183,6 +185,29 @@ static void first_fit_on_the_grid(void **state)
     tw_anchor_free(&s.anchor);
 }
 
+/* Reads at one phase of the grid, every 0.5 s (5 periods, as `truewatt run`
+ * reads the counter), 92 ms past a grid point: under the true phase no read
+ * is clear of the grid, and the fit still finds it (all reads at their
+ * boundaries where a phase has too few clear ones). */
+static void reads_at_one_phase_near_the_grid(void **state)
+{
+    (void)state;
+    sim s;
+    sim_init(&s);
+    read_period = 0.5;
+    s.next_read = GRID_PHASE_S + 0.0136 + 0.092 + 0.5;
+    sim_run(&s, 8.0);
+    read_period = 0.4875;
+    assert_true(isfinite(s.anchor.phase_s));
+    double ph = fmod(s.anchor.phase_s - GRID_PHASE_S + 1.0, 0.1);
+    fprintf(stderr, "  phase %.4f s (grid %.4f)\n", s.anchor.phase_s, GRID_PHASE_S);
+    assert_true(ph < 0.001 || ph > 0.099);
+    double sd, e = tw_anchor_energy_j(&s.anchor, &s.line, 5.0, 5.3, &sd), want = span_j(5.0, 5.3);
+    assert_true(fabs(e - want) <= 3 * sd + 1e-9);
+    tw_line_free(&s.line);
+    tw_anchor_free(&s.anchor);
+}
+
 int main(void)
 {
     make_cum();
@@ -191,6 +216,7 @@ int main(void)
         cmocka_unit_test(long_session_stays_bounded),
         cmocka_unit_test(no_fit_before_six_reads),
         cmocka_unit_test(first_fit_on_the_grid),
+        cmocka_unit_test(reads_at_one_phase_near_the_grid),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

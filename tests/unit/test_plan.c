@@ -72,10 +72,9 @@ static void test_h100_profile(void **state)
     assert_float_equal(buf->period_s, 0.339, 1e-12);
     assert_float_equal(pl.buffer_poll_s, 0.339, 1e-12);
     assert_float_equal(pl.fast_period_s, 0.050, 1e-12);
-    /* the counter: every 0.4875 s (it updates every 0.1 s, the estimator needs ~0.5 s, and 4 7/8
-     * updates apart the reads fall on every eighth of its grid), up to 1 s at 1 % */
+    /* the counter: every 0.5 s (it updates every 0.1 s, the estimator needs 0.5 s), up to 1 s at 1 % */
     assert_true(must_find(&pl, "energy_j")->read);
-    assert_float_equal(pl.slow_period_s, 4.875 * tw_profile_find(&p, "energy_j")->period_s, 1e-12);
+    assert_float_equal(pl.slow_period_s, 0.5, 1e-12);
     assert_float_equal(pl.slow_max_period_s, 1.0, 1e-12);
     assert_float_equal(pl.slow_cpu_budget, 0.01, 1e-12);
     assert_non_null(strstr(pl.summary, "h100.json"));
@@ -105,8 +104,8 @@ static void test_other_profiles(void **state)
     assert_float_equal(pl.buffer_poll_s, 0.150, 1e-12);
     /* nothing polled: the drain sets the fast thread's period */
     assert_float_equal(pl.fast_period_s, 0.150, 1e-12);
-    assert_float_equal(pl.slow_period_s, 2.25, 1e-12); /* 1 1/8 of its 2 s updates */
-    assert_float_equal(pl.slow_max_period_s, 2.25, 1e-12);
+    assert_float_equal(pl.slow_period_s, 2.0, 1e-12);
+    assert_float_equal(pl.slow_max_period_s, 2.0, 1e-12);
 
     /* a K20-like profile: power usage with a 15 ms update, polled every 7.5 ms
      * (to the nearest ms: 8 ms); a 1 ms buffer drained every 30 ms */
@@ -123,7 +122,7 @@ static void test_other_profiles(void **state)
     assert_float_equal(pl.fast_period_s, 0.008, 1e-12);
     assert_string_equal(pl.skip, "");
     /* no counter in the profile: the counter's default period */
-    assert_float_equal(pl.slow_period_s, 0.4875, 1e-12);
+    assert_float_equal(pl.slow_period_s, 0.5, 1e-12);
 }
 
 static void test_generation(void **state)
@@ -154,7 +153,7 @@ static void test_defaults(void **state)
     assert_false(pl.from_profile);
     assert_float_equal(pl.fast_period_s, 0.05, 1e-12);
     assert_float_equal(pl.buffer_poll_s, 0.25, 1e-12);
-    assert_float_equal(pl.slow_period_s, 0.4875, 1e-12);
+    assert_float_equal(pl.slow_period_s, 0.5, 1e-12);
     assert_float_equal(pl.slow_max_period_s, 1.0, 1e-12);
     assert_float_equal(pl.slow_cpu_budget, 0.01, 1e-12);
     assert_string_equal(pl.skip, "");

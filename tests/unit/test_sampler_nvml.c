@@ -102,7 +102,7 @@ static void test_no_profile(void **state)
     const tw_sampler_device *d = tw_sampler_device_get(s, 0);
     assert_float_equal(d->fast_period_s, 0.05, 1e-12);
     assert_float_equal(d->buffer_poll_s, 0.25, 1e-12);
-    assert_float_equal(d->slow_period_s, 0.4875, 1e-12);
+    assert_float_equal(d->slow_period_s, 0.5, 1e-12);
     assert_true(has_reading(s, "power_avg_w")); /* nothing known to skip */
     char *trace = tw_test_slurp(cfg.trace_path);
     assert_non_null(strstr(trace, "# sampling plan: the default for Hopper"));
