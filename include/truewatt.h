@@ -666,6 +666,10 @@ TW_API size_t tw_session_device_count(const tw_session *s);
 TW_API tw_status tw_session_device(const tw_session *s, size_t d, tw_device_info *out);
 /* The backend in use ("nvml", "sim"). */
 TW_API const char *tw_session_backend(const tw_session *s);
+/* What the open said about the GPUs, one line each ("" when nothing): e.g. that a MIG instance
+ * named (gpus[] or CUDA_VISIBLE_DEVICES "MIG-...") is sampled through its GPU, whose energy
+ * includes its other instances'. */
+TW_API const char *tw_session_notes(const tw_session *s);
 /* The session's timeline origin on CLOCK_MONOTONIC (ns): a region's start and
  * end (tw_region_start_s) are seconds since it. */
 TW_API uint64_t tw_session_t0_mono_ns(const tw_session *s);

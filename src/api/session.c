@@ -34,6 +34,7 @@
 #include "correct/profile.h"
 #include "estimate/trace.h"
 #include "sample/sampler_sink.h"
+#include "sensor/nvml_mig.h"
 #include "timeline/devices.h"
 
 #define MAX_GPUS 64
@@ -99,6 +100,7 @@ struct tw_session {
     _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
     tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
+    char notes[1024]; /* what the open said about the GPUs (tw_session_notes) */
 };
 
 /* ---------------------------------------------------------------- time */
@@ -462,9 +464,9 @@ static tw_status pick_gpus(const tw_session_config *c, tw_session *s, tw_device_
         size_t len = strlen(list);
         snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", c->gpus[i]);
     }
-    char note[512] = "";
-    st = tw_devices_resolve(c->ngpus ? list : NULL, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_GPUS, n, note,
-                            sizeof note);
+    /* a MIG instance's UUID stands for its GPU (the GPU is sampled), as for `truewatt run` */
+    st = tw_nvml_devices_resolve(NULL, c->ngpus ? list : NULL, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_GPUS,
+                                 n, s->notes, sizeof s->notes);
     if (st != TW_OK) return st;
     s->dev = calloc(*n ? *n : 1, sizeof *s->dev);
     if (!s->dev) return tw_fail(TW_ENOMEM, "out of memory");
@@ -676,6 +678,8 @@ void tw_session_close(tw_session *s)
     pthread_mutex_unlock(&s->mu);
     session_free(s);
 }
+
+const char *tw_session_notes(const tw_session *s) { return s ? s->notes : ""; }
 
 size_t tw_session_device_count(const tw_session *s) { return s ? s->ndev : 0; }
 
