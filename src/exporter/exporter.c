@@ -286,16 +286,6 @@ static void command_of(unsigned pid, char *out, size_t cap)
 
 /* ---------------------------------------------------------------- per-process energy */
 
-/* The GPU's energy up to now, for the processes' accounting: its energy (the counter's value at
- * the time it refers to) plus its power since then, so that a run that ended just before the
- * scrape is inside the interval its report comes in (the counter is read every 0.5-1 s). At most
- * 2 s on; an overshoot is taken back from the next intervals (proc_energy_at never goes back). */
-static double energy_now(const tw_exporter *e, const expo_view *v)
-{
-    double lag = fmin(fmax(timeline_now(e) - v->energy_t, 0.0), 2.0);
-    return v->energy_j + (v->has_power && isfinite(v->power_w) ? v->power_w * lag : 0.0);
-}
-
 /* This scrape's reports that name GPU g, for the accounting (rep: nreports slots). */
 static size_t gpu_reports(const tw_exporter *e, const expo_gpu *g, expo_report *rep)
 {
@@ -329,11 +319,12 @@ static void update_procs(tw_exporter *e, expo_gpu *g, const expo_view *v)
     expo_share share[EXPO_MAX_PROCS];
     size_t n = 0, nshare = 0;
     unsigned long long newest = g->proc_last_us;
-    if (tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK) n = 0;
+    /* a lost GPU's energy stays: its runs' reports are still taken (and bounded by what it had) */
+    if (g->lost || tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK)
+        n = 0;
     tw_clear_error();
-    double now_j = energy_now(e, v);
-    double de = fmax(now_j - g->proc_energy_at, 0.0);
-    g->proc_energy_at = fmax(g->proc_energy_at, now_j);
+    double de = fmax(v->energy_j - g->proc_energy_at, 0.0); /* the published energy: the sums never exceed it */
+    g->proc_energy_at = fmax(g->proc_energy_at, v->energy_j);
     g->proc_last_us = newest;
     double total = 0;
     for (size_t k = 0; k < n; k++)
@@ -412,7 +403,8 @@ tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **text, size
         tw_expo_gpu_view(&e->gpus[i], e->window_s, e->host, &v[i]);
         v[i].nprocs = 0;
         if (!e->cfg.processes) continue;
-        if (!e->gpus[i].lost && v[i].has_energy) update_procs(e, &e->gpus[i], &v[i]);
+        /* before its first energy, no report is taken: one begun meanwhile is not whole next time */
+        if (v[i].has_energy) update_procs(e, &e->gpus[i], &v[i]);
         if (gpu_procs(&e->gpus[i], &procs[i], &v[i].nprocs)) v[i].procs = procs[i];
     }
     tw_expo_render(v, e->ngpus, &o, &out);

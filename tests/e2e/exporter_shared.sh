@@ -8,10 +8,11 @@
 #     while it runs, and after;
 #   - expected, from the scripted power alone: the measured process 400 W x 2.7 s = 1080 J
 #     (3 %), exactly its run's report; while it runs the other's estimate is held (constant);
-#     between the scrape before and the one after, the two processes together are the GPU's
-#     400 W x the time between the scrapes (the other's 80 % covers what the measured one leaves),
-#     within the counter's 0.1 s updates at both ends (2 x 40 J). Before the shared accounting,
-#     the other got its 80 % of the GPU's energy beside the measured process's 100 %: ~50 % more.
+#     between the scrape before and the one after, the GPU's energy is 400 W x the time between
+#     the two energy samples' timestamps (within the counter's 0.1 s updates at both ends: 2 x 40
+#     J), and the two processes together are that (the other's 80 % covers what the measured one
+#     leaves). Before the shared accounting, the other got its 80 % of the GPU's energy beside the
+#     measured process's 100 %: ~50 % more.
 # usage: exporter_shared.sh BIN FAKE_LIBNVIDIA_ML
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -36,14 +37,8 @@ for _ in $(seq 100); do
 done
 [ -n "$ADDR" ] || { echo "FAIL: the exporter did not start: $(cat exp.log)"; exit 1; }
 
-# scrape NAME: the page into NAME.txt, the monotonic times before and after into NAME.t
-scrape() {
-    local a b
-    a=$(date +%s.%N)
-    curl -sf "http://$ADDR/metrics" >"$1.txt" || fail "scrape $1"
-    b=$(date +%s.%N)
-    echo "$a $b" >"$1.t"
-}
+# scrape NAME: the page into NAME.txt
+scrape() { curl -sf "http://$ADDR/metrics" >"$1.txt" || fail "scrape $1"; }
 sleep 1.2 # the counter read twice, the power's window filled
 scrape before
 cat >app.sh <<EOF
@@ -56,7 +51,10 @@ RUN=$!
 i=0
 while kill -0 $RUN 2>/dev/null; do
     sleep 0.4
-    [ -s app.pid ] && kill -0 $RUN 2>/dev/null && scrape "during$((i += 1))"
+    [ -s app.pid ] && kill -0 $RUN 2>/dev/null || continue
+    scrape "during$((i += 1))"
+    # kept when its report still says running after the scrape (then it did during it)
+    grep -qs "^state.running" procs/*.twproc || rm -f "during$i.txt"
 done
 wait $RUN || fail "truewatt run: $(cat run.err)"
 scrape after
@@ -72,10 +70,6 @@ def value(page, name, pid, source):
         if line.startswith(name + "{") and f'pid="{pid}"' in line and f'source="{source}"' in line:
             return float(line.rsplit("} ", 1)[1].split()[0])
     return None
-
-
-def times(name):
-    return [float(x) for x in open(name + ".t").read().split()]
 
 
 bad = []
@@ -97,11 +91,24 @@ held = [value(p, E, 999999, "estimate") for p in during]
 check(len(held) >= 3 and all(h == o0 for h in held),
       f"the other's estimate held while the measured run goes on: {o0} J, then {held}")
 check(all(value(p, E, app, "estimate") is None for p in during + ["after.txt"]), "never an estimate for the measured pid")
-(a0, b0), (a1, b1) = times("before"), times("after")
-lo, hi = W * (a1 - b0) - 80, W * (b1 - a0) + 80
+
+
+def gpu(page):
+    for line in open(page):
+        if line.startswith("truewatt_gpu_energy_joules_total{"):
+            value, ts = line.rsplit("} ", 1)[1].split()
+            return float(value), int(ts) / 1e3
+    return None, None
+
+
+(g0, t0), (g1, t1) = gpu("before.txt"), gpu("after.txt")
+want, tol = W * (t1 - t0), 2 * W * 0.1 + 2 * W * 1e-3  # the counter's 0.1 s updates, the ms timestamps
+check(abs((g1 - g0) - want) <= tol, f"the GPU's counter over the scrapes {g1 - g0:.1f} J = 400 W x {t1 - t0:.3f} s "
+      f"= {want:.1f} J ({tol:.1f} J)")
 total = (o1 - o0) + (m or 0)
-check(lo <= total <= hi, f"the processes over the scrapes {total:.1f} J within the GPU's 400 W x "
-      f"{a1 - b0:.3f}..{b1 - a0:.3f} s = {lo:.1f}..{hi:.1f} J (the other {o1 - o0:.1f} J, the measured {m} J)")
+check(abs(total - want) <= tol, f"the processes over the scrapes {total:.1f} J = the GPU's {want:.1f} J ({tol:.1f} J; "
+      f"the other {o1 - o0:.1f} J, the measured {m} J)")
+check(total <= g1 - g0 + 1e-6, f"the processes {total:.3f} J never more than the GPU's counter {g1 - g0:.3f} J")
 sys.exit(1 if bad else 0)
 PY
 kill -TERM $EXP && wait $EXP || fail "the exporter did not exit cleanly"
