@@ -134,6 +134,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tw_session_device_count": (c_size_t, [c_void_p]),
     "tw_session_device": (c_int, [c_void_p, c_size_t, POINTER(DeviceInfo)]),
     "tw_session_backend": (c_char_p, [c_void_p]),
+    "tw_session_notes": (c_char_p, [c_void_p]),
     "tw_region_begin": (c_int, [c_void_p, c_char_p]),
     "tw_region_end": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "tw_region_wait": (c_int, [c_void_p, c_double]),

@@ -322,6 +322,7 @@ class Monitor:
         self._lock = threading.Lock()
         self.devices: List[Device] = [self._device(d) for d in range(lib.tw_session_device_count(self._session))]
         self.backend: str = text(lib.tw_session_backend(self._session))
+        self.notes: str = text(lib.tw_session_notes(self._session))  # e.g. a MIG instance sampled through its GPU
 
     def _device(self, d: int) -> Device:
         info = _lib.DeviceInfo()
