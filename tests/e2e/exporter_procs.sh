@@ -149,17 +149,14 @@ echo "\$TW_FAKE_NVML_T0_MONO_NS" >"$T/busy.t0"
 echo "\$\$" >"$T/busy.pid"
 exec python3 "$HERE/run_fake_app.py" busy $N $START $PERIOD $DUR
 EOF
-# the run's clock is the fakes' (as before the exporter's test); the exporter (the GPU's next scenario)
-# starts on it once the run has begun: a run it saw only in part keeps its report's energy
+# the run's clock is the fakes' (the run's t0); the exporter (the GPU's next scenario, on that
+# clock) starts once the run has ended: a run that began before it keeps its report's energy
 stop_exporter
 export TW_FAKE_NVML_SCENARIO=$T/busy.csv TW_FAKE_NVML_POWER_LIMIT_W=660
 unset TW_FAKE_NVML_T0_MONO_NS
 TW_RUN_EXPORT_T0_TO_FAKE=1 "$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o busy.sqlite \
-    -- sh busy.sh >busy.json 2>busy.err &
-RUN=$!
-for _ in $(seq 100); do [ -s busy.t0 ] && break; sleep 0.05; done
+    -- sh busy.sh >busy.json 2>busy.err || fail "truewatt run (busy): $(cat busy.err)"
 TW_FAKE_NVML_T0_MONO_NS=$(cat busy.t0) start_exporter exp3.log
-wait $RUN || fail "truewatt run (busy): $(cat busy.err)"
 BUSY=$(cat busy.pid 2>/dev/null)
 curl -sf "http://$ADDR/metrics" >busy.txt || fail "scrape after the busy run"
 eb=$(sample truewatt_process_energy_joules_total "$BUSY" "truewatt run" busy.txt)
