@@ -153,8 +153,7 @@ static void *open_cupti(void)
     if (h && env && *env) {
         Dl_info info;
         void *probe = dlsym(h, "cuptiGetTimestamp");
-        if (probe && dladdr(probe, &info) && info.dli_fname && !twi_same_file(env, info.dli_fname) &&
-            m.client.print)
+        if (probe && dladdr(probe, &info) && info.dli_fname && !twi_same_file(env, info.dli_fname) && m.client.print)
             fprintf(stderr,
                     "%sthe program has loaded %s already: using it, not TW_CUPTI_LIBRARY=%s (two CUPTIs in "
                     "one process collide); point TW_CUPTI_LIBRARY at it\n",
@@ -514,8 +513,9 @@ static bool register_once(void)
     if (m.client.monotonic) {
         if (!api.cuptiActivityRegisterTimestampCallback) {
             if (m.client.print)
-                fprintf(stderr, "%sTW_CUPTI_CLOCK=monotonic: this CUPTI has no timestamp callback; using its own "
-                                "clock\n",
+                fprintf(stderr,
+                        "%sTW_CUPTI_CLOCK=monotonic: this CUPTI has no timestamp callback; using its own "
+                        "clock\n",
                         m.client.prefix);
         } else {
             cupti_ok(api.cuptiActivityRegisterTimestampCallback(monotonic_timestamp),
@@ -555,8 +555,8 @@ bool twi_cupti_start(const twi_cupti_client *c, twi_clock *clock)
         fprintf(stderr, "%sno CUPTI device records (%s): device UUIDs from libcuda\n", c->prefix, result_text(dr));
     m.started = true;
     if (c->verbose)
-        fprintf(stderr, "%sCUPTI %u from %s; clock calibrated to +-%llu ns; t0 %llu ns\n", c->prefix, m.version,
-                m.path, (unsigned long long)(gap + 1) / 2, (unsigned long long)clock->t0_mono_ns);
+        fprintf(stderr, "%sCUPTI %u from %s; clock calibrated to +-%llu ns; t0 %llu ns\n", c->prefix, m.version, m.path,
+                (unsigned long long)(gap + 1) / 2, (unsigned long long)clock->t0_mono_ns);
     return true;
 }
 
