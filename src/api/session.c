@@ -28,6 +28,7 @@
 #include "api/energy_line.h"
 #include "api/kernels.h"
 #include "api/open_set.h"
+#include "api/recorder.h"
 #include "api/session_internal.h"
 #include "api/sized.h"
 #include "core/error.h"
@@ -120,8 +121,9 @@ struct tw_session {
     _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
     tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
-    tw_ktrace *kt; /* trace_kernels: the kernels */
-    bool closing;  /* no more kernels will come */
+    tw_ktrace *kt;    /* trace_kernels: the kernels */
+    tw_recorder *rec; /* run_path: the run file */
+    bool closing;     /* no more kernels will come */
 };
 
 /* ---------------------------------------------------------------- time */
@@ -462,6 +464,7 @@ static double needed_from(tw_session *s, double end)
 static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
 {
     tw_session *s = arg;
+    if (s->rec) tw_recorder_sync(s->rec, false); /* every TW_RUN_COMMIT_S */
     pthread_mutex_lock(&s->mu);
     for (size_t d = 0; d < s->ndev; d++) {
         sdev *dv = &s->dev[d];
@@ -601,11 +604,31 @@ static double counter_read_period_s(const tw_session *s, const tw_session_config
     return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
 }
 
+/* run_path: the run file, before the sampler (which writes into it). */
+static tw_status open_recorder(const tw_session_config *c, tw_session *s)
+{
+    const char *prefix[MAX_GPUS];
+    tw_device_info info[MAX_GPUS];
+    for (size_t d = 0; d < s->ndev; d++) {
+        prefix[d] = s->dev[d].prefix;
+        info[d] = s->dev[d].info;
+    }
+    tw_recorder_config rc = {.path = c->run_path,
+                             .backend = s->backend,
+                             .t0_mono_ns = s->t0_ns,
+                             .dev = info,
+                             .prefix = prefix,
+                             .ndev = s->ndev,
+                             .profile_path = c->profile_path};
+    return tw_recorder_open(&rc, &s->rec);
+}
+
 static tw_status open_nvml(const tw_session_config *c, tw_session *s)
 {
     tw_device_info all[MAX_GPUS];
     size_t pos[MAX_GPUS], n = 0;
     tw_status st = pick_gpus(c, s, all, pos, &n);
+    if (st == TW_OK && c->run_path) st = open_recorder(c, s);
     if (st != TW_OK) return st;
     char idx[MAX_GPUS][16];
     const char *ids[MAX_GPUS];
@@ -619,7 +642,8 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
                             .profile_path = c->profile_path,
-                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR")};
+                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR"),
+                            .run = tw_recorder_run(s->rec)};
     st = tw_sampler_start_sink(&sc, sink, s, &s->sampler);
     return st == TW_OK ? wait_first_readings(s) : st;
 }
@@ -667,6 +691,7 @@ static void session_free(tw_session *s)
         tw_sampler_free(s->sampler);
     }
     tw_ktrace_free(s->kt);
+    if (s->rec) tw_recorder_close(s->rec, s->sampler); /* an open that failed; a close said its error */
     for (size_t d = 0; d < s->ndev; d++) {
         tw_line_free(&s->dev[d].line);
         tw_anchor_free(&s->dev[d].anchor);
@@ -711,6 +736,12 @@ static void kernels_flushed(void *arg)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* run_path: the kernels (and copies) CUPTI gives into the run file too. */
+static void record_activity(void *arg, const twi_record *r, const twi_clock *c)
+{
+    tw_recorder_activity(((tw_session *)arg)->rec, r, c);
+}
+
 /* trace_kernels: CUPTI's activity records in this process (kernels.h). */
 static tw_status start_tracing(tw_session *s)
 {
@@ -720,8 +751,12 @@ static tw_status start_tracing(tw_session *s)
     const char *uuids[MAX_GPUS];
     for (size_t d = 0; d < s->ndev; d++)
         uuids[d] = s->dev[d].info.uuid;
-    tw_ktrace_config kc = {
-        .t0_mono_ns = s->t0_ns, .uuids = uuids, .ndev = s->ndev, .notify = kernels_flushed, .arg = s};
+    tw_ktrace_config kc = {.t0_mono_ns = s->t0_ns,
+                           .uuids = uuids,
+                           .ndev = s->ndev,
+                           .notify = kernels_flushed,
+                           .record = s->rec ? record_activity : NULL,
+                           .arg = s};
     return tw_ktrace_start(&kc, &s->kt);
 }
 
@@ -734,9 +769,6 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
     tw_session_config_init(&c);
     tw_status st = tw_sized_read(&c, sizeof c, cin, "tw_session_open: config");
     if (st != TW_OK) return st;
-    if (c.run_path)
-        return tw_fail(TW_EUNSUPPORTED,
-                       "tw_session_open: run_path is not implemented yet (record with `truewatt run` instead)");
     if (c.ngpus && !c.gpus) return tw_fail(TW_EINVAL, "tw_session_open: ngpus %zu without gpus", c.ngpus);
     if (!(c.counter_period_s >= 0 && c.counter_period_s <= 60))
         return tw_fail(TW_EINVAL, "tw_session_open: counter_period_s %g must be in [0, 60] s (0: the default)",
@@ -756,6 +788,9 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
     }
     if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
     if (st == TW_OK) st = intern_descriptions(s);
+    if (st == TW_OK && c.run_path && s->sim)
+        st = tw_fail(TW_EUNSUPPORTED, "tw_session_open: run_path needs the nvml backend (a sim session has no "
+                                      "readings to record)");
     if (st == TW_OK && c.trace_kernels) st = start_tracing(s);
     if (st != TW_OK) {
         char msg[1024];
@@ -786,6 +821,9 @@ void tw_session_close(tw_session *s)
         complete_region(s, s->pending);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    if (s->rec && tw_recorder_close(s->rec, s->sampler) != TW_OK) /* close returns nothing: said on stderr */
+        fprintf(stderr, "truewatt: the session's run file is incomplete: %s\n", tw_last_error());
+    s->rec = NULL;
     session_free(s);
 }
 
@@ -862,6 +900,7 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
     char *begun;
     double t0;
     if ((st = tw_open_pop(&s->open, "tw_region_end", name, &begun, &t0)) != TW_OK) return st;
+    if (s->rec) tw_recorder_region(s->rec, begun, t0, t);
     if (!out) {
         free(begun);
         return TW_OK;

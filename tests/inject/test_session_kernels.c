@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "truewatt.h"
 
@@ -200,6 +201,72 @@ static void per_kernel_energies(void **state)
     tw_session_close(s);
 }
 
+/* run_path: the session's readings, kernels and regions in a run file that
+ * `truewatt report` reads: its kernel names and the region as an NVTX range. */
+static void run_file(void **state)
+{
+    (void)state;
+    const char *path = tw_test_path(2, "session.sqlite");
+    tw_session_config c;
+    tw_session_config_init(&c);
+    c.backend = "nvml";
+    c.trace_kernels = true;
+    c.run_path = path;
+    c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
+    tw_session *s = NULL;
+    tw_status st = tw_session_open(&c, &s);
+    if (st != TW_OK) fprintf(stderr, "tw_session_open: %s\n", tw_last_error());
+    assert_int_equal(st, TW_OK);
+    assert_int_equal(tw_region_begin(s, "step"), TW_OK);
+    sleep_until_scenario(REGION_END_S);
+    push_launches();
+    assert_int_equal(tw_region_end(s, "step", NULL), TW_OK);
+    sleep_until_scenario(REGION_END_S + 0.5);
+    tw_session_close(s);
+
+    /* the report's kernel names and ranges, one per line: "kernel NAME LAUNCHES ENERGY", "range NAME ABOVE" */
+    char cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "%s report '%s' --json | python3 -c 'import json, sys\n"
+             "d = json.load(sys.stdin)[\"devices\"][0]\n"
+             "for n in d[\"names\"]: print(\"kernel\", n[\"name\"], n[\"launches\"], n[\"energy_j\"])\n"
+             "for r in d[\"nvtx_ranges\"]: print(\"range\", r[\"name\"], r[\"above_baseline_j\"])'",
+             TW_TRUEWATT, path);
+    int rc = tw_test_run(cmd, &out);
+    fprintf(stderr, "%s", out ? out : "");
+    assert_int_equal(rc, 0);
+    assert_non_null(out);
+    size_t kernels = 0, ranges = 0;
+    double above = 0, range_above = NAN;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[64];
+        unsigned long long n;
+        double e;
+        if (sscanf(line, "kernel %63s %llu %lf", name, &n, &e) == 3) {
+            uint64_t want_n;
+            double want_t, want = expected_j(name, &want_n, &want_t);
+            assert_int_equal(n, want_n);
+            assert_true(fabs(e - want) <= 0.03 * want);
+            above += want;
+            kernels++;
+        } else if (sscanf(line, "range %63s %lf", name, &e) == 2) {
+            assert_string_equal(name, "step"); /* the region, as an NVTX range */
+            range_above = e;
+            ranges++;
+        } else {
+            fail_msg("unexpected line: %s", line);
+        }
+    }
+    assert_int_equal(kernels, 2);
+    assert_int_equal(ranges, 1);
+    /* the range holds both kernels: what they drew above the baseline */
+    assert_true(fabs(range_above - above) <= 0.03 * above);
+    free(out);
+    char events[1024];
+    snprintf(events, sizeof events, "%s.events.csv", path);
+    unlink(events);
+}
+
 /* One tracing session at a time: CUPTI has one set of buffer callbacks. */
 static void one_tracer(void **state)
 {
@@ -236,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(per_kernel_energies, fake_env),
         cmocka_unit_test_setup(one_tracer, fake_env),
+        cmocka_unit_test_setup(run_file, fake_env),
         cmocka_unit_test(sim_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
