@@ -136,13 +136,20 @@ static double expected_j(const char *name, uint64_t *launches, double *time_s)
     return e;
 }
 
+/* A config that traces kernels on `backend`. */
+static tw_session_config traced(const char *backend)
+{
+    tw_session_config c;
+    tw_session_config_init(&c);
+    c.backend = backend;
+    c.trace_kernels = true;
+    return c;
+}
+
 static void per_kernel_energies(void **state)
 {
     (void)state;
-    tw_session_config c;
-    tw_session_config_init(&c);
-    c.backend = "nvml";
-    c.trace_kernels = true;
+    tw_session_config c = traced("nvml");
     /* the fake's readings as documented (20 ms tiles, no rc): not the H100's models */
     c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
     tw_session *s = NULL;
@@ -207,10 +214,7 @@ static void run_file(void **state)
 {
     (void)state;
     const char *path = tw_test_path(2, "session.sqlite");
-    tw_session_config c;
-    tw_session_config_init(&c);
-    c.backend = "nvml";
-    c.trace_kernels = true;
+    tw_session_config c = traced("nvml");
     c.run_path = path;
     c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
     tw_session *s = NULL;
@@ -265,16 +269,14 @@ static void run_file(void **state)
     char events[1024];
     snprintf(events, sizeof events, "%s.events.csv", path);
     unlink(events);
+    unlink(path);
 }
 
 /* One tracing session at a time: CUPTI has one set of buffer callbacks. */
 static void one_tracer(void **state)
 {
     (void)state;
-    tw_session_config c;
-    tw_session_config_init(&c);
-    c.backend = "nvml";
-    c.trace_kernels = true;
+    tw_session_config c = traced("nvml");
     tw_session *a = NULL, *b = NULL;
     assert_int_equal(tw_session_open(&c, &a), TW_OK);
     assert_int_equal(tw_session_open(&c, &b), TW_EUNAVAIL);
@@ -289,10 +291,7 @@ static void one_tracer(void **state)
 static void sim_refuses(void **state)
 {
     (void)state;
-    tw_session_config c;
-    tw_session_config_init(&c);
-    c.backend = "sim";
-    c.trace_kernels = true;
+    tw_session_config c = traced("sim");
     tw_session *s = NULL;
     assert_int_equal(tw_session_open(&c, &s), TW_EUNSUPPORTED);
     assert_null(s);
