@@ -39,36 +39,6 @@ struct tw_ktrace {
 
 /* ---------------------------------------------------------------- the store */
 
-static size_t device_of(const tw_ktrace *k, const char *uuid)
-{
-    for (size_t d = 0; d < k->c.ndev; d++)
-        if (uuid && strcmp(uuid, k->uuid[d]) == 0) return d;
-    /* CUPTI could not tell the GPU: the session's only one */
-    return (!uuid || !*uuid) && k->c.ndev == 1 ? 0 : SIZE_MAX;
-}
-
-/* A kernel record, on the tracer's thread with k->mu held. */
-static void store(tw_ktrace *k, const twi_record *r)
-{
-    if (r->kind != TWI_KERNEL || (r->start_ns == 0 && r->end_ns == 0) || r->end_ns < r->start_ns) return;
-    size_t d = device_of(k, r->device_uuid);
-    if (d == SIZE_MAX) {
-        k->foreign++;
-        return;
-    }
-    const char *name = tw_session_intern(k->dm ? twi_demangle(k->dm, r->name ? r->name : "") : r->name);
-    if (!name) return; /* out of memory: the launch is lost */
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 1024;
-        tw_klaunch *p = realloc(k->l, cap * sizeof *p);
-        if (!p) return;
-        k->l = p;
-        k->cap = cap;
-    }
-    k->l[k->n++] = (tw_klaunch){name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
-                                1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
-}
-
 double tw_ktrace_flushed_s(tw_ktrace *k)
 {
     pthread_mutex_lock(&k->mu);
@@ -119,6 +89,36 @@ void tw_ktrace_trim(tw_ktrace *k, double t)
 /* ---------------------------------------------------------------- the tracer */
 
 #ifdef TW_HAVE_CUPTI
+static size_t device_of(const tw_ktrace *k, const char *uuid)
+{
+    for (size_t d = 0; d < k->c.ndev; d++)
+        if (uuid && strcmp(uuid, k->uuid[d]) == 0) return d;
+    /* CUPTI could not tell the GPU: the session's only one */
+    return (!uuid || !*uuid) && k->c.ndev == 1 ? 0 : SIZE_MAX;
+}
+
+/* A kernel record, on the tracer's thread with k->mu held. */
+static void store(tw_ktrace *k, const twi_record *r)
+{
+    if (r->kind != TWI_KERNEL || (r->start_ns == 0 && r->end_ns == 0) || r->end_ns < r->start_ns) return;
+    size_t d = device_of(k, r->device_uuid);
+    if (d == SIZE_MAX) {
+        k->foreign++;
+        return;
+    }
+    const char *name = tw_session_intern(k->dm ? twi_demangle(k->dm, r->name ? r->name : "") : r->name);
+    if (!name) return; /* out of memory: the launch is lost */
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 1024;
+        tw_klaunch *p = realloc(k->l, cap * sizeof *p);
+        if (!p) return;
+        k->l = p;
+        k->cap = cap;
+    }
+    k->l[k->n++] = (tw_klaunch){name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
+                                1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
+}
+
 static void reader_begin(void *arg) { pthread_mutex_lock(&((tw_ktrace *)arg)->mu); }
 static void reader_end(void *arg) { pthread_mutex_unlock(&((tw_ktrace *)arg)->mu); }
 static void reader_record(void *arg, const twi_record *r)
