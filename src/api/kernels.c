@@ -390,11 +390,19 @@ tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, 
     cfg.fit_t1_s = t1;
     cfg.power_limit_w = power_limit_w;
     if (st == TW_OK) st = tw_estimate_run(&rd, 1, ev, &cfg, &e);
-    if (st == TW_OK) st = sum_names(e, l, n, t0, t1, gain, out, nout, kernels_j);
-    if (st == TW_OK) {
-        *model_j = gain * tw_estimate_baseline_j(e, t0, t1) + *kernels_j;
-        qsort(*out, *nout, sizeof **out, by_energy);
+    if (st == TW_EEMPTY) {
+        /* no readings over the region (a session closed before they came):
+         * the names with their launches and time, their energies unobserved */
+        tw_clear_error();
+        tw_estimate none;
+        memset(&none, 0, sizeof none);
+        st = sum_names(&none, l, n, t0, t1, gain, out, nout, kernels_j);
+        *kernels_j = NAN;
+    } else if (st == TW_OK) {
+        st = sum_names(e, l, n, t0, t1, gain, out, nout, kernels_j);
+        if (st == TW_OK) *model_j = gain * tw_estimate_baseline_j(e, t0, t1) + *kernels_j;
     }
+    if (st == TW_OK) qsort(*out, *nout, sizeof **out, by_energy);
     tw_estimate_free(e);
     tw_events_free(ev);
     return st;

@@ -70,7 +70,9 @@ typedef struct tw_kname {
  * estimator's per-launch energies, the part of each launch inside the region
  * summed per name, times gain (the reading's scale to the energy counter).
  * *kernels_j: their sum; *model_j: that plus the estimator's baseline over
- * the region. Names by energy, largest first (*out malloc'ed). */
+ * the region. Names by energy, largest first (*out malloc'ed). Without
+ * readings over the region: the names' launches and time, energies NaN
+ * ("unobserved"). */
 tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, size_t nobs, const char *reading,
                               double fit_t0, double t0, double t1, double gain, double power_limit_w, tw_kname **out,
                               size_t *nout, double *kernels_j, double *model_j);

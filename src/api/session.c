@@ -968,7 +968,7 @@ static tw_status estimate_kernels(tw_region *r)
         rkern *k = &r->k[d];
         k->st = tw_kernels_estimate(k->l, k->nl, k->obs, k->nobs, "power", r->t0 - KFIT_BEFORE_S, r->t0, r->t1, k->gain,
                                     k->power_limit_w, &k->names, &k->nnames, &k->kernels_j, &k->model_j);
-        if (k->st != TW_OK) {
+        if (k->st != TW_OK) { /* out of memory: said by tw_region_kernel_get */
             snprintf(k->err, sizeof k->err, "%s", tw_last_error());
             k->kernels_j = k->model_j = NAN;
         }
@@ -996,6 +996,8 @@ tw_status tw_region_kernel_get(tw_region *r, size_t i, tw_region_kernel *out)
     tw_clear_error();
     if (!r || !out) return tw_fail(TW_EINVAL, "tw_region_kernel_get: NULL argument");
     size_t n = tw_region_kernel_count(r);
+    for (size_t d = 0; r->k && d < r->ndev; d++)
+        if (r->k[d].st != TW_OK) return tw_fail(r->k[d].st, "region '%s': its kernels: %s", r->name, r->k[d].err);
     if (i >= n) return tw_fail(TW_EINVAL, "tw_region_kernel_get: kernel name %zu of %zu", i, n);
     size_t d = 0;
     while (i >= r->k[d].nnames)
