@@ -199,6 +199,12 @@ tw_status tw_ktrace_start(const tw_ktrace_config *c, tw_ktrace **out)
     return tw_fail(TW_EUNSUPPORTED, "trace_kernels: this libtruewatt was built without cupti.h (CUDA's headers): "
                                     "no in-process kernel tracing");
 #else
+    /* CUPTI takes one set of buffer callbacks per process: the injection
+     * library's (truewatt run sets TW_EVENTS_PATH for it) would lose its records */
+    const char *events = getenv("TW_EVENTS_PATH");
+    if (events && *events)
+        return tw_fail(TW_EUNAVAIL, "trace_kernels: this program runs under `truewatt run`, whose injection library "
+                                    "traces its kernels already (TW_EVENTS_PATH is set): its report has them");
     tw_ktrace *k = calloc(1, sizeof *k);
     if (!k) return tw_fail(TW_ENOMEM, "out of memory");
     k->c = *c;

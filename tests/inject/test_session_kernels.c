@@ -287,6 +287,21 @@ static void one_tracer(void **state)
     tw_session_close(b);
 }
 
+/* Under `truewatt run` (its injection library holds CUPTI's callbacks) a
+ * session does not take them away. */
+static void under_truewatt_run(void **state)
+{
+    (void)state;
+    tw_session_config c = traced("nvml");
+    setenv("TW_EVENTS_PATH", "/nonexistent/events.csv", 1);
+    tw_session *s = NULL;
+    tw_status st = tw_session_open(&c, &s);
+    unsetenv("TW_EVENTS_PATH");
+    assert_int_equal(st, TW_EUNAVAIL);
+    assert_non_null(strstr(tw_last_error(), "truewatt run"));
+    assert_null(s);
+}
+
 /* The simulator runs none of the program's kernels. */
 static void sim_refuses(void **state)
 {
@@ -303,6 +318,7 @@ int main(void)
         cmocka_unit_test_setup(per_kernel_energies, fake_env),
         cmocka_unit_test_setup(one_tracer, fake_env),
         cmocka_unit_test_setup(run_file, fake_env),
+        cmocka_unit_test_setup(under_truewatt_run, fake_env),
         cmocka_unit_test(sim_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
