@@ -732,6 +732,10 @@ typedef struct tw_region_kernel {
     double energy_j;    /* above the baseline (NaN: grouped with other names, or unobserved) */
     double energy_sd_j; /* its standard uncertainty */
     const char *status; /* "ok", "below_resolution" (energy_j + 2 sd bounds it), "grouped", "unobserved" */
+    /* grouped: the group of names the readings cannot tell apart (always
+     * together, in fixed proportion: "group 1: NAME (+N)"), whose energy is in
+     * tw_region_device.kernels_j; NULL otherwise. Valid for the process's life. */
+    const char *group;
 } tw_region_kernel;
 
 /* The region's kernel names over all its GPUs, each GPU's by energy,

@@ -112,6 +112,7 @@ class RegionKernel(Structure):
         ("energy_j", c_double),
         ("energy_sd_j", c_double),
         ("status", c_char_p),
+        ("group", c_char_p),
     ]
 
 

@@ -67,8 +67,9 @@ class Kernel:
     """One kernel name inside a window on one GPU (a Monitor with ``trace_kernels``):
     its launches' part inside the window and the energy they drew above the
     GPU's baseline (``status``: ``ok``; ``below_resolution``, where
-    ``energy_j + 2 energy_sd_j`` bounds it; ``grouped`` or ``unobserved``,
-    where ``energy_j`` is NaN)."""
+    ``energy_j + 2 energy_sd_j`` bounds it; ``grouped`` (``group`` names the
+    names the readings cannot tell apart; their energy is in
+    :attr:`Measurement.kernels_j`) or ``unobserved``, where ``energy_j`` is NaN)."""
 
     name: str
     gpu: str
@@ -77,6 +78,7 @@ class Kernel:
     energy_j: float
     energy_sd_j: float
     status: str
+    group: Optional[str] = None  # grouped: the group's label (its energy is in kernels_j)
 
 
 _FIELDS = ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j", "kernels_j", "kernels_model_j")
@@ -270,7 +272,8 @@ def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
         check(lib.tw_region_kernel_get(region, i, ctypes.byref(rk)), "tw_region_kernel_get")
         gpu = uuids[rk.device] if rk.device < len(uuids) else str(rk.device)
         kernels.append(
-            Kernel(text(rk.name), gpu, int(rk.launches), rk.time_s, rk.energy_j, rk.energy_sd_j, text(rk.status))
+            Kernel(text(rk.name), gpu, int(rk.launches), rk.time_s, rk.energy_j, rk.energy_sd_j, text(rk.status),
+                   text(rk.group) if rk.group else None)
         )
     values["kernels"] = kernels
     return values

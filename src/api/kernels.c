@@ -311,7 +311,10 @@ static const tw_est_name *est_name(const tw_estimate *e, tw_strmap *by_est, cons
     return k && *k >= 0 && (size_t)*k < e->nnames ? &e->names[*k] : NULL;
 }
 
-/* The estimate's launches summed per name, the part inside [t0, t1]. */
+/* The estimate's launches summed per name, the part inside [t0, t1]. The
+ * estimate splits a group's energy over its launches by their activity: an
+ * arbitrary split between its names, so a grouped name's energy is NaN, but
+ * the sum (*kernels_j) counts it. */
 static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, double t0, double t1, double gain,
                            tw_kname **out, size_t *nout, double *kernels_j)
 {
@@ -340,6 +343,8 @@ static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, 
             v[m] = (tw_kname){.name = l[i].name, .dev = l[i].dev, .status = "unobserved", .sd_j = NAN};
             const tw_est_name *en = est_name(e, &by_est, l[i].name);
             if (en) v[m].status = tw_est_status_name(en->status);
+            if (en && en->group >= 0 && (size_t)en->group < e->ngroups)
+                v[m].group = tw_session_intern(e->groups[en->group].label);
             m++;
         }
         tw_kname *o = &v[*x];
@@ -347,7 +352,9 @@ static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, 
         o->time_s += in;
         double share = len > 0 ? in / len : 1.0;
         double ej = i < e->nevents ? e->event_energy_j[i] : NAN;
-        o->energy_j += gain * share * ej; /* NaN stays NaN: grouped or unobserved */
+        double part = gain * share * ej; /* NaN: unobserved */
+        if (isfinite(part)) *kernels_j += part;
+        o->energy_j += o->group ? NAN : part;
     }
     /* each name's sd: its whole estimate's, in proportion to the part inside */
     for (size_t j = 0; j < m && st == TW_OK; j++) {
@@ -356,7 +363,6 @@ static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, 
             v[j].sd_j = v[j].energy_j / (gain * en->energy_j) * gain * en->energy_sd_j;
         else if (en)
             v[j].sd_j = gain * en->energy_sd_j;
-        if (isfinite(v[j].energy_j)) *kernels_j += v[j].energy_j;
     }
     tw_strmap_free(&by_est);
     tw_strmap_free(&by_out);

@@ -63,6 +63,7 @@ typedef struct tw_kname {
     uint64_t launches;
     double time_s, energy_j, sd_j;
     const char *status;
+    const char *group; /* grouped: its group's label (interned); else NULL */
 } tw_kname;
 
 /* The region [t0, t1]'s kernel names from the launches (those overlapping
@@ -70,7 +71,8 @@ typedef struct tw_kname {
  * estimator's per-launch energies, the part of each launch inside the region
  * summed per name, times gain (the reading's scale to the energy counter).
  * *kernels_j: their sum; *model_j: that plus the estimator's baseline over
- * the region. Names by energy, largest first (*out malloc'ed). Without
+ * the region (with the groups' energies, which the names they hold have
+ * not: NaN, status "grouped"). Names by energy, largest first (*out malloc'ed). Without
  * readings over the region: the names' launches and time, energies NaN
  * ("unobserved"). */
 tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, size_t nobs, const char *reading,

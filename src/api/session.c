@@ -1010,7 +1010,8 @@ tw_status tw_region_kernel_get(tw_region *r, size_t i, tw_region_kernel *out)
                              .time_s = k->time_s,
                              .energy_j = k->energy_j,
                              .energy_sd_j = k->sd_j,
-                             .status = k->status};
+                             .status = k->status,
+                             .group = k->group};
     return tw_sized_write(out, &full, sizeof full, "tw_region_kernel_get");
 }
 

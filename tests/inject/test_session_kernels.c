@@ -38,7 +38,17 @@ static const launch LAUNCHES[] = {
     {"beta", 6.90, 0.30, 250.0},
     {"alpha", 7.40, 0.10, 400.0},
 };
-#define NLAUNCH (sizeof LAUNCHES / sizeof LAUNCHES[0])
+/* two names always together, in the same proportion: the readings cannot
+ * tell them apart */
+static const launch TOGETHER[] = {
+    {"gamma", 6.50, 0.30, 300.0},
+    {"delta", 6.50, 0.30, 300.0},
+    {"gamma", 7.00, 0.30, 300.0},
+    {"delta", 7.00, 0.30, 300.0},
+};
+/* the scenario of the test (its setup chooses) */
+static const launch *L = LAUNCHES;
+static size_t NLAUNCH = sizeof LAUNCHES / sizeof LAUNCHES[0];
 #define REGION_END_S 7.7
 
 static uint64_t t0_ns;
@@ -65,14 +75,16 @@ static const char *scenario_csv(void)
     static char buf[1024];
     size_t n = (size_t)snprintf(buf, sizeof buf, "name,start_s,duration_s,power_w\nwarm,1.0,0.05,150\n");
     for (size_t i = 0; i < NLAUNCH; i++)
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s,%.3f,%.3f,%.1f\n", LAUNCHES[i].name, LAUNCHES[i].start_s,
-                              LAUNCHES[i].duration_s, LAUNCHES[i].power_w);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s,%.3f,%.3f,%.1f\n", L[i].name, L[i].start_s, L[i].duration_s,
+                              L[i].power_w);
     return buf;
 }
 
 static int fake_env(void **state)
 {
     (void)state;
+    L = LAUNCHES;
+    NLAUNCH = sizeof LAUNCHES / sizeof LAUNCHES[0];
     unsetenv("TW_FAKE_NVML_DEVICES");
     unsetenv("TW_FAKE_NVML_UUIDS");
     unsetenv("CUDA_VISIBLE_DEVICES");
@@ -85,6 +97,15 @@ static int fake_env(void **state)
     char t0[32];
     snprintf(t0, sizeof t0, "%llu", (unsigned long long)t0_ns);
     setenv("TW_FAKE_NVML_T0_MONO_NS", t0, 1);
+    return 0;
+}
+
+static int together_env(void **state)
+{
+    fake_env(state);
+    L = TOGETHER;
+    NLAUNCH = sizeof TOGETHER / sizeof TOGETHER[0];
+    setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(3, scenario_csv()), 1);
     return 0;
 }
 
@@ -103,8 +124,8 @@ static void push_launches(void)
         CUpti_ActivityKernel10 k;
         memset(&k, 0, sizeof k);
         k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k.name = LAUNCHES[i].name;
-        double a = LAUNCHES[i].start_s, b = a + LAUNCHES[i].duration_s;
+        k.name = L[i].name;
+        double a = L[i].start_s, b = a + L[i].duration_s;
         k.start = (uint64_t)((int64_t)t0_ns + (int64_t)llround(a * 1e9) + offset);
         k.end = (uint64_t)((int64_t)t0_ns + (int64_t)llround(b * 1e9) + offset);
         k.deviceId = 0;
@@ -126,8 +147,8 @@ static double expected_j(const char *name, uint64_t *launches, double *time_s)
     *launches = 0;
     *time_s = 0;
     for (size_t i = 0; i < NLAUNCH; i++) {
-        if (strcmp(LAUNCHES[i].name, name) != 0) continue;
-        double a = LAUNCHES[i].start_s, b = a + LAUNCHES[i].duration_s;
+        if (strcmp(L[i].name, name) != 0) continue;
+        double a = L[i].start_s, b = a + L[i].duration_s;
         e += tw_scenario_true_energy_j(sc, a, b) - idle * (b - a);
         ++*launches;
         *time_s += b - a;
@@ -287,6 +308,44 @@ static void one_tracer(void **state)
     tw_session_close(b);
 }
 
+/* Names the readings cannot tell apart: each "grouped", energy NaN, in one
+ * group, whose energy (in kernels_j) is theirs together. */
+static void grouped_names(void **state)
+{
+    (void)state;
+    tw_session_config c = traced("nvml");
+    c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
+    tw_session *s = NULL;
+    assert_int_equal(tw_session_open(&c, &s), TW_OK);
+    assert_int_equal(tw_region_begin(s, "pair"), TW_OK);
+    sleep_until_scenario(REGION_END_S);
+    push_launches();
+    tw_region *r = NULL;
+    assert_int_equal(tw_region_end(s, "pair", &r), TW_OK);
+    assert_int_equal(tw_region_kernel_count(r), 2);
+    double want = 0;
+    for (size_t i = 0; i < 2; i++) {
+        tw_region_kernel k = {.size = sizeof k};
+        assert_int_equal(tw_region_kernel_get(r, i, &k), TW_OK);
+        uint64_t n;
+        double t;
+        want += expected_j(k.name, &n, &t);
+        fprintf(stderr, "  %s: %s, %s\n", k.name, k.status, k.group ? k.group : "(no group)");
+        assert_string_equal(k.status, "grouped");
+        assert_true(isnan(k.energy_j));
+        assert_non_null(k.group);
+        assert_int_equal(k.launches, 2);
+    }
+    /* the scenario's energy of a launch counts both names' halves of it: once */
+    want /= 2;
+    tw_region_device d = {.size = sizeof d};
+    assert_int_equal(tw_region_device_get(r, 0, &d), TW_OK);
+    fprintf(stderr, "  kernels %.4f J, want %.4f J\n", d.kernels_j, want);
+    assert_true(fabs(d.kernels_j - want) <= 0.03 * want);
+    tw_region_free(r);
+    tw_session_close(s);
+}
+
 /* Under `truewatt run` (its injection library holds CUPTI's callbacks) a
  * session does not take them away. */
 static void under_truewatt_run(void **state)
@@ -319,6 +378,7 @@ int main(void)
         cmocka_unit_test_setup(one_tracer, fake_env),
         cmocka_unit_test_setup(run_file, fake_env),
         cmocka_unit_test_setup(under_truewatt_run, fake_env),
+        cmocka_unit_test_setup(grouped_names, together_env),
         cmocka_unit_test(sim_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
