@@ -165,6 +165,15 @@ static void no_fit_before_six_reads(void **state)
     tw_anchor_free(&s.anchor);
 }
 
+/* The fitted phase is the grid's, to the phase step. */
+static void assert_on_grid(const sim *s)
+{
+    assert_true(isfinite(s->anchor.phase_s));
+    double ph = fmod(s->anchor.phase_s - GRID_PHASE_S + 1.0, 0.1);
+    fprintf(stderr, "  at %.2f s: phase %.4f s (grid %.4f)\n", s->t, s->anchor.phase_s, GRID_PHASE_S);
+    assert_true(ph < 0.001 || ph > 0.099);
+}
+
 /* Reads that start where six of them leave the true grid only three clear
  * reads (49, 37, 24, 12, 99.5 and 87 ms past a grid point, 4.875 periods
  * apart): the first fit still finds the grid (it waits for eight reads,
@@ -177,10 +186,7 @@ static void first_fit_on_the_grid(void **state)
     s.next_read = GRID_PHASE_S + 0.0136 + 0.049 + 0.5; /* the model's delay, then 49 ms past the grid */
     while (isnan(s.anchor.phase_s) && s.t < 10.0)
         sim_run(&s, s.t + TILE_S);
-    assert_true(isfinite(s.anchor.phase_s));
-    double ph = fmod(s.anchor.phase_s - GRID_PHASE_S + 1.0, 0.1);
-    fprintf(stderr, "  first fit at %.2f s: phase %.4f s (grid %.4f)\n", s.t, s.anchor.phase_s, GRID_PHASE_S);
-    assert_true(ph < 0.001 || ph > 0.099);
+    assert_on_grid(&s);
     tw_line_free(&s.line);
     tw_anchor_free(&s.anchor);
 }
@@ -198,10 +204,7 @@ static void reads_at_one_phase_near_the_grid(void **state)
     s.next_read = GRID_PHASE_S + 0.0136 + 0.092 + 0.5;
     sim_run(&s, 8.0);
     read_period = 0.4875;
-    assert_true(isfinite(s.anchor.phase_s));
-    double ph = fmod(s.anchor.phase_s - GRID_PHASE_S + 1.0, 0.1);
-    fprintf(stderr, "  phase %.4f s (grid %.4f)\n", s.anchor.phase_s, GRID_PHASE_S);
-    assert_true(ph < 0.001 || ph > 0.099);
+    assert_on_grid(&s);
     double sd, e = tw_anchor_energy_j(&s.anchor, &s.line, 5.0, 5.3, &sd), want = span_j(5.0, 5.3);
     assert_true(fabs(e - want) <= 3 * sd + 1e-9);
     tw_line_free(&s.line);
