@@ -226,16 +226,18 @@ static double max_error_pct(size_t n, const tw_estimate *est, size_t *measured, 
 static int stage_report(size_t n, const paths *p, bool perfetto)
 {
     tw_run *run = NULL;
-    tw_events *ev = NULL;
+    tw_run_feed *rf = NULL;
+    tw_feed feed;
     double t0 = now_s();
-    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_load_events(run, &ev), "load events")) return 1;
+    /* as `truewatt report` does: the launches replayed from the run file, never all held */
+    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_feed_open(run, &rf, &feed), "open feed")) return 1;
     double t1 = now_s();
     tw_est_config c;
     tw_est_config_init(&c);
     /* as `truewatt report` does: the devices table's enforced power limit bounds each name's power */
     c.power_limit_w = 700;
     tw_estimate *est = NULL;
-    if (check(tw_estimate_trace(p->run, "", NULL, ev, &c, &est, NULL), "estimate")) return 1;
+    if (check(tw_estimate_trace(p->run, "", NULL, &feed, &c, &est, NULL), "estimate")) return 1;
     double t2 = now_s();
     if (!perfetto) {
         size_t measured;
@@ -243,8 +245,8 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
         printf(" load_s=%.3f estimate_s=%.3f max_error_pct=%.3f error_over_sd_rms=%.2f names_measured=%zu", t1 - t0,
                t2 - t1, err, z_rms, measured);
     } else {
-        perfetto_device dev = {0, "", "simulated H100", est, ev};
-        if (check(perfetto_write(p->perfetto, p->run, &dev, 1, ev, est->event_energy_j, NULL), "perfetto")) return 1;
+        perfetto_device dev = {0, "", "simulated H100", est, &feed};
+        if (check(perfetto_write(p->perfetto, p->run, &dev, 1, &feed, est->event_energy_j, NULL), "perfetto")) return 1;
         double t3 = now_s();
         struct stat stt;
         double bytes = stat(p->perfetto, &stt) == 0 ? (double)stt.st_size : NAN;
@@ -252,7 +254,7 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
                bytes / (double)n, t2 - t0);
     }
     tw_estimate_free(est);
-    tw_events_free(ev);
+    tw_run_feed_free(rf);
     tw_run_close(run);
     return 0;
 }

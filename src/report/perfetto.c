@@ -436,21 +436,38 @@ static void spread_energy(double *bin_j, size_t nbins, double t0, double width, 
     }
 }
 
+/* The bins the launches' energies are spread over, as the feed replays them. */
+typedef struct spreading {
+    const tw_estimate *est;
+    double *bin_j, t0, width;
+    size_t nbins, i;
+} spreading;
+
+static tw_status spread_one(void *ctx, const tw_event *e)
+{
+    spreading *s = ctx;
+    size_t i = s->i++;
+    double j = i < s->est->nevents ? s->est->event_energy_j[i] : NAN;
+    if (isfinite(j))
+        spread_energy(s->bin_j, s->nbins, s->t0, s->width, e->start_s + s->est->shift_s, e->end_s + s->est->shift_s, j);
+    return TW_OK;
+}
+
 static tw_status write_corrected(writer *w, size_t d)
 {
     const tw_estimate *est = w->dev[d].est;
-    const tw_events *ev = w->dev[d].est_events;
+    const tw_feed *ev = w->dev[d].est_events;
     if (!est || !ev || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
     double *bin_j = calloc(nbins ? nbins : 1, sizeof *bin_j);
     if (!bin_j) return tw_fail(TW_ENOMEM, "out of memory");
-    size_t n = tw_events_count(ev) < est->nevents ? tw_events_count(ev) : est->nevents;
-    for (size_t i = 0; i < n; i++) {
-        const tw_event *e = tw_events_get(ev, i);
-        double j = est->event_energy_j[i];
-        if (isfinite(j)) spread_energy(bin_j, nbins, t0, width, e->start_s + est->shift_s, e->end_s + est->shift_s, j);
+    spreading sp = {est, bin_j, t0, width, nbins, 0};
+    tw_status st = tw_feed_replay(ev, spread_one, &sp);
+    if (st != TW_OK) {
+        free(bin_j);
+        return st;
     }
     uint64_t track = track_new(w, w->group[d], "corrected power (model)", "W", NULL);
     sequence seq;
@@ -634,81 +651,57 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
     return TW_OK;
 }
 
-typedef struct by_start {
-    double start_s;
+/* What write_slices keeps while the feed replays. */
+typedef struct slicing {
+    slices s;
+    const double *energy;
     size_t i;
-} by_start;
+    uint64_t last_t0;
+} slicing;
 
-static int cmp_start(const void *x, const void *y)
+static tw_status slice_one(void *ctx, const tw_event *e)
 {
-    const by_start *a = x, *b = y;
-    if (a->start_s != b->start_s) return a->start_s < b->start_s ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+    slicing *g = ctx;
+    slices *s = &g->s;
+    size_t i = g->i++;
+    size_t track = slice_track_of(s, e);
+    uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
+    if (track == SIZE_MAX) return tw_fail(TW_ENOMEM, "out of memory");
+    if (t0 < g->last_t0)
+        return tw_fail(TW_EINVAL, "perfetto: event %zu (%.100s) starts before the one before it: not in order of start",
+                       i, e->name ? e->name : "");
+    g->last_t0 = t0;
+    while (s->ends.n && s->ends.h[0].t_ns <= t0) {
+        pending_end x = heap_pop(&s->ends);
+        slice_end(s, &x);
+    }
+    tw_status st = slice_begin(s, e, &s->tracks.t[track], t0, g->energy ? g->energy[i] : NAN);
+    if (st == TW_OK && !heap_push(&s->ends, (pending_end){t1 > t0 ? t1 : t0, i, track}))
+        st = tw_fail(TW_ENOMEM, "out of memory");
+    return st;
 }
 
-/* The events' indices in start order: NULL (and *sorted) when they are in it
- * already, as recorded and loaded events are. */
-static by_start *start_order(const tw_events *ev, bool *sorted, bool *oom)
+/* Begins in start order (the feed's); each end is held until no begin comes
+ * before it, so no sequence's times go back. */
+static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy)
 {
-    size_t n = tw_events_count(ev);
-    *sorted = true;
-    *oom = false;
-    for (size_t i = 1; i < n && *sorted; i++)
-        *sorted = !(tw_events_get(ev, i)->start_s < tw_events_get(ev, i - 1)->start_s);
-    if (*sorted) return NULL;
-    by_start *o = malloc(n * sizeof *o);
-    if (!o) {
-        *oom = true;
-        return NULL;
+    slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy};
+    slices *s = &g.s;
+    tw_status st = tw_feed_replay(ev, slice_one, &g);
+    while (st == TW_OK && s->ends.n) {
+        pending_end x = heap_pop(&s->ends);
+        slice_end(s, &x);
     }
-    for (size_t i = 0; i < n; i++)
-        o[i] = (by_start){tw_events_get(ev, i)->start_s, i};
-    qsort(o, n, sizeof *o, cmp_start);
-    return o;
-}
-
-/* Begins in start order; each end is held until no begin comes before it,
- * so no sequence's times go back. */
-static tw_status write_slices(writer *w, const tw_events *ev, const double *energy)
-{
-    bool sorted, oom;
-    by_start *order = start_order(ev, &sorted, &oom);
-    if (oom) return tw_fail(TW_ENOMEM, "out of memory");
-    slices s = {.w = w, .energy = energy != NULL};
-    tw_status st = TW_OK;
-    size_t n = tw_events_count(ev);
-    for (size_t r = 0; r < n && st == TW_OK; r++) {
-        size_t i = sorted ? r : order[r].i;
-        const tw_event *e = tw_events_get(ev, i);
-        size_t track = slice_track_of(&s, e);
-        uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
-        if (track == SIZE_MAX) {
-            st = tw_fail(TW_ENOMEM, "out of memory");
-            break;
-        }
-        while (s.ends.n && s.ends.h[0].t_ns <= t0) {
-            pending_end x = heap_pop(&s.ends);
-            slice_end(&s, &x);
-        }
-        st = slice_begin(&s, e, &s.tracks.t[track], t0, energy ? energy[i] : NAN);
-        if (st == TW_OK && !heap_push(&s.ends, (pending_end){t1 > t0 ? t1 : t0, r, track}))
-            st = tw_fail(TW_ENOMEM, "out of memory");
-    }
-    while (st == TW_OK && s.ends.n) {
-        pending_end x = heap_pop(&s.ends);
-        slice_end(&s, &x);
-    }
-    free(order);
-    for (size_t k = 0; k < s.tracks.n; k++)
-        tw_strmap_free(&s.tracks.t[k].names);
-    free(s.tracks.t);
-    free(s.ends.h);
+    for (size_t k = 0; k < s->tracks.n; k++)
+        tw_strmap_free(&s->tracks.t[k].names);
+    free(s->tracks.t);
+    free(s->ends.h);
     return st;
 }
 
 /* ---------------------------------------------------------------- the file */
 
-static tw_status write_all(writer *w, const char *trace_path, const tw_events *events, const double *energy,
+static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const double *energy,
                            const char *provenance)
 {
     write_groups(w, provenance);
@@ -721,7 +714,7 @@ static tw_status write_all(writer *w, const char *trace_path, const tw_events *e
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_events *events, const double *event_energy_j, const char *provenance)
+                         const tw_feed *events, const double *event_energy_j, const char *provenance)
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");

@@ -108,6 +108,7 @@ struct run_loaded {
     tw_device_info *devinfo;
     tw_events *events;
     tw_events **dev_events;
+    tw_feed *feeds; /* per device: the events its estimate was made from (energies by their index) */
     tw_unmeasured_summary unmeasured;
     char *warn;           /* warnings + what the split of the timeline found */
     char *notice;         /* what the split found, alone ("" when all was measured) */
@@ -145,6 +146,7 @@ void run_loaded_free(loaded *L)
     free(L->dev);
     free(L->devinfo);
     free(L->dev_events);
+    free(L->feeds);
     free(L->warn);
     free(L->notice);
     free(L->mig);
@@ -225,7 +227,9 @@ static tw_status load_devices(tw_run *run, loaded *L)
     L->devinfo = calloc(L->ndev, sizeof *L->devinfo);
     L->dev_events = calloc(L->ndev, sizeof *L->dev_events);
     L->grouped = calloc(L->ndev, sizeof *L->grouped);
-    if (!L->dev || !L->devinfo || !L->dev_events || !L->grouped) return tw_fail(TW_ENOMEM, "out of memory");
+    L->feeds = calloc(L->ndev, sizeof *L->feeds);
+    if (!L->dev || !L->devinfo || !L->dev_events || !L->grouped || !L->feeds)
+        return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t d = 0; d < L->ndev; d++) {
         const tw_run_device *r = &L->rdev[d];
         run_device *x = &L->dev[d];
@@ -283,6 +287,7 @@ static tw_status analyse(const char *path, loaded *L, const tw_report_options *o
     for (size_t d = 0; st == TW_OK && d < L->ndev; d++) {
         st = run_group_events(L->dev_events[d], o, &L->grouped[d]);
         L->dev[d].events = L->grouped[d] ? L->grouped[d] : L->dev_events[d];
+        L->feeds[d] = tw_feed_of_events(L->dev[d].events);
     }
     if (st != TW_OK) return st;
     for (size_t d = 0; d < L->ndev && !cancelled(L->cancel); d++) {
@@ -301,7 +306,7 @@ static tw_status analyse(const char *path, loaded *L, const tw_report_options *o
         c.idle_after_t0_s = L->exit_s + 0.2;
         c.idle_after_t1_s = L->exit_s + L->tail_s - 0.1;
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
-        if (tw_estimate_trace(path, x->prefix, prof, x->events, &c, &x->est, &x->info) != TW_OK) {
+        if (tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info) != TW_OK) {
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }
@@ -341,13 +346,14 @@ tw_status run_loaded_perfetto(loaded *L, const char *path)
     perfetto_device *pd = calloc(L->ndev, sizeof *pd);
     const double *energy = NULL;
     for (size_t d = 0; pd && d < L->ndev; d++) {
-        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, L->dev_events[d]};
+        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, &L->feeds[d]};
         if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est->event_energy_j;
     }
     /* one device: its own events, to which the energies belong; several: each under its GPU */
     tw_events *placed = L->ndev > 1 ? placed_events(L) : NULL;
     const tw_events *ev = L->ndev == 1 ? L->dev_events[0] : placed;
-    tw_status st = ev && pd ? perfetto_write(path, run_path, pd, L->ndev, ev, energy, L->provenance)
+    tw_feed feed = tw_feed_of_events(ev);
+    tw_status st = ev && pd ? perfetto_write(path, run_path, pd, L->ndev, &feed, energy, L->provenance)
                             : tw_fail(TW_ENOMEM, "out of memory");
     tw_events_free(placed);
     free(pd);
