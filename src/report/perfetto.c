@@ -506,7 +506,8 @@ typedef struct slice_track {
     size_t dev;
     long long thread;
     sequence seq;
-    tw_strmap names; /* the slice names interned on this track */
+    tw_strmap names;  /* the slice names interned on this track */
+    uint64_t last_t0; /* its last begin: a sequence's times never go back */
 } slice_track;
 
 typedef struct slice_tracks {
@@ -656,7 +657,6 @@ typedef struct slicing {
     slices s;
     const double *energy;
     size_t i;
-    uint64_t last_t0;
 } slicing;
 
 static tw_status slice_one(void *ctx, const tw_event *e)
@@ -667,22 +667,26 @@ static tw_status slice_one(void *ctx, const tw_event *e)
     size_t track = slice_track_of(s, e);
     uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
     if (track == SIZE_MAX) return tw_fail(TW_ENOMEM, "out of memory");
-    if (t0 < g->last_t0)
-        return tw_fail(TW_EINVAL, "perfetto: event %zu (%.100s) starts before the one before it: not in order of start",
+    slice_track *t = &s->tracks.t[track];
+    if (t0 < t->last_t0)
+        return tw_fail(TW_EINVAL,
+                       "perfetto: event %zu (%.100s) starts before the one before it on its track: not in order of "
+                       "start",
                        i, e->name ? e->name : "");
-    g->last_t0 = t0;
+    t->last_t0 = t0;
     while (s->ends.n && s->ends.h[0].t_ns <= t0) {
         pending_end x = heap_pop(&s->ends);
         slice_end(s, &x);
     }
-    tw_status st = slice_begin(s, e, &s->tracks.t[track], t0, g->energy ? g->energy[i] : NAN);
+    tw_status st = slice_begin(s, e, t, t0, g->energy ? g->energy[i] : NAN);
     if (st == TW_OK && !heap_push(&s->ends, (pending_end){t1 > t0 ? t1 : t0, i, track}))
         st = tw_fail(TW_ENOMEM, "out of memory");
     return st;
 }
 
-/* Begins in start order (the feed's); each end is held until no begin comes
- * before it, so no sequence's times go back. */
+/* Begins in start order (the feed's, or each track's: several GPUs' feeds
+ * one after another); each end is held until no begin comes before it, so
+ * no sequence's times go back. */
 static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy)
 {
     slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy};

@@ -30,8 +30,9 @@ typedef struct perfetto_device {
 } perfetto_device;
 
 /* Writes the file at `path`. trace_path may be NULL (no counters), events may
- * be NULL (no slices; else replayed once, in order of start: TW_EINVAL when
- * one starts before the one before it); event_energy_j (NULL, or one per
+ * be NULL (no slices; else replayed once, each track's events (a stream's of
+ * a GPU, NVTX ranges) in order of start: TW_EINVAL when one starts before the
+ * one before it on its track); event_energy_j (NULL, or one per
  * event of the feed, NaN = unknown)
  * adds each slice's attributed energy as its argument energy_above_idle_uJ;
  * provenance (may be NULL) is the description of each GPU's track group. */
