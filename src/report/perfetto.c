@@ -453,35 +453,49 @@ static tw_status spread_one(void *ctx, const tw_event *e)
     return TW_OK;
 }
 
-static tw_status write_corrected(writer *w, size_t d)
+/* The bins of device d's corrected power, empty (sp->bin_j NULL when it has none to draw). */
+static tw_status corrected_open(writer *w, size_t d, spreading *sp)
 {
     const tw_estimate *est = w->dev[d].est;
-    const tw_feed *ev = w->dev[d].est_events;
-    if (!est || !ev || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    memset(sp, 0, sizeof *sp);
+    if (!est || !w->dev[d].est_events || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
     double *bin_j = calloc(nbins ? nbins : 1, sizeof *bin_j);
     if (!bin_j) return tw_fail(TW_ENOMEM, "out of memory");
-    spreading sp = {est, bin_j, t0, width, nbins, 0};
-    tw_status st = tw_feed_replay(ev, spread_one, &sp);
-    if (st != TW_OK) {
-        free(bin_j);
-        return st;
-    }
+    *sp = (spreading){est, bin_j, t0, width, nbins, 0};
+    return TW_OK;
+}
+
+/* The corrected power track of device d from its filled bins (freed). */
+static void corrected_close(writer *w, size_t d, spreading *sp)
+{
+    const tw_estimate *est = sp->est;
     uint64_t track = track_new(w, w->group[d], "corrected power (model)", "W", NULL);
     sequence seq;
     sequence_start(w, &seq, track, false);
     double last = NAN;
-    for (size_t k = 0; k < nbins; k++) {
-        double a = t0 + (double)k * width, b = fmin(a + width, est->fit_t1_s);
-        double p = (tw_estimate_baseline_j(est, a, b) + bin_j[k]) / (b - a);
+    for (size_t k = 0; k < sp->nbins; k++) {
+        double a = sp->t0 + (double)k * sp->width, b = fmin(a + sp->width, est->fit_t1_s);
+        double p = (tw_estimate_baseline_j(est, a, b) + sp->bin_j[k]) / (b - a);
         if (p == last || !isfinite(p)) continue;
         counter_value(w, &seq, to_ns(a), p);
         last = p;
     }
-    free(bin_j);
-    return TW_OK;
+    free(sp->bin_j);
+    sp->bin_j = NULL;
+}
+
+/* Device d's corrected power from a replay of its estimate's events of its own. */
+static tw_status write_corrected(writer *w, size_t d)
+{
+    spreading sp;
+    tw_status st = corrected_open(w, d, &sp);
+    if (st == TW_OK && sp.bin_j) st = tw_feed_replay(w->dev[d].est_events, spread_one, &sp);
+    if (st == TW_OK && sp.bin_j) corrected_close(w, d, &sp);
+    free(sp.bin_j);
+    return st;
 }
 
 /* ---------------------------------------------------------------- slices */
@@ -657,12 +671,14 @@ typedef struct slicing {
     slices s;
     const double *energy;
     size_t i;
+    spreading *corrected; /* the corrected power's bins filled by the same replay (NULL: its own) */
 } slicing;
 
 static tw_status slice_one(void *ctx, const tw_event *e)
 {
     slicing *g = ctx;
     slices *s = &g->s;
+    if (g->corrected) spread_one(g->corrected, e);
     size_t i = g->i++;
     size_t track = slice_track_of(s, e);
     uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
@@ -687,9 +703,9 @@ static tw_status slice_one(void *ctx, const tw_event *e)
 /* Begins in start order (the feed's, or each track's: several GPUs' feeds
  * one after another); each end is held until no begin comes before it, so
  * no sequence's times go back. */
-static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy)
+static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy, spreading *corrected)
 {
-    slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy};
+    slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy, .corrected = corrected};
     slices *s = &g.s;
     tw_status st = tw_feed_replay(ev, slice_one, &g);
     while (st == TW_OK && s->ends.n) {
@@ -710,9 +726,16 @@ static tw_status write_all(writer *w, const char *trace_path, const tw_feed *eve
 {
     write_groups(w, provenance);
     tw_status st = trace_path ? write_counters(w, trace_path) : TW_OK;
+    /* one GPU whose estimate was made from the slices' own feed: one replay of
+     * the run's events (from the run file) for both */
+    const tw_feed *own = w->ndev == 1 ? w->dev[0].est_events : NULL;
+    bool together = events && own && own->src == events->src && own->replay == events->replay;
+    spreading sp = {0};
     for (size_t d = 0; st == TW_OK && d < w->ndev; d++)
-        st = write_corrected(w, d);
-    if (st == TW_OK && events) st = write_slices(w, events, energy);
+        st = together ? corrected_open(w, d, &sp) : write_corrected(w, d);
+    if (st == TW_OK && events) st = write_slices(w, events, energy, sp.bin_j ? &sp : NULL);
+    if (st == TW_OK && sp.bin_j) corrected_close(w, 0, &sp);
+    free(sp.bin_j);
     if (st == TW_OK && w->b.oom) st = tw_fail(TW_ENOMEM, "out of memory");
     return st;
 }

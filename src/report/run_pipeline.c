@@ -116,6 +116,7 @@ struct run_loaded {
     group_feed **gf;     /* per device: dfeed renamed for the groups by NVTX range (NULL: none asked) */
     tw_feed *feeds;      /* per device: the events its estimate was made from (energies by their index) */
     tw_unmeasured_summary unmeasured;
+    bool counted;         /* unmeasured counted by the first replay of device 0's events */
     char *warn;           /* warnings + what the split of the timeline found */
     char *notice;         /* what the split found, alone ("" when all was measured) */
     tw_mig_instance *mig; /* MIG instances: their kernels are charged to their GPU */
@@ -276,7 +277,17 @@ static tw_status load_timeline(tw_run *run, loaded *L)
     }
     for (size_t d = 0; st == TW_OK && d < L->ndev; d++)
         st = tw_device_feed_open(&L->all, L->devinfo, L->ndev, d, L->mig, L->nmig, &L->df[d], &L->dfeed[d]);
-    if (st == TW_OK) st = tw_timeline_unmeasured(&L->all, L->devinfo, L->ndev, L->mig, L->nmig, &L->unmeasured);
+    if (st == TW_OK) tw_device_feed_count(L->df[0], &L->unmeasured, &L->counted);
+    return st;
+}
+
+/* The warnings with what the split found (after the estimates: the first
+ * replay of device 0's events counts the events of GPUs not sampled; a
+ * replay of its own when none ran to its end). */
+static tw_status split_warnings(loaded *L)
+{
+    tw_status st = TW_OK;
+    if (!L->counted) st = tw_timeline_unmeasured(&L->all, L->devinfo, L->ndev, L->mig, L->nmig, &L->unmeasured);
     if (st != TW_OK) return st;
     char split[2048] = "";
     tw_unmeasured_describe(&L->unmeasured, split, sizeof split);
@@ -646,6 +657,7 @@ tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r)
     if (st == TW_OK) st = load_timeline(run, L);
     if (st == TW_OK) st = pick_profiles(run, o->profile, L);
     if (st == TW_OK) st = analyse(L->path, L, o);
+    if (st == TW_OK) st = split_warnings(L);
     if (st != TW_OK) return st;
     r->dev = calloc(L->ndev, sizeof *r->dev);
     if (!r->dev) return tw_fail(TW_ENOMEM, "out of memory");

@@ -127,9 +127,11 @@ struct tw_device_feed {
     bool by_uuid;
     const tw_mig_instance *mig;
     size_t nmig;
-    tw_strmap labels;           /* "MIG 1: gemm", each once: the addresses stay, replay after replay */
-    tw_unmeasured_summary *unm; /* counting (tw_timeline_unmeasured) instead of passing on */
-    tw_feed_fn fn;              /* the replay's */
+    tw_strmap labels;            /* "MIG 1: gemm", each once: the addresses stay, replay after replay */
+    tw_unmeasured_summary *unm;  /* counting (tw_timeline_unmeasured) instead of passing on */
+    tw_unmeasured_summary *also; /* counting as well, on the next complete replay (tw_device_feed_count) */
+    bool *counted;
+    tw_feed_fn fn; /* the replay's */
     void *ctx;
 };
 
@@ -154,6 +156,7 @@ static tw_status device_one(void *ctx, const tw_event *in)
     if (!mig_event(f, in, &e)) return tw_fail(TW_ENOMEM, "out of memory (MIG labels)");
     size_t s = slot_of(&e, f->dev, f->ndev, f->by_uuid);
     if (f->unm) return s == UNMEASURED ? count_unmeasured(f->unm, &e, f->by_uuid) : TW_OK;
+    if (s == UNMEASURED && f->also) return count_unmeasured(f->also, &e, f->by_uuid);
     return s == f->slot || s == ALL_SLOTS ? f->fn(f->ctx, &e) : TW_OK;
 }
 
@@ -162,7 +165,21 @@ static tw_status device_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx)
     tw_device_feed *f = feed->src;
     f->fn = fn;
     f->ctx = ctx;
-    return tw_feed_replay(f->all, device_one, f);
+    if (f->also) tw_unmeasured_summary_free(f->also); /* a replay cut short counted part */
+    tw_status st = tw_feed_replay(f->all, device_one, f);
+    if (st == TW_OK && f->also) {
+        *f->counted = true;
+        f->also = NULL;
+    }
+    return st;
+}
+
+void tw_device_feed_count(tw_device_feed *f, tw_unmeasured_summary *unm, bool *done)
+{
+    memset(unm, 0, sizeof *unm);
+    *done = false;
+    f->also = unm;
+    f->counted = done;
 }
 
 static tw_device_feed *device_feed_new(const tw_feed *all, const tw_device_info *dev, size_t ndev, size_t slot,

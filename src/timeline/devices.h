@@ -74,6 +74,10 @@ typedef struct tw_device_feed tw_device_feed;
 tw_status tw_device_feed_open(const tw_feed *all, const tw_device_info *dev, size_t ndev, size_t slot,
                               const tw_mig_instance *mig, size_t nmig, tw_device_feed **out, tw_feed *feed);
 void tw_device_feed_free(tw_device_feed *f);
+/* Counts what tw_timeline_unmeasured counts into *unm (cleared) during the
+ * feed's next replay that runs to its end, and sets *done then: the report
+ * replays the run once less. */
+void tw_device_feed_count(tw_device_feed *f, tw_unmeasured_summary *unm, bool *done);
 /* What tw_timeline_split counts of `all` as unmeasured (one replay). */
 tw_status tw_timeline_unmeasured(const tw_feed *all, const tw_device_info *dev, size_t ndev, const tw_mig_instance *mig,
                                  size_t nmig, tw_unmeasured_summary *unm);

@@ -202,6 +202,8 @@ static void test_write_reopen(void **state)
     assert_ok(tw_run_close(r));
 }
 
+static void check_feed(const char *events);
+
 /* The feed replays what tw_run_load_events loads, in its order, field by
  * field, with the same text addresses on every replay; a callback's status
  * stops the replay and is returned. */
@@ -229,11 +231,30 @@ static tw_status check_one(void *ctx, const tw_event *e)
     return TW_OK;
 }
 
+/* events_csv's activities as the injection library mostly writes them: in order of start */
+static const char events_in_order_csv[] =
+    "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id,device_uuid,"
+    "mangled,domain,tid,depth\n"
+    "memcpy HtoD 64 B,0.500000000,0.520000000,0,7,memcpy,,,,,,,1,,,,,\n"
+    "gemm,1.000000000,1.600000000,0,7,kernel,8,1,1,256,1,1,2,GPU-0a0a0a0a-0000-4000-8000-00000000aa00,_Z4gemmv,,,\n"
+    "\"f(int, float)\",2.000000000,2.300000000,0,7,kernel,1,1,1,32,1,1,3,,,,,\n"
+    "gemm,3.0,3.5,0,8,kernel,8,1,1,256,1,1,5,,,,,\n"
+    "gemm,259200.000000001,259200.000000002,0,7,kernel,8,1,1,256,1,1,4,GPU-0a0a0a0a-0000-4000-8000-00000000aa00,_"
+    "Z4gemmv,,,\n"
+    "step,0.900000000,2.400000000,-1,-1,nvtx,,,,,,,,,,,4242,1\n"
+    "mark,0.950000000,0.960000000,-1,-1,nvtx,,,,,,,,,,mydomain,4242,\n";
+
+/* both ways: rows stored out of order (SQLite sorts them) and in order (read as stored) */
 static void test_feed(void **state)
 {
     (void)state;
+    for (int sorted = 0; sorted < 2; sorted++)
+        check_feed(sorted ? events_in_order_csv : events_csv);
+}
+static void check_feed(const char *events)
+{
     const char *path = tw_test_path(0, "feed.sqlite");
-    write_run(path, tw_test_file(1, events_csv));
+    write_run(path, tw_test_file(1, events));
     tw_run *r = NULL;
     assert_ok(tw_run_open(path, &r));
     tw_events *ev = NULL;
