@@ -1403,9 +1403,8 @@ static tw_status collect(ctx *c, const tw_feed *feed)
     collecting g = {.c = c, .sorted = true};
     c->e->activity_t0_s = INFINITY;
     c->e->activity_t1_s = -INFINITY;
-    if (feed->hint && !(c->L = malloc(feed->hint * sizeof *c->L)))
-        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", feed->hint);
-    g.cap = c->L ? feed->hint : 0;
+    g.cap = feed->hint ? feed->hint : 1; /* never NULL, even without launches */
+    if (!(c->L = malloc(g.cap * sizeof *c->L))) return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", g.cap);
     if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
     tw_status st = tw_feed_replay(feed, collect_one, &g);
     free(g.cache);
