@@ -527,7 +527,7 @@ typedef struct slice_track {
     struct name_hit {
         const char *name;
         uint64_t iid;
-    } hit[64];
+    } hit[1024];
 } slice_track;
 
 typedef struct slice_tracks {
@@ -647,7 +647,7 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
 {
     pb *b = &s->w->b;
     const char *name = e->name ? e->name : "";
-    struct name_hit *hit = &t->hit[((uintptr_t)name >> 4) % (sizeof t->hit / sizeof t->hit[0])];
+    struct name_hit *hit = &t->hit[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 54]; /* 1024 */
     bool fresh = false;
     uint64_t iid = hit->name == name ? hit->iid : names_iid(&t->names, name, &fresh);
     if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
