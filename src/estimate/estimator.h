@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "correct/observe.h"
+#include "trace/feed.h"
 #include "truewatt.h"
 
 /* One reading's observations (borrowed). */
@@ -126,6 +127,9 @@ typedef struct tw_est_range {
     double above_j;     /* sum over names of P_name x their activity inside the span */
     double baseline_j;  /* energy_j - above_j */
     size_t event;       /* index into the events given */
+    const char *domain; /* its NVTX domain, thread and depth (tw_event's; borrowed) */
+    int64_t tid;
+    int32_t depth;
     double energy_sd_j; /* energy_j's standard uncertainty (NaN: not known, the finest reading alone) */
 } tw_est_range;
 
@@ -174,7 +178,8 @@ typedef struct tw_estimate {
     double active_idle_w;   /* the baseline's prior level given (NaN: none) */
     double idle_share;      /* the share of the fit span with no activity */
     size_t at_limit;        /* names (or groups) whose power sits at that bound */
-    char warnings[1024];    /* lines; "" when none */
+    double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
+    char warnings[1024];                 /* lines; "" when none */
 } tw_estimate;
 
 /* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other
@@ -182,6 +187,11 @@ typedef struct tw_estimate {
  * the result. TW_EEMPTY when no reading has a window in the fit span. */
 tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
                           const tw_est_config *cfg, tw_estimate **out);
+/* The same over a feed (trace/feed.h), replayed once: the events are not
+ * held, only each launch's span, name and rate (32 bytes); names are
+ * borrowed from the feed, which must outlive the result. */
+tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, const tw_feed *feed,
+                           const tw_est_config *cfg, tw_estimate **out);
 void tw_estimate_free(tw_estimate *e);
 
 /* The baseline's energy over [a, b] (held at its end values outside the fit span). */

@@ -25,24 +25,12 @@
 #include "estimate/estimator.h"
 #include "truewatt.h"
 
-typedef struct tw_est_span {
-    size_t event; /* index into the events */
-    double start_s, end_s, energy_j, sd_j;
-} tw_est_span;
-
-typedef struct tw_est_anchored {
-    tw_est_span *ranges; /* the events' NVTX ranges, by event index; energy_j NaN: not measured */
-    size_t nranges;
-} tw_est_anchored;
-
-/* The pass over src's rows (from its start): the shape from column
- * shape_col (shape_m, the sample buffer), the counter from counter_col
- * (counter_m, a trusted counter model), the ranges of events (kind "nvtx"). */
-tw_status tw_est_anchor_pass(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                             const tw_reading_model *counter_m, const tw_events *events, tw_est_anchored *out);
-/* e's ranges measured by the pass: energy_j and energy_sd_j, and baseline_j
- * (energy_j - above_j); a range it did not measure keeps the estimator's. */
-void tw_est_anchored_apply(const tw_est_anchored *a, tw_estimate *e);
-void tw_est_anchored_free(tw_est_anchored *a);
+/* Each of e's ranges: energy_j and energy_sd_j from the rows of src (from
+ * its start), the shape from column shape_col (shape_m, the sample buffer),
+ * the totals from column counter_col (counter_m, a trusted counter model);
+ * baseline_j follows (energy_j - above_j). A range the shape does not cover
+ * keeps the estimator's energy. */
+tw_status tw_est_anchor_ranges(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                               const tw_reading_model *counter_m, tw_estimate *e);
 
 #endif

@@ -104,8 +104,7 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
 
 /* The NVTX ranges' energies at the counter's reads (range_energy.h), where
  * the trace has the sample buffer and a counter whose model is trusted. */
-static tw_status anchor_pass(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, const tw_events *events,
-                             tw_est_anchored *out)
+static tw_status anchor_ranges(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, tw_estimate *e)
 {
     const chosen *shape = NULL, *counter = NULL;
     size_t shape_col = 0, counter_col = 0;
@@ -118,14 +117,12 @@ static tw_status anchor_pass(tw_sensor *src, const chosen *ch, const size_t *col
             shape_col = cols[i];
         }
     }
-    memset(out, 0, sizeof *out);
-    if (!shape || !counter) return TW_OK;
-    return tw_est_anchor_pass(src, shape_col, &shape->m, counter_col, &counter->m, events, out);
+    if (!shape || !counter || e->nranges == 0) return TW_OK;
+    return tw_est_anchor_ranges(src, shape_col, &shape->m, counter_col, &counter->m, e);
 }
 
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
-                            const tw_events *events, const tw_est_config *cfg, tw_estimate **out,
-                            tw_est_trace_info *info)
+                            const tw_feed *events, const tw_est_config *cfg, tw_estimate **out, tw_est_trace_info *info)
 {
     tw_clear_error();
     if (!trace_path || !events || !out) return tw_fail(TW_EINVAL, "tw_estimate_trace: NULL argument");
@@ -187,12 +184,8 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
-    tw_est_anchored anc;
-    memset(&anc, 0, sizeof anc);
-    if (st == TW_OK) st = anchor_pass(src, ch, cols, n, events, &anc);
-    if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
-    if (st == TW_OK) tw_est_anchored_apply(&anc, *out);
-    tw_est_anchored_free(&anc);
+    if (st == TW_OK) st = tw_estimate_feed(rd, m, events, &c, out);
+    if (st == TW_OK) st = anchor_ranges(src, ch, cols, n, *out);
     for (size_t i = 0; i < n; i++)
         tw_obs_series_free(&ch[i].obs);
     tw_sensor_close(src);

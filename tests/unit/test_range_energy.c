@@ -145,7 +145,8 @@ static void ranges_at_the_counter(void **state)
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     tw_estimate *e = NULL;
-    assert_int_equal(tw_estimate_trace(trace, "", &prof, ev, &cfg, &e, NULL), TW_OK);
+    assert_int_equal(tw_estimate_trace(trace, "", &prof, (const tw_feed[]){tw_feed_of_events(ev)}, &cfg, &e, NULL),
+                     TW_OK);
     assert_int_equal(e->nranges, 2 * NSTEPS + 1);
     double worst_buffer = 0;
     for (size_t i = 0; i < e->nranges; i++) {
