@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -841,6 +842,66 @@ TW_API tw_status tw_clocks_lock_gpu(tw_clocks *c, unsigned min_mhz, unsigned max
 TW_API tw_status tw_clocks_reset_gpu(tw_clocks *c);
 TW_API tw_status tw_clocks_lock_mem(tw_clocks *c, unsigned min_mhz, unsigned max_mhz);
 TW_API tw_status tw_clocks_reset_mem(tw_clocks *c);
+
+/* ---------------------------------------------------------------- DVFS model reports
+ *
+ * Wang & Chu's GPU DVFS performance model (IEEE TPDS 2020) with the energy
+ * of clock pairs: what `truewatt dvfs eval|fit|energy|predict` print, for a
+ * program of the user's own. Each call loads its input files, computes and
+ * writes its report, text or JSON (o->json), to `out`; on failure nothing
+ * more is written there and tw_last_error() says what failed (a file's
+ * name and line for bad rows). */
+
+typedef struct tw_dvfs_options {
+    size_t size;              /* sizeof(tw_dvfs_options), set by tw_dvfs_options_init */
+    const char *data;         /* measured rows: DATA.csv (eval, fit), PERF.csv (energy), ROWS.csv (predict) */
+    const char *power;        /* energy: the rows' power, POWER.csv */
+    const char *params;       /* the starting or published parameter file (data/dvfs/NAME.json) */
+    const char *gpu;          /* the parameter set as the user named it (predict.csv's header line) */
+    bool paper_compat;        /* eval: the authors' kernel-name special cases */
+    bool all_kernels;         /* every row, not only the authors' 20 kernels at clocks >= 500 MHz */
+    bool json;                /* JSON instead of text */
+    size_t folds;             /* fit: cross-validation folds (default 5, at least 2) */
+    const char *out;          /* fit: the fitted parameter file (NULL: none); predict: the folder of predict.csv */
+    const char *objective;    /* energy: "energy" (default) or "edp" */
+    const char *power_model;  /* energy: "scaled" (default) or "counters" */
+    const char *device;       /* predict: the GPU whose supported clocks to sweep (NULL: none, the rows' clocks) */
+    const char *ncu;          /* rows: Nsight Compute's CSV of the kernels (o->data: their measured times) */
+    double core_mhz, mem_mhz; /* rows: the clocks the kernels ran at; params: mem_mhz > 0 overrides NVML's */
+    int gpu_index;            /* params: the CUDA device to measure */
+    int repeats;              /* params: repeats of each microbenchmark (default 5) */
+    /* progress notes (fit's folds, predict's file written), one line each
+     * without its newline; NULL: none */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
+} tw_dvfs_options;
+
+TW_API void tw_dvfs_options_init(tw_dvfs_options *o);
+/* The model with a published parameter set against measured rows: MAPE over
+ * all points, per regime, per kernel and the worst points. */
+TW_API tw_status tw_dvfs_eval_report(const tw_dvfs_options *o, FILE *out);
+/* Least-squares hardware parameters from measured rows, cross-validated by
+ * clock pair and by kernel; o->out receives the fitted set. */
+TW_API tw_status tw_dvfs_fit_report(const tw_dvfs_options *o, FILE *out);
+/* Energy-optimal clock pairs from predicted time and a fitted power model,
+ * each kernel's power model fitted without it. */
+TW_API tw_status tw_dvfs_energy_report(const tw_dvfs_options *o, FILE *out);
+/* The rows' predicted times at their measured clocks and, with o->device,
+ * over that GPU's supported clock pairs; every prediction goes to
+ * o->out/predict.csv. */
+TW_API tw_status tw_dvfs_predict_report(const tw_dvfs_options *o, FILE *out);
+/* Measured kernels as the model's rows (what eval, fit and predict read):
+ * o->data's times (apps/dvfs) joined with o->ncu's counters, at o->core_mhz
+ * and o->mem_mhz, written to o->out or, when NULL, to `out`. */
+TW_API tw_status tw_dvfs_rows_report(const tw_dvfs_options *o, FILE *out);
+/* The metrics the rows need, as ncu's --metrics argument (comma-separated,
+ * cut at cap). */
+TW_API void tw_dvfs_rows_metrics_arg(char *buf, size_t cap);
+/* The local GPU's hardware parameters by microbenchmarks, at the clocks it
+ * runs at now (nothing is set): the table (text) or the raw measurements
+ * (JSON) to `out`, o->out/params.json (what eval, fit and predict read) and
+ * o->out/ubench.json. Needs a GPU with its driver and NVRTC. */
+TW_API tw_status tw_dvfs_params_report(const tw_dvfs_options *o, FILE *out);
 
 #ifdef __cplusplus
 }
