@@ -903,6 +903,49 @@ TW_API void tw_dvfs_rows_metrics_arg(char *buf, size_t cap);
  * o->out/ubench.json. Needs a GPU with its driver and NVRTC. */
 TW_API tw_status tw_dvfs_params_report(const tw_dvfs_options *o, FILE *out);
 
+/* ---------------------------------------------------------------- energy breakdown by memory level
+ *
+ * Where an application's energy goes (Delestrac et al. 2024, Sec. VII):
+ * what `truewatt breakdown` prints. The caller runs the application twice,
+ * once measured (`truewatt run --json -o RUN.sqlite`, the launches exported
+ * as events) and once under Nsight Compute counting the sectors each memory
+ * level served (ncu --csv with tw_breakdown_metrics_arg's metrics, the
+ * launches tw_breakdown_launches names); the memory-energy profile of `mem
+ * calibrate` prices the accesses. */
+
+typedef struct tw_breakdown_job tw_breakdown_job;
+
+typedef struct tw_breakdown_options {
+    size_t size;             /* sizeof(tw_breakdown_options), set by tw_breakdown_options_init */
+    const char *profile;     /* mem-profile.json of `truewatt mem calibrate` (required) */
+    const char *range;       /* the NVTX range to break down (NULL: every kernel of the run) */
+    const char *count_range; /* the NVTX range whose launches ncu counts (NULL: the span's) */
+    const char *device;      /* the run report's GPU index (NULL: its first) */
+    uint64_t sample;         /* ncu counts the first `sample` launches only (0: all) */
+    const char *label;       /* the bar's name in the files */
+    const char *provenance;  /* the files' first line (the command that made them) */
+    const char *out;         /* the folder of breakdown.csv, .json, .dat, .gp (and .png with gnuplot) */
+    bool json;               /* the report on the stream as JSON instead of text */
+    /* notes and warnings (a profile of another GPU, missing counts, the plot), one line each; NULL: none */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
+} tw_breakdown_options;
+
+TW_API void tw_breakdown_options_init(tw_breakdown_options *o);
+/* The metrics ncu must count, as its --metrics argument (cut at cap). */
+TW_API void tw_breakdown_metrics_arg(char *buf, size_t cap);
+/* Loads the memory-energy profile (o is copied; its strings must outlive the job). */
+TW_API tw_status tw_breakdown_open(const tw_breakdown_options *o, tw_breakdown_job **out);
+/* Reads the measured run: its JSON report and its events (the span's energy,
+ * time and kernels). */
+TW_API tw_status tw_breakdown_read_run(tw_breakdown_job *b, const char *run_json, const char *events);
+/* The launches ncu must count: *skip before, *count from there (by index, in start order). */
+TW_API void tw_breakdown_launches(const tw_breakdown_job *b, unsigned long *skip, unsigned long *count);
+/* Sums ncu's CSV of those launches, scales them to the span, and writes the
+ * breakdown to `out` (text or JSON) and its files into o->out. */
+TW_API tw_status tw_breakdown_report(tw_breakdown_job *b, const char *ncu_csv, FILE *out);
+TW_API void tw_breakdown_free(tw_breakdown_job *b);
+
 #ifdef __cplusplus
 }
 #endif
