@@ -946,6 +946,45 @@ TW_API void tw_breakdown_launches(const tw_breakdown_job *b, unsigned long *skip
 TW_API tw_status tw_breakdown_report(tw_breakdown_job *b, const char *ncu_csv, FILE *out);
 TW_API void tw_breakdown_free(tw_breakdown_job *b);
 
+/* ---------------------------------------------------------------- sensor profiles
+ *
+ * A sensor profile (JSON, written by `truewatt sensor identify` and
+ * `truewatt validate`) says how each reading of a GPU's power sensor answers:
+ * its response, update period, window, delay and coverage, and which reading
+ * is best for energy. */
+
+/* The profile at `path` as `truewatt sensor show` prints it: the GPU and
+ * driver, the idle, active idle and step levels, a table of the readings'
+ * models and the best reading for energy; or, with json, re-emitted as JSON.
+ * A malformed file fails with its name, line and column in tw_last_error. */
+TW_API tw_status tw_profile_show(const char *path, bool json, FILE *out);
+
+/* ---------------------------------------------------------------- the validation report
+ *
+ * What `truewatt validate` writes from a recorded validation run (a trace
+ * and its events: the identification kernels, then linearity, back-to-back,
+ * short kernels and 10 s loads): the sensor identified (profile.json), every
+ * experiment measured by every method (validation.csv, validation.md, plots
+ * with gnuplot) and the targets' PASS/FAIL on the stream. */
+
+typedef struct tw_validation_options {
+    size_t size;              /* sizeof(tw_validation_options), set by tw_validation_options_init */
+    const char *out_dir;      /* an existing folder for the files (default ".") */
+    const char *gpu, *driver; /* the recording's GPU and driver (NULL: "unknown") */
+    const char *backend;      /* NULL: the trace sensor's */
+    double true_idle_w;       /* the simulator's true levels, beside the identified ones (NaN: not known) */
+    double true_active_idle_w;
+    double true_step_w;
+    const volatile int *cancel;                /* nonzero: stop with TW_EINTERRUPTED (may be NULL) */
+    void (*note)(void *ctx, const char *text); /* progress, one line each; NULL: none */
+    void *note_ctx;
+} tw_validation_options;
+
+TW_API void tw_validation_options_init(tw_validation_options *o);
+/* The trace is read from its start (it is rewound as needed). */
+TW_API tw_status tw_validation_report(tw_sensor *trace, const tw_events *events, const tw_validation_options *o,
+                                      FILE *out);
+
 #ifdef __cplusplus
 }
 #endif
