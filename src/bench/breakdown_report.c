@@ -6,7 +6,6 @@
  * of `truewatt mem calibrate` (breakdown.h) and writes the result. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/json_read.h"
+#include "core/note.h"
 #include "mem/ncu_csv.h"
 #include "report/plot.h"
 #include "report/table.h"
@@ -52,17 +52,8 @@ struct tw_breakdown_job {
     bool have_run;
 };
 
-static void note(const tw_breakdown_job *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const tw_breakdown_job *b, const char *fmt, ...)
-{
-    if (!b->o.note) return;
-    char text[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    b->o.note(b->o.note_ctx, text);
-}
+/* A note or warning through the options' callback, when set. */
+#define note(b, ...) tw_notef((b)->o.note, (b)->o.note_ctx, __VA_ARGS__)
 
 /* DIR/NAME opened for writing; NULL with tw_last_error() set when it cannot be. */
 static FILE *open_out(const char *dir, const char *name, char *path, size_t cap)

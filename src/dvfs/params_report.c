@@ -17,7 +17,11 @@
 #include "gpu/gpu.h"
 
 /* The microbenchmarks' progress lines, as notes. */
-static void progress(void *ctx, const char *line) { tw_dvfs_note(ctx, "%s", line); }
+static void progress(void *ctx, const char *line)
+{
+    const tw_dvfs_options *o = ctx;
+    tw_dvfs_note(o, "%s", line);
+}
 
 /* NVML's current clocks of the device, for the memory clock (and the SM clock beside the measured one). */
 static tw_status nvml_clocks(const tw_dvfs_options *a, tw_clock_now *now)

@@ -4,7 +4,6 @@
  * rows. */
 #include "dvfs/report.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,17 +30,6 @@ tw_status tw_dvfs_options_check(const tw_dvfs_options *o, FILE *out)
     if (o->size < sizeof *o) return tw_fail(TW_EINVAL, "dvfs: options not initialised (tw_dvfs_options_init)");
     if (!o->data || !o->params) return tw_fail(TW_EINVAL, "dvfs: the data and the parameter file are required");
     return TW_OK;
-}
-
-void tw_dvfs_note(const tw_dvfs_options *o, const char *fmt, ...)
-{
-    if (!o->note) return;
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    o->note(o->note_ctx, text);
 }
 
 tw_status tw_dvfs_close_out(FILE *f, const char *path)

@@ -7,14 +7,15 @@
 #include <stdio.h>
 
 #include "core/json.h"
+#include "core/note.h"
 #include "dvfs/eval.h"
 #include "truewatt.h"
 
 /* TW_EINVAL (with the reason) unless o is initialised, names its data and
  * parameter files, and out is given. */
 tw_status tw_dvfs_options_check(const tw_dvfs_options *o, FILE *out);
-/* A progress note through o->note, when set. */
-void tw_dvfs_note(const tw_dvfs_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A progress note through o->note, when set (core/note.h). */
+#define tw_dvfs_note(o, ...) tw_notef((o)->note, (o)->note_ctx, __VA_ARGS__)
 /* Closes an output file; TW_EIO "cannot write PATH" when anything failed to be written. */
 tw_status tw_dvfs_close_out(FILE *f, const char *path);
 /* The model names a row by its line only ("line 12 (...): no finite

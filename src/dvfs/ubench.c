@@ -2,7 +2,6 @@
 #include "dvfs/ubench.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/note.h"
 #include "gpu/gpu.h"
 
 /* CUDA C for NVRTC. Every timed kernel reads clock64 (SM cycles) around its
@@ -137,17 +137,8 @@ typedef struct bench {
     void *note_ctx;
 } bench;
 
-static void say(const bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const bench *b, const char *fmt, ...)
-{
-    if (!b->note) return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    b->note(b->note_ctx, line);
-}
+/* A progress line through the caller's note, when set. */
+#define say(b, ...) tw_notef((b)->note, (b)->note_ctx, __VA_ARGS__)
 
 static int cmp_double(const void *a, const void *b)
 {

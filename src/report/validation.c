@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +14,7 @@
 #include "bench/plans.h"
 #include "bench/validate.h"
 #include "core/error.h"
+#include "core/note.h"
 #include "correct/identify.h"
 #include "correct/profile.h"
 #include "report/table.h"
@@ -54,17 +54,8 @@ static void fill_prov(vr_prov *pv, tw_sensor *trace, const tw_validation_options
     snprintf(pv->backend, sizeof pv->backend, "%s", b ? b : "unknown");
 }
 
-static void note(const tw_validation_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const tw_validation_options *o, const char *fmt, ...)
-{
-    if (!o->note) return;
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    o->note(o->note_ctx, text);
-}
+/* A progress note through o->note, when set. */
+#define note(o, ...) tw_notef((o)->note, (o)->note_ctx, __VA_ARGS__)
 
 static tw_status identify(tw_sensor *trace, const tw_events *events, const tw_validation_options *x, const vr_prov *pv,
                           tw_profile *p, FILE *out)
