@@ -30,12 +30,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--period", type=float, default=0.1, help="the duty cycle's period, s (default 0.1)")
+    ap.add_argument("--busy", type=float, default=None, help="the busy share of each period (default: by rank)")
     args = ap.parse_args()
     import torch
 
     rank = env_int("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "RANK")
     local = env_int("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK", default=rank)
-    busy = BUSY[rank % len(BUSY)]
+    busy = BUSY[rank % len(BUSY)] if args.busy is None else args.busy
     dev = torch.device("cuda:0")
     g = torch.Generator(device=dev).manual_seed(rank)
     a = torch.randn(args.n, args.n, device=dev, dtype=torch.bfloat16, generator=g)
@@ -44,8 +46,8 @@ def main():
     done = 0
     end = time.monotonic() + args.seconds
     while time.monotonic() < end:
-        period_end = time.monotonic() + 0.1
-        work_end = time.monotonic() + 0.1 * busy
+        period_end = time.monotonic() + args.period
+        work_end = time.monotonic() + args.period * busy
         while time.monotonic() < work_end:
             torch.mm(a, b)
             done += 1
