@@ -985,6 +985,50 @@ TW_API void tw_validation_options_init(tw_validation_options *o);
 TW_API tw_status tw_validation_report(tw_sensor *trace, const tw_events *events, const tw_validation_options *o,
                                       FILE *out);
 
+/* ---------------------------------------------------------------- the analysis report
+ *
+ * What `truewatt analyze` prints for one analysis (tw_analyze): the trace,
+ * the reading, the sensor model, each event's energy by every method and its
+ * split, and, when a sensor profile applies, each event's energy by the
+ * estimator on the profile's best reading (the energy counter as the
+ * reference total when the trace has it). */
+
+typedef struct tw_analysis_profile tw_analysis_profile;
+
+/* The profile that applies to `trace`: the file `profile` (a bad one fails
+ * here, before any work), else the one for the GPU and driver the trace's
+ * header names (none found: no section; one that cannot be read: a warning
+ * through note). */
+TW_API tw_status tw_analysis_profile_open(const char *profile, const char *trace,
+                                          void (*note)(void *ctx, const char *text), void *note_ctx,
+                                          tw_analysis_profile **out);
+TW_API bool tw_analysis_profile_applies(const tw_analysis_profile *p);
+/* The estimator's energies of the analysis's events from `src` (the trace the
+ * analysis read). A reading the profile has but the trace lacks, or an
+ * estimate that cannot be made, becomes the section's note, not an error;
+ * TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
+TW_API tw_status tw_analysis_profile_estimate(tw_analysis_profile *p, tw_sensor *src, const tw_analysis *a,
+                                              const volatile int *cancel);
+TW_API void tw_analysis_profile_free(tw_analysis_profile *p);
+
+typedef struct tw_analysis_report_options {
+    size_t size;                /* sizeof(tw_analysis_report_options), set by tw_analysis_report_options_init */
+    const char *trace;          /* the trace's name, as the report shows it */
+    const char *reading;        /* the reading analysed */
+    const char *corrected_path; /* where the corrected series went (NULL: not written) */
+    double dedup_gap_s;         /* as in tw_analysis_options */
+    bool capacitance_given, idle_given, active_idle_given; /* given, not fitted or estimated */
+    bool events_detected;                                  /* no events given: the analysis detected activity regions */
+    bool json;                                             /* JSON instead of text */
+    void (*note)(void *ctx, const char *text);             /* warnings (names not UTF-8); NULL: none */
+    void *note_ctx;
+} tw_analysis_report_options;
+
+TW_API void tw_analysis_report_options_init(tw_analysis_report_options *o);
+/* Writes the report of `a` to `out`; p (may be NULL) adds its profile section. */
+TW_API tw_status tw_analysis_report(const tw_analysis *a, const tw_analysis_profile *p,
+                                    const tw_analysis_report_options *o, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif
