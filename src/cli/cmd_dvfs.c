@@ -58,17 +58,13 @@ static int tw_cmd_dvfs_eval(int argc, char **argv)
     eval_args a = {0};
     int rc = parse_eval(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char params[4096];
-    if ((rc = cli_dvfs_params_path(CMD_EVAL, a.gpu, params, sizeof params))) return rc;
     tw_dvfs_options o;
     tw_dvfs_options_init(&o);
     o.data = a.data;
-    o.params = params;
     o.paper_compat = a.paper_compat;
     o.all_kernels = a.all_kernels;
     o.json = a.json;
-    tw_status st = tw_dvfs_eval_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD_EVAL, st);
+    return cli_dvfs_run(CMD_EVAL, tw_dvfs_eval_report, &o, a.gpu);
 }
 
 static const cli_command subcommands[] = {

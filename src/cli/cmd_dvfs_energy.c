@@ -76,15 +76,11 @@ int tw_cmd_dvfs_energy(int argc, char **argv)
     energy_args a = {0};
     int rc = parse_energy(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char params[4096];
-    if ((rc = cli_dvfs_params_path(CMD_ENERGY, a.gpu, params, sizeof params))) return rc;
     o.data = a.perf;
     o.power = a.power;
-    o.params = params;
     o.objective = a.objective;
     o.power_model = a.power_model;
     o.all_kernels = a.all_kernels;
     o.json = a.json;
-    tw_status st = tw_dvfs_energy_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD_ENERGY, st);
+    return cli_dvfs_run(CMD_ENERGY, tw_dvfs_energy_report, &o, a.gpu);
 }

@@ -79,18 +79,12 @@ int tw_cmd_dvfs_fit(int argc, char **argv)
     fit_args a = {0};
     int rc = parse_fit(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char params[4096];
-    if ((rc = cli_dvfs_params_path(CMD_FIT, a.gpu, params, sizeof params))) return rc;
     tw_dvfs_options o;
     tw_dvfs_options_init(&o);
     o.data = a.data;
-    o.params = params;
     o.folds = a.folds;
     o.all_kernels = a.all_kernels;
     o.out = a.out;
     o.json = a.json;
-    o.note = cli_dvfs_note;
-    o.note_ctx = (void *)CMD_FIT;
-    tw_status st = tw_dvfs_fit_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD_FIT, st);
+    return cli_dvfs_run(CMD_FIT, tw_dvfs_fit_report, &o, a.gpu);
 }

@@ -81,8 +81,5 @@ int tw_cmd_dvfs_params(int argc, char **argv)
     o.mem_mhz = a.mem_mhz;
     o.out = a.out;
     o.json = a.json;
-    o.note = cli_dvfs_note;
-    o.note_ctx = (void *)CMD;
-    tw_status st = tw_dvfs_params_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD, st);
+    return cli_dvfs_run(CMD, tw_dvfs_params_report, &o, NULL);
 }

@@ -74,18 +74,12 @@ int tw_cmd_dvfs_predict(int argc, char **argv)
     predict_args a;
     int rc = parse(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char params[4096];
-    if ((rc = cli_dvfs_params_path(CMD, a.gpu, params, sizeof params))) return rc;
     tw_dvfs_options o;
     tw_dvfs_options_init(&o);
     o.data = a.rows;
-    o.params = params;
     o.gpu = a.gpu;
     o.device = a.sweep ? a.device : NULL;
     o.out = a.out;
     o.json = a.json;
-    o.note = cli_dvfs_note;
-    o.note_ctx = (void *)CMD;
-    tw_status st = tw_dvfs_predict_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD, st);
+    return cli_dvfs_run(CMD, tw_dvfs_predict_report, &o, a.gpu);
 }

@@ -98,8 +98,5 @@ int tw_cmd_dvfs_rows(int argc, char **argv)
     o.core_mhz = a.core_mhz;
     o.mem_mhz = a.mem_mhz;
     o.out = a.out;
-    o.note = cli_dvfs_note;
-    o.note_ctx = (void *)CMD;
-    tw_status st = tw_dvfs_rows_report(&o, stdout);
-    return st == TW_OK ? 0 : cli_fail(CMD, st);
+    return cli_dvfs_run(CMD, tw_dvfs_rows_report, &o, NULL);
 }

@@ -4,8 +4,10 @@
 #define TW_CLI_DVFS_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli/opts.h"
+#include "truewatt.h"
 
 /* --gpu's help, alike in every dvfs command */
 #define CLI_DVFS_GPU_HELP                                                                                              \
@@ -23,7 +25,10 @@
  * folder; anything with a '/' or ending in .json is a path. Returns 0, or 2
  * after a usage message naming cmd ("dvfs eval"). */
 int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t cap);
-/* tw_dvfs_options.note: "truewatt CMD: text" on stderr, cmd (the note_ctx) as "dvfs fit". */
-void cli_dvfs_note(void *cmd, const char *text);
+/* Runs one of the library's reports (tw_dvfs_eval_report, ...) with the
+ * options the command filled: --gpu's parameter file (gpu NULL: none), the
+ * notes on stderr, the report on stdout. Returns the exit code. */
+int cli_dvfs_run(const char *cmd, tw_status (*report)(const tw_dvfs_options *, FILE *), tw_dvfs_options *o,
+                 const char *gpu);
 
 #endif
