@@ -639,9 +639,13 @@ typedef struct tw_session_config {
     const char *backend;     /* NULL: "nvml" when available, else "sim" */
     const char *const *gpus; /* NVML index ("0"), "cuda:N" or a UUID; NULL/0 = all */
     size_t ngpus;
-    const char *run_path;     /* a run file to record the samples and regions into; NULL: none */
+    const char *run_path;     /* a run file (`truewatt report FILE`) to record the samples, kernels and regions into */
     const char *profile_path; /* a sensor profile for every GPU; NULL: the built-in models */
-    bool trace_kernels;       /* CUPTI in-process: not yet (TW_EUNSUPPORTED) */
+    /* trace the program's kernels in-process (CUPTI's activity API, as the
+     * injection library): a region then holds each kernel name's energy
+     * (tw_region_kernel_get). TW_EUNAVAIL when CUPTI cannot be loaded,
+     * TW_EUNSUPPORTED in a library built without CUDA's headers. */
+    bool trace_kernels;
     /* Added later. How often the energy counter is read (it gives a region's
      * total; the sample buffer the shape between its reads): 0 = every 4.875
      * of its update periods (0.4875 s on an H100, ~1 % of a core at ~4 ms of
@@ -667,6 +671,10 @@ TW_API size_t tw_session_device_count(const tw_session *s);
 TW_API tw_status tw_session_device(const tw_session *s, size_t d, tw_device_info *out);
 /* The backend in use ("nvml", "sim"). */
 TW_API const char *tw_session_backend(const tw_session *s);
+/* What the open said about the GPUs, one line each ("" when nothing): e.g. that a MIG instance
+ * named (gpus[] or CUDA_VISIBLE_DEVICES "MIG-...") is sampled through its GPU, whose energy
+ * includes its other instances'. */
+TW_API const char *tw_session_notes(const tw_session *s);
 /* The session's timeline origin on CLOCK_MONOTONIC (ns): a region's start and
  * end (tw_region_start_s) are seconds since it. */
 TW_API uint64_t tw_session_t0_mono_ns(const tw_session *s);
@@ -698,6 +706,12 @@ typedef struct tw_region_device {
     double baseline_j;       /* the part the GPU's baseline (active idle) power would use anyway */
     double above_baseline_j; /* energy_j - baseline_j: what the work added */
     const char *reading;     /* the reading whose model gave energy_j ("power_buffer_w (rc ...)") */
+    /* Added later. trace_kernels: the sum of the kernel names' energies
+     * (tw_region_kernel) on this GPU, and that plus the estimator's baseline
+     * over the region, which agrees with energy_j within their uncertainty;
+     * NaN without trace_kernels. */
+    double kernels_j;
+    double kernels_model_j;
 } tw_region_device;
 
 TW_API size_t tw_region_device_count(const tw_region *r);
@@ -707,6 +721,32 @@ TW_API double tw_region_time_s(const tw_region *r);
 /* Begin and end on the session's timeline (seconds since the session opened). */
 TW_API double tw_region_start_s(const tw_region *r);
 TW_API double tw_region_end_s(const tw_region *r);
+
+/* One kernel name inside a region on one GPU (a session with trace_kernels):
+ * its launches' part inside the region, and the energy they drew above the
+ * GPU's baseline, by the estimator of `truewatt run` over the session's
+ * readings (scaled to the energy counter where the region's total is the
+ * counter's). Kernels still running at the region's end are counted once
+ * they end; end a region after the GPU's work (a synchronize) to have them. */
+typedef struct tw_region_kernel {
+    size_t size;        /* sizeof(tw_region_kernel), set by the caller */
+    const char *name;   /* demangled; valid for the life of the process */
+    size_t device;      /* the session's device (tw_session_device) */
+    uint64_t launches;  /* launches inside the region (in part or whole) */
+    double time_s;      /* their summed time inside the region */
+    double energy_j;    /* above the baseline (NaN: grouped with other names, or unobserved) */
+    double energy_sd_j; /* its standard uncertainty */
+    const char *status; /* "ok", "below_resolution" (energy_j + 2 sd bounds it), "grouped", "unobserved" */
+    /* grouped: the group of names the readings cannot tell apart (always
+     * together, in fixed proportion: "group 1: NAME (+N)"), whose energy is in
+     * tw_region_device.kernels_j; NULL otherwise. Valid for the process's life. */
+    const char *group;
+} tw_region_kernel;
+
+/* The region's kernel names over all its GPUs, each GPU's by energy,
+ * largest first (waits like tw_region_device_get; 0 without trace_kernels). */
+TW_API size_t tw_region_kernel_count(tw_region *r);
+TW_API tw_status tw_region_kernel_get(tw_region *r, size_t i, tw_region_kernel *out);
 
 /* ---------------------------------------------------------------- measure */
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ._lib import Error, lib, text
 from .measure import MeasureResult, measure
-from .monitor import Device, Measurement, Monitor, PerGpu, Window, default_monitor, window
+from .monitor import Device, Kernel, Measurement, Monitor, PerGpu, Window, default_monitor, window
 from .runfile import Run, read_run
 
 try:
@@ -33,6 +33,7 @@ except PackageNotFoundError:  # a source tree on sys.path, not installed
 
 __all__ = [
     "Device",
+    "Kernel",
     "Error",
     "Measurement",
     "MeasureResult",

@@ -97,6 +97,22 @@ class RegionDevice(Structure):
         ("baseline_j", c_double),
         ("above_baseline_j", c_double),
         ("reading", c_char_p),
+        ("kernels_j", c_double),
+        ("kernels_model_j", c_double),
+    ]
+
+
+class RegionKernel(Structure):
+    _fields_ = [
+        ("size", c_size_t),
+        ("name", c_char_p),
+        ("device", c_size_t),
+        ("launches", ctypes.c_uint64),
+        ("time_s", c_double),
+        ("energy_j", c_double),
+        ("energy_sd_j", c_double),
+        ("status", c_char_p),
+        ("group", c_char_p),
     ]
 
 
@@ -134,6 +150,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tw_session_device_count": (c_size_t, [c_void_p]),
     "tw_session_device": (c_int, [c_void_p, c_size_t, POINTER(DeviceInfo)]),
     "tw_session_backend": (c_char_p, [c_void_p]),
+    "tw_session_notes": (c_char_p, [c_void_p]),
     "tw_region_begin": (c_int, [c_void_p, c_char_p]),
     "tw_region_end": (c_int, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "tw_region_wait": (c_int, [c_void_p, c_double]),
@@ -144,6 +161,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "tw_region_time_s": (c_double, [c_void_p]),
     "tw_region_start_s": (c_double, [c_void_p]),
     "tw_region_end_s": (c_double, [c_void_p]),
+    "tw_region_kernel_count": (c_size_t, [c_void_p]),
+    "tw_region_kernel_get": (c_int, [c_void_p, c_size_t, POINTER(RegionKernel)]),
     "tw_measure_options_init": (None, [POINTER(MeasureOptions)]),
     "tw_measure": (
         c_int,

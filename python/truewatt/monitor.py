@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 from . import _lib
 from ._lib import EINVAL, Error, check, encode, lib, text
 
-__all__ = ["Device", "Measurement", "Monitor", "PerGpu", "Window", "default_monitor", "window"]
+__all__ = ["Device", "Kernel", "Measurement", "Monitor", "PerGpu", "Window", "default_monitor", "window"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 PathLike = Union[str, "os.PathLike[str]"]
@@ -62,7 +62,26 @@ class Device:
     power_limit_w: float
 
 
-_FIELDS = ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j")
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel name inside a window on one GPU (a Monitor with ``trace_kernels``):
+    its launches' part inside the window and the energy they drew above the
+    GPU's baseline (``status``: ``ok``; ``below_resolution``, where
+    ``energy_j + 2 energy_sd_j`` bounds it; ``grouped`` (``group`` names the
+    names the readings cannot tell apart; their energy is in
+    :attr:`Measurement.kernels_j`) or ``unobserved``, where ``energy_j`` is NaN)."""
+
+    name: str
+    gpu: str
+    launches: int
+    time_s: float
+    energy_j: float
+    energy_sd_j: float
+    status: str
+    group: Optional[str] = None  # grouped: the group's label (its energy is in kernels_j)
+
+
+_FIELDS = ("energy_j", "energy_sd_j", "baseline_j", "above_baseline_j", "kernels_j", "kernels_model_j")
 # guards a Measurement's move from its C region to Python values (rare, short: one lock for all
 # Measurements keeps end_window cheap)
 _resolve_lock = threading.Lock()
@@ -113,6 +132,7 @@ class Measurement:
             self._edges = (time_s, start_s, end_s)
             self._values = {k: PerGpu(per_gpu.get(k, {})) for k in _FIELDS}
             self._values["reading"] = PerGpu(reading or {})
+            self._values["kernels"] = []
 
     @classmethod
     def _of_region(cls, name: str, region: ctypes.c_void_p, timeout_s: float) -> "Measurement":
@@ -185,6 +205,23 @@ class Measurement:
         return self._get()["reading"]
 
     @property
+    def kernels(self) -> List[Kernel]:
+        """The kernel names inside the window, each GPU's largest energy first
+        (a Monitor with ``trace_kernels``; else empty)."""
+        return self._get()["kernels"]
+
+    @property
+    def kernels_j(self) -> PerGpu:
+        """Per GPU, the sum of its kernel names' energies (NaN without ``trace_kernels``)."""
+        return self._get()["kernels_j"]
+
+    @property
+    def kernels_model_j(self) -> PerGpu:
+        """Per GPU, :attr:`kernels_j` plus the estimator's baseline over the window: it
+        agrees with :attr:`energy_j` within their uncertainty (NaN without ``trace_kernels``)."""
+        return self._get()["kernels_model_j"]
+
+    @property
     def total_energy_j(self) -> float:
         """The energy summed over the GPUs."""
         return float(sum(self.energy_j.values()))
@@ -218,6 +255,7 @@ def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
     """A complete tw_region's results per device."""
     values: Dict[str, Any] = {k: PerGpu() for k in _FIELDS}
     values["reading"] = PerGpu()
+    uuids: List[str] = []
     for d in range(lib.tw_region_device_count(region)):
         rd = _lib.RegionDevice()
         rd.size = ctypes.sizeof(rd)
@@ -226,6 +264,18 @@ def _region_values(region: ctypes.c_void_p) -> Dict[str, Any]:
         for k in _FIELDS:
             values[k][uuid] = float(getattr(rd, k))
         values["reading"][uuid] = text(rd.reading)
+        uuids.append(uuid)
+    kernels: List[Kernel] = []
+    for i in range(lib.tw_region_kernel_count(region)):
+        rk = _lib.RegionKernel()
+        rk.size = ctypes.sizeof(rk)
+        check(lib.tw_region_kernel_get(region, i, ctypes.byref(rk)), "tw_region_kernel_get")
+        gpu = uuids[rk.device] if rk.device < len(uuids) else str(rk.device)
+        kernels.append(
+            Kernel(text(rk.name), gpu, int(rk.launches), rk.time_s, rk.energy_j, rk.energy_sd_j, text(rk.status),
+                   text(rk.group) if rk.group else None)
+        )
+    values["kernels"] = kernels
     return values
 
 
@@ -259,11 +309,15 @@ class Monitor:
     ``gpus``: which GPUs, each an NVML index (``0``), a CUDA index
     (``"cuda:0"``) or a UUID (``"GPU-..."``); ``None`` = all. ``backend``: the
     sensor backend (``None``: the library's default, ``nvml`` on a GPU host);
-    ``run_path``: also record the session into this run file
-    (docs/runfile.md; not yet in the library: :class:`Error`); ``profile_path``: a sensor profile
+    ``run_path``: also record the session (readings, traced kernels, and the
+    windows as NVTX ranges) into this run file, which ``truewatt report`` and
+    :func:`truewatt.read_run` read (docs/runfile.md); ``profile_path``: a sensor profile
     (``truewatt sensor identify``) instead of the one found for the GPU;
-    ``trace_kernels``: trace the kernels in-process (CUPTI; not yet in the
-    library: :class:`Error`); ``counter_period_s``: how often the GPU's
+    ``trace_kernels``: trace this process's kernels in-process (CUPTI's
+    activity API, as ``truewatt run``'s injection library): each
+    :class:`Measurement` then has :attr:`Measurement.kernels`, the energy of
+    each kernel name inside the window (:class:`Error` where CUPTI cannot be
+    loaded: set ``TW_CUPTI_LIBRARY``); ``counter_period_s``: how often the GPU's
     energy counter, which gives a window's total, is read (``None``: every
     0.4875 s on an H100, ~1 % of a core; windows of a few hundred ms then agree
     with the counter to ~0.5 %; ``0.0975`` makes that ~0.1 % for 4-12 % of a
@@ -322,6 +376,7 @@ class Monitor:
         self._lock = threading.Lock()
         self.devices: List[Device] = [self._device(d) for d in range(lib.tw_session_device_count(self._session))]
         self.backend: str = text(lib.tw_session_backend(self._session))
+        self.notes: str = text(lib.tw_session_notes(self._session))  # e.g. a MIG instance sampled through its GPU
 
     def _device(self, d: int) -> Device:
         info = _lib.DeviceInfo()

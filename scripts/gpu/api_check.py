@@ -693,9 +693,53 @@ def part_torch(args) -> int:
     return 0 if ok else 1
 
 
+# ---------------------------------------------------------------- (e) kernel names inside a window (trace_kernels)
+
+
+def part_kernels(args) -> int:
+    """Windows around a training step with Monitor(trace_kernels=True): each window's kernel names,
+    with the estimator's energies, add up with the estimator's baseline to the window's
+    (counter-anchored) total within --tolerance-pct-kernels, their sum above 0 and below the total,
+    and at least 3 names, the largest resolved. One line per window, PASS or FAIL, and kernels.csv
+    (the names of every window)."""
+    mon = truewatt.Monitor(gpus=None if args.dry else ["cuda:0"], trace_kernels=True,
+                           counter_period_s=args.counter_period_s or None)
+    step = training_step(args.dry, args.step_s)
+    t_end = time.perf_counter() + args.warm_s
+    while time.perf_counter() < t_end:
+        step()
+    ok = True
+    rows = []
+    for i in range(args.reps):
+        busy(args.idle_s) if args.dry else time.sleep(args.idle_s)  # the GPU idles: the baseline
+        with mon.window("step") as w:
+            step()
+        m = w.measurement
+        e, model, kern = m.energy_j[0], m.kernels_model_j[0], m.kernels_j[0]
+        names = [k for k in m.kernels if k.gpu == mon.devices[0].uuid]
+        diff = 100.0 * (model / e - 1.0) if e > 0 else float("nan")
+        good = (abs(diff) <= args.tolerance_pct_kernels and 0 < kern < e and len(names) >= 3
+                and names[0].status == "ok")
+        if args.dry:  # the fake runs no kernels of this process: nothing to judge
+            good = True
+        ok &= good
+        top = "; ".join(f"{k.name[:60]} {k.launches}x {k.energy_j:.2f} J" for k in names[:3])
+        print(f"{'PASS' if good else 'FAIL'} window {i}: {m.time_s * 1e3:.1f} ms, {e:.2f} J; {len(names)} kernel "
+              f"names {kern:.2f} J, with the baseline {model:.2f} J ({diff:+.2f} %); largest: {top}")
+        for k in names:
+            rows.append((i, m.time_s, e, model, k.name, k.launches, k.time_s, k.energy_j, k.energy_sd_j, k.status))
+    mon.close()
+    with open(args.out, "w", newline="") as fh:
+        wr = csv.writer(fh)
+        wr.writerow(["window", "window_s", "window_j", "kernels_with_baseline_j", "name", "launches", "time_s",
+                     "energy_j", "energy_sd_j", "status"])
+        wr.writerows(rows)
+    return 0 if ok else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("part", choices=["window", "check", "selftest", "measure", "cost", "torch"])
+    ap.add_argument("part", choices=["window", "check", "selftest", "measure", "cost", "torch", "kernels"])
     ap.add_argument("--out", help="the part's CSV (all parts but check)")
     ap.add_argument("--counter-log", help="window: where the counter's reads go (default: window.counter.csv "
                     "beside --out)")
@@ -725,6 +769,8 @@ def main() -> int:
     ap.add_argument("--min-span-s", type=float, default=4.0,
                     help="measure: the least time between the reference's two counter updates (4 s)")
     ap.add_argument("--pairs", type=int, default=100000, help="cost: pairs per repetition (100000)")
+    ap.add_argument("--tolerance-pct-kernels", type=float, default=3.0,
+                    help="kernels: the kernel names plus the baseline against the window's total (3 %%)")
     args = ap.parse_args()
     if args.part == "check" and not args.dir:
         ap.error("check needs --dir")
@@ -736,7 +782,7 @@ def main() -> int:
         global truewatt
         import truewatt
     parts = {"window": part_window, "check": part_check, "selftest": part_selftest, "measure": part_measure,
-             "cost": part_cost, "torch": part_torch}
+             "cost": part_cost, "torch": part_torch, "kernels": part_kernels}
     return parts[args.part](args)
 
 

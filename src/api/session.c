@@ -26,7 +26,9 @@
 
 #include "api/anchor.h"
 #include "api/energy_line.h"
+#include "api/kernels.h"
 #include "api/open_set.h"
+#include "api/recorder.h"
 #include "api/session_internal.h"
 #include "api/sized.h"
 #include "core/error.h"
@@ -34,6 +36,7 @@
 #include "correct/profile.h"
 #include "estimate/trace.h"
 #include "sample/sampler_sink.h"
+#include "sensor/nvml_mig.h"
 #include "timeline/devices.h"
 
 #define MAX_GPUS 64
@@ -44,6 +47,7 @@
 #define ANCHOR_WAIT_S 3.0 /* a region waits this long past its end for the counter's next knot */
 #define COUNTER "energy_j"
 #define READING_LEN 384
+#define KFIT_BEFORE_S 1.0 /* a region's kernels are fitted with this much of the time before it: the baseline */
 
 /* The readings a region's energy may come from, best first. */
 static const char *const CANDIDATES[] = {"power_buffer_w", "energy_j", "power_usage_w"};
@@ -72,6 +76,22 @@ typedef struct rdev {
 
 enum { R_PENDING, R_COMPLETE, R_ABANDONED };
 
+/* A traced region's kernels on one GPU: what the estimator needs, taken at
+ * its completion (the session forgets it later), estimated at the first ask. */
+typedef struct rkern {
+    tw_klaunch *l;
+    size_t nl;
+    tw_obs *obs;
+    size_t nobs;
+    const char *reading; /* interned */
+    double gain, power_limit_w;
+    tw_kname *names; /* after the estimate */
+    size_t nnames;
+    double kernels_j, model_j;
+    tw_status st; /* of the estimate */
+    char err[256];
+} rkern;
+
 struct tw_region {
     _Atomic(tw_session *) s; /* while pending */
     atomic_int state;        /* R_PENDING, then R_COMPLETE (the sink) or R_ABANDONED (freed while pending) */
@@ -82,6 +102,9 @@ struct tw_region {
     tw_region *prev, *next; /* the session's pending list */
     tw_region *inbox_next;  /* in the session's inbox, or its allocating thread's grave */
     _Atomic(void *) *grave; /* that grave (NULL: none, freed where it is done with) */
+    bool traced;            /* its session traces kernels: k is set at completion */
+    rkern *k;               /* per device; NULL: not traced, or out of memory */
+    atomic_int estimated;   /* k's names are there */
 };
 
 struct tw_session {
@@ -99,6 +122,10 @@ struct tw_session {
     _Atomic(tw_region *) inbox;        /* ended, not yet in the pending list (newest first) */
     tw_region *pending, *pending_tail; /* by their ends */
     unsigned long rows;
+    char notes[1024]; /* what the open said about the GPUs (tw_session_notes) */
+    tw_ktrace *kt;    /* trace_kernels: the kernels */
+    tw_recorder *rec; /* run_path: the run file */
+    bool closing;     /* no more kernels will come */
 };
 
 /* ---------------------------------------------------------------- time */
@@ -125,6 +152,56 @@ static void deadline_after(struct timespec *ts, double s)
 }
 
 /* ---------------------------------------------------------------- results */
+
+/* The line's tiles over [t0, t1] as the estimator's observations, each the
+ * mean (corrected) power of its interval (under the lock). */
+static tw_status line_obs(const tw_energy_line *l, double t0, double t1, tw_obs_series *out)
+{
+    tw_status st = TW_OK;
+    for (size_t i = l->off + 1; i < l->n && st == TW_OK; i++) {
+        const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
+        if (a->t_s < t0 || b->t_s > t1 || !isfinite(b->p_w)) continue;
+        double p = b->p_w;
+        if (l->capacitance_s > 0 && isfinite(a->p_w)) p += l->capacitance_s * (b->p_w - a->p_w) / (b->t_s - a->t_s);
+        st = tw_obs_series_push(out, a->t_s, b->t_s, p);
+    }
+    return st;
+}
+
+/* Under the lock, at a traced region's completion: its kernels and each
+ * GPU's readings over it and KFIT_BEFORE_S before (the baseline), kept in
+ * the region for the estimate. Out of memory: the region has no kernels. */
+static void take_kernels(const tw_session *s, tw_region *r)
+{
+    r->k = calloc(r->ndev, sizeof *r->k);
+    tw_status st = r->k ? TW_OK : TW_ENOMEM;
+    double fit_t0 = r->t0 - KFIT_BEFORE_S;
+    for (size_t d = 0; d < r->ndev && st == TW_OK; d++) {
+        const sdev *dv = &s->dev[d];
+        rkern *k = &r->k[d];
+        tw_obs_series o;
+        tw_obs_series_init(&o);
+        st = tw_ktrace_window(s->kt, d, fit_t0, r->t1, &k->l, &k->nl);
+        if (st == TW_OK) st = line_obs(&dv->line, fit_t0, r->t1, &o);
+        k->obs = o.v; /* owned by the region now */
+        k->nobs = o.n;
+        k->reading = dv->i_reading;
+        /* the region's total (the counter's, where it anchors) over the
+         * readings' own: the kernels add up to the same total */
+        double sd, shape_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
+        k->gain = r->d[d].energy_j / shape_j;
+        if (!isfinite(k->gain) || !(k->gain > 0)) k->gain = 1.0;
+        k->power_limit_w = dv->info.power_limit_w;
+        k->kernels_j = k->model_j = NAN;
+    }
+    if (st == TW_OK) return;
+    for (size_t d = 0; r->k && d < r->ndev; d++) {
+        free(r->k[d].l);
+        free(r->k[d].obs);
+    }
+    free(r->k);
+    r->k = NULL;
+}
 
 static void complete_device(const tw_session *s, size_t d, tw_region *r)
 {
@@ -170,6 +247,12 @@ static void unlink_pending(tw_session *s, tw_region *r)
 
 static void region_release(tw_region *r)
 {
+    for (size_t d = 0; r->k && d < r->ndev; d++) {
+        free(r->k[d].l);
+        free(r->k[d].obs);
+        free(r->k[d].names);
+    }
+    free(r->k);
     free(r->name);
     free(r);
 }
@@ -260,6 +343,7 @@ static void complete_region(tw_session *s, tw_region *r)
     bool abandoned = atomic_load(&r->state) == R_ABANDONED;
     for (size_t d = 0; d < r->ndev && !abandoned; d++)
         complete_device(s, d, r);
+    if (!abandoned && r->traced) take_kernels(s, r);
     if (atomic_load(&r->s)) unlink_pending(s, r);
     int pending = R_PENDING;
     if (!atomic_compare_exchange_strong(&r->state, &pending, R_COMPLETE)) bury(r);
@@ -280,6 +364,7 @@ static bool covered(const tw_session *s, double t)
 static bool region_ready(const tw_session *s, double t)
 {
     if (!covered(s, t)) return false;
+    if (s->kt && !s->closing && tw_ktrace_flushed_s(s->kt) < t) return false; /* its kernels may still come */
     for (size_t d = 0; d < s->ndev; d++) {
         const sdev *dv = &s->dev[d];
         if (dv->anchored && !tw_anchor_reaches(&dv->anchor, &dv->line, t) &&
@@ -371,15 +456,17 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
 static double needed_from(tw_session *s, double end)
 {
     drain_inbox(s);
-    double t = fmin(end - KEEP_S, tw_open_oldest(&s->open));
+    double before = s->kt ? KFIT_BEFORE_S : 0.0; /* a traced region's baseline */
+    double t = fmin(end - KEEP_S, tw_open_oldest(&s->open) - before);
     for (const tw_region *r = s->pending; r; r = r->next)
-        if (r->t0 < t) t = r->t0;
+        if (r->t0 - before < t) t = r->t0 - before;
     return t;
 }
 
 static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
 {
     tw_session *s = arg;
+    if (s->rec) tw_recorder_sync(s->rec, false); /* every TW_RUN_COMMIT_S */
     pthread_mutex_lock(&s->mu);
     for (size_t d = 0; d < s->ndev; d++) {
         sdev *dv = &s->dev[d];
@@ -402,6 +489,7 @@ static void sink(void *arg, const tw_sampler *smp, const tw_row *row)
                 keep = fmin(keep, tw_anchor_needed_from(&dv->anchor));
             }
             tw_line_trim(&dv->line, keep);
+            if (s->kt && d == 0) tw_ktrace_trim(s->kt, keep);
         }
     complete_ready(s);
     pthread_cond_broadcast(&s->cv);
@@ -462,9 +550,9 @@ static tw_status pick_gpus(const tw_session_config *c, tw_session *s, tw_device_
         size_t len = strlen(list);
         snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", c->gpus[i]);
     }
-    char note[512] = "";
-    st = tw_devices_resolve(c->ngpus ? list : NULL, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_GPUS, n, note,
-                            sizeof note);
+    /* a MIG instance's UUID stands for its GPU (the GPU is sampled), as for `truewatt run` */
+    st = tw_nvml_devices_resolve(NULL, c->ngpus ? list : NULL, getenv("CUDA_VISIBLE_DEVICES"), all, nall, pos, MAX_GPUS,
+                                 n, s->notes, sizeof s->notes);
     if (st != TW_OK) return st;
     s->dev = calloc(*n ? *n : 1, sizeof *s->dev);
     if (!s->dev) return tw_fail(TW_ENOMEM, "out of memory");
@@ -518,11 +606,31 @@ static double counter_read_period_s(const tw_session *s, const tw_session_config
     return 4.875 * (m && m->period_s > 0 ? m->period_s : 0.1);
 }
 
+/* run_path: the run file, before the sampler (which writes into it). */
+static tw_status open_recorder(const tw_session_config *c, tw_session *s)
+{
+    const char *prefix[MAX_GPUS];
+    tw_device_info info[MAX_GPUS];
+    for (size_t d = 0; d < s->ndev; d++) {
+        prefix[d] = s->dev[d].prefix;
+        info[d] = s->dev[d].info;
+    }
+    tw_recorder_config rc = {.path = c->run_path,
+                             .backend = s->backend,
+                             .t0_mono_ns = s->t0_ns,
+                             .dev = info,
+                             .prefix = prefix,
+                             .ndev = s->ndev,
+                             .profile_path = c->profile_path};
+    return tw_recorder_open(&rc, &s->rec);
+}
+
 static tw_status open_nvml(const tw_session_config *c, tw_session *s)
 {
     tw_device_info all[MAX_GPUS];
     size_t pos[MAX_GPUS], n = 0;
     tw_status st = pick_gpus(c, s, all, pos, &n);
+    if (st == TW_OK && c->run_path) st = open_recorder(c, s);
     if (st != TW_OK) return st;
     char idx[MAX_GPUS][16];
     const char *ids[MAX_GPUS];
@@ -536,7 +644,8 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
                             .profile_path = c->profile_path,
-                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR")};
+                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR"),
+                            .run = tw_recorder_run(s->rec)};
     st = tw_sampler_start_sink(&sc, sink, s, &s->sampler);
     return st == TW_OK ? wait_first_readings(s) : st;
 }
@@ -557,6 +666,8 @@ static const char *intern(const char *text)
     pthread_mutex_unlock(&intern_mu);
     return key;
 }
+
+const char *tw_session_intern(const char *text) { return intern(text); }
 
 /* Once the devices' readings are chosen (the sink's first row, before the open returns). */
 static tw_status intern_descriptions(tw_session *s)
@@ -581,6 +692,8 @@ static void session_free(tw_session *s)
         tw_sampler_stop(s->sampler);
         tw_sampler_free(s->sampler);
     }
+    tw_ktrace_free(s->kt);
+    if (s->rec) tw_recorder_close(s->rec, s->sampler); /* an open that failed; a close said its error */
     for (size_t d = 0; d < s->ndev; d++) {
         tw_line_free(&s->dev[d].line);
         tw_anchor_free(&s->dev[d].anchor);
@@ -614,6 +727,41 @@ static tw_status init_sync(tw_session *s)
     return TW_OK;
 }
 
+/* The tracer's thread after each flush: regions whose kernels are all in
+ * may complete now. */
+static void kernels_flushed(void *arg)
+{
+    tw_session *s = arg;
+    pthread_mutex_lock(&s->mu);
+    complete_ready(s);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* run_path: the kernels (and copies) CUPTI gives into the run file too. */
+static void record_activity(void *arg, const twi_record *r, const twi_clock *c)
+{
+    tw_recorder_activity(((tw_session *)arg)->rec, r, c);
+}
+
+/* trace_kernels: CUPTI's activity records in this process (kernels.h). */
+static tw_status start_tracing(tw_session *s)
+{
+    if (s->sim)
+        return tw_fail(TW_EUNSUPPORTED, "tw_session_open: trace_kernels needs the nvml backend (the simulator runs "
+                                        "no kernels of the program)");
+    const char *uuids[MAX_GPUS];
+    for (size_t d = 0; d < s->ndev; d++)
+        uuids[d] = s->dev[d].info.uuid;
+    tw_ktrace_config kc = {.t0_mono_ns = s->t0_ns,
+                           .uuids = uuids,
+                           .ndev = s->ndev,
+                           .notify = kernels_flushed,
+                           .record = s->rec ? record_activity : NULL,
+                           .arg = s};
+    return tw_ktrace_start(&kc, &s->kt);
+}
+
 tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
 {
     tw_clear_error();
@@ -623,11 +771,6 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
     tw_session_config_init(&c);
     tw_status st = tw_sized_read(&c, sizeof c, cin, "tw_session_open: config");
     if (st != TW_OK) return st;
-    if (c.trace_kernels)
-        return tw_fail(TW_EUNSUPPORTED, "tw_session_open: trace_kernels (CUPTI in-process) is not implemented yet");
-    if (c.run_path)
-        return tw_fail(TW_EUNSUPPORTED,
-                       "tw_session_open: run_path is not implemented yet (record with `truewatt run` instead)");
     if (c.ngpus && !c.gpus) return tw_fail(TW_EINVAL, "tw_session_open: ngpus %zu without gpus", c.ngpus);
     if (!(c.counter_period_s >= 0 && c.counter_period_s <= 60))
         return tw_fail(TW_EINVAL, "tw_session_open: counter_period_s %g must be in [0, 60] s (0: the default)",
@@ -647,6 +790,10 @@ tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
     }
     if (st == TW_OK) st = strcmp(s->backend, "sim") == 0 ? open_sim(s) : open_nvml(&c, s);
     if (st == TW_OK) st = intern_descriptions(s);
+    if (st == TW_OK && c.run_path && s->sim)
+        st = tw_fail(TW_EUNSUPPORTED, "tw_session_open: run_path needs the nvml backend (a sim session has no "
+                                      "readings to record)");
+    if (st == TW_OK && c.trace_kernels) st = start_tracing(s);
     if (st != TW_OK) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", tw_last_error());
@@ -668,14 +815,21 @@ void tw_session_close(tw_session *s)
         drain_inbox(s);
     pthread_mutex_unlock(&s->mu);
     if (s->sampler) tw_sampler_stop(s->sampler); /* the last rows reach the lines */
+    tw_ktrace_stop(s->kt);                       /* and the last kernels the store */
     pthread_mutex_lock(&s->mu);
+    s->closing = true;
     drain_inbox(s);
     while (s->pending) /* what the readings do not reach is NaN */
         complete_region(s, s->pending);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    if (s->rec && tw_recorder_close(s->rec, s->sampler) != TW_OK) /* close returns nothing: said on stderr */
+        fprintf(stderr, "truewatt: the session's run file is incomplete: %s\n", tw_last_error());
+    s->rec = NULL;
     session_free(s);
 }
+
+const char *tw_session_notes(const tw_session *s) { return s ? s->notes : ""; }
 
 size_t tw_session_device_count(const tw_session *s) { return s ? s->ndev : 0; }
 
@@ -734,6 +888,9 @@ static tw_region *new_region(const tw_session *s, char *name, double t0, double 
         r->d[d] = (rdev){s->dev[d].i_uuid, s->dev[d].i_reading, NAN, NAN, NAN};
     atomic_init(&r->s, NULL);
     atomic_init(&r->state, R_PENDING);
+    r->traced = s->kt != NULL;
+    r->k = NULL;
+    atomic_init(&r->estimated, 0);
     return r;
 }
 
@@ -747,6 +904,7 @@ tw_status tw_region_end(tw_session *s, const char *name, tw_region **out)
     char *begun;
     double t0;
     if ((st = tw_open_pop(&s->open, "tw_region_end", name, &begun, &t0)) != TW_OK) return st;
+    if (s->rec) tw_recorder_region(s->rec, begun, t0, t);
     if (!out) {
         free(begun);
         return TW_OK;
@@ -801,6 +959,66 @@ void tw_region_free(tw_region *r)
 
 size_t tw_region_device_count(const tw_region *r) { return r ? r->ndev : 0; }
 
+/* A traced region's kernel names, estimated once, by the first caller
+ * (the estimate is seconds of CPU for a long region: never the sampler's). */
+static pthread_mutex_t estimate_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static tw_status estimate_kernels(tw_region *r)
+{
+    tw_status st = tw_region_wait(r, -1);
+    if (st != TW_OK || !r->k || atomic_load(&r->estimated)) return st;
+    pthread_mutex_lock(&estimate_mu);
+    for (size_t d = 0; d < r->ndev && !atomic_load(&r->estimated); d++) {
+        rkern *k = &r->k[d];
+        k->st = tw_kernels_estimate(k->l, k->nl, k->obs, k->nobs, "power", r->t0 - KFIT_BEFORE_S, r->t0, r->t1, k->gain,
+                                    k->power_limit_w, &k->names, &k->nnames, &k->kernels_j, &k->model_j);
+        if (k->st != TW_OK) { /* out of memory: said by tw_region_kernel_get */
+            snprintf(k->err, sizeof k->err, "%s", tw_last_error());
+            k->kernels_j = k->model_j = NAN;
+        }
+        free(k->l);
+        free(k->obs);
+        k->l = NULL;
+        k->obs = NULL;
+    }
+    atomic_store(&r->estimated, 1);
+    pthread_mutex_unlock(&estimate_mu);
+    return TW_OK;
+}
+
+size_t tw_region_kernel_count(tw_region *r)
+{
+    if (!r || !r->traced || estimate_kernels(r) != TW_OK || !r->k) return 0;
+    size_t n = 0;
+    for (size_t d = 0; d < r->ndev; d++)
+        n += r->k[d].nnames;
+    return n;
+}
+
+tw_status tw_region_kernel_get(tw_region *r, size_t i, tw_region_kernel *out)
+{
+    tw_clear_error();
+    if (!r || !out) return tw_fail(TW_EINVAL, "tw_region_kernel_get: NULL argument");
+    size_t n = tw_region_kernel_count(r);
+    for (size_t d = 0; r->k && d < r->ndev; d++)
+        if (r->k[d].st != TW_OK) return tw_fail(r->k[d].st, "region '%s': its kernels: %s", r->name, r->k[d].err);
+    if (i >= n) return tw_fail(TW_EINVAL, "tw_region_kernel_get: kernel name %zu of %zu", i, n);
+    size_t d = 0;
+    while (i >= r->k[d].nnames)
+        i -= r->k[d++].nnames;
+    const tw_kname *k = &r->k[d].names[i];
+    tw_region_kernel full = {.size = sizeof full,
+                             .name = k->name,
+                             .device = d,
+                             .launches = k->launches,
+                             .time_s = k->time_s,
+                             .energy_j = k->energy_j,
+                             .energy_sd_j = k->sd_j,
+                             .status = k->status,
+                             .group = k->group};
+    return tw_sized_write(out, &full, sizeof full, "tw_region_kernel_get");
+}
+
 tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
 {
     tw_clear_error();
@@ -815,7 +1033,13 @@ tw_status tw_region_device_get(tw_region *r, size_t d, tw_region_device *out)
                              .energy_sd_j = x->sd_j,
                              .baseline_j = x->baseline_j,
                              .above_baseline_j = x->energy_j - x->baseline_j,
-                             .reading = x->reading};
+                             .reading = x->reading,
+                             .kernels_j = NAN,
+                             .kernels_model_j = NAN};
+    if (r->traced && estimate_kernels(r) == TW_OK && r->k) {
+        full.kernels_j = r->k[d].kernels_j;
+        full.kernels_model_j = r->k[d].model_j;
+    }
     snprintf(full.uuid, sizeof full.uuid, "%s", x->uuid);
     return tw_sized_write(out, &full, sizeof full, "tw_region_device_get");
 }
@@ -851,16 +1075,8 @@ tw_status tw_session_observations(tw_session *s, size_t d, double t0, double t1,
     if (!s || d >= s->ndev || s->sim) return tw_fail(TW_EINVAL, "tw_session_observations: no such GPU with readings");
     pthread_mutex_lock(&s->mu);
     const sdev *dv = &s->dev[d];
-    const tw_energy_line *l = &dv->line;
     *m = dv->model;
-    tw_status st = TW_OK;
-    for (size_t i = l->off + 1; i < l->n && st == TW_OK; i++) {
-        const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
-        if (a->t_s < t0 || b->t_s > t1 || !isfinite(b->p_w)) continue;
-        double p = b->p_w;
-        if (l->capacitance_s > 0 && isfinite(a->p_w)) p += l->capacitance_s * (b->p_w - a->p_w) / (b->t_s - a->t_s);
-        st = tw_obs_series_push(out, a->t_s, b->t_s, p);
-    }
+    tw_status st = line_obs(&dv->line, t0, t1, out);
     pthread_mutex_unlock(&s->mu);
     return st;
 }

@@ -22,4 +22,8 @@ tw_status tw_session_wait_covered(tw_session *s, double t, double timeout_s);
 tw_status tw_session_observations(tw_session *s, size_t d, double t0, double t1, tw_obs_series *out,
                                   tw_reading_model *m);
 
+/* text stored once for the process (names a region points to outlive its
+ * session); NULL when out of memory. */
+const char *tw_session_intern(const char *text);
+
 #endif

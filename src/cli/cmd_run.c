@@ -377,25 +377,6 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 
 /* ---------------------------------------------------------------- devices */
 
-/* The MIG instances of every GPU (*mig malloc'ed), when CUDA_VISIBLE_DEVICES
- * or --device names one ("MIG-..."): each stands for its GPU. None (NULL)
- * otherwise, or where they cannot be read (the name then resolves to no GPU). */
-static size_t named_migs(const run_args *a, const char *cvd, const tw_device_info *all, size_t nall,
-                         tw_mig_instance **mig)
-{
-    *mig = NULL;
-    bool named = (a->devices && strstr(a->devices, "MIG-")) || (cvd && strstr(cvd, "MIG-"));
-    if (!named || strcmp(a->backend, "nvml") != 0) return 0;
-    size_t cap = nall * MAX_MIG, n = 0;
-    if (!(*mig = calloc(cap ? cap : 1, sizeof **mig))) return 0;
-    for (size_t i = 0; i < nall; i++) {
-        size_t k = 0;
-        if (tw_nvml_mig_instances(NULL, all[i].index, *mig + n, cap - n, &k) != TW_OK) tw_clear_error();
-        n += k;
-    }
-    return n;
-}
-
 /* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
  * else all (tw_devices_resolve), as NVML indices for the sampler, with their
  * names and UUIDs in info[]. A backend without a device list (sim) gets
@@ -424,10 +405,7 @@ static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char 
     size_t pos[MAX_IDS], n = 0;
     char note[1024];
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    tw_mig_instance *mig = NULL;
-    size_t nmig = named_migs(a, cvd, all, nall, &mig);
-    tw_status st = tw_devices_resolve_mig(a->devices, cvd, all, nall, mig, nmig, pos, MAX_IDS, &n, note, sizeof note);
-    free(mig);
+    tw_status st = tw_nvml_devices_resolve(NULL, a->devices, cvd, all, nall, pos, MAX_IDS, &n, note, sizeof note);
     if (st != TW_OK) {
         fprintf(stderr, "truewatt run: %s\n", tw_last_error());
         return CLI_EXIT_FAIL;

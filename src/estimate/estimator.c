@@ -1062,14 +1062,24 @@ out:
 
 /* ---------------------------------------------------------------- entry */
 
+/* An NVTX range as the replay gave it (its texts are the feed's). */
+typedef struct seen_range {
+    const char *name, *domain;
+    double t0, t1;
+    int64_t tid;
+    int32_t depth;
+    size_t ev;
+} seen_range;
+
 typedef struct ctx {
     tw_estimate *e;
     names_tab names;
     launch *L; /* in order of start (collect) */
     size_t nl;
-    launches ls; /* L with the columns' classes, once known */
-    size_t *rng; /* range events */
+    launches ls;     /* L with the columns' classes, once known */
+    seen_range *rng; /* the ranges, copied from the events */
     size_t nrng, rcap;
+    size_t nev;   /* events replayed (their indices: 0 .. nev) */
     bool *copy;   /* per column: a copy or memset (copy engines) */
     size_t *fine; /* index_finest */
     size_t nfine;
@@ -1379,17 +1389,17 @@ static int launch_by_start(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-static tw_status add_range(ctx *c, size_t i)
+static tw_status add_range(ctx *c, const tw_event *e, size_t i)
 {
     if (!room_for_one((void **)&c->rng, &c->rcap, c->nrng, sizeof *c->rng, 64))
         return tw_fail(TW_ENOMEM, "out of memory (ranges)");
-    c->rng[c->nrng++] = i;
+    c->rng[c->nrng++] = (seen_range){e->name, e->domain, e->start_s, e->end_s, e->tid, e->depth, i};
     return TW_OK;
 }
 
-/* Names by the addresses of their texts: an event set stores each string
- * once, so one address is one text, and most launches find their name
- * without hashing it (a miss asks names_intern). */
+/* Names by the addresses of their texts: a feed hands each text out at one
+ * address, so most launches find their name without hashing it (a miss asks
+ * names_intern). */
 #define NAME_CACHE 4096
 typedef struct name_hit {
     const char *name, *kind;
@@ -1409,39 +1419,55 @@ static tw_status name_of(names_tab *t, name_hit *cache, const tw_event *e, uint3
     return st;
 }
 
-/* The launches (kernels, copies, memsets of some duration) in order of
- * start, each name's count and time, and the ranges. */
-static tw_status collect(ctx *c, const tw_events *events)
+/* What collect keeps while the feed replays. */
+typedef struct collecting {
+    ctx *c;
+    kind_memo memo;
+    name_hit *cache;
+    size_t cap;
+    bool sorted;
+} collecting;
+
+static tw_status collect_one(void *arg, const tw_event *e)
 {
-    size_t n = tw_events_count(events), nl = 0;
-    kind_memo memo = {0};
-    for (size_t i = 0; i < n; i++) {
-        act_class k = classify_memo(&memo, tw_events_get(events, i));
-        nl += k == ACT_KERNEL || k == ACT_COPY;
+    collecting *g = arg;
+    ctx *c = g->c;
+    size_t i = c->nev++;
+    act_class k = classify_memo(&g->memo, e);
+    if (k == ACT_RANGE) return add_range(c, e, i);
+    if (k != ACT_KERNEL && k != ACT_COPY) return TW_OK;
+    if (e->end_s >= e->start_s) { /* the span of the activities, instants included (the process split's) */
+        c->e->activity_t0_s = fmin(c->e->activity_t0_s, e->start_s);
+        c->e->activity_t1_s = fmax(c->e->activity_t1_s, e->end_s);
     }
-    c->L = malloc((nl ? nl : 1) * sizeof *c->L);
-    name_hit *cache = calloc(NAME_CACHE, sizeof *cache);
-    if (!c->L || !cache) {
-        free(cache);
-        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", nl);
-    }
-    bool sorted = true;
-    tw_status st = TW_OK;
-    for (size_t i = 0; i < n && st == TW_OK; i++) {
-        const tw_event *e = tw_events_get(events, i);
-        act_class k = classify_memo(&memo, e);
-        if (k == ACT_RANGE && (st = add_range(c, i)) != TW_OK) break;
-        if (k != ACT_KERNEL && k != ACT_COPY) continue;
-        if (!(e->end_s > e->start_s)) continue; /* an instant draws nothing */
-        uint32_t id = 0;
-        if ((st = name_of(&c->names, cache, e, &id)) != TW_OK) break;
-        c->names.v[id].launches++;
-        c->names.v[id].time_s += e->end_s - e->start_s;
-        if (c->nl && e->start_s < c->L[c->nl - 1].t0) sorted = false;
-        c->L[c->nl++] = (launch){e->start_s, e->end_s, 1.0, id, (uint32_t)i};
-    }
-    free(cache);
-    if (st == TW_OK && !sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
+    if (!(e->end_s > e->start_s)) return TW_OK; /* an instant draws nothing */
+    uint32_t id = 0;
+    tw_status st = name_of(&c->names, g->cache, e, &id);
+    if (st != TW_OK) return st;
+    c->names.v[id].launches++;
+    c->names.v[id].time_s += e->end_s - e->start_s;
+    if (c->nl && e->start_s < c->L[c->nl - 1].t0) g->sorted = false;
+    if (!room_for_one((void **)&c->L, &g->cap, c->nl, sizeof *c->L, 1024))
+        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", c->nl);
+    c->L[c->nl++] = (launch){e->start_s, e->end_s, 1.0, id, (uint32_t)i};
+    return TW_OK;
+}
+
+/* The launches (kernels, copies, memsets of some duration) in order of
+ * start, each name's count and time, and the ranges: one replay of the
+ * feed, in memory that grows with the launches (32 bytes each) and names. */
+static tw_status collect(ctx *c, const tw_feed *feed)
+{
+    collecting g = {.c = c, .sorted = true};
+    c->e->activity_t0_s = INFINITY;
+    c->e->activity_t1_s = -INFINITY;
+    g.cap = feed->hint ? feed->hint : 1; /* never NULL, even without launches */
+    if (!(c->L = malloc(g.cap * sizeof *c->L))) return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", g.cap);
+    if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = tw_feed_replay(feed, collect_one, &g);
+    free(g.cache);
+    if (!(c->e->activity_t1_s >= c->e->activity_t0_s)) c->e->activity_t0_s = c->e->activity_t1_s = NAN;
+    if (st == TW_OK && !g.sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
     return st;
 }
 
@@ -1773,10 +1799,10 @@ static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const insta
  * e->event_energy_j, and the activities' energy above the baseline over the
  * reference's span (*ref_above, when it has one) and over each range
  * (above[k]). */
-static tw_status pieces_at_solution(ctx *c, const tw_events *events, double *act, double *ref_above, double *above)
+static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, double *above)
 {
     tw_estimate *e = c->e;
-    e->nevents = tw_events_count(events);
+    e->nevents = c->nev;
     e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
     size_t nq = 2 * c->nrng + 2;
     instant *q = malloc(nq * sizeof *q);
@@ -1788,9 +1814,8 @@ static tw_status pieces_at_solution(ctx *c, const tw_events *events, double *act
         for (size_t i = 0; i < c->nl; i++)
             e->event_energy_j[c->L[i].ev] = 0;
         for (size_t k = 0; k < c->nrng; k++) {
-            const tw_event *ev = tw_events_get(events, c->rng[k]);
-            q[2 * k] = (instant){ev->start_s, 2 * k};
-            q[2 * k + 1] = (instant){ev->end_s, 2 * k + 1};
+            q[2 * k] = (instant){c->rng[k].t0, 2 * k};
+            q[2 * k + 1] = (instant){c->rng[k].t1, 2 * k + 1};
         }
         bool ref = !isnan(e->reference_t0_s);
         q[nq - 2] = (instant){ref ? e->reference_t0_s : 0, nq - 2};
@@ -1808,7 +1833,7 @@ static tw_status pieces_at_solution(ctx *c, const tw_events *events, double *act
     return st;
 }
 
-static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_events *events, const uint32_t *col)
+static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
 {
     tw_estimate *e = c->e;
     fit_state *f = &c->f;
@@ -1818,8 +1843,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     double *act = calloc(d->N ? d->N : 1, sizeof *act);
     double *uact = calloc(f->U ? f->U : 1, sizeof *uact);
     double *above = malloc((c->nrng ? c->nrng : 1) * sizeof *above), ref_above = 0;
-    tw_status st = act && uact && above ? pieces_at_solution(c, events, act, &ref_above, above)
-                                        : tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st =
+        act && uact && above ? pieces_at_solution(c, act, &ref_above, above) : tw_fail(TW_ENOMEM, "out of memory");
     if (st != TW_OK) {
         free(act);
         free(uact);
@@ -2008,13 +2033,16 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_
     }
     /* ranges: measured energy over the span, and the activities' part */
     for (size_t k = 0; k < c->nrng; k++) {
-        const tw_event *ev = tw_events_get(events, c->rng[k]);
+        const seen_range *ev = &c->rng[k];
         tw_est_range *r = &e->ranges[e->nranges++];
         r->name = ev->name;
-        r->start_s = ev->start_s;
-        r->end_s = ev->end_s;
-        r->event = c->rng[k];
-        r->energy_j = finest_energy(c, rs, nrs, ev->start_s, ev->end_s);
+        r->domain = ev->domain;
+        r->tid = ev->tid;
+        r->depth = ev->depth;
+        r->start_s = ev->t0;
+        r->end_s = ev->t1;
+        r->event = ev->ev;
+        r->energy_j = finest_energy(c, rs, nrs, ev->t0, ev->t1);
         r->above_j = above[k];
         r->baseline_j = r->energy_j - above[k];
     }
@@ -2065,10 +2093,21 @@ static tw_status sort_names(tw_estimate *e)
 }
 
 tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
-                          const tw_est_config *cfg_in, tw_estimate **out)
+                          const tw_est_config *cfg, tw_estimate **out)
+{
+    if (!events) {
+        tw_clear_error();
+        return tw_fail(TW_EINVAL, "tw_estimate_run: bad argument");
+    }
+    tw_feed f = tw_feed_of_events(events);
+    return tw_estimate_feed(readings, nreadings, &f, cfg, out);
+}
+
+tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, const tw_feed *feed,
+                           const tw_est_config *cfg_in, tw_estimate **out)
 {
     tw_clear_error();
-    if (!out || !readings || nreadings == 0 || !events) return tw_fail(TW_EINVAL, "tw_estimate_run: bad argument");
+    if (!out || !readings || nreadings == 0 || !feed) return tw_fail(TW_EINVAL, "tw_estimate_run: bad argument");
     *out = NULL;
     tw_est_config cfg;
     tw_est_config_from(&cfg, cfg_in);
@@ -2082,7 +2121,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     e->idle_before_w = e->idle_after_w = NAN;
     e->reference_t0_s = e->reference_t1_s = NAN;
     uint32_t *col = NULL;
-    tw_status st = collect(&c, events);
+    tw_status st = collect(&c, feed);
     if (st == TW_OK && !(col = malloc((c.names.n ? c.names.n : 1) * sizeof *col)))
         st = tw_fail(TW_ENOMEM, "out of memory");
     size_t N = 0;
@@ -2194,7 +2233,7 @@ tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, cons
     }
     if (st == TW_OK) st = index_finest(&c, readings, nreadings);
     e->shift_sd_s = c.shift_sd > 0 ? c.shift_sd : NAN;
-    if (st == TW_OK) st = results(&c, readings, nreadings, events, col);
+    if (st == TW_OK) st = results(&c, readings, nreadings, col);
     if (st == TW_OK) {
         e->nreadings = nreadings;
         for (size_t r = 0; r < nreadings; r++) {

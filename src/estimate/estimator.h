@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "correct/observe.h"
+#include "trace/feed.h"
 #include "truewatt.h"
 
 /* One reading's observations (borrowed). */
@@ -121,10 +122,13 @@ typedef struct tw_est_group {
 typedef struct tw_est_range {
     const char *name; /* borrowed */
     double start_s, end_s;
-    double energy_j;   /* the reference reading's energy over the span (all of the GPU) */
-    double above_j;    /* sum over names of P_name x their activity inside the span */
-    double baseline_j; /* energy_j - above_j */
-    size_t event;      /* index into the events given */
+    double energy_j;    /* the reference reading's energy over the span (all of the GPU) */
+    double above_j;     /* sum over names of P_name x their activity inside the span */
+    double baseline_j;  /* energy_j - above_j */
+    size_t event;       /* index into the events given */
+    const char *domain; /* its NVTX domain, thread and depth (tw_event's; borrowed) */
+    int64_t tid;
+    int32_t depth;
 } tw_est_range;
 
 typedef struct tw_est_reading_stats {
@@ -172,7 +176,8 @@ typedef struct tw_estimate {
     double active_idle_w;   /* the baseline's prior level given (NaN: none) */
     double idle_share;      /* the share of the fit span with no activity */
     size_t at_limit;        /* names (or groups) whose power sits at that bound */
-    char warnings[1024];    /* lines; "" when none */
+    double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
+    char warnings[1024];                 /* lines; "" when none */
 } tw_estimate;
 
 /* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other
@@ -180,6 +185,11 @@ typedef struct tw_estimate {
  * the result. TW_EEMPTY when no reading has a window in the fit span. */
 tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
                           const tw_est_config *cfg, tw_estimate **out);
+/* The same over a feed (trace/feed.h), replayed once: the events are not
+ * held, only each launch's span, name and rate (32 bytes); names are
+ * borrowed from the feed, which must outlive the result. */
+tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, const tw_feed *feed,
+                           const tw_est_config *cfg, tw_estimate **out);
 void tw_estimate_free(tw_estimate *e);
 
 /* The baseline's energy over [a, b] (held at its end values outside the fit span). */

@@ -102,8 +102,7 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
 }
 
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
-                            const tw_events *events, const tw_est_config *cfg, tw_estimate **out,
-                            tw_est_trace_info *info)
+                            const tw_feed *events, const tw_est_config *cfg, tw_estimate **out, tw_est_trace_info *info)
 {
     tw_clear_error();
     if (!trace_path || !events || !out) return tw_fail(TW_EINVAL, "tw_estimate_trace: NULL argument");
@@ -165,7 +164,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
-    if (st == TW_OK) st = tw_estimate_run(rd, m, events, &c, out);
+    if (st == TW_OK) st = tw_estimate_feed(rd, m, events, &c, out);
     for (size_t i = 0; i < n; i++)
         tw_obs_series_free(&ch[i].obs);
     tw_sensor_close(src);

@@ -22,9 +22,10 @@ typedef struct tw_est_trace_info {
 } tw_est_trace_info;
 
 /* `prefix` selects a device's columns ("" or "gpuN_"); `profile` may be NULL.
- * `info` may be NULL. */
+ * `info` may be NULL. The events come from a feed (an event set's:
+ * tw_feed_of_events), replayed once; it must outlive the result. */
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
-                            const tw_events *events, const tw_est_config *cfg, tw_estimate **out,
+                            const tw_feed *events, const tw_est_config *cfg, tw_estimate **out,
                             tw_est_trace_info *info);
 
 /* The model the estimator assumes for a reading without a profile (the H100's,

@@ -42,9 +42,42 @@ typedef struct expo_proc {
     double active_j;  /* measured: the part above the GPU's baseline (NaN for an estimate) */
     bool estimate;    /* from NVML's utilisation samples; else measured by `truewatt run` (a report) */
     double last_seen; /* timeline s (estimates) */
+    double pending_j; /* an estimate's shares held while a measured run on its GPU goes on (expo_procs.c) */
     char command[128];
     char job[64];
 } expo_proc;
+
+/* A measured run on one GPU (a `truewatt run` report naming it), as the exporter accounts it. */
+typedef struct expo_run {
+    unsigned writer_pid;
+    unsigned long long writer_start; /* with writer_pid: the report's identity */
+    unsigned pid;
+    char command[128];
+    char job[64];
+    bool done;       /* its report says done */
+    bool whole;      /* begun since the scrape before it was first seen: the run lies in this exporter's accounting */
+    bool settled;    /* energy_j, active_j are final (published) */
+    double energy_j; /* its report's, bounded by the GPU's energy over its window once settled; NaN: none */
+    double active_j;
+    bool seen; /* scratch: named by a report at this scrape */
+} expo_run;
+
+/* One report naming this GPU, as read at a scrape (the exporter's input to the accounting). */
+typedef struct expo_report {
+    unsigned writer_pid;
+    unsigned long long writer_start;
+    unsigned pid;
+    const char *command, *job;
+    bool done;
+    bool fresh;                /* its writer (truewatt run) started since the scrape before */
+    double energy_j, active_j; /* the report's, on this GPU (NaN: none) */
+} expo_report;
+
+/* An estimated process's share of the GPU's energy over one scrape interval. */
+typedef struct expo_share {
+    unsigned pid;
+    double energy_j;
+} expo_share;
 
 typedef struct expo_gpu {
     unsigned index;
@@ -71,7 +104,22 @@ typedef struct expo_gpu {
     size_t nprocs;
     unsigned long long proc_last_us; /* NVML's timestamp of the last utilisation sample taken */
     double proc_energy_at;           /* the GPU's energy (J) when the processes were last updated */
+    expo_run *runs;                  /* measured runs named by the reports (expo_procs.c) */
+    size_t nruns, runs_cap;
+    bool held;     /* a window is open: a measured run on this GPU goes on, the estimates are held */
+    double held_j; /* the GPU's energy over the open window */
 } expo_gpu;
+
+/* One scrape interval of GPU g's processes (expo_procs.c, docs/exporter.md#shared-gpus): de, the
+ * GPU's energy over it; share[0..nshare), the estimated processes' shares of de (their NVML
+ * utilisation); rep[0..nrep), the reports naming the GPU now. While a measured run goes on, the
+ * estimates are held; when every run of the window is done, the runs get their reports' energies
+ * (at most the window's energy together) and the estimates the rest (at most their shares).
+ * now: timeline s. false when out of memory (the reports not taken: nothing counted twice). */
+bool tw_expo_procs_account(expo_gpu *g, double de, const expo_share *share, size_t nshare, const expo_report *rep,
+                           size_t nrep, double now, double forget_s);
+/* Whether pid has a measured run on g (its estimate is never published). */
+bool tw_expo_procs_measured(const expo_gpu *g, unsigned pid);
 
 /* Reading names (the sampler's column names) of EXPO_R_*. */
 const char *tw_expo_reading_name(int r);

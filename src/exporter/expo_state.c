@@ -54,6 +54,9 @@ void tw_expo_gpu_free(expo_gpu *g)
         free(g->r[r].v);
         g->r[r].t = g->r[r].v = NULL;
     }
+    free(g->runs);
+    g->runs = NULL;
+    g->nruns = g->runs_cap = 0;
 }
 
 /* The i-th newest point (0 = the last). */

@@ -67,6 +67,8 @@ struct tw_exporter {
     char *process_dir;
     procfile *reports;
     size_t nreports;
+    unsigned long long scanned_ticks;     /* when the folder was last read, clock ticks since boot */
+    unsigned long long scan_before;       /* ... the time before: a run whose writer started since is whole */
     char complained[MAX_COMPLAINTS][256]; /* reports already said to be bad */
     size_t ncomplained;
 #ifdef TW_HAVE_MHD
@@ -84,6 +86,17 @@ static uint64_t clock_ns(clockid_t id)
 static double timeline_now(const tw_exporter *e)
 {
     return 1e-9 * (double)(int64_t)(clock_ns(CLOCK_MONOTONIC) - e->t0_mono_ns);
+}
+
+/* Now in clock ticks since boot: the clock of a process's start time (/proc/PID/stat), which
+ * a report's writer_start is (a run whose writer started after a scrape lies wholly after it). */
+static unsigned long long boot_ticks(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    long hz = sysconf(_SC_CLK_TCK);
+    return (unsigned long long)ts.tv_sec * (unsigned long long)(hz > 0 ? hz : 100) +
+           (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)(hz > 0 ? hz : 100));
 }
 
 /* ---------------------------------------------------------------- the sampler's sink */
@@ -239,6 +252,8 @@ static bool read_report(tw_exporter *e, const char *name, time_t now, procfile *
 static void scan_reports(tw_exporter *e)
 {
     e->nreports = 0;
+    e->scan_before = e->scanned_ticks;
+    e->scanned_ticks = boot_ticks();
     DIR *d = opendir(e->process_dir);
     if (!d) return; /* removed since the start: no measured process */
     time_t now = time(NULL);
@@ -257,21 +272,6 @@ static void scan_reports(tw_exporter *e)
     if (full) complain(e, "*", "more than 1024 reports in the folder: the rest not read at this scrape");
 }
 
-/* The measured report of pid on GPU uuid (running or done), or NULL. */
-static const procfile *measured(const tw_exporter *e, unsigned pid, const char *uuid, const procfile_gpu **gpu)
-{
-    for (size_t r = 0; r < e->nreports; r++) {
-        const procfile *p = &e->reports[r];
-        if (p->pid != pid) continue;
-        for (size_t g = 0; g < p->ngpus; g++)
-            if (strcmp(p->gpu[g].uuid, uuid) == 0) {
-                if (gpu) *gpu = &p->gpu[g];
-                return p;
-            }
-    }
-    return NULL;
-}
-
 /* The program of a pid, as the kernel names it (for the estimate's label). */
 static void command_of(unsigned pid, char *out, size_t cap)
 {
@@ -284,68 +284,82 @@ static void command_of(unsigned pid, char *out, size_t cap)
     fclose(f);
 }
 
-/* ---------------------------------------------------------------- per-process estimate */
+/* ---------------------------------------------------------------- per-process energy */
 
-/* The energy since the last update split among the processes NVML saw
- * since then, by their mean SM utilisation (the share of the time their
- * kernels ran; more than 1 together is scaled to 1). A process `truewatt
- * run` measures gets none: its own report is published instead, and its
- * estimate so far is dropped (never both). Called under e->mu. */
-static void update_procs(tw_exporter *e, expo_gpu *g, double energy_j)
+/* This scrape's reports that name GPU g, for the accounting (rep: nreports slots). */
+static size_t gpu_reports(const tw_exporter *e, const expo_gpu *g, expo_report *rep)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < e->nreports; r++) {
+        const procfile *p = &e->reports[r];
+        for (size_t k = 0; k < p->ngpus; k++) {
+            if (strcmp(p->gpu[k].uuid, g->uuid) != 0) continue;
+            rep[n++] = (expo_report){.writer_pid = p->writer_pid,
+                                     .writer_start = p->writer_start,
+                                     .pid = p->pid,
+                                     .command = p->command,
+                                     .job = p->job,
+                                     .done = p->done,
+                                     .fresh = p->writer_start >= e->scan_before,
+                                     .energy_j = p->gpu[k].energy_j,
+                                     .active_j = p->gpu[k].active_j};
+            break;
+        }
+    }
+    return n;
+}
+
+/* The energy since the last update: the estimated processes' shares by their mean SM utilisation
+ * over NVML's samples since then (the share of the time their kernels ran; more than 1 together
+ * is scaled to 1; a measured process's share goes to no one), accounted with the measured runs
+ * (tw_expo_procs_account: while one goes on, the estimates are held). Called under e->mu. */
+static void update_procs(tw_exporter *e, expo_gpu *g, const expo_view *v)
 {
     tw_proc_util u[EXPO_MAX_PROCS];
-    size_t n = 0;
+    expo_share share[EXPO_MAX_PROCS];
+    size_t n = 0, nshare = 0;
     unsigned long long newest = g->proc_last_us;
-    if (tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK) n = 0;
+    /* a lost GPU's energy stays: its runs' reports are still taken (and bounded by what it had) */
+    if (g->lost || tw_nvml_process_util(e->library, g->index, g->proc_last_us, u, EXPO_MAX_PROCS, &n, &newest) != TW_OK)
+        n = 0;
     tw_clear_error();
-    double de = energy_j - g->proc_energy_at;
-    g->proc_energy_at = energy_j;
+    double de = fmax(v->energy_j - g->proc_energy_at, 0.0); /* the published energy: the sums never exceed it */
+    g->proc_energy_at = fmax(g->proc_energy_at, v->energy_j);
     g->proc_last_us = newest;
     double total = 0;
     for (size_t k = 0; k < n; k++)
         total += u[k].sm_util;
     double scale = total > 1.0 ? 1.0 / total : 1.0;
-    double now = timeline_now(e);
-    for (size_t k = 0; k < n; k++) {
-        if (measured(e, u[k].pid, g->uuid, NULL)) continue;
-        size_t j = 0;
-        while (j < g->nprocs && g->procs[j].pid != u[k].pid)
-            j++;
-        if (j == g->nprocs) {
-            if (g->nprocs == EXPO_MAX_PROCS) continue;
-            g->procs[g->nprocs] = (expo_proc){.pid = u[k].pid, .active_j = NAN, .estimate = true, .last_seen = now};
-            command_of(u[k].pid, g->procs[j].command, sizeof g->procs[j].command);
-            g->nprocs++;
-        }
-        if (de > 0) g->procs[j].energy_j += de * u[k].sm_util * scale;
-        g->procs[j].last_seen = now;
-    }
-    /* forget those long gone (the page does not grow with every pid ever seen), and those measured */
-    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) /* a measured pid's share is dropped by the accounting */
+        share[nshare++] = (expo_share){u[k].pid, de * u[k].sm_util * scale};
+    expo_report *rep = malloc((e->nreports + 1) * sizeof *rep);
+    size_t nrep = rep ? gpu_reports(e, g, rep) : 0;
+    if (rep) tw_expo_procs_account(g, de, share, nshare, rep, nrep, timeline_now(e), PROC_FORGET_S);
+    free(rep); /* out of memory: this interval's energy goes to no process (never twice) */
     for (size_t j = 0; j < g->nprocs; j++)
-        if (now - g->procs[j].last_seen < PROC_FORGET_S && !measured(e, g->procs[j].pid, g->uuid, NULL))
-            g->procs[kept++] = g->procs[j];
-    g->nprocs = kept;
+        if (!g->procs[j].command[0]) command_of(g->procs[j].pid, g->procs[j].command, sizeof g->procs[j].command);
 }
 
-/* GPU g's processes for the page: its estimates, then the measured ones
- * (done, with an energy) on it. *out malloc'ed; false when out of memory. */
-static bool gpu_procs(const tw_exporter *e, const expo_gpu *g, expo_proc **out, size_t *n)
+/* GPU g's processes for the page: its estimates, then its measured runs whose energy is settled
+ * (the first of a pid: a pid reused within REPORT_KEEP_S waits). *out malloc'ed; false when out
+ * of memory. */
+static bool gpu_procs(const expo_gpu *g, expo_proc **out, size_t *n)
 {
     *n = 0;
-    *out = malloc((g->nprocs + e->nreports + 1) * sizeof **out);
+    *out = malloc((g->nprocs + g->nruns + 1) * sizeof **out);
     if (!*out) return false;
     for (size_t j = 0; j < g->nprocs; j++)
         (*out)[(*n)++] = g->procs[j];
-    for (size_t r = 0; r < e->nreports; r++) {
-        const procfile *p = &e->reports[r];
-        const procfile_gpu *pg = NULL;
-        /* the first report of this pid on this GPU (a pid reused within REPORT_KEEP_S: the other waits) */
-        if (!p->done || measured(e, p->pid, g->uuid, &pg) != p || !isfinite(pg->energy_j)) continue;
-        expo_proc *x = &(*out)[(*n)++];
-        *x = (expo_proc){.pid = p->pid, .energy_j = pg->energy_j, .active_j = pg->active_j, .estimate = false};
-        snprintf(x->command, sizeof x->command, "%s", p->command);
-        snprintf(x->job, sizeof x->job, "%s", p->job);
+    for (size_t i = 0; i < g->nruns; i++) {
+        const expo_run *x = &g->runs[i];
+        bool first = true;
+        for (size_t k = 0; k < i; k++)
+            first &= g->runs[k].pid != x->pid;
+        if (!x->settled || !first || !isfinite(x->energy_j)) continue;
+        expo_proc *p = &(*out)[(*n)++];
+        *p = (expo_proc){.pid = x->pid, .energy_j = x->energy_j, .active_j = x->active_j, .estimate = false};
+        snprintf(p->command, sizeof p->command, "%s", x->command);
+        snprintf(p->job, sizeof p->job, "%s", x->job);
     }
     return true;
 }
@@ -389,8 +403,9 @@ tw_status tw_exporter_render(tw_exporter *e, bool openmetrics, char **text, size
         tw_expo_gpu_view(&e->gpus[i], e->window_s, e->host, &v[i]);
         v[i].nprocs = 0;
         if (!e->cfg.processes) continue;
-        if (!e->gpus[i].lost && v[i].has_energy) update_procs(e, &e->gpus[i], v[i].energy_j);
-        if (gpu_procs(e, &e->gpus[i], &procs[i], &v[i].nprocs)) v[i].procs = procs[i];
+        /* before its first energy, no report is taken: one begun meanwhile is not whole next time */
+        if (v[i].has_energy) update_procs(e, &e->gpus[i], &v[i]);
+        if (gpu_procs(&e->gpus[i], &procs[i], &v[i].nprocs)) v[i].procs = procs[i];
     }
     tw_expo_render(v, e->ngpus, &o, &out);
     pthread_mutex_unlock(&e->mu);
@@ -602,6 +617,7 @@ tw_status tw_exporter_start(const tw_exporter_config *cfg, tw_exporter **out)
     uint64_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME), m2 = clock_ns(CLOCK_MONOTONIC);
     e->t0_mono_ns = m1 + (m2 - m1) / 2;
     e->wall_ms_at_t0 = (int64_t)(r / 1000000u);
+    e->scanned_ticks = boot_ticks(); /* a run begun before the start: not wholly in this exporter's accounting */
     const char *listen = cfg->listen ? cfg->listen : TW_EXPORTER_DEFAULT_LISTEN;
     struct sockaddr_storage sa;
     socklen_t salen = 0;

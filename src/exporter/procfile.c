@@ -27,21 +27,13 @@ const char *tw_procfile_dir(const char *dir)
 }
 
 /* The span [t0, t1] from the first kernel's or copy's start to the last one's end, on the estimate's
- * clock (its fitted shift added, as the estimator places them); false without one. One pass, no memory. */
-static bool activity_span(const tw_estimate *e, const tw_events *events, double *t0, double *t1)
+ * clock (its fitted shift added, as the estimator places them); false without one. The estimator
+ * keeps that span (the events themselves may never be held: a run file's are replayed). */
+static bool activity_span(const tw_estimate *e, double *t0, double *t1)
 {
-    *t0 = INFINITY;
-    *t1 = -INFINITY;
-    size_t n = events ? tw_events_count(events) : 0;
-    for (size_t i = 0; i < n; i++) {
-        const tw_event *ev = tw_events_get(events, i);
-        if (ev->kind && *ev->kind && strcmp(ev->kind, "kernel") != 0 && strcmp(ev->kind, "memcpy") != 0 &&
-            strcmp(ev->kind, "memset") != 0)
-            continue; /* NVTX ranges and markers are no activity of the GPU (the estimator's classes) */
-        if (!(ev->end_s >= ev->start_s)) continue;
-        *t0 = fmin(*t0, ev->start_s);
-        *t1 = fmax(*t1, ev->end_s);
-    }
+    *t0 = e->activity_t0_s;
+    *t1 = e->activity_t1_s;
+    if (!(*t1 >= *t0)) return false;
     double shift = isfinite(e->shift_s) ? e->shift_s : 0.0;
     *t0 += shift;
     *t1 += shift;
@@ -70,7 +62,7 @@ static double model_baseline_w(const tw_estimate *e) /* the model's mean, where 
     return span > 0 && isfinite(e->baseline_j) ? e->baseline_j / span : 0.0;
 }
 
-static double unexplained_w(const tw_estimate *e, const tw_events *events)
+static double unexplained_w(const tw_estimate *e)
 {
     double r0 = e->reference_t0_s, r1 = e->reference_t1_s;
     if (!(r1 > r0)) { /* no counter: the fit span, whose reference is the best reading's */
@@ -80,7 +72,7 @@ static double unexplained_w(const tw_estimate *e, const tw_events *events)
     if (!(r1 > r0) || !isfinite(e->reference_j) || !isfinite(e->model_ref_j)) return model_baseline_w(e);
     double above = e->model_ref_j - tw_estimate_baseline_j(e, r0, r1); /* the activities', inside [r0, r1] */
     double a0, a1, s0 = r0, s1 = r1;
-    if (activity_span(e, events, &a0, &a1) && a0 < r1 && a1 > r0) {
+    if (activity_span(e, &a0, &a1) && a0 < r1 && a1 > r0) {
         s0 = fmax(r0, a0);
         s1 = fmin(r1, a1);
     }
@@ -92,11 +84,12 @@ static double unexplained_w(const tw_estimate *e, const tw_events *events)
 
 void tw_procfile_split(const tw_estimate *e, const tw_events *events, double *energy_j, double *active_j)
 {
+    (void)events;      /* the activities' span is the estimate's (activity_t0_s, activity_t1_s) */
     double busy_s = 0; /* the time its kernels and copies ran: their activity integrals (overlaps shared) */
     for (size_t i = 0; i < e->nnames; i++)
         if (isfinite(e->names[i].active_s)) busy_s += e->names[i].active_s;
     *active_j = e->kernels_j + e->copies_j;
-    *energy_j = *active_j + unexplained_w(e, events) * busy_s;
+    *energy_j = *active_j + unexplained_w(e) * busy_s;
 }
 
 unsigned long long tw_procfile_start_ticks(unsigned pid)

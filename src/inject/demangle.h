@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "inject/twi_prefix.h"
+
 typedef struct twi_demangler twi_demangler;
 
 /* A demangler that caches up to `max_entries` names (0 = 4096). NULL when out

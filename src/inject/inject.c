@@ -12,10 +12,8 @@
  * event_csv.h), on the trace timeline (seconds since $TW_T0_MONO_NS on
  * CLOCK_MONOTONIC).
  *
- * libcupti is not linked: it is dlopened at run time and every entry point is
- * looked up and checked; cupti.h gives types and constants only. libcuda is
- * not linked either: the copy the program has loaded is asked, through
- * dlsym, for a device's UUID when CUPTI's device record did not give it.
+ * CUPTI itself (libcupti dlopened, its buffers, records and device UUIDs) is
+ * cupti_activity.h, shared with a session that traces kernels in-process.
  * Whatever fails is reported on stderr ("truewatt-inject: ...") and tracing
  * stops; the host program always goes on.
  *
@@ -74,159 +72,13 @@
 #include <wchar.h>
 #include <unistd.h>
 
+#include "inject/cupti_activity.h"
 #include "inject/demangle.h"
 #include "inject/event_csv.h"
 #include "inject/nvtx_ranges.h"
 
 #define PREFIX "truewatt-inject: "
-#define BUFFER_BYTES ((size_t)1 << 20)      /* one CUPTI activity buffer */
 #define WRITE_CHUNK_BYTES ((size_t)1 << 16) /* lines are written out in chunks of about this */
-#define CALIBRATION_ROUNDS 25
-#define MAX_CUDA_DEVICES 64 /* device ordinals whose UUID is remembered */
-
-/* The memcpy kind names of event_csv.c follow CUPTI's numbering. */
-_Static_assert((int)TWI_MEMCPY_HTOD == (int)CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_DTOH == (int)CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_HTOA == (int)CUPTI_ACTIVITY_MEMCPY_KIND_HTOA, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_ATOH == (int)CUPTI_ACTIVITY_MEMCPY_KIND_ATOH, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_ATOA == (int)CUPTI_ACTIVITY_MEMCPY_KIND_ATOA, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_ATOD == (int)CUPTI_ACTIVITY_MEMCPY_KIND_ATOD, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_DTOA == (int)CUPTI_ACTIVITY_MEMCPY_KIND_DTOA, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_DTOD == (int)CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_HTOH == (int)CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, "memcpy kinds");
-_Static_assert((int)TWI_MEMCPY_PTOP == (int)CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, "memcpy kinds");
-
-/* ---------------------------------------------------------------- CUPTI, looked up at run time */
-
-/* Pointer types taken from the declarations in cupti.h, so a signature
- * mismatch is a compile error; __typeof__ does not reference the symbol. */
-#define CUPTI_FN(name) __typeof__(&name) name
-
-static struct {
-    CUPTI_FN(cuptiGetResultString);
-    CUPTI_FN(cuptiGetVersion);
-    CUPTI_FN(cuptiGetTimestamp);
-    CUPTI_FN(cuptiActivityEnable);
-    CUPTI_FN(cuptiActivityRegisterCallbacks);
-    CUPTI_FN(cuptiActivityFlushPeriod);
-    CUPTI_FN(cuptiActivityFlushAll);
-    CUPTI_FN(cuptiActivityGetNextRecord);
-    CUPTI_FN(cuptiActivityGetNumDroppedRecords);
-    CUPTI_FN(cuptiActivityRegisterTimestampCallback); /* optional (TW_CUPTI_CLOCK=monotonic) */
-} api;
-
-static void *cupti_handle;
-static char cupti_path[PATH_MAX]; /* the file that was loaded */
-
-static const char *result_text(CUptiResult r)
-{
-    const char *s = NULL;
-    if (api.cuptiGetResultString && api.cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
-    return "unknown CUPTI error";
-}
-
-/* Reports a failed CUPTI call; true when it succeeded. */
-static bool cupti_ok(CUptiResult r, const char *call)
-{
-    if (r == CUPTI_SUCCESS) return true;
-    fprintf(stderr, PREFIX "%s failed: %s (CUPTI error %d)\n", call, result_text(r), (int)r);
-    return false;
-}
-
-static bool load_symbol(void *h, const char *name, void *slot, bool required)
-{
-    dlerror();
-    void *sym = dlsym(h, name);
-    if (!sym) {
-        if (required) {
-            const char *e = dlerror();
-            fprintf(stderr, PREFIX "%s not found in %s: %s\n", name, cupti_path, e ? e : "NULL");
-        }
-        return false;
-    }
-    memcpy(slot, &sym, sizeof sym); /* object to function pointer, as POSIX dlsym allows */
-    return true;
-}
-
-static void *try_open(const char *path)
-{
-    dlerror();
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        if (getenv("TW_INJECT_VERBOSE")) fprintf(stderr, PREFIX "dlopen %s: %s\n", path, e ? e : "failed");
-    }
-    return h;
-}
-
-/* Whether two paths name the same file (false when either does not resolve). */
-static bool same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-    return realpath(a, ra) && realpath(b, rb) && strcmp(ra, rb) == 0;
-}
-
-/* libcupti. A copy the program has loaded already (PyTorch preloads the one
- * of its nvidia-cuda-cupti wheel) is used whatever else is asked for: a second
- * CUPTI in one process collides with the first. Otherwise, in order:
- * $TW_CUPTI_LIBRARY, "libcupti.so.13" and "libcupti.so" (the library path),
- * $CUDA_HOME/lib64, /usr/local/cuda/lib64, /usr/local/cuda/extras/CUPTI/lib64. */
-static bool load_cupti(void)
-{
-    char buf[PATH_MAX];
-    const char *env = getenv("TW_CUPTI_LIBRARY");
-    cupti_handle = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-    if (cupti_handle && env && *env) {
-        Dl_info info;
-        void *probe = dlsym(cupti_handle, "cuptiGetTimestamp");
-        if (probe && dladdr(probe, &info) && info.dli_fname && !same_file(env, info.dli_fname))
-            fprintf(stderr,
-                    PREFIX "the program has loaded %s already: using it, not TW_CUPTI_LIBRARY=%s (two CUPTIs in "
-                           "one process collide); point TW_CUPTI_LIBRARY at it\n",
-                    info.dli_fname, env);
-    }
-    if (!cupti_handle && env && *env) {
-        cupti_handle = try_open(env);
-        if (!cupti_handle)
-            fprintf(stderr, PREFIX "TW_CUPTI_LIBRARY=%s cannot be loaded; trying the default places\n", env);
-    }
-    const char *cuda_home = getenv("CUDA_HOME");
-    const char *fixed[] = {"libcupti.so.13", "libcupti.so", NULL, "/usr/local/cuda/lib64/libcupti.so.13",
-                           "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"};
-    if (cuda_home && *cuda_home) {
-        snprintf(buf, sizeof buf, "%s/lib64/libcupti.so.13", cuda_home);
-        fixed[2] = buf;
-    }
-    for (size_t i = 0; !cupti_handle && i < sizeof fixed / sizeof fixed[0]; i++)
-        if (fixed[i]) cupti_handle = try_open(fixed[i]);
-    if (!cupti_handle) {
-        fprintf(stderr, PREFIX "libcupti.so.13 not found (tried $TW_CUPTI_LIBRARY, the library path, $CUDA_HOME/lib64, "
-                               "/usr/local/cuda/lib64, /usr/local/cuda/extras/CUPTI/lib64); set TW_CUPTI_LIBRARY\n");
-        return false;
-    }
-
-    snprintf(cupti_path, sizeof cupti_path, "libcupti");
-    void *probe = dlsym(cupti_handle, "cuptiGetTimestamp");
-    Dl_info info;
-    if (probe && dladdr(probe, &info) && info.dli_fname) snprintf(cupti_path, sizeof cupti_path, "%s", info.dli_fname);
-
-    bool ok = true;
-#define LOAD(name) ok = load_symbol(cupti_handle, #name, &api.name, true) && ok
-    LOAD(cuptiGetResultString);
-    LOAD(cuptiGetVersion);
-    LOAD(cuptiGetTimestamp);
-    LOAD(cuptiActivityEnable);
-    LOAD(cuptiActivityRegisterCallbacks);
-    LOAD(cuptiActivityFlushPeriod);
-    LOAD(cuptiActivityFlushAll);
-    LOAD(cuptiActivityGetNextRecord);
-    LOAD(cuptiActivityGetNumDroppedRecords);
-#undef LOAD
-    load_symbol(cupti_handle, "cuptiActivityRegisterTimestampCallback", &api.cuptiActivityRegisterTimestampCallback,
-                false);
-    /* never dlclosed: CUPTI keeps threads and callbacks into this library */
-    return ok;
-}
 
 /* ---------------------------------------------------------------- state */
 
@@ -239,9 +91,6 @@ static struct {
     twi_ranges *ranges; /* NVTX start/end ranges open */
     uint64_t records, lines, dropped, write_errors, bad_records, nvtx_unpaired;
     char events_path[PATH_MAX];
-    /* CUDA device ordinal -> UUID as NVML writes it ("" = not known yet) */
-    char dev_uuid[MAX_CUDA_DEVICES][TWI_UUID_LEN];
-    atomic_int all_devices_known; /* every CUDA device's UUID is in dev_uuid */
 
     pid_t pid;            /* the process that opened the file (not a forked child) */
     bool file_ok;         /* the events file is open and the exit flush registered */
@@ -254,9 +103,6 @@ static struct {
     bool stack_key_ok;
     atomic_uint_fast64_t next_range_id;
 
-    /* CUPTI's completed buffers not yet read (lock-free: pushed by CUPTI's
-     * thread, taken whole by the drain thread) */
-    _Atomic(struct pending_buf *) pending;
     /* every thread's ring of closed NVTX ranges (pushed at the head, lock-free;
      * only the drain, under the lock, unlinks) */
     _Atomic(struct nvtx_ring *) rings;
@@ -273,7 +119,6 @@ static struct {
     pthread_cond_t flush_cond;
     bool flush_stop;
     unsigned flush_ms;
-    atomic_int flush_errors;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .flush_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---------------------------------------------------------------- the events file */
@@ -377,270 +222,37 @@ static void add(const twi_record *r)
     if (g.buf.len >= WRITE_CHUNK_BYTES) write_out();
 }
 
-/* The fields every timed record on a stream has (kernel, memcpy, memset):
- * CUPTI gives each kind its own struct, so a macro rather than a function. */
-#define SPAN_ON_STREAM(r, x)                                                                                           \
-    do {                                                                                                               \
-        (r).start_ns = (x)->start;                                                                                     \
-        (r).end_ns = (x)->end;                                                                                         \
-        (r).device = (int32_t)(x)->deviceId;                                                                           \
-        (r).device_uuid = device_uuid((x)->deviceId);                                                                  \
-        (r).stream = (x)->streamId;                                                                                    \
-        (r).correlation_id = (x)->correlationId;                                                                       \
-    } while (0)
-
-/* ---------------------------------------------------------------- device UUIDs */
-
-/* The program's libcuda, looked up, never loaded. Asked outside CUPTI's
- * callbacks (the flush thread, the exit flush) for the UUIDs CUPTI's device
- * records have not given yet (they are emitted at CUDA's initialisation,
- * which may precede this library's set-up); inside a callback only for an
- * ordinal still unknown there. */
-static struct {
-    CUresult (*count)(int *n);
-    CUresult (*get)(CUdevice *dev, int ordinal);
-    CUresult (*uuid_v2)(CUuuid *uuid, CUdevice dev); /* a MIG instance's own UUID */
-    CUresult (*uuid_v1)(CUuuid *uuid, CUdevice dev); /* the GPU's, also for a MIG instance */
-} cuda;
-static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
-
-static void cuda_load(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!h) return;
-    void *count = dlsym(h, "cuDeviceGetCount"), *get = dlsym(h, "cuDeviceGet");
-    void *v2 = dlsym(h, "cuDeviceGetUuid_v2"), *v1 = dlsym(h, "cuDeviceGetUuid");
-    if (!get || !(v1 || v2)) return;
-    memcpy(&cuda.count, &count, sizeof count);
-    memcpy(&cuda.uuid_v2, &v2, sizeof v2);
-    memcpy(&cuda.uuid_v1, &v1, sizeof v1);
-    memcpy(&cuda.get, &get, sizeof get); /* last: it says the others are set */
-}
-
-/* The UUID of CUDA device `ordinal` in NVML's form into out; false when
- * libcuda cannot tell. A device whose two UUIDs differ is a MIG instance. */
-static bool cuda_uuid(int ordinal, char out[TWI_UUID_LEN])
-{
-    pthread_once(&cuda_once, cuda_load);
-    CUdevice dev;
-    CUuuid u2, u1;
-    if (!cuda.get || cuda.get(&dev, ordinal) != CUDA_SUCCESS) return false;
-    bool has2 = cuda.uuid_v2 && cuda.uuid_v2(&u2, dev) == CUDA_SUCCESS;
-    bool has1 = cuda.uuid_v1 && cuda.uuid_v1(&u1, dev) == CUDA_SUCCESS;
-    if (!has2 && !has1) return false;
-    bool mig = has2 && has1 && memcmp(u1.bytes, u2.bytes, 16) != 0;
-    twi_format_uuid((const unsigned char *)(has2 ? u2.bytes : u1.bytes), mig, out);
-    return true;
-}
-
-/* The UUIDs of the CUDA devices not known yet, from libcuda, outside
- * CUPTI's callbacks (the driver is asked without g.lock held). */
-static void learn_devices_from_cuda(void)
-{
-    if (atomic_load(&g.all_devices_known)) return;
-    pthread_once(&cuda_once, cuda_load);
-    int n = 0;
-    if (!cuda.get || !cuda.count || cuda.count(&n) != CUDA_SUCCESS || n <= 0) return;
-    if (n > MAX_CUDA_DEVICES) n = MAX_CUDA_DEVICES;
-    int known = 0;
-    for (int i = 0; i < n; i++) {
-        pthread_mutex_lock(&g.lock);
-        bool have = g.dev_uuid[i][0] != '\0';
-        pthread_mutex_unlock(&g.lock);
-        char u[TWI_UUID_LEN];
-        if (!have && cuda_uuid(i, u)) {
-            pthread_mutex_lock(&g.lock);
-            if (!g.dev_uuid[i][0]) memcpy(g.dev_uuid[i], u, sizeof u); /* a device record wins */
-            pthread_mutex_unlock(&g.lock);
-            have = true;
-        }
-        known += have;
-    }
-    if (known == n) atomic_store(&g.all_devices_known, 1);
-}
-
-static bool nonzero(const unsigned char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (b[i]) return true;
-    return false;
-}
-
-/* A DEVICE record: the ordinal's UUID, the MIG instance's where it is one
- * (called with g.lock held). */
-static void learn_device(const CUpti_ActivityDevice5 *d)
-{
-    if (d->id >= MAX_CUDA_DEVICES) return;
-    const unsigned char *mig = (const unsigned char *)d->migUuid.bytes;
-    bool is_mig = d->isMigEnabled && nonzero(mig, 16);
-    twi_format_uuid(is_mig ? mig : (const unsigned char *)d->uuid.bytes, is_mig, g.dev_uuid[d->id]);
-}
-
-/* The UUID of CUDA device `ordinal`, "" when it cannot be told (called with g.lock held). */
-static const char *device_uuid(uint32_t ordinal)
-{
-    if (ordinal >= MAX_CUDA_DEVICES) return "";
-    char *u = g.dev_uuid[ordinal];
-    if (!u[0]) cuda_uuid((int)ordinal, u); /* the last resort, inside the callback */
-    return u;
-}
-
-/* One activity record (called with g.lock held). */
-static void handle(const CUpti_Activity *a)
-{
-    twi_record r;
-    memset(&r, 0, sizeof r);
-    g.records++;
-    switch (a->kind) {
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)a;
-        r.kind = TWI_KERNEL;
-        r.name = k->name;
-        SPAN_ON_STREAM(r, k);
-        r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
-        r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
-        add(&r);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)a;
-        r.kind = TWI_MEMCPY;
-        r.copy_kind = m->copyKind;
-        r.bytes = m->bytes;
-        SPAN_ON_STREAM(r, m);
-        add(&r);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)a;
-        r.kind = TWI_MEMSET;
-        r.bytes = m->bytes;
-        SPAN_ON_STREAM(r, m);
-        add(&r);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-        learn_device((const CUpti_ActivityDevice5 *)a);
-        break;
-    default:
-        break;
-    }
-}
-
-/* A completed buffer waiting for the drain thread: the node sits behind the
- * BUFFER_BYTES given to CUPTI, so queueing it allocates nothing. */
-typedef struct pending_buf {
-    struct pending_buf *next;
-    uint8_t *buffer;
-    size_t valid;
-} pending_buf;
-
-static pending_buf *node_of(uint8_t *buffer) { return (pending_buf *)(void *)(buffer + BUFFER_BYTES); }
-
-static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
-{
-    /* malloc's alignment (16) is more than the 8 bytes CUPTI asks for; BUFFER_BYTES is a
-     * multiple of it, so the node behind is aligned too */
-    *buffer = malloc(BUFFER_BYTES + sizeof(pending_buf));
-    *size = *buffer ? BUFFER_BYTES : 0;
-    *max_records = 0; /* as many as fit */
-    if (!*buffer) fprintf(stderr, PREFIX "out of memory for an activity buffer; records will be dropped\n");
-}
-
-/* Every record of a buffer (called with g.lock held). */
-static void read_buffer(uint8_t *buffer, size_t valid_size)
-{
-    /* device records first: a kernel may precede its device's record in a buffer */
-    for (int pass = 0; pass < 2; pass++) {
-        CUpti_Activity *rec = NULL;
-        for (;;) {
-            CUptiResult r = api.cuptiActivityGetNextRecord(buffer, valid_size, &rec);
-            if (r == CUPTI_ERROR_MAX_LIMIT_REACHED) break; /* the end of the buffer */
-            if (!cupti_ok(r, "cuptiActivityGetNextRecord")) break;
-            if (pass == 0 && rec->kind == CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
-            if (pass == 1 && rec->kind != CUPTI_ACTIVITY_KIND_DEVICE) handle(rec);
-        }
-    }
-}
-
-/* The queued buffers, oldest first, read and freed (the drain thread, the exit flush). */
-static void drain_buffers(void)
-{
-    pending_buf *list = atomic_exchange(&g.pending, NULL), *fifo = NULL;
-    while (list) { /* the list is newest first */
-        pending_buf *next = list->next;
-        list->next = fifo;
-        fifo = list;
-        list = next;
-    }
-    while (fifo) {
-        pending_buf *next = fifo->next;
-        pthread_mutex_lock(&g.lock);
-        read_buffer(fifo->buffer, fifo->valid);
-        if (g.fd >= 0) write_out();
-        pthread_mutex_unlock(&g.lock);
-        free(fifo->buffer);
-        fifo = next;
-    }
-}
-
-/* On CUPTI's thread: the buffer is queued for the drain thread (a lock-free
- * push); without one (TW_INJECT_FLUSH_MS=0, the exit flush) it is read here. */
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer, size_t size,
-                                      size_t valid_size)
-{
-    (void)size;
-    if (buffer && valid_size > 0 && atomic_load(&g.draining)) {
-        pending_buf *n = node_of(buffer);
-        n->buffer = buffer;
-        n->valid = valid_size;
-        n->next = atomic_load(&g.pending);
-        while (!atomic_compare_exchange_weak(&g.pending, &n->next, n)) {
-        }
-        buffer = NULL; /* the drain frees it */
-    } else if (buffer && valid_size > 0) {
-        pthread_mutex_lock(&g.lock);
-        read_buffer(buffer, valid_size);
-        if (g.fd >= 0) write_out();
-        pthread_mutex_unlock(&g.lock);
-    }
-    free(buffer);
-
-    size_t dropped = 0;
-    if (cupti_ok(api.cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped),
-                 "cuptiActivityGetNumDroppedRecords") &&
-        dropped > 0) {
-        pthread_mutex_lock(&g.lock);
-        bool first = g.dropped == 0;
-        g.dropped += dropped;
-        pthread_mutex_unlock(&g.lock);
-        if (first) fprintf(stderr, PREFIX "CUPTI dropped %zu activity records (buffers full)\n", dropped);
-    }
-}
-
-/* ---------------------------------------------------------------- clocks */
-
-static bool read_cupti(void *ctx, uint64_t *ns)
+/* The activity records, read from the queued buffers under g.lock
+ * (cupti_activity.h) and written out after each buffer. */
+static void reader_begin(void *ctx)
 {
     (void)ctx;
-    return api.cuptiGetTimestamp(ns) == CUPTI_SUCCESS && *ns != 0;
+    pthread_mutex_lock(&g.lock);
 }
 
-static bool read_mono(void *ctx, uint64_t *ns)
+static void reader_record(void *ctx, const twi_record *r)
 {
     (void)ctx;
-    struct timespec ts;
-    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return false;
-    *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    return true;
+    if (g.fd >= 0) add(r);
 }
 
-static uint64_t CUPTIAPI monotonic_timestamp(void)
+static void reader_end(void *ctx)
 {
-    uint64_t ns = 0;
-    read_mono(NULL, &ns);
-    return ns;
+    (void)ctx;
+    if (g.fd >= 0) write_out();
+    pthread_mutex_unlock(&g.lock);
+}
+
+static const twi_cupti_reader READER = {reader_begin, reader_record, reader_end, NULL};
+
+static void drain_buffers(void) { twi_cupti_drain(&READER); }
+
+/* On CUPTI's thread, without a drain thread (TW_INJECT_FLUSH_MS=0, the exit
+ * flush): the buffer is read where it arrives. */
+static void on_buffer(void *ctx)
+{
+    (void)ctx;
+    drain_buffers();
 }
 
 /* ---------------------------------------------------------------- drain thread */
@@ -671,11 +283,8 @@ static void *flush_loop(void *arg)
         if (g.flush_stop) break;
         pthread_mutex_unlock(&g.flush_lock);
         if (atomic_load(&g.active)) {
-            learn_devices_from_cuda();
-            CUptiResult r = api.cuptiActivityFlushAll(0);
-            /* reported once: the loop would repeat it ten times a second */
-            if (r != CUPTI_SUCCESS && atomic_fetch_add(&g.flush_errors, 1) == 0)
-                cupti_ok(r, "cuptiActivityFlushAll (periodic; reported once)");
+            twi_cupti_learn_devices();
+            twi_cupti_flush(false);
             drain_buffers();
         }
         drain_rings();
@@ -711,6 +320,7 @@ static void start_flusher_once(void)
     pthread_setname_np(g.flusher, "tw-inject-drain");
     g.flusher_running = true;
     atomic_store(&g.draining, 1);
+    twi_cupti_queue(true);
 }
 
 static pthread_once_t flusher_once = PTHREAD_ONCE_INIT;
@@ -726,6 +336,7 @@ static void stop_flusher(void)
     pthread_join(g.flusher, NULL);
     g.flusher_running = false;
     atomic_store(&g.draining, 0); /* from now on records are written where they arrive */
+    twi_cupti_queue(false);
 }
 
 /* ---------------------------------------------------------------- the end */
@@ -744,18 +355,18 @@ static void finish(void)
     stop_flusher();
     drain_rings(); /* NVTX ranges closed since the last drain */
     if (cupti) {
-        learn_devices_from_cuda();
+        twi_cupti_learn_devices();
         drain_buffers(); /* queued before the drain thread stopped */
         /* every buffer, also those with records still incomplete (kernels the
          * program did not wait for come out untimed and are skipped) */
-        cupti_ok(api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll (at exit)");
+        twi_cupti_flush(true);
         drain_buffers(); /* a buffer CUPTI's thread queued while the drain stopped */
 
         /* CUPTI's clock is CLOCK_REALTIME on Linux: a step of the wall clock
          * during the run shifts every later timestamp against CLOCK_MONOTONIC */
         twi_clock now = g.clock;
         uint64_t gap = 0;
-        if (twi_clock_calibrate(&now, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
+        if (twi_cupti_calibrate(&now, &gap)) {
             int64_t drift = twi_clock_drift_ns(&g.clock, &now);
             if (drift > 1000000 || drift < -1000000)
                 fprintf(stderr,
@@ -768,6 +379,7 @@ static void finish(void)
     pthread_mutex_lock(&g.lock);
     if (g.fd >= 0) write_out();
     size_t open_ranges = twi_ranges_pending(g.ranges);
+    twi_cupti_stats(&g.records, &g.dropped, NULL);
     if (g.dropped || g.bad_records || g.write_errors || g.buf.bad_span || g.verbose)
         fprintf(stderr,
                 PREFIX "%" PRIu64 " activity records, %" PRIu64 " events written to %s; %" PRIu64
@@ -1213,21 +825,12 @@ static void route_nvtx_here(void)
     if (!nvtx || !*nvtx) {
         if (setenv("NVTX_INJECTION64_PATH", self, 0) == 0 && g.verbose)
             fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH set to %s\n", self);
-    } else if (g.verbose && !same_file(nvtx, self)) {
+    } else if (g.verbose && !twi_same_file(nvtx, self)) {
         fprintf(stderr, PREFIX "NVTX_INJECTION64_PATH=%s: NVTX ranges go there, not here\n", nvtx);
     }
 }
 
 /* ---------------------------------------------------------------- set-up */
-
-static bool enable(CUpti_ActivityKind kind, const char *name)
-{
-    CUptiResult r = api.cuptiActivityEnable(kind);
-    if (r == CUPTI_SUCCESS) return true;
-    char what[96];
-    snprintf(what, sizeof what, "cuptiActivityEnable(%s)", name);
-    return cupti_ok(r, what);
-}
 
 /* A forked child (a data-loader worker) may record NVTX ranges too: it
  * starts with an unlocked lock and without the lines its parent had not
@@ -1241,7 +844,7 @@ static void after_fork_in_child(void)
     if (g.buf.p) g.buf.p[0] = '\0';
     /* the queued buffers and the ranges not yet drained are the parent's to
      * write; the child has no drain thread: it writes its ranges itself */
-    atomic_store(&g.pending, NULL);
+    twi_cupti_after_fork();
     for (nvtx_ring *q = atomic_load(&g.rings); q; q = q->next)
         atomic_store(&q->tail, atomic_load(&q->head));
     g.flusher_running = false;
@@ -1293,64 +896,28 @@ static void setup_cupti(void)
 {
     pthread_once(&file_once, open_file);
     if (!g.file_ok) return;
-    if (!load_cupti()) return;
-
-    uint32_t version = 0;
-    if (cupti_ok(api.cuptiGetVersion(&version), "cuptiGetVersion") && version / 10000 != CUPTI_API_VERSION / 10000)
-        fprintf(stderr, PREFIX "%s is CUPTI API version %u; this library was built for %d: records may be misread\n",
-                cupti_path, version, CUPTI_API_VERSION);
-
-    if (!cupti_ok(api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
-                  "cuptiActivityRegisterCallbacks"))
-        return;
-
     const char *clk = getenv("TW_CUPTI_CLOCK");
-    bool monotonic = clk && strcmp(clk, "monotonic") == 0;
-    if (monotonic) {
-        /* before any kind is enabled, so that every record uses it */
-        if (!api.cuptiActivityRegisterTimestampCallback)
-            fprintf(stderr, PREFIX "TW_CUPTI_CLOCK=monotonic: this CUPTI has no timestamp callback; "
-                                   "using its own clock\n");
-        else if (!cupti_ok(api.cuptiActivityRegisterTimestampCallback(monotonic_timestamp),
-                           "cuptiActivityRegisterTimestampCallback"))
-            monotonic = false;
-    }
-
-    uint64_t gap = 0;
+    twi_cupti_client cl = {.prefix = PREFIX,
+                           .print = true,
+                           .verbose = g.verbose,
+                           .monotonic = clk && strcmp(clk, "monotonic") == 0,
+                           .on_buffer = on_buffer};
     twi_clock c = g.clock;
-    if (!twi_clock_calibrate(&c, read_cupti, read_mono, NULL, CALIBRATION_ROUNDS, &gap)) {
-        fprintf(stderr, PREFIX "cuptiGetTimestamp or CLOCK_MONOTONIC failed: no time reference, not recording\n");
+    /* the activity is switched on before any record can arrive: mark active first */
+    atomic_store(&g.active, 1);
+    if (!twi_cupti_start(&cl, &c)) {
+        atomic_store(&g.active, 0);
         return;
     }
     pthread_mutex_lock(&g.lock);
     g.clock = c;
     pthread_mutex_unlock(&g.lock);
-
-    cupti_ok(api.cuptiActivityFlushPeriod(100), "cuptiActivityFlushPeriod");
-
-    /* the activity is switched on before any record can arrive: mark active first */
-    atomic_store(&g.active, 1);
-    bool any = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
-    any = enable(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY") || any;
-    any = enable(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET") || any;
-    if (!any) {
-        fprintf(stderr, PREFIX "no activity kind could be enabled: not recording\n");
-        atomic_store(&g.active, 0);
-        return;
-    }
-    /* each device's UUID; without its records, libcuda is asked (learn_devices_from_cuda) */
-    CUptiResult dr = api.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-    if (dr != CUPTI_SUCCESS && g.verbose)
-        fprintf(stderr, PREFIX "no CUPTI device records (%s): device UUIDs from libcuda\n", result_text(dr));
     route_nvtx_here();
     start_flusher();
 
     if (g.verbose)
-        fprintf(stderr,
-                PREFIX "CUPTI %u from %s; events to %s; clock %s, calibrated to +-%" PRIu64 " ns; t0 %" PRIu64
-                       " ns; flush every %u ms\n",
-                version, cupti_path, g.events_path, monotonic ? "CLOCK_MONOTONIC (callback)" : "CUPTI's", (gap + 1) / 2,
-                g.clock.t0_mono_ns, g.flush_ms);
+        fprintf(stderr, PREFIX "events to %s; clock %s; flush every %u ms\n", g.events_path,
+                cl.monotonic ? "CLOCK_MONOTONIC (callback)" : "CUPTI's", g.flush_ms);
 }
 
 /* Called by libcuda (from cuInit) when CUDA_INJECTION64_PATH names this

@@ -436,35 +436,66 @@ static void spread_energy(double *bin_j, size_t nbins, double t0, double width, 
     }
 }
 
-static tw_status write_corrected(writer *w, size_t d)
+/* The bins the launches' energies are spread over, as the feed replays them. */
+typedef struct spreading {
+    const tw_estimate *est;
+    double *bin_j, t0, width;
+    size_t nbins, i;
+} spreading;
+
+static tw_status spread_one(void *ctx, const tw_event *e)
+{
+    spreading *s = ctx;
+    size_t i = s->i++;
+    double j = i < s->est->nevents ? s->est->event_energy_j[i] : NAN;
+    if (isfinite(j))
+        spread_energy(s->bin_j, s->nbins, s->t0, s->width, e->start_s + s->est->shift_s, e->end_s + s->est->shift_s, j);
+    return TW_OK;
+}
+
+/* The bins of device d's corrected power, empty (sp->bin_j NULL when it has none to draw). */
+static tw_status corrected_open(writer *w, size_t d, spreading *sp)
 {
     const tw_estimate *est = w->dev[d].est;
-    const tw_events *ev = w->dev[d].est_events;
-    if (!est || !ev || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    memset(sp, 0, sizeof *sp);
+    if (!est || !w->dev[d].est_events || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
     double *bin_j = calloc(nbins ? nbins : 1, sizeof *bin_j);
     if (!bin_j) return tw_fail(TW_ENOMEM, "out of memory");
-    size_t n = tw_events_count(ev) < est->nevents ? tw_events_count(ev) : est->nevents;
-    for (size_t i = 0; i < n; i++) {
-        const tw_event *e = tw_events_get(ev, i);
-        double j = est->event_energy_j[i];
-        if (isfinite(j)) spread_energy(bin_j, nbins, t0, width, e->start_s + est->shift_s, e->end_s + est->shift_s, j);
-    }
+    *sp = (spreading){est, bin_j, t0, width, nbins, 0};
+    return TW_OK;
+}
+
+/* The corrected power track of device d from its filled bins (freed). */
+static void corrected_close(writer *w, size_t d, spreading *sp)
+{
+    const tw_estimate *est = sp->est;
     uint64_t track = track_new(w, w->group[d], "corrected power (model)", "W", NULL);
     sequence seq;
     sequence_start(w, &seq, track, false);
     double last = NAN;
-    for (size_t k = 0; k < nbins; k++) {
-        double a = t0 + (double)k * width, b = fmin(a + width, est->fit_t1_s);
-        double p = (tw_estimate_baseline_j(est, a, b) + bin_j[k]) / (b - a);
+    for (size_t k = 0; k < sp->nbins; k++) {
+        double a = sp->t0 + (double)k * sp->width, b = fmin(a + sp->width, est->fit_t1_s);
+        double p = (tw_estimate_baseline_j(est, a, b) + sp->bin_j[k]) / (b - a);
         if (p == last || !isfinite(p)) continue;
         counter_value(w, &seq, to_ns(a), p);
         last = p;
     }
-    free(bin_j);
-    return TW_OK;
+    free(sp->bin_j);
+    sp->bin_j = NULL;
+}
+
+/* Device d's corrected power from a replay of its estimate's events of its own. */
+static tw_status write_corrected(writer *w, size_t d)
+{
+    spreading sp;
+    tw_status st = corrected_open(w, d, &sp);
+    if (st == TW_OK && sp.bin_j) st = tw_feed_replay(w->dev[d].est_events, spread_one, &sp);
+    if (st == TW_OK && sp.bin_j) corrected_close(w, d, &sp);
+    free(sp.bin_j);
+    return st;
 }
 
 /* ---------------------------------------------------------------- slices */
@@ -489,7 +520,14 @@ typedef struct slice_track {
     size_t dev;
     long long thread;
     sequence seq;
-    tw_strmap names; /* the slice names interned on this track */
+    tw_strmap names;  /* the slice names interned on this track */
+    uint64_t last_t0; /* its last begin: a sequence's times never go back */
+    /* names' iids by the address of their text: a feed hands each text out at
+     * one address, so most slices find theirs without hashing it */
+    struct name_hit {
+        const char *name;
+        uint64_t iid;
+    } hit[1024];
 } slice_track;
 
 typedef struct slice_tracks {
@@ -608,9 +646,12 @@ static void slice_end(slices *s, const pending_end *x)
 static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint64_t t_ns, double energy_j)
 {
     pb *b = &s->w->b;
-    bool fresh;
-    uint64_t iid = names_iid(&t->names, e->name ? e->name : "", &fresh);
+    const char *name = e->name ? e->name : "";
+    struct name_hit *hit = &t->hit[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 54]; /* 1024 */
+    bool fresh = false;
+    uint64_t iid = hit->name == name ? hit->iid : names_iid(&t->names, name, &fresh);
     if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
+    *hit = (struct name_hit){name, iid};
     sequence_packet(s->w, &t->seq, t_ns);
     if (fresh) {
         pb_begin(b, TP_INTERNED_DATA);
@@ -634,94 +675,82 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
     return TW_OK;
 }
 
-typedef struct by_start {
-    double start_s;
+/* What write_slices keeps while the feed replays. */
+typedef struct slicing {
+    slices s;
+    const double *energy;
     size_t i;
-} by_start;
+    spreading *corrected; /* the corrected power's bins filled by the same replay (NULL: its own) */
+} slicing;
 
-static int cmp_start(const void *x, const void *y)
+static tw_status slice_one(void *ctx, const tw_event *e)
 {
-    const by_start *a = x, *b = y;
-    if (a->start_s != b->start_s) return a->start_s < b->start_s ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
+    slicing *g = ctx;
+    slices *s = &g->s;
+    if (g->corrected) spread_one(g->corrected, e);
+    size_t i = g->i++;
+    size_t track = slice_track_of(s, e);
+    uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
+    if (track == SIZE_MAX) return tw_fail(TW_ENOMEM, "out of memory");
+    slice_track *t = &s->tracks.t[track];
+    if (t0 < t->last_t0)
+        return tw_fail(TW_EINVAL,
+                       "perfetto: event %zu (%.100s) starts before the one before it on its track: not in order of "
+                       "start",
+                       i, e->name ? e->name : "");
+    t->last_t0 = t0;
+    while (s->ends.n && s->ends.h[0].t_ns <= t0) {
+        pending_end x = heap_pop(&s->ends);
+        slice_end(s, &x);
+    }
+    tw_status st = slice_begin(s, e, t, t0, g->energy ? g->energy[i] : NAN);
+    if (st == TW_OK && !heap_push(&s->ends, (pending_end){t1 > t0 ? t1 : t0, i, track}))
+        st = tw_fail(TW_ENOMEM, "out of memory");
+    return st;
 }
 
-/* The events' indices in start order: NULL (and *sorted) when they are in it
- * already, as recorded and loaded events are. */
-static by_start *start_order(const tw_events *ev, bool *sorted, bool *oom)
+/* Begins in start order (the feed's, or each track's: several GPUs' feeds
+ * one after another); each end is held until no begin comes before it, so
+ * no sequence's times go back. */
+static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy, spreading *corrected)
 {
-    size_t n = tw_events_count(ev);
-    *sorted = true;
-    *oom = false;
-    for (size_t i = 1; i < n && *sorted; i++)
-        *sorted = !(tw_events_get(ev, i)->start_s < tw_events_get(ev, i - 1)->start_s);
-    if (*sorted) return NULL;
-    by_start *o = malloc(n * sizeof *o);
-    if (!o) {
-        *oom = true;
-        return NULL;
+    slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy, .corrected = corrected};
+    slices *s = &g.s;
+    tw_status st = tw_feed_replay(ev, slice_one, &g);
+    while (st == TW_OK && s->ends.n) {
+        pending_end x = heap_pop(&s->ends);
+        slice_end(s, &x);
     }
-    for (size_t i = 0; i < n; i++)
-        o[i] = (by_start){tw_events_get(ev, i)->start_s, i};
-    qsort(o, n, sizeof *o, cmp_start);
-    return o;
-}
-
-/* Begins in start order; each end is held until no begin comes before it,
- * so no sequence's times go back. */
-static tw_status write_slices(writer *w, const tw_events *ev, const double *energy)
-{
-    bool sorted, oom;
-    by_start *order = start_order(ev, &sorted, &oom);
-    if (oom) return tw_fail(TW_ENOMEM, "out of memory");
-    slices s = {.w = w, .energy = energy != NULL};
-    tw_status st = TW_OK;
-    size_t n = tw_events_count(ev);
-    for (size_t r = 0; r < n && st == TW_OK; r++) {
-        size_t i = sorted ? r : order[r].i;
-        const tw_event *e = tw_events_get(ev, i);
-        size_t track = slice_track_of(&s, e);
-        uint64_t t0 = to_ns(e->start_s), t1 = to_ns(e->end_s);
-        if (track == SIZE_MAX) {
-            st = tw_fail(TW_ENOMEM, "out of memory");
-            break;
-        }
-        while (s.ends.n && s.ends.h[0].t_ns <= t0) {
-            pending_end x = heap_pop(&s.ends);
-            slice_end(&s, &x);
-        }
-        st = slice_begin(&s, e, &s.tracks.t[track], t0, energy ? energy[i] : NAN);
-        if (st == TW_OK && !heap_push(&s.ends, (pending_end){t1 > t0 ? t1 : t0, r, track}))
-            st = tw_fail(TW_ENOMEM, "out of memory");
-    }
-    while (st == TW_OK && s.ends.n) {
-        pending_end x = heap_pop(&s.ends);
-        slice_end(&s, &x);
-    }
-    free(order);
-    for (size_t k = 0; k < s.tracks.n; k++)
-        tw_strmap_free(&s.tracks.t[k].names);
-    free(s.tracks.t);
-    free(s.ends.h);
+    for (size_t k = 0; k < s->tracks.n; k++)
+        tw_strmap_free(&s->tracks.t[k].names);
+    free(s->tracks.t);
+    free(s->ends.h);
     return st;
 }
 
 /* ---------------------------------------------------------------- the file */
 
-static tw_status write_all(writer *w, const char *trace_path, const tw_events *events, const double *energy,
+static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const double *energy,
                            const char *provenance)
 {
     write_groups(w, provenance);
     tw_status st = trace_path ? write_counters(w, trace_path) : TW_OK;
+    /* one GPU whose estimate was made from the slices' own feed: one replay of
+     * the run's events (from the run file) for both */
+    const tw_feed *own = w->ndev == 1 ? w->dev[0].est_events : NULL;
+    bool together = events && own && own->src == events->src && own->replay == events->replay;
+    spreading sp = {0};
     for (size_t d = 0; st == TW_OK && d < w->ndev; d++)
-        st = write_corrected(w, d);
-    if (st == TW_OK && events) st = write_slices(w, events, energy);
+        st = together ? corrected_open(w, d, &sp) : write_corrected(w, d);
+    if (st == TW_OK && events) st = write_slices(w, events, energy, sp.bin_j ? &sp : NULL);
+    if (st == TW_OK && sp.bin_j) corrected_close(w, 0, &sp);
+    free(sp.bin_j);
     if (st == TW_OK && w->b.oom) st = tw_fail(TW_ENOMEM, "out of memory");
     return st;
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_events *events, const double *event_energy_j, const char *provenance)
+                         const tw_feed *events, const double *event_energy_j, const char *provenance)
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");

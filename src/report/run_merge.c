@@ -410,7 +410,8 @@ static tw_status analyse(merge *m)
             c.idle_after_t1_s = last - 0.1;
         }
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
-        if (tw_estimate_trace(f->path, x->prefix, prof, g->events, &c, &x->est, &x->info) != TW_OK) {
+        tw_feed feed = tw_feed_of_events(g->events);
+        if (tw_estimate_trace(f->path, x->prefix, prof, &feed, &c, &x->est, &x->info) != TW_OK) {
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }

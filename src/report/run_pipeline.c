@@ -14,6 +14,8 @@
 #include "correct/identify.h"
 #include "report/perfetto.h"
 #include "timeline/devices.h"
+#include "core/strmap.h"
+#include "runfile/runfile_mig.h"
 
 /* ---------------------------------------------------------------- the sensor profile */
 
@@ -106,15 +108,20 @@ struct run_loaded {
     run_sampler sampler;
     run_device *dev;
     tw_device_info *devinfo;
-    tw_events *events;
-    tw_events **dev_events;
+    tw_run_feed *rf;     /* the run's events, replayed from the file by start: never all held */
+    tw_feed all;         /* rf's */
+    size_t nevents;      /* activities and NVTX ranges */
+    tw_device_feed **df; /* per device: its events of all (tw_timeline_split's, MIG labels) */
+    tw_feed *dfeed;      /* df's */
+    group_feed **gf;     /* per device: dfeed renamed for the groups by NVTX range (NULL: none asked) */
+    tw_feed *feeds;      /* per device: the events its estimate was made from (energies by their index) */
     tw_unmeasured_summary unmeasured;
+    bool counted;         /* unmeasured counted by the first replay of device 0's events */
     char *warn;           /* warnings + what the split of the timeline found */
     char *notice;         /* what the split found, alone ("" when all was measured) */
     tw_mig_instance *mig; /* MIG instances: their kernels are charged to their GPU */
     size_t nmig;
-    tw_events **grouped; /* per device: dev_events renamed for the groups by NVTX range (NULL: none asked) */
-    char **patterns;     /* the estimator's group patterns */
+    char **patterns; /* the estimator's group patterns */
     size_t npatterns;
 };
 typedef run_loaded loaded;
@@ -124,16 +131,18 @@ void run_loaded_free(loaded *L)
     if (!L) return;
     for (size_t d = 0; d < L->ndev; d++) {
         if (L->dev) tw_estimate_free(L->dev[d].est);
-        if (L->dev_events) tw_events_free(L->dev_events[d]);
-        if (L->grouped) tw_events_free(L->grouped[d]);
+        if (L->gf) group_feed_free(L->gf[d]);
+        if (L->df) tw_device_feed_free(L->df[d]);
     }
     for (size_t i = 0; i < L->npatterns; i++)
         free(L->patterns[i]);
     free(L->patterns);
-    free(L->grouped);
+    free(L->gf);
+    free(L->df);
+    free(L->dfeed);
+    tw_run_feed_free(L->rf);
     free(L->perfetto);
     tw_unmeasured_summary_free(&L->unmeasured);
-    tw_events_free(L->events);
     tw_run_free_strv(L->argv);
     free(L->backend);
     free(L->warnings);
@@ -144,7 +153,7 @@ void run_loaded_free(loaded *L)
     free(L->readings);
     free(L->dev);
     free(L->devinfo);
-    free(L->dev_events);
+    free(L->feeds);
     free(L->warn);
     free(L->notice);
     free(L->mig);
@@ -223,9 +232,12 @@ static tw_status load_devices(tw_run *run, loaded *L)
     if (L->ndev == 0) return tw_fail(TW_EEMPTY, "%s: no device recorded", tw_run_path(run));
     L->dev = calloc(L->ndev, sizeof *L->dev);
     L->devinfo = calloc(L->ndev, sizeof *L->devinfo);
-    L->dev_events = calloc(L->ndev, sizeof *L->dev_events);
-    L->grouped = calloc(L->ndev, sizeof *L->grouped);
-    if (!L->dev || !L->devinfo || !L->dev_events || !L->grouped) return tw_fail(TW_ENOMEM, "out of memory");
+    L->df = calloc(L->ndev, sizeof *L->df);
+    L->dfeed = calloc(L->ndev, sizeof *L->dfeed);
+    L->gf = calloc(L->ndev, sizeof *L->gf);
+    L->feeds = calloc(L->ndev, sizeof *L->feeds);
+    if (!L->dev || !L->devinfo || !L->df || !L->dfeed || !L->gf || !L->feeds)
+        return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t d = 0; d < L->ndev; d++) {
         const tw_run_device *r = &L->rdev[d];
         run_device *x = &L->dev[d];
@@ -250,16 +262,32 @@ static tw_status load_devices(tw_run *run, loaded *L)
 }
 
 /* The activities, each GPU's matched by UUID; events of GPUs not sampled
- * are counted and warned about, never charged to another GPU. */
+ * are counted and warned about, never charged to another GPU. Each GPU's
+ * events are a feed replayed from the run file by start (the estimator
+ * replays its GPU's once, the Perfetto writer again): the report holds no
+ * launch but the estimator's 32 bytes of each. */
 static tw_status load_timeline(tw_run *run, loaded *L)
 {
-    tw_status st = tw_run_load_events(run, &L->events);
-    if (st == TW_OK) st = run_mig_apply(run, &L->events, &L->mig, &L->nmig);
+    tw_status st = tw_run_feed_open(run, &L->rf, &L->all);
+    if (st == TW_OK) st = tw_run_migs(run, &L->mig, &L->nmig);
+    L->nevents = L->all.hint;
     for (size_t d = 0; d < L->ndev; d++) {
         L->dev[d].mig = L->mig;
         L->dev[d].nmig = L->nmig;
     }
-    if (st == TW_OK) st = tw_timeline_split(L->events, L->devinfo, L->ndev, L->dev_events, &L->unmeasured);
+    for (size_t d = 0; st == TW_OK && d < L->ndev; d++)
+        st = tw_device_feed_open(&L->all, L->devinfo, L->ndev, d, L->mig, L->nmig, &L->df[d], &L->dfeed[d]);
+    if (st == TW_OK) tw_device_feed_count(L->df[0], &L->unmeasured, &L->counted);
+    return st;
+}
+
+/* The warnings with what the split found (after the estimates: the first
+ * replay of device 0's events counts the events of GPUs not sampled; a
+ * replay of its own when none ran to its end). */
+static tw_status split_warnings(loaded *L)
+{
+    tw_status st = TW_OK;
+    if (!L->counted) st = tw_timeline_unmeasured(&L->all, L->devinfo, L->ndev, L->mig, L->nmig, &L->unmeasured);
     if (st != TW_OK) return st;
     char split[2048] = "";
     tw_unmeasured_describe(&L->unmeasured, split, sizeof split);
@@ -280,10 +308,8 @@ static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
 static tw_status analyse(const char *path, loaded *L, const tw_report_options *o)
 {
     tw_status st = run_est_groups(o, &L->patterns, &L->npatterns);
-    for (size_t d = 0; st == TW_OK && d < L->ndev; d++) {
-        st = run_group_events(L->dev_events[d], o, &L->grouped[d]);
-        L->dev[d].events = L->grouped[d] ? L->grouped[d] : L->dev_events[d];
-    }
+    for (size_t d = 0; st == TW_OK && d < L->ndev; d++)
+        st = run_group_feed(&L->dfeed[d], o, &L->gf[d], &L->feeds[d]);
     if (st != TW_OK) return st;
     for (size_t d = 0; d < L->ndev && !cancelled(L->cancel); d++) {
         run_device *x = &L->dev[d];
@@ -301,7 +327,7 @@ static tw_status analyse(const char *path, loaded *L, const tw_report_options *o
         c.idle_after_t0_s = L->exit_s + 0.2;
         c.idle_after_t1_s = L->exit_s + L->tail_s - 0.1;
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
-        if (tw_estimate_trace(path, x->prefix, prof, x->events, &c, &x->est, &x->info) != TW_OK) {
+        if (tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info) != TW_OK) {
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }
@@ -311,27 +337,34 @@ static tw_status analyse(const char *path, loaded *L, const tw_report_options *o
     return cancelled(L->cancel) ? tw_fail(TW_EINTERRUPTED, "interrupted") : TW_OK;
 }
 
-/* Several GPUs: the events with `device` set to the NVML index of the GPU
- * they were matched to (Perfetto places slices by it), NVTX ranges once;
- * unmeasured events are left out. NULL when out of memory. */
-static tw_events *placed_events(const loaded *L)
+/* Several GPUs: each GPU's events in turn (every track's in order of start),
+ * with `device` set to the NVML index of the GPU they were matched to
+ * (Perfetto places slices by it), NVTX ranges once; unmeasured events are
+ * left out. */
+typedef struct placing {
+    const loaded *L;
+    size_t d;
+    tw_feed_fn fn;
+    void *ctx;
+} placing;
+
+static tw_status place_one(void *arg, const tw_event *in)
 {
-    tw_events *out = NULL;
-    if (tw_events_new(&out) != TW_OK) return NULL;
-    for (size_t d = 0; d < L->ndev; d++) {
-        for (size_t i = 0; i < tw_events_count(L->dev_events[d]); i++) {
-            tw_event e = *tw_events_get(L->dev_events[d], i);
-            bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
-            if (host && d > 0) continue; /* every GPU has them: once is enough */
-            if (!host) e.device = (int32_t)L->devinfo[d].index;
-            if (tw_events_add(out, &e) != TW_OK) {
-                tw_events_free(out);
-                return NULL;
-            }
-        }
-    }
-    tw_events_sort(out);
-    return out;
+    placing *p = arg;
+    tw_event e = *in;
+    bool host = (e.kind && strcmp(e.kind, "nvtx") == 0) || (!(e.device_uuid && *e.device_uuid) && e.device < 0);
+    if (host && p->d > 0) return TW_OK; /* every GPU has them: once is enough */
+    if (!host) e.device = (int32_t)p->L->devinfo[p->d].index;
+    return p->fn(p->ctx, &e);
+}
+
+static tw_status placed_replay(const tw_feed *f, tw_feed_fn fn, void *ctx)
+{
+    placing p = {f->src, 0, fn, ctx};
+    tw_status st = TW_OK;
+    for (; st == TW_OK && p.d < p.L->ndev; p.d++)
+        st = tw_feed_replay(&p.L->dfeed[p.d], place_one, &p);
+    return st;
 }
 
 /* Appends a warning line to L->warn when it fails. */
@@ -341,15 +374,15 @@ tw_status run_loaded_perfetto(loaded *L, const char *path)
     perfetto_device *pd = calloc(L->ndev, sizeof *pd);
     const double *energy = NULL;
     for (size_t d = 0; pd && d < L->ndev; d++) {
-        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, L->dev_events[d]};
+        pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, &L->feeds[d]};
         if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est->event_energy_j;
     }
-    /* one device: its own events, to which the energies belong; several: each under its GPU */
-    tw_events *placed = L->ndev > 1 ? placed_events(L) : NULL;
-    const tw_events *ev = L->ndev == 1 ? L->dev_events[0] : placed;
-    tw_status st = ev && pd ? perfetto_write(path, run_path, pd, L->ndev, ev, energy, L->provenance)
-                            : tw_fail(TW_ENOMEM, "out of memory");
-    tw_events_free(placed);
+    /* one device: its own events (not renamed for groups), to which the energies belong; several: each under
+     * its GPU */
+    tw_feed placed = {placed_replay, L, L->nevents};
+    const tw_feed *ev = L->ndev == 1 ? &L->dfeed[0] : &placed;
+    tw_status st = pd ? perfetto_write(path, run_path, pd, L->ndev, ev, energy, L->provenance)
+                      : tw_fail(TW_ENOMEM, "out of memory");
     free(pd);
     if (st == TW_OK) {
         free(L->perfetto);
@@ -402,7 +435,7 @@ static bool is_range(const tw_event *e) { return e->kind && strcmp(e->kind, "nvt
 /* The spans of the ranges of one name, merged where they overlap, by start. */
 typedef struct spans {
     double *t; /* start, end, start, end, ... */
-    size_t n;
+    size_t n, cap;
 } spans;
 
 static int by_start(const void *a, const void *b)
@@ -411,23 +444,57 @@ static int by_start(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static tw_status spans_of(const tw_events *ev, const char *name, spans *s)
+/* The events renamed for the groups by NVTX range, as a feed over a feed. */
+struct group_feed {
+    const tw_feed *in;
+    char **range; /* the range names asked for (copies: the options may go before the last replay) */
+    size_t nrange;
+    spans *sp;       /* per range group asked for */
+    tw_strmap names; /* "range NAME: name", each once: the addresses stay, replay after replay */
+    tw_feed_fn fn;
+    void *ctx;
+};
+
+void group_feed_free(group_feed *g)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
-        const tw_event *r = tw_events_get(ev, i);
-        n += is_range(r) && r->name && strcmp(r->name, name) == 0;
+    if (!g) return;
+    for (size_t k = 0; k < g->nrange; k++) {
+        free(g->range[k]);
+        if (g->sp) free(g->sp[k].t);
     }
-    s->n = 0;
-    s->t = malloc(2 * (n ? n : 1) * sizeof *s->t);
-    if (!s->t) return tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
-        const tw_event *r = tw_events_get(ev, i);
-        if (!is_range(r) || !r->name || strcmp(r->name, name) != 0) continue;
-        s->t[2 * s->n] = r->start_s;
-        s->t[2 * s->n + 1] = r->end_s;
-        s->n++;
+    free(g->range);
+    free(g->sp);
+    tw_strmap_free(&g->names);
+    free(g);
+}
+
+static tw_status span_add(spans *s, const tw_event *r)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        double *t = realloc(s->t, 2 * cap * sizeof *t);
+        if (!t) return tw_fail(TW_ENOMEM, "out of memory");
+        s->t = t;
+        s->cap = cap;
     }
+    s->t[2 * s->n] = r->start_s;
+    s->t[2 * s->n + 1] = r->end_s;
+    s->n++;
+    return TW_OK;
+}
+
+/* Each range asked for to its name's spans (one replay). */
+static tw_status span_one(void *arg, const tw_event *r)
+{
+    group_feed *g = arg;
+    tw_status st = TW_OK;
+    for (size_t k = 0; st == TW_OK && is_range(r) && r->name && k < g->nrange; k++)
+        if (strcmp(r->name, g->range[k]) == 0) st = span_add(&g->sp[k], r);
+    return st;
+}
+
+static void spans_merge(spans *s)
+{
     qsort(s->t, s->n, 2 * sizeof *s->t, by_start);
     size_t k = 0; /* merge overlaps: the ends then rise with the starts */
     for (size_t i = 0; i < s->n; i++) {
@@ -440,7 +507,6 @@ static tw_status spans_of(const tw_events *ev, const char *name, spans *s)
         k++;
     }
     s->n = k;
-    return TW_OK;
 }
 
 /* Whether t lies in one of the spans (a binary search: near-linear over all events). */
@@ -457,28 +523,46 @@ static bool spans_hold(const spans *s, double t)
     return lo > 0 && t <= s->t[2 * (lo - 1) + 1];
 }
 
-tw_status run_group_events(const tw_events *ev, const tw_report_options *o, tw_events **out)
+static tw_status group_one(void *arg, const tw_event *in)
 {
-    *out = NULL;
-    if (o->nrange_groups == 0) return TW_OK;
-    spans *sp = calloc(o->nrange_groups, sizeof *sp);
-    tw_status st = sp ? tw_events_new(out) : tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t k = 0; st == TW_OK && k < o->nrange_groups; k++)
-        st = spans_of(ev, o->range_groups[k], &sp[k]);
-    for (size_t i = 0; st == TW_OK && i < tw_events_count(ev); i++) {
-        tw_event e = *tw_events_get(ev, i);
+    group_feed *g = arg;
+    tw_event e = *in;
+    for (size_t k = 0; !is_range(&e) && k < g->nrange; k++) {
+        if (!spans_hold(&g->sp[k], e.start_s)) continue;
         char name[1280];
-        for (size_t k = 0; !is_range(&e) && k < o->nrange_groups; k++) {
-            if (!spans_hold(&sp[k], e.start_s)) continue;
-            snprintf(name, sizeof name, "range %s: %s", o->range_groups[k], e.name ? e.name : "");
-            e.name = name; /* the first range name asked for that holds its start */
-            break;
-        }
-        st = tw_events_add(*out, &e);
+        snprintf(name, sizeof name, "range %s: %s", g->range[k], e.name ? e.name : "");
+        bool added; /* the first range name asked for that holds its start */
+        if (!tw_strmap_get(&g->names, name, &e.name, &added)) return tw_fail(TW_ENOMEM, "out of memory");
+        break;
     }
-    for (size_t k = 0; sp && k < o->nrange_groups; k++)
-        free(sp[k].t);
-    free(sp);
+    return g->fn(g->ctx, &e);
+}
+
+static tw_status group_replay(const tw_feed *f, tw_feed_fn fn, void *ctx)
+{
+    group_feed *g = f->src;
+    g->fn = fn;
+    g->ctx = ctx;
+    return tw_feed_replay(g->in, group_one, g);
+}
+
+tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_feed **gf, tw_feed *out)
+{
+    *gf = NULL;
+    *out = *in;
+    if (o->nrange_groups == 0) return TW_OK;
+    group_feed *g = calloc(1, sizeof *g);
+    if (!g) return tw_fail(TW_ENOMEM, "out of memory");
+    *g = (group_feed){.in = in};
+    *gf = g;
+    if (!(g->sp = calloc(o->nrange_groups, sizeof *g->sp)) || !(g->range = calloc(o->nrange_groups, sizeof *g->range)))
+        return tw_fail(TW_ENOMEM, "out of memory");
+    for (; g->nrange < o->nrange_groups; g->nrange++)
+        if (!(g->range[g->nrange] = strdup(o->range_groups[g->nrange]))) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = tw_feed_replay(in, span_one, g);
+    for (size_t k = 0; st == TW_OK && k < g->nrange; k++)
+        spans_merge(&g->sp[k]);
+    *out = (tw_feed){group_replay, g, in->hint};
     return st;
 }
 
@@ -486,24 +570,15 @@ tw_status run_group_events(const tw_events *ev, const tw_report_options *o, tw_e
 
 static run_record record_of(const loaded *L)
 {
-    return (run_record){L->argv,
-                        (int)L->exit_status,
-                        (int)L->signal,
-                        L->child_s,
-                        L->backend,
-                        (unsigned long long)L->t0,
-                        L->fast_s,
-                        L->slow_s,
-                        L->path,
-                        L->perfetto,
-                        tw_events_count(L->events),
-                        L->events_note[0] ? L->events_note : NULL,
-                        &L->sampler,
-                        L->dev,
-                        L->ndev,
-                        L->spawn_s,
-                        L->exit_s,
-                        L->warn,
+    return (run_record){L->argv,        (int)L->exit_status,
+                        (int)L->signal, L->child_s,
+                        L->backend,     (unsigned long long)L->t0,
+                        L->fast_s,      L->slow_s,
+                        L->path,        L->perfetto,
+                        L->nevents,     L->events_note[0] ? L->events_note : NULL,
+                        &L->sampler,    L->dev,
+                        L->ndev,        L->spawn_s,
+                        L->exit_s,      L->warn,
                         L->provenance};
 }
 
@@ -582,6 +657,7 @@ tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r)
     if (st == TW_OK) st = load_timeline(run, L);
     if (st == TW_OK) st = pick_profiles(run, o->profile, L);
     if (st == TW_OK) st = analyse(L->path, L, o);
+    if (st == TW_OK) st = split_warnings(L);
     if (st != TW_OK) return st;
     r->dev = calloc(L->ndev, sizeof *r->dev);
     if (!r->dev) return tw_fail(TW_ENOMEM, "out of memory");

@@ -10,12 +10,14 @@
 
 #include "report/run_report.h"
 #include "runfile/runfile.h"
+#include "trace/feed.h"
 
 #define run_report_load tw_rep_run_report_load
 #define run_pick_profile tw_rep_run_pick_profile
 #define run_recorded_profile tw_rep_run_recorded_profile
 #define run_pick_profiles tw_rep_run_pick_profiles
-#define run_group_events tw_rep_run_group_events
+#define run_group_feed tw_rep_run_group_feed
+#define group_feed_free tw_rep_group_feed_free
 #define run_est_groups tw_rep_run_est_groups
 
 /* Computes the report of `run` into r (tw_report_compute). */
@@ -38,11 +40,15 @@ tw_status run_pick_profiles(tw_run *const *runs, const tw_run_device *const *rde
 tw_status tw_run_record_profile(tw_run *run, int index, const char *gpu, const char *driver, const char *given,
                                 const tw_profile *given_prof, const char *given_how);
 
-/* The groups asked for by NVTX range (o->range_groups): a copy of ev in
- * which each kernel, copy or memset that starts inside a range of one of
- * those names is renamed "range NAME: its name", so that the pattern
- * "range NAME: *" groups them (*out NULL when none is asked for). */
-tw_status run_group_events(const tw_events *ev, const tw_report_options *o, tw_events **out);
+/* The groups asked for by NVTX range (o->range_groups): *out replays `in`
+ * with each kernel, copy or memset that starts inside a range of one of
+ * those names renamed "range NAME: its name", so that the pattern
+ * "range NAME: *" groups them (one replay of `in` finds the ranges; *out is
+ * `in` itself and *gf NULL when none is asked for). Free *gf with
+ * group_feed_free after the last replay. */
+typedef struct group_feed group_feed;
+tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_feed **gf, tw_feed *out);
+void group_feed_free(group_feed *g);
 /* The estimator's patterns for o's groups (o->groups, then one per range
  * group), malloc'ed strings in a malloc'ed array (*n of them). */
 tw_status run_est_groups(const tw_report_options *o, char ***patterns, size_t *n);

@@ -247,12 +247,11 @@ static void text_groups(const run_device *d, FILE *f)
 void run_range_of(const run_device *d, size_t i, tw_report_range *out)
 {
     const tw_est_range *r = &d->est->ranges[i];
-    const tw_event *ev = d->events && r->event < tw_events_count(d->events) ? tw_events_get(d->events, r->event) : NULL;
     tw_report_range x = {.size = sizeof x,
                          .name = r->name,
-                         .domain = ev && ev->domain ? ev->domain : "",
-                         .tid = ev ? ev->tid : 0,
-                         .depth = ev ? ev->depth : 0,
+                         .domain = r->domain ? r->domain : "",
+                         .tid = r->tid,
+                         .depth = r->depth,
                          .start_s = r->start_s,
                          .end_s = r->end_s,
                          .energy_j = r->energy_j,

@@ -83,7 +83,7 @@ void run_report_text(const run_record *r, FILE *f);
 void run_report_csv(const run_device *const *dev, size_t n, FILE *f);
 /* Group g's label: the pattern asked for when every member matches it, else the estimator's. */
 const char *run_group_label(const run_device *d, size_t g);
-/* A range of d's estimate with its thread, domain and depth (from d->events). */
+/* A range of d's estimate with its thread, domain and depth. */
 void run_range_of(const run_device *d, size_t i, tw_report_range *out);
 
 /* A name's fields in the JSON report (`name` as given: the merged report's without its rank). */

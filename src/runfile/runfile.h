@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trace/feed.h"
 #include "truewatt.h"
 
 #define TW_RUN_SCHEMA_VERSION 2
@@ -130,6 +131,14 @@ void tw_run_tail_init(tw_run_tail *t);
 tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t);
 
 /* tw_run_load_events, tw_run_export_events, tw_run_export_trace: truewatt.h. */
+
+/* The run's events as a feed (trace/feed.h), replayed from the file by start
+ * in the order of tw_run_load_events, never all held: *feed is valid, and
+ * its strings, until tw_run_feed_free (before tw_run_close). */
+typedef struct tw_run_feed tw_run_feed;
+tw_status tw_run_feed_open(tw_run *r, tw_run_feed **out, tw_feed *feed);
+tw_status tw_run_feed_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx);
+void tw_run_feed_free(tw_run_feed *f);
 
 /* ---------------------------------------------------------------- the report */
 

@@ -3,10 +3,12 @@
 #include "sensor/nvml_mig.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "sensor/nvml_lib.h"
+#include "timeline/devices.h"
 
 /* One instance's UUID and size; false when it cannot be read. */
 static bool describe(const tw_nvml_api *a, nvmlDevice_t mig, tw_mig_instance *m)
@@ -59,4 +61,34 @@ tw_status tw_nvml_mig_instances(const char *library, unsigned index, tw_mig_inst
     tw_clear_error();
     tw_nvml_release();
     return TW_OK;
+}
+
+#define MIG_PER_GPU 64 /* read per GPU (7 at most on an H100) */
+
+/* The instances of every GPU of all[] (*mig malloc'ed; NULL when none named or none read). */
+static size_t named_migs(const char *library, const char *list, const char *cuda_visible, const tw_device_info *all,
+                         size_t nall, tw_mig_instance **mig)
+{
+    *mig = NULL;
+    bool named = (list && strstr(list, "MIG-")) || (cuda_visible && strstr(cuda_visible, "MIG-"));
+    if (!named || nall == 0) return 0;
+    size_t cap = nall * MIG_PER_GPU, n = 0;
+    if (!(*mig = calloc(cap, sizeof **mig))) return 0;
+    for (size_t i = 0; i < nall; i++) {
+        size_t k = 0;
+        if (tw_nvml_mig_instances(library, all[i].index, *mig + n, cap - n, &k) != TW_OK) tw_clear_error();
+        n += k;
+    }
+    return n;
+}
+
+tw_status tw_nvml_devices_resolve(const char *library, const char *list, const char *cuda_visible,
+                                  const tw_device_info *all, size_t nall, size_t *pos, size_t cap, size_t *n,
+                                  char *note, size_t note_len)
+{
+    tw_mig_instance *mig = NULL;
+    size_t nmig = named_migs(library, list, cuda_visible, all, nall, &mig);
+    tw_status st = tw_devices_resolve_mig(list, cuda_visible, all, nall, mig, nmig, pos, cap, n, note, note_len);
+    free(mig);
+    return st;
 }

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/error.h"
+#include "core/strmap.h"
 #include "trace/events_source.h"
 
 /* ---------------------------------------------------------------- events to devices */
@@ -34,6 +35,14 @@ static size_t slot_of(const tw_event *e, const tw_device_info *dev, size_t ndev,
     for (size_t k = 0; k < ndev; k++)
         if ((int64_t)dev[k].index == (int64_t)e->device) return k;
     return UNMEASURED;
+}
+
+/* Whether UUIDs decide (some device has one). */
+static bool any_uuid(const tw_device_info *dev, size_t ndev)
+{
+    for (size_t k = 0; k < ndev; k++)
+        if (dev[k].uuid[0]) return true;
+    return false;
 }
 
 static tw_status count_unmeasured(tw_unmeasured_summary *u, const tw_event *e, bool by_uuid)
@@ -80,9 +89,7 @@ tw_status tw_timeline_split(tw_events *ev, const tw_device_info *dev, size_t nde
     memset(unm, 0, sizeof *unm);
     for (size_t k = 0; k < ndev; k++)
         per_dev[k] = NULL;
-    bool by_uuid = false;
-    for (size_t k = 0; k < ndev; k++)
-        by_uuid = by_uuid || dev[k].uuid[0];
+    bool by_uuid = any_uuid(dev, ndev);
     if (ndev == 1 && ev && all_on_one(ev, dev, by_uuid)) {
         per_dev[0] = tw_events_share(ev);
         return TW_OK;
@@ -108,6 +115,115 @@ tw_status tw_timeline_split(tw_events *ev, const tw_device_info *dev, size_t nde
         }
         tw_unmeasured_summary_free(unm);
     }
+    return st;
+}
+
+/* ---------------------------------------------------------------- the split as a stream */
+
+struct tw_device_feed {
+    const tw_feed *all;
+    const tw_device_info *dev;
+    size_t ndev, slot;
+    bool by_uuid;
+    const tw_mig_instance *mig;
+    size_t nmig;
+    tw_strmap labels;            /* "MIG 1: gemm", each once: the addresses stay, replay after replay */
+    tw_unmeasured_summary *unm;  /* counting (tw_timeline_unmeasured) instead of passing on */
+    tw_unmeasured_summary *also; /* counting as well, on the next complete replay (tw_device_feed_count) */
+    bool *counted;
+    tw_feed_fn fn; /* the replay's */
+    void *ctx;
+};
+
+/* e as tw_mig_remap gives it (its label interned in f->labels); false when out of memory. */
+static bool mig_event(tw_device_feed *f, const tw_event *in, tw_event *e)
+{
+    *e = *in;
+    const tw_mig_instance *m = f->nmig ? tw_mig_instance_of(in->device_uuid, f->mig, f->nmig) : NULL;
+    if (!m) return true;
+    char name[1024];
+    tw_mig_label(m, in->name, name, sizeof name);
+    bool added;
+    if (!tw_strmap_get(&f->labels, name, &e->name, &added)) return false;
+    e->device_uuid = m->parent_uuid;
+    return true;
+}
+
+static tw_status device_one(void *ctx, const tw_event *in)
+{
+    tw_device_feed *f = ctx;
+    tw_event e;
+    if (!mig_event(f, in, &e)) return tw_fail(TW_ENOMEM, "out of memory (MIG labels)");
+    size_t s = slot_of(&e, f->dev, f->ndev, f->by_uuid);
+    if (f->unm) return s == UNMEASURED ? count_unmeasured(f->unm, &e, f->by_uuid) : TW_OK;
+    if (s == UNMEASURED && f->also) return count_unmeasured(f->also, &e, f->by_uuid);
+    return s == f->slot || s == ALL_SLOTS ? f->fn(f->ctx, &e) : TW_OK;
+}
+
+static tw_status device_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx)
+{
+    tw_device_feed *f = feed->src;
+    f->fn = fn;
+    f->ctx = ctx;
+    if (f->also) tw_unmeasured_summary_free(f->also); /* a replay cut short counted part */
+    tw_status st = tw_feed_replay(f->all, device_one, f);
+    if (st == TW_OK && f->also) {
+        *f->counted = true;
+        f->also = NULL;
+    }
+    return st;
+}
+
+void tw_device_feed_count(tw_device_feed *f, tw_unmeasured_summary *unm, bool *done)
+{
+    memset(unm, 0, sizeof *unm);
+    *done = false;
+    f->also = unm;
+    f->counted = done;
+}
+
+static tw_device_feed *device_feed_new(const tw_feed *all, const tw_device_info *dev, size_t ndev, size_t slot,
+                                       const tw_mig_instance *mig, size_t nmig)
+{
+    tw_device_feed *f = calloc(1, sizeof *f);
+    if (f)
+        *f = (tw_device_feed){.all = all,
+                              .dev = dev,
+                              .ndev = ndev,
+                              .slot = slot,
+                              .by_uuid = any_uuid(dev, ndev),
+                              .mig = mig,
+                              .nmig = nmig};
+    return f;
+}
+
+tw_status tw_device_feed_open(const tw_feed *all, const tw_device_info *dev, size_t ndev, size_t slot,
+                              const tw_mig_instance *mig, size_t nmig, tw_device_feed **out, tw_feed *feed)
+{
+    if (!all || !dev || slot >= ndev || !out || !feed) return tw_fail(TW_EINVAL, "tw_device_feed_open: bad argument");
+    if (!(*out = device_feed_new(all, dev, ndev, slot, mig, nmig))) return tw_fail(TW_ENOMEM, "out of memory");
+    *feed = (tw_feed){device_replay, *out, all->hint};
+    return TW_OK;
+}
+
+void tw_device_feed_free(tw_device_feed *f)
+{
+    if (!f) return;
+    tw_strmap_free(&f->labels);
+    free(f);
+}
+
+tw_status tw_timeline_unmeasured(const tw_feed *all, const tw_device_info *dev, size_t ndev, const tw_mig_instance *mig,
+                                 size_t nmig, tw_unmeasured_summary *unm)
+{
+    if (!all || !dev || !unm || ndev == 0) return tw_fail(TW_EINVAL, "tw_timeline_unmeasured: no devices");
+    memset(unm, 0, sizeof *unm);
+    tw_device_feed *f = device_feed_new(all, dev, ndev, 0, mig, nmig);
+    if (!f) return tw_fail(TW_ENOMEM, "out of memory");
+    f->unm = unm;
+    tw_status st = tw_feed_replay(all, device_one, f);
+    tw_device_feed_free(f);
+    if (st != TW_OK) tw_unmeasured_summary_free(unm);
     return st;
 }
 

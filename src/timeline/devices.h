@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "timeline/mig.h"
+#include "trace/feed.h"
 #include "truewatt.h"
 
 /* ---------------------------------------------------------------- events to devices */
@@ -61,6 +62,25 @@ typedef struct tw_unmeasured_summary {
 tw_status tw_timeline_split(tw_events *ev, const tw_device_info *dev, size_t ndev, tw_events **per_dev,
                             tw_unmeasured_summary *unm);
 void tw_unmeasured_summary_free(tw_unmeasured_summary *unm);
+
+/* The same split as a stream (trace/feed.h), for a run of millions of
+ * launches: device dev[slot]'s events of the feed `all`, replayed from it
+ * each time (*feed), as tw_timeline_split would give them, after events on
+ * a MIG instance of mig[0..nmig) have taken their GPU's UUID and the
+ * instance's label, as tw_mig_remap gives them ("MIG 1: gemm"). Nothing is
+ * held but those labels; `all` and dev must outlive it. Free with
+ * tw_device_feed_free after the last replay. */
+typedef struct tw_device_feed tw_device_feed;
+tw_status tw_device_feed_open(const tw_feed *all, const tw_device_info *dev, size_t ndev, size_t slot,
+                              const tw_mig_instance *mig, size_t nmig, tw_device_feed **out, tw_feed *feed);
+void tw_device_feed_free(tw_device_feed *f);
+/* Counts what tw_timeline_unmeasured counts into *unm (cleared) during the
+ * feed's next replay that runs to its end, and sets *done then: the report
+ * replays the run once less. */
+void tw_device_feed_count(tw_device_feed *f, tw_unmeasured_summary *unm, bool *done);
+/* What tw_timeline_split counts of `all` as unmeasured (one replay). */
+tw_status tw_timeline_unmeasured(const tw_feed *all, const tw_device_info *dev, size_t ndev, const tw_mig_instance *mig,
+                                 size_t nmig, tw_unmeasured_summary *unm);
 /* One warning line per unmeasured GPU ("warning: 12 kernels, copies or
  * memsets (0.5 s) ran on GPU-..., which is not sampled: ..."), appended to
  * buf (NUL-terminated, truncated to cap). */

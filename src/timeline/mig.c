@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const tw_mig_instance *instance_of(const char *uuid, const tw_mig_instance *mig, size_t n)
+const tw_mig_instance *tw_mig_instance_of(const char *uuid, const tw_mig_instance *mig, size_t n)
 {
     if (!uuid || strncasecmp(uuid, "MIG-", 4) != 0) return NULL;
     for (size_t i = 0; i < n; i++)
@@ -19,10 +19,10 @@ tw_status tw_mig_remap(const tw_events *in, const tw_mig_instance *mig, size_t n
     tw_status st = tw_events_new(out);
     for (size_t i = 0; st == TW_OK && i < tw_events_count(in); i++) {
         tw_event e = *tw_events_get(in, i);
-        const tw_mig_instance *m = instance_of(e.device_uuid, mig, n);
+        const tw_mig_instance *m = tw_mig_instance_of(e.device_uuid, mig, n);
         char name[1024];
         if (m) {
-            snprintf(name, sizeof name, "MIG %u: %s", m->position, e.name ? e.name : "");
+            tw_mig_label(m, e.name, name, sizeof name);
             e.name = name;
             e.device_uuid = m->parent_uuid;
         }
@@ -33,6 +33,11 @@ tw_status tw_mig_remap(const tw_events *in, const tw_mig_instance *mig, size_t n
         *out = NULL;
     }
     return st;
+}
+
+void tw_mig_label(const tw_mig_instance *m, const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "MIG %u: %s", m->position, name ? name : "");
 }
 
 bool tw_mig_name_split(const char *name, unsigned *position, const char **rest)

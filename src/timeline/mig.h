@@ -27,6 +27,12 @@ typedef struct tw_mig_instance {
  * events as they are. *out: a new set (tw_events_free). */
 tw_status tw_mig_remap(const tw_events *in, const tw_mig_instance *mig, size_t n, tw_events **out);
 
+/* The instance of mig[0..n) whose UUID is `uuid` (a "MIG-..."), else NULL. */
+const tw_mig_instance *tw_mig_instance_of(const char *uuid, const tw_mig_instance *mig, size_t n);
+
+/* The name of an event on instance m: "MIG 1: gemm". */
+void tw_mig_label(const tw_mig_instance *m, const char *name, char *out, size_t cap);
+
 /* "MIG 1: gemm" -> true, *position 1, *rest "gemm"; else false. */
 bool tw_mig_name_split(const char *name, unsigned *position, const char **rest);
 

@@ -4,7 +4,8 @@
 #   - `truewatt exporter --processes` makes the report folder (mode 1777);
 #   - a program under `truewatt run` (run_fake_app.py, the injection's stand-in:
 #     "gemm" 400 W in 1.0..1.6 s, "relu" 250 W in 2.0..2.3 s over the fake's
-#     120 W idle) is in NVML's per-process samples (50 % SM) beside another
+#     120 W idle; the exporter's fake plays the same scenario on the same clock,
+#     TW_FAKE_NVML_T0_MONO_NS, as one GPU would) is in NVML's per-process samples (50 % SM) beside another
 #     process (pid 999999, 20 %): while it runs, the exporter publishes no
 #     estimate for it (its report says "running"), only for the other; once it
 #     ends, source="truewatt run" with its energy: the scripted power above
@@ -31,6 +32,18 @@ printf '0:777777:10\n' >nvml-procs.txt
 printf 'name,start_s,duration_s,power_w\ngemm,1.0,0.6,400\nrelu,2.0,0.3,250\n' >scenario.csv
 EXP=
 
+# set_clock S: the fakes' time 0 (the exporter's and the run's: one GPU's power) S seconds from now
+set_clock() {
+    TW_FAKE_NVML_T0_MONO_NS=$(python3 -c 'import sys, time; print(time.monotonic_ns() + int(float(sys.argv[1]) * 1e9))' "$1")
+    export TW_FAKE_NVML_T0_MONO_NS
+}
+# until_clock S: sleeps until the fakes' time S (fails when it is past: the exporter started too slowly)
+until_clock() {
+    python3 -c 'import os, sys, time
+left = int(os.environ["TW_FAKE_NVML_T0_MONO_NS"]) / 1e9 + float(sys.argv[1]) - time.monotonic_ns() / 1e9
+time.sleep(max(left, 0)); sys.exit(left < 0)' "$1" || fail "the exporter took longer to start than the test allows"
+}
+
 # start_exporter LOG: the exporter in the background, its address in ADDR
 start_exporter() {
     "$BIN" exporter --listen 127.0.0.1:0 --processes 2>"$1" &
@@ -53,6 +66,8 @@ sample() {
     grep "^$1{" "$4" | grep "pid=\"$2\"" | grep "source=\"$3\"" | sed 's/.*} //' | head -1
 }
 
+export TW_FAKE_NVML_SCENARIO=$T/scenario.csv
+set_clock 2
 start_exporter exp1.log
 [ "$(stat -c %a procs 2>/dev/null)" = 1777 ] && ok "the exporter made the report folder, mode 1777" ||
     fail "report folder: $(stat -c %a procs 2>&1)"
@@ -74,8 +89,8 @@ printf '0:%s:50,0:999999:20,0:777777:10\n' "\$\$" >"$T/nvml-procs.txt"
 echo "\$\$" >"$T/app.pid"
 exec python3 "$HERE/run_fake_app.py" kernels
 EOF
-SLURM_JOB_ID=4242 SLURM_STEP_ID=0 TW_FAKE_NVML_SCENARIO=$T/scenario.csv TW_RUN_EXPORT_T0_TO_FAKE=1 \
-    "$BIN" run --json -o run.sqlite --perfetto run.perfetto-trace -- sh app.sh >run.json 2>run.err &
+until_clock -0.3
+SLURM_JOB_ID=4242 SLURM_STEP_ID=0 "$BIN" run --json -o run.sqlite --perfetto run.perfetto-trace -- sh app.sh >run.json 2>run.err &
 RUN=$!
 for _ in $(seq 100); do [ -s app.pid ] && break; sleep 0.05; done
 APP=$(cat app.pid 2>/dev/null)
@@ -130,12 +145,18 @@ python3 -c "import sys; n, s, p, d, w = sys.argv[1:]
 print('name,start_s,duration_s,power_w')
 for i in range(int(n)): print(f'gemm,{float(s) + i * float(p):.6f},{d},{w}')" $N $START $PERIOD $DUR $W >busy.csv
 cat >busy.sh <<EOF
+echo "\$TW_FAKE_NVML_T0_MONO_NS" >"$T/busy.t0"
 echo "\$\$" >"$T/busy.pid"
 exec python3 "$HERE/run_fake_app.py" busy $N $START $PERIOD $DUR
 EOF
-TW_FAKE_NVML_SCENARIO=$T/busy.csv TW_FAKE_NVML_POWER_LIMIT_W=660 TW_RUN_EXPORT_T0_TO_FAKE=1 \
-    "$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o busy.sqlite -- sh busy.sh >busy.json 2>busy.err ||
-    fail "truewatt run (busy): $(cat busy.err)"
+# the run's clock is the fakes' (the run's t0); the exporter (the GPU's next scenario, on that
+# clock) starts once the run has ended: a run that began before it keeps its report's energy
+stop_exporter
+export TW_FAKE_NVML_SCENARIO=$T/busy.csv TW_FAKE_NVML_POWER_LIMIT_W=660
+unset TW_FAKE_NVML_T0_MONO_NS
+TW_RUN_EXPORT_T0_TO_FAKE=1 "$BIN" run --profile "$HERE/../data/profile_fake_h100.json" --json -o busy.sqlite \
+    -- sh busy.sh >busy.json 2>busy.err || fail "truewatt run (busy): $(cat busy.err)"
+TW_FAKE_NVML_T0_MONO_NS=$(cat busy.t0) start_exporter exp3.log
 BUSY=$(cat busy.pid 2>/dev/null)
 curl -sf "http://$ADDR/metrics" >busy.txt || fail "scrape after the busy run"
 eb=$(sample truewatt_process_energy_joules_total "$BUSY" "truewatt run" busy.txt)

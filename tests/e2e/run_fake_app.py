@@ -6,7 +6,12 @@ power of its kernels from a scenario on the same timeline, and this program
 writes the matching timeline to $TW_EVENTS_PATH, times in seconds since
 $TW_T0_MONO_NS on CLOCK_MONOTONIC, as libtruewatt-inject.so would.
 
-usage: run_fake_app.py kernels          wait until t = 3 s, write the events, exit 0
+The scenario's times are the fake's: seconds since $TW_FAKE_NVML_T0_MONO_NS when it is set (a test
+that starts an exporter before the run gives both the same origin), else since $TW_T0_MONO_NS;
+the events are written on the run's clock all the same.
+
+usage: run_fake_app.py kernels [OFFSET]  wait until t = 3 s (and the last kernel's end), write the
+                                        events (OFFSET s later: default 0), exit 0
        run_fake_app.py busy N START PERIOD DURATION
                                         the same with N kernels "gemm" START + i PERIOD .. + DURATION
                                         (i < N): a GPU kept busy, as a scenario of the same kernels draws
@@ -36,8 +41,16 @@ def now_s():
     return (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - t0) * 1e-9
 
 
-def kernels(events=EVENTS):
-    left = 3.0 - now_s()
+def fake_to_run_s():
+    """What to add to a time on the fake's clock for the run's (0 when they share the origin)."""
+    fake = os.environ.get("TW_FAKE_NVML_T0_MONO_NS")
+    return (int(fake) - int(os.environ["TW_T0_MONO_NS"])) * 1e-9 if fake else 0.0
+
+
+def kernels(events=EVENTS, offset=0.0):
+    shift = fake_to_run_s()
+    last = max([3.0] + [end + offset for _, _, end, *_ in events])
+    left = last + shift - now_s()
     if left > 0:
         time.sleep(left)
     with open(os.environ["TW_EVENTS_PATH"], "w") as f:
@@ -45,7 +58,8 @@ def kernels(events=EVENTS):
         for i, (name, start, end, dev, stream, kind) in enumerate(events):
             d = "" if dev < 0 else str(dev)
             s = "" if stream < 0 else str(stream)
-            f.write(f"{name},{start:.9f},{end:.9f},{d},{s},{kind},,{i + 1}\n")
+            a, b = start + offset + shift, end + offset + shift
+            f.write(f"{name},{a:.9f},{b:.9f},{d},{s},{kind},,{i + 1}\n")
     return 0
 
 
@@ -92,7 +106,7 @@ def stream(seconds, pidfile):
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "kernels"
     if mode == "kernels":
-        sys.exit(kernels())
+        sys.exit(kernels(offset=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0))
     if mode == "busy":
         n, start, period, duration = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
         sys.exit(kernels([("gemm", start + i * period, start + i * period + duration, 0, 7, "kernel")

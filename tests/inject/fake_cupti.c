@@ -116,6 +116,13 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
     return CUPTI_SUCCESS;
 }
 
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    if ((unsigned)kind >= 32) return CUPTI_ERROR_INVALID_KIND;
+    enabled_mask &= ~(1u << (unsigned)kind);
+    return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc comp)
 {
     if (!req || !comp) return CUPTI_ERROR_INVALID_PARAMETER;

@@ -159,7 +159,8 @@ static void test_simulated_h100(void **state)
     tw_est_config_init(&cfg);
     tw_estimate *e = NULL;
     tw_est_trace_info info;
-    assert_int_equal(tw_estimate_trace(trace, "", &prof, ev, &cfg, &e, &info), TW_OK);
+    assert_int_equal(tw_estimate_trace(trace, "", &prof, (const tw_feed[]){tw_feed_of_events(ev)}, &cfg, &e, &info),
+                     TW_OK);
     print_message("readings: %s; %zu launches, %zu names, fit %.3f..%.3f s\n", info.readings, p.n, e->nnames,
                   e->fit_t0_s, e->fit_t1_s);
 
@@ -251,7 +252,7 @@ static void run_never_idle(const tw_profile *prof, bool with_level, double limit
     tw_est_config_init(&cfg);
     cfg.power_limit_w = limit_w;
     tw_estimate *e = NULL;
-    assert_int_equal(tw_estimate_trace(trace, "", &p, ev, &cfg, &e, NULL), TW_OK);
+    assert_int_equal(tw_estimate_trace(trace, "", &p, (const tw_feed[]){tw_feed_of_events(ev)}, &cfg, &e, NULL), TW_OK);
     print_message("never idle (%s the profile's active idle, power limit %.0f W: bound %.0f W): idle share %.4f, "
                   "warnings: %s",
                   with_level ? "with" : "without", limit_w, e->power_bound_w, e->idle_share, e->warnings);

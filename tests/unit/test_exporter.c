@@ -617,12 +617,26 @@ static void test_api_reports(void **state)
     assert_true(a->value == 2.5);
     assert_non_null(est);
     assert_string_equal(label(est, "source"), "estimate");
-    assert_true(est->value > 0);
+    assert_true(est->value == 0); /* its share held while the measured run on its GPU goes on */
     assert_non_null(strstr(logged, "bad.twproc: line 2: pid: not a process id (ignored)"));
     assert_null(strstr(strstr(logged, "bad.twproc") + 1, "bad.twproc")); /* said once */
     free(text);
+    /* the run ends without an energy (its estimate failed): the held share is the estimate's */
+    assert_int_equal(tw_proc_report_end(running), TW_OK);
+    sleep_s(0.3);
+    assert_int_equal(tw_exporter_render(e, false, &text, NULL), TW_OK);
+    assert_true(parse_page(text, false, &pg));
+    est = NULL;
+    for (int i = 0; i < pg.ns; i++) {
+        const char *pid = label(&pg.s[i], "pid");
+        assert_false(pid && strcmp(pid, "4322") == 0); /* done, no energy: not published, not estimated */
+        if (pid && strcmp(pg.s[i].name, "truewatt_process_energy_joules_total") == 0 && strcmp(pid, "4323") == 0)
+            est = &pg.s[i];
+    }
+    assert_non_null(est);
+    assert_true(est->value > 0);
+    free(text);
     assert_int_equal(tw_exporter_stop(e), TW_OK);
-    tw_proc_report_drop(running);
     unsetenv("TW_FAKE_NVML_PROCESSES");
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -677,15 +691,117 @@ static void test_api_bad_config(void **state)
     assert_int_equal(tw_exporter_stop(NULL), TW_OK);
 }
 
+/* ---------------------------------------------------------------- a shared GPU's processes */
+
+/* One GPU at a constant 400 W scraped every second (400 J an interval); another process at 80 %
+ * SM (320 J an interval by its share). A measured run is seen running at scrapes 2 and 3 and done
+ * at scrape 4 with its report's energy (still there at scrape 5). Expected values by hand from 400 W:
+ * the window is scrapes 2-4 (1200 J): the run gets its report (at most 1200 J), the estimate
+ * the rest (at most its 3 x 320 J), never more than the GPU's 2000 J together. */
+static void shared_gpu(double report_j, bool killed, double *run_j, double *other_j, double *held_mid)
+{
+    expo_gpu g;
+    memset(&g, 0, sizeof g);
+    expo_share other = {4242, 320.0};
+    expo_report rep = {.writer_pid = 10,
+                       .writer_start = 99,
+                       .pid = 4243,
+                       .command = "gemm",
+                       .job = "",
+                       .fresh = true,
+                       .energy_j = NAN,
+                       .active_j = NAN};
+    for (int scrape = 1; scrape <= 5; scrape++) {
+        size_t nrep = scrape >= 2 && !(killed && scrape >= 4);
+        rep.done = scrape >= 4;
+        rep.fresh = scrape == 2;
+        rep.energy_j = rep.done ? report_j : NAN;
+        rep.active_j = rep.done ? report_j / 2 : NAN;
+        assert_true(tw_expo_procs_account(&g, 400.0, &other, 1, &rep, nrep, scrape, 600.0));
+        if (scrape == 3) *held_mid = g.procs[0].energy_j;
+    }
+    *run_j = NAN;
+    for (size_t i = 0; i < g.nruns; i++)
+        if (g.runs[i].settled) *run_j = g.runs[i].energy_j;
+    assert_int_equal(g.nprocs, 1);
+    assert_int_equal(g.procs[0].pid, 4242);
+    *other_j = g.procs[0].energy_j;
+    assert_false(g.held);
+    tw_expo_gpu_free(&g);
+}
+
+static void test_shared_gpu(void **state)
+{
+    (void)state;
+    double run, other, mid;
+    /* the run's report 700 J (1.75 s at 400 W): the estimate 320 J (scrape 1) + 1200 - 700 + 320 J (scrape 5) */
+    shared_gpu(700.0, false, &run, &other, &mid);
+    assert_near(mid, 320.0, 1e-9); /* held while the run goes on */
+    assert_near(run, 700.0, 1e-9);
+    assert_near(other, 320.0 + 500.0 + 320.0, 1e-9);
+    assert_true(run + other <= 5 * 400.0 + 1e-9); /* the old split: 700 + 5 x 320 = 2300 J */
+    /* a report of 1500 J, more than the window's 1200 J: the run 1200 J, the estimate nothing of the window */
+    shared_gpu(1500.0, false, &run, &other, &mid);
+    assert_near(run, 1200.0, 1e-9);
+    assert_near(other, 640.0, 1e-9);
+    /* a report of 100 J: the estimate its whole share (3 x 320 J), not the rest (1100 J) */
+    shared_gpu(100.0, false, &run, &other, &mid);
+    assert_near(run, 100.0, 1e-9);
+    assert_near(other, 5 * 320.0, 1e-9);
+    /* the run killed (its report gone before done): the estimate its whole share, the run nothing */
+    shared_gpu(700.0, true, &run, &other, &mid);
+    assert_true(isnan(run));
+    assert_near(other, 5 * 320.0, 1e-9);
+}
+
+/* A report written before the exporter started (not fresh) is published as it says and holds
+ * nothing; a second report of the same run later is not accounted again. */
+static void test_shared_gpu_old_report(void **state)
+{
+    (void)state;
+    expo_gpu g;
+    memset(&g, 0, sizeof g);
+    expo_share other = {4242, 320.0};
+    expo_report rep = {.writer_pid = 10,
+                       .writer_start = 99,
+                       .pid = 4243,
+                       .command = "gemm",
+                       .job = "7.0",
+                       .done = true,
+                       .fresh = false,
+                       .energy_j = 5000.0,
+                       .active_j = 100.0};
+    for (int scrape = 1; scrape <= 2; scrape++)
+        assert_true(tw_expo_procs_account(&g, 400.0, &other, 1, &rep, 1, scrape, 600.0));
+    assert_int_equal(g.nruns, 1);
+    assert_true(g.runs[0].settled);
+    assert_near(g.runs[0].energy_j, 5000.0, 0);
+    assert_near(g.runs[0].active_j, 100.0, 0);
+    assert_string_equal(g.runs[0].job, "7.0");
+    assert_near(g.procs[0].energy_j, 640.0, 1e-9);
+    assert_true(tw_expo_procs_measured(&g, 4243));
+    assert_false(tw_expo_procs_measured(&g, 4242));
+    assert_true(tw_expo_procs_account(&g, 400.0, &other, 1, NULL, 0, 3, 600.0)); /* the report expired */
+    assert_int_equal(g.nruns, 0);
+    tw_expo_gpu_free(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escape),          cmocka_unit_test(test_text_format),
-        cmocka_unit_test(test_openmetrics),     cmocka_unit_test(test_parser_rejects),
-        cmocka_unit_test(test_counter),         cmocka_unit_test(test_power_window),
-        cmocka_unit_test(test_health),          cmocka_unit_test(test_api),
-        cmocka_unit_test(test_api_nvml_errors), cmocka_unit_test(test_api_reports),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_text_format),
+        cmocka_unit_test(test_openmetrics),
+        cmocka_unit_test(test_parser_rejects),
+        cmocka_unit_test(test_counter),
+        cmocka_unit_test(test_power_window),
+        cmocka_unit_test(test_health),
+        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_api_nvml_errors),
+        cmocka_unit_test(test_api_reports),
         cmocka_unit_test(test_api_bad_config),
+        cmocka_unit_test(test_shared_gpu),
+        cmocka_unit_test(test_shared_gpu_old_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

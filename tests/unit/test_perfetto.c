@@ -78,6 +78,43 @@ static void add(tw_events *ev, const char *name, double s, double e, int dev, lo
     assert_ok(tw_events_add(ev, &x));
 }
 
+/* The writer takes a feed in order of start: *ev replaced by its events by
+ * start (ties in their order), and energy (NULL: none) permuted alike. */
+static const tw_events *sorting;
+
+static int start_cmp(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    double x = tw_events_get(sorting, i)->start_s, y = tw_events_get(sorting, j)->start_s;
+    if (x != y) return x < y ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+static tw_feed by_start(tw_events **ev, double *energy)
+{
+    size_t n = tw_events_count(*ev);
+    size_t *o = malloc(n * sizeof *o);
+    double *e = malloc(n * sizeof *e);
+    assert_non_null(o);
+    assert_non_null(e);
+    for (size_t i = 0; i < n; i++)
+        o[i] = i;
+    sorting = *ev;
+    qsort(o, n, sizeof *o, start_cmp);
+    tw_events *out;
+    assert_ok(tw_events_new(&out));
+    for (size_t i = 0; i < n; i++) {
+        assert_ok(tw_events_add(out, tw_events_get(*ev, o[i])));
+        if (energy) e[i] = energy[o[i]];
+    }
+    if (energy) memcpy(energy, e, n * sizeof *e);
+    free(o);
+    free(e);
+    tw_events_free(*ev);
+    *ev = out;
+    return tw_feed_of_events(out);
+}
+
 static void test_one_device(void **state)
 {
     (void)state;
@@ -91,9 +128,10 @@ static void test_one_device(void **state)
     add(ev, "memcpy HtoD", 0.05, 0.06, 0, 7, "memcpy");
     add(ev, "step \"1\"", 0.0, 0.4, -1, -1, "nvtx");
     double energy[] = {12.5, 6.0, 3.25, NAN, NAN};
+    tw_feed feed = by_start(&ev, energy);
     perfetto_device dev = {0, "", "NVIDIA H100 80GB HBM3", NULL, NULL};
     const char *out = tw_test_path(1, "p.perfetto-trace");
-    assert_ok(perfetto_write(out, trace, &dev, 1, ev, energy, "command: truewatt run -- app; date: x"));
+    assert_ok(perfetto_write(out, trace, &dev, 1, &feed, energy, "command: truewatt run -- app; date: x"));
     py_check(out, "g = 'GPU 0 (NVIDIA H100 80GB HBM3)'\n"
                   "assert tracks[g]['description'] == 'command: truewatt run -- app; date: x', tracks\n"
                   "assert sorted(tracks) == sorted([g] + [g + ' / ' + t for t in ('power_usage', 'power_buffer', "
@@ -140,9 +178,10 @@ static void test_corrected_power(void **state)
                        .knot_w = knots,
                        .nevents = 3,
                        .event_energy_j = energy};
-    perfetto_device dev = {0, "", NULL, &est, ev};
+    tw_feed feed = tw_feed_of_events(ev); /* in order of start */
+    perfetto_device dev = {0, "", NULL, &est, &feed};
     const char *out = tw_test_path(1, "c.perfetto-trace");
-    assert_ok(perfetto_write(out, NULL, &dev, 1, ev, energy, NULL));
+    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, energy, NULL));
     py_check(out, "c = counters['GPU 0 / corrected power (model)']\n"
                   "assert tracks['GPU 0 / corrected power (model)']['unit'] == 'W'\n"
                   "def at(t):\n"
@@ -169,7 +208,8 @@ static void test_two_devices(void **state)
     add(ev, "b", 0.1, 0.2, 1, 1, "kernel");
     perfetto_device dev[] = {{0, "gpu0_", NULL, NULL, NULL}, {1, "gpu1_", NULL, NULL, NULL}};
     const char *out = tw_test_path(1, "p2.perfetto-trace");
-    assert_ok(perfetto_write(out, trace, dev, 2, ev, NULL, NULL));
+    tw_feed feed = tw_feed_of_events(ev);
+    assert_ok(perfetto_write(out, trace, dev, 2, &feed, NULL, NULL));
     py_check(out, "e1 = counters['GPU 1 / energy']\n"
                   "assert [v for t, v in e1] == [1000.0 + 100 * i for i in range(5)], e1\n"
                   "assert tracks['GPU 1 / energy']['unit'] == 'J'\n"
@@ -181,9 +221,10 @@ static void test_two_devices(void **state)
     tw_events_free(ev);
 }
 
-/* Many launches, given out of order, on streams that overlap each other and
- * under nested NVTX ranges: every slice comes back with its time, and the
- * file passes the writer's buffer several times. */
+/* Many launches, made out of order and sorted (a feed out of order is
+ * refused), on streams that overlap each other and under nested NVTX
+ * ranges: every slice comes back with its time, and the file passes the
+ * writer's buffer several times. */
 static void test_many(void **state)
 {
     (void)state;
@@ -195,7 +236,7 @@ static void test_many(void **state)
     for (int k = 0; k < NAMES; k++)
         snprintf(label[k], sizeof label[k], "kernel_%d<float>", k);
     static double energy[N + 2];
-    for (int i = N - 1; i >= 0; i--) { /* backwards: the writer must sort */
+    for (int i = N - 1; i >= 0; i--) { /* backwards: refused as they are */
         int stream = i % 4;
         double t = 1e-5 * (i / 4) + 1e-6 * stream;
         add(ev, label[(i * 7) % NAMES], t, t + 8e-6, 0, stream, "kernel");
@@ -206,7 +247,11 @@ static void test_many(void **state)
     energy[N] = energy[N + 1] = NAN;
     perfetto_device dev = {0, "", NULL, NULL, NULL};
     const char *out = tw_test_path(1, "m.perfetto-trace");
-    assert_ok(perfetto_write(out, NULL, &dev, 1, ev, energy, NULL));
+    tw_feed unsorted = tw_feed_of_events(ev);
+    assert_int_equal(perfetto_write(out, NULL, &dev, 1, &unsorted, energy, NULL), TW_EINVAL);
+    assert_non_null(strstr(tw_last_error(), "not in order of start"));
+    tw_feed feed = by_start(&ev, energy);
+    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, energy, NULL));
     char code[1500];
     snprintf(code, sizeof code,
              "N, NAMES = %d, %d\n"

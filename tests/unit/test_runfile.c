@@ -202,6 +202,82 @@ static void test_write_reopen(void **state)
     assert_ok(tw_run_close(r));
 }
 
+static void check_feed(const char *events);
+
+/* The feed replays what tw_run_load_events loads, in its order, field by
+ * field, with the same text addresses on every replay; a callback's status
+ * stops the replay and is returned. */
+typedef struct feed_check {
+    const tw_events *want;
+    size_t i, stop_at;
+    const char *names[16];
+} feed_check;
+
+static bool same_text(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+static tw_status check_one(void *ctx, const tw_event *e)
+{
+    feed_check *c = ctx;
+    if (c->i == c->stop_at) return TW_EPARSE;
+    const tw_event *w = tw_events_get(c->want, c->i);
+    assert_non_null(w);
+    assert_string_equal(e->name, w->name);
+    assert_true(same_text(e->kind, w->kind) && same_text(e->device_uuid, w->device_uuid) &&
+                same_text(e->mangled, w->mangled) && same_text(e->domain, w->domain));
+    assert_true(e->start_s == w->start_s && e->end_s == w->end_s);
+    assert_true(e->device == w->device && e->stream == w->stream && e->tid == w->tid && e->depth == w->depth);
+    if (c->names[c->i]) assert_ptr_equal(c->names[c->i], e->name); /* the same address on a second replay */
+    c->names[c->i++] = e->name;
+    return TW_OK;
+}
+
+/* events_csv's activities as the injection library mostly writes them: in order of start */
+static const char events_in_order_csv[] =
+    "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id,device_uuid,"
+    "mangled,domain,tid,depth\n"
+    "memcpy HtoD 64 B,0.500000000,0.520000000,0,7,memcpy,,,,,,,1,,,,,\n"
+    "gemm,1.000000000,1.600000000,0,7,kernel,8,1,1,256,1,1,2,GPU-0a0a0a0a-0000-4000-8000-00000000aa00,_Z4gemmv,,,\n"
+    "\"f(int, float)\",2.000000000,2.300000000,0,7,kernel,1,1,1,32,1,1,3,,,,,\n"
+    "gemm,3.0,3.5,0,8,kernel,8,1,1,256,1,1,5,,,,,\n"
+    "gemm,259200.000000001,259200.000000002,0,7,kernel,8,1,1,256,1,1,4,GPU-0a0a0a0a-0000-4000-8000-00000000aa00,_"
+    "Z4gemmv,,,\n"
+    "step,0.900000000,2.400000000,-1,-1,nvtx,,,,,,,,,,,4242,1\n"
+    "mark,0.950000000,0.960000000,-1,-1,nvtx,,,,,,,,,,mydomain,4242,\n";
+
+/* both ways: rows stored out of order (SQLite sorts them) and in order (read as stored) */
+static void test_feed(void **state)
+{
+    (void)state;
+    for (int sorted = 0; sorted < 2; sorted++)
+        check_feed(sorted ? events_in_order_csv : events_csv);
+}
+static void check_feed(const char *events)
+{
+    const char *path = tw_test_path(0, "feed.sqlite");
+    write_run(path, tw_test_file(1, events));
+    tw_run *r = NULL;
+    assert_ok(tw_run_open(path, &r));
+    tw_events *ev = NULL;
+    assert_ok(tw_run_load_events(r, &ev));
+    tw_run_feed *rf = NULL;
+    tw_feed feed;
+    assert_ok(tw_run_feed_open(r, &rf, &feed));
+    assert_int_equal(feed.hint, 7);
+    feed_check c = {.want = ev, .stop_at = SIZE_MAX};
+    for (int pass = 0; pass < 2; pass++) {
+        c.i = 0;
+        assert_ok(tw_feed_replay(&feed, check_one, &c));
+        assert_int_equal(c.i, 7);
+    }
+    c.i = 0;
+    c.stop_at = 3;
+    assert_int_equal(tw_feed_replay(&feed, check_one, &c), TW_EPARSE);
+    assert_int_equal(c.i, 3);
+    tw_run_feed_free(rf);
+    tw_events_free(ev);
+    assert_ok(tw_run_close(r));
+}
+
 /* Every poll read back, each reading held from its last update. */
 static void test_rows(void **state)
 {
@@ -320,7 +396,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_reopen), cmocka_unit_test(test_rows),      cmocka_unit_test(test_tail),
-        cmocka_unit_test(test_bad_events),   cmocka_unit_test(test_not_a_run),
+        cmocka_unit_test(test_bad_events),   cmocka_unit_test(test_not_a_run), cmocka_unit_test(test_feed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -397,6 +397,57 @@ static void pick_gpus(void **state)
     unsetenv("TW_FAKE_NVML_UUIDS");
 }
 
+/* A MIG instance named (gpus[] or CUDA_VISIBLE_DEVICES) stands for its GPU, with a note, as for
+ * `truewatt run`: the fake's GPU 1 as two instances (16 and 32 SMs), instance 1 of GPU 1 is
+ * MIG-3a000001-0001-4000-8000-000000000000 (the fake's scheme, tests/fakes/fake_nvml.c). */
+static void mig_uuids(void **state)
+{
+    (void)state;
+    setenv("TW_FAKE_NVML_DEVICES", "2", 1);
+    setenv("TW_FAKE_NVML_UUIDS", "GPU-aaaa,GPU-bbbb", 1);
+    setenv("TW_FAKE_NVML_MIG", "1:16,32", 1);
+    const char *const by_mig[] = {"MIG-3a000001-0001-4000-8000-000000000000"};
+    const char *const unknown[] = {"MIG-3a000001-0005-4000-8000-000000000000"};
+    double p = true_power_w();
+    for (int via_env = 0; via_env < 2; via_env++) {
+        tw_session_config c;
+        tw_session_config_init(&c);
+        c.backend = "nvml";
+        if (via_env)
+            setenv("CUDA_VISIBLE_DEVICES", by_mig[0], 1);
+        else
+            c.gpus = by_mig, c.ngpus = 1;
+        tw_session *s = NULL;
+        assert_int_equal(tw_session_open(&c, &s), TW_OK);
+        assert_int_equal(tw_session_device_count(s), 1);
+        tw_device_info info;
+        assert_int_equal(tw_session_device(s, 0, &info), TW_OK);
+        assert_string_equal(info.uuid, "GPU-bbbb"); /* the instance's parent */
+        assert_non_null(strstr(tw_session_notes(s), "MIG-3a000001-0001"));
+        assert_non_null(strstr(tw_session_notes(s), "GPU 1"));
+        assert_int_equal(tw_region_begin(s, "r"), TW_OK);
+        sleep_s(0.05);
+        tw_region *r = NULL;
+        assert_int_equal(tw_region_end(s, "r", &r), TW_OK);
+        tw_region_device x = device_of(r, 0);
+        assert_true(fabs(x.energy_j - p * tw_region_time_s(r)) <= 3 * x.energy_sd_j); /* the GPU's power */
+        tw_region_free(r);
+        tw_session_close(s);
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    }
+    tw_session_config c;
+    tw_session_config_init(&c);
+    c.backend = "nvml";
+    c.gpus = unknown;
+    c.ngpus = 1;
+    tw_session *s = NULL;
+    assert_int_equal(tw_session_open(&c, &s), TW_EUNSUPPORTED); /* no such instance: said, not guessed */
+    assert_non_null(strstr(tw_last_error(), "MIG-3a000001-0005"));
+    unsetenv("TW_FAKE_NVML_MIG");
+    unsetenv("TW_FAKE_NVML_DEVICES");
+    unsetenv("TW_FAKE_NVML_UUIDS");
+}
+
 /* Regions still waiting for readings when the session closes are completed. */
 static void close_with_pending(void **state)
 {
@@ -659,6 +710,7 @@ int main(void)
         cmocka_unit_test(sim_backend),
         cmocka_unit_test(sized_structs),
         cmocka_unit_test_setup(pick_gpus, constant_env),
+        cmocka_unit_test_setup(mig_uuids, constant_env),
         cmocka_unit_test_setup(close_with_pending, constant_env),
         cmocka_unit_test_setup(measure_constant, constant_env),
         cmocka_unit_test_setup(measure_cancel, constant_env),

@@ -210,6 +210,87 @@ static void test_split_owns_names(void **state)
     tw_unmeasured_summary_free(&u);
 }
 
+/* ---------------------------------------------------------------- the split as a stream */
+
+/* A replay into a set. */
+static tw_status into_set(void *ctx, const tw_event *e) { return tw_events_add(ctx, e); }
+
+static void assert_same(const tw_events *a, const tw_events *b)
+{
+    assert_int_equal(tw_events_count(a), tw_events_count(b));
+    for (size_t i = 0; i < tw_events_count(a); i++) {
+        const tw_event *x = tw_events_get(a, i), *y = tw_events_get(b, i);
+        assert_string_equal(x->name, y->name);
+        assert_true(x->start_s == y->start_s && x->end_s == y->end_s && x->device == y->device);
+        assert_true((!x->device_uuid && !y->device_uuid) || strcmp(x->device_uuid, y->device_uuid) == 0);
+    }
+}
+
+/* Each GPU's feed replays what tw_mig_remap then tw_timeline_split give it,
+ * in order, on every replay, and the events of GPUs not sampled are counted
+ * as the split counts them: by a replay of their own, or by the first replay
+ * of a device's feed that runs to its end. */
+static void test_device_feed(void **state)
+{
+    (void)state;
+    tw_device_info dev[2] = {info(0, UUID0), info(1, UUID1)};
+    tw_mig_instance mig = {.uuid = "MIG-9d9d9d9d-0000-4000-8000-000000000009", .parent_index = 1, .position = 2};
+    snprintf(mig.parent_uuid, sizeof mig.parent_uuid, "%s", UUID1);
+    tw_events *ev = NULL;
+    assert_ok(tw_events_new(&ev));
+    add(ev, "a", 0.1, 0.2, 0, UUID0, "kernel");
+    add(ev, "b", 0.15, 0.3, 0, UUID1, "kernel");
+    add(ev, "range", 0.0, 1.0, -1, NULL, "nvtx");
+    add(ev, "c", 0.2, 0.25, 1, UUID2, "kernel"); /* not sampled */
+    add(ev, "d", 0.3, 0.4, 0, mig.uuid, "kernel");
+    add(ev, "e", 0.35, 0.5, -1, NULL, "memcpy"); /* no device: host, every GPU */
+    add(ev, "f", 0.5, 0.6, 3, UUID2, "memset");
+    tw_events *remapped = NULL, *per[2];
+    assert_ok(tw_mig_remap(ev, &mig, 1, &remapped));
+    tw_unmeasured_summary want, got, counted;
+    assert_ok(tw_timeline_split(remapped, dev, 2, per, &want));
+    assert_true(has(per[1], "MIG 2: d")); /* the MIG instance's kernel: its GPU's, labelled */
+    tw_feed all = tw_feed_of_events(ev);
+    for (size_t k = 0; k < 2; k++) {
+        tw_device_feed *df = NULL;
+        tw_feed f;
+        assert_ok(tw_device_feed_open(&all, dev, 2, k, &mig, 1, &df, &f));
+        bool done = true;
+        if (k == 0) {
+            tw_device_feed_count(df, &counted, &done);
+            assert_false(done);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            tw_events *got_k = NULL;
+            assert_ok(tw_events_new(&got_k));
+            assert_ok(tw_feed_replay(&f, into_set, got_k));
+            assert_same(got_k, per[k]);
+            tw_events_free(got_k);
+        }
+        if (k == 0) {
+            assert_true(done);
+            assert_int_equal(counted.events, want.events);
+            assert_int_equal(counted.n, want.n);
+            tw_unmeasured_summary_free(&counted);
+        }
+        tw_device_feed_free(df);
+        tw_events_free(per[k]);
+    }
+    assert_ok(tw_timeline_unmeasured(&all, dev, 2, &mig, 1, &got));
+    assert_int_equal(want.events, 2);
+    assert_int_equal(got.events, want.events);
+    assert_int_equal(got.n, want.n);
+    for (size_t i = 0; i < got.n; i++) {
+        assert_string_equal(got.dev[i].uuid, want.dev[i].uuid);
+        assert_int_equal(got.dev[i].events, want.dev[i].events);
+        assert_true(got.dev[i].busy_s == want.dev[i].busy_s);
+    }
+    tw_unmeasured_summary_free(&got);
+    tw_unmeasured_summary_free(&want);
+    tw_events_free(remapped);
+    tw_events_free(ev);
+}
+
 /* ---------------------------------------------------------------- the GPUs to sample */
 
 static const tw_device_info *four(void)
@@ -341,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_split_unmeasured),
         cmocka_unit_test(test_split_without_uuids),
         cmocka_unit_test(test_split_owns_names),
+        cmocka_unit_test(test_device_feed),
         cmocka_unit_test(test_resolve_forms),
         cmocka_unit_test(test_resolve_default_follows_cuda_visible),
         cmocka_unit_test(test_resolve_errors),
