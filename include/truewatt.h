@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -882,6 +883,192 @@ TW_API tw_status tw_clocks_lock_gpu(tw_clocks *c, unsigned min_mhz, unsigned max
 TW_API tw_status tw_clocks_reset_gpu(tw_clocks *c);
 TW_API tw_status tw_clocks_lock_mem(tw_clocks *c, unsigned min_mhz, unsigned max_mhz);
 TW_API tw_status tw_clocks_reset_mem(tw_clocks *c);
+
+/* ---------------------------------------------------------------- DVFS model reports
+ *
+ * Wang & Chu's GPU DVFS performance model (IEEE TPDS 2020) with the energy
+ * of clock pairs: what `truewatt dvfs eval|fit|energy|predict` print, for a
+ * program of the user's own. Each call loads its input files, computes and
+ * writes its report, text or JSON (o->json), to `out`; on failure nothing
+ * more is written there and tw_last_error() says what failed (a file's
+ * name and line for bad rows). */
+
+typedef struct tw_dvfs_options {
+    size_t size;              /* sizeof(tw_dvfs_options), set by tw_dvfs_options_init */
+    const char *data;         /* measured rows: DATA.csv (eval, fit), PERF.csv (energy), ROWS.csv (predict) */
+    const char *power;        /* energy: the rows' power, POWER.csv */
+    const char *params;       /* the starting or published parameter file (data/dvfs/NAME.json) */
+    const char *gpu;          /* the parameter set as the user named it (predict.csv's header line) */
+    bool paper_compat;        /* eval: the authors' kernel-name special cases */
+    bool all_kernels;         /* every row, not only the authors' 20 kernels at clocks >= 500 MHz */
+    bool json;                /* JSON instead of text */
+    size_t folds;             /* fit: cross-validation folds (default 5, at least 2) */
+    const char *out;          /* fit: the fitted parameter file (NULL: none); predict: the folder of predict.csv */
+    const char *objective;    /* energy: "energy" (default) or "edp" */
+    const char *power_model;  /* energy: "scaled" (default) or "counters" */
+    const char *device;       /* predict: the GPU whose supported clocks to sweep (NULL: none, the rows' clocks) */
+    const char *ncu;          /* rows: Nsight Compute's CSV of the kernels (o->data: their measured times) */
+    double core_mhz, mem_mhz; /* rows: the clocks the kernels ran at; params: mem_mhz > 0 overrides NVML's */
+    int gpu_index;            /* params: the CUDA device to measure */
+    int repeats;              /* params: repeats of each microbenchmark (default 5) */
+    /* progress notes (fit's folds, predict's file written), one line each
+     * without its newline; NULL: none */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
+} tw_dvfs_options;
+
+TW_API void tw_dvfs_options_init(tw_dvfs_options *o);
+/* The model with a published parameter set against measured rows: MAPE over
+ * all points, per regime, per kernel and the worst points. */
+TW_API tw_status tw_dvfs_eval_report(const tw_dvfs_options *o, FILE *out);
+/* Least-squares hardware parameters from measured rows, cross-validated by
+ * clock pair and by kernel; o->out receives the fitted set. */
+TW_API tw_status tw_dvfs_fit_report(const tw_dvfs_options *o, FILE *out);
+/* Energy-optimal clock pairs from predicted time and a fitted power model,
+ * each kernel's power model fitted without it. */
+TW_API tw_status tw_dvfs_energy_report(const tw_dvfs_options *o, FILE *out);
+/* The rows' predicted times at their measured clocks and, with o->device,
+ * over that GPU's supported clock pairs; every prediction goes to
+ * o->out/predict.csv. */
+TW_API tw_status tw_dvfs_predict_report(const tw_dvfs_options *o, FILE *out);
+/* Measured kernels as the model's rows (what eval, fit and predict read):
+ * o->data's times (apps/dvfs) joined with o->ncu's counters, at o->core_mhz
+ * and o->mem_mhz, written to o->out or, when NULL, to `out`. */
+TW_API tw_status tw_dvfs_rows_report(const tw_dvfs_options *o, FILE *out);
+/* The metrics the rows need, as ncu's --metrics argument (comma-separated,
+ * cut at cap). */
+TW_API void tw_dvfs_rows_metrics_arg(char *buf, size_t cap);
+/* The local GPU's hardware parameters by microbenchmarks, at the clocks it
+ * runs at now (nothing is set): the table (text) or the raw measurements
+ * (JSON) to `out`, o->out/params.json (what eval, fit and predict read) and
+ * o->out/ubench.json. Needs a GPU with its driver and NVRTC. */
+TW_API tw_status tw_dvfs_params_report(const tw_dvfs_options *o, FILE *out);
+
+/* ---------------------------------------------------------------- energy breakdown by memory level
+ *
+ * Where an application's energy goes (Delestrac et al. 2024, Sec. VII):
+ * what `truewatt breakdown` prints. The caller runs the application twice,
+ * once measured (`truewatt run --json -o RUN.sqlite`, the launches exported
+ * as events) and once under Nsight Compute counting the sectors each memory
+ * level served (ncu --csv with tw_breakdown_metrics_arg's metrics, the
+ * launches tw_breakdown_launches names); the memory-energy profile of `mem
+ * calibrate` prices the accesses. */
+
+typedef struct tw_breakdown_job tw_breakdown_job;
+
+typedef struct tw_breakdown_options {
+    size_t size;             /* sizeof(tw_breakdown_options), set by tw_breakdown_options_init */
+    const char *profile;     /* mem-profile.json of `truewatt mem calibrate` (required) */
+    const char *range;       /* the NVTX range to break down (NULL: every kernel of the run) */
+    const char *count_range; /* the NVTX range whose launches ncu counts (NULL: the span's) */
+    const char *device;      /* the run report's GPU index (NULL: its first) */
+    uint64_t sample;         /* ncu counts the first `sample` launches only (0: all) */
+    const char *label;       /* the bar's name in the files */
+    const char *provenance;  /* the files' first line (the command that made them) */
+    const char *out;         /* the folder of breakdown.csv, .json, .dat, .gp (and .png with gnuplot) */
+    bool json;               /* the report on the stream as JSON instead of text */
+    /* notes and warnings (a profile of another GPU, missing counts, the plot), one line each; NULL: none */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
+} tw_breakdown_options;
+
+TW_API void tw_breakdown_options_init(tw_breakdown_options *o);
+/* The metrics ncu must count, as its --metrics argument (cut at cap). */
+TW_API void tw_breakdown_metrics_arg(char *buf, size_t cap);
+/* Loads the memory-energy profile (o is copied; its strings must outlive the job). */
+TW_API tw_status tw_breakdown_open(const tw_breakdown_options *o, tw_breakdown_job **out);
+/* Reads the measured run: its JSON report and its events (the span's energy,
+ * time and kernels). */
+TW_API tw_status tw_breakdown_read_run(tw_breakdown_job *b, const char *run_json, const char *events);
+/* The launches ncu must count: *skip before, *count from there (by index, in start order). */
+TW_API void tw_breakdown_launches(const tw_breakdown_job *b, unsigned long *skip, unsigned long *count);
+/* Sums ncu's CSV of those launches, scales them to the span, and writes the
+ * breakdown to `out` (text or JSON) and its files into o->out. */
+TW_API tw_status tw_breakdown_report(tw_breakdown_job *b, const char *ncu_csv, FILE *out);
+TW_API void tw_breakdown_free(tw_breakdown_job *b);
+
+/* ---------------------------------------------------------------- sensor profiles
+ *
+ * A sensor profile (JSON, written by `truewatt sensor identify` and
+ * `truewatt validate`) says how each reading of a GPU's power sensor answers:
+ * its response, update period, window, delay and coverage, and which reading
+ * is best for energy. */
+
+/* The profile at `path` as `truewatt sensor show` prints it: the GPU and
+ * driver, the idle, active idle and step levels, a table of the readings'
+ * models and the best reading for energy; or, with json, re-emitted as JSON.
+ * A malformed file fails with its name, line and column in tw_last_error. */
+TW_API tw_status tw_profile_show(const char *path, bool json, FILE *out);
+
+/* ---------------------------------------------------------------- the validation report
+ *
+ * What `truewatt validate` writes from a recorded validation run (a trace
+ * and its events: the identification kernels, then linearity, back-to-back,
+ * short kernels and 10 s loads): the sensor identified (profile.json), every
+ * experiment measured by every method (validation.csv, validation.md, plots
+ * with gnuplot) and the targets' PASS/FAIL on the stream. */
+
+typedef struct tw_validation_options {
+    size_t size;              /* sizeof(tw_validation_options), set by tw_validation_options_init */
+    const char *out_dir;      /* an existing folder for the files (default ".") */
+    const char *gpu, *driver; /* the recording's GPU and driver (NULL: "unknown") */
+    const char *backend;      /* NULL: the trace sensor's */
+    double true_idle_w;       /* the simulator's true levels, beside the identified ones (NaN: not known) */
+    double true_active_idle_w;
+    double true_step_w;
+    const volatile int *cancel;                /* nonzero: stop with TW_EINTERRUPTED (may be NULL) */
+    void (*note)(void *ctx, const char *text); /* progress, one line each; NULL: none */
+    void *note_ctx;
+} tw_validation_options;
+
+TW_API void tw_validation_options_init(tw_validation_options *o);
+/* The trace is read from its start (it is rewound as needed). */
+TW_API tw_status tw_validation_report(tw_sensor *trace, const tw_events *events, const tw_validation_options *o,
+                                      FILE *out);
+
+/* ---------------------------------------------------------------- the analysis report
+ *
+ * What `truewatt analyze` prints for one analysis (tw_analyze): the trace,
+ * the reading, the sensor model, each event's energy by every method and its
+ * split, and, when a sensor profile applies, each event's energy by the
+ * estimator on the profile's best reading (the energy counter as the
+ * reference total when the trace has it). */
+
+typedef struct tw_analysis_profile tw_analysis_profile;
+
+/* The profile that applies to `trace`: the file `profile` (a bad one fails
+ * here, before any work), else the one for the GPU and driver the trace's
+ * header names (none found: no section; one that cannot be read: a warning
+ * through note). */
+TW_API tw_status tw_analysis_profile_open(const char *profile, const char *trace,
+                                          void (*note)(void *ctx, const char *text), void *note_ctx,
+                                          tw_analysis_profile **out);
+TW_API bool tw_analysis_profile_applies(const tw_analysis_profile *p);
+/* The estimator's energies of the analysis's events from `src` (the trace the
+ * analysis read). A reading the profile has but the trace lacks, or an
+ * estimate that cannot be made, becomes the section's note, not an error;
+ * TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
+TW_API tw_status tw_analysis_profile_estimate(tw_analysis_profile *p, tw_sensor *src, const tw_analysis *a,
+                                              const volatile int *cancel);
+TW_API void tw_analysis_profile_free(tw_analysis_profile *p);
+
+typedef struct tw_analysis_report_options {
+    size_t size;                /* sizeof(tw_analysis_report_options), set by tw_analysis_report_options_init */
+    const char *trace;          /* the trace's name, as the report shows it */
+    const char *reading;        /* the reading analysed */
+    const char *corrected_path; /* where the corrected series went (NULL: not written) */
+    double dedup_gap_s;         /* as in tw_analysis_options */
+    bool capacitance_given, idle_given, active_idle_given; /* given, not fitted or estimated */
+    bool events_detected;                                  /* no events given: the analysis detected activity regions */
+    bool json;                                             /* JSON instead of text */
+    void (*note)(void *ctx, const char *text);             /* warnings (names not UTF-8); NULL: none */
+    void *note_ctx;
+} tw_analysis_report_options;
+
+TW_API void tw_analysis_report_options_init(tw_analysis_report_options *o);
+/* Writes the report of `a` to `out`; p (may be NULL) adds its profile section. */
+TW_API tw_status tw_analysis_report(const tw_analysis *a, const tw_analysis_profile *p,
+                                    const tw_analysis_report_options *o, FILE *out);
 
 #ifdef __cplusplus
 }

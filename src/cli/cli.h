@@ -37,10 +37,6 @@ int tw_cmd_mem_sizes(int argc, char **argv);
 int tw_cmd_sensor_show(int argc, char **argv);
 int tw_cmd_sensor_identify(int argc, char **argv);
 
-/* Prints a sensor profile as `sensor show` does (header, levels, table). */
-struct tw_profile;
-int cli_profile_print(const char *title, const struct tw_profile *p);
-
 /* "truewatt CMD: detail" from tw_last_error() (or the status text); returns 1. */
 int cli_fail(const char *cmd, tw_status st);
 /* "truewatt CMD: message" + a hint to --help; returns 2. */

@@ -9,12 +9,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "correct/profile_pick.h"
-#include "cli/report_analysis.h"
 #include "core/error.h"
-#include "correct/identify.h"
-#include "correct/observe.h"
-#include "estimate/estimator.h"
 #include "runfile/runfile.h"
 
 typedef struct analyze_args {
@@ -160,169 +155,30 @@ static int pick_reading(tw_sensor *s, const char *column, const char *trace, siz
     return CLI_EXIT_FAIL;
 }
 
-/* ---------------------------------------------------------------- the sensor profile */
-
-typedef struct in_trace_ctx {
-    tw_sensor *src;
-    const char *prefix;
-} in_trace_ctx;
-
-/* A reading of the board's power that the trace has (with the prefix). */
-static bool in_trace(const char *name, void *ctx)
+static void note(void *ctx, const char *text)
 {
-    const in_trace_ctx *c = ctx;
-    if (!tw_identify_board_reading(name, NULL)) return false;
-    char full[160];
-    snprintf(full, sizeof full, "%s%s", c->prefix, name);
-    size_t idx;
-    bool ok = tw_sensor_find(c->src, full, &idx) == TW_OK;
-    tw_clear_error();
-    return ok;
+    (void)ctx;
+    cli_note("truewatt analyze: %s", text);
 }
 
-typedef struct profile_work {
-    tw_profile p;
-    char how[1200];
-    int gpu_index;
-    bool have; /* a profile applies */
-    char column[160];
-    char note[768];
-    char counter[160];
-    tw_events *events; /* the analysis's events, which the estimate's names point into */
-    tw_estimate *est;
-    tw_obs_series obs[2]; /* the best reading's windows, the counter's */
-    report_profile r;
-} profile_work;
-
-/* The profile for this trace: --profile (loaded before the analysis, so a bad
- * one fails first), else the one for the GPU and driver its header names. A
- * profile found by lookup that cannot be read is a warning. */
-static int profile_load(const analyze_args *a, profile_work *w)
-{
-    tw_profile_init(&w->p);
-    if (a->profile) {
-        tw_status st = tw_profile_pick(a->profile, NULL, NULL, &w->p, w->how, sizeof w->how);
-        if (st != TW_OK) return cli_fail("analyze", st);
-        w->have = true;
-        return 0;
-    }
-    char gpu[128], driver[64];
-    if (!tw_trace_gpu(a->trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return 0;
-    tw_status st = tw_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
-    if (st == TW_OK)
-        w->have = true;
-    else if (st != TW_ENOTFOUND)
-        fprintf(stderr, "truewatt analyze: warning: no sensor profile section: %s\n", tw_last_error());
-    tw_clear_error();
-    return 0;
-}
-
-/* The energy counter of the trace (with the prefix) under the profile's
- * model of it, as the estimator's reference: NULL when either is missing. */
-static const tw_reading_model *counter_model(tw_sensor *src, const tw_profile *p, const char *prefix, size_t *idx)
-{
-    const tw_reading_model *cm = tw_profile_find(p, "energy_j");
-    char full[160];
-    snprintf(full, sizeof full, "%senergy_j", prefix);
-    if (!cm || cm->response != TW_RESP_COUNTER || tw_sensor_find(src, full, idx) != TW_OK) {
-        tw_clear_error();
-        return NULL;
-    }
-    return cm;
-}
-
-/* Each event's energy by the estimator (estimate/estimator.h) on the
- * profile's best reading the trace has, with the energy counter as the
- * reference total when the trace has it. */
-static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile_work *w)
-{
-    report_profile *r = &w->r;
-    *r = (report_profile){.source = w->how, .column = w->column};
-    char prefix[32] = "";
-    in_trace_ctx c = {src, prefix};
-    const tw_reading_model *m = tw_profile_best(&w->p, in_trace, &c);
-    if (!m) { /* a trace of several GPUs: their columns carry a prefix */
-        snprintf(prefix, sizeof prefix, "gpu%d_", w->gpu_index);
-        m = tw_profile_best(&w->p, in_trace, &c);
-    }
-    if (!m) {
-        snprintf(w->note, sizeof w->note, "none of the profile's readings of the board's power is in the trace");
-        r->note = w->note;
-        return TW_OK;
-    }
-    r->m = m;
-    snprintf(w->column, sizeof w->column, "%s%s", prefix, m->name);
-    size_t idx, cidx;
-    tw_events *ev = NULL;
-    tw_est_reading rd[2];
-    size_t nrd = 0;
-    tw_obs_series_init(&w->obs[0]);
-    tw_obs_series_init(&w->obs[1]);
-    tw_status st = tw_sensor_find(src, w->column, &idx);
-    if (st == TW_OK) st = tw_observe(src, idx, m, true, &w->obs[0]);
-    if (st == TW_OK) {
-        bool is_counter = m->response == TW_RESP_COUNTER;
-        rd[nrd++] = (tw_est_reading){w->column, w->obs[0].v, w->obs[0].n, is_counter};
-        const tw_reading_model *cm = is_counter ? NULL : counter_model(src, &w->p, prefix, &cidx);
-        if (cm) {
-            snprintf(w->counter, sizeof w->counter, "%senergy_j", prefix);
-            st = tw_observe(src, cidx, cm, true, &w->obs[1]);
-            if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true};
-        }
-    }
-    if (st == TW_OK) st = tw_events_new(&ev);
-    size_t n = tw_analysis_event_count(an);
-    for (size_t i = 0; st == TW_OK && i < n; i++)
-        st = tw_events_add(ev, tw_analysis_event(an, i));
-    if (st == TW_OK) {
-        tw_est_config cfg;
-        tw_est_config_init(&cfg);
-        cfg.cancel = &cli_interrupted;
-        st = tw_estimate_run(rd, nrd, ev, &cfg, &w->est);
-    }
-    if (st == TW_OK) {
-        r->est = w->est;
-        r->events = ev; /* the estimate borrows their names */
-        w->events = ev;
-        ev = NULL;
-    } else if (st != TW_ENOMEM && st != TW_EINTERRUPTED) { /* the section says why; the analysis stands */
-        snprintf(w->note, sizeof w->note, "%s", tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
-        r->note = w->note;
-        tw_clear_error();
-        st = TW_OK;
-    }
-    tw_events_free(ev);
-    return st;
-}
-
+/* The library's report of the analysis, with the profile's section when one applies. */
 static int report(const tw_analysis *an, const analyze_args *a, const char *reading, const char *corrected,
-                  const report_profile *pr)
+                  const tw_analysis_profile *pw)
 {
-    report_context ctx = {a->trace,
-                          reading,
-                          corrected,
-                          a->opt.dedup_gap_s,
-                          a->c_given,
-                          !isnan(a->opt.idle_w),
-                          !isnan(a->opt.active_idle_w),
-                          a->events == NULL};
-    if (!a->json) {
-        report_analysis_text(an, &ctx, pr, stdout);
-        return 0;
-    }
-    json j;
-    json_init(&j, stdout);
-    json_begin_object(&j);
-    report_analysis_json_fields(&j, an, &ctx, pr);
-    /* names from the files (events, columns) that were not UTF-8: written as U+FFFD, counted here */
-    uint64_t replaced = json_replaced(&j);
-    json_kv_uint(&j, "invalid_utf8_bytes_replaced", replaced);
-    json_end_object(&j);
-    json_finish(&j);
-    if (replaced)
-        fprintf(stderr, "truewatt analyze: warning: %llu bytes of names that were not UTF-8 written as U+FFFD\n",
-                (unsigned long long)replaced);
-    return 0;
+    tw_analysis_report_options o;
+    tw_analysis_report_options_init(&o);
+    o.trace = a->trace;
+    o.reading = reading;
+    o.corrected_path = corrected;
+    o.dedup_gap_s = a->opt.dedup_gap_s;
+    o.capacitance_given = a->c_given;
+    o.idle_given = !isnan(a->opt.idle_w);
+    o.active_idle_given = !isnan(a->opt.active_idle_w);
+    o.events_detected = a->events == NULL;
+    o.json = a->json;
+    o.note = note;
+    tw_status st = tw_analysis_report(an, pw, &o, stdout);
+    return st == TW_OK ? 0 : cli_fail("analyze", st);
 }
 
 /* The kernels, copies and NVTX ranges a run file holds. */
@@ -352,12 +208,9 @@ int cmd_analyze(int argc, char **argv)
     tw_analysis_options_init(&a.opt);
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    profile_work *pw = calloc(1, sizeof *pw);
-    if (!pw) return cli_fail("analyze", tw_fail(TW_ENOMEM, "out of memory"));
-    if ((rc = profile_load(&a, pw)) != 0) {
-        free(pw);
-        return rc;
-    }
+    tw_analysis_profile *pw = NULL;
+    tw_status pst = tw_analysis_profile_open(a.profile, a.trace, note, NULL, &pw);
+    if (pst != TW_OK) return cli_fail("analyze", pst);
     tw_events *events = NULL;
     tw_sensor *src = NULL;
     tw_analysis *an = NULL;
@@ -387,7 +240,7 @@ int cmd_analyze(int argc, char **argv)
         rc = CLI_EXIT_INTERRUPTED;
         goto out;
     }
-    if (st == TW_OK && pw->have && (st = profile_estimate(src, an, pw)) != TW_OK) {
+    if (st == TW_OK && (st = tw_analysis_profile_estimate(pw, src, an, &cli_interrupted)) != TW_OK) {
         rc = cli_fail("analyze", st);
         goto out;
     }
@@ -397,14 +250,10 @@ int cmd_analyze(int argc, char **argv)
         rc = src && st != TW_EIO && !about_events ? fail_on_trace(a.trace, st) : cli_fail("analyze", st);
     else {
         warn_notes(src);
-        rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw->have ? &pw->r : NULL);
+        rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw);
     }
 out:
-    tw_estimate_free(pw->est);
-    tw_events_free(pw->events);
-    tw_obs_series_free(&pw->obs[0]);
-    tw_obs_series_free(&pw->obs[1]);
-    free(pw);
+    tw_analysis_profile_free(pw);
     tw_analysis_free(an);
     tw_sensor_close(src);
     tw_events_free(events);

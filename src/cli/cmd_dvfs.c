@@ -1,19 +1,14 @@
 /* truewatt dvfs: kernel time under core and memory frequency scaling, by
- * Wang & Chu's model (src/dvfs/). eval checks the model with a published
- * parameter set against the authors' measured data. */
-#include <math.h>
+ * Wang & Chu's model. The sub-commands' options; the work is the
+ * library's, tw_dvfs_..._report (src/dvfs/..._report.c). eval checks the model
+ * with a published parameter set against the authors' measured data
+ * (tw_dvfs_eval_report, src/dvfs/report.c). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
 #include "cli/dvfs_common.h"
-#include "core/json.h"
-#include "dvfs/data.h"
-#include "dvfs/eval.h"
-#include "dvfs/model.h"
+#include "dvfs/eval.h" /* TW_DVFS_WORST, in the help */
 
 #define CMD_EVAL "dvfs eval"
 
@@ -58,97 +53,18 @@ static int parse_eval(int argc, char **argv, eval_args *a)
     return 0;
 }
 
-static void json_group(json *j, const tw_dvfs_group *g)
-{
-    json_begin_object(j);
-    json_kv_string(j, "name", g->name);
-    json_kv_uint(j, "points", g->n);
-    if (g->n) json_kv_number(j, "mape_pct", 100 * g->mape);
-    json_end_object(j);
-}
-
-static void json_point(json *j, const tw_dvfs_point *pt)
-{
-    json_begin_object(j);
-    json_kv_uint(j, "line", pt->row->line);
-    cli_dvfs_json_point_fields(j, pt);
-    json_end_object(j);
-}
-
-static void print_json(const eval_args *a, const tw_dvfs_params *p, const tw_dvfs_eval *e)
-{
-    json j;
-    json_init(&j, stdout);
-    json_begin_object(&j);
-    json_kv_string(&j, "data", a->data);
-    json_kv_string(&j, "gpu", p->name);
-    json_kv_string(&j, "source", p->source);
-    json_kv_bool(&j, "paper_compat", a->paper_compat);
-    json_kv_uint(&j, "points", e->n);
-    json_kv_uint(&j, "skipped", e->skipped);
-    json_kv_number(&j, "mape_pct", 100 * e->mape);
-    json_key(&j, "regimes");
-    json_begin_array(&j);
-    for (int r = 0; r < TW_DVFS_REGIMES; r++)
-        json_group(&j, &e->regimes[r]);
-    json_end_array(&j);
-    json_key(&j, "kernels");
-    json_begin_array(&j);
-    for (size_t i = 0; i < e->nkernels; i++)
-        json_group(&j, &e->kernels[i]);
-    json_end_array(&j);
-    json_key(&j, "worst");
-    json_begin_array(&j);
-    for (size_t i = 0; i < e->nworst; i++)
-        json_point(&j, &e->points[e->worst[i]]);
-    json_end_array(&j);
-    json_end_object(&j);
-    json_finish(&j);
-}
-
-static void print_text(const eval_args *a, const tw_dvfs_params *p, const tw_dvfs_eval *e)
-{
-    printf("Wang & Chu DVFS model, %s, parameters %s%s\n", a->data, p->name,
-           a->paper_compat ? ", with the authors' kernel special cases (--paper-compat)" : "");
-    printf("points: %zu (%zu rows outside the %s)\n", e->n, e->skipped,
-           a->all_kernels ? "file" : "authors' 20 kernels at clocks >= 500 MHz");
-    printf("MAPE: %.2f %%\n\nper regime:\n", 100 * e->mape);
-    for (int r = 0; r < TW_DVFS_REGIMES; r++) {
-        const tw_dvfs_group *g = &e->regimes[r];
-        if (g->n)
-            printf("  %-8s %6.2f %%  (%zu points)\n", g->name, 100 * g->mape, g->n);
-        else
-            printf("  %-8s      -    (0 points)\n", g->name);
-    }
-    printf("\nper kernel:\n");
-    for (size_t i = 0; i < e->nkernels; i++)
-        printf("  %-24s %6.2f %%  (%zu points)\n", e->kernels[i].name, 100 * e->kernels[i].mape, e->kernels[i].n);
-    cli_dvfs_print_points_header("worst points");
-    for (size_t i = 0; i < e->nworst; i++)
-        cli_dvfs_print_point(&e->points[e->worst[i]]);
-}
-
 static int tw_cmd_dvfs_eval(int argc, char **argv)
 {
     eval_args a = {0};
     int rc = parse_eval(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    tw_dvfs_params p;
-    if ((rc = cli_dvfs_params_load(CMD_EVAL, a.gpu, &p))) return rc;
-    tw_dvfs_data d;
-    tw_status st = tw_dvfs_load(a.data, &d);
-    if (st != TW_OK) return cli_fail(CMD_EVAL, st);
-    tw_dvfs_eval e;
-    st = tw_dvfs_evaluate(&p, &d, a.paper_compat, a.all_kernels, &e);
-    if (st == TW_OK) {
-        if (a.json)
-            print_json(&a, &p, &e);
-        else
-            print_text(&a, &p, &e);
-        tw_dvfs_eval_free(&e);
-    }
-    tw_dvfs_data_free(&d);
-    return st == TW_OK ? 0 : cli_dvfs_fail_on_data(CMD_EVAL, a.data, st);
+    tw_dvfs_options o;
+    tw_dvfs_options_init(&o);
+    o.data = a.data;
+    o.paper_compat = a.paper_compat;
+    o.all_kernels = a.all_kernels;
+    o.json = a.json;
+    return cli_dvfs_run(CMD_EVAL, tw_dvfs_eval_report, &o, a.gpu);
 }
 
 static const cli_command subcommands[] = {

@@ -1,16 +1,13 @@
-/* truewatt dvfs rows: the kernels of apps/dvfs/kernels.cu, their measured
- * times joined with Nsight Compute's counters, as rows of Wang & Chu's model
- * (src/dvfs/rows.h) that dvfs eval, fit and predict read like the authors'. */
-#include <errno.h>
+/* truewatt dvfs rows: the options of tw_dvfs_rows_report
+ * (src/dvfs/rows_report.c): measured kernel times joined with Nsight
+ * Compute's counters, as rows of Wang & Chu's model. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
+#include "cli/dvfs_common.h"
 #include "cli/opts.h"
-#include "dvfs/rows.h"
 
 #define CMD "dvfs rows"
 
@@ -83,21 +80,6 @@ static int parse(int argc, char **argv, rows_args *a)
     return 0;
 }
 
-static int write_rows(const rows_args *a, const tw_dvfs_rows *rows)
-{
-    FILE *f = a->out ? fopen(a->out, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, a->out, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    tw_status st = tw_dvfs_rows_write(f, rows);
-    if (a->out && fclose(f) != 0 && st == TW_OK) {
-        fprintf(stderr, "truewatt %s: cannot write %s: %s\n", CMD, a->out, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    return st == TW_OK ? 0 : cli_fail(CMD, st);
-}
-
 int tw_cmd_dvfs_rows(int argc, char **argv)
 {
     rows_args a = {0};
@@ -109,30 +91,12 @@ int tw_cmd_dvfs_rows(int argc, char **argv)
         printf("%s\n", buf);
         return 0;
     }
-    tw_dvfs_times t;
-    tw_status st = tw_dvfs_times_load(a.times, &t);
-    if (st != TW_OK) return cli_fail(CMD, st);
-    tw_ncu_report r;
-    if ((st = tw_dvfs_ncu_load(a.ncu, &r)) != TW_OK) {
-        tw_dvfs_times_free(&t);
-        return cli_fail(CMD, st);
-    }
-    tw_dvfs_rows rows;
-    st = tw_dvfs_rows_build(&t, &r, a.core_mhz, a.mem_mhz, &rows);
-    tw_ncu_report_free(&r);
-    tw_dvfs_times_free(&t);
-    if (st != TW_OK) return cli_fail(CMD, st);
-    size_t profiled = 0;
-    for (size_t i = 0; i < rows.n; i++)
-        profiled += rows.r[i].profiled;
-    rc = write_rows(&a, &rows);
-    if (!rc) {
-        cli_note("truewatt %s: %zu kernel(s) at %g/%g MHz, %zu ncu launch(es) averaged%s%s", CMD, rows.n, a.core_mhz,
-                 a.mem_mhz, profiled, a.out ? ", written to " : "", a.out ? a.out : "");
-        if (rows.ignored)
-            cli_note("truewatt %s: %zu ncu launch(es) of kernels the times do not name were left out (e.g. %s)", CMD,
-                     rows.ignored, rows.ignored_example);
-    }
-    tw_dvfs_rows_free(&rows);
-    return rc;
+    tw_dvfs_options o;
+    tw_dvfs_options_init(&o);
+    o.data = a.times;
+    o.ncu = a.ncu;
+    o.core_mhz = a.core_mhz;
+    o.mem_mhz = a.mem_mhz;
+    o.out = a.out;
+    return cli_dvfs_run(CMD, tw_dvfs_rows_report, &o, NULL);
 }

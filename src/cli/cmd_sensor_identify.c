@@ -102,8 +102,9 @@ static int fit_and_save(const id_args *a, tw_sensor *trace, const tw_events *ev,
     const char *out = a->out ? a->out : name;
     if ((st = tw_profile_save(p, out)) != TW_OK) return cli_fail(CMD, st);
     cli_note("truewatt %s: profile written to %s", CMD, out);
-    if (a->json) return tw_profile_write_json(p, stdout) == TW_OK ? 0 : cli_fail(CMD, TW_EIO);
-    return cli_profile_print(out, p);
+    /* the profile as written, shown as `sensor show` shows it */
+    st = tw_profile_show(out, a->json, stdout);
+    return st == TW_OK ? 0 : cli_fail(CMD, st);
 }
 
 static int from_files(const id_args *a, const char *command)

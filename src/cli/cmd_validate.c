@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "cli/experiment.h"
 #include "correct/profile_pick.h"
-#include "cli/validate_report.h"
+#include "cli/interrupt.h"
 
 typedef struct validate_args {
     cli_exp_args exp;
@@ -68,6 +68,23 @@ static int make_dir(const char *dir)
     return CLI_EXIT_FAIL;
 }
 
+static void note(void *ctx, const char *text)
+{
+    (void)ctx;
+    cli_note("truewatt validate: %s", text);
+}
+
+/* The library's report of a recorded (or just finished) validation run;
+ * `o` names its GPU, driver and, on the simulator, the true levels. */
+static int report(tw_sensor *trace, const tw_events *events, const char *outdir, tw_validation_options *o)
+{
+    o->out_dir = outdir;
+    o->cancel = &cli_interrupted;
+    o->note = note;
+    tw_status st = tw_validation_report(trace, events, o, stdout);
+    return st == TW_OK ? 0 : cli_fail("validate", st);
+}
+
 static int analyse_recorded(const validate_args *a, char *trace, char *events)
 {
     tw_sensor *s = NULL;
@@ -76,13 +93,17 @@ static int analyse_recorded(const validate_args *a, char *trace, char *events)
     tw_status st = tw_sensor_open("replay", &cfg, &s);
     if (st == TW_OK) st = tw_events_load(events, &ev);
     /* the GPU and driver the recording names (its provenance line) */
-    tw_exec named;
-    memset(&named, 0, sizeof named);
-    named.true_idle_w = named.true_active_idle_w = named.true_step_w = NAN;
+    char gpu[128] = "", driver[64] = "";
     int index = 0;
-    if (tw_trace_gpu(trace, &index, named.gpu, sizeof named.gpu, named.driver, sizeof named.driver))
-        snprintf(named.backend, sizeof named.backend, "replay");
-    int rc = st == TW_OK ? validate_report(s, ev, a->out, named.gpu[0] ? &named : NULL) : cli_fail("validate", st);
+    bool named = tw_trace_gpu(trace, &index, gpu, sizeof gpu, driver, sizeof driver) && gpu[0];
+    tw_validation_options o;
+    tw_validation_options_init(&o);
+    if (named) {
+        o.gpu = gpu;
+        o.driver = driver;
+        o.backend = "replay";
+    }
+    int rc = st == TW_OK ? report(s, ev, a->out, &o) : cli_fail("validate", st);
     tw_sensor_close(s);
     tw_events_free(ev);
     return rc;
@@ -121,7 +142,15 @@ int cmd_validate(int argc, char **argv)
     if (rc == 0) {
         /* the simulator's run is kept like a GPU's, so --from can analyse it again */
         rc = cli_exp_keep_sim_run("validate", x, trace, events, prov);
-        if (rc == 0) rc = validate_report(x->trace, x->events, a.out, x);
+        tw_validation_options o;
+        tw_validation_options_init(&o);
+        o.gpu = x->gpu;
+        o.driver = x->driver;
+        o.backend = x->backend;
+        o.true_idle_w = x->true_idle_w;
+        o.true_active_idle_w = x->true_active_idle_w;
+        o.true_step_w = x->true_step_w;
+        if (rc == 0) rc = report(x->trace, x->events, a.out, &o);
     }
     tw_exec_free(x);
     return rc;

@@ -25,42 +25,20 @@ int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t ca
     return cli_usage(cmd, "--gpu: no parameter set named '%s' (gtx980, gtx1080ti, p100, v100)", gpu);
 }
 
-int cli_dvfs_params_load(const char *cmd, const char *gpu, tw_dvfs_params *p)
+/* tw_dvfs_options.note: "truewatt CMD: text" on stderr, cmd (the note_ctx) as "dvfs fit". */
+static void cli_dvfs_note(void *cmd, const char *text) { cli_note("truewatt %s: %s", (const char *)cmd, text); }
+
+int cli_dvfs_run(const char *cmd, tw_status (*report)(const tw_dvfs_options *, FILE *), tw_dvfs_options *o,
+                 const char *gpu)
 {
-    char path[4096];
-    int rc = cli_dvfs_params_path(cmd, gpu, path, sizeof path);
-    if (rc) return rc;
-    tw_status st = tw_dvfs_params_load(path, p);
+    char params[4096];
+    if (gpu) {
+        int rc = cli_dvfs_params_path(cmd, gpu, params, sizeof params);
+        if (rc) return rc;
+        o->params = params;
+    }
+    o->note = cli_dvfs_note;
+    o->note_ctx = (void *)cmd;
+    tw_status st = report(o, stdout);
     return st == TW_OK ? 0 : cli_fail(cmd, st);
-}
-
-void cli_dvfs_print_points_header(const char *title)
-{
-    printf("\n%s:\n  %-24s %6s %6s %12s %12s %-8s %8s\n", title, "kernel", "core", "mem", "measured_ms", "predicted_ms",
-           "regime", "APE");
-}
-
-void cli_dvfs_print_point(const tw_dvfs_point *pt)
-{
-    printf("  %-24s %6.0f %6.0f %12.5g %12.5g %-8s %6.2f %%\n", pt->row->app, pt->row->core_mhz, pt->row->mem_mhz,
-           pt->row->time_ms, pt->pred.time_ms, tw_dvfs_regime_name(pt->pred.regime), 100 * pt->ape);
-}
-
-void cli_dvfs_json_point_fields(json *j, const tw_dvfs_point *pt)
-{
-    json_kv_string(j, "kernel", pt->row->app);
-    json_kv_number(j, "core_mhz", pt->row->core_mhz);
-    json_kv_number(j, "mem_mhz", pt->row->mem_mhz);
-    json_kv_number(j, "measured_ms", pt->row->time_ms);
-    json_kv_number(j, "predicted_ms", pt->pred.time_ms);
-    json_kv_string(j, "regime", tw_dvfs_regime_name(pt->pred.regime));
-    json_kv_number(j, "ape_pct", 100 * pt->ape);
-}
-
-int cli_dvfs_fail_on_data(const char *cmd, const char *data, tw_status st)
-{
-    const char *detail = tw_last_error();
-    if (!detail || strncmp(detail, "line ", 5) != 0) return cli_fail(cmd, st);
-    fprintf(stderr, "truewatt %s: %s: %s\n", cmd, data, detail);
-    return CLI_EXIT_FAIL;
 }

@@ -92,6 +92,9 @@ const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(cons
 
 /* JSON (schema "truewatt-sensor-profile", version 1): NaN written as null. */
 tw_status tw_profile_write_json(const tw_profile *p, FILE *f);
+/* The profile as `truewatt sensor show` prints it, titled by `path`
+ * (profile_show.c; tw_profile_show loads and prints a file). */
+tw_status tw_profile_print(FILE *out, const char *path, const tw_profile *p);
 tw_status tw_profile_save(const tw_profile *p, const char *path);
 /* Reads a profile written by tw_profile_save. Malformed JSON, a wrong schema,
  * an unknown response name or a missing required key: TW_EPARSE naming the

@@ -16,8 +16,7 @@
 /* The ncu metrics the rows are made from, in one table: the order of a
  * report's values (tw_dvfs_ncu_read) and of ncu's --metrics argument. */
 const char *const *tw_dvfs_rows_metrics(size_t *n);
-/* Those names joined with commas (tw_ncu_metrics_arg), cut at cap. */
-void tw_dvfs_rows_metrics_arg(char *buf, size_t cap);
+/* Those names joined with commas: tw_dvfs_rows_metrics_arg (truewatt.h). */
 
 /* One line of the kernels' timing CSV (kernels.cu's stdout):
  * kernel,launches,grid_x,grid_y,grid_z,block_x,block_y,block_z,time_ms_mean[,time_ms_sd,time_ms_min] */

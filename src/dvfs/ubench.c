@@ -2,7 +2,6 @@
 #include "dvfs/ubench.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/note.h"
 #include "gpu/gpu.h"
 
 /* CUDA C for NVRTC. Every timed kernel reads clock64 (SM cycles) around its
@@ -133,20 +133,12 @@ typedef struct bench {
     tw_gpu_module *mod;
     tw_gpu_ptr stamps, out, sink;
     size_t max_blocks;
-    void (*note)(const char *line);
+    void (*note)(void *ctx, const char *line);
+    void *note_ctx;
 } bench;
 
-static void say(const bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const bench *b, const char *fmt, ...)
-{
-    if (!b->note) return;
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    b->note(line);
-}
+/* A progress line through the caller's note, when set. */
+#define say(b, ...) tw_notef((b)->note, (b)->note_ctx, __VA_ARGS__)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -380,7 +372,8 @@ static tw_status load_module(bench *b)
     return st;
 }
 
-tw_status tw_dvfs_ubench_run(tw_gpu *g, int repeats, void (*note)(const char *line), tw_dvfs_ubench *out)
+tw_status tw_dvfs_ubench_run(tw_gpu *g, int repeats, void (*note)(void *ctx, const char *line), void *note_ctx,
+                             tw_dvfs_ubench *out)
 {
     if (!g || !out || repeats < 1) return tw_fail(TW_EINVAL, "tw_dvfs_ubench_run: bad argument");
     memset(out, 0, sizeof *out);
@@ -389,7 +382,7 @@ tw_status tw_dvfs_ubench_run(tw_gpu *g, int repeats, void (*note)(const char *li
     out->n_sm = tw_gpu_sm_count(g);
     out->threads_per_sm = tw_gpu_threads_per_sm(g);
     out->repeats = repeats;
-    bench b = {.g = g, .note = note};
+    bench b = {.g = g, .note = note, .note_ctx = note_ctx};
     b.max_blocks = (size_t)out->n_sm * 4;
     size_t threads = b.max_blocks * 1024;
     tw_status st = load_module(&b);

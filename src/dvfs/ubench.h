@@ -43,9 +43,10 @@ typedef struct tw_dvfs_ubench {
     int repeats;                             /* each number is the median of this many runs */
 } tw_dvfs_ubench;
 
-/* Progress lines go to `note` (may be NULL). TW_EUNAVAIL without a driver,
+/* Progress lines go to note(note_ctx, line) (note may be NULL). TW_EUNAVAIL without a driver,
  * a GPU or NVRTC (the reason in tw_last_error()); the driver's errors as they
  * come. */
-tw_status tw_dvfs_ubench_run(struct tw_gpu *g, int repeats, void (*note)(const char *line), tw_dvfs_ubench *out);
+tw_status tw_dvfs_ubench_run(struct tw_gpu *g, int repeats, void (*note)(void *ctx, const char *line), void *note_ctx,
+                             tw_dvfs_ubench *out);
 
 #endif

@@ -1,5 +1,5 @@
-/* The validation's records for tables and plots; see validate_plots.h. */
-#include "cli/validate_plots.h"
+/* The validation's records for tables and plots; see validation_plots.h. */
+#include "report/validation_plots.h"
 
 #include <errno.h>
 #include <math.h>

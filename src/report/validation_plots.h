@@ -2,8 +2,21 @@
  * plots (gnuplot): validation_short.png, validation_ratios.png and
  * validation_loads.png, each beside its .dat files and one script,
  * validation.gp, so anyone can re-plot. */
-#ifndef TW_CLI_VALIDATE_PLOTS_H
-#define TW_CLI_VALIDATE_PLOTS_H
+#ifndef TW_REPORT_VALIDATION_PLOTS_H
+#define TW_REPORT_VALIDATION_PLOTS_H
+
+/* the library's global names carry tw_ (tests/meta/static_symbols.sh) */
+#define val_find tw_valrep_find
+#define val_is_best tw_valrep_is_best
+#define val_is_reference tw_valrep_is_reference
+#define val_methods tw_valrep_methods
+#define val_cases tw_valrep_cases
+#define val_case_seconds tw_valrep_case_seconds
+#define val_reference tw_valrep_reference
+#define val_naive_method tw_valrep_naive_method
+#define val_plots tw_valrep_plots
+#define vr_open_out tw_valrep_open_out
+#define vr_close_out tw_valrep_close_out
 
 #include <stdio.h>
 

@@ -1,11 +1,42 @@
-/* Rendering one analysis as text or JSON, from the same accessors. */
-#include "cli/report_analysis.h"
-
+/* `truewatt analyze`'s report as library calls (tw_analysis_profile_*,
+ * tw_analysis_report, truewatt.h): the sensor profile that applies to a
+ * trace, each event's energy by the estimator on the profile's best reading
+ * (the energy counter as the reference when the trace has it), and one
+ * analysis rendered as text or JSON from the same accessors. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/json.h"
+#include "core/note.h"
+#include "correct/identify.h"
+#include "correct/observe.h"
+#include "correct/profile.h"
+#include "correct/profile_pick.h"
+#include "estimate/estimator.h"
 #include "report/table.h"
+
+typedef struct report_context {
+    const char *trace;
+    const char *reading;
+    const char *corrected_path; /* NULL when not written */
+    double dedup_gap_s;
+    bool capacitance_given, idle_given, active_idle_given, events_detected;
+} report_context;
+
+/* The energy of each event by the estimator (estimate/estimator.h) on a
+ * sensor profile's best reading, with the energy counter as the reference
+ * when the trace has it (the events are the analysis's, in its order). */
+typedef struct report_profile {
+    const char *source;        /* which profile file and why (tw_profile_pick's line) */
+    const tw_reading_model *m; /* NULL: no reading the trace has; see note */
+    const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
+    const char *note;          /* why there is no estimate, or NULL */
+    const tw_estimate *est;    /* NULL with a note; event_energy_j in the analysis's event order */
+    const tw_events *events;   /* the events the estimate was made from (the analysis's) */
+} report_profile;
 
 static bool any_truth(const tw_analysis *a)
 {
@@ -202,7 +233,7 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     table_free(t);
 }
 
-void report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr, FILE *f)
+static void report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr, FILE *f)
 {
     fprintf(f, "trace      %s\n", ctx->trace);
     fprintf(f, "reading    %s: %llu samples, %llu distinct readings (repeats within %.3g ms dropped), %.3f .. %.3f s\n",
@@ -312,7 +343,8 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
     json_end_object(j);
 }
 
-void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx, const report_profile *pr)
+static void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx,
+                                        const report_profile *pr)
 {
     json_kv_string(j, "trace", ctx->trace);
     json_kv_string(j, "reading", ctx->reading);
@@ -354,4 +386,203 @@ void report_analysis_json_fields(json *j, const tw_analysis *a, const report_con
     json_end_object(j);
     json_kv_string(j, "corrected_series", ctx->corrected_path);
     if (pr) profile_json(j, a, pr);
+}
+
+/* ---------------------------------------------------------------- the sensor profile */
+
+typedef struct in_trace_ctx {
+    tw_sensor *src;
+    const char *prefix;
+} in_trace_ctx;
+
+/* A reading of the board's power that the trace has (with the prefix). */
+static bool in_trace(const char *name, void *ctx)
+{
+    const in_trace_ctx *c = ctx;
+    if (!tw_identify_board_reading(name, NULL)) return false;
+    char full[160];
+    snprintf(full, sizeof full, "%s%s", c->prefix, name);
+    size_t idx;
+    bool ok = tw_sensor_find(c->src, full, &idx) == TW_OK;
+    tw_clear_error();
+    return ok;
+}
+
+struct tw_analysis_profile {
+    tw_profile p;
+    char how[1200];
+    int gpu_index;
+    bool have; /* a profile applies */
+    char column[160];
+    char note[768];
+    char counter[160];
+    tw_events *events; /* the analysis's events, which the estimate's names point into */
+    tw_estimate *est;
+    tw_obs_series obs[2]; /* the best reading's windows, the counter's */
+    report_profile r;
+};
+typedef struct tw_analysis_profile profile_work;
+
+/* The energy counter of the trace (with the prefix) under the profile's
+ * model of it, as the estimator's reference: NULL when either is missing. */
+static const tw_reading_model *counter_model(tw_sensor *src, const tw_profile *p, const char *prefix, size_t *idx)
+{
+    const tw_reading_model *cm = tw_profile_find(p, "energy_j");
+    char full[160];
+    snprintf(full, sizeof full, "%senergy_j", prefix);
+    if (!cm || cm->response != TW_RESP_COUNTER || tw_sensor_find(src, full, idx) != TW_OK) {
+        tw_clear_error();
+        return NULL;
+    }
+    return cm;
+}
+
+/* Each event's energy by the estimator (estimate/estimator.h) on the
+ * profile's best reading the trace has, with the energy counter as the
+ * reference total when the trace has it. */
+static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile_work *w, const volatile int *cancel)
+{
+    report_profile *r = &w->r;
+    *r = (report_profile){.source = w->how, .column = w->column};
+    char prefix[32] = "";
+    in_trace_ctx c = {src, prefix};
+    const tw_reading_model *m = tw_profile_best(&w->p, in_trace, &c);
+    if (!m) { /* a trace of several GPUs: their columns carry a prefix */
+        snprintf(prefix, sizeof prefix, "gpu%d_", w->gpu_index);
+        m = tw_profile_best(&w->p, in_trace, &c);
+    }
+    if (!m) {
+        snprintf(w->note, sizeof w->note, "none of the profile's readings of the board's power is in the trace");
+        r->note = w->note;
+        return TW_OK;
+    }
+    r->m = m;
+    snprintf(w->column, sizeof w->column, "%s%s", prefix, m->name);
+    size_t idx, cidx;
+    tw_events *ev = NULL;
+    tw_est_reading rd[2];
+    size_t nrd = 0;
+    tw_obs_series_init(&w->obs[0]);
+    tw_obs_series_init(&w->obs[1]);
+    tw_status st = tw_sensor_find(src, w->column, &idx);
+    if (st == TW_OK) st = tw_observe(src, idx, m, true, &w->obs[0]);
+    if (st == TW_OK) {
+        bool is_counter = m->response == TW_RESP_COUNTER;
+        rd[nrd++] = (tw_est_reading){w->column, w->obs[0].v, w->obs[0].n, is_counter};
+        const tw_reading_model *cm = is_counter ? NULL : counter_model(src, &w->p, prefix, &cidx);
+        if (cm) {
+            snprintf(w->counter, sizeof w->counter, "%senergy_j", prefix);
+            st = tw_observe(src, cidx, cm, true, &w->obs[1]);
+            if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true};
+        }
+    }
+    if (st == TW_OK) st = tw_events_new(&ev);
+    size_t n = tw_analysis_event_count(an);
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        st = tw_events_add(ev, tw_analysis_event(an, i));
+    if (st == TW_OK) {
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        cfg.cancel = cancel;
+        st = tw_estimate_run(rd, nrd, ev, &cfg, &w->est);
+    }
+    if (st == TW_OK) {
+        r->est = w->est;
+        r->events = ev; /* the estimate borrows their names */
+        w->events = ev;
+        ev = NULL;
+    } else if (st != TW_ENOMEM && st != TW_EINTERRUPTED) { /* the section says why; the analysis stands */
+        snprintf(w->note, sizeof w->note, "%s", tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
+        r->note = w->note;
+        tw_clear_error();
+        st = TW_OK;
+    }
+    tw_events_free(ev);
+    return st;
+}
+
+tw_status tw_analysis_profile_open(const char *profile, const char *trace, void (*note)(void *ctx, const char *text),
+                                   void *note_ctx, tw_analysis_profile **out)
+{
+    if (!out || (!profile && !trace)) return tw_fail(TW_EINVAL, "tw_analysis_profile_open: no profile and no trace");
+    *out = NULL;
+    profile_work *w = calloc(1, sizeof *w);
+    if (!w) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_profile_init(&w->p);
+    tw_obs_series_init(&w->obs[0]);
+    tw_obs_series_init(&w->obs[1]);
+    if (profile) {
+        tw_status st = tw_profile_pick(profile, NULL, NULL, &w->p, w->how, sizeof w->how);
+        if (st != TW_OK) {
+            free(w);
+            return st;
+        }
+        w->have = true;
+        *out = w;
+        return TW_OK;
+    }
+    char gpu[128], driver[64];
+    *out = w;
+    if (!tw_trace_gpu(trace, &w->gpu_index, gpu, sizeof gpu, driver, sizeof driver)) return TW_OK;
+    tw_status st = tw_profile_pick(NULL, gpu, driver, &w->p, w->how, sizeof w->how);
+    if (st == TW_OK)
+        w->have = true;
+    else if (st != TW_ENOTFOUND)
+        tw_notef(note, note_ctx, "warning: no sensor profile section: %s", tw_last_error());
+    tw_clear_error();
+    return TW_OK;
+}
+
+bool tw_analysis_profile_applies(const tw_analysis_profile *w) { return w && w->have; }
+
+tw_status tw_analysis_profile_estimate(tw_analysis_profile *w, tw_sensor *src, const tw_analysis *an,
+                                       const volatile int *cancel)
+{
+    if (!w || !src || !an) return tw_fail(TW_EINVAL, "tw_analysis_profile_estimate: bad argument");
+    if (!w->have) return TW_OK;
+    return profile_estimate(src, an, w, cancel);
+}
+
+void tw_analysis_profile_free(tw_analysis_profile *w)
+{
+    if (!w) return;
+    tw_estimate_free(w->est);
+    tw_events_free(w->events);
+    tw_obs_series_free(&w->obs[0]);
+    tw_obs_series_free(&w->obs[1]);
+    free(w);
+}
+
+void tw_analysis_report_options_init(tw_analysis_report_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+tw_status tw_analysis_report(const tw_analysis *an, const tw_analysis_profile *w, const tw_analysis_report_options *o,
+                             FILE *out)
+{
+    if (!an || !o || !out || o->size < sizeof *o || !o->trace || !o->reading)
+        return tw_fail(TW_EINVAL, "tw_analysis_report: an analysis, initialised options naming the trace and reading");
+    report_context ctx = {o->trace,      o->reading,           o->corrected_path, o->dedup_gap_s, o->capacitance_given,
+                          o->idle_given, o->active_idle_given, o->events_detected};
+    const report_profile *pr = w && w->have ? &w->r : NULL;
+    if (!o->json) {
+        report_analysis_text(an, &ctx, pr, out);
+        return TW_OK;
+    }
+    json j;
+    json_init(&j, out);
+    json_begin_object(&j);
+    report_analysis_json_fields(&j, an, &ctx, pr);
+    /* names from the files (events, columns) that were not UTF-8: written as U+FFFD, counted here */
+    uint64_t replaced = json_replaced(&j);
+    json_kv_uint(&j, "invalid_utf8_bytes_replaced", replaced);
+    json_end_object(&j);
+    json_finish(&j);
+    if (replaced)
+        tw_notef(o->note, o->note_ctx, "warning: %llu bytes of names that were not UTF-8 written as U+FFFD",
+                 (unsigned long long)replaced);
+    return TW_OK;
 }

@@ -2,8 +2,8 @@
  * identification part of the trace (profile.json), every experiment measured
  * by every method (bench/validate.h), written as validation.csv (the
  * canonical numbers), validation.md (tables rendered from the same records)
- * and plots, with the targets' PASS/FAIL on stdout. */
-#include "cli/validate_report.h"
+ * and plots, with the targets' PASS/FAIL on the caller's stream: `truewatt
+ * validate`'s report as a library call (tw_validation_report, truewatt.h). */
 
 #include <errno.h>
 #include <math.h>
@@ -13,15 +13,13 @@
 
 #include "bench/plans.h"
 #include "bench/validate.h"
-#include "cli/cli.h"
-#include "cli/interrupt.h"
-#include "cli/validate_plots.h"
 #include "core/error.h"
+#include "core/note.h"
 #include "correct/identify.h"
 #include "correct/profile.h"
 #include "report/table.h"
+#include "report/validation_plots.h"
 
-#define CMD "validate"
 #define ID_TAIL_S 2.5 /* identification fitted up to the last id_ kernel's end + this */
 
 typedef struct vr_prov {
@@ -43,43 +41,47 @@ static double id_end_s(const tw_events *ev)
     return isfinite(t) ? t + ID_TAIL_S : NAN;
 }
 
-static void fill_prov(vr_prov *pv, tw_sensor *trace, const tw_exec *x)
+static void fill_prov(vr_prov *pv, tw_sensor *trace, const tw_validation_options *x)
 {
     time_t now = time(NULL);
     struct tm tm;
     snprintf(pv->date, sizeof pv->date, "unknown");
     if (gmtime_r(&now, &tm)) strftime(pv->date, sizeof pv->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* a recorded trace names neither GPU nor driver in a form the replay sensor passes on */
-    snprintf(pv->gpu, sizeof pv->gpu, "%s", x && x->gpu[0] ? x->gpu : "unknown");
-    snprintf(pv->driver, sizeof pv->driver, "%s", x && x->driver[0] ? x->driver : "unknown");
-    const char *b = x && x->backend[0] ? x->backend : tw_sensor_backend(trace);
+    snprintf(pv->gpu, sizeof pv->gpu, "%s", x->gpu && x->gpu[0] ? x->gpu : "unknown");
+    snprintf(pv->driver, sizeof pv->driver, "%s", x->driver && x->driver[0] ? x->driver : "unknown");
+    const char *b = x->backend && x->backend[0] ? x->backend : tw_sensor_backend(trace);
     snprintf(pv->backend, sizeof pv->backend, "%s", b ? b : "unknown");
 }
 
-static int identify(tw_sensor *trace, const tw_events *events, const char *outdir, const vr_prov *pv, tw_profile *p)
+/* A progress note through o->note, when set. */
+#define note(o, ...) tw_notef((o)->note, (o)->note_ctx, __VA_ARGS__)
+
+static tw_status identify(tw_sensor *trace, const tw_events *events, const tw_validation_options *x, const vr_prov *pv,
+                          tw_profile *p, FILE *out)
 {
     tw_identify_options o;
     tw_identify_options_init(&o);
     o.t_end_s = id_end_s(events);
-    o.cancel = &cli_interrupted;
+    o.cancel = x->cancel;
     if (isnan(o.t_end_s))
-        cli_note("truewatt %s: no identification kernels (id_*) in the events: fitting the whole trace", CMD);
+        note(x, "no identification kernels (id_*) in the events: fitting the whole trace");
     else
-        cli_note("truewatt %s: identifying the sensor from the trace up to %.1f s", CMD, o.t_end_s);
+        note(x, "identifying the sensor from the trace up to %.1f s", o.t_end_s);
     tw_profile_init(p);
     tw_status st = tw_identify(trace, events, &o, p, NULL);
-    if (st != TW_OK) return cli_fail(CMD, st);
+    if (st != TW_OK) return st;
     snprintf(p->gpu, sizeof p->gpu, "%s", pv->gpu);
     snprintf(p->driver, sizeof p->driver, "%s", pv->driver);
     snprintf(p->backend, sizeof p->backend, "%s", pv->backend);
     snprintf(p->created, sizeof p->created, "%s", pv->date);
     snprintf(p->command, sizeof p->command, "truewatt validate");
     char path[4096];
-    snprintf(path, sizeof path, "%s/profile.json", outdir);
-    if ((st = tw_profile_save(p, path)) != TW_OK) return cli_fail(CMD, st);
-    int rc = cli_profile_print(path, p);
-    printf("\n");
-    return rc;
+    snprintf(path, sizeof path, "%s/profile.json", x->out_dir);
+    if ((st = tw_profile_save(p, path)) != TW_OK) return st;
+    st = tw_profile_print(out, path, p);
+    fprintf(out, "\n");
+    return st;
 }
 
 /* ---------------------------------------------------------------- files */
@@ -584,11 +586,11 @@ static void md_level(FILE *f, const char *what, double w, double truth)
     fprintf(f, "\n");
 }
 
-static void md_profile(FILE *f, const tw_profile *p, const tw_exec *x)
+static void md_profile(FILE *f, const tw_profile *p, const tw_validation_options *x)
 {
     fprintf(f, "## (v) The identified sensor profile\n\nFitted on the identification part of the trace (the id_ "
                "kernels) and saved as profile.json; the analysis above uses it.\n\n");
-    bool sim = x && !isnan(x->true_idle_w);
+    bool sim = !isnan(x->true_idle_w);
     md_level(f, "idle (no context)", p->idle_w, sim ? x->true_idle_w : NAN);
     md_level(f, "active idle", p->active_idle_w, sim ? x->true_active_idle_w : NAN);
     md_level(f, "calibration kernel above active idle", p->step_w, sim ? x->true_step_w : NAN);
@@ -609,8 +611,8 @@ static void md_profile(FILE *f, const tw_profile *p, const tw_exec *x)
     fprintf(f, "\n");
 }
 
-static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p, const vr_prov *pv, const tw_exec *x,
-                    const vr_target *t, size_t nt)
+static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p, const vr_prov *pv,
+                    const tw_validation_options *x, const vr_target *t, size_t nt)
 {
     char path[4096], lens[128];
     FILE *f = vr_open_out(dir, "validation.md", path, sizeof path);
@@ -672,7 +674,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
 
 /* ---------------------------------------------------------------- stdout */
 
-static void print_summary(const tw_val_result *r, const vr_target *t, size_t nt, const char *plot_note)
+static void print_summary(FILE *out, const tw_val_result *r, const vr_target *t, size_t nt, const char *plot_note)
 {
     static const char *const head[] = {"target", "case", "method", "measured", "target", "result", "naive"};
     table *tb = table_new(sizeof head / sizeof head[0], head);
@@ -689,45 +691,57 @@ static void print_summary(const tw_val_result *r, const vr_target *t, size_t nt,
             table_cell(tb, "%s", w.naive);
         }
         const char *naive = val_naive_method(r, "short_kernels");
-        printf("validation targets (naive: %s)\n", naive ? naive : "none");
-        table_print(tb, stdout);
+        fprintf(out, "validation targets (naive: %s)\n", naive ? naive : "none");
+        table_print(tb, out);
         table_free(tb);
     }
     vr_count c = count_targets(t, nt);
     char line[256];
     count_text(line, sizeof line, &c, "");
-    printf("\n%s\n", line);
-    if (plot_note[0]) printf("%s\n", plot_note);
+    fprintf(out, "\n%s\n", line);
+    if (plot_note[0]) fprintf(out, "%s\n", plot_note);
 }
 
 /* ---------------------------------------------------------------- entry */
 
-int validate_report(tw_sensor *trace, const tw_events *events, const char *outdir, const tw_exec *x)
+void tw_validation_options_init(tw_validation_options *o)
 {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->out_dir = ".";
+    o->true_idle_w = o->true_active_idle_w = o->true_step_w = NAN;
+}
+
+tw_status tw_validation_report(tw_sensor *trace, const tw_events *events, const tw_validation_options *x, FILE *out)
+{
+    if (!trace || !events || !x || !out || x->size < sizeof *x || !x->out_dir)
+        return tw_fail(TW_EINVAL, "tw_validation_report: a trace, its events, initialised options and a stream");
+    const char *outdir = x->out_dir;
     vr_prov pv;
     fill_prov(&pv, trace, x);
     tw_profile p;
-    int rc = identify(trace, events, outdir, &pv, &p);
-    if (rc) return rc;
+    tw_status st = identify(trace, events, x, &pv, &p, out);
+    if (st != TW_OK) return st;
 
-    cli_note("truewatt %s: measuring every experiment by every method", CMD);
+    note(x, "measuring every experiment by every method");
     tw_val_result res;
     memset(&res, 0, sizeof res);
-    tw_status st = tw_validate_analyse(trace, events, &p, &res);
+    st = tw_validate_analyse(trace, events, &p, &res);
     if (st != TW_OK) {
         tw_val_result_free(&res);
-        return cli_fail(CMD, st);
+        return st;
     }
     vr_target targets[MAX_TARGETS];
     size_t nt = collect_targets(&res, targets, MAX_TARGETS);
-    char note[1024] = "";
+    char plot_note[1024] = "";
     if (write_csv(outdir, &res, &pv) || write_md(outdir, &res, &p, &pv, x, targets, nt) ||
-        val_plots(outdir, &res, trace, events, note, sizeof note)) {
+        val_plots(outdir, &res, trace, events, plot_note, sizeof plot_note)) {
         tw_val_result_free(&res);
-        return cli_fail(CMD, TW_EIO);
+        return TW_EIO;
     }
-    print_summary(&res, targets, nt, note);
-    printf("written: %s/validation.csv, validation.md, profile.json\n", outdir);
+    print_summary(out, &res, targets, nt, plot_note);
+    fprintf(out, "written: %s/validation.csv, validation.md, profile.json\n", outdir);
     tw_val_result_free(&res);
-    return 0;
+    return TW_OK;
 }
