@@ -67,8 +67,7 @@ typedef struct tw_est_config {
     double idle_before_t0_s, idle_before_t1_s, idle_after_t0_s, idle_after_t1_s;
     const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED */
     /* the power limit the GPU enforces (NaN or 0: unknown): no name's power
-     * above the baseline may exceed it (or the finest reading's top, where
-     * higher: the limit holds a ~1 s average) less that reading's quiet level */
+     * above the baseline may exceed it less the finest reading's quiet level */
     double power_limit_w;
     /* the GPU's active-idle level (its sensor profile's; NaN: unknown): a weak
      * prior on the baseline (sd BASELINE_PRIOR_SD_W), which decides it only

@@ -663,15 +663,11 @@ static void test_counter_total(void **state)
     free(s);
 }
 
-/* The bound on each name's power above the baseline: the GPU's power limit,
- * or the reading's own top where that is higher, less the quiet level (100 W
- * here). (a) Without a limit: none; H comes out at its 500 W. (b) A 400 W
- * limit that the windows exceed (H reads 600 W, as bursts on an H100 read
- * 850-910 W in the sample buffer against a 700 W limit): the bound is the top
- * less the quiet level, 500 W, not 300 W, and H keeps its 500 W. (c) The same
- * limit and H's launches of 5 ms, each inside one 20 ms window (windows read
- * 225 W at most, under the limit): the bound is 400 - 100 = 300 W and holds
- * H there, with a warning. */
+/* The GPU's power limit bounds each name's power above the baseline: the
+ * limit less the quiet level (100 W here). With a 400 W limit, H (500 W in
+ * the data, which a model misfit could ask for) is held at 300 W and not
+ * resolved, with a warning; L (80 W) is unaffected. Without a limit, H
+ * comes out at its 500 W. */
 static void test_power_bound(void **state)
 {
     (void)state;
@@ -693,22 +689,6 @@ static void test_power_bound(void **state)
     assert_int_equal(e->at_limit, 0);
     tw_estimate_free(e);
     cfg.power_limit_w = 400;
-    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
-    near(e->power_bound_w, 500, 1e-9, "the bound: the windows' top 600 W less the quiet 100 W");
-    near(find(e, "H")->power_w, 500, 1e-6 * 500, "H over the limit, as its windows read");
-    tw_estimate_free(e);
-    tw_events_free(ev);
-    free(o);
-    free(s);
-
-    kern kc[] = {{"H", 1.005, 1.010, 500, NULL, 0},
-                 {"L", 2.0, 2.3, 80, NULL, 0},
-                 {"H", 3.005, 3.010, 500, NULL, 0},
-                 {"L", 4.0, 4.1, 80, NULL, 0}};
-    s = truth(kc, nk, 7.0, BASE_W, &ns);
-    o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
-    ev = events_of(kc, nk);
-    rd = (tw_est_reading){"r", o, n, false};
     assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
     near(e->power_bound_w, 300, 1e-9, "the bound: 400 W less the quiet 100 W");
     near(find(e, "H")->power_w, 300, 1e-9, "H at the bound");
