@@ -69,14 +69,15 @@ typedef struct tw_kname {
 /* The region [t0, t1]'s kernel names from the launches (those overlapping
  * [fit_t0, t1]) and the readings' observations over [fit_t0, t1]: the
  * estimator's per-launch energies, the part of each launch inside the region
- * summed per name, times gain (the reading's scale to the energy counter).
- * *kernels_j: their sum; *model_j: that plus the estimator's baseline over
- * the region (with the groups' energies, which the names they hold have
+ * summed per name; names and the estimator's baseline over the region
+ * scaled together so that they add up to total_j (the region's energy, the
+ * counter's where it anchors; NaN: not scaled). *kernels_j: the names' sum;
+ * *model_j: that plus the baseline over the region (with the groups' energies, which the names they hold have
  * not: NaN, status "grouped"). Names by energy, largest first (*out malloc'ed). Without
  * readings over the region: the names' launches and time, energies NaN
  * ("unobserved"). */
 tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, size_t nobs, const char *reading,
-                              double fit_t0, double t0, double t1, double gain, double power_limit_w, tw_kname **out,
+                              double fit_t0, double t0, double t1, double total_j, double power_limit_w, tw_kname **out,
                               size_t *nout, double *kernels_j, double *model_j);
 
 #endif

@@ -83,7 +83,7 @@ typedef struct rkern {
     tw_obs *obs;
     size_t nobs;
     const char *reading; /* interned */
-    double gain, power_limit_w;
+    double total_j, power_limit_w;
     tw_kname *names; /* after the estimate */
     size_t nnames;
     double kernels_j, model_j;
@@ -185,11 +185,9 @@ static void take_kernels(const tw_session *s, tw_region *r)
         k->obs = o.v; /* owned by the region now */
         k->nobs = o.n;
         k->reading = dv->i_reading;
-        /* the region's total (the counter's, where it anchors) over the
-         * readings' own: the kernels add up to the same total */
-        double sd, shape_j = tw_line_energy_j(&dv->line, r->t0, r->t1, &sd);
-        k->gain = r->d[d].energy_j / shape_j;
-        if (!isfinite(k->gain) || !(k->gain > 0)) k->gain = 1.0;
+        /* the region's total (the counter's, where it anchors): the kernels
+         * and the baseline add up to it */
+        k->total_j = r->d[d].energy_j;
         k->power_limit_w = dv->info.power_limit_w;
         k->kernels_j = k->model_j = NAN;
     }
@@ -955,8 +953,8 @@ static tw_status estimate_kernels(tw_region *r)
     pthread_mutex_lock(&estimate_mu);
     for (size_t d = 0; d < r->ndev && !atomic_load(&r->estimated); d++) {
         rkern *k = &r->k[d];
-        k->st = tw_kernels_estimate(k->l, k->nl, k->obs, k->nobs, "power", r->t0 - KFIT_BEFORE_S, r->t0, r->t1, k->gain,
-                                    k->power_limit_w, &k->names, &k->nnames, &k->kernels_j, &k->model_j);
+        k->st = tw_kernels_estimate(k->l, k->nl, k->obs, k->nobs, "power", r->t0 - KFIT_BEFORE_S, r->t0, r->t1,
+                                    k->total_j, k->power_limit_w, &k->names, &k->nnames, &k->kernels_j, &k->model_j);
         if (k->st != TW_OK) { /* out of memory: said by tw_region_kernel_get */
             snprintf(k->err, sizeof k->err, "%s", tw_last_error());
             k->kernels_j = k->model_j = NAN;
