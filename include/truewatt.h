@@ -709,7 +709,7 @@ typedef struct tw_region_device {
     const char *reading;     /* the reading whose model gave energy_j ("power_buffer_w (rc ...)") */
     /* Added later. trace_kernels: the sum of the kernel names' energies
      * (tw_region_kernel) on this GPU, and that plus the estimator's baseline
-     * over the region, which agrees with energy_j within their uncertainty;
+     * over the region, both scaled to energy_j (which the second equals);
      * NaN without trace_kernels. */
     double kernels_j;
     double kernels_model_j;
