@@ -20,8 +20,8 @@
  * weighted by its length over the reading's noise density (estimated from
  * its own residuals). The energy counter, where present, is the reference:
  * every other reading is scaled to it over the fit window (its gain), and
- * its total is one more equation held to a hundredth of its precision, so
- * that baseline + activities integrate to the counter's energy.
+ * its total is one more equation of its own precision, so that baseline +
+ * activities integrate to the counter's energy.
  *
  * Solution. Weighted least squares with P_name >= 0 (tw_nnls_gram), from
  * the normal equations accumulated in one pass over the windows: memory is
