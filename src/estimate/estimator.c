@@ -902,10 +902,11 @@ typedef struct fit_state {
  * model whose shape misfits the buffer (bursts of 35 ms that ramp, which a
  * constant power per name cannot follow) missed the counter's total by
  * 2-4 % (results/h100x2/mpi-before-s25). The total's error is where its
- * first and last updates lie, each anywhere in its window (uniform): held
- * harder (a hundredth of that), a short run on the fake NVML, whose
- * counter's updates the polls place up to a window off, moved a 0.3 s
- * kernel's energy by 2-4 % (test_session_kernels run_file). */
+ * first and last updates lie, each within the update period (or its
+ * window, if shorter) of where it is placed (edge_sd_j): held harder (a
+ * hundredth of that), a short run on the fake NVML, whose counter's updates
+ * the polls place less well, moved a 0.3 s kernel's energy by 2-4 %
+ * (test_session_kernels run_file). */
 static void total_constraint(fit_state *f)
 {
     size_t K = f->d.K, p = f->d.p, q = K + f->U;
