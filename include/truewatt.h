@@ -1070,6 +1070,102 @@ TW_API void tw_analysis_report_options_init(tw_analysis_report_options *o);
 TW_API tw_status tw_analysis_report(const tw_analysis *a, const tw_analysis_profile *p,
                                     const tw_analysis_report_options *o, FILE *out);
 
+/* ---------------------------------------------------------------- experiments
+ *
+ * The measurements truewatt runs itself (`truewatt sensor identify`,
+ * `validate`, `measure-kernel`, `isa`): a schedule of generated kernels on
+ * one GPU, its readings sampled into a trace, or on the simulator (exact
+ * truth, what the tests use). Each call below runs its experiment, analyses
+ * it and writes its report (text or JSON) to `out` and its files where its
+ * options say; on failure tw_last_error() says what failed, and on a GPU the
+ * trace so far is kept. Nothing on the card is changed. */
+
+typedef struct tw_experiment_options {
+    size_t size;                /* sizeof(tw_experiment_options), set by tw_experiment_options_init */
+    const char *backend;        /* "nvml" (a GPU, the default) or "sim" */
+    tw_sim_profile sim;         /* sim: the sensor profile simulated (default TW_SIM_H100) */
+    uint64_t seed;              /* sim: noise and jitter (default 1) */
+    int device;                 /* nvml: the GPU's index (CUDA and NVML; default 0) */
+    const char *provenance;     /* a line heading the files written (the command, the date); NULL: none */
+    const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED, the trace so far kept (may be NULL) */
+    /* progress (where the trace goes, how long, every ~10 s of the schedule)
+     * and notes, one line each without its newline; NULL: none */
+    void (*note)(void *ctx, const char *text);
+    void *note_ctx;
+} tw_experiment_options;
+
+TW_API void tw_experiment_options_init(tw_experiment_options *o);
+
+/* The sensor's identification: every reading's update period, window, delay,
+ * coverage and response (rc, boxcar, window, counter) and the idle, active
+ * idle and kernel levels (about a minute), written as a sensor profile and
+ * shown as tw_profile_show shows it. */
+typedef struct tw_identify_run_options {
+    size_t size;           /* sizeof(tw_identify_run_options), set by tw_identify_run_options_init */
+    const char *out;       /* the profile (NULL: GPU_DRIVER.json in the current folder) */
+    const char *trace_out; /* the recording (its events beside it as .events.csv); default "truewatt-identify.csv" */
+    const char *trace;     /* with events: fit this recorded trace instead of running the experiment */
+    const char *events;
+    double until_s;      /* fit the trace up to this time only (0: all of it) */
+    const char *command; /* the command recorded in the profile ("truewatt sensor identify ...") */
+    bool json;           /* the profile as JSON on out instead of text */
+} tw_identify_run_options;
+
+TW_API void tw_identify_run_options_init(tw_identify_run_options *o);
+TW_API tw_status tw_identify_run(const tw_experiment_options *e, const tw_identify_run_options *o, FILE *out);
+
+/* The validation (identification, then linearity, back-to-back, short
+ * kernels and 10 s loads, about five minutes) recorded into out_dir
+ * (trace.csv, events.csv) and reported by tw_validation_report; from (not
+ * NULL): the recording in that folder instead of a new one. */
+TW_API tw_status tw_validation_run(const tw_experiment_options *e, const char *out_dir, const char *from, FILE *out);
+
+/* The energy per launch of truewatt's FMA spin kernel run for duration_s,
+ * however short, by phase-shifted repetition: `blocks` blocks of back-to-back
+ * launches (each about block_s), the gap after block b being gap_s + (b mod
+ * phases) x period / phases, the period being the update period of the
+ * reading the sensor profile ranks best; and, with reference, the same
+ * launches back to back for 4 s. Without a profile for the GPU and driver,
+ * the identification runs first. */
+typedef struct tw_measure_kernel_options {
+    size_t size;           /* sizeof(tw_measure_kernel_options), set by tw_measure_kernel_options_init */
+    double duration_s;     /* one launch (default 0.001) */
+    double block_s;        /* a block (default 0.2; at least duration_s) */
+    double gap_s;          /* the shortest gap between blocks (default 0.3) */
+    uint64_t blocks;       /* default 8, at least 2 */
+    uint64_t phases;       /* default 4 */
+    bool reference;        /* the steady-state reference (default true) */
+    const char *profile;   /* the sensor profile (NULL: looked up for the GPU and driver, else identified) */
+    const char *trace_out; /* the trace (events beside it, .events.csv); default "truewatt-measure.csv" */
+    bool json;
+} tw_measure_kernel_options;
+
+TW_API void tw_measure_kernel_options_init(tw_measure_kernel_options *o);
+TW_API tw_status tw_measure_kernel(const tw_experiment_options *e, const tw_measure_kernel_options *o, FILE *out);
+
+/* Energy per PTX instruction from generated microbenchmarks (Arafa et al.
+ * 2020's Table I and more): the paper's method (one thread, a dependent
+ * chain, JIT levels 0 and 4, beside their Volta column) or throughput mode
+ * (every SM busy: pJ per thread operation). Writes isa.csv, isa.json,
+ * launches.csv, isa.dat/.gp (.png with gnuplot), trace.csv and events.csv
+ * into out_dir. */
+typedef struct tw_isa_options {
+    size_t size;             /* sizeof(tw_isa_options), set by tw_isa_options_init */
+    bool throughput;         /* throughput mode instead of the paper's */
+    bool seed_operands;      /* throughput: every chain from the seed (none at a fixed point) */
+    const char *const *only; /* only these instructions (tw_isa_instruction_known); NULL/0: all */
+    size_t nonly;
+    const char *profile;     /* the sensor profile (NULL: looked up, else identified first) */
+    const char *out_dir;     /* default "truewatt-isa" */
+    const char *paper_table; /* the paper's Table I (data/arafa2020_table1.csv); NULL: no paper column */
+    bool json;               /* the rows as JSON on out instead of the table */
+} tw_isa_options;
+
+TW_API void tw_isa_options_init(tw_isa_options *o);
+/* Whether `name` is an instruction of the table (add.s32, fma.rn.f32, ...). */
+TW_API bool tw_isa_instruction_known(const char *name);
+TW_API tw_status tw_isa_experiment(const tw_experiment_options *e, const tw_isa_options *o, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

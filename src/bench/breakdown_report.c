@@ -4,7 +4,6 @@
  * Nsight Compute; this reads the run's report and timeline, sums and scales
  * ncu's sector counts to the span, prices them by the memory-energy profile
  * of `truewatt mem calibrate` (breakdown.h) and writes the result. */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +15,8 @@
 #include "core/json.h"
 #include "core/json_read.h"
 #include "core/note.h"
+#include "core/outfile.h"
 #include "mem/ncu_csv.h"
-#include "report/plot.h"
 #include "report/table.h"
 
 /* The sector counts ncu gave, scaled to the span. */
@@ -54,36 +53,6 @@ struct tw_breakdown_job {
 
 /* A note or warning through the options' callback, when set. */
 #define note(b, ...) tw_notef((b)->o.note, (b)->o.note_ctx, __VA_ARGS__)
-
-/* DIR/NAME opened for writing; NULL with tw_last_error() set when it cannot be. */
-static FILE *open_out(const char *dir, const char *name, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) tw_fail(TW_EIO, "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-static tw_status close_out(FILE *f, const char *path)
-{
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) return tw_fail(TW_EIO, "cannot write %s", path);
-    return TW_OK;
-}
-
-/* Draws DIR/script with gnuplot when it exists, saying so either way. */
-static void draw_plot(const tw_breakdown_job *b, const char *dir, const char *script, const char *png)
-{
-    char why[256];
-    if (!plot_find_gnuplot()) {
-        note(b, "no gnuplot: the plot's data and script are in %s (%s)", dir, script);
-        return;
-    }
-    if (plot_run(dir, script, why, sizeof why) == 0)
-        note(b, "plot %s/%s", dir, png);
-    else
-        note(b, "no plot: %s", why);
-}
 
 /* The sums of an ncu CSV. */
 static tw_status read_counts(const tw_breakdown_job *b, const char *log, bd_counted *k)
@@ -284,7 +253,7 @@ static tw_status write_csv(const tw_breakdown_options *a, const tw_breakdown *b,
                            const bd_counted *k, const char *label, const char *prov)
 {
     char path[4096];
-    FILE *f = open_out(a->out, "breakdown.csv", path, sizeof path);
+    FILE *f = out_open(a->out, "breakdown.csv", path, sizeof path);
     if (!f) return TW_EIO;
     fprintf(f, "# %s; gpu %s; energy %s; idle %.2f W\n", prov, m->gpu, m->source, m->idle_w);
     fprintf(f, "label,time_s,total_j,static_j,shared_j,l1_j,l2_j,dram_j,rest_j,memory_j,sum_j,sum_diff_pct,"
@@ -294,7 +263,7 @@ static tw_status write_csv(const tw_breakdown_options *a, const tw_breakdown *b,
             label, m->time_s, b->total_j, b->static_j, b->level_j[0], b->level_j[1], b->level_j[2], b->level_j[3],
             b->rest_j, b->memory_j, b->sum_j, b->sum_diff_pct, b->sectors[0], b->sectors[1], b->sectors[2],
             b->sectors[3], b->memory_fits ? 1 : 0, k->launches, k->span_launches, k->scale);
-    return close_out(f, path);
+    return out_close(f, path);
 }
 
 static void print_json(FILE *f, const tw_breakdown *b, const bd_measured *m, const bd_counted *k, const char *label,
@@ -340,7 +309,7 @@ static void print_json(FILE *f, const tw_breakdown *b, const bd_measured *m, con
 static void plot(const tw_breakdown_job *bj, const tw_breakdown_options *a, const tw_breakdown *b, const char *label)
 {
     char path[4096];
-    FILE *f = open_out(a->out, "breakdown.dat", path, sizeof path);
+    FILE *f = out_open(a->out, "breakdown.dat", path, sizeof path);
     if (!f) {
         note(bj, "%s", tw_last_error());
         return;
@@ -351,11 +320,11 @@ static void plot(const tw_breakdown_job *bj, const tw_breakdown_options *a, cons
     for (int i = 0; i < 6; i++)
         fprintf(f, " %.6g", fmax(v[i], 0.0));
     fprintf(f, "\n");
-    if (close_out(f, path) != TW_OK) {
+    if (out_close(f, path) != TW_OK) {
         note(bj, "%s", tw_last_error());
         return;
     }
-    FILE *g = open_out(a->out, "breakdown.gp", path, sizeof path);
+    FILE *g = out_open(a->out, "breakdown.gp", path, sizeof path);
     if (!g) {
         note(bj, "%s", tw_last_error());
         return;
@@ -364,11 +333,11 @@ static void plot(const tw_breakdown_job *bj, const tw_breakdown_options *a, cons
                "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
                "set ylabel 'energy (J)'\nset key outside right\nset title 'energy breakdown' noenhanced\n"
                "plot for [i=2:7] 'breakdown.dat' using i:xtic(1) title columnhead(i) noenhanced\n");
-    if (close_out(g, path) != TW_OK) {
+    if (out_close(g, path) != TW_OK) {
         note(bj, "%s", tw_last_error());
         return;
     }
-    draw_plot(bj, a->out, "breakdown.gp", "breakdown.png");
+    out_draw_plot(bj->o.note, bj->o.note_ctx, a->out, "breakdown.gp", "breakdown.png");
 }
 
 void tw_breakdown_options_init(tw_breakdown_options *o)
@@ -431,10 +400,10 @@ static tw_status write_json(const tw_breakdown_options *a, const tw_breakdown *b
                             const bd_counted *k)
 {
     char path[4096];
-    FILE *f = open_out(a->out, "breakdown.json", path, sizeof path);
+    FILE *f = out_open(a->out, "breakdown.json", path, sizeof path);
     if (!f) return TW_EIO;
     print_json(f, bd, m, k, a->label, a->provenance);
-    return close_out(f, path);
+    return out_close(f, path);
 }
 
 tw_status tw_breakdown_report(tw_breakdown_job *b, const char *ncu_csv, FILE *out)

@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,7 +11,7 @@ int cli_fail(const char *cmd, tw_status st)
 {
     const char *detail = tw_last_error();
     fprintf(stderr, "truewatt %s: %s\n", cmd, detail && *detail ? detail : tw_strerror(st));
-    return CLI_EXIT_FAIL;
+    return st == TW_EINTERRUPTED ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)

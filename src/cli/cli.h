@@ -37,7 +37,8 @@ int tw_cmd_mem_sizes(int argc, char **argv);
 int tw_cmd_sensor_show(int argc, char **argv);
 int tw_cmd_sensor_identify(int argc, char **argv);
 
-/* "truewatt CMD: detail" from tw_last_error() (or the status text); returns 1. */
+/* "truewatt CMD: detail" from tw_last_error() (or the status text); returns 1
+ * (130 for TW_EINTERRUPTED: stopped by Ctrl-C or SIGTERM). */
 int cli_fail(const char *cmd, tw_status st);
 /* "truewatt CMD: message" + a hint to --help; returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -151,7 +151,7 @@ static void args_init(mem_args *a, const char *cmd, const char *out)
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     a->out = out;
-    cli_exp_args_init(&a->exp);
+    cli_exp_args_init(&a->exp, cmd);
     tw_mem_run_options_init(&a->run);
 }
 
@@ -210,10 +210,10 @@ static int calibrate_checks(mem_args *a, bool asked, tw_mem_check_row **rows, si
 {
     char found[4096];
     if (a->no_checks) return 0;
-    if (!asked && (strcmp(a->exp.backend, "nvml") || cli_find_program(a->ncu, found, sizeof found) != 0)) {
+    if (!asked && (strcmp(a->exp.o.backend, "nvml") || cli_find_program(a->ncu, found, sizeof found) != 0)) {
         fprintf(stderr, "truewatt %s: no counter checks (%s); the rows are used unchecked\n", a->cmd,
-                strcmp(a->exp.backend, "nvml") ? "the simulator has no counters; --ncu runs a stand-in"
-                                               : "ncu not found on $PATH");
+                strcmp(a->exp.o.backend, "nvml") ? "the simulator has no counters; --ncu runs a stand-in"
+                                                 : "ncu not found on $PATH");
         return 0;
     }
     char dir[4200];

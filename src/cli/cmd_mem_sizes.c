@@ -128,7 +128,7 @@ int tw_cmd_mem_sizes(int argc, char **argv)
 {
     sizes_args a;
     memset(&a, 0, sizeof a);
-    cli_exp_args_init(&a.exp);
+    cli_exp_args_init(&a.exp, CMD_SIZES);
     int rc = parse_sizes(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
     tw_profile p;

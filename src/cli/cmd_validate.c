@@ -1,20 +1,12 @@
 /* truewatt validate: the issue-4 validation on a GPU (or the simulator):
  * identification, then linearity, back-to-back kernels, short kernels and
  * 10 s loads, each measured by every method; writes the trace, the events,
- * the identified profile, validation.csv/.md and plots into one folder. */
-#include <errno.h>
-#include <math.h>
+ * the identified profile, validation.csv/.md and plots into one folder:
+ * the options, then the library's tw_validation_run. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "bench/plans.h"
 #include "cli/cli.h"
 #include "cli/experiment.h"
-#include "correct/profile_pick.h"
-#include "cli/interrupt.h"
 
 typedef struct validate_args {
     cli_exp_args exp;
@@ -54,104 +46,12 @@ static int parse_args(int argc, char **argv, validate_args *a)
     return cli_exp_parse(o, &a->exp, argc, argv);
 }
 
-static tw_status plan_all(tw_exec *x, void *ctx)
-{
-    (void)ctx;
-    tw_status st = tw_plan_identify(x);
-    return st == TW_OK ? tw_plan_validate(x) : st;
-}
-
-static int make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
-    fprintf(stderr, "truewatt validate: cannot create %s: %s\n", dir, strerror(errno));
-    return CLI_EXIT_FAIL;
-}
-
-static void note(void *ctx, const char *text)
-{
-    (void)ctx;
-    cli_note("truewatt validate: %s", text);
-}
-
-/* The library's report of a recorded (or just finished) validation run;
- * `o` names its GPU, driver and, on the simulator, the true levels. */
-static int report(tw_sensor *trace, const tw_events *events, const char *outdir, tw_validation_options *o)
-{
-    o->out_dir = outdir;
-    o->cancel = &cli_interrupted;
-    o->note = note;
-    tw_status st = tw_validation_report(trace, events, o, stdout);
-    return st == TW_OK ? 0 : cli_fail("validate", st);
-}
-
-static int analyse_recorded(const validate_args *a, char *trace, char *events)
-{
-    tw_sensor *s = NULL;
-    tw_events *ev = NULL;
-    tw_sensor_config cfg = {.path = trace};
-    tw_status st = tw_sensor_open("replay", &cfg, &s);
-    if (st == TW_OK) st = tw_events_load(events, &ev);
-    /* the GPU and driver the recording names (its provenance line) */
-    char gpu[128] = "", driver[64] = "";
-    int index = 0;
-    bool named = tw_trace_gpu(trace, &index, gpu, sizeof gpu, driver, sizeof driver) && gpu[0];
-    tw_validation_options o;
-    tw_validation_options_init(&o);
-    if (named) {
-        o.gpu = gpu;
-        o.driver = driver;
-        o.backend = "replay";
-    }
-    int rc = st == TW_OK ? report(s, ev, a->out, &o) : cli_fail("validate", st);
-    tw_sensor_close(s);
-    tw_events_free(ev);
-    return rc;
-}
-
 int cmd_validate(int argc, char **argv)
 {
     validate_args a = {.out = "truewatt-validation"};
-    cli_exp_args_init(&a.exp);
+    cli_exp_args_init(&a.exp, "validate");
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
-    char trace[4096], events[4096];
-    const char *in = a.from ? a.from : a.out;
-    snprintf(trace, sizeof trace, "%s/trace.csv", in);
-    snprintf(events, sizeof events, "%s/events.csv", in);
-    /* nothing is created for a run that cannot start */
-    char why[512] = "";
-    if (!a.from && !strcmp(a.exp.backend, "nvml") && !tw_backend_available(a.exp.backend, why, sizeof why)) {
-        fprintf(stderr, "truewatt validate: cannot measure: the %s backend is unavailable: %s\n", a.exp.backend, why);
-        return CLI_EXIT_FAIL;
-    }
-    if (a.from && access(trace, R_OK) != 0) {
-        fprintf(stderr, "truewatt validate: cannot read %s: %s\n", trace, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    if ((rc = make_dir(a.out))) return rc;
-    if (a.from) return analyse_recorded(&a, trace, events);
-
-    char prov[1024];
-    cli_exp_provenance(prov, sizeof prov, argc, argv);
-    a.exp.trace_path = trace;
-    a.exp.events_path = events;
-    tw_exec *x = NULL;
-    if ((rc = cli_exp_start("validate", &a.exp, tw_plan_identify_s() + tw_plan_validate_s(), prov, &x))) return rc;
-    rc = cli_exp_run("validate", x, plan_all, NULL);
-    if (rc == 0) {
-        /* the simulator's run is kept like a GPU's, so --from can analyse it again */
-        rc = cli_exp_keep_sim_run("validate", x, trace, events, prov);
-        tw_validation_options o;
-        tw_validation_options_init(&o);
-        o.gpu = x->gpu;
-        o.driver = x->driver;
-        o.backend = x->backend;
-        o.true_idle_w = x->true_idle_w;
-        o.true_active_idle_w = x->true_active_idle_w;
-        o.true_step_w = x->true_step_w;
-        if (rc == 0) rc = report(x->trace, x->events, a.out, &o);
-    }
-    tw_exec_free(x);
-    return rc;
+    tw_status st = tw_validation_run(&a.exp.o, a.out, a.from, stdout);
+    return st == TW_OK ? 0 : cli_fail("validate", st);
 }

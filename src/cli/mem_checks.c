@@ -62,12 +62,12 @@ int mem_checks_run(const char *cmd, const mem_check_request *q, tw_mem_check_row
     threads_text(q->run, threads, sizeof threads);
     snprintf(iters, sizeof iters, "%" PRIu64, q->iterations);
     snprintf(blocks, sizeof blocks, "%u", q->run->blocks_per_sm ? q->run->blocks_per_sm : 2);
-    snprintf(seed, sizeof seed, "%" PRIu64, q->exp->seed);
-    snprintf(device, sizeof device, "%d", q->exp->device);
+    snprintf(seed, sizeof seed, "%" PRIu64, q->exp->o.seed);
+    snprintf(device, sizeof device, "%d", q->exp->o.device);
     snprintf(log, sizeof log, "%s/ncu.csv", q->dir);
     snprintf(manifest, sizeof manifest, "%s/manifest.csv", q->dir);
     snprintf(out, sizeof out, "%s/counters", q->dir);
-    bool sim = !strcmp(q->exp->backend, "sim");
+    bool sim = !strcmp(q->exp->o.backend, "sim");
     char *argv[48];
     int a = 0;
     char *fixed[] = {ncu,
@@ -96,13 +96,13 @@ int mem_checks_run(const char *cmd, const mem_check_request *q, tw_mem_check_row
                      "--out",
                      out,
                      "--backend",
-                     (char *)q->exp->backend};
+                     (char *)q->exp->o.backend};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[a++] = fixed[i];
     if (threads[0]) argv[a++] = "--threads", argv[a++] = threads;
     if (sim) {
         argv[a++] = "--sim";
-        argv[a++] = (char *)tw_sim_profile_name(q->exp->profile);
+        argv[a++] = (char *)tw_sim_profile_name(q->exp->o.sim);
         argv[a++] = "--seed";
         argv[a++] = seed;
     } else {
