@@ -1166,6 +1166,55 @@ TW_API void tw_isa_options_init(tw_isa_options *o);
 TW_API bool tw_isa_instruction_known(const char *name);
 TW_API tw_status tw_isa_experiment(const tw_experiment_options *e, const tw_isa_options *o, FILE *out);
 
+/* ---------------------------------------------------------------- energy of data movement (mem)
+ *
+ * What `truewatt mem calibrate|sizes|check|counters` do (Delestrac et al.
+ * 2024, docs/mem.md): the energy per access of shared memory, L1, L2 and
+ * DRAM by pointer chases, the levels' sizes from access latency, and the
+ * counter checks of the chases (Nsight Compute runs tw_mem_counters in a
+ * process of its own, with tw_mem_check_metrics_arg's metrics; its CSV and
+ * the manifest are then checked by tw_mem_check_report, or by
+ * tw_mem_calibrate, which leaves the configurations that fail out of the
+ * lower bounds). Experiments as in tw_experiment_options. */
+
+typedef struct tw_mem_options {
+    size_t size;             /* sizeof(tw_mem_options), set by tw_mem_options_init */
+    const char *levels;      /* "shared,l1,l2,dram" or some of them; NULL: all four */
+    const char *ops;         /* "load,store,load+div" or some of them; NULL: all three */
+    const unsigned *threads; /* threads per block, powers of two from 1 to 1024; NULL: 1,4,32,128,512,1024 */
+    size_t nthreads;
+    unsigned blocks_per_sm; /* 0: 2 */
+    int reps;               /* calibrate: repeats (0: 3) */
+    double target_s;        /* calibrate: the longest launch (0: 0.25 s); sizes: the measured time (0: 0.03 s) */
+    uint64_t iterations;    /* counters, check: iterations of the chases' measurement loop (default 4) */
+    double max_bytes;       /* sizes: the largest array (0: four times the L2) */
+    const char *profile;    /* calibrate: the sensor profile (NULL: looked up, else identified first) */
+    const char *out_dir;    /* the files (default "truewatt-mem"; made when missing) */
+    const char *isa_table;  /* calibrate: isa.csv of tw_isa_experiment (throughput): its div.u32 beside LOAD+DIV's */
+    const char *check_manifest; /* calibrate: the counter checks' manifest and ncu's CSV of them; NULL: unchecked */
+    const char *check_ncu;
+    bool json; /* the memory-energy profile (calibrate) or the sizes as JSON on out instead of text */
+} tw_mem_options;
+
+TW_API void tw_mem_options_init(tw_mem_options *o);
+/* levels, ops and threads: TW_EINVAL names the first bad one ("levels: no level named 'l3' ..."). */
+TW_API tw_status tw_mem_options_check(const tw_mem_options *o);
+/* The calibration: the rows as a table (text) or the memory-energy profile
+ * (JSON) on out; mem.csv, mem-profile.json, launches.csv, checks.csv,
+ * mem.dat/.gp (.png with gnuplot), trace.csv and events.csv in out_dir. */
+TW_API tw_status tw_mem_calibrate(const tw_experiment_options *e, const tw_mem_options *o, FILE *out);
+/* The levels' sizes from access latency (one warp chasing arrays of 16 KiB
+ * up to max_bytes); sizes.csv in out_dir. */
+TW_API tw_status tw_mem_sizes_report(const tw_experiment_options *e, const tw_mem_options *o, FILE *out);
+/* Every chase of the calibration with 0 and `iterations` iterations, nothing
+ * measured, the launches listed in `manifest` (what ncu profiles). */
+TW_API tw_status tw_mem_counters(const tw_experiment_options *e, const tw_mem_options *o, const char *manifest);
+/* The metrics the checks need, as ncu's --metrics argument (cut at cap). */
+TW_API void tw_mem_check_metrics_arg(char *buf, size_t cap);
+/* The checks of ncu's CSV against the manifest: a table on out, checks.csv in o->out_dir. */
+TW_API tw_status tw_mem_check_report(const tw_experiment_options *e, const tw_mem_options *o, const char *manifest,
+                                     const char *ncu_csv, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

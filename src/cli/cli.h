@@ -49,14 +49,9 @@ bool cli_parse_u64(const char *s, uint64_t *out);
  * argv + 1), or prints the usage (--help: stdout, 0; else stderr, 2). */
 int cli_dispatch(const char *cmd, const char *about, const cli_command *subs, size_t n, int argc, char **argv);
 
-/* Result files: the folder (made when missing), DIR/name opened for writing
- * (NULL with the reason on stderr), and closed (a write error fails: 1). */
+/* The folder of result files, made when missing (1 with the reason on stderr). */
 #include <stdio.h>
 int cli_make_dir(const char *cmd, const char *dir);
-FILE *cli_open_out(const char *cmd, const char *dir, const char *name, char *path, size_t cap);
-int cli_close_out(const char *cmd, FILE *f, const char *path);
-/* Draws DIR/script with gnuplot when it exists (png: what it makes), saying so on stderr either way. */
-void cli_draw_plot(const char *cmd, const char *dir, const char *script, const char *png);
 
 /* Progress notes go to stderr, so stdout stays clean for --json. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
