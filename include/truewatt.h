@@ -1215,6 +1215,55 @@ TW_API void tw_mem_check_metrics_arg(char *buf, size_t cap);
 TW_API tw_status tw_mem_check_report(const tw_experiment_options *e, const tw_mem_options *o, const char *manifest,
                                      const char *ncu_csv, FILE *out);
 
+/* ---------------------------------------------------------------- simulated runs, the demo, listings */
+
+/* A simulated run: the simulated sensor over a scenario streamed into a
+ * trace (a row read, a row written: memory bounded), its kernels with their
+ * exact energy into an events file, and a summary on a stream; what
+ * `truewatt sim` does. */
+typedef struct tw_sim_run_options {
+    size_t size;                /* sizeof(tw_sim_run_options), set by tw_sim_run_options_init */
+    uint64_t seed;              /* noise and jitter (default 1) */
+    const char *trace;          /* the trace to write (required) */
+    const char *events;         /* the kernels with true_energy_j (NULL: the trace's name with .events.csv) */
+    bool json;                  /* the summary as JSON instead of text */
+    const volatile int *cancel; /* nonzero: stop with TW_EINTERRUPTED, the rows so far (and the events) kept */
+    void (*note)(void *ctx, const char *text); /* progress of long runs, one line each; NULL: none */
+    void *note_ctx;
+} tw_sim_run_options;
+
+TW_API void tw_sim_run_options_init(tw_sim_run_options *o);
+/* out may be NULL (no summary). */
+TW_API tw_status tw_sim_run(const tw_scenario *sc, const tw_sim_run_options *o, FILE *out);
+
+/* The experiments of Burtscher et al. 2014 on the simulated K20 through the
+ * real path (simulator -> trace file -> analysis): the sensor's constant
+ * fitted, then every method's energy of each kernel against the truth, into
+ * out_dir (traces, corrected series, demo.csv, demo.gp and, with gnuplot,
+ * the figures) and as text or JSON on a stream; what `truewatt demo` does. */
+typedef struct tw_demo_options {
+    size_t size;         /* sizeof(tw_demo_options), set by tw_demo_options_init */
+    const char *out_dir; /* default "truewatt-demo" (made when missing) */
+    uint64_t seed;       /* default 1 */
+    bool no_plot;        /* write the plot's script and data, do not run gnuplot */
+    bool json;
+    const volatile int *cancel;                /* nonzero: stop with TW_EINTERRUPTED */
+    void (*note)(void *ctx, const char *text); /* progress, one line each; NULL: none */
+    void *note_ctx;
+} tw_demo_options;
+
+TW_API void tw_demo_options_init(tw_demo_options *o);
+TW_API tw_status tw_demo(const tw_demo_options *o, FILE *out);
+
+/* The sensor backends, whether each can be used here and why not, as a
+ * table or JSON ({"backends": [...]}); what `truewatt backends` prints. */
+TW_API tw_status tw_backends_report(bool json, FILE *out);
+
+/* A GPU's clocks as `truewatt dvfs clocks` prints them (text or JSON): the
+ * current and maximum SM and memory clocks, the clock event reasons and the
+ * supported clock pairs; a part that cannot be read says why. */
+TW_API tw_status tw_clocks_report(tw_clocks *c, bool json, FILE *out);
+
 #ifdef __cplusplus
 }
 #endif

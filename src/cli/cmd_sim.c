@@ -8,9 +8,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "cli/sim_run.h"
-#include "core/json.h"
-#include "report/table.h"
+#include "cli/experiment.h"
 
 typedef struct sim_args {
     const char *out, *events_out, *scenario_path, *profile_name;
@@ -113,92 +111,27 @@ static int build_scenario(const sim_args *a, tw_scenario **out)
     return 0;
 }
 
-static void print_summary(const sim_args *a, const sim_run_result *r, const tw_events *ev)
-{
-    if (a->json) {
-        json j;
-        json_init(&j, stdout);
-        json_begin_object(&j);
-        json_kv_string(&j, "trace", a->out);
-        json_kv_string(&j, "events", a->events_out);
-        json_kv_string(&j, "profile", tw_sim_profile_name(a->profile));
-        json_kv_uint(&j, "seed", a->seed);
-        json_kv_uint(&j, "rows", r->rows);
-        json_kv_number(&j, "duration_s", r->duration_s);
-        json_key(&j, "kernels");
-        json_begin_array(&j);
-        for (size_t i = 0; i < tw_events_count(ev); i++) {
-            const tw_event *e = tw_events_get(ev, i);
-            json_begin_object(&j);
-            json_kv_string(&j, "name", e->name);
-            json_kv_time(&j, "start_s", e->start_s);
-            json_kv_time(&j, "end_s", e->end_s);
-            json_kv_number(&j, "true_energy_j", e->true_energy_j);
-            json_end_object(&j);
-        }
-        json_end_array(&j);
-        json_end_object(&j);
-        json_finish(&j);
-        return;
-    }
-    printf("wrote %llu rows (%.3f s simulated, profile %s, seed %llu) to %s\n", (unsigned long long)r->rows,
-           r->duration_s, tw_sim_profile_name(a->profile), (unsigned long long)a->seed, a->out);
-    printf("wrote %zu kernels with their true energy to %s\n\n", tw_events_count(ev), a->events_out);
-    static const char *const head[] = {"kernel", "start_s", "end_s", "true_energy_j"};
-    table *t = table_new(4, head);
-    if (!t) return;
-    for (size_t i = 0; i < tw_events_count(ev); i++) {
-        const tw_event *e = tw_events_get(ev, i);
-        table_cell(t, "%s", e->name);
-        table_cell(t, "%.4f", e->start_s);
-        table_cell(t, "%.4f", e->end_s);
-        table_cell(t, "%.4f", e->true_energy_j);
-    }
-    table_print(t, stdout);
-    table_free(t);
-}
-
-static char *default_events_path(const char *trace)
-{
-    size_t len = strlen(trace);
-    if (len > 4 && !strcmp(trace + len - 4, ".csv")) len -= 4;
-    size_t n = len + sizeof ".events.csv";
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%.*s.events.csv", (int)len, trace);
-    return p;
-}
-
 int cmd_sim(int argc, char **argv)
 {
     sim_args a = {.profile = TW_SIM_K20};
     int rc = parse_args(argc, argv, &a);
     tw_scenario *sc = NULL;
-    tw_events *ev = NULL;
-    char *events_path = NULL;
     if (rc == 0) rc = build_scenario(&a, &sc);
-    if (rc == 0 && !a.events_out) {
-        a.events_out = events_path = default_events_path(a.out);
-        if (!events_path) rc = cli_fail("sim", TW_ENOMEM);
-    }
     if (rc == 0) {
-        sim_run_result r;
+        tw_sim_run_options o;
+        tw_sim_run_options_init(&o);
+        o.seed = a.seed;
+        o.trace = a.out;
+        o.events = a.events_out;
+        o.json = a.json;
         cli_interrupt_install();
-        tw_status st = sim_run_to_file(sc, a.seed, a.out, &r), run_st = st;
-        if (st == TW_OK || st == TW_EINTERRUPTED) st = tw_scenario_events(sc, &ev);
-        if (st == TW_OK) st = tw_events_save(ev, a.events_out);
-        if (st == TW_OK && run_st == TW_EINTERRUPTED) {
-            fprintf(stderr, "truewatt sim: interrupted at %.3f s of %.3f s; the trace so far is in %s\n", r.duration_s,
-                    tw_scenario_duration_s(sc), a.out);
-            rc = CLI_EXIT_INTERRUPTED;
-        } else if (st == TW_OK) {
-            print_summary(&a, &r, ev);
-        } else {
-            rc = cli_fail("sim", st);
-        }
+        o.cancel = &cli_interrupted;
+        o.note = cli_exp_note;
+        o.note_ctx = (void *)"sim";
+        tw_status st = tw_sim_run(sc, &o, stdout);
+        if (st != TW_OK) rc = cli_fail("sim", st);
     }
-    tw_events_free(ev);
     tw_scenario_free(sc);
-    free(events_path);
     cli_opt_list_free(&a.kernels);
     return rc < 0 ? 0 : rc;
 }
