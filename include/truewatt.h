@@ -1264,6 +1264,96 @@ TW_API tw_status tw_backends_report(bool json, FILE *out);
  * supported clock pairs; a part that cannot be read says why. */
 TW_API tw_status tw_clocks_report(tw_clocks *c, bool json, FILE *out);
 
+/* ---------------------------------------------------------------- recording a command into a run file
+ *
+ * What `truewatt run -- CMD` does around CMD, which the caller starts and
+ * waits for itself: the GPUs chosen, a run file created with what is known
+ * (the command, its environment, the job, the GPUs, their MIG instances and
+ * sensor profiles), the GPUs sampled into it, the kernels and NVTX ranges
+ * the injection library writes (events CSV) imported as they come, and the
+ * end recorded; tw_report_compute(tw_recording_run(r), ...) then gives the
+ * report. A run that is not finished (a kill) keeps what was committed. */
+
+/* The GPUs to measure: those `list` names (NVML indices, "cuda:N", UUIDs;
+ * a MIG instance's UUID stands for its GPU, with a note), else those
+ * cuda_visible (the CUDA_VISIBLE_DEVICES the program gets; NULL: unset)
+ * names, else every GPU the backend sees; into out[0..*n) in that order. A
+ * backend without a device list (sim) gets list's indices, or device 0.
+ * Notes (one line each, "" when none) into note. */
+TW_API tw_status tw_devices_choose(const char *backend, const char *list, const char *cuda_visible, tw_device_info *out,
+                                   size_t cap, size_t *n, char *note, size_t note_len);
+/* The syntax of a device list alone (no GPU needed): TW_EINVAL naming the
+ * first item that is not an index, cuda:N or GPU-/MIG- UUID (prefix). NULL is fine. */
+TW_API tw_status tw_devices_check(const char *list);
+/* The folder searched for sensor profiles ($TW_PROFILE_DIR, else the installed data). */
+TW_API const char *tw_profile_dir(void);
+/* Whether the file at path is a run file (SQLite's header), not a CSV. */
+TW_API bool tw_run_is_file(const char *path);
+/* A number the run file records (e.g. "exit_s", set when its command ended); NaN when absent. */
+TW_API double tw_run_get_real(tw_run *r, const char *key);
+
+typedef struct tw_recording tw_recording;
+
+typedef struct tw_recording_options {
+    size_t size;                   /* sizeof(tw_recording_options), set by tw_recording_options_init */
+    const char *backend;           /* NULL: "nvml" */
+    const tw_device_info *devices; /* the GPUs (tw_devices_choose) */
+    size_t ndevices;
+    double fast_period_s, slow_period_s; /* 0: each GPU's sampling plan */
+    uint64_t t0_mono_ns;                 /* the timeline's origin on CLOCK_MONOTONIC (0: now) */
+    const char *provenance;              /* the line heading the run and its report */
+    char *const *command;                /* the measured command's argv (NULL-terminated), recorded */
+    char *const *environment;            /* its environment (NULL-terminated), recorded */
+    const char *events_path;             /* the injection library's events CSV (NULL: no timeline) */
+    const char *no_events;               /* why there is no timeline when none is wanted (NULL: none) */
+    const char *host;                    /* recorded (the merged report's key) */
+    int rank;                            /* a parallel job's rank (-1: none), world_size and local_rank (-1: unknown) */
+    int world_size, local_rank;
+    const char *rank_variable;                 /* the variable the rank came from */
+    const char *warnings;                      /* lines recorded with the run (NULL: none) */
+    void (*note)(void *ctx, const char *text); /* the timeline that cannot be read, a GPU lost; NULL: none */
+    void *note_ctx;
+} tw_recording_options;
+
+TW_API void tw_recording_options_init(tw_recording_options *o);
+/* Checks what can be checked before anything is created: the sensor
+ * profile (NULL: each GPU's own) loads, the run file's folder is writable. */
+TW_API tw_status tw_recording_new(const char *path, const char *profile, tw_recording **out);
+/* Creates the run file (an old one is replaced), records what is known and starts sampling. */
+TW_API tw_status tw_recording_start(tw_recording *r, const tw_recording_options *o);
+/* The sampler (its plan per GPU), once started. */
+TW_API const tw_sampler *tw_recording_sampler(const tw_recording *r);
+/* The run file, for tw_report_compute once the recording finished. */
+TW_API tw_run *tw_recording_run(tw_recording *r);
+/* The command started spawn_s after t0 (a run not finished is reported from here on). */
+TW_API tw_status tw_recording_command_started(tw_recording *r, double spawn_s);
+/* Imports the events written since and commits: call it every few seconds while the command runs. */
+TW_API tw_status tw_recording_sync(tw_recording *r);
+
+typedef struct tw_recording_end {
+    size_t size;           /* sizeof(tw_recording_end) */
+    int exit_status;       /* as a shell gives it (128 + N: killed by signal N) */
+    int signal;            /* the signal that killed it (0: none) */
+    double command_wall_s; /* how long it ran */
+    double exit_s;         /* when it ended, after t0 */
+    double tail_s;         /* sampled after it ended */
+} tw_recording_end;
+
+/* Stops sampling, imports the rest of the events (removing the events file
+ * once all of it is in) and records the end. The run stays open. */
+TW_API tw_status tw_recording_finish(tw_recording *r, const tw_recording_end *e);
+/* Stops sampling and keeps what was recorded, with `warning` (may be NULL)
+ * among the run's warnings and no end: `truewatt report` takes it as a run
+ * that was not finished. The run stays open. */
+TW_API tw_status tw_recording_abandon(tw_recording *r, const char *warning);
+/* Closes the run file (reporting a write error) and frees r; discard: the
+ * run measured nothing and its file is removed. NULL is a no-op. */
+TW_API tw_status tw_recording_close(tw_recording *r, bool discard);
+/* Each GPU's energy of the report (tw_report_compute of the recording) into
+ * a process report for a running exporter; a GPU on which no kernel or copy
+ * was recorded gets none. */
+TW_API tw_status tw_proc_report_set_energies(tw_proc_report *p, const tw_report *r);
+
 #ifdef __cplusplus
 }
 #endif

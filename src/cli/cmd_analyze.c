@@ -9,8 +9,6 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "core/error.h"
-#include "runfile/runfile.h"
 
 typedef struct analyze_args {
     const char *trace, *events, *column, *corrected, *profile;

@@ -23,7 +23,6 @@
 #include "cli/dvfs_cmds.h"
 #include "cli/opts.h"
 #include "cli/spawn.h"
-#include "core/error.h"
 
 #define CMD "dvfs lock"
 #define GRACE_S 5 /* after a forwarded signal, before SIGKILL */

@@ -6,7 +6,6 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "runfile/runfile.h"
 
 /* The options, declared once (cli/opts.h). */
 int cmd_export(int argc, char **argv)

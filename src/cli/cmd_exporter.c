@@ -6,7 +6,6 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "cli/opts.h"
-#include "correct/profile_pick.h"
 
 static void say(void *user, const char *line)
 {

@@ -21,14 +21,6 @@
 #include "cli/job.h"
 #include "cli/opts.h"
 #include "cli/report_out.h"
-#include "correct/profile_pick.h"
-#include "report/run_pipeline.h"
-#include "core/error.h"
-#include "exporter/procfile.h"
-#include "runfile/runfile.h"
-#include "runfile/runfile_mig.h"
-#include "sensor/nvml_mig.h"
-#include "timeline/devices.h"
 
 extern char **environ;
 
@@ -36,7 +28,7 @@ extern char **environ;
 #define WAIT_POLL_S 0.05 /* how often the command's end is looked for */
 #define PREROLL_S 1.0    /* sampled before the command starts: the idle level before its CUDA context */
 #define MAX_DEVICES 64
-#define MAX_MIG 64        /* MIG instances of one GPU (7 at most on an H100) */
+#define COMMIT_S 0.5      /* how often the timeline so far is imported and committed while CMD runs */
 #define MERGE_NOTE_S 10.0 /* ... saying every this often what it waits for */
 
 /* The text after the options in --help */
@@ -68,16 +60,11 @@ extern char **environ;
     "  Test hook: with TW_RUN_EXPORT_T0_TO_FAKE=1, truewatt sets TW_FAKE_NVML_T0_MONO_NS to its t0\n"                  \
     "  in its own environment before the sensor opens, so the fake NVML shares the timeline.\n"
 
-#define MAX_IDS 64
-
 typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s, merge_wait_s;
     bool json, no_inject;
     char **cmd;
-    char idtext[MAX_IDS][96]; /* the devices to sample, as the sampler takes them */
-    char *ids[MAX_IDS];
-    size_t nids;
     run_report_opts rep; /* --csv, --group, --group-range */
 } run_args;
 
@@ -378,73 +365,21 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
 /* ---------------------------------------------------------------- devices */
 
 /* The GPUs to sample: --device, else those CUDA_VISIBLE_DEVICES names,
- * else all (tw_devices_resolve), as NVML indices for the sampler, with their
- * names and UUIDs in info[]. A backend without a device list (sim) gets
- * --device's items as they are, or one device. Returns 0, or the exit code
- * for a --device naming no GPU here. */
+ * else all (tw_devices_choose), with the library's notes as warnings.
+ * Returns 0, or the exit code for a --device naming no GPU here. */
 static int choose_devices(run_args *a, tw_device_info *info, size_t *ndev, char *warn, size_t warn_len)
 {
-    tw_device_info all[MAX_DEVICES];
-    size_t nall = 0;
-    *ndev = 0;
-    if (tw_backend_devices(a->backend, NULL, all, MAX_DEVICES, &nall) != TW_OK || nall == 0) {
-        char copy[1024];
-        snprintf(copy, sizeof copy, "%s", a->devices ? a->devices : "");
-        for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && a->nids < MAX_IDS; t = strtok_r(NULL, ",", &save))
-            snprintf(a->idtext[a->nids++], sizeof a->idtext[0], "%s", t);
-        for (size_t d = 0; d < (a->nids ? a->nids : 1); d++) {
-            memset(&info[d], 0, sizeof info[d]);
-            info[d].index = (unsigned)(a->nids ? strtoul(a->idtext[d], NULL, 10) : 0);
-            info[d].power_limit_w = NAN;
-            a->ids[d] = a->idtext[d];
-        }
-        *ndev = a->nids ? a->nids : 1;
-        return 0;
-    }
-    if (nall > MAX_DEVICES) nall = MAX_DEVICES;
-    size_t pos[MAX_IDS], n = 0;
     char note[1024];
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    tw_status st = tw_nvml_devices_resolve(NULL, a->devices, cvd, all, nall, pos, MAX_IDS, &n, note, sizeof note);
-    if (st != TW_OK) {
-        fprintf(stderr, "truewatt run: %s\n", tw_last_error());
-        return CLI_EXIT_FAIL;
-    }
+    tw_status st = tw_devices_choose(a->backend, a->devices, getenv("CUDA_VISIBLE_DEVICES"), info, MAX_DEVICES, ndev,
+                                     note, sizeof note);
+    if (st != TW_OK) return cli_fail("run", st);
     for (const char *line = note; *line;) { /* each note line a warning */
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line), used = strlen(warn);
         snprintf(warn + used, warn_len - used, "warning: %.*s\n", (int)len, line);
         line += len + (end ? 1 : 0);
     }
-    for (size_t k = 0; k < n; k++) {
-        info[k] = all[pos[k]];
-        snprintf(a->idtext[k], sizeof a->idtext[0], "%u", info[k].index);
-        a->ids[k] = a->idtext[k];
-    }
-    a->nids = n;
-    *ndev = n;
     return 0;
-}
-
-/* A GPU sampled: its number, name and driver, its columns' prefix. */
-typedef struct run_gpu {
-    int index;
-    char prefix[32];
-    char name[96];
-    char driver[32];
-} run_gpu;
-
-/* The report's devices: those chosen, in that order. */
-static void describe_devices(const tw_device_info *info, size_t n, run_gpu *dev)
-{
-    for (size_t d = 0; d < n; d++) {
-        run_gpu *x = &dev[d];
-        memset(x, 0, sizeof *x);
-        x->index = (int)info[d].index;
-        snprintf(x->name, sizeof x->name, "%s", info[d].name);
-        snprintf(x->driver, sizeof x->driver, "%s", info[d].driver);
-        if (n > 1) snprintf(x->prefix, sizeof x->prefix, "gpu%d_", x->index);
-    }
 }
 
 /* ---------------------------------------------------------------- descriptors */
@@ -549,17 +484,10 @@ typedef struct run_state {
     fd_set_snapshot inherited;
     envp env;
     char warn[2048];
-    tw_sampler *sampler;
-    bool stopped;
-    tw_run *run;
-    tw_run_tail tail;      /* how far the events file is imported */
-    char events_note[600]; /* why the timeline is incomplete, or "" */
-    run_gpu dev[MAX_DEVICES];
+    tw_recording *rec; /* the run file, the sampler, the timeline imported */
     size_t ndev;
-    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs, as dev[] */
+    tw_device_info devinfo[MAX_DEVICES]; /* the sampled GPUs */
     char provenance[1024];
-    tw_profile given;                           /* --profile, loaded before the command runs */
-    char given_how[1200];                       /* tw_profile_pick's line for it */
     run_job job;                                /* the rank, when in a parallel job */
     const char *run_pattern, *perfetto_pattern; /* -o and --perfetto as given: each rank's name from them */
     char run_path[PATH_MAX], perfetto_path[PATH_MAX];
@@ -569,22 +497,10 @@ typedef struct run_state {
 static void run_free(run_state *s)
 {
     tw_proc_report_drop(s->proc); /* a report not ended: the run measured nothing the exporter should take */
-    tw_sampler_free(s->sampler);
-    tw_run_close(s->run);
+    tw_recording_close(s->rec, false);
     env_free(&s->env);
     free(s->events_abs);
     free(s->cmd_path);
-}
-
-/* Imports what the injection library wrote since the last call; false
- * after an error (said once in the events note; the import stops there). */
-static bool import_events(run_state *s)
-{
-    if (s->events_note[0]) return false;
-    if (tw_run_import_events(s->run, s->events_abs, &s->tail) == TW_OK) return true;
-    snprintf(s->events_note, sizeof s->events_note, "the timeline could not be read: %s", tw_last_error());
-    fprintf(stderr, "truewatt run: %s\n", s->events_note);
-    return false;
 }
 
 /* Waits for the command, importing the injection library's events into
@@ -600,9 +516,8 @@ static int wait_command(run_state *s, pid_t pid, int *sig)
         if (got < 0 && errno != EINTR) return CLI_EXIT_FAIL;
         if (interrupts >= INTERRUPTS_TO_ABANDON) return CLI_EXIT_INTERRUPTED; /* the command left running */
         sleep_s(WAIT_POLL_S);
-        if ((double)(mono_ns() - last) >= 1e9 * TW_RUN_COMMIT_S) {
-            import_events(s);
-            tw_run_commit(s->run); /* a failure is kept and said at the end */
+        if ((double)(mono_ns() - last) >= 1e9 * COMMIT_S) {
+            tw_recording_sync(s->rec); /* a failure is kept and said at the end */
             last = mono_ns();
         }
     }
@@ -612,108 +527,6 @@ static int wait_command(run_state *s, pid_t pid, int *sig)
         return 128 + *sig;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAIL;
-}
-
-/* What the estimator needs to know of the devices, and the profile each
- * uses (--profile, else the one for its GPU and driver), into the run file. */
-static tw_status record_devices(run_state *s)
-{
-    tw_status st = TW_OK;
-    for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
-        run_gpu *x = &s->dev[d];
-        tw_run_device rd;
-        memset(&rd, 0, sizeof rd);
-        rd.index = x->index;
-        snprintf(rd.uuid, sizeof rd.uuid, "%s", s->devinfo[d].uuid);
-        snprintf(rd.name, sizeof rd.name, "%s", x->name);
-        snprintf(rd.driver, sizeof rd.driver, "%s", x->driver);
-        rd.arch = s->devinfo[d].arch;
-        rd.power_limit_w = s->devinfo[d].power_limit_w;
-        snprintf(rd.prefix, sizeof rd.prefix, "%s", x->prefix);
-        const tw_sampler_device *p = s->sampler ? tw_sampler_device_get(s->sampler, d) : NULL;
-        rd.fast_period_s = p ? p->fast_period_s : NAN;
-        rd.buffer_poll_s = p ? p->buffer_poll_s : NAN;
-        rd.slow_period_s = p ? p->slow_period_s : NAN;
-        rd.slow_max_period_s = p ? p->slow_max_period_s : NAN;
-        rd.sampler_cpu_s = p && s->stopped ? p->cpu_s : NAN;
-        snprintf(rd.plan, sizeof rd.plan, "%s", p && p->plan ? p->plan : "");
-        st = tw_run_put_device(s->run, &rd);
-        if (st != TW_OK || s->sampler) continue; /* the profile once, before the sampler */
-        st = tw_run_record_profile(s->run, x->index, x->name, x->driver, s->a.profile, &s->given, s->given_how);
-    }
-    return st;
-}
-
-/* The facts of the run the report needs, once the command ended. */
-static tw_status record_end(run_state *s, int rc, int sig, double child_s, double spawn_s, double exit_s)
-{
-    tw_status st = record_devices(s);
-    for (size_t i = 0; st == TW_OK && i < tw_sampler_reading_count(s->sampler); i++)
-        st = tw_run_set_reading_stats(s->run, tw_sampler_reading(s->sampler, i)->name,
-                                      tw_sampler_reading(s->sampler, i));
-    const char *note = s->events_note[0] ? s->events_note : NULL;
-    if (!note && s->a.no_inject) note = "--no-inject: no kernel timeline";
-    if (!note && access(s->events_abs, F_OK) != 0) note = "no events were written";
-    if (st == TW_OK) st = tw_run_set_int(s->run, "exit_status", rc);
-    if (st == TW_OK) st = tw_run_set_int(s->run, "signal", sig);
-    if (st == TW_OK) st = tw_run_set_real(s->run, "command_wall_s", child_s);
-    (void)spawn_s; /* recorded when the command started */
-    if (st == TW_OK) st = tw_run_set_real(s->run, "exit_s", exit_s);
-    if (st == TW_OK) st = tw_run_set_real(s->run, "tail_s", TAIL_S);
-    if (st == TW_OK) st = tw_run_set_real(s->run, "sampler_cpu_s", tw_sampler_cpu_s(s->sampler));
-    if (st == TW_OK) st = tw_run_set_real(s->run, "sampler_wall_s", tw_sampler_wall_s(s->sampler));
-    if (st == TW_OK) st = tw_run_set_real(s->run, "writer_cpu_s", tw_sampler_writer_cpu_s(s->sampler));
-    if (st == TW_OK) st = tw_run_set_text(s->run, "sampler_notes", tw_sampler_notes(s->sampler));
-    if (st == TW_OK) st = tw_run_set_text(s->run, "warnings", s->warn);
-    if (st == TW_OK) st = tw_run_set_text(s->run, "events_note", note ? note : "");
-    if (st == TW_OK) st = tw_run_commit(s->run);
-    return st;
-}
-
-/* The host, and the rank in a parallel job: the merged report's keys. */
-static tw_status record_job(run_state *s)
-{
-    const run_job *j = &s->job;
-    tw_status st = tw_run_set_text(s->run, "host", j->host);
-    if (st != TW_OK || j->rank < 0) return st;
-    st = tw_run_set_int(s->run, "rank", j->rank);
-    if (st == TW_OK && j->size > 0) st = tw_run_set_int(s->run, "world_size", j->size);
-    if (st == TW_OK && j->local_rank >= 0) st = tw_run_set_int(s->run, "local_rank", j->local_rank);
-    if (st == TW_OK) st = tw_run_set_text(s->run, "rank_variable", j->rank_var);
-    return st;
-}
-
-/* The MIG instances of the sampled GPUs (read, never changed): their kernels
- * carry the instance's UUID, and the report charges them to its GPU. */
-static tw_status record_mig(run_state *s)
-{
-    if (strcmp(s->a.backend, "nvml") != 0) return TW_OK;
-    tw_status st = TW_OK;
-    for (size_t d = 0; d < s->ndev && st == TW_OK; d++) {
-        tw_mig_instance mig[MAX_MIG];
-        size_t n = 0;
-        if (tw_nvml_mig_instances(NULL, s->devinfo[d].index, mig, MAX_MIG, &n) != TW_OK) {
-            tw_clear_error(); /* a GPU whose instances cannot be read: as one without */
-            continue;
-        }
-        for (size_t i = 0; i < n && st == TW_OK; i++)
-            st = tw_run_put_mig(s->run, &mig[i]);
-    }
-    return st;
-}
-
-/* The facts known before the command starts. */
-static tw_status record_start(run_state *s, uint64_t t0)
-{
-    tw_status st = tw_run_set_text(s->run, "backend", s->a.backend);
-    if (st == TW_OK) st = tw_run_set_int(s->run, "t0_mono_ns", (int64_t)t0);
-    if (st == TW_OK) st = tw_run_set_text(s->run, "provenance", s->provenance);
-    if (st == TW_OK) st = tw_run_set_command(s->run, s->a.cmd);
-    if (st == TW_OK) st = tw_run_set_environment(s->run, s->env.v);
-    if (st == TW_OK) st = record_job(s);
-    if (st == TW_OK) st = record_mig(s);
-    if (st == TW_OK) st = record_devices(s);
-    return st;
 }
 
 /* One line saying what made the files: truewatt's command line, the date
@@ -747,34 +560,13 @@ static void options_text(int argc, char **argv, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
 }
 
-/* Whether the run file's folder can take it (a read-only folder or file
- * system): said before the command is run, not after. */
-static bool output_folder_writable(const char *run)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", run);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    if (access(dir, W_OK) == 0) return true;
-    fprintf(stderr, "truewatt run: cannot write the run file %s: its folder %s: %s\n", run, dir, strerror(errno));
-    return false;
-}
-
 /* Everything up to the command's start; returns 0 or the exit code. */
 static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
 {
     const char *cmd = s->a.cmd[0];
-    if (s->a.profile) { /* a bad profile fails now, not after the command ran */
-        tw_profile_init(&s->given);
-        tw_status pst = tw_profile_pick(s->a.profile, NULL, NULL, &s->given, s->given_how, sizeof s->given_how);
-        if (pst != TW_OK) return cli_fail("run", pst);
-    }
-    if (!output_folder_writable(s->a.run)) return CLI_EXIT_FAIL;
+    /* a bad profile or a folder that cannot take the run file fails now, not after the command ran */
+    tw_status pst = tw_recording_new(s->a.run, s->a.profile, &s->rec);
+    if (pst != TW_OK) return cli_fail("run", pst);
     fds_snapshot(&s->inherited);
     /* test hook: the fake NVML reads its time origin from our environment */
     const char *hook = getenv("TW_RUN_EXPORT_T0_TO_FAKE");
@@ -796,7 +588,6 @@ static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
     }
     int rc = choose_devices(&s->a, s->devinfo, &s->ndev, s->warn, sizeof s->warn);
     if (rc) return rc;
-    describe_devices(s->devinfo, s->ndev, s->dev);
     if (!*t0) *t0 = mono_ns();
     make_provenance(s->provenance, sizeof s->provenance, argc, argv, &s->a);
     /* the injection library's events file: beside the run file, imported into it */
@@ -806,77 +597,61 @@ static int prepare(run_state *s, int argc, char **argv, uint64_t *t0)
     if (!s->events_abs || !child_env(&s->env, &s->a, s->events_abs, *t0, s->warn, sizeof s->warn) ||
         !env_set(&s->env, "TW_PROVENANCE", s->provenance))
         return cli_fail("run", TW_ENOMEM);
-    if (remove(s->events_abs) != 0 && errno != ENOENT) {
-        fprintf(stderr, "truewatt run: %s: cannot remove the old events file: %s\n", s->events_abs, strerror(errno));
-        return CLI_EXIT_FAIL;
-    }
-    tw_run_tail_init(&s->tail);
-    tw_status st = tw_run_create(s->a.run, &s->run);
-    if (st == TW_OK) st = record_start(s, *t0);
-    return st == TW_OK ? 0 : cli_fail("run", st);
+    return 0;
 }
 
-/* The sampler, into the run file. */
+static void note_run(void *ctx, const char *text)
+{
+    (void)ctx;
+    fprintf(stderr, "truewatt run: %s\n", text);
+}
+
+/* The run file, with what is known, and the sampler into it. */
 static int start_sampling(run_state *s, uint64_t t0)
 {
-    tw_sampler_config sc = {.backend = s->a.backend,
-                            .devices = (const char *const *)s->a.ids,
-                            .n_devices = s->a.nids,
-                            .fast_period_s = s->a.fast_s,
-                            .slow_period_s = s->a.slow_s,
-                            .t0_mono_ns = t0,
-                            .provenance = s->provenance,
-                            .profile_path = s->a.profile,
-                            .profile_dir = tw_profile_dir(),
-                            .run = s->run};
-    tw_status st = tw_sampler_start(&sc, &s->sampler);
-    if (st != TW_OK) return cli_fail("run", st);
-    const tw_sampler_device *plan0 = tw_sampler_device_get(s->sampler, 0); /* its plan's periods */
-    st = tw_run_set_real(s->run, "fast_period_s", plan0->fast_period_s);
-    if (st == TW_OK) st = tw_run_set_real(s->run, "slow_period_s", plan0->slow_period_s);
-    if (st == TW_OK) st = record_devices(s);
-    if (st == TW_OK) st = tw_run_commit(s->run);
+    tw_recording_options o;
+    tw_recording_options_init(&o);
+    o.backend = s->a.backend;
+    o.devices = s->devinfo;
+    o.ndevices = s->ndev;
+    o.fast_period_s = s->a.fast_s;
+    o.slow_period_s = s->a.slow_s;
+    o.t0_mono_ns = t0;
+    o.provenance = s->provenance;
+    o.command = s->a.cmd;
+    o.environment = s->env.v;
+    o.events_path = s->events_abs;
+    o.no_events = s->a.no_inject ? "--no-inject: no kernel timeline" : NULL;
+    o.host = s->job.host;
+    o.rank = s->job.rank;
+    o.world_size = s->job.size;
+    o.local_rank = s->job.local_rank;
+    o.rank_variable = s->job.rank_var;
+    o.warnings = s->warn;
+    o.note = note_run;
+    tw_status st = tw_recording_start(s->rec, &o);
     if (st != TW_OK) return cli_fail("run", st);
     if (s->warn[0]) fputs(s->warn, stderr);
+    const tw_sampler_device *plan0 = tw_sampler_device_get(tw_recording_sampler(s->rec), 0); /* its plan's periods */
     cli_note("truewatt run: sampling %s (%zu device%s: fast readings every %g s, slow every %g s) into %s; running %s",
              s->a.backend, s->ndev, s->ndev == 1 ? "" : "s", plan0->fast_period_s, plan0->slow_period_s, s->a.run,
              s->a.cmd[0]);
     return 0;
 }
 
-/* The sampler's lines that say a GPU stopped answering (lost, every read
- * failing) to stderr as well: the report has them among its notes, at the
- * end of a long text. */
-static void say_stopped_devices(const tw_sampler *sampler)
-{
-    const char *notes = tw_sampler_notes(sampler);
-    for (const char *p = notes; p && *p;) {
-        size_t len = strcspn(p, "\n");
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)len, p);
-        if (strstr(line, " stopped at t = ")) fprintf(stderr, "truewatt run: warning: %s\n", line);
-        p += len + (p[len] == '\n');
-    }
-}
-
 /* The injection library's last lines, the sampler's end and the facts of
  * the run into the run file; returns the exit status updated on failure. */
-static int finish_recording(run_state *s, int rc, int sig, double child_s, double spawn_s, double exit_s)
+static int finish_recording(run_state *s, int rc, int sig, double child_s, double exit_s)
 {
-    tw_status st = tw_sampler_stop(s->sampler);
-    s->stopped = true;
-    if (st != TW_OK) {
+    tw_recording_end e = {.size = sizeof e,
+                          .exit_status = rc,
+                          .signal = sig,
+                          .command_wall_s = child_s,
+                          .exit_s = exit_s,
+                          .tail_s = TAIL_S};
+    if (tw_recording_finish(s->rec, &e) != TW_OK) {
         fprintf(stderr, "truewatt run: the run file %s is incomplete: %s\n", s->a.run, tw_last_error());
         if (rc == 0) rc = CLI_EXIT_FAIL;
-    }
-    say_stopped_devices(s->sampler);
-    bool all = import_events(s);
-    st = record_end(s, rc, sig, child_s, spawn_s, exit_s);
-    if (st != TW_OK) {
-        fprintf(stderr, "truewatt run: the run file %s is incomplete: %s\n", s->a.run, tw_last_error());
-        if (rc == 0) rc = CLI_EXIT_FAIL;
-    } else if (all) {
-        remove(s->events_abs); /* all of it is in the run file now */
     }
     return rc;
 }
@@ -887,21 +662,15 @@ static int finish_recording(run_state *s, int rc, int sig, double child_s, doubl
 static int abandon(run_state *s, pid_t pid)
 {
     const char *cmd = s->a.cmd[0];
-    tw_status st = tw_sampler_stop(s->sampler);
-    s->stopped = true;
-    if (pid > 0) { /* the command still runs: what it did so far, and why the run has no end */
-        import_events(s);
-        size_t len = strlen(s->warn);
-        snprintf(s->warn + len, sizeof s->warn - len,
+    char warning[1024] = "";
+    if (pid > 0) /* the command still runs: what it did so far, and why the run has no end */
+        snprintf(warning, sizeof warning,
                  "warning: truewatt run was interrupted twice: it stopped without waiting for %s (which had the "
-                 "interrupts too)\n",
+                 "interrupts too)",
                  cmd);
-        if (st == TW_OK) st = tw_run_set_text(s->run, "warnings", s->warn);
-        if (st == TW_OK) st = tw_run_set_text(s->run, "sampler_notes", tw_sampler_notes(s->sampler));
-    }
-    if (st == TW_OK) st = tw_run_commit(s->run);
-    tw_status cst = tw_run_close(s->run);
-    s->run = NULL;
+    tw_status st = tw_recording_abandon(s->rec, pid > 0 ? warning : NULL);
+    tw_status cst = tw_recording_close(s->rec, false);
+    s->rec = NULL;
     if (st == TW_OK) st = cst;
     if (st != TW_OK)
         fprintf(stderr, "truewatt run: interrupted twice; the run file %s is incomplete: %s\n", s->a.run,
@@ -937,24 +706,11 @@ static void report_begin(run_state *s, pid_t pid)
         fprintf(stderr, "truewatt run: warning: no process report for the exporter: %s\n", tw_last_error());
 }
 
-/* Each sampled GPU's estimate into the process report (the report's on_report); a GPU on which
- * no kernel or copy was recorded gets none (the injection may have failed: 0 J would be a claim). */
+/* Each sampled GPU's estimate into the process report (the report's on_report). */
 static void report_estimates(void *user, const tw_report *r)
 {
     run_state *s = user;
-    size_t n = tw_report_device_count(r);
-    for (size_t k = 0; k < n; k++) {
-        tw_report_device dev = {.size = sizeof dev};
-        const tw_estimate *est = tw_report_device_estimate(r, k);
-        if (tw_report_device_get(r, k, &dev) != TW_OK || !est || est->nnames == 0) {
-            tw_clear_error();
-            continue;
-        }
-        for (size_t d = 0; d < s->ndev; d++)
-            if ((int)s->devinfo[d].index == dev.index &&
-                tw_procfile_set_estimate(s->proc, s->devinfo[d].uuid, est, tw_report_device_events(r, k)) != TW_OK)
-                tw_clear_error();
-    }
+    tw_proc_report_set_energies(s->proc, r);
 }
 
 static void report_end(run_state *s)
@@ -985,7 +741,6 @@ static bool rank_done(const char *path)
     tw_run *r = NULL;
     bool done = tw_run_open(path, &r) == TW_OK && !isnan(tw_run_get_real(r, "exit_s"));
     tw_run_close(r);
-    tw_clear_error();
     return done;
 }
 
@@ -1002,7 +757,8 @@ static int merge_ranks(run_state *s)
         free(paths);
         free(done);
         free(ready);
-        return cli_fail("run", tw_fail(TW_ENOMEM, "out of memory"));
+        fprintf(stderr, "truewatt run: out of memory\n");
+        return CLI_EXIT_FAIL;
     }
     for (int r = 0; r < n; r++)
         run_job_path(s->run_pattern, r, paths[r], sizeof paths[r]);
@@ -1063,11 +819,8 @@ int cmd_run(int argc, char **argv)
     uint64_t t0 = 0;
     ignore_file_size_signal();
     if ((rc = prepare(&s, argc, argv, &t0)) != 0 || (rc = start_sampling(&s, t0)) != 0) {
-        if (s.sampler) tw_sampler_stop(s.sampler);
-        bool made = s.run != NULL;
-        tw_run_close(s.run);
-        s.run = NULL;
-        if (made) remove(s.a.run); /* nothing was measured into it */
+        tw_recording_close(s.rec, true); /* nothing was measured into it */
+        s.rec = NULL;
         run_free(&s);
         return rc;
     }
@@ -1080,7 +833,6 @@ int cmd_run(int argc, char **argv)
     double spawn_s = 1e-9 * (double)(started - t0);
     pid_t pid = start_command(s.cmd_path, s.a.cmd, s.env.v, s.a.json, &err);
     if (pid < 0) {
-        tw_sampler_stop(s.sampler);
         fprintf(stderr, "truewatt run: cannot run '%s': %s\n", cmd,
                 err == ENOENT ? "command not found" : strerror(err));
         run_free(&s);
@@ -1090,7 +842,7 @@ int cmd_run(int argc, char **argv)
     if (last_signal) kill(pid, last_signal); /* a signal that came while it started */
     report_begin(&s, pid);
     /* a run that truewatt does not finish (kill -9) is reported from here on */
-    if (tw_run_set_real(s.run, "spawn_s", spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
+    if (tw_recording_command_started(s.rec, spawn_s) != TW_OK) fprintf(stderr, "truewatt run: %s\n", tw_last_error());
     int sig = 0;
     rc = wait_command(&s, pid, &sig);
     child_pid = 0;
@@ -1098,7 +850,7 @@ int cmd_run(int argc, char **argv)
     uint64_t ended = mono_ns();
     double child_s = 1e-9 * (double)(ended - started), exit_s = 1e-9 * (double)(ended - t0);
     sleep_s(TAIL_S);
-    rc = finish_recording(&s, rc, sig, child_s, spawn_s, exit_s);
+    rc = finish_recording(&s, rc, sig, child_s, exit_s);
     if (interrupts >= INTERRUPTS_TO_ABANDON) return abandon(&s, 0); /* all recorded: only the report is left */
     if (sig)
         cli_note("truewatt run: %s was killed by signal %d after %.3f s; computing the report", cmd, sig, child_s);
@@ -1119,15 +871,19 @@ int cmd_run(int argc, char **argv)
     o.user = &s;
     /* in a job, each rank's report is kept in its run file; rank 0 prints the merged one */
     FILE *out = ranks ? fopen("/dev/null", "w") : stdout;
-    int report_rc = out ? report_run_file(s.run, &o, out) : cli_fail("run", tw_fail(TW_EIO, "cannot open /dev/null"));
+    int report_rc = CLI_EXIT_FAIL;
+    if (out)
+        report_rc = report_run_file(tw_recording_run(s.rec), &o, out);
+    else
+        fprintf(stderr, "truewatt run: cannot open /dev/null\n");
     if (out && out != stdout) fclose(out);
     if (report_rc != CLI_EXIT_INTERRUPTED) report_end(&s); /* a GPU without an estimate: none for it */
     if (report_rc == 0) cli_note("truewatt run: report computed");
     if (sig)
         fprintf(stderr, "truewatt run: %s was killed by signal %d (%s); the run so far is in %s\n", cmd, sig,
                 signal_name(sig), s.a.run);
-    tw_status st = tw_run_close(s.run);
-    s.run = NULL;
+    tw_status st = tw_recording_close(s.rec, false);
+    s.rec = NULL;
     if (st != TW_OK) {
         fprintf(stderr, "truewatt run: %s: %s\n", s.a.run, tw_last_error());
         if (rc == 0) rc = CLI_EXIT_FAIL;

@@ -21,7 +21,6 @@ tw_status tw_profile_pick(const char *given, const char *gpu, const char *driver
  * when the path is not a regular file: a pipe can be read only once). */
 bool tw_trace_gpu(const char *path, int *index, char *gpu, size_t gpu_len, char *driver, size_t driver_len);
 
-/* The folder searched. */
-const char *tw_profile_dir(void);
+/* tw_profile_dir (the folder searched): truewatt.h */
 
 #endif

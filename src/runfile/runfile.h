@@ -25,8 +25,7 @@
 #define TW_RUN_COMMIT_S 0.5
 #define TW_RUN_COMMIT_ROWS 200000
 
-/* Whether the file starts with SQLite's header (a run file, not a CSV). */
-bool tw_run_is_file(const char *path);
+/* tw_run_is_file (SQLite's header: a run file, not a CSV): truewatt.h */
 
 /* Creates `path` afresh (an old file and its -wal/-shm are removed). */
 tw_status tw_run_create(const char *path, tw_run **out);
@@ -44,8 +43,7 @@ tw_status tw_run_set_real(tw_run *r, const char *key, double value);
 /* *out is malloc'ed ("" when absent: TW_ENOTFOUND). */
 tw_status tw_run_get_text(tw_run *r, const char *key, char **out);
 tw_status tw_run_get_int(tw_run *r, const char *key, int64_t *out);
-/* NaN when absent or NULL. */
-double tw_run_get_real(tw_run *r, const char *key);
+/* tw_run_get_real (NaN when absent or NULL): truewatt.h */
 
 /* The measured command's arguments, and its environment ("NAME=value"). */
 tw_status tw_run_set_command(tw_run *r, char *const *argv);

@@ -102,9 +102,7 @@ void tw_unmeasured_describe(const tw_unmeasured_summary *unm, char *buf, size_t 
  * given. Errors (TW_ENOTFOUND, TW_EINVAL) name the item and list the GPUs
  * NVML sees; a note (e.g. that CUDA_VISIBLE_DEVICES names a MIG instance, or
  * entries CUDA ignores) goes to note[note_len] ("" when none). */
-/* The syntax of a --device list alone (no GPU needed): TW_EINVAL naming the
- * first item that is not an index, cuda:N or GPU-/MIG- UUID (prefix). NULL is fine. */
-tw_status tw_devices_check(const char *list);
+/* tw_devices_check (a --device list's syntax alone): truewatt.h */
 tw_status tw_devices_resolve(const char *list, const char *cuda_visible, const tw_device_info *all, size_t nall,
                              size_t *pos, size_t cap, size_t *n, char *note, size_t note_len);
 /* The same, where a MIG instance's UUID (in cuda_visible or list, "MIG-...")
