@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/sim_run.h"
+#include "api/sized.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/note.h"
@@ -408,8 +409,14 @@ void tw_demo_options_init(tw_demo_options *o)
     o->seed = 1;
 }
 
-tw_status tw_demo(const tw_demo_options *o, FILE *out)
+tw_status tw_demo(const tw_demo_options *o_in, FILE *out)
 {
+    if (!o_in) return tw_fail(TW_EINVAL, "tw_demo: NULL options");
+    tw_demo_options o_full;
+    tw_demo_options_init(&o_full);
+    tw_status sized = tw_sized_read(&o_full, sizeof o_full, o_in, "tw_demo: options");
+    if (sized != TW_OK) return sized;
+    const tw_demo_options *o = &o_full;
     if (!o || !out) return tw_fail(TW_EINVAL, "tw_demo: NULL argument");
     tw_demo_options a = *o;
     if (!a.out_dir) a.out_dir = "truewatt-demo";

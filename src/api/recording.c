@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/sized.h"
 #include "core/error.h"
 #include "core/note.h"
 #include "correct/profile.h"
@@ -174,9 +175,13 @@ static uint64_t mono_ns(void)
 
 tw_status tw_recording_start(tw_recording *r, const tw_recording_options *o)
 {
-    if (!r || !o || !o->devices || !o->ndevices) return tw_fail(TW_EINVAL, "tw_recording_start: no GPUs");
+    if (!r || !o) return tw_fail(TW_EINVAL, "tw_recording_start: NULL argument");
     if (r->run) return tw_fail(TW_EINVAL, "tw_recording_start: already started");
-    r->o = *o;
+    tw_recording_options_init(&r->o);
+    tw_status sized = tw_sized_read(&r->o, sizeof r->o, o, "tw_recording_start: options");
+    if (sized != TW_OK) return sized;
+    o = &r->o;
+    if (!o->devices || !o->ndevices) return tw_fail(TW_EINVAL, "tw_recording_start: no GPUs");
     if (!r->o.backend) r->o.backend = "nvml";
     if (!r->o.t0_mono_ns) r->o.t0_mono_ns = mono_ns();
     if (!(r->warnings = strdup(o->warnings ? o->warnings : ""))) return TW_ENOMEM;
@@ -277,8 +282,13 @@ static tw_status record_end(tw_recording *r, const tw_recording_end *e)
     return st;
 }
 
-tw_status tw_recording_finish(tw_recording *r, const tw_recording_end *e)
+tw_status tw_recording_finish(tw_recording *r, const tw_recording_end *e_in)
 {
+    if (!r || !e_in) return tw_fail(TW_EINVAL, "tw_recording_finish: NULL argument");
+    tw_recording_end full = {.size = sizeof full, .tail_s = NAN, .command_wall_s = NAN, .exit_s = NAN};
+    tw_status sized = tw_sized_read(&full, sizeof full, e_in, "tw_recording_finish: end");
+    if (sized != TW_OK) return sized;
+    const tw_recording_end *e = &full;
     tw_status st = tw_sampler_stop(r->sampler), sampler_st = st;
     char why[1024] = "";
     if (st != TW_OK) snprintf(why, sizeof why, "%s", tw_last_error());

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/sim_run.h"
+#include "api/sized.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/note.h"
@@ -137,8 +138,14 @@ static char *default_events_path(const char *trace)
     return p;
 }
 
-tw_status tw_sim_run(const tw_scenario *sc, const tw_sim_run_options *o, FILE *out)
+tw_status tw_sim_run(const tw_scenario *sc, const tw_sim_run_options *o_in, FILE *out)
 {
+    if (!o_in) return tw_fail(TW_EINVAL, "tw_sim_run: NULL options");
+    tw_sim_run_options o_full;
+    tw_sim_run_options_init(&o_full);
+    tw_status sized = tw_sized_read(&o_full, sizeof o_full, o_in, "tw_sim_run: options");
+    if (sized != TW_OK) return sized;
+    const tw_sim_run_options *o = &o_full;
     if (!sc || !o || !o->trace) return tw_fail(TW_EINVAL, "tw_sim_run: no scenario or no trace path");
     char *events_path = NULL;
     const char *events = o->events;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/sized.h"
 #include "bench/plans.h"
 #include "core/error.h"
 #include "core/note.h"
@@ -20,6 +21,18 @@ void tw_experiment_options_init(tw_experiment_options *o)
     o->backend = "nvml";
     o->sim = TW_SIM_H100;
     o->seed = 1;
+}
+
+tw_status xp_read_options(tw_experiment_options *e, const tw_experiment_options *e_in, void *o, size_t o_size,
+                          const void *o_in, const char *what)
+{
+    tw_experiment_options_init(e);
+    char which[160];
+    snprintf(which, sizeof which, "%s: experiment options", what);
+    if (!e_in || (o && !o_in)) return tw_fail(TW_EINVAL, "%s: NULL options", what);
+    tw_status st = tw_sized_read(e, sizeof *e, e_in, which);
+    snprintf(which, sizeof which, "%s: options", what);
+    return st == TW_OK && o ? tw_sized_read(o, o_size, o_in, which) : st;
 }
 
 typedef struct progress_state {

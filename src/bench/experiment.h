@@ -20,6 +20,13 @@
 #define xp_keep_sim_run tw_xp_keep_sim_run
 #define xp_events_path tw_xp_events_path
 #define xp_bench_run tw_xp_bench_run
+#define xp_read_options tw_xp_read_options
+
+/* The caller's experiment options into *e and, when o is not NULL, a
+ * command's own into o (which holds its defaults), each read as its size
+ * says; TW_EINVAL naming `what` for a NULL or unsized one. */
+tw_status xp_read_options(tw_experiment_options *e, const tw_experiment_options *e_in, void *o, size_t o_size,
+                          const void *o_in, const char *what);
 
 /* The executor: a note says where the trace goes and how long the plan
  * takes. TW_EUNAVAIL ("cannot measure: ...") without the nvml backend. */

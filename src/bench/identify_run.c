@@ -78,8 +78,15 @@ static tw_status plan_identify(tw_exec *x, void *ctx)
     return tw_plan_identify(x);
 }
 
-tw_status tw_identify_run(const tw_experiment_options *e, const tw_identify_run_options *o, FILE *out)
+tw_status tw_identify_run(const tw_experiment_options *e_in, const tw_identify_run_options *o_in, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_identify_run_options o_full;
+    tw_identify_run_options_init(&o_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &o_full, sizeof o_full, o_in, "tw_identify_run");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_identify_run_options *o = &o_full;
     if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_identify_run: NULL argument");
     if (!o->trace != !o->events) return tw_fail(TW_EINVAL, "a recorded trace and its events go together");
     if (o->trace) return identify_recorded(e, o, out);
@@ -149,8 +156,12 @@ static tw_status validate_recorded(const tw_experiment_options *e, const char *o
     return st;
 }
 
-tw_status tw_validation_run(const tw_experiment_options *e, const char *out_dir, const char *from, FILE *out)
+tw_status tw_validation_run(const tw_experiment_options *e_in, const char *out_dir, const char *from, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_status sized = xp_read_options(&e_full, e_in, NULL, 0, NULL, "tw_validation_run");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
     if (!e || !out) return tw_fail(TW_EINVAL, "tw_validation_run: NULL argument");
     if (!out_dir) out_dir = "truewatt-validation";
     char trace[4096], events[4096];

@@ -296,8 +296,15 @@ static tw_status report(const tw_experiment_options *e, const tw_isa_options *o,
     return st;
 }
 
-tw_status tw_isa_experiment(const tw_experiment_options *e, const tw_isa_options *o, FILE *out)
+tw_status tw_isa_experiment(const tw_experiment_options *e_in, const tw_isa_options *o_in, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_isa_options o_full;
+    tw_isa_options_init(&o_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &o_full, sizeof o_full, o_in, "tw_isa_experiment");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_isa_options *o = &o_full;
     if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_isa_experiment: NULL argument");
     isa_job j = {0};
     tw_isa_run_options_init(&j.run);

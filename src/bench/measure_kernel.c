@@ -161,8 +161,15 @@ static tw_status check_options(const tw_measure_kernel_options *a)
     return TW_OK;
 }
 
-tw_status tw_measure_kernel(const tw_experiment_options *e, const tw_measure_kernel_options *a, FILE *out)
+tw_status tw_measure_kernel(const tw_experiment_options *e_in, const tw_measure_kernel_options *a_in, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_measure_kernel_options a_full;
+    tw_measure_kernel_options_init(&a_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &a_full, sizeof a_full, a_in, "tw_measure_kernel");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_measure_kernel_options *a = &a_full;
     if (!e || !a || !out) return tw_fail(TW_EINVAL, "tw_measure_kernel: NULL argument");
     tw_status st = check_options(a);
     if (st != TW_OK) return st;

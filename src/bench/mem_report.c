@@ -14,6 +14,7 @@
 #include "bench/mem_check.h"
 #include "bench/mem_run.h"
 #include "bench/mem_sizes.h"
+#include "api/sized.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/note.h"
@@ -83,8 +84,14 @@ static tw_status run_options(const tw_mem_options *o, tw_mem_run_options *run)
     return TW_OK;
 }
 
-tw_status tw_mem_options_check(const tw_mem_options *o)
+tw_status tw_mem_options_check(const tw_mem_options *o_in)
 {
+    if (!o_in) return tw_fail(TW_EINVAL, "tw_mem_options_check: NULL options");
+    tw_mem_options o_full;
+    tw_mem_options_init(&o_full);
+    tw_status sized = tw_sized_read(&o_full, sizeof o_full, o_in, "tw_mem_options_check: options");
+    if (sized != TW_OK) return sized;
+    const tw_mem_options *o = &o_full;
     tw_mem_run_options run;
     return run_options(o, &run);
 }
@@ -563,10 +570,20 @@ static tw_status evaluate_checks(const char *manifest, const char *ncu_csv, tw_m
     return st;
 }
 
-tw_status tw_mem_check_report(const tw_experiment_options *e, const tw_mem_options *o, const char *manifest,
+tw_status tw_mem_check_report(const tw_experiment_options *e_in, const tw_mem_options *o_in, const char *manifest,
                               const char *ncu_csv, FILE *out)
 {
-    if (!e || !o || !manifest || !ncu_csv || !out) return tw_fail(TW_EINVAL, "tw_mem_check_report: NULL argument");
+    if (!e_in || !o_in || !manifest || !ncu_csv || !out)
+        return tw_fail(TW_EINVAL, "tw_mem_check_report: NULL argument");
+    tw_experiment_options e_full;
+    tw_mem_options o_full;
+    tw_experiment_options_init(&e_full);
+    tw_mem_options_init(&o_full);
+    tw_status sized = tw_sized_read(&e_full, sizeof e_full, e_in, "tw_mem_check_report: experiment options");
+    if (sized == TW_OK) sized = tw_sized_read(&o_full, sizeof o_full, o_in, "tw_mem_check_report: options");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_mem_options *o = &o_full;
     tw_mem_check_row *rows = NULL;
     size_t n = 0;
     tw_status st = evaluate_checks(manifest, ncu_csv, &rows, &n);
@@ -596,8 +613,15 @@ static tw_status run_counters(tw_exec *x, void *ctx)
     return st;
 }
 
-tw_status tw_mem_counters(const tw_experiment_options *e, const tw_mem_options *o, const char *manifest)
+tw_status tw_mem_counters(const tw_experiment_options *e_in, const tw_mem_options *o_in, const char *manifest)
 {
+    tw_experiment_options e_full;
+    tw_mem_options o_full;
+    tw_mem_options_init(&o_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &o_full, sizeof o_full, o_in, "tw_mem_counters");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_mem_options *o = &o_full;
     if (!e || !o || !manifest) return tw_fail(TW_EINVAL, "tw_mem_counters: NULL argument");
     counters_job c = {.manifest = manifest, .iterations = o->iterations ? o->iterations : 4};
     tw_status st = run_options(o, &c.run);
@@ -624,8 +648,15 @@ static tw_status run_sizes(tw_exec *x, void *ctx)
     return tw_mem_sizes_run(x, &j->o, &j->r);
 }
 
-tw_status tw_mem_sizes_report(const tw_experiment_options *e, const tw_mem_options *o, FILE *out)
+tw_status tw_mem_sizes_report(const tw_experiment_options *e_in, const tw_mem_options *o_in, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_mem_options o_full;
+    tw_mem_options_init(&o_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &o_full, sizeof o_full, o_in, "tw_mem_sizes_report");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_mem_options *o = &o_full;
     if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_mem_sizes_report: NULL argument");
     sizes_job j;
     memset(&j, 0, sizeof j);
@@ -691,8 +722,15 @@ static tw_status report(const tw_experiment_options *e, const tw_mem_options *o,
     return st;
 }
 
-tw_status tw_mem_calibrate(const tw_experiment_options *e, const tw_mem_options *o, FILE *out)
+tw_status tw_mem_calibrate(const tw_experiment_options *e_in, const tw_mem_options *o_in, FILE *out)
 {
+    tw_experiment_options e_full;
+    tw_mem_options o_full;
+    tw_mem_options_init(&o_full);
+    tw_status sized = xp_read_options(&e_full, e_in, &o_full, sizeof o_full, o_in, "tw_mem_calibrate");
+    if (sized != TW_OK) return sized;
+    const tw_experiment_options *e = &e_full;
+    const tw_mem_options *o = &o_full;
     if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_mem_calibrate: NULL argument");
     calibrate_job j = {0};
     tw_status st = run_options(o, &j.run);

@@ -111,7 +111,7 @@ static void csv_num(FILE *f, double v)
 static int write_csv(const char *dir, const tw_val_result *r, const vr_prov *pv)
 {
     char path[4096];
-    FILE *f = vr_open_out(dir, "validation.csv", path, sizeof path);
+    FILE *f = out_open(dir, "validation.csv", path, sizeof path);
     if (!f) return -1;
     fprintf(f, "# truewatt validate; date %s; gpu %s; driver %s; backend %s; best reading %s; truewatt %s\n", pv->date,
             pv->gpu, pv->driver, pv->backend, r->best[0] ? r->best : "none", tw_version());
@@ -132,7 +132,7 @@ static int write_csv(const char *dir, const tw_val_result *r, const vr_prov *pv)
         csv_num(f, v->tolerance_pct);
         fprintf(f, ",%s,%u\n", v->pass > 0 ? "pass" : v->pass == 0 ? "fail" : "-", v->n);
     }
-    return vr_close_out(f, path);
+    return out_close(f, path);
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -615,7 +615,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
                     const tw_validation_options *x, const vr_target *t, size_t nt)
 {
     char path[4096], lens[128];
-    FILE *f = vr_open_out(dir, "validation.md", path, sizeof path);
+    FILE *f = out_open(dir, "validation.md", path, sizeof path);
     if (!f) return -1;
     if (!strcmp(pv->gpu, "unknown"))
         fprintf(f, "# truewatt validation (a recorded trace: GPU and driver not known)\n\n");
@@ -669,7 +669,7 @@ static int write_md(const char *dir, const tw_val_result *r, const tw_profile *p
     md_loads_table(f, r);
 
     md_profile(f, p, x);
-    return vr_close_out(f, path);
+    return out_close(f, path);
 }
 
 /* ---------------------------------------------------------------- stdout */

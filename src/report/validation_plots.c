@@ -1,7 +1,6 @@
 /* The validation's records for tables and plots; see validation_plots.h. */
 #include "report/validation_plots.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,24 +121,6 @@ const char *val_naive_method(const tw_val_result *r, const char *experiment)
 
 /* ---------------------------------------------------------------- files */
 
-FILE *vr_open_out(const char *dir, const char *name, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) tw_fail(TW_EIO, "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-int vr_close_out(FILE *f, const char *path)
-{
-    bool failed = ferror(f) != 0;
-    if (fclose(f) != 0 || failed) {
-        tw_fail(TW_EIO, "cannot write %s", path);
-        return -1;
-    }
-    return 0;
-}
-
 /* A number for a .dat file: gnuplot skips NaN. */
 static void dat_num(FILE *f, double v)
 {
@@ -167,7 +148,7 @@ static int short_data(const char *dir, const tw_val_result *r, FILE *gp)
     size_t nm = val_methods(r, "short_kernels", true, methods, VAL_MAX_KEYS);
     if (nc == 0 || nm == 0) return 0;
     char path[4096];
-    FILE *f = vr_open_out(dir, "validation_short.dat", path, sizeof path);
+    FILE *f = out_open(dir, "validation_short.dat", path, sizeof path);
     if (!f) return -1;
     fprintf(f, "# truewatt validate: short kernels, energy per launch, error [%%] against the reference "
                "(NaN: not measured)\nkernel_ms");
@@ -186,7 +167,7 @@ static int short_data(const char *dir, const tw_val_result *r, FILE *gp)
         }
         fputc('\n', f);
     }
-    if (vr_close_out(f, path)) return -1;
+    if (out_close(f, path)) return -1;
     fprintf(gp, "\nset xtics (");
     for (size_t c = 0, k = 0; c < nc; c++)
         if (!isnan(val_case_seconds(cases[c]))) fprintf(gp, "%s%g", k++ ? ", " : "", val_case_seconds(cases[c]) * 1e3);
@@ -216,7 +197,7 @@ static int ratio_data(const char *dir, const tw_val_result *r, const char *exper
     size_t nm = val_methods(r, experiment, true, methods, VAL_MAX_KEYS);
     if (nc == 0 || nm == 0) return 0;
     char path[4096];
-    FILE *f = vr_open_out(dir, file, path, sizeof path);
+    FILE *f = out_open(dir, file, path, sizeof path);
     if (!f) return -1;
     fprintf(f, "# truewatt validate: %s, energy ratio per method and its sigma (0: none given)\nlength_s", experiment);
     for (size_t m = 0; m < nm; m++)
@@ -233,7 +214,7 @@ static int ratio_data(const char *dir, const tw_val_result *r, const char *exper
         }
         fputc('\n', f);
     }
-    return vr_close_out(f, path) ? -1 : (int)nm;
+    return out_close(f, path) ? -1 : (int)nm;
 }
 
 /* The target: the tolerance of a flagged record (percent of the reference). */
@@ -303,7 +284,7 @@ static int load_reading(const char *dir, tw_sensor *trace, const char *name, dou
     }
     char file[128], path[4096];
     snprintf(file, sizeof file, "validation_loads_%s.dat", name);
-    FILE *f = vr_open_out(dir, file, path, sizeof path);
+    FILE *f = out_open(dir, file, path, sizeof path);
     if (!f) {
         tw_update_series_free(&u);
         return -1;
@@ -321,7 +302,7 @@ static int load_reading(const char *dir, tw_sensor *trace, const char *name, dou
         written++;
     }
     tw_update_series_free(&u);
-    if (vr_close_out(f, path)) return -1;
+    if (out_close(f, path)) return -1;
     return written > 0;
 }
 
@@ -392,7 +373,7 @@ int val_plots(const char *outdir, const tw_val_result *r, tw_sensor *trace, cons
               size_t note_cap)
 {
     char path[4096];
-    FILE *gp = vr_open_out(outdir, "validation.gp", path, sizeof path);
+    FILE *gp = out_open(outdir, "validation.gp", path, sizeof path);
     if (!gp) return -1;
     fprintf(gp, "# truewatt validate plots from the .dat files beside this script. Run: gnuplot validation.gp\n"
                 "set terminal pngcairo size 1200,560 font ',10' noenhanced\nset grid\n"
@@ -408,7 +389,7 @@ int val_plots(const char *outdir, const tw_val_result *r, tw_sensor *trace, cons
     int s = short_data(outdir, r, gp);
     int q = s < 0 ? -1 : ratios(outdir, r, gp);
     int l = q < 0 ? -1 : loads(outdir, r, trace, events, gp);
-    if (vr_close_out(gp, path) || s < 0 || q < 0 || l < 0) return -1;
+    if (out_close(gp, path) || s < 0 || q < 0 || l < 0) return -1;
     if (s + q + l == 0) {
         snprintf(note, note_cap, "plots: nothing to plot");
         return 0;

@@ -15,8 +15,6 @@
 #define val_reference tw_valrep_reference
 #define val_naive_method tw_valrep_naive_method
 #define val_plots tw_valrep_plots
-#define vr_open_out tw_valrep_open_out
-#define vr_close_out tw_valrep_close_out
 
 #include <stdio.h>
 
@@ -24,6 +22,7 @@
 #include <stddef.h>
 
 #include "bench/validate.h"
+#include "core/outfile.h"
 #include "truewatt.h"
 
 #define VAL_MAX_KEYS 64
@@ -58,11 +57,5 @@ const char *val_naive_method(const tw_val_result *r, const char *experiment);
  * or not; note[] says which), -1 on an I/O error (tw_last_error says what). */
 int val_plots(const char *outdir, const tw_val_result *r, tw_sensor *trace, const tw_events *events, char *note,
               size_t note_cap);
-
-/* DIR/NAME opened for writing (path gets the full name); NULL with
- * tw_last_error() set when it cannot be. */
-FILE *vr_open_out(const char *dir, const char *name, char *path, size_t cap);
-/* Closes it; -1 with tw_last_error() set when anything failed to be written. */
-int vr_close_out(FILE *f, const char *path);
 
 #endif
