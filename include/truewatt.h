@@ -919,10 +919,13 @@ typedef struct tw_dvfs_options {
 
 TW_API void tw_dvfs_options_init(tw_dvfs_options *o);
 /* The model with a published parameter set against measured rows: MAPE over
- * all points, per regime, per kernel and the worst points. */
+ * all points, per regime, per kernel and the TW_DVFS_WORST worst points. */
+#define TW_DVFS_WORST 5
 TW_API tw_status tw_dvfs_eval_report(const tw_dvfs_options *o, FILE *out);
 /* Least-squares hardware parameters from measured rows, cross-validated by
- * clock pair and by kernel; o->out receives the fitted set. */
+ * clock pair and by kernel (with fewer than TW_DVFS_CV_MIN_PAIRS clock
+ * pairs, each pair is a fold); o->out receives the fitted set. */
+#define TW_DVFS_CV_MIN_PAIRS 10
 TW_API tw_status tw_dvfs_fit_report(const tw_dvfs_options *o, FILE *out);
 /* Energy-optimal clock pairs from predicted time and a fitted power model,
  * each kernel's power model fitted without it. */

@@ -8,7 +8,6 @@
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
 #include "cli/dvfs_common.h"
-#include "dvfs/eval.h" /* TW_DVFS_WORST, in the help */
 
 #define CMD_EVAL "dvfs eval"
 

@@ -7,7 +7,6 @@
 #include "cli/cli.h"
 #include "cli/dvfs_cmds.h"
 #include "cli/dvfs_common.h"
-#include "dvfs/cv.h" /* TW_DVFS_CV_MIN_PAIRS, in the help */
 
 #define CMD_FIT "dvfs fit"
 

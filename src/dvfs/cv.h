@@ -18,8 +18,7 @@ typedef enum tw_dvfs_cv_by {
 
 const char *tw_dvfs_cv_by_name(tw_dvfs_cv_by by); /* "clock pair", "kernel" */
 
-/* By clock pair, fewer pairs than this means one pair per fold. */
-#define TW_DVFS_CV_MIN_PAIRS 10
+/* TW_DVFS_CV_MIN_PAIRS (by clock pair, fewer pairs: one pair per fold): truewatt.h */
 
 /* Deterministic folds: the groups (clock pairs, or appNames) sorted (by core
  * then memory clock; by name), group number g in that order goes to fold

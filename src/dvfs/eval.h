@@ -9,7 +9,7 @@
 #include "dvfs/data.h"
 #include "dvfs/model.h"
 
-#define TW_DVFS_WORST 5
+/* TW_DVFS_WORST (the worst points listed): truewatt.h */
 
 typedef struct tw_dvfs_point {
     const tw_dvfs_row *row;
