@@ -249,9 +249,9 @@ typedef struct tw_report_device {
 } tw_report_device;
 
 typedef struct tw_report_name {
-    size_t size;        /* sizeof(tw_report_name), set by the caller */
-    const char *name;   /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
-    const char *kind;   /* "kernel", "memcpy", "memset" */
+    size_t size;      /* sizeof(tw_report_name), set by the caller */
+    const char *name; /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
+    const char *kind; /* "kernel", "memcpy", "memset" */
     /* "ok", "below_resolution" (upper_j bounds it), "grouped" (see group), "unobserved", "at_power_bound"
      * (held at the bound on each name's power: energy_j = upper_j, the most the model can give it) */
     const char *status;
