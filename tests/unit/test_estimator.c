@@ -713,6 +713,21 @@ static void test_power_bound(void **state)
     free(s);
 }
 
+/* One draw of white noise (noise_w rms) on the windows `clean` (into o) and
+ * the estimate of that reading. */
+static tw_estimate *noisy_draw(const tw_obs *clean, tw_obs *o, size_t n, tw_rng *rng, double noise_w,
+                               const tw_events *ev, const tw_est_config *cfg)
+{
+    for (size_t i = 0; i < n; i++) {
+        o[i] = clean[i];
+        o[i].power_w += noise_w * tw_rng_gauss(rng);
+    }
+    tw_est_reading rd = {"r", o, n, false};
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, cfg, &e));
+    return e;
+}
+
 /* The one-sided bound of a name held at zero covers its truth as often as
  * it says (2 sd: ~97.7 %). "tiny" (8 W) runs inside each 100 ms launch of
  * "big" (200 W), from 10 ms after its start to its end, never alone: the
@@ -748,13 +763,7 @@ static void test_bound_at_zero_covers(void **state)
     size_t held = 0, held_covered = 0, covered = 0;
     double sd_held = 0, sd_free = 0;
     for (int draw = 0; draw < DRAWS; draw++) {
-        for (size_t i = 0; i < n; i++) {
-            o[i] = clean[i];
-            o[i].power_w += 5.0 * tw_rng_gauss(&rng);
-        }
-        tw_est_reading rd = {"r", o, n, false};
-        tw_estimate *e = NULL;
-        assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+        tw_estimate *e = noisy_draw(clean, o, n, &rng, 5.0, ev, NULL);
         const tw_est_name *x = find(e, "tiny");
         near(x->active_s, 0.045 * LAUNCHES, 1e-9, "tiny's activity: half of its 90 ms a launch");
         bool ok;
@@ -820,13 +829,7 @@ static void test_sd_with_many_names(void **state)
     double zz = 0;
     size_t nz = 0;
     for (int draw = 0; draw < DRAWS; draw++) {
-        for (size_t i = 0; i < n; i++) {
-            o[i] = clean[i];
-            o[i].power_w += 5.0 * tw_rng_gauss(&rng);
-        }
-        tw_est_reading rd = {"r", o, n, false};
-        tw_estimate *e = NULL;
-        assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+        tw_estimate *e = noisy_draw(clean, o, n, &rng, 5.0, ev, &cfg);
         for (size_t j = 0; j < e->nnames; j++) {
             const tw_est_name *x = &e->names[j];
             if (!(x->power_sd_w > 0) || !isfinite(x->power_sd_w)) continue;
