@@ -348,7 +348,8 @@ static void test_baseline_and_idle(void **state)
 /* X and Y always run together, each launch of one exactly over one of the
  * other: no window can tell their powers apart, so they are one group whose
  * power is their mean and whose energy is the sum of theirs. Never alone,
- * each counts half of its time (its work rate 0.5; test_concurrency_rates). */
+ * each counts half of its time (its work rate 0.5; test_concurrency_rates).
+ * Under a power bound below its power, the group is at the bound. */
 static void test_group_of_inseparable(void **state)
 {
     (void)state;
@@ -381,6 +382,23 @@ static void test_group_of_inseparable(void **state)
     assert_int_equal(g->status, TW_EST_OK);
     assert_int_equal(find(e, "Z")->status, TW_EST_OK);
     near(find(e, "Z")->power_w, 70, 1e-4, "Z beside the group");
+    tw_estimate_free(e);
+    /* a power limit of 175 W: a bound of 75 W above the quiet 100 W, under the
+     * group's 80 W: the group is held there (its energy 75 W x its members'
+     * 0.45 s of activity, under the truth's 80 W x 0.45 s), Z (70 W) is not */
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.power_limit_w = 175;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    g = &e->groups[0];
+    assert_int_equal(g->status, TW_EST_AT_POWER_BOUND);
+    near(g->power_w, 75, 1e-9, "the group at the bound");
+    near(g->energy_j, 75 * both_s, 1e-9, "the group's energy: the bound x its activity");
+    near(g->upper_j, g->energy_j, 0, "its upper bound");
+    assert_true(80 * both_s > g->upper_j);
+    assert_int_equal(e->at_limit, 1);
+    assert_int_equal(find(e, "X")->status, TW_EST_GROUPED);
+    assert_int_not_equal(find(e, "Z")->status, TW_EST_AT_POWER_BOUND);
     tw_estimate_free(e);
     tw_events_free(ev);
     free(o);
