@@ -158,8 +158,10 @@ static void text_lines(const char *prefix, const char *text, FILE *f)
     }
 }
 
-static void text_names(const tw_estimate *e, FILE *f)
+/* The names table and its notes; *noted: whether it explained '<' and '<=' (bit 0, bit 1). */
+static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
 {
+    *noted = 0;
     if (e->nnames == 0) return;
     static const char *const head[] = {"name",   "kind",         "launches", "time_s", "energy_j",
                                        "+-sd_j", "j_per_launch", "power_w",  "share_%"};
@@ -213,6 +215,7 @@ static void text_names(const tw_estimate *e, FILE *f)
     size_t rest = e->nnames - shown - grouped;
     if (rest) fprintf(f, "... and %zu more (all in --json)\n", rest);
     run_status_notes(below, at_bound, e->power_bound_w, f);
+    *noted = (below ? 1u : 0u) | (at_bound ? 2u : 0u);
 }
 
 void run_status_notes(size_t below, size_t at_bound, double bound_w, FILE *f)
@@ -248,14 +251,18 @@ const char *run_group_label(const run_device *d, size_t g)
     return x->label;
 }
 
-static void text_groups(const run_device *d, FILE *f)
+/* The groups, with the notes for '<' and '<=' that the names table did not give (noted: text_names'). */
+static void text_groups(const run_device *d, unsigned noted, FILE *f)
 {
     const tw_estimate *e = d->est;
     if (e->ngroups == 0) return;
+    size_t below = 0, at_bound = 0;
     fprintf(f, "\ngroups: names the sensor cannot tell apart (always together)%s, reported together\n",
             d->npatterns ? " or that --group/--group-range asked for" : "");
     for (size_t g = 0; g < e->ngroups; g++) {
         const tw_est_group *x = &e->groups[g];
+        below += x->status == TW_EST_BELOW_RESOLUTION;
+        at_bound += x->status == TW_EST_AT_POWER_BOUND;
         if (x->status == TW_EST_BELOW_RESOLUTION)
             fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J (below resolution)\n", run_group_label(d, g),
                     (unsigned long long)x->launches, x->time_s, x->upper_j);
@@ -270,6 +277,7 @@ static void text_groups(const run_device *d, FILE *f)
                     (unsigned long long)e->names[x->members[m]].launches);
         if (x->nmembers > 8) fprintf(f, "    ... and %zu more\n", x->nmembers - 8);
     }
+    run_status_notes(noted & 1u ? 0 : below, noted & 2u ? 0 : at_bound, e->power_bound_w, f);
 }
 
 void run_range_of(const run_device *d, size_t i, tw_report_range *out)
@@ -451,8 +459,9 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
-    text_names(e, f);
-    text_groups(d, f);
+    unsigned noted;
+    text_names(e, f, &noted);
+    text_groups(d, noted, f);
     text_ranges(d, f);
     run_mig_text(d, f);
 }

@@ -11,9 +11,11 @@
 # (P - 120 W) x duration and the baseline within 0.5 W of 120 W; baseline +
 # kernels + copies within 1 % of the energy counter; the memcpy, which draws
 # nothing, is below resolution with a bound; --json parses; the Perfetto file
-# parses and has the slices. Kernels of 2 and 5 ms in random gaps: per launch
-# within 3 standard errors + 5 %. A malformed --profile fails before the
-# command runs.
+# parses and has the slices. At a 350 W power limit, gemm (280 W above the
+# baseline) is held at the bound of 230 W: at_power_bound, '<=' the bound x its
+# time, in JSON, text, CSV, Perfetto and as a group. Kernels of 2 and 5 ms in
+# random gaps: per launch within 3 standard errors + 5 %. A malformed --profile
+# fails before the command runs.
 #
 # usage: run_attrib.sh BIN FAKE_LIBNVIDIA_ML
 set -u
@@ -189,6 +191,20 @@ for pat in '^gemm +kernel +1 +0\.600000 +<= 13[78]\.[0-9]+ +bound +<= ' '^relu +
     '^bound on each name.s power: 230 W above the baseline .*; 1 at it$'; do
     grep -Eq -- "$pat" rb.txt || { cat rb.txt; fail "the bounded run's text report lacks /$pat/"; }
 done
+# the same as a group asked for (gemm and the memcpy, one power for both: at the bound), its note under the groups
+"$BIN" report tb.sqlite --group '*m*' >rg.txt 2>errg.txt || fail "report --group of the bounded run: $(cat errg.txt)"
+"$BIN" report tb.sqlite --group '*m*' --json >rg.json 2>>errg.txt || fail "report --group --json: $(cat errg.txt)"
+for pat in '^  \*m\*: 2 launches, 0\.620000 s, <= 1[0-9]{2}\.[0-9]{3} J \(at the power bound\)$' \
+    "^'<=': at the power bound: the data asked for more than the bound"; do
+    grep -Eq -- "$pat" rg.txt || { cat rg.txt; fail "the grouped report lacks /$pat/"; }
+done
+python3 - rg.json <<'PY' || fail "the group at the bound in --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["devices"][0]["groups"][0]
+assert g["label"] == "*m*" and g["status"] == "at_power_bound" and g["upper_j"] == g["energy_j"], g
+assert d["devices"][0]["estimate"]["names_at_bound"] == 1, d["devices"][0]["estimate"]["names_at_bound"]
+PY
 echo "run_attrib: a name at the power bound: at_power_bound, <= the bound x its time, in JSON, text, CSV and Perfetto"
 
 # kernels of 2 ms and 5 ms in random gaps, and one of 200 ms
