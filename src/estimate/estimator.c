@@ -1866,8 +1866,9 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
 /* What a unit's figures mean, from the constraint its fit holds it at, and
  * its one-sided upper bound (NaN where two-sided), for an activity `act`:
  * - at the power bound: the data asked for more than the GPU can draw above
- *   its baseline, so no sd describes it; the bound x its activity is the most
- *   the model can give, reported as such (its true energy likely more);
+ *   its baseline; the bound x its activity is the most the model can give,
+ *   reported as such (its true energy likely more; its sd, the data's with
+ *   the bound freed, is no interval around it);
  * - at zero: below resolution, bounded by 2 sd with zero freed (not by the
  *   estimate's shortfall: a dip of the noise below zero would otherwise buy a
  *   bound tighter than the data's resolution);
