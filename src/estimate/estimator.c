@@ -1874,6 +1874,7 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
  *   bound tighter than the data's resolution);
  * - free: below resolution where under 2 sd of its energy (or its sd is the
  *   prior's, not the data's), bounded by estimate + 2 sd; else ok.
+ * Neither bound exceeds the power bound x its time.
  * One-sided 2 sd: ~97.7 % where the error is normal. */
 static tw_est_status unit_status(const fit_state *f, size_t ku, double act, double *upper_j)
 {
@@ -1884,12 +1885,15 @@ static tw_est_status unit_status(const fit_state *f, size_t ku, double act, doub
         *upper_j = E;
         return TW_EST_AT_POWER_BOUND;
     }
+    /* the model gives no name more than the power bound over its time: a 2 sd bound above that
+     * (a short name's, 1500 W on an H100 whose bound is 573 W) says nothing and reads absurd */
+    double most = f->upper_w * act;
     if (f->bound[ku]) {
-        *upper_j = SIGMAS * Esd;
+        *upper_j = fmin(SIGMAS * Esd, most);
         return TW_EST_BELOW_RESOLUTION;
     }
     if (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w)) {
-        *upper_j = E + SIGMAS * Esd;
+        *upper_j = fmin(E + SIGMAS * Esd, most);
         return TW_EST_BELOW_RESOLUTION;
     }
     return TW_EST_OK;

@@ -510,6 +510,48 @@ static void test_below_resolution(void **state)
     free(s);
 }
 
+/* A name too short for the noise: its 2 sd bound (~80 W noise on 20 ms windows over 6 x 1 ms:
+ * hundreds of watts) exceeds what the model can give it, the bound (the 400 W limit less the
+ * quiet level, the noisy reading's 5th percentile: ~400 W) x its 6 ms: the bound is that, not
+ * an absurd power. */
+static void test_below_resolution_within_the_bound(void **state)
+{
+    (void)state;
+    tw_rng rng;
+    tw_rng_seed(&rng, 7, 3);
+    kern k[12];
+    size_t nk = 0;
+    for (int i = 0; i < 6; i++) {
+        k[nk++] = (kern){"big", 1.0 + i, 1.3 + i, 250, NULL, 0};
+        k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL, 0};
+    }
+    size_t ns, n;
+    seg *s = truth(k, nk, 9.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    for (size_t i = 0; i < n; i++)
+        o[i].power_w += 80.0 * tw_rng_gauss(&rng);
+    tw_events *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.power_limit_w = 400;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    double most = e->power_bound_w * 0.006;
+    assert_true(e->power_bound_w > 300 && e->power_bound_w < 500);
+    const tw_est_name *t = find(e, "tiny");
+    assert_int_equal(t->status, TW_EST_BELOW_RESOLUTION);
+    double two_sd = (t->energy_j > 0 ? t->energy_j : 0) + 2 * t->energy_sd_j;
+    fprintf(stderr, "  tiny: 2 sd bound %.3f J, the power bound (%.1f W) x 6 ms %.3f J, upper_j %.3f J\n", two_sd,
+            e->power_bound_w, most, t->upper_j);
+    assert_true(two_sd > most); /* else this case tests nothing */
+    near(t->upper_j, most, 1e-9 * most, "tiny's bound: the power bound x its time");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
 /* A name during which the power drops 30 W (the least-squares power is
  * -30 W): it comes out 0, below resolution with a positive upper bound.
  * With one baseline span (a line, no curvature penalty) the rest is the
@@ -1006,6 +1048,7 @@ int main(void)
         cmocka_unit_test(test_group_by_pattern),
         cmocka_unit_test(test_name_never_observed),
         cmocka_unit_test(test_below_resolution),
+        cmocka_unit_test(test_below_resolution_within_the_bound),
         cmocka_unit_test(test_bound_at_zero_covers),
         cmocka_unit_test(test_non_negative),
         cmocka_unit_test(test_pooling),
