@@ -157,7 +157,7 @@ static void check_exact(const tw_estimate *e, const kern *k, size_t nk, double t
         const tw_est_name *x = find(e, k[i].name);
         assert_int_equal(x->status, TW_EST_OK);
         near(x->power_w, k[i].w, tol_rel * k[i].w, "power");
-        near(e->event_energy_j[i], k[i].w * (k[i].t1 - k[i].t0), tol_rel * k[i].w * (k[i].t1 - k[i].t0),
+        near(tw_estimate_event_energy_j(e, i), k[i].w * (k[i].t1 - k[i].t0), tol_rel * k[i].w * (k[i].t1 - k[i].t0),
              "launch energy");
         assert_true(x->energy_sd_j >= 0 && x->energy_sd_j < 0.01 * x->energy_j);
     }
@@ -245,8 +245,8 @@ static void test_concurrency_rates(void **state)
     near(find(e, "A")->active_s, 0.2 + 0.6 + 0.2, 1e-9, "A's activity");
     near(find(e, "B")->active_s, 0.1 + 0.3, 1e-9, "B's activity");
     near(find(e, "C")->active_s, 0.15, 1e-9, "C's activity");
-    near(e->event_energy_j[0], 200 * 0.2, 1e-4, "A's overlapped launch");
-    near(e->event_energy_j[1], 60 * 0.1, 1e-4, "B's overlapped launch");
+    near(tw_estimate_event_energy_j(e, 0), 200 * 0.2, 1e-4, "A's overlapped launch");
+    near(tw_estimate_event_energy_j(e, 1), 60 * 0.1, 1e-4, "B's overlapped launch");
     tw_estimate_free(e);
     tw_events_free(ev);
     free(o);
@@ -279,7 +279,7 @@ static void test_nvtx_range(void **state)
     near(r->energy_j, 100 + 30 + 10, 1e-6, "range energy");
     near(r->above_j, 40, 1e-4, "range above the baseline");
     near(r->baseline_j, 100, 1e-4, "range baseline");
-    assert_true(isnan(e->event_energy_j[0]));
+    assert_true(isnan(tw_estimate_event_energy_j(e, 0)));
     tw_estimate_free(e);
     tw_events_free(ev);
     free(o);
@@ -520,7 +520,7 @@ static void test_non_negative(void **state)
     assert_true(d->power_w == 0 && d->energy_j == 0);
     assert_int_equal(d->status, TW_EST_BELOW_RESOLUTION);
     assert_true(d->upper_j > 0);
-    assert_true(e->event_energy_j[0] == 0 && e->event_energy_j[2] == 0);
+    assert_true(tw_estimate_event_energy_j(e, 0) == 0 && tw_estimate_event_energy_j(e, 2) == 0);
     /* least squares of y = b0 (1 - u) + b1 u + P_A a_A over the fit's windows */
     double T0 = e->fit_t0_s, T1 = e->fit_t1_s, M[3][3] = {{0}}, r[3] = {0};
     for (size_t i = 0; i < n; i++) {
