@@ -90,12 +90,13 @@ typedef struct fit {
 
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
- * nearer; *resid: the read's residual there. */
+ * nearer; *resid: the read's residual there. cum_b: the shape's energy at
+ * the read's own boundary when the caller has it (NULL: looked up). */
 static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, double ph,
-                            double offset, double slope, double *resid)
+                            double offset, double slope, const double *cum_b, double *resid)
 {
     double frac, b = boundary(a, r, ph, &frac);
-    double pb = offset + slope * tw_line_cum_j(shape, b, NULL);
+    double pb = offset + slope * (cum_b ? *cum_b : tw_line_cum_j(shape, b, NULL));
     *resid = r->value_j - pb;
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
@@ -126,10 +127,19 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     }
     bool all = clear < MIN_FIT_READS;
     size_t n = 0;
+    /* the shape's energy at each fitted read's boundary, again in the
+     * residuals' loop below: looked up once (a refit's cost is these lookups) */
+    double cum[FIT_MAX_READS];
+    bool have[FIT_MAX_READS] = {false};
+    bool keep = to - from <= FIT_MAX_READS;
     for (size_t i = from; i < to; i++) {
         double frac, b = boundary(a, &a->r[i], ph, &frac);
         if (!all && !clear_of_grid(a, frac)) continue;
         double x = tw_line_cum_j(shape, b, NULL);
+        if (keep) {
+            cum[i - from] = x;
+            have[i - from] = true;
+        }
         if (isnan(x)) continue;
         double y = a->r[i].value_j - base;
         sx += x;
@@ -148,7 +158,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.rss = 0;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, &res);
+        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, keep && have[i - from] ? &cum[i - from] : NULL, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -163,8 +173,8 @@ static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, c
                               const tw_anchor_knot *last)
 {
     double res;
-    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, &res);
-    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
+    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, NULL, &res);
+    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, NULL, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
