@@ -253,6 +253,46 @@ static void test_concurrency_rates(void **state)
     free(s);
 }
 
+/* The same launches given out of order (an event set not sorted by start,
+ * with an NVTX range among them): the estimator sorts them itself, and every
+ * event's energy comes back under its own index, as in start order. */
+static void test_out_of_order(void **state)
+{
+    (void)state;
+    kern k[] = {{"A", 1.0, 1.4, 200, NULL, 0.5}, {"B", 1.2, 1.3, 60, NULL, 1},  {"A", 3.0, 3.2, 200, NULL, 1},
+                {"A", 3.5, 3.7, 200, NULL, 1},   {"A", 4.0, 4.2, 200, NULL, 1}, {"B", 5.0, 5.1, 60, NULL, 1},
+                {"B", 5.3, 5.4, 60, NULL, 1},    {"B", 5.6, 5.7, 60, NULL, 1},  {"C", 7.0, 7.2, 120, NULL, 0.75},
+                {"A", 7.1, 7.3, 200, NULL, 1}};
+    enum { NK = sizeof k / sizeof k[0] };
+    kern back[NK];
+    for (size_t i = 0; i < NK; i++)
+        back[i] = k[NK - 1 - i];
+    size_t ns, n;
+    seg *s = truth(k, NK, 9.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_events *in_order = events_of(k, NK), *reversed = events_of(back, NK);
+    tw_event range = {.name = "step", .start_s = 2.0, .end_s = 6.0, .kind = "nvtx", .true_energy_j = NAN};
+    assert_ok(tw_events_add(reversed, &range)); /* event NK: a range, no energy of its own */
+    tw_estimate *a = NULL, *b = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, in_order, NULL, &a));
+    assert_ok(tw_estimate_run(&rd, 1, reversed, NULL, &b));
+    assert_int_equal(b->nevents, NK + 1);
+    for (size_t i = 0; i < NK; i++)
+        near(tw_estimate_event_energy_j(b, NK - 1 - i), tw_estimate_event_energy_j(a, i), 1e-9, "a launch's energy");
+    near(tw_estimate_event_energy_j(b, NK - 1), 200 * 0.2, 1e-4, "A's overlapped launch (given last)");
+    near(tw_estimate_event_energy_j(b, NK - 2), 60 * 0.1, 1e-4, "B's overlapped launch");
+    assert_true(isnan(tw_estimate_event_energy_j(b, NK)));     /* the range */
+    assert_true(isnan(tw_estimate_event_energy_j(b, NK + 1))); /* past the events */
+    near(find(b, "C")->power_w, 120, 1e-6 * 120, "C's power");
+    tw_estimate_free(a);
+    tw_estimate_free(b);
+    tw_events_free(in_order);
+    tw_events_free(reversed);
+    free(o);
+    free(s);
+}
+
 /* An NVTX range over 2.0-3.0 s holding one 0.2 s launch of 150 W and half of
  * a 0.4 s launch of 50 W: the GPU's energy over it is 100 W x 1 s + 30 J +
  * 10 J, the part above the baseline 40 J. Ranges themselves draw nothing. */
@@ -907,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_shift_on_sample),
         cmocka_unit_test(test_fixed_order_timing),
+        cmocka_unit_test(test_out_of_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
