@@ -38,10 +38,22 @@ double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l-
 
 double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
 
-/* The index of the first live knot at or after t (n when none). */
+/* The index of the first live knot at or after t (n when none). Most
+ * lookups are near the end (the anchor's phase fits over its last reads, a
+ * live region's end): galloping back from it keeps them in the last knots,
+ * in cache, where a run's whole line (a report's NVTX range over an hour)
+ * can be megabytes; then bisection. */
 static size_t knot_at_or_after(const tw_energy_line *l, double t)
 {
-    size_t lo = l->off, hi = l->n;
+    size_t lo = l->off, hi = l->n; /* the answer is in [lo, hi] */
+    for (size_t step = 1; hi - lo > step; step *= 2) {
+        size_t p = hi - step;
+        if (l->k[p].t_s < t) {
+            lo = p + 1;
+            break;
+        }
+        hi = p;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (l->k[mid].t_s < t)
