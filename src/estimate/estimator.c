@@ -1077,7 +1077,7 @@ typedef struct fit_state {
     double prior_w;  /* sd of the prior on every unit's power (mean 0); 0: none */
     double upper_w;  /* bound on every unit's power (the GPU's power limit less its quiet level); INFINITY: none */
     double base_w;   /* the prior's level for every baseline knot (NaN: no prior) */
-    bool *at_upper;  /* per unit: held_launch at upper_w */
+    bool *at_upper;  /* per unit: held at upper_w */
     size_t *unit;    /* name -> unit */
     double *Gu, *cu; /* reduced normal equations, (K + U)^2 */
     double *beta_u;  /* solution */
@@ -1093,7 +1093,7 @@ typedef struct fit_state {
  * constant power per name cannot follow) missed the counter's total by
  * 2-4 % (results/h100x2/mpi-before-s25). The total's error is where its
  * first and last updates lie, each within the update period (or its
- * window, if shorter) of where it is placed (edge_sd_j): held_launch harder (a
+ * window, if shorter) of where it is placed (edge_sd_j): held harder (a
  * hundredth of that), a short run on the fake NVML, whose counter's updates
  * the polls place less well, moved a 0.3 s kernel's energy by 2-4 %
  * (test_session_kernels run_file). */
@@ -1190,7 +1190,7 @@ static tw_status solve(fit_state *f)
         upper[j] = j >= K ? f->upper_w : INFINITY;
     }
     tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, upper, f->beta_u, f->bound, f->at_upper);
-    for (size_t j = 0; j < q; j++) /* a unit held_launch at either bound: its variance as a held_launch one's */
+    for (size_t j = 0; j < q; j++) /* a unit held at either bound: its variance as a held one's */
         f->bound[j] = f->bound[j] || f->at_upper[j];
     free(nonneg);
     free(upper);
@@ -1208,7 +1208,7 @@ static void expand(const fit_state *f, double *beta)
 }
 
 /* Variance of each coefficient: the free block's inverse (unit weights are
- * 1 / noise density^2, so no further scale); a coefficient held_launch at zero gets
+ * 1 / noise density^2, so no further scale); a coefficient held at zero gets
  * its own 1 / G_jj. */
 static tw_status variances(fit_state *f, double inflate)
 {
@@ -1365,7 +1365,7 @@ static double prior_scale(const rd *R)
  * buffer for tens of milliseconds (results/h100x2/mpi-before-s25, rank 1),
  * but a bound at the reading's own top instead let misfits through on JAX
  * (an 8-byte memcpy at 767 W, GEMMs at 805 W above the baseline,
- * results/h100/realapps of this session's batch): such names are held_launch at
+ * results/h100/realapps of this session's batch): such names are held at
  * the limit and reported unresolved, and the counter's total (total_constraint)
  * keeps the GPU's energy right. INFINITY without a limit. */
 static double upper_bound_w(const rd *R, double limit_w, double active_idle_w)
@@ -2118,7 +2118,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
         double E = P * uact[u], Esd = sd * uact[u];
-        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held_launch at the power bound */
+        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held at the power bound */
         tw_est_status s = limit || (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w))
                               ? TW_EST_BELOW_RESOLUTION
                               : TW_EST_OK;
