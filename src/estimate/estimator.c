@@ -76,12 +76,12 @@ const char *tw_est_status_name(tw_est_status s)
 }
 
 /* Each event's energy, spilled in order of event (tw_estimate_event_energy_j). */
-struct tw_est_event_energies {
+struct tw_est_evj {
     tw_spill sp;        /* one double per event */
     tw_spill_reader rd; /* and the chunk of them last read */
 };
 
-static void event_energies_free(tw_est_event_energies *x)
+static void event_energies_free(tw_est_evj *x)
 {
     if (!x) return;
     tw_spill_reader_close(&x->rd);
@@ -89,9 +89,9 @@ static void event_energies_free(tw_est_event_energies *x)
     free(x);
 }
 
-static tw_status event_energies_new(tw_est_event_energies **out)
+static tw_status event_energies_new(tw_est_evj **out)
 {
-    tw_est_event_energies *x = calloc(1, sizeof *x);
+    tw_est_evj *x = calloc(1, sizeof *x);
     if (!x) return tw_fail(TW_ENOMEM, "out of memory");
     tw_status st = tw_spill_open(&x->sp, sizeof(double));
     if (st == TW_OK) st = tw_spill_reader_open(&x->rd, &x->sp);
@@ -105,8 +105,8 @@ static tw_status event_energies_new(tw_est_event_energies **out)
 
 double tw_estimate_event_energy_j(const tw_estimate *e, size_t i)
 {
-    if (!e || !e->event_energies || i >= e->nevents) return NAN;
-    tw_spill_reader *r = &e->event_energies->rd;
+    if (!e || !e->energies_j || i >= e->nevents) return NAN;
+    tw_spill_reader *r = &e->energies_j->rd;
     r->pos = i;
     tw_status st = TW_OK;
     const double *j = tw_spill_peek(r, &st);
@@ -116,10 +116,10 @@ double tw_estimate_event_energy_j(const tw_estimate *e, size_t i)
 tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t n)
 {
     if (!e || (n && !j)) return tw_fail(TW_EINVAL, "tw_estimate_set_event_energies: NULL argument");
-    event_energies_free(e->event_energies);
-    e->event_energies = NULL;
+    event_energies_free(e->energies_j);
+    e->energies_j = NULL;
     e->nevents = 0;
-    tw_est_event_energies *x = NULL;
+    tw_est_evj *x = NULL;
     tw_status st = event_energies_new(&x);
     for (size_t i = 0; st == TW_OK && i < n; i++)
         st = tw_spill_append(&x->sp, &j[i]);
@@ -128,7 +128,7 @@ tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t
         event_energies_free(x);
         return st;
     }
-    e->event_energies = x;
+    e->energies_j = x;
     e->nevents = n;
     return TW_OK;
 }
@@ -141,7 +141,7 @@ void tw_estimate_free(tw_estimate *e)
     free(e->groups);
     free(e->names);
     free(e->ranges);
-    event_energies_free(e->event_energies);
+    event_energies_free(e->energies_j);
     free(e->knot_w);
     free(e);
 }
@@ -1989,7 +1989,7 @@ static double launch_energy_j(const ctx *c, const launch *l)
  * merged by start then event give the launches in order of event; else
  * (an event set out of order, held in memory anyway) they are placed in an
  * array first. */
-static tw_status spill_event_energies(const ctx *c, tw_est_event_energies *ev)
+static tw_status spill_event_energies(const ctx *c, tw_est_evj *ev)
 {
     double *all = NULL;
     if (!c->sorted) {
@@ -2029,7 +2029,7 @@ static tw_status spill_event_energies(const ctx *c, tw_est_event_energies *ev)
 
 /* The pass over the pieces: act and the activities' energy above the
  * baseline over the reference's span (*ref_above, when it has one) and over
- * each range (above[k]); the launches' energies into e->event_energies. */
+ * each range (above[k]); the launches' energies into e->energies_j. */
 static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, double *above)
 {
     tw_estimate *e = c->e;
@@ -2037,8 +2037,8 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
     instant *q = malloc(nq * sizeof *q);
     double *E = malloc(nq * sizeof *E);
     tw_status st = q && E ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
-    if (st == TW_OK) st = event_energies_new(&e->event_energies);
-    if (st == TW_OK) st = spill_event_energies(c, e->event_energies);
+    if (st == TW_OK) st = event_energies_new(&e->energies_j);
+    if (st == TW_OK) st = spill_event_energies(c, e->energies_j);
     if (st == TW_OK) e->nevents = c->nev;
     if (st == TW_OK) {
         for (size_t k = 0; k < c->nrng; k++) {

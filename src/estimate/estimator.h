@@ -141,8 +141,8 @@ typedef struct tw_est_reading_stats {
     double lag1;    /* residual correlation between neighbouring windows */
 } tw_est_reading_stats;
 
-/* Each event's energy, spilled (estimator.c). */
-typedef struct tw_est_event_energies tw_est_event_energies;
+/* The events' energies, spilled to a temporary file (estimator.c). */
+typedef struct tw_est_evj tw_est_evj;
 
 typedef struct tw_estimate {
     double fit_t0_s, fit_t1_s;
@@ -168,18 +168,18 @@ typedef struct tw_estimate {
     size_t ngroups;
     tw_est_group *groups;
     size_t nranges;
-    tw_est_range *ranges;                  /* in start order */
-    size_t nevents;                        /* input events (tw_estimate_event_energy_j's) */
-    tw_est_event_energies *event_energies; /* theirs, spilled to a temporary file: not held */
-    size_t pooled;                         /* names pooled into "(other names)" past max_names */
-    double shift_s;       /* the activities' clock against the readings' (fitted; added to activity times) */
-    double shift_sd_s;    /* its standard error (NaN: not fitted); each power's error includes what it moves */
-    double prior_w;       /* sd of the prior on each name's power (the GPU's observed range) */
-    double power_limit_w; /* the GPU's power limit given (NaN: none) */
-    double power_bound_w; /* the bound on each name's power it gave (NaN: none) */
-    double active_idle_w; /* the baseline's prior level given (NaN: none) */
-    double idle_share;    /* the share of the fit span with no activity */
-    size_t at_limit;      /* names (or groups) whose power sits at that bound */
+    tw_est_range *ranges; /* in start order */
+    size_t nevents;
+    tw_est_evj *energies_j; /* per input event: its share of its name's energy, spilled (tw_estimate_event_energy_j) */
+    size_t pooled;          /* names pooled into "(other names)" past max_names */
+    double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
+    double shift_sd_s;      /* its standard error (NaN: not fitted); each power's error includes what it moves */
+    double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
+    double power_limit_w;   /* the GPU's power limit given (NaN: none) */
+    double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */
+    double active_idle_w;   /* the baseline's prior level given (NaN: none) */
+    double idle_share;      /* the share of the fit span with no activity */
+    size_t at_limit;        /* names (or groups) whose power sits at that bound */
     double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
     char warnings[1024];                 /* lines; "" when none */
 } tw_estimate;

@@ -458,7 +458,7 @@ static tw_status corrected_open(writer *w, size_t d, spreading *sp)
 {
     const tw_estimate *est = w->dev[d].est;
     memset(sp, 0, sizeof *sp);
-    if (!est || !w->dev[d].est_events || !est->event_energies || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    if (!est || !w->dev[d].est_events || !est->energies_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
