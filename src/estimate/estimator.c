@@ -43,6 +43,8 @@
 #define SHIFT_BLOCKS 16
 #define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
+static void event_energies_free(tw_est_evj *x); /* the events' energies: after the estimate's basics */
+
 void tw_est_config_init(tw_est_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -73,6 +75,46 @@ const char *tw_est_status_name(tw_est_status s)
         return "unobserved";
     }
     return "?";
+}
+
+void tw_estimate_free(tw_estimate *e)
+{
+    if (!e) return;
+    for (size_t g = 0; g < e->ngroups; g++)
+        free(e->groups[g].members);
+    free(e->groups);
+    free(e->names);
+    free(e->ranges);
+    event_energies_free(e->energies_j);
+    free(e->knot_w);
+    free(e);
+}
+
+static double baseline_at(const tw_estimate *e, double t)
+{
+    if (e->nknots == 1) return e->knot_w[0];
+    double u = (t - e->fit_t0_s) / e->knot_s;
+    if (!(u > 0)) return e->knot_w[0];
+    size_t k = (size_t)floor(u);
+    if (k + 1 >= e->nknots) return e->knot_w[e->nknots - 1];
+    u -= (double)k;
+    return e->knot_w[k] * (1 - u) + e->knot_w[k + 1] * u;
+}
+
+double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
+{
+    if (!e || !e->knot_w || !(b > a)) return b == a ? 0.0 : NAN;
+    /* exact for a piecewise-linear function: the trapezoid between the knots inside [a, b] */
+    double sum = 0, t = a, v = baseline_at(e, a);
+    for (size_t k = 0; k < e->nknots; k++) {
+        double tk = e->fit_t0_s + (double)k * e->knot_s;
+        if (tk <= a || tk >= b) continue;
+        double vk = e->knot_w[k];
+        sum += 0.5 * (v + vk) * (tk - t);
+        t = tk;
+        v = vk;
+    }
+    return sum + 0.5 * (v + baseline_at(e, b)) * (b - t);
 }
 
 /* Each event's energy, spilled in order of event (tw_estimate_event_energy_j). */
@@ -131,46 +173,6 @@ tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t
     e->energies_j = x;
     e->nevents = n;
     return TW_OK;
-}
-
-void tw_estimate_free(tw_estimate *e)
-{
-    if (!e) return;
-    for (size_t g = 0; g < e->ngroups; g++)
-        free(e->groups[g].members);
-    free(e->groups);
-    free(e->names);
-    free(e->ranges);
-    event_energies_free(e->energies_j);
-    free(e->knot_w);
-    free(e);
-}
-
-static double baseline_at(const tw_estimate *e, double t)
-{
-    if (e->nknots == 1) return e->knot_w[0];
-    double u = (t - e->fit_t0_s) / e->knot_s;
-    if (!(u > 0)) return e->knot_w[0];
-    size_t k = (size_t)floor(u);
-    if (k + 1 >= e->nknots) return e->knot_w[e->nknots - 1];
-    u -= (double)k;
-    return e->knot_w[k] * (1 - u) + e->knot_w[k + 1] * u;
-}
-
-double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
-{
-    if (!e || !e->knot_w || !(b > a)) return b == a ? 0.0 : NAN;
-    /* exact for a piecewise-linear function: the trapezoid between the knots inside [a, b] */
-    double sum = 0, t = a, v = baseline_at(e, a);
-    for (size_t k = 0; k < e->nknots; k++) {
-        double tk = e->fit_t0_s + (double)k * e->knot_s;
-        if (tk <= a || tk >= b) continue;
-        double vk = e->knot_w[k];
-        sum += 0.5 * (v + vk) * (tk - t);
-        t = tk;
-        v = vk;
-    }
-    return sum + 0.5 * (v + baseline_at(e, b)) * (b - t);
 }
 
 static void warn(tw_estimate *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
