@@ -2,6 +2,7 @@
 #include "estimate/spill.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +40,21 @@ void tw_spill_close(tw_spill *s)
     s->fd = -1;
 }
 
-/* All of [p, p + len) at offset off, retried on short writes. */
-static tw_status write_at(int fd, const unsigned char *p, size_t len, off_t off)
+/* All of [p, p + len) written at offset off (else read into it), retried
+ * on short transfers. */
+static tw_status transfer_at(int fd, unsigned char *p, size_t len, off_t off, bool out)
 {
     while (len > 0) {
-        ssize_t w = pwrite(fd, p, len, off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return tw_fail(TW_EIO, "temporary file: cannot write: %s", w < 0 ? strerror(errno) : "no space");
-        p += w;
-        len -= (size_t)w;
-        off += w;
+        ssize_t n = out ? pwrite(fd, p, len, off) : pread(fd, p, len, off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            return tw_fail(TW_EIO, "temporary file: cannot %s: %s", out ? "write" : "read",
+                           n < 0 ? strerror(errno)
+                           : out ? "no space"
+                                 : "too short");
+        p += n;
+        len -= (size_t)n;
+        off += n;
     }
     return TW_OK;
 }
@@ -57,7 +63,7 @@ tw_status tw_spill_flush(tw_spill *s)
 {
     if (s->wlen == 0) return TW_OK;
     size_t in_file = s->n - s->wlen / s->size;
-    tw_status st = write_at(s->fd, s->wbuf, s->wlen, (off_t)(in_file * s->size));
+    tw_status st = transfer_at(s->fd, s->wbuf, s->wlen, (off_t)(in_file * s->size), true);
     s->wlen = 0;
     return st;
 }
@@ -76,23 +82,12 @@ tw_status tw_spill_append(tw_spill *s, const void *rec)
 
 tw_status tw_spill_read(const tw_spill *s, size_t i, void *rec, size_t n)
 {
-    unsigned char *p = rec;
-    size_t len = n * s->size;
-    off_t off = (off_t)(i * s->size);
-    while (len > 0) {
-        ssize_t r = pread(s->fd, p, len, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return tw_fail(TW_EIO, "temporary file: cannot read: %s", r < 0 ? strerror(errno) : "too short");
-        p += r;
-        len -= (size_t)r;
-        off += r;
-    }
-    return TW_OK;
+    return transfer_at(s->fd, rec, n * s->size, (off_t)(i * s->size), false);
 }
 
 tw_status tw_spill_write(tw_spill *s, size_t i, const void *rec, size_t n)
 {
-    return write_at(s->fd, rec, n * s->size, (off_t)(i * s->size));
+    return transfer_at(s->fd, (unsigned char *)rec, n * s->size, (off_t)(i * s->size), true);
 }
 
 tw_status tw_spill_reader_open(tw_spill_reader *r, const tw_spill *s)

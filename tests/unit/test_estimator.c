@@ -216,6 +216,13 @@ static void test_exact_rc_weighted(void **state)
     run_case(0.02, 0.02, 0.013, 13);
 }
 
+/* test_concurrency_rates's launches (below), which test_out_of_order gives backwards. */
+static const kern overlapping[] = {{"A", 1.0, 1.4, 200, NULL, 0.5},  {"B", 1.2, 1.3, 60, NULL, 1},
+                                   {"A", 3.0, 3.2, 200, NULL, 1},    {"A", 3.5, 3.7, 200, NULL, 1},
+                                   {"A", 4.0, 4.2, 200, NULL, 1},    {"B", 5.0, 5.1, 60, NULL, 1},
+                                   {"B", 5.3, 5.4, 60, NULL, 1},     {"B", 5.6, 5.7, 60, NULL, 1},
+                                   {"C", 7.0, 7.2, 120, NULL, 0.75}, {"A", 7.1, 7.3, 200, NULL, 1}};
+
 /* Launches that overlap: each adds its power at its work rate, its name's
  * duration alone over its span. A takes 0.2 s alone (three launches) and
  * 0.4 s beside B (1.0-1.4 s): rate 0.5. B takes 0.1 s alone and also beside
@@ -225,11 +232,8 @@ static void test_exact_rc_weighted(void **state)
 static void test_concurrency_rates(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 1.0, 1.4, 200, NULL, 0.5}, {"B", 1.2, 1.3, 60, NULL, 1},  {"A", 3.0, 3.2, 200, NULL, 1},
-                {"A", 3.5, 3.7, 200, NULL, 1},   {"A", 4.0, 4.2, 200, NULL, 1}, {"B", 5.0, 5.1, 60, NULL, 1},
-                {"B", 5.3, 5.4, 60, NULL, 1},    {"B", 5.6, 5.7, 60, NULL, 1},  {"C", 7.0, 7.2, 120, NULL, 0.75},
-                {"A", 7.1, 7.3, 200, NULL, 1}};
-    size_t nk = sizeof k / sizeof k[0], ns, n;
+    const kern *k = overlapping;
+    size_t nk = sizeof overlapping / sizeof overlapping[0], ns, n;
     seg *s = truth(k, nk, 9.0, BASE_W, &ns);
     /* the overlaps: 100 + 200 / 2 + 60 W, and 100 + 0.75 x 120 + 200 W */
     near(window_mean(s, ns, 1.22, 1.28, 0), BASE_W + 160, 1e-12, "truth of the first overlap");
@@ -259,11 +263,8 @@ static void test_concurrency_rates(void **state)
 static void test_out_of_order(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 1.0, 1.4, 200, NULL, 0.5}, {"B", 1.2, 1.3, 60, NULL, 1},  {"A", 3.0, 3.2, 200, NULL, 1},
-                {"A", 3.5, 3.7, 200, NULL, 1},   {"A", 4.0, 4.2, 200, NULL, 1}, {"B", 5.0, 5.1, 60, NULL, 1},
-                {"B", 5.3, 5.4, 60, NULL, 1},    {"B", 5.6, 5.7, 60, NULL, 1},  {"C", 7.0, 7.2, 120, NULL, 0.75},
-                {"A", 7.1, 7.3, 200, NULL, 1}};
-    enum { NK = sizeof k / sizeof k[0] };
+    const kern *k = overlapping;
+    enum { NK = sizeof overlapping / sizeof overlapping[0] };
     kern back[NK];
     for (size_t i = 0; i < NK; i++)
         back[i] = k[NK - 1 - i];
