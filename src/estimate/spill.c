@@ -106,7 +106,7 @@ void tw_spill_reader_close(tw_spill_reader *r)
     r->buf = NULL;
 }
 
-const void *tw_spill_peek(tw_spill_reader *r, tw_status *st)
+const void *tw_spill_load(tw_spill_reader *r, tw_status *st)
 {
     const tw_spill *s = r->s;
     if (r->pos >= s->n) return NULL;

@@ -41,7 +41,13 @@ typedef struct tw_spill_reader {
 tw_status tw_spill_reader_open(tw_spill_reader *r, const tw_spill *s);
 void tw_spill_reader_close(tw_spill_reader *r);
 /* The record at r->pos (NULL at the end, or *st set on a read error);
- * valid until the reader moves out of its chunk. */
-const void *tw_spill_peek(tw_spill_reader *r, tw_status *st);
+ * valid until the reader moves out of its chunk. Inside the chunk it is
+ * one comparison (every pass over the launches asks for each one). */
+const void *tw_spill_load(tw_spill_reader *r, tw_status *st);
+static inline const void *tw_spill_peek(tw_spill_reader *r, tw_status *st)
+{
+    if (r->pos - r->base < r->len) return r->buf + (r->pos - r->base) * r->s->size; /* pos < base wraps: not */
+    return tw_spill_load(r, st);
+}
 
 #endif
