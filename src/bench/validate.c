@@ -368,7 +368,7 @@ static const tw_est_name *best_name(const ctx *c, const char *name)
     for (size_t i = 0; c->names && i < c->names->nnames; i++) {
         const tw_est_name *x = &c->names->names[i];
         if (strcmp(x->name, name) != 0) continue;
-        bool own = x->status == TW_EST_OK || x->status == TW_EST_BELOW_RESOLUTION;
+        bool own = x->status != TW_EST_GROUPED && x->status != TW_EST_UNOBSERVED;
         return own && x->launches > 0 ? x : NULL;
     }
     return NULL;

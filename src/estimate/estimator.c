@@ -73,9 +73,13 @@ const char *tw_est_status_name(tw_est_status s)
         return "grouped";
     case TW_EST_UNOBSERVED:
         return "unobserved";
+    case TW_EST_AT_POWER_BOUND:
+        return "at_power_bound";
     }
     return "?";
 }
+
+bool tw_est_status_one_sided(tw_est_status s) { return s == TW_EST_BELOW_RESOLUTION || s == TW_EST_AT_POWER_BOUND; }
 
 void tw_estimate_free(tw_estimate *e)
 {
@@ -1209,9 +1213,33 @@ static void expand(const fit_state *f, double *beta)
         beta[K + j] = f->beta_u[K + f->unit[j]];
 }
 
+/* The variance of a unit held at zero or at the power bound with that
+ * constraint freed and the free coefficients refitted with it: inflate over
+ * the Schur complement G_jj - g' G_FF^-1 g (g: its column in the free block
+ * F). Its 1 / G_jj alone, the variance were every other coefficient known
+ * exactly, is too small where it trades energy with a neighbour, and the
+ * one-sided bound made of it narrower than the data allow. L: F's factor,
+ * scaled to a unit diagonal (idx: F's coefficients); v, x: m doubles each.
+ * The prior on each power keeps the complement at least 1 / prior_w^2. */
+static double freed_variance(const fit_state *f, size_t j, const size_t *idx, size_t m, const double *L, double *v,
+                             double *x, double inflate)
+{
+    size_t q = f->d.K + f->U;
+    double gjj = f->Gu[j * q + j];
+    for (size_t a = 0; a < m; a++)
+        x[a] = v[a] = f->Gu[idx[a] * q + j] / sqrt(f->Gu[idx[a] * q + idx[a]] * gjj);
+    tw_cholesky_solve(L, m, x);
+    double explained = 0; /* g' G_FF^-1 g over G_jj */
+    for (size_t a = 0; a < m; a++)
+        explained += v[a] * x[a];
+    double least = f->prior_w > 0 ? 1.0 / (f->prior_w * f->prior_w * gjj) : 1e-12;
+    return inflate / (gjj * fmax(1.0 - explained, least));
+}
+
 /* Variance of each coefficient: the free block's inverse (unit weights are
- * 1 / noise density^2, so no further scale); a coefficient held at zero gets
- * its own 1 / G_jj. */
+ * 1 / noise density^2, so no further scale); a coefficient held at zero or
+ * at the power bound gets its variance with the constraint freed
+ * (freed_variance), its own 1 / G_jj where the block has no factor. */
 static tw_status variances(fit_state *f, double inflate)
 {
     size_t q = f->d.K + f->U, m = 0;
@@ -1240,6 +1268,8 @@ static tw_status variances(fit_state *f, double inflate)
         tw_cholesky_inverse_diag(sub, m, dg, work);
         for (size_t a = 0; a < m; a++)
             f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
+        for (size_t j = 0; j < q; j++)
+            if (f->bound[j] && f->Gu[j * q + j] > 0) f->var_u[j] = freed_variance(f, j, idx, m, sub, dg, work, inflate);
         break;
     }
 out:
@@ -2063,6 +2093,38 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
     return st;
 }
 
+/* What a unit's figures mean, from the constraint its fit holds it at, and
+ * its one-sided upper bound (NaN where two-sided), for an activity `act`:
+ * - at the power bound: the data asked for more than the GPU can draw above
+ *   its baseline; the bound x its activity is the most the model can give,
+ *   reported as such (its true energy likely more; its sd, the data's with
+ *   the bound freed, is no interval around it);
+ * - at zero: below resolution, bounded by 2 sd with zero freed (not by the
+ *   estimate's shortfall: a dip of the noise below zero would otherwise buy a
+ *   bound tighter than the data's resolution);
+ * - free: below resolution where under 2 sd of its energy (or its sd is the
+ *   prior's, not the data's), bounded by estimate + 2 sd; else ok.
+ * One-sided 2 sd: ~97.7 % where the error is normal. */
+static tw_est_status unit_status(const fit_state *f, size_t ku, double act, double *upper_j)
+{
+    double P = f->beta_u[ku], sd = sqrt(f->var_u[ku]), E = P * act, Esd = sd * act;
+    *upper_j = NAN;
+    if (!(act > 0) || !isfinite(sd)) return TW_EST_UNOBSERVED;
+    if (f->at_upper && f->at_upper[ku]) {
+        *upper_j = E;
+        return TW_EST_AT_POWER_BOUND;
+    }
+    if (f->bound[ku]) {
+        *upper_j = SIGMAS * Esd;
+        return TW_EST_BELOW_RESOLUTION;
+    }
+    if (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w)) {
+        *upper_j = E + SIGMAS * Esd;
+        return TW_EST_BELOW_RESOLUTION;
+    }
+    return TW_EST_OK;
+}
+
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
 {
     tw_estimate *e = c->e;
@@ -2119,21 +2181,14 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     double kern = 0, copy = 0;
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
-        double E = P * uact[u], Esd = sd * uact[u];
-        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held at the power bound */
-        tw_est_status s = limit || (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w))
-                              ? TW_EST_BELOW_RESOLUTION
-                              : TW_EST_OK;
-        if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
             g->power_w = P;
             g->power_sd_w = sd;
-            g->energy_j = E;
-            g->energy_sd_j = Esd;
+            g->energy_j = P * uact[u];
+            g->energy_sd_j = sd * uact[u];
             g->active_s = uact[u];
-            g->status = s;
-            g->upper_j = s == TW_EST_BELOW_RESOLUTION ? E + SIGMAS * Esd : NAN;
+            g->status = unit_status(f, K + u, uact[u], &g->upper_j);
             g->members = malloc(members[u] * sizeof *g->members);
             if (!g->members) {
                 free(act);
@@ -2165,13 +2220,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         double a = act[j];
         x->energy_j = P * a;
         x->energy_sd_j = sd * a;
-        bool limit = f->at_upper && f->at_upper[K + u];
-        x->status =
-            !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
-            : limit || (x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w))
-                ? TW_EST_BELOW_RESOLUTION
-                : TW_EST_OK;
-        x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
+        x->status = unit_status(f, K + u, a, &x->upper_j);
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
     /* names at the power bound: the model does not fit them (they asked for

@@ -202,7 +202,8 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
         const tw_event *e = tw_analysis_event(a, i);
         event_est x = event_estimate(pr, i);
-        bool below = x.status == TW_EST_BELOW_RESOLUTION;
+        bool below = tw_est_status_one_sided(x.status);
+        const char *le = x.status == TW_EST_AT_POWER_BOUND ? "<=" : "<"; /* run_status_notes */
         table_cell(t, "%s", e->name);
         table_cell(t, "%.4f", e->start_s);
         table_cell(t, "%.4f", e->end_s);
@@ -212,8 +213,8 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
             table_cell(t, "-");
             table_cell(t, "-");
         } else if (below) { /* an upper bound: the estimate is not resolved */
-            table_cell(t, "<%.3f", x.total_j - x.dyn_j + x.upper_j);
-            table_cell(t, "<%.3f", x.upper_j);
+            table_cell(t, "%s%.3f", le, x.total_j - x.dyn_j + x.upper_j);
+            table_cell(t, "%s%.3f", le, x.upper_j);
             table_cell(t, "%.3f", x.sd_j);
         } else {
             table_cell(t, "%.3f", x.total_j);
@@ -335,7 +336,7 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
         json_kv_number(j, "model_dynamic_j", x.dyn_j);
         json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
         json_kv_string(j, "status", x.x ? tw_est_status_name(x.status) : NULL);
-        json_kv_number(j, "upper_j", x.status == TW_EST_BELOW_RESOLUTION ? x.upper_j : NAN);
+        json_kv_number(j, "upper_j", tw_est_status_one_sided(x.status) ? x.upper_j : NAN);
         json_kv_string(j, "group", x.group);
         json_end_object(j);
     }

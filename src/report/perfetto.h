@@ -4,7 +4,9 @@
  * per poll), the corrected power (the estimate's model), a slice track per
  * stream for kernels, memcpys and memsets, and one for NVTX ranges, each
  * slice with its energy as an argument (energy_above_idle_uJ, an integer of
- * microjoules). Names are interned, timestamps are deltas on a
+ * microjoules; a launch of a name whose figure is one-sided, below
+ * resolution or at the power bound, also with energy_status and its share of
+ * the upper bound, energy_upper_uJ). Names are interned, timestamps are deltas on a
  * sequence-scoped incremental clock (ns), and the file is written through
  * one buffer: ~36 bytes per launch. */
 #ifndef TW_REPORT_PERFETTO_H
