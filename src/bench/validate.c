@@ -252,7 +252,7 @@ static tw_status span_energies(const ctx *c, const method *m, const span *s, siz
     if (!m->est) return TW_OK;
     for (size_t i = 0; i < n; i++) { /* its energy above the baseline, and the baseline's under it */
         if (s[i].event >= m->est->nevents || !seen(m, s[i].t0, s[i].t1)) continue;
-        dyn[i] = m->est->event_energy_j[s[i].event];
+        dyn[i] = tw_estimate_event_energy_j(m->est, s[i].event);
         total[i] = dyn[i] + tw_estimate_baseline_j(m->est, s[i].t0, s[i].t1);
     }
     return TW_OK;

@@ -158,6 +158,9 @@ typedef struct tw_est_reading_stats {
     double lag1;    /* residual correlation between neighbouring windows */
 } tw_est_reading_stats;
 
+/* The events' energies, spilled to a temporary file (estimator.c). */
+typedef struct tw_est_evj tw_est_evj;
+
 typedef struct tw_estimate {
     double fit_t0_s, fit_t1_s;
     size_t nknots;
@@ -184,7 +187,7 @@ typedef struct tw_estimate {
     size_t nranges;
     tw_est_range *ranges; /* in start order */
     size_t nevents;
-    double *event_energy_j; /* per input event: its share of its name's energy (NaN for ranges, grouped) */
+    tw_est_evj *energies_j; /* per input event: its share of its name's energy, spilled (tw_estimate_event_energy_j) */
     size_t pooled;          /* names pooled into "(other names)" past max_names */
     double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
     double shift_sd_s;      /* its standard error (NaN: not fitted); each power's error includes what it moves */
@@ -204,11 +207,21 @@ typedef struct tw_estimate {
 tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
                           const tw_est_config *cfg, tw_estimate **out);
 /* The same over a feed (trace/feed.h), replayed once: the events are not
- * held, only each launch's span, name and rate (32 bytes); names are
+ * held; each launch's span, name and rate (32 bytes) are spilled to a
+ * temporary file in $TMPDIR (else /tmp), not kept in memory; names are
  * borrowed from the feed, which must outlive the result. */
 tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, const tw_feed *feed,
                            const tw_est_config *cfg, tw_estimate **out);
 void tw_estimate_free(tw_estimate *e);
+
+/* Input event i's share of its name's energy (NaN for ranges, instants,
+ * other kinds, i >= nevents, or a read error of the temporary file that
+ * holds them, said in tw_last_error). Read from it in chunks: cheapest for
+ * i in increasing order; not for two threads at once. */
+double tw_estimate_event_energy_j(const tw_estimate *e, size_t i);
+/* The event energies of an estimate made by hand (tests, the Perfetto
+ * writer's callers): n of them, from j. */
+tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t n);
 
 /* The baseline's energy over [a, b] (held at its end values outside the fit span). */
 double tw_estimate_baseline_j(const tw_estimate *e, double a, double b);

@@ -34,7 +34,7 @@ typedef struct report_profile {
     const tw_reading_model *m; /* NULL: no reading the trace has; see note */
     const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
     const char *note;          /* why there is no estimate, or NULL */
-    const tw_estimate *est;    /* NULL with a note; event_energy_j in the analysis's event order */
+    const tw_estimate *est;    /* NULL with a note; tw_estimate_event_energy_j in the analysis's event order */
     const tw_events *events;   /* the events the estimate was made from (the analysis's) */
 } report_profile;
 
@@ -133,7 +133,7 @@ static event_est event_estimate(const report_profile *pr, size_t i)
         if (!strcmp(est->names[k].name, e->name) && !strcmp(est->names[k].kind, kind)) r.x = &est->names[k];
     if (!r.x) return r;
     double share = r.x->time_s > 0 ? (e->end_s - e->start_s) / r.x->time_s : NAN;
-    r.dyn_j = i < est->nevents ? est->event_energy_j[i] : NAN;
+    r.dyn_j = tw_estimate_event_energy_j(est, i);
     r.total_j = r.dyn_j + tw_estimate_baseline_j(est, e->start_s, e->end_s);
     r.status = r.x->status;
     double sd = r.x->energy_sd_j, upper = r.x->upper_j;

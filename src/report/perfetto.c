@@ -462,7 +462,7 @@ static tw_status spread_one(void *ctx, const tw_event *e)
 {
     spreading *s = ctx;
     size_t i = s->i++;
-    double j = i < s->est->nevents ? s->est->event_energy_j[i] : NAN;
+    double j = tw_estimate_event_energy_j(s->est, i);
     if (isfinite(j))
         spread_energy(s->bin_j, s->nbins, s->t0, s->width, e->start_s + s->est->shift_s, e->end_s + s->est->shift_s, j);
     return TW_OK;
@@ -473,7 +473,7 @@ static tw_status corrected_open(writer *w, size_t d, spreading *sp)
 {
     const tw_estimate *est = w->dev[d].est;
     memset(sp, 0, sizeof *sp);
-    if (!est || !w->dev[d].est_events || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    if (!est || !w->dev[d].est_events || !est->energies_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
@@ -755,7 +755,7 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
 /* What write_slices keeps while the feed replays. */
 typedef struct slicing {
     slices s;
-    const double *energy;
+    const tw_estimate *energy;
     size_t i;
     spreading *corrected; /* the corrected power's bins filled by the same replay (NULL: its own) */
 } slicing;
@@ -780,7 +780,7 @@ static tw_status slice_one(void *ctx, const tw_event *e)
         pending_end x = heap_pop(&s->ends);
         slice_end(s, &x);
     }
-    tw_status st = slice_begin(s, e, t, t0, g->energy ? g->energy[i] : NAN);
+    tw_status st = slice_begin(s, e, t, t0, tw_estimate_event_energy_j(g->energy, i));
     if (st == TW_OK && !heap_push(&s->ends, (pending_end){t1 > t0 ? t1 : t0, i, track}))
         st = tw_fail(TW_ENOMEM, "out of memory");
     return st;
@@ -789,7 +789,7 @@ static tw_status slice_one(void *ctx, const tw_event *e)
 /* Begins in start order (the feed's, or each track's: several GPUs' feeds
  * one after another); each end is held until no begin comes before it, so
  * no sequence's times go back. */
-static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy, spreading *corrected)
+static tw_status write_slices(writer *w, const tw_feed *ev, const tw_estimate *energy, spreading *corrected)
 {
     slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy, .corrected = corrected};
     slices *s = &g.s;
@@ -811,7 +811,7 @@ static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy
 
 /* ---------------------------------------------------------------- the file */
 
-static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const double *energy,
+static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const tw_estimate *energy,
                            const char *provenance)
 {
     write_groups(w, provenance);
@@ -831,7 +831,7 @@ static tw_status write_all(writer *w, const char *trace_path, const tw_feed *eve
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_feed *events, const double *event_energy_j, const char *provenance)
+                         const tw_feed *events, const tw_estimate *energy, const char *provenance)
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");
@@ -848,7 +848,7 @@ tw_status perfetto_write(const char *path, const char *trace_path, const perfett
         free(w.group);
         return tw_fail(TW_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
     }
-    tw_status st = write_all(&w, trace_path, events, event_energy_j, provenance);
+    tw_status st = write_all(&w, trace_path, events, energy, provenance);
     errno = 0;
     pb_flush(&w.b);
     bool bad = w.b.io || fflush(w.b.f) == EOF || ferror(w.b.f);

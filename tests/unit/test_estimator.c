@@ -157,7 +157,7 @@ static void check_exact(const tw_estimate *e, const kern *k, size_t nk, double t
         const tw_est_name *x = find(e, k[i].name);
         assert_int_equal(x->status, TW_EST_OK);
         near(x->power_w, k[i].w, tol_rel * k[i].w, "power");
-        near(e->event_energy_j[i], k[i].w * (k[i].t1 - k[i].t0), tol_rel * k[i].w * (k[i].t1 - k[i].t0),
+        near(tw_estimate_event_energy_j(e, i), k[i].w * (k[i].t1 - k[i].t0), tol_rel * k[i].w * (k[i].t1 - k[i].t0),
              "launch energy");
         assert_true(x->energy_sd_j >= 0 && x->energy_sd_j < 0.01 * x->energy_j);
     }
@@ -216,6 +216,13 @@ static void test_exact_rc_weighted(void **state)
     run_case(0.02, 0.02, 0.013, 13);
 }
 
+/* test_concurrency_rates's launches (below), which test_out_of_order gives backwards. */
+static const kern overlapping[] = {{"A", 1.0, 1.4, 200, NULL, 0.5},  {"B", 1.2, 1.3, 60, NULL, 1},
+                                   {"A", 3.0, 3.2, 200, NULL, 1},    {"A", 3.5, 3.7, 200, NULL, 1},
+                                   {"A", 4.0, 4.2, 200, NULL, 1},    {"B", 5.0, 5.1, 60, NULL, 1},
+                                   {"B", 5.3, 5.4, 60, NULL, 1},     {"B", 5.6, 5.7, 60, NULL, 1},
+                                   {"C", 7.0, 7.2, 120, NULL, 0.75}, {"A", 7.1, 7.3, 200, NULL, 1}};
+
 /* Launches that overlap: each adds its power at its work rate, its name's
  * duration alone over its span. A takes 0.2 s alone (three launches) and
  * 0.4 s beside B (1.0-1.4 s): rate 0.5. B takes 0.1 s alone and also beside
@@ -225,11 +232,8 @@ static void test_exact_rc_weighted(void **state)
 static void test_concurrency_rates(void **state)
 {
     (void)state;
-    kern k[] = {{"A", 1.0, 1.4, 200, NULL, 0.5}, {"B", 1.2, 1.3, 60, NULL, 1},  {"A", 3.0, 3.2, 200, NULL, 1},
-                {"A", 3.5, 3.7, 200, NULL, 1},   {"A", 4.0, 4.2, 200, NULL, 1}, {"B", 5.0, 5.1, 60, NULL, 1},
-                {"B", 5.3, 5.4, 60, NULL, 1},    {"B", 5.6, 5.7, 60, NULL, 1},  {"C", 7.0, 7.2, 120, NULL, 0.75},
-                {"A", 7.1, 7.3, 200, NULL, 1}};
-    size_t nk = sizeof k / sizeof k[0], ns, n;
+    const kern *k = overlapping;
+    size_t nk = sizeof overlapping / sizeof overlapping[0], ns, n;
     seg *s = truth(k, nk, 9.0, BASE_W, &ns);
     /* the overlaps: 100 + 200 / 2 + 60 W, and 100 + 0.75 x 120 + 200 W */
     near(window_mean(s, ns, 1.22, 1.28, 0), BASE_W + 160, 1e-12, "truth of the first overlap");
@@ -245,10 +249,47 @@ static void test_concurrency_rates(void **state)
     near(find(e, "A")->active_s, 0.2 + 0.6 + 0.2, 1e-9, "A's activity");
     near(find(e, "B")->active_s, 0.1 + 0.3, 1e-9, "B's activity");
     near(find(e, "C")->active_s, 0.15, 1e-9, "C's activity");
-    near(e->event_energy_j[0], 200 * 0.2, 1e-4, "A's overlapped launch");
-    near(e->event_energy_j[1], 60 * 0.1, 1e-4, "B's overlapped launch");
+    near(tw_estimate_event_energy_j(e, 0), 200 * 0.2, 1e-4, "A's overlapped launch");
+    near(tw_estimate_event_energy_j(e, 1), 60 * 0.1, 1e-4, "B's overlapped launch");
     tw_estimate_free(e);
     tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
+/* The same launches given out of order (an event set not sorted by start,
+ * with an NVTX range among them): the estimator sorts them itself, and every
+ * event's energy comes back under its own index, as in start order. */
+static void test_out_of_order(void **state)
+{
+    (void)state;
+    const kern *k = overlapping;
+    enum { NK = sizeof overlapping / sizeof overlapping[0] };
+    kern back[NK];
+    for (size_t i = 0; i < NK; i++)
+        back[i] = k[NK - 1 - i];
+    size_t ns, n;
+    seg *s = truth(k, NK, 9.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    tw_est_reading rd = {"r", o, n, false};
+    tw_events *in_order = events_of(k, NK), *reversed = events_of(back, NK);
+    tw_event range = {.name = "step", .start_s = 2.0, .end_s = 6.0, .kind = "nvtx", .true_energy_j = NAN};
+    assert_ok(tw_events_add(reversed, &range)); /* event NK: a range, no energy of its own */
+    tw_estimate *a = NULL, *b = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, in_order, NULL, &a));
+    assert_ok(tw_estimate_run(&rd, 1, reversed, NULL, &b));
+    assert_int_equal(b->nevents, NK + 1);
+    for (size_t i = 0; i < NK; i++)
+        near(tw_estimate_event_energy_j(b, NK - 1 - i), tw_estimate_event_energy_j(a, i), 1e-9, "a launch's energy");
+    near(tw_estimate_event_energy_j(b, NK - 1), 200 * 0.2, 1e-4, "A's overlapped launch (given last)");
+    near(tw_estimate_event_energy_j(b, NK - 2), 60 * 0.1, 1e-4, "B's overlapped launch");
+    assert_true(isnan(tw_estimate_event_energy_j(b, NK)));     /* the range */
+    assert_true(isnan(tw_estimate_event_energy_j(b, NK + 1))); /* past the events */
+    near(find(b, "C")->power_w, 120, 1e-6 * 120, "C's power");
+    tw_estimate_free(a);
+    tw_estimate_free(b);
+    tw_events_free(in_order);
+    tw_events_free(reversed);
     free(o);
     free(s);
 }
@@ -279,7 +320,7 @@ static void test_nvtx_range(void **state)
     near(r->energy_j, 100 + 30 + 10, 1e-6, "range energy");
     near(r->above_j, 40, 1e-4, "range above the baseline");
     near(r->baseline_j, 100, 1e-4, "range baseline");
-    assert_true(isnan(e->event_energy_j[0]));
+    assert_true(isnan(tw_estimate_event_energy_j(e, 0)));
     tw_estimate_free(e);
     tw_events_free(ev);
     free(o);
@@ -580,7 +621,7 @@ static void test_non_negative(void **state)
     assert_true(d->power_w == 0 && d->energy_j == 0);
     assert_int_equal(d->status, TW_EST_BELOW_RESOLUTION);
     assert_true(d->upper_j > 0);
-    assert_true(e->event_energy_j[0] == 0 && e->event_energy_j[2] == 0);
+    assert_true(tw_estimate_event_energy_j(e, 0) == 0 && tw_estimate_event_energy_j(e, 2) == 0);
     /* least squares of y = b0 (1 - u) + b1 u + P_A a_A over the fit's windows */
     double T0 = e->fit_t0_s, T1 = e->fit_t1_s, M[3][3] = {{0}}, r[3] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -1057,6 +1098,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_shift_on_sample),
         cmocka_unit_test(test_fixed_order_timing),
+        cmocka_unit_test(test_out_of_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
