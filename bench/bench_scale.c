@@ -253,7 +253,7 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
                t1 - t0, t2 - t1, err, worst_sd, z_rms, measured);
     } else {
         perfetto_device dev = {0, "", "simulated H100", est, &feed};
-        if (check(perfetto_write(p->perfetto, p->run, &dev, 1, &feed, est->event_energy_j, NULL), "perfetto")) return 1;
+        if (check(perfetto_write(p->perfetto, p->run, &dev, 1, &feed, est, NULL), "perfetto")) return 1;
         double t3 = now_s();
         struct stat stt;
         double bytes = stat(p->perfetto, &stt) == 0 ? (double)stt.st_size : NAN;

@@ -249,16 +249,18 @@ typedef struct tw_report_device {
 } tw_report_device;
 
 typedef struct tw_report_name {
-    size_t size;        /* sizeof(tw_report_name), set by the caller */
-    const char *name;   /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
-    const char *kind;   /* "kernel", "memcpy", "memset" */
-    const char *status; /* "ok", "below_resolution" (upper_j bounds it), "grouped" (see group), "unobserved" */
+    size_t size;      /* sizeof(tw_report_name), set by the caller */
+    const char *name; /* a kernel name, "memcpy HtoD", ... ("rank N: name" in a merged report) */
+    const char *kind; /* "kernel", "memcpy", "memset" */
+    /* "ok", "below_resolution" (upper_j bounds it), "grouped" (see group), "unobserved", "at_power_bound"
+     * (held at the bound on each name's power: energy_j = upper_j, the most the model can give it) */
+    const char *status;
     uint64_t launches;
     double time_s;   /* the time it ran */
     double energy_j; /* above the baseline; NaN unless status is "ok" */
     double energy_sd_j;
     double power_w; /* above the baseline, while it runs */
-    double upper_j; /* "below_resolution": the bound */
+    double upper_j; /* "below_resolution", "at_power_bound": the one-sided bound; else NaN */
     int group;      /* its group's index, or -1 */
 } tw_report_name;
 
@@ -737,7 +739,9 @@ typedef struct tw_region_kernel {
     double time_s;      /* their summed time inside the region */
     double energy_j;    /* above the baseline (NaN: grouped with other names, or unobserved) */
     double energy_sd_j; /* its standard uncertainty */
-    const char *status; /* "ok", "below_resolution" (energy_j + 2 sd bounds it), "grouped", "unobserved" */
+    /* "ok", "below_resolution" (energy_j + 2 sd bounds it), "grouped", "unobserved", "at_power_bound"
+     * (held at the bound on each name's power: energy_j is the most the model can give it) */
+    const char *status;
     /* grouped: the group of names the readings cannot tell apart (always
      * together, in fixed proportion: "group 1: NAME (+N)"), whose energy is in
      * tw_region_device.kernels_j; NULL otherwise. Valid for the process's life. */

@@ -67,9 +67,11 @@ class Kernel:
     """One kernel name inside a window on one GPU (a Monitor with ``trace_kernels``):
     its launches' part inside the window and the energy they drew above the
     GPU's baseline (``status``: ``ok``; ``below_resolution``, where
-    ``energy_j + 2 energy_sd_j`` bounds it; ``grouped`` (``group`` names the
-    names the readings cannot tell apart; their energy is in
-    :attr:`Measurement.kernels_j`) or ``unobserved``, where ``energy_j`` is NaN)."""
+    ``energy_j + 2 energy_sd_j`` bounds it; ``at_power_bound``, where the fit
+    held its power at the bound on each name's power and ``energy_j`` is the
+    most the model can give it (its true energy likely more); ``grouped``
+    (``group`` names the names the readings cannot tell apart; their energy is
+    in :attr:`Measurement.kernels_j`) or ``unobserved``, where ``energy_j`` is NaN)."""
 
     name: str
     gpu: str

@@ -483,9 +483,11 @@ def cmd_mix(raw, outdir):
                 if rl != launches:
                     print(f"attrib_table: {p}/{name}: the report counts {rl} launches, mix {launches}",
                           file=sys.stderr)
-                if status == "ok" and rl and n.get("energy_j") is not None:
+                if status in ("ok", "at_power_bound") and rl and n.get("energy_j") is not None:
+                    # at the power bound: the figure reported (bound x time), judged like an estimate;
+                    # its sd is the data's with the bound freed, no interval around it (docs/methods.md)
                     estimate = n["energy_j"] / rl
-                    sd = (n.get("energy_sd_j") or 0) / rl
+                    sd = (n.get("energy_sd_j") or 0) / rl if status == "ok" else None
             unc = sref.get("unc_j")
             busy = busy_reference(raw, p, name, launches, prefix_of(raw, stem), steady)
             rows[name] = dict(busy=busy, launches=launches, dur=num(k, "mean_duration_s", stem),
@@ -543,7 +545,8 @@ def cmd_mix(raw, outdir):
 
     print("per-launch energy above the baseline, J (error: against solo; solo_unc: the reference's own\n"
           "uncertainty, solo.csv; 2sd: whether solo lies within the estimate +- 2 sd, or below a below-resolution\n"
-          "bound; tshare, instant: the naive methods' errors, naive.csv)")
+          "bound; '<=': held at the power bound, the bound x its time, no interval; tshare, instant: the naive\n"
+          "methods' errors, naive.csv)")
     print("%-8s %-22s %6s %9s %10s %10s %9s %10s %9s %7s %5s %9s %9s" % (
         "pattern", "name", "launch", "dur_ms", "steady_j", "solo_j", "solo_unc", "estimate_j", "sd_j", "err_%", "2sd",
         "tshare_%", "instant_%"))
@@ -552,6 +555,8 @@ def cmd_mix(raw, outdir):
         e = r["est"]
         if r["status"] == "below_resolution":
             etxt = "<%s" % f6((r["upper"] or 0) / L)
+        elif r["status"] == "at_power_bound":
+            etxt = "<=%s" % f6(e)
         elif r["status"] == "grouped":
             etxt = "grp %s" % r["group"]
         else:

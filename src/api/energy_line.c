@@ -2,6 +2,7 @@
 #include "api/energy_line.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +39,37 @@ double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l-
 
 double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
 
-/* The index of the first live knot at or after t (n when none). */
-static size_t knot_at_or_after(const tw_energy_line *l, double t)
+/* The index of the first live knot at or after t (n when none), looked for
+ * from `from` (any index; n: from the end, where most lookups are): galloping
+ * away from it, then bisection. Lookups in order of time, each from the one
+ * before (tw_line_cum_near_j: the anchor's phase fits over its reads), take
+ * a few steps each, where bisection over a whole run's line (a report's NVTX
+ * range over an hour: megabytes of knots) takes twenty. */
+static size_t knot_from(const tw_energy_line *l, double t, size_t from)
 {
-    size_t lo = l->off, hi = l->n;
+    size_t lo = l->off, hi = l->n; /* the answer is in [lo, hi] */
+    if (from < lo) from = lo;
+    if (from < hi && l->k[from].t_s < t) { /* after from: forward */
+        lo = from + 1;
+        for (size_t step = 1; lo + step - 1 < hi; step *= 2) {
+            size_t p = lo + step - 1;
+            if (!(l->k[p].t_s < t)) {
+                hi = p;
+                break;
+            }
+            lo = p + 1;
+        }
+    } else { /* at or before from: backward */
+        if (from < hi) hi = from;
+        for (size_t step = 1; hi - lo > step; step *= 2) {
+            size_t p = hi - step;
+            if (l->k[p].t_s < t) {
+                lo = p + 1;
+                break;
+            }
+            hi = p;
+        }
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (l->k[mid].t_s < t)
@@ -52,10 +80,11 @@ static size_t knot_at_or_after(const tw_energy_line *l, double t)
     return lo;
 }
 
-/* F at t (inside the knots): i is the knot that ends t's tile. */
-static double f_at(const tw_energy_line *l, double t, size_t *tile)
+/* F at t (inside the knots), its knot looked for from `from` (knot_from):
+ * *tile is the knot that ends t's tile. */
+static double f_at_from(const tw_energy_line *l, double t, size_t from, size_t *tile)
 {
-    size_t i = knot_at_or_after(l, t);
+    size_t i = knot_from(l, t, from);
     if (i == l->off) {
         *tile = i + 1 < l->n ? i + 1 : i; /* the first knot itself: the tile after it */
         return l->k[i].f_j;
@@ -64,6 +93,10 @@ static double f_at(const tw_energy_line *l, double t, size_t *tile)
     const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
     return a->f_j + b->p_w * (t - a->t_s);
 }
+
+static double f_at(const tw_energy_line *l, double t, size_t *tile) { return f_at_from(l, t, l->n, tile); }
+
+static size_t knot_at_or_after(const tw_energy_line *l, double t) { return knot_from(l, t, l->n); }
 
 static void note_baseline(tw_energy_line *l)
 {
@@ -138,14 +171,22 @@ static double edge_sd_j(const tw_energy_line *l, size_t i, double p_here)
     return sqrt(len * step * len * step / 12.0 + res * res);
 }
 
-double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
+double tw_line_cum_near_j(const tw_energy_line *l, double t, size_t *near)
 {
     if (l->n < l->off + 2 || !(t >= l->k[l->off].t_s) || !(t <= l->k[l->n - 1].t_s)) return NAN;
     size_t i;
-    double f = f_at(l, t, &i);
-    if (tile) *tile = i;
+    double f = f_at_from(l, t, *near, &i);
+    *near = i;
     double p = l->k[i].p_w;
     return l->capacitance_s > 0 && isfinite(p) ? f + l->capacitance_s * p : f;
+}
+
+double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
+{
+    size_t i = SIZE_MAX; /* from the end */
+    double f = tw_line_cum_near_j(l, t, &i);
+    if (tile && !isnan(f)) *tile = i;
+    return f;
 }
 
 double tw_line_edge_sd_j(const tw_energy_line *l, double t)

@@ -351,7 +351,7 @@ static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, 
         o->launches++;
         o->time_s += in;
         double share = len > 0 ? in / len : 1.0;
-        double ej = i < e->nevents ? e->event_energy_j[i] : NAN;
+        double ej = tw_estimate_event_energy_j(e, i);
         double part = gain * share * ej; /* NaN: unobserved */
         if (isfinite(part)) *kernels_j += part;
         o->energy_j += o->group ? NAN : part;

@@ -67,7 +67,7 @@ tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw
     }
     for (size_t i = 0; st == TW_OK && i < n; i++) {
         const tw_event *e = tw_events_get(events, event_idx[i]);
-        double dyn = est->event_energy_j[event_idx[i]];
+        double dyn = tw_estimate_event_energy_j(est, event_idx[i]);
         out[i] = (tw_launch_energy){e->start_s, e->end_s, dyn + tw_estimate_baseline_j(est, e->start_s, e->end_s), dyn};
     }
     tw_estimate_free(est);

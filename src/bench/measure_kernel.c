@@ -112,6 +112,9 @@ static void print_text(FILE *f, const tw_measure_kernel_options *a, const outcom
     if (o->r.rep.status == TW_EST_BELOW_RESOLUTION)
         fprintf(f, "energy/launch:   < %.6g J (below resolution: %.6g J +- %.2g J, dynamic, above the baseline)\n",
                 o->r.rep.upper_j, o->r.rep.per_launch_j, o->r.rep.per_launch_sd_j);
+    else if (o->r.rep.status == TW_EST_AT_POWER_BOUND)
+        fprintf(f, "energy/launch:   <= %.6g J (at the power bound: the most the model can give it, dynamic)\n",
+                o->r.rep.upper_j);
     else
         fprintf(f, "energy/launch:   %.6g J +- %.2g J (dynamic, above the baseline)\n", o->r.rep.per_launch_j,
                 o->r.rep.per_launch_sd_j);
@@ -143,7 +146,10 @@ static void print_json(FILE *f, const tw_measure_kernel_options *a, const outcom
     json_kv_number(&j, "energy_per_launch_j", o->r.rep.per_launch_j);
     json_kv_number(&j, "energy_per_launch_se_j", o->r.rep.per_launch_sd_j);
     json_kv_string(&j, "status", tw_est_status_name(o->r.rep.status));
-    json_kv_number(&j, "upper_per_launch_j", o->r.rep.status == TW_EST_BELOW_RESOLUTION ? o->r.rep.upper_j : NAN);
+    json_kv_number(&j, "upper_per_launch_j",
+                   o->r.rep.status == TW_EST_BELOW_RESOLUTION || o->r.rep.status == TW_EST_AT_POWER_BOUND
+                       ? o->r.rep.upper_j
+                       : NAN);
     json_kv_number(&j, "dynamic_power_w", o->r.rep.power_w);
     json_kv_number(&j, "steady_state_power_w", o->r.ref.found ? o->r.ref.power_w : NAN);
     json_end_object(&j);

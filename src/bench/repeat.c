@@ -41,7 +41,7 @@ static tw_repeat_name name_of(const tw_estimate *est, const tw_events *ev, const
             P = g->power_w;
             E = P * x->active_s;
             sd = g->power_sd_w * x->active_s;
-            up = isnan(g->upper_j) ? NAN : E + 2 * sd;
+            up = g->status == TW_EST_AT_POWER_BOUND ? E : isnan(g->upper_j) ? NAN : E + 2 * sd;
             r.status = g->status;
         }
         r.found = x->launches > 0;

@@ -252,7 +252,7 @@ static tw_status span_energies(const ctx *c, const method *m, const span *s, siz
     if (!m->est) return TW_OK;
     for (size_t i = 0; i < n; i++) { /* its energy above the baseline, and the baseline's under it */
         if (s[i].event >= m->est->nevents || !seen(m, s[i].t0, s[i].t1)) continue;
-        dyn[i] = m->est->event_energy_j[s[i].event];
+        dyn[i] = tw_estimate_event_energy_j(m->est, s[i].event);
         total[i] = dyn[i] + tw_estimate_baseline_j(m->est, s[i].t0, s[i].t1);
     }
     return TW_OK;
@@ -368,7 +368,7 @@ static const tw_est_name *best_name(const ctx *c, const char *name)
     for (size_t i = 0; c->names && i < c->names->nnames; i++) {
         const tw_est_name *x = &c->names->names[i];
         if (strcmp(x->name, name) != 0) continue;
-        bool own = x->status == TW_EST_OK || x->status == TW_EST_BELOW_RESOLUTION;
+        bool own = x->status != TW_EST_GROUPED && x->status != TW_EST_UNOBSERVED;
         return own && x->launches > 0 ? x : NULL;
     }
     return NULL;

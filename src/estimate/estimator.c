@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/nnls.h"
+#include "estimate/spill.h"
 
 #define DEFAULT_TAIL_S 1.0
 #define DEFAULT_SMOOTH 10.0
@@ -42,6 +43,8 @@
 #define SHIFT_BLOCKS 16
 #define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
+static void event_energies_free(tw_est_evj *x); /* the events' energies: after the estimate's basics */
+
 void tw_est_config_init(tw_est_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -70,9 +73,13 @@ const char *tw_est_status_name(tw_est_status s)
         return "grouped";
     case TW_EST_UNOBSERVED:
         return "unobserved";
+    case TW_EST_AT_POWER_BOUND:
+        return "at_power_bound";
     }
     return "?";
 }
+
+bool tw_est_status_one_sided(tw_est_status s) { return s == TW_EST_BELOW_RESOLUTION || s == TW_EST_AT_POWER_BOUND; }
 
 void tw_estimate_free(tw_estimate *e)
 {
@@ -82,7 +89,7 @@ void tw_estimate_free(tw_estimate *e)
     free(e->groups);
     free(e->names);
     free(e->ranges);
-    free(e->event_energy_j);
+    event_energies_free(e->energies_j);
     free(e->knot_w);
     free(e);
 }
@@ -112,6 +119,64 @@ double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
         v = vk;
     }
     return sum + 0.5 * (v + baseline_at(e, b)) * (b - t);
+}
+
+/* Each event's energy, spilled in order of event (tw_estimate_event_energy_j). */
+struct tw_est_evj {
+    tw_spill sp;        /* one double per event */
+    tw_spill_reader rd; /* and the chunk of them last read */
+};
+
+static void event_energies_free(tw_est_evj *x)
+{
+    if (!x) return;
+    tw_spill_reader_close(&x->rd);
+    tw_spill_close(&x->sp);
+    free(x);
+}
+
+static tw_status event_energies_new(tw_est_evj **out)
+{
+    tw_est_evj *x = calloc(1, sizeof *x);
+    if (!x) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = tw_spill_open(&x->sp, sizeof(double));
+    if (st == TW_OK) st = tw_spill_reader_open(&x->rd, &x->sp);
+    if (st != TW_OK) {
+        event_energies_free(x);
+        return st;
+    }
+    *out = x;
+    return TW_OK;
+}
+
+double tw_estimate_event_energy_j(const tw_estimate *e, size_t i)
+{
+    if (!e || !e->energies_j || i >= e->nevents) return NAN;
+    tw_spill_reader *r = &e->energies_j->rd;
+    r->pos = i;
+    tw_status st = TW_OK;
+    const double *j = tw_spill_peek(r, &st);
+    return j ? *j : NAN; /* a read error (said in tw_last_error): unknown */
+}
+
+tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t n)
+{
+    if (!e || (n && !j)) return tw_fail(TW_EINVAL, "tw_estimate_set_event_energies: NULL argument");
+    event_energies_free(e->energies_j);
+    e->energies_j = NULL;
+    e->nevents = 0;
+    tw_est_evj *x = NULL;
+    tw_status st = event_energies_new(&x);
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        st = tw_spill_append(&x->sp, &j[i]);
+    if (st == TW_OK) st = tw_spill_flush(&x->sp);
+    if (st != TW_OK) {
+        event_energies_free(x);
+        return st;
+    }
+    e->energies_j = x;
+    e->nevents = n;
+    return TW_OK;
 }
 
 static void warn(tw_estimate *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,11 +219,11 @@ static act_class classify_memo(kind_memo *m, const tw_event *e)
     return m->cls;
 }
 
-/* One launch: its span, the name (column) it counts for, and its work rate
- * over its span (rates()). The launches are kept in order of start. */
+/* One launch: its span, the name (column) it counts for, and its time
+ * alone (rates(): its work rate is made from it as it is read, rate_of). */
 typedef struct launch {
     double t0, t1;
-    double rate; /* rates(): first its time alone, then its work rate */
+    double alone; /* 0 until rates() */
     uint32_t name;
     uint32_t ev;
 } launch;
@@ -171,15 +236,26 @@ typedef struct piece {
     uint32_t ev;
 } piece;
 
-/* The launches by class: the kernels L[0 .. nk), then the copies and
- * memsets L[nk .. n), each in order of start. Pieces are made from them on
- * every pass (piece_src), never all kept: the estimator's memory grows with
- * the launches (32 bytes each), not with their pieces. */
+/* The launches by class, the kernels (they share the SMs) and the copies and
+ * memsets (the copy engines), each class in order of start in a spill
+ * (spill.h), never in memory: pieces are made from them on every pass
+ * (piece_src), so that the estimator's memory grows with the names and the
+ * launches running at once, not with all of them (issue 16). */
 typedef struct launches {
-    launch *L;
-    size_t n, nk;
+    tw_spill cls[2]; /* kernels, copies */
+    size_t n;
     double longest[2]; /* per class: the longest launch (a sweep can start this far before a time) */
+    double *alone_sum; /* per column: the time of its launches that ran alone all of their span (rates()) */
+    size_t *alone_cnt; /* and their number */
 } launches;
+
+static void launches_free(launches *ls)
+{
+    tw_spill_close(&ls->cls[0]);
+    tw_spill_close(&ls->cls[1]);
+    free(ls->alone_sum);
+    free(ls->alone_cnt);
+}
 
 /* Names interned by (name, kind) in an open-addressing table. */
 typedef struct names_tab {
@@ -262,44 +338,63 @@ static bool room_for_one(void **v, size_t *cap, size_t n, size_t size, size_t fi
     return true;
 }
 
-/* The sweep over one class's launches (kernels share the SMs, copies and
- * memsets the copy engines: each class against itself only) in order of
- * start, the running ones in a min-heap on their end: the stretches of
- * constant activity one after another, in memory that grows with the
- * launches running at once, not with all of them. */
+/* A running launch and its place in its class's spill. */
+typedef struct held_launch {
+    launch l;
+    size_t pos;
+} held_launch;
+
+/* The sweep over one class's launches (each class against itself only) in
+ * order of start, the running ones in a min-heap on their end: the
+ * stretches of constant activity one after another, in memory that grows
+ * with the launches running at once, not with all of them. */
 typedef struct sweeper {
-    const launches *ls;
-    size_t begin, next, end; /* the class's first launch, the next to start, the end of the class */
-    double longest;          /* its longest launch */
-    size_t *heap;            /* running launches (indices into ls->L), by end */
+    const tw_spill *sp; /* the class's launches */
+    tw_spill_reader rd; /* rd.pos: the next to start */
+    double longest;     /* its longest launch */
+    held_launch *heap;  /* running launches, by end */
     size_t nh, cap;
     double t; /* the time reached: the next stretch starts here */
+    /* called with each launch as it ends (NULL: none) */
+    tw_status (*ended)(void *ctx, const held_launch *h);
+    void *ended_ctx;
 } sweeper;
 
-static void sweeper_init(sweeper *s, const launches *ls, bool copies)
+static tw_status sweeper_init(sweeper *s, const launches *ls, bool copies)
 {
     memset(s, 0, sizeof *s);
-    s->ls = ls;
-    s->begin = s->next = copies ? ls->nk : 0;
-    s->end = copies ? ls->n : ls->nk;
+    s->sp = &ls->cls[copies];
     s->longest = ls->longest[copies];
     s->t = -INFINITY;
+    return tw_spill_reader_open(&s->rd, s->sp);
 }
 
-static void sweeper_free(sweeper *s) { free(s->heap); }
+static void sweeper_free(sweeper *s)
+{
+    free(s->heap);
+    tw_spill_reader_close(&s->rd);
+}
 
-static double next_start(const sweeper *s) { return s->next < s->end ? s->ls->L[s->next].t0 : INFINITY; }
+/* The next launch to start (NULL: none left, or *st on a read error). */
+static const launch *next_launch(sweeper *s, tw_status *st) { return tw_spill_peek(&s->rd, st); }
 
-static double end_of(const sweeper *s, size_t k) { return s->ls->L[s->heap[k]].t1; }
+static double next_start(sweeper *s, tw_status *st)
+{
+    const launch *l = next_launch(s, st);
+    return l ? l->t0 : INFINITY;
+}
 
-static tw_status heap_push(sweeper *s, size_t i)
+static double end_of(const sweeper *s, size_t k) { return s->heap[k].l.t1; }
+
+static tw_status heap_push(sweeper *s, const launch *l, size_t pos)
 {
     if (!room_for_one((void **)&s->heap, &s->cap, s->nh, sizeof *s->heap, 64))
         return tw_fail(TW_ENOMEM, "out of memory (running launches)");
     size_t k = s->nh++;
-    s->heap[k] = i;
+    s->heap[k] = (held_launch){*l, pos};
     while (k > 0 && end_of(s, (k - 1) / 2) > end_of(s, k)) {
-        size_t up = (k - 1) / 2, v = s->heap[k];
+        size_t up = (k - 1) / 2;
+        held_launch v = s->heap[k];
         s->heap[k] = s->heap[up];
         s->heap[up] = v;
         k = up;
@@ -315,7 +410,7 @@ static void heap_pop(sweeper *s)
         if (l < s->nh && end_of(s, l) < end_of(s, m)) m = l;
         if (l + 1 < s->nh && end_of(s, l + 1) < end_of(s, m)) m = l + 1;
         if (m == k) break;
-        size_t v = s->heap[k];
+        held_launch v = s->heap[k];
         s->heap[k] = s->heap[m];
         s->heap[m] = v;
         k = m;
@@ -326,20 +421,24 @@ static void heap_pop(sweeper *s)
  * launch that can still run at t (none started longer before it than the
  * longest launch). The stretch that holds t may start early; later ones are
  * the full sweep's. */
-static void sweep_seek(sweeper *s, double t)
+static tw_status sweep_seek(sweeper *s, double t)
 {
-    size_t lo = s->begin, hi = s->end;
+    size_t lo = 0, hi = s->sp->n;
     double from = t - s->longest;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->ls->L[mid].t0 < from)
+        launch l;
+        tw_status st = tw_spill_read(s->sp, mid, &l, 1);
+        if (st != TW_OK) return st;
+        if (l.t0 < from)
             lo = mid + 1;
         else
             hi = mid;
     }
-    s->next = lo;
+    s->rd.pos = lo;
     s->nh = 0;
     s->t = -INFINITY;
+    return TW_OK;
 }
 
 /* The next stretch [*t0, *t1] of constant activity, the launches running in
@@ -347,8 +446,10 @@ static void sweep_seek(sweeper *s, double t)
  * equal times. */
 static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
 {
+    tw_status st = TW_OK;
     for (;;) {
-        double ts = next_start(s), te = s->nh ? end_of(s, 0) : INFINITY, t = fmin(ts, te);
+        double ts = next_start(s, &st), te = s->nh ? end_of(s, 0) : INFINITY, t = fmin(ts, te);
+        if (st != TW_OK) return st;
         if (isinf(t)) {
             *done = true;
             return TW_OK;
@@ -360,12 +461,13 @@ static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
             return TW_OK;
         }
         s->t = t;
-        while (s->nh && end_of(s, 0) <= t)
+        while (s->nh && end_of(s, 0) <= t) {
+            if (s->ended && (st = s->ended(s->ended_ctx, &s->heap[0])) != TW_OK) return st;
             heap_pop(s);
-        for (; next_start(s) <= t; s->next++) {
-            tw_status st = heap_push(s, s->next);
-            if (st != TW_OK) return st;
         }
+        for (const launch *l; (l = next_launch(s, &st)) && l->t0 <= t; s->rd.pos++)
+            if ((st = heap_push(s, l, s->rd.pos)) != TW_OK) return st;
+        if (st != TW_OK) return st;
     }
 }
 
@@ -373,7 +475,71 @@ static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
  * name, give its duration alone. */
 #define MIN_ALONE 3
 
-/* Each launch's work rate over its span (into L[].rate).
+/* The launches of one class as they end in rates()'s sweep, written back
+ * with their time alone in order of place (a min-heap on it holds those
+ * that ended before one started earlier), and counted into their name's
+ * time alone in that order. */
+#define ALONE_CHUNK 2048
+typedef struct alone_out {
+    launches *ls;
+    tw_spill *sp;
+    held_launch *done; /* min-heap on pos */
+    size_t nd, cap;
+    size_t next; /* the next place to write */
+    launch chunk[ALONE_CHUNK];
+    size_t nchunk; /* places [next - nchunk, next) */
+} alone_out;
+
+static tw_status alone_flush(alone_out *o)
+{
+    tw_status st = tw_spill_write(o->sp, o->next - o->nchunk, o->chunk, o->nchunk);
+    o->nchunk = 0;
+    return st;
+}
+
+static tw_status alone_ended(void *ctx, const held_launch *h)
+{
+    alone_out *o = ctx;
+    if (!room_for_one((void **)&o->done, &o->cap, o->nd, sizeof *o->done, 64))
+        return tw_fail(TW_ENOMEM, "out of memory (running launches)");
+    size_t k = o->nd++;
+    o->done[k] = *h;
+    while (k > 0 && o->done[(k - 1) / 2].pos > o->done[k].pos) {
+        held_launch v = o->done[k];
+        o->done[k] = o->done[(k - 1) / 2];
+        o->done[(k - 1) / 2] = v;
+        k = (k - 1) / 2;
+    }
+    while (o->nd && o->done[0].pos == o->next) {
+        const launch *l = &o->done[0].l;
+        double D = l->t1 - l->t0;
+        if (l->alone >= D * (1 - 1e-9)) {
+            o->ls->alone_sum[l->name] += D;
+            o->ls->alone_cnt[l->name]++;
+        }
+        o->chunk[o->nchunk++] = *l;
+        o->next++;
+        o->done[0] = o->done[--o->nd];
+        for (size_t j = 0;;) {
+            size_t a = 2 * j + 1, m = j;
+            if (a < o->nd && o->done[a].pos < o->done[m].pos) m = a;
+            if (a + 1 < o->nd && o->done[a + 1].pos < o->done[m].pos) m = a + 1;
+            if (m == j) break;
+            held_launch v = o->done[j];
+            o->done[j] = o->done[m];
+            o->done[m] = v;
+            j = m;
+        }
+        if (o->nchunk == ALONE_CHUNK) {
+            tw_status st = alone_flush(o);
+            if (st != TW_OK) return st;
+        }
+    }
+    return TW_OK;
+}
+
+/* Each launch's time alone (into its record's alone) and each name's
+ * duration alone (alone_sum / alone_cnt), for rate_of.
  *
  * A launch does a fixed amount of work. Run alone it takes d_alone, its
  * name's mean duration over the launches that ran alone. Run beside others
@@ -388,46 +554,43 @@ static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
  * launches count their time alone plus half of the rest. */
 static tw_status rates(launches *ls, size_t nnames)
 {
-    launch *L = ls->L;
-    size_t nl = ls->n;
-    double *sum = calloc(nnames ? nnames : 1, sizeof *sum);
-    size_t *cnt = calloc(nnames ? nnames : 1, sizeof *cnt);
-    tw_status st = sum && cnt ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t i = 0; i < nl; i++)
-        L[i].rate = 0; /* its time alone, first */
+    ls->alone_sum = calloc(nnames ? nnames : 1, sizeof *ls->alone_sum);
+    ls->alone_cnt = calloc(nnames ? nnames : 1, sizeof *ls->alone_cnt);
+    alone_out *o = malloc(sizeof *o);
+    tw_status st = ls->alone_sum && ls->alone_cnt && o ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
     for (int cls = 0; cls < 2 && st == TW_OK; cls++) {
         sweeper s;
-        sweeper_init(&s, ls, cls == 1);
+        *o = (alone_out){.ls = ls, .sp = &ls->cls[cls]};
+        st = sweeper_init(&s, ls, cls == 1);
+        s.ended = alone_ended;
+        s.ended_ctx = o;
         for (bool done = false; st == TW_OK;) {
             double a, b;
             st = sweep_next(&s, &a, &b, &done);
             if (st != TW_OK || done) break;
-            if (s.nh == 1) L[s.heap[0]].rate += b - a;
+            if (s.nh == 1) s.heap[0].l.alone += b - a;
         }
+        if (st == TW_OK) st = alone_flush(o);
+        free(o->done);
         sweeper_free(&s);
     }
-    for (size_t i = 0; st == TW_OK && i < nl; i++) {
-        double D = L[i].t1 - L[i].t0;
-        if (L[i].rate >= D * (1 - 1e-9)) {
-            sum[L[i].name] += D;
-            cnt[L[i].name]++;
-        }
-    }
-    for (size_t i = 0; st == TW_OK && i < nl; i++) {
-        double D = L[i].t1 - L[i].t0, alone = L[i].rate;
-        L[i].rate = 1;
-        if (alone < D * (1 - 1e-9))
-            L[i].rate = cnt[L[i].name] >= MIN_ALONE ? fmin(1.0, sum[L[i].name] / (double)cnt[L[i].name] / D)
-                                                    : (alone + 0.5 * (D - alone)) / D;
-    }
-    free(sum);
-    free(cnt);
+    free(o);
     return st;
+}
+
+/* A launch's work rate over its span (see rates()). */
+static double rate_of(const launches *ls, const launch *l)
+{
+    double D = l->t1 - l->t0, alone = l->alone;
+    if (alone >= D * (1 - 1e-9)) return 1;
+    size_t cnt = ls->alone_cnt[l->name];
+    return cnt >= MIN_ALONE ? fmin(1.0, ls->alone_sum[l->name] / (double)cnt / D) : (alone + 0.5 * (D - alone)) / D;
 }
 
 /* The pieces of both classes, made again on each pass, in order of start
  * (then of event). */
 typedef struct piece_src {
+    const launches *ls;
     sweeper s[2]; /* kernels, copies */
     double a[2], b[2];
     size_t at[2]; /* the next running launch of the class's stretch to hand out */
@@ -435,11 +598,13 @@ typedef struct piece_src {
     piece head[2];
 } piece_src;
 
-static void piece_src_open(piece_src *p, const launches *ls)
+static tw_status piece_src_open(piece_src *p, const launches *ls)
 {
     memset(p, 0, sizeof *p);
-    sweeper_init(&p->s[0], ls, false);
-    sweeper_init(&p->s[1], ls, true);
+    p->ls = ls;
+    tw_status st = sweeper_init(&p->s[0], ls, false);
+    if (st == TW_OK) st = sweeper_init(&p->s[1], ls, true);
+    return st;
 }
 
 static void piece_src_close(piece_src *p)
@@ -449,21 +614,23 @@ static void piece_src_close(piece_src *p)
 }
 
 /* Every piece from time t on; those before are not made (pieces_for's windows jump ahead). */
-static void piece_src_seek(piece_src *p, double t)
+static tw_status piece_src_seek(piece_src *p, double t)
 {
     for (int k = 0; k < 2; k++) {
-        sweep_seek(&p->s[k], t);
+        tw_status st = sweep_seek(&p->s[k], t);
+        if (st != TW_OK) return st;
         p->at[k] = 0;
         p->done[k] = p->has[k] = false;
     }
+    return TW_OK;
 }
 
 /* True when the sweep is so far behind t that its launches up to t - longest cannot reach t. */
-static bool behind(const piece_src *p, double t)
+static bool behind(piece_src *p, double t, tw_status *st)
 {
     for (int k = 0; k < 2; k++) {
-        const sweeper *s = &p->s[k];
-        if (next_start(s) < t - s->longest) return true;
+        sweeper *s = &p->s[k];
+        if (next_start(s, st) < t - s->longest) return true;
     }
     return false;
 }
@@ -473,8 +640,8 @@ static tw_status class_head(piece_src *p, int k)
     sweeper *s = &p->s[k];
     while (!p->has[k] && !p->done[k]) {
         if (p->at[k] < s->nh) {
-            const launch *l = &s->ls->L[s->heap[p->at[k]++]];
-            p->head[k] = (piece){p->a[k], p->b[k], l->rate, l->name, l->ev};
+            const launch *l = &s->heap[p->at[k]++].l;
+            p->head[k] = (piece){p->a[k], p->b[k], rate_of(p->ls, l), l->name, l->ev};
             p->has[k] = true;
             break;
         }
@@ -513,10 +680,10 @@ typedef struct piece_win {
     bool end;
 } piece_win;
 
-static void piece_win_open(piece_win *w, const launches *ls)
+static tw_status piece_win_open(piece_win *w, const launches *ls)
 {
     memset(w, 0, sizeof *w);
-    piece_src_open(&w->src, ls);
+    return piece_src_open(&w->src, ls);
 }
 
 static void piece_win_close(piece_win *w)
@@ -532,12 +699,12 @@ static tw_status pieces_for(piece_win *w, double a, double b)
     for (size_t i = 0; i < w->n; i++)
         if (w->buf[i].t1 > a) w->buf[k++] = w->buf[i];
     w->n = k;
-    if (w->n == 0 && !w->end && behind(&w->src, a)) piece_src_seek(&w->src, a); /* a gap in the windows */
-    while (!w->end && (w->n == 0 || w->buf[w->n - 1].t0 < b)) {
+    tw_status st = TW_OK;
+    if (w->n == 0 && !w->end && behind(&w->src, a, &st)) st = piece_src_seek(&w->src, a); /* a gap in the windows */
+    while (st == TW_OK && !w->end && (w->n == 0 || w->buf[w->n - 1].t0 < b)) {
         piece q;
         bool got;
-        tw_status st = piece_next(&w->src, &q, &got);
-        if (st != TW_OK) return st;
+        if ((st = piece_next(&w->src, &q, &got)) != TW_OK) break;
         if (!got) {
             w->end = true;
             break;
@@ -547,53 +714,84 @@ static tw_status pieces_for(piece_win *w, double a, double b)
             return tw_fail(TW_ENOMEM, "out of memory (activity pieces)");
         w->buf[w->n++] = q;
     }
-    return TW_OK;
+    return st;
 }
 
 /* The share of the activities' span (from the first start to the last end,
  * inside [t0, t1]) that no launch covers: the gaps in which the baseline is
- * seen under the activity. */
-static double idle_share(const launches *ls, double t0, double t1)
+ * seen under the activity. first and last: the activities' span. */
+static tw_status idle_share(const launches *ls, double first, double last, double t0, double t1, double *share)
 {
-    const launch *L = ls->L;
-    double first = INFINITY, last = -INFINITY;
-    for (size_t i = 0; i < ls->n; i++)
-        first = fmin(first, L[i].t0), last = fmax(last, L[i].t1);
+    *share = 1.0;
     t0 = fmax(t0, first);
     t1 = fmin(t1, last);
-    if (!(t1 > t0)) return 1.0;
+    if (!(t1 > t0)) return TW_OK;
+    tw_spill_reader r[2];
+    tw_status st = tw_spill_reader_open(&r[0], &ls->cls[0]);
+    if (st == TW_OK && (st = tw_spill_reader_open(&r[1], &ls->cls[1])) != TW_OK) tw_spill_reader_close(&r[0]);
+    if (st != TW_OK) return st;
     double busy = 0, end = t0;
-    for (size_t k = 0, m = ls->nk; k < ls->nk || m < ls->n;) { /* both classes, merged by start */
-        const launch *l = m == ls->n || (k < ls->nk && L[k].t0 <= L[m].t0) ? &L[k++] : &L[m++];
+    for (;;) { /* both classes, merged by start */
+        const launch *k = tw_spill_peek(&r[0], &st), *m = st == TW_OK ? tw_spill_peek(&r[1], &st) : NULL;
+        if (st != TW_OK || (!k && !m)) break;
+        bool kernel = !m || (k && k->t0 <= m->t0);
+        const launch *l = kernel ? k : m;
         double a = fmax(l->t0, end), b = fmin(l->t1, t1);
         if (b > a) busy += b - a;
         end = fmax(end, fmin(l->t1, t1));
+        r[kernel ? 0 : 1].pos++;
     }
-    return fmax(0.0, 1.0 - busy / (t1 - t0));
+    tw_spill_reader_close(&r[0]);
+    tw_spill_reader_close(&r[1]);
+    *share = fmax(0.0, 1.0 - busy / (t1 - t0));
+    return st;
 }
 
-/* The launches of copy columns after the kernels', each class keeping its order. */
-static tw_status by_class(launches *ls, const bool *copy)
+static int launch_by_start(const void *a, const void *b)
 {
-    size_t nm = 0, k = 0;
-    for (size_t i = 0; i < ls->n; i++)
-        nm += copy[ls->L[i].name];
-    launch *m = malloc((nm ? nm : 1) * sizeof *m);
-    if (!m) return tw_fail(TW_ENOMEM, "out of memory");
-    nm = 0;
-    for (size_t i = 0; i < ls->n; i++) {
-        if (copy[ls->L[i].name])
-            m[nm++] = ls->L[i];
-        else
-            ls->L[k++] = ls->L[i];
+    const launch *x = a, *y = b;
+    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* The launches collected (raw: by name, in the feed's order) into their
+ * classes' spills by column (col: each name's; copy: per column, a copy or
+ * memset), each in order of start (sorted here where the feed was not). */
+static tw_status by_class(launches *ls, tw_spill *raw, bool sorted, const uint32_t *col, const bool *copy)
+{
+    tw_status st = tw_spill_open(&ls->cls[0], sizeof(launch));
+    if (st == TW_OK) st = tw_spill_open(&ls->cls[1], sizeof(launch));
+    if (st == TW_OK) st = tw_spill_flush(raw);
+    if (st != TW_OK) return st;
+    launch *all = NULL; /* an unsorted feed (an event set in memory, out of order): sorted in memory */
+    if (!sorted) {
+        if (!(all = malloc((raw->n ? raw->n : 1) * sizeof *all))) return tw_fail(TW_ENOMEM, "out of memory");
+        if ((st = tw_spill_read(raw, 0, all, raw->n)) == TW_OK) qsort(all, raw->n, sizeof *all, launch_by_start);
     }
-    memcpy(ls->L + k, m, nm * sizeof *m);
-    free(m);
-    ls->nk = k;
+    tw_spill_reader r = {0};
+    if (st == TW_OK) st = tw_spill_reader_open(&r, raw);
+    ls->n = raw->n;
     ls->longest[0] = ls->longest[1] = 0;
-    for (size_t i = 0; i < ls->n; i++)
-        ls->longest[i >= k] = fmax(ls->longest[i >= k], ls->L[i].t1 - ls->L[i].t0);
-    return TW_OK;
+    for (size_t i = 0; st == TW_OK && i < raw->n; i++) {
+        launch l;
+        if (all) {
+            l = all[i];
+        } else {
+            const launch *q = tw_spill_peek(&r, &st);
+            if (!q) break;
+            l = *q;
+            r.pos++;
+        }
+        l.name = col[l.name];
+        int k = copy[l.name];
+        ls->longest[k] = fmax(ls->longest[k], l.t1 - l.t0);
+        st = tw_spill_append(&ls->cls[k], &l);
+    }
+    tw_spill_reader_close(&r);
+    free(all);
+    if (st == TW_OK) st = tw_spill_flush(&ls->cls[0]);
+    if (st == TW_OK) st = tw_spill_flush(&ls->cls[1]);
+    return st;
 }
 /* ---------------------------------------------------------------- the design */
 
@@ -805,8 +1003,7 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     R->yy = R->sumw = R->ysum = 0;
     double first_j = NAN, last_j = NAN;
     piece_win pw;
-    piece_win_open(&pw, d->ls);
-    tw_status st = TW_OK;
+    tw_status st = piece_win_open(&pw, d->ls);
     for (size_t i = 0; i < R->n && st == TW_OK; i++) {
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
         const tw_obs *o = &R->r->obs[R->idx[i]];
@@ -838,10 +1035,9 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 static tw_status residuals(design *d, rd *R, const double *beta)
 {
     piece_win pw;
-    piece_win_open(&pw, d->ls);
-    tw_status st = TW_OK;
+    tw_status st = piece_win_open(&pw, d->ls);
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
-    for (size_t i = 0; i < R->n; i++) {
+    for (size_t i = 0; st == TW_OK && i < R->n; i++) {
         const tw_obs *o = &R->r->obs[R->idx[i]];
         if ((st = make_row(d, o, &pw)) != TW_OK) break;
         double fit = 0;
@@ -1017,9 +1213,33 @@ static void expand(const fit_state *f, double *beta)
         beta[K + j] = f->beta_u[K + f->unit[j]];
 }
 
+/* The variance of a unit held at zero or at the power bound with that
+ * constraint freed and the free coefficients refitted with it: inflate over
+ * the Schur complement G_jj - g' G_FF^-1 g (g: its column in the free block
+ * F). Its 1 / G_jj alone, the variance were every other coefficient known
+ * exactly, is too small where it trades energy with a neighbour, and the
+ * one-sided bound made of it narrower than the data allow. L: F's factor,
+ * scaled to a unit diagonal (idx: F's coefficients); v, x: m doubles each.
+ * The prior on each power keeps the complement at least 1 / prior_w^2. */
+static double freed_variance(const fit_state *f, size_t j, const size_t *idx, size_t m, const double *L, double *v,
+                             double *x, double inflate)
+{
+    size_t q = f->d.K + f->U;
+    double gjj = f->Gu[j * q + j];
+    for (size_t a = 0; a < m; a++)
+        x[a] = v[a] = f->Gu[idx[a] * q + j] / sqrt(f->Gu[idx[a] * q + idx[a]] * gjj);
+    tw_cholesky_solve(L, m, x);
+    double explained = 0; /* g' G_FF^-1 g over G_jj */
+    for (size_t a = 0; a < m; a++)
+        explained += v[a] * x[a];
+    double least = f->prior_w > 0 ? 1.0 / (f->prior_w * f->prior_w * gjj) : 1e-12;
+    return inflate / (gjj * fmax(1.0 - explained, least));
+}
+
 /* Variance of each coefficient: the free block's inverse (unit weights are
- * 1 / noise density^2, so no further scale); a coefficient held at zero gets
- * its own 1 / G_jj. */
+ * 1 / noise density^2, so no further scale); a coefficient held at zero or
+ * at the power bound gets its variance with the constraint freed
+ * (freed_variance), its own 1 / G_jj where the block has no factor. */
 static tw_status variances(fit_state *f, double inflate)
 {
     size_t q = f->d.K + f->U, m = 0;
@@ -1048,6 +1268,8 @@ static tw_status variances(fit_state *f, double inflate)
         tw_cholesky_inverse_diag(sub, m, dg, work);
         for (size_t a = 0; a < m; a++)
             f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
+        for (size_t j = 0; j < q; j++)
+            if (f->bound[j] && f->Gu[j * q + j] > 0) f->var_u[j] = freed_variance(f, j, idx, m, sub, dg, work, inflate);
         break;
     }
 out:
@@ -1072,10 +1294,13 @@ typedef struct seen_range {
 typedef struct ctx {
     tw_estimate *e;
     names_tab names;
-    launch *L; /* in order of start (collect) */
+    tw_spill raw; /* the launches by name in the feed's order (collect) */
     size_t nl;
-    launches ls;     /* L with the columns' classes, once known */
-    seen_range *rng; /* the ranges, copied from the events */
+    bool sorted;              /* raw is in order of start */
+    double first_t0, last_t1; /* the launches' span */
+    double last_start;        /* the last launch's start so far (collect) */
+    launches ls;              /* raw with the columns' classes, once known */
+    seen_range *rng;          /* the ranges, copied from the events */
     size_t nrng, rcap;
     size_t nev;   /* events replayed (their indices: 0 .. nev) */
     bool *copy;   /* per column: a copy or memset (copy engines) */
@@ -1094,7 +1319,8 @@ static void ctx_free(ctx *c)
 {
     free(c->names.slot);
     free(c->names.v);
-    free(c->L);
+    tw_spill_close(&c->raw);
+    launches_free(&c->ls);
     free(c->rng);
     free(c->copy);
     free(c->fine);
@@ -1382,13 +1608,6 @@ static tw_status timing(ctx *c, size_t nrs, double smooth, double inflate, const
     return sensitivity(c, nrs, smooth, cancel);
 }
 
-static int launch_by_start(const void *a, const void *b)
-{
-    const launch *x = a, *y = b;
-    if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
-}
-
 static tw_status add_range(ctx *c, const tw_event *e, size_t i)
 {
     if (!room_for_one((void **)&c->rng, &c->rcap, c->nrng, sizeof *c->rng, 64))
@@ -1424,8 +1643,6 @@ typedef struct collecting {
     ctx *c;
     kind_memo memo;
     name_hit *cache;
-    size_t cap;
-    bool sorted;
 } collecting;
 
 static tw_status collect_one(void *arg, const tw_event *e)
@@ -1446,28 +1663,32 @@ static tw_status collect_one(void *arg, const tw_event *e)
     if (st != TW_OK) return st;
     c->names.v[id].launches++;
     c->names.v[id].time_s += e->end_s - e->start_s;
-    if (c->nl && e->start_s < c->L[c->nl - 1].t0) g->sorted = false;
-    if (!room_for_one((void **)&c->L, &g->cap, c->nl, sizeof *c->L, 1024))
-        return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", c->nl);
-    c->L[c->nl++] = (launch){e->start_s, e->end_s, 1.0, id, (uint32_t)i};
-    return TW_OK;
+    if (c->nl && e->start_s < c->last_start) c->sorted = false;
+    c->last_start = e->start_s;
+    c->first_t0 = fmin(c->first_t0, e->start_s);
+    c->last_t1 = fmax(c->last_t1, e->end_s);
+    c->nl++;
+    return tw_spill_append(&c->raw, &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
 }
 
 /* The launches (kernels, copies, memsets of some duration) in order of
  * start, each name's count and time, and the ranges: one replay of the
- * feed, in memory that grows with the launches (32 bytes each) and names. */
+ * feed, the launches spilled (c->raw, 32 bytes each), in memory that grows
+ * with the names and ranges. */
 static tw_status collect(ctx *c, const tw_feed *feed)
 {
-    collecting g = {.c = c, .sorted = true};
+    collecting g = {.c = c};
     c->e->activity_t0_s = INFINITY;
     c->e->activity_t1_s = -INFINITY;
-    g.cap = feed->hint ? feed->hint : 1; /* never NULL, even without launches */
-    if (!(c->L = malloc(g.cap * sizeof *c->L))) return tw_fail(TW_ENOMEM, "out of memory (%zu launches)", g.cap);
+    c->sorted = true;
+    c->first_t0 = INFINITY;
+    c->last_t1 = -INFINITY;
+    tw_status st = tw_spill_open(&c->raw, sizeof(launch));
+    if (st != TW_OK) return st;
     if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
-    tw_status st = tw_feed_replay(feed, collect_one, &g);
+    st = tw_feed_replay(feed, collect_one, &g);
     free(g.cache);
     if (!(c->e->activity_t1_s >= c->e->activity_t0_s)) c->e->activity_t0_s = c->e->activity_t1_s = NAN;
-    if (st == TW_OK && !g.sorted) qsort(c->L, c->nl, sizeof *c->L, launch_by_start);
     return st;
 }
 
@@ -1505,11 +1726,7 @@ static tw_status columns(ctx *c, size_t max_names, uint32_t *col, size_t *N)
 static tw_status fit_span(ctx *c, const tw_est_reading *rs, size_t nrs, const tw_est_config *cfg)
 {
     tw_estimate *e = c->e;
-    double first = INFINITY, last = -INFINITY, dfirst = INFINITY, dlast = -INFINITY;
-    for (size_t i = 0; i < c->nl; i++) {
-        first = fmin(first, c->L[i].t0);
-        last = fmax(last, c->L[i].t1);
-    }
+    double first = c->first_t0, last = c->last_t1, dfirst = INFINITY, dlast = -INFINITY;
     for (size_t r = 0; r < nrs; r++)
         for (size_t i = 0; i < rs[r].n; i++)
             if (usable(&rs[r].obs[i])) {
@@ -1750,20 +1967,18 @@ typedef struct running {
 } running;
 
 /* What results() needs of the pieces, in one pass over them at the
- * solution: each column's activity inside the fit span (act), each launch's
- * energy (ev_j, by event), and the activities' energy above the baseline
+ * solution: each column's activity inside the fit span (act) and the activities' energy above the baseline
  * from the start to each of the instants q (sorted) into E[q[].i], so that a
  * span's is a difference of two. */
-static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const instant *q, size_t nq, double *E)
+static tw_status piece_pass(const ctx *c, double *act, const instant *q, size_t nq, double *E)
 {
     const design *d = &c->f.d;
     piece_src src;
-    piece_src_open(&src, &c->ls);
+    tw_status st = piece_src_open(&src, &c->ls);
     running *run = NULL;
     size_t nrun = 0, cap = 0, qi = 0;
     double seen = 0; /* every piece so far, whole */
-    tw_status st = TW_OK;
-    for (;;) {
+    while (st == TW_OK) {
         piece p;
         bool got = false;
         if ((st = piece_next(&src, &p, &got)) != TW_OK) break;
@@ -1778,7 +1993,6 @@ static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const insta
         double lo = fmax(p.t0, d->T0), hi = fmin(p.t1, d->T1);
         if (hi > lo) act[p.name] += p.share * (hi - lo);
         double w = c->beta[d->K + p.name] * p.share, j = w * (p.t1 - p.t0);
-        ev_j[p.ev] += j;
         seen += j;
         size_t k = 0; /* those that ended: whole in every later instant */
         for (size_t m = 0; m < nrun; m++)
@@ -1795,24 +2009,70 @@ static tw_status piece_pass(const ctx *c, double *act, double *ev_j, const insta
     return st;
 }
 
-/* The pass over the pieces: act, the launches' energies into
- * e->event_energy_j, and the activities' energy above the baseline over the
- * reference's span (*ref_above, when it has one) and over each range
- * (above[k]). */
+/* A launch's energy at the solution: its name's power at its rate over its
+ * span (the sum of its pieces'). */
+static double launch_energy_j(const ctx *c, const launch *l)
+{
+    return c->beta[c->f.d.K + l->name] * rate_of(&c->ls, l) * (l->t1 - l->t0);
+}
+
+/* Every event's energy into *ev in order of event, NaN for those that are
+ * not launches. Where the feed came in order of start, the classes' spills
+ * merged by start then event give the launches in order of event; else
+ * (an event set out of order, held in memory anyway) they are placed in an
+ * array first. */
+static tw_status spill_event_energies(const ctx *c, tw_est_evj *ev)
+{
+    double *all = NULL;
+    if (!c->sorted) {
+        if (!(all = malloc((c->nev ? c->nev : 1) * sizeof *all))) return tw_fail(TW_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->nev; i++)
+            all[i] = NAN;
+    }
+    tw_spill_reader r[2] = {{0}, {0}};
+    tw_status st = tw_spill_reader_open(&r[0], &c->ls.cls[0]);
+    if (st == TW_OK) st = tw_spill_reader_open(&r[1], &c->ls.cls[1]);
+    const double nan = NAN;
+    size_t next = 0; /* the next event to write */
+    while (st == TW_OK) {
+        const launch *k = tw_spill_peek(&r[0], &st), *m = st == TW_OK ? tw_spill_peek(&r[1], &st) : NULL;
+        if (st != TW_OK || (!k && !m)) break;
+        bool kernel = !m || (k && (k->t0 < m->t0 || (k->t0 == m->t0 && k->ev < m->ev)));
+        const launch *l = kernel ? k : m;
+        double j = launch_energy_j(c, l);
+        r[kernel ? 0 : 1].pos++;
+        if (all) {
+            all[l->ev] = j;
+            continue;
+        }
+        for (; st == TW_OK && next < l->ev; next++)
+            st = tw_spill_append(&ev->sp, &nan);
+        if (st == TW_OK) st = tw_spill_append(&ev->sp, &j);
+        next++;
+    }
+    for (; st == TW_OK && next < c->nev; next++)
+        st = tw_spill_append(&ev->sp, all ? &all[next] : &nan);
+    if (st == TW_OK) st = tw_spill_flush(&ev->sp);
+    tw_spill_reader_close(&r[0]);
+    tw_spill_reader_close(&r[1]);
+    free(all);
+    return st;
+}
+
+/* The pass over the pieces: act and the activities' energy above the
+ * baseline over the reference's span (*ref_above, when it has one) and over
+ * each range (above[k]); the launches' energies into e->energies_j. */
 static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, double *above)
 {
     tw_estimate *e = c->e;
-    e->nevents = c->nev;
-    e->event_energy_j = malloc((e->nevents ? e->nevents : 1) * sizeof *e->event_energy_j);
     size_t nq = 2 * c->nrng + 2;
     instant *q = malloc(nq * sizeof *q);
     double *E = malloc(nq * sizeof *E);
-    tw_status st = e->event_energy_j && q && E ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = q && E ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) st = event_energies_new(&e->energies_j);
+    if (st == TW_OK) st = spill_event_energies(c, e->energies_j);
+    if (st == TW_OK) e->nevents = c->nev;
     if (st == TW_OK) {
-        for (size_t i = 0; i < e->nevents; i++)
-            e->event_energy_j[i] = NAN;
-        for (size_t i = 0; i < c->nl; i++)
-            e->event_energy_j[c->L[i].ev] = 0;
         for (size_t k = 0; k < c->nrng; k++) {
             q[2 * k] = (instant){c->rng[k].t0, 2 * k};
             q[2 * k + 1] = (instant){c->rng[k].t1, 2 * k + 1};
@@ -1821,7 +2081,7 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
         q[nq - 2] = (instant){ref ? e->reference_t0_s : 0, nq - 2};
         q[nq - 1] = (instant){ref ? e->reference_t1_s : 0, nq - 1};
         qsort(q, nq, sizeof *q, instant_cmp);
-        st = piece_pass(c, act, e->event_energy_j, q, nq, E);
+        st = piece_pass(c, act, q, nq, E);
     }
     if (st == TW_OK) {
         *ref_above = E[nq - 1] - E[nq - 2];
@@ -1831,6 +2091,42 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
     free(q);
     free(E);
     return st;
+}
+
+/* What a unit's figures mean, from the constraint its fit holds it at, and
+ * its one-sided upper bound (NaN where two-sided), for an activity `act`:
+ * - at the power bound: the data asked for more than the GPU can draw above
+ *   its baseline; the bound x its activity is the most the model can give,
+ *   reported as such (its true energy likely more; its sd, the data's with
+ *   the bound freed, is no interval around it);
+ * - at zero: below resolution, bounded by 2 sd with zero freed (not by the
+ *   estimate's shortfall: a dip of the noise below zero would otherwise buy a
+ *   bound tighter than the data's resolution);
+ * - free: below resolution where under 2 sd of its energy (or its sd is the
+ *   prior's, not the data's), bounded by estimate + 2 sd; else ok.
+ * Neither bound exceeds the power bound x its time.
+ * One-sided 2 sd: ~97.7 % where the error is normal. */
+static tw_est_status unit_status(const fit_state *f, size_t ku, double act, double *upper_j)
+{
+    double P = f->beta_u[ku], sd = sqrt(f->var_u[ku]), E = P * act, Esd = sd * act;
+    *upper_j = NAN;
+    if (!(act > 0) || !isfinite(sd)) return TW_EST_UNOBSERVED;
+    if (f->at_upper && f->at_upper[ku]) {
+        *upper_j = E;
+        return TW_EST_AT_POWER_BOUND;
+    }
+    /* the model gives no name more than the power bound over its time: a 2 sd bound above that
+     * (a short name's, 1500 W on an H100 whose bound is 573 W) says nothing and reads absurd */
+    double most = f->upper_w * act;
+    if (f->bound[ku]) {
+        *upper_j = fmin(SIGMAS * Esd, most);
+        return TW_EST_BELOW_RESOLUTION;
+    }
+    if (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w)) {
+        *upper_j = fmin(E + SIGMAS * Esd, most);
+        return TW_EST_BELOW_RESOLUTION;
+    }
+    return TW_EST_OK;
 }
 
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
@@ -1889,21 +2185,14 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     double kern = 0, copy = 0;
     for (size_t u = 0; u < f->U; u++) {
         double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
-        double E = P * uact[u], Esd = sd * uact[u];
-        bool limit = f->at_upper && f->at_upper[K + u]; /* not resolved: held at the power bound */
-        tw_est_status s = limit || (Esd > 0 && (E < SIGMAS * Esd || sd > PRIOR_BOUND * f->prior_w))
-                              ? TW_EST_BELOW_RESOLUTION
-                              : TW_EST_OK;
-        if (!(uact[u] > 0) || !isfinite(sd)) s = TW_EST_UNOBSERVED;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
             g->power_w = P;
             g->power_sd_w = sd;
-            g->energy_j = E;
-            g->energy_sd_j = Esd;
+            g->energy_j = P * uact[u];
+            g->energy_sd_j = sd * uact[u];
             g->active_s = uact[u];
-            g->status = s;
-            g->upper_j = s == TW_EST_BELOW_RESOLUTION ? E + SIGMAS * Esd : NAN;
+            g->status = unit_status(f, K + u, uact[u], &g->upper_j);
             g->members = malloc(members[u] * sizeof *g->members);
             if (!g->members) {
                 free(act);
@@ -1935,13 +2224,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         double a = act[j];
         x->energy_j = P * a;
         x->energy_sd_j = sd * a;
-        bool limit = f->at_upper && f->at_upper[K + u];
-        x->status =
-            !(a > 0) || !isfinite(sd) ? TW_EST_UNOBSERVED
-            : limit || (x->energy_sd_j > 0 && (x->energy_j < SIGMAS * x->energy_sd_j || sd > PRIOR_BOUND * f->prior_w))
-                ? TW_EST_BELOW_RESOLUTION
-                : TW_EST_OK;
-        x->upper_j = x->status == TW_EST_BELOW_RESOLUTION ? x->energy_j + SIGMAS * x->energy_sd_j : NAN;
+        x->status = unit_status(f, K + u, a, &x->upper_j);
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
     /* names at the power bound: the model does not fit them (they asked for
@@ -2116,6 +2399,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
     ctx c;
     memset(&c, 0, sizeof c);
+    c.raw.fd = c.ls.cls[0].fd = c.ls.cls[1].fd = -1; /* no spill yet */
     c.e = calloc(1, sizeof *c.e);
     if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
     tw_estimate *e = c.e;
@@ -2131,10 +2415,8 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     for (size_t i = 0; st == TW_OK && i < c.names.n; i++)
         if (strcmp(c.names.v[i].kind, "kernel") != 0) c.copy[col[i]] = true;
     if (st == TW_OK) {
-        for (size_t i = 0; i < c.nl; i++)
-            c.L[i].name = col[c.L[i].name];
-        c.ls = (launches){c.L, c.nl, c.nl, {0, 0}};
-        st = by_class(&c.ls, c.copy);
+        st = by_class(&c.ls, &c.raw, c.sorted, col, c.copy);
+        tw_spill_close(&c.raw); /* the launches are in their classes' spills now */
         if (st == TW_OK) st = rates(&c.ls, N);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
@@ -2200,7 +2482,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
     e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
     e->active_idle_w = c.f.base_w;
-    e->idle_share = idle_share(&c.ls, e->fit_t0_s, e->fit_t1_s);
+    if (st == TW_OK) st = idle_share(&c.ls, c.first_t0, c.last_t1, e->fit_t0_s, e->fit_t1_s, &e->idle_share);
     if (e->idle_share < MIN_IDLE_SHARE && c.nl && isfinite(c.f.base_w))
         warn(e,
              "the GPU idled %.1f %% of the fit span: the baseline cannot be measured under the activity and is "

@@ -31,8 +31,12 @@
  * an arbitrary split; the user may ask for groups by name pattern. Each
  * name's power has a standard error from the inverse normal matrix
  * (inflated for residuals correlated between neighbouring windows). A name
- * whose energy is under two standard errors is reported below resolution
- * with an upper bound (estimate + 2 sd); nothing is ever negative. */
+ * whose energy is under two standard errors, or that the fit holds at zero,
+ * is reported below resolution with a one-sided upper bound (estimate + 2 sd,
+ * the sd taken with the constraint freed); a name the fit holds at the power
+ * bound is reported at the bound, its energy the bound times its activity:
+ * the most the model can give it, which the data wanted exceeded. Nothing is
+ * ever negative. */
 #ifndef TW_ESTIMATE_ESTIMATOR_H
 #define TW_ESTIMATE_ESTIMATOR_H
 
@@ -82,14 +86,27 @@ void tw_est_config_init(tw_est_config *c);
  * of the fields it does not know. */
 void tw_est_config_from(tw_est_config *c, const tw_est_config *given);
 
+/* Which constraint of the fit is active for a name (or group) says what its
+ * figures mean: none (ok, or below resolution where the data resolve under
+ * 2 sd of it), zero (below resolution), the power bound (at_power_bound). */
 typedef enum tw_est_status {
-    TW_EST_OK = 0,               /* resolved: energy and sd */
-    TW_EST_BELOW_RESOLUTION = 1, /* energy under 2 sd: upper_j bounds it */
-    TW_EST_GROUPED = 2,          /* indistinguishable from others: see its group */
-    TW_EST_UNOBSERVED = 3        /* no window saw it (outside the fit span) */
+    TW_EST_OK = 0, /* resolved: energy and sd */
+    /* energy under 2 sd, or held at zero: upper_j bounds it (one-sided,
+     * ~97.7 %: estimate + 2 sd; held at zero, 2 sd with zero freed) */
+    TW_EST_BELOW_RESOLUTION = 1,
+    TW_EST_GROUPED = 2,    /* indistinguishable from others: see its group */
+    TW_EST_UNOBSERVED = 3, /* no window saw it (outside the fit span) */
+    /* held at the power bound: the data asked for more than the bound allows
+     * (a misfit of the model, or bursts above the limit); energy_j = upper_j =
+     * the bound x its activity, the most the model can give, not a measurement */
+    TW_EST_AT_POWER_BOUND = 4
 } tw_est_status;
 
-const char *tw_est_status_name(tw_est_status s); /* "ok", "below_resolution", "grouped", "unobserved" */
+/* "ok", "below_resolution", "grouped", "unobserved", "at_power_bound" */
+const char *tw_est_status_name(tw_est_status s);
+/* True where the figure is one-sided: upper_j holds, energy_j +- sd does not
+ * (below resolution, at the power bound). */
+bool tw_est_status_one_sided(tw_est_status s);
 
 typedef struct tw_est_name {
     const char *name; /* borrowed from the events */
@@ -98,10 +115,10 @@ typedef struct tw_est_name {
     double time_s;      /* summed durations */
     double active_s;    /* its activity integral (concurrent launches share) */
     double power_w;     /* above the baseline while it runs alone; NaN when grouped */
-    double power_sd_w;  /* its standard error */
+    double power_sd_w;  /* its standard error (held at a constraint: with it freed) */
     double energy_j;    /* power_w * active_s; NaN when grouped or unobserved */
-    double energy_sd_j; /* its standard error */
-    double upper_j;     /* below resolution: an upper bound (energy + 2 sd); else NaN */
+    double energy_sd_j; /* its standard error (held at a constraint: with it freed) */
+    double upper_j;     /* one-sided statuses (tw_est_status_one_sided): the upper bound; else NaN */
     int group;          /* index into groups, or -1 */
     tw_est_status status;
 } tw_est_name;
@@ -113,7 +130,7 @@ typedef struct tw_est_group {
     uint64_t launches;
     double time_s, active_s;
     double power_w, power_sd_w, energy_j, energy_sd_j, upper_j;
-    tw_est_status status; /* OK or BELOW_RESOLUTION */
+    tw_est_status status; /* OK, BELOW_RESOLUTION or AT_POWER_BOUND */
 } tw_est_group;
 
 /* An NVTX range (or any span): the energy measured over it and the part
@@ -141,6 +158,9 @@ typedef struct tw_est_reading_stats {
     double lag1;    /* residual correlation between neighbouring windows */
 } tw_est_reading_stats;
 
+/* The events' energies, spilled to a temporary file (estimator.c). */
+typedef struct tw_est_evj tw_est_evj;
+
 typedef struct tw_estimate {
     double fit_t0_s, fit_t1_s;
     size_t nknots;
@@ -167,7 +187,7 @@ typedef struct tw_estimate {
     size_t nranges;
     tw_est_range *ranges; /* in start order */
     size_t nevents;
-    double *event_energy_j; /* per input event: its share of its name's energy (NaN for ranges, grouped) */
+    tw_est_evj *energies_j; /* per input event: its share of its name's energy, spilled (tw_estimate_event_energy_j) */
     size_t pooled;          /* names pooled into "(other names)" past max_names */
     double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
     double shift_sd_s;      /* its standard error (NaN: not fitted); each power's error includes what it moves */
@@ -176,7 +196,7 @@ typedef struct tw_estimate {
     double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */
     double active_idle_w;   /* the baseline's prior level given (NaN: none) */
     double idle_share;      /* the share of the fit span with no activity */
-    size_t at_limit;        /* names (or groups) whose power sits at that bound */
+    size_t at_limit;        /* names (or groups) whose power sits at that bound (status AT_POWER_BOUND) */
     double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
     char warnings[1024];                 /* lines; "" when none */
 } tw_estimate;
@@ -187,11 +207,21 @@ typedef struct tw_estimate {
 tw_status tw_estimate_run(const tw_est_reading *readings, size_t nreadings, const tw_events *events,
                           const tw_est_config *cfg, tw_estimate **out);
 /* The same over a feed (trace/feed.h), replayed once: the events are not
- * held, only each launch's span, name and rate (32 bytes); names are
+ * held; each launch's span, name and rate (32 bytes) are spilled to a
+ * temporary file in $TMPDIR (else /tmp), not kept in memory; names are
  * borrowed from the feed, which must outlive the result. */
 tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, const tw_feed *feed,
                            const tw_est_config *cfg, tw_estimate **out);
 void tw_estimate_free(tw_estimate *e);
+
+/* Input event i's share of its name's energy (NaN for ranges, instants,
+ * other kinds, i >= nevents, or a read error of the temporary file that
+ * holds them, said in tw_last_error). Read from it in chunks: cheapest for
+ * i in increasing order; not for two threads at once. */
+double tw_estimate_event_energy_j(const tw_estimate *e, size_t i);
+/* The event energies of an estimate made by hand (tests, the Perfetto
+ * writer's callers): n of them, from j. */
+tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t n);
 
 /* The baseline's energy over [a, b] (held at its end values outside the fit span). */
 double tw_estimate_baseline_j(const tw_estimate *e, double a, double b);

@@ -34,7 +34,7 @@ typedef struct report_profile {
     const tw_reading_model *m; /* NULL: no reading the trace has; see note */
     const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
     const char *note;          /* why there is no estimate, or NULL */
-    const tw_estimate *est;    /* NULL with a note; event_energy_j in the analysis's event order */
+    const tw_estimate *est;    /* NULL with a note; tw_estimate_event_energy_j in the analysis's event order */
     const tw_events *events;   /* the events the estimate was made from (the analysis's) */
 } report_profile;
 
@@ -133,7 +133,7 @@ static event_est event_estimate(const report_profile *pr, size_t i)
         if (!strcmp(est->names[k].name, e->name) && !strcmp(est->names[k].kind, kind)) r.x = &est->names[k];
     if (!r.x) return r;
     double share = r.x->time_s > 0 ? (e->end_s - e->start_s) / r.x->time_s : NAN;
-    r.dyn_j = i < est->nevents ? est->event_energy_j[i] : NAN;
+    r.dyn_j = tw_estimate_event_energy_j(est, i);
     r.total_j = r.dyn_j + tw_estimate_baseline_j(est, e->start_s, e->end_s);
     r.status = r.x->status;
     double sd = r.x->energy_sd_j, upper = r.x->upper_j;
@@ -202,7 +202,8 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
         const tw_event *e = tw_analysis_event(a, i);
         event_est x = event_estimate(pr, i);
-        bool below = x.status == TW_EST_BELOW_RESOLUTION;
+        bool below = tw_est_status_one_sided(x.status);
+        const char *le = x.status == TW_EST_AT_POWER_BOUND ? "<=" : "<"; /* run_status_notes */
         table_cell(t, "%s", e->name);
         table_cell(t, "%.4f", e->start_s);
         table_cell(t, "%.4f", e->end_s);
@@ -212,8 +213,8 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
             table_cell(t, "-");
             table_cell(t, "-");
         } else if (below) { /* an upper bound: the estimate is not resolved */
-            table_cell(t, "<%.3f", x.total_j - x.dyn_j + x.upper_j);
-            table_cell(t, "<%.3f", x.upper_j);
+            table_cell(t, "%s%.3f", le, x.total_j - x.dyn_j + x.upper_j);
+            table_cell(t, "%s%.3f", le, x.upper_j);
             table_cell(t, "%.3f", x.sd_j);
         } else {
             table_cell(t, "%.3f", x.total_j);
@@ -335,7 +336,7 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
         json_kv_number(j, "model_dynamic_j", x.dyn_j);
         json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
         json_kv_string(j, "status", x.x ? tw_est_status_name(x.status) : NULL);
-        json_kv_number(j, "upper_j", x.status == TW_EST_BELOW_RESOLUTION ? x.upper_j : NAN);
+        json_kv_number(j, "upper_j", tw_est_status_one_sided(x.status) ? x.upper_j : NAN);
         json_kv_string(j, "group", x.group);
         json_end_object(j);
     }

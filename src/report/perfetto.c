@@ -67,6 +67,7 @@ enum {
 
     DA_NAME_IID = 1, /* DebugAnnotation */
     DA_INT_VALUE = 4,
+    DA_STRING_VALUE = 6,
 
     ID_EVENT_NAMES = 2, /* InternedData */
     ID_DEBUG_ANNOTATION_NAMES = 3,
@@ -78,11 +79,18 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
 enum { PB_CLOCK_BOOTTIME = 6, PB_CLOCK_SEQUENCE = 64 /* the first sequence-scoped id */ };
 
-/* The iid of the one debug annotation name, interned on the slices' sequence.
+/* The iids of the debug annotation names, interned on the slices' sequence.
  * The energy is an integer of microjoules: a varint of 2-3 bytes where a
- * double takes 9, and far finer than any launch's attribution is known. */
+ * double takes 9, and far finer than any launch's attribution is known.
+ * A launch of a name whose figure is one-sided (tw_est_status_one_sided)
+ * also carries its status and its share of the upper bound: its energy is
+ * then no estimate to read alone. */
 #define ENERGY_ARG_IID 1
 #define ENERGY_ARG_NAME "energy_above_idle_uJ"
+#define STATUS_ARG_IID 2
+#define STATUS_ARG_NAME "energy_status"
+#define UPPER_ARG_IID 3
+#define UPPER_ARG_NAME "energy_upper_uJ"
 
 /* ---------------------------------------------------------------- protobuf encoding */
 
@@ -237,11 +245,18 @@ static void sequence_start(writer *w, sequence *s, uint64_t default_track, bool 
     }
     pb_end(b);
     if (intern_energy_arg) {
+        static const struct {
+            uint64_t iid;
+            const char *name;
+        } args[] = {
+            {ENERGY_ARG_IID, ENERGY_ARG_NAME}, {STATUS_ARG_IID, STATUS_ARG_NAME}, {UPPER_ARG_IID, UPPER_ARG_NAME}};
         pb_begin(b, TP_INTERNED_DATA);
-        pb_begin(b, ID_DEBUG_ANNOTATION_NAMES);
-        pb_varint(b, INTERNED_IID, ENERGY_ARG_IID);
-        pb_string(b, INTERNED_NAME, ENERGY_ARG_NAME);
-        pb_end(b);
+        for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+            pb_begin(b, ID_DEBUG_ANNOTATION_NAMES);
+            pb_varint(b, INTERNED_IID, args[i].iid);
+            pb_string(b, INTERNED_NAME, args[i].name);
+            pb_end(b);
+        }
         pb_end(b);
     }
     pb_begin(b, TP_CLOCK_SNAPSHOT);
@@ -447,7 +462,7 @@ static tw_status spread_one(void *ctx, const tw_event *e)
 {
     spreading *s = ctx;
     size_t i = s->i++;
-    double j = i < s->est->nevents ? s->est->event_energy_j[i] : NAN;
+    double j = tw_estimate_event_energy_j(s->est, i);
     if (isfinite(j))
         spread_energy(s->bin_j, s->nbins, s->t0, s->width, e->start_s + s->est->shift_s, e->end_s + s->est->shift_s, j);
     return TW_OK;
@@ -458,7 +473,7 @@ static tw_status corrected_open(writer *w, size_t d, spreading *sp)
 {
     const tw_estimate *est = w->dev[d].est;
     memset(sp, 0, sizeof *sp);
-    if (!est || !w->dev[d].est_events || !est->event_energy_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
+    if (!est || !w->dev[d].est_events || !est->energies_j || !(est->fit_t1_s > est->fit_t0_s)) return TW_OK;
     double t0 = est->fit_t0_s, span = est->fit_t1_s - t0;
     double width = fmax(CORRECTED_BIN_S, span / CORRECTED_MAX_BINS);
     size_t nbins = (size_t)ceil(span / width);
@@ -523,10 +538,12 @@ typedef struct slice_track {
     tw_strmap names;  /* the slice names interned on this track */
     uint64_t last_t0; /* its last begin: a sequence's times never go back */
     /* names' iids by the address of their text: a feed hands each text out at
-     * one address, so most slices find theirs without hashing it */
+     * one address, so most slices find theirs without hashing it; with the
+     * estimate's name where its figure is one-sided (NULL: none) */
     struct name_hit {
         const char *name;
         uint64_t iid;
+        const tw_est_name *one_sided;
     } hit[1024];
 } slice_track;
 
@@ -590,7 +607,43 @@ typedef struct slices {
     bool energy; /* the energy argument's name is interned on each track */
     slice_tracks tracks;
     end_heap ends;
+    tw_strmap *one_sided; /* per device: its estimate's one-sided names (value: index + 1), NULL until needed */
 } slices;
+
+/* The names of each device's estimate whose figure is one-sided, by name
+ * (few: a map each, made once). False when out of memory. */
+static bool one_sided_maps(slices *s)
+{
+    s->one_sided = calloc(s->w->ndev, sizeof *s->one_sided);
+    if (!s->one_sided) return false;
+    for (size_t d = 0; d < s->w->ndev; d++) {
+        const tw_estimate *e = s->w->dev[d].est;
+        for (size_t i = 0; e && i < e->nnames; i++) {
+            if (!tw_est_status_one_sided(e->names[i].status)) continue;
+            const char *key;
+            bool added;
+            int64_t *v = tw_strmap_get(&s->one_sided[d], e->names[i].name, &key, &added);
+            if (!v) return false;
+            if (added) *v = (int64_t)i + 1;
+        }
+    }
+    return true;
+}
+
+/* The estimate's name of event e on device d where its figure is one-sided, else NULL. */
+static const tw_est_name *one_sided_name(slices *s, size_t d, const tw_event *e)
+{
+    const tw_estimate *est = s->w->dev[d].est;
+    if (!est || !e->name || !s->one_sided || s->one_sided[d].n == 0) return NULL;
+    const char *key;
+    bool added;
+    int64_t *v = tw_strmap_get(&s->one_sided[d], e->name, &key, &added);
+    if (!v || added) return NULL; /* added: a name without one (value 0, never read as one) */
+    if (*v <= 0) return NULL;
+    const tw_est_name *x = &est->names[*v - 1];
+    const char *kind = e->kind && *e->kind ? e->kind : "kernel";
+    return strcmp(x->kind, kind) == 0 ? x : NULL;
+}
 
 /* The device an event is drawn under: the one with its index, else the first. */
 static size_t event_device(const tw_event *e, const perfetto_device *dev, size_t ndev)
@@ -643,15 +696,38 @@ static void slice_end(slices *s, const pending_end *x)
     pb_end(b);
 }
 
+/* A launch of a name whose figure is one-sided: its status and its share of
+ * the name's upper bound (at the power bound, its energy itself; below
+ * resolution, by its share of the name's time, as the energy is only
+ * bounded). */
+static void one_sided_args(pb *b, const tw_event *e, const tw_est_name *x, double energy_j)
+{
+    double upper = x->status == TW_EST_AT_POWER_BOUND ? energy_j
+                   : x->time_s > 0                    ? x->upper_j * (e->end_s - e->start_s) / x->time_s
+                                                      : NAN;
+    pb_begin(b, TE_DEBUG_ANNOTATIONS);
+    pb_varint(b, DA_NAME_IID, STATUS_ARG_IID);
+    pb_string(b, DA_STRING_VALUE, tw_est_status_name(x->status));
+    pb_end(b);
+    if (!isfinite(upper)) return;
+    pb_begin(b, TE_DEBUG_ANNOTATIONS);
+    pb_varint(b, DA_NAME_IID, UPPER_ARG_IID);
+    pb_varint(b, DA_INT_VALUE, (uint64_t)llround(1e6 * upper));
+    pb_end(b);
+}
+
 static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint64_t t_ns, double energy_j)
 {
     pb *b = &s->w->b;
     const char *name = e->name ? e->name : "";
     struct name_hit *hit = &t->hit[((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 54]; /* 1024 */
     bool fresh = false;
-    uint64_t iid = hit->name == name ? hit->iid : names_iid(&t->names, name, &fresh);
-    if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
-    *hit = (struct name_hit){name, iid};
+    if (hit->name != name) {
+        uint64_t iid = names_iid(&t->names, name, &fresh);
+        if (!iid) return tw_fail(TW_ENOMEM, "out of memory");
+        *hit = (struct name_hit){name, iid, s->energy ? one_sided_name(s, t->dev, e) : NULL};
+    }
+    uint64_t iid = hit->iid;
     sequence_packet(s->w, &t->seq, t_ns);
     if (fresh) {
         pb_begin(b, TP_INTERNED_DATA);
@@ -670,6 +746,7 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
         pb_varint(b, DA_INT_VALUE, (uint64_t)llround(1e6 * energy_j)); /* int64: two's complement */
         pb_end(b);
     }
+    if (isfinite(energy_j) && hit->one_sided) one_sided_args(b, e, hit->one_sided, energy_j);
     pb_end(b);
     pb_end(b);
     return TW_OK;
@@ -678,7 +755,7 @@ static tw_status slice_begin(slices *s, const tw_event *e, slice_track *t, uint6
 /* What write_slices keeps while the feed replays. */
 typedef struct slicing {
     slices s;
-    const double *energy;
+    const tw_estimate *energy;
     size_t i;
     spreading *corrected; /* the corrected power's bins filled by the same replay (NULL: its own) */
 } slicing;
@@ -703,7 +780,7 @@ static tw_status slice_one(void *ctx, const tw_event *e)
         pending_end x = heap_pop(&s->ends);
         slice_end(s, &x);
     }
-    tw_status st = slice_begin(s, e, t, t0, g->energy ? g->energy[i] : NAN);
+    tw_status st = slice_begin(s, e, t, t0, tw_estimate_event_energy_j(g->energy, i));
     if (st == TW_OK && !heap_push(&s->ends, (pending_end){t1 > t0 ? t1 : t0, i, track}))
         st = tw_fail(TW_ENOMEM, "out of memory");
     return st;
@@ -712,17 +789,21 @@ static tw_status slice_one(void *ctx, const tw_event *e)
 /* Begins in start order (the feed's, or each track's: several GPUs' feeds
  * one after another); each end is held until no begin comes before it, so
  * no sequence's times go back. */
-static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy, spreading *corrected)
+static tw_status write_slices(writer *w, const tw_feed *ev, const tw_estimate *energy, spreading *corrected)
 {
     slicing g = {.s = {.w = w, .energy = energy != NULL}, .energy = energy, .corrected = corrected};
     slices *s = &g.s;
-    tw_status st = tw_feed_replay(ev, slice_one, &g);
+    tw_status st = s->energy && !one_sided_maps(s) ? tw_fail(TW_ENOMEM, "out of memory") : TW_OK;
+    if (st == TW_OK) st = tw_feed_replay(ev, slice_one, &g);
     while (st == TW_OK && s->ends.n) {
         pending_end x = heap_pop(&s->ends);
         slice_end(s, &x);
     }
     for (size_t k = 0; k < s->tracks.n; k++)
         tw_strmap_free(&s->tracks.t[k].names);
+    for (size_t d = 0; s->one_sided && d < w->ndev; d++)
+        tw_strmap_free(&s->one_sided[d]);
+    free(s->one_sided);
     free(s->tracks.t);
     free(s->ends.h);
     return st;
@@ -730,7 +811,7 @@ static tw_status write_slices(writer *w, const tw_feed *ev, const double *energy
 
 /* ---------------------------------------------------------------- the file */
 
-static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const double *energy,
+static tw_status write_all(writer *w, const char *trace_path, const tw_feed *events, const tw_estimate *energy,
                            const char *provenance)
 {
     write_groups(w, provenance);
@@ -750,7 +831,7 @@ static tw_status write_all(writer *w, const char *trace_path, const tw_feed *eve
 }
 
 tw_status perfetto_write(const char *path, const char *trace_path, const perfetto_device *dev, size_t ndev,
-                         const tw_feed *events, const double *event_energy_j, const char *provenance)
+                         const tw_feed *events, const tw_estimate *energy, const char *provenance)
 {
     tw_clear_error();
     if (!path) return tw_fail(TW_EINVAL, "perfetto_write: no path");
@@ -767,7 +848,7 @@ tw_status perfetto_write(const char *path, const char *trace_path, const perfett
         free(w.group);
         return tw_fail(TW_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
     }
-    tw_status st = write_all(&w, trace_path, events, event_energy_j, provenance);
+    tw_status st = write_all(&w, trace_path, events, energy, provenance);
     errno = 0;
     pb_flush(&w.b);
     bool bad = w.b.io || fflush(w.b.f) == EOF || ferror(w.b.f);

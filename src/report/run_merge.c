@@ -577,7 +577,7 @@ static void text_names(const merge *m, FILE *out)
                                        "time_s", "energy_j", "+-sd_j", "power_w"};
     table *t = table_new(9, head);
     if (!t) return;
-    size_t shown = 0, rest = 0;
+    size_t shown = 0, rest = 0, below = 0, at_bound = 0;
     for (size_t k = 0; k < m->ng; k++) {
         const tw_estimate *e = m->g[k].dev.est;
         for (size_t i = 0; e && i < e->nnames; i++) {
@@ -600,9 +600,15 @@ static void text_names(const merge *m, FILE *out)
                 table_cell(t, "%.3f", x->energy_sd_j);
                 table_cell(t, "%.1f", x->power_w);
             } else if (x->status == TW_EST_BELOW_RESOLUTION) {
+                below++;
                 table_cell(t, "< %.3f", x->upper_j);
                 table_cell(t, "-");
                 table_cell(t, "-");
+            } else if (x->status == TW_EST_AT_POWER_BOUND) {
+                at_bound++;
+                table_cell(t, "<= %.3f", x->upper_j);
+                table_cell(t, "bound");
+                table_cell(t, "<= %.1f", x->power_w);
             } else {
                 table_cell(t, "%s", tw_est_status_name(x->status));
                 table_cell(t, "-");
@@ -614,6 +620,7 @@ static void text_names(const merge *m, FILE *out)
     table_print(t, out);
     table_free(t);
     if (rest) fprintf(out, "... and %zu more (all in --json)\n", rest);
+    run_status_notes(below, at_bound, NAN, out); /* each GPU's own bound: in its estimate's lines */
 }
 
 void run_merged_text(const merge *m, FILE *out)

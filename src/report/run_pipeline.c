@@ -372,10 +372,10 @@ tw_status run_loaded_perfetto(loaded *L, const char *path)
 {
     const char *run_path = L->path;
     perfetto_device *pd = calloc(L->ndev, sizeof *pd);
-    const double *energy = NULL;
+    const tw_estimate *energy = NULL;
     for (size_t d = 0; pd && d < L->ndev; d++) {
         pd[d] = (perfetto_device){L->dev[d].index, L->dev[d].prefix, L->dev[d].name, L->dev[d].est, &L->feeds[d]};
-        if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est->event_energy_j;
+        if (L->ndev == 1 && L->dev[d].est) energy = L->dev[d].est;
     }
     /* one device: its own events (not renamed for groups), to which the energies belong; several: each under
      * its GPU */

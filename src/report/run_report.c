@@ -158,15 +158,17 @@ static void text_lines(const char *prefix, const char *text, FILE *f)
     }
 }
 
-static void text_names(const tw_estimate *e, FILE *f)
+/* The names table and its notes; *noted: whether it explained '<' and '<=' (bit 0, bit 1). */
+static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
 {
+    *noted = 0;
     if (e->nnames == 0) return;
     static const char *const head[] = {"name",   "kind",         "launches", "time_s", "energy_j",
                                        "+-sd_j", "j_per_launch", "power_w",  "share_%"};
     table *t = table_new(9, head);
     if (!t) return;
     double act = e->kernels_j + e->copies_j;
-    size_t shown = 0, below = 0, grouped = 0;
+    size_t shown = 0, below = 0, at_bound = 0, grouped = 0;
     for (size_t i = 0; i < e->nnames; i++) {
         const tw_est_name *x = &e->names[i];
         if (x->status == TW_EST_GROUPED) {
@@ -185,6 +187,13 @@ static void text_names(const tw_estimate *e, FILE *f)
             table_cell(t, "-");
             table_cell(t, "< %.3g", x->upper_j / (double)x->launches);
             table_cell(t, "< %.1f", x->power_w + 2 * x->power_sd_w);
+            table_cell(t, "-");
+        } else if (x->status == TW_EST_AT_POWER_BOUND) {
+            at_bound++;
+            table_cell(t, "<= %.3f", x->upper_j);
+            table_cell(t, "bound");
+            table_cell(t, "<= %.3g", x->upper_j / (double)x->launches);
+            table_cell(t, "<= %.1f", x->power_w);
             table_cell(t, "-");
         } else if (x->status == TW_EST_UNOBSERVED) {
             table_cell(t, "unobserved");
@@ -205,9 +214,30 @@ static void text_names(const tw_estimate *e, FILE *f)
     table_free(t);
     size_t rest = e->nnames - shown - grouped;
     if (rest) fprintf(f, "... and %zu more (all in --json)\n", rest);
+    run_status_notes(below, at_bound, e->power_bound_w, f);
+    *noted = (below ? 1u : 0u) | (at_bound ? 2u : 0u);
+}
+
+void run_status_notes(size_t below, size_t at_bound, double bound_w, FILE *f)
+{
     if (below)
         fprintf(f,
-                "'<': below resolution: the energy is under two standard errors; the bound is the estimate + 2 sd\n");
+                "'<': below resolution: under two standard errors of the data, or held at zero by the fit; the "
+                "figure is an upper bound\n"
+                "     (one-sided, ~97.7 %%: the estimate + 2 sd, at most the power bound x its time). More launches or "
+                "a longer run narrow it.\n");
+    if (!at_bound) return;
+    char bound[64] = "";
+    if (isfinite(bound_w)) snprintf(bound, sizeof bound, " (%.0f W above the baseline)", bound_w);
+    fprintf(f,
+            "'<=': at the power bound: the data asked for more than the bound on each name's power%s allows;\n"
+            "     the figure is the bound x its time, the most the model can give it, not a measurement: its true "
+            "energy is likely higher\n"
+            "     (bursts above the power limit, or a misfit of the model). More launches do not lift it; the GPU's "
+            "total still holds:\n"
+            "     wrap it in an NVTX range, whose energy (the whole GPU's) is measured from the counter, not split by "
+            "the model.\n",
+            bound);
 }
 
 const char *run_group_label(const run_device *d, size_t g)
@@ -223,16 +253,23 @@ const char *run_group_label(const run_device *d, size_t g)
     return x->label;
 }
 
-static void text_groups(const run_device *d, FILE *f)
+/* The groups, with the notes for '<' and '<=' that the names table did not give (noted: text_names'). */
+static void text_groups(const run_device *d, unsigned noted, FILE *f)
 {
     const tw_estimate *e = d->est;
     if (e->ngroups == 0) return;
+    size_t below = 0, at_bound = 0;
     fprintf(f, "\ngroups: names the sensor cannot tell apart (always together)%s, reported together\n",
             d->npatterns ? " or that --group/--group-range asked for" : "");
     for (size_t g = 0; g < e->ngroups; g++) {
         const tw_est_group *x = &e->groups[g];
+        below += x->status == TW_EST_BELOW_RESOLUTION;
+        at_bound += x->status == TW_EST_AT_POWER_BOUND;
         if (x->status == TW_EST_BELOW_RESOLUTION)
-            fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J\n", run_group_label(d, g),
+            fprintf(f, "  %s: %llu launches, %.6f s, < %.3f J (below resolution)\n", run_group_label(d, g),
+                    (unsigned long long)x->launches, x->time_s, x->upper_j);
+        else if (x->status == TW_EST_AT_POWER_BOUND)
+            fprintf(f, "  %s: %llu launches, %.6f s, <= %.3f J (at the power bound)\n", run_group_label(d, g),
                     (unsigned long long)x->launches, x->time_s, x->upper_j);
         else
             fprintf(f, "  %s: %llu launches, %.6f s, %.3f +- %.3f J, %.1f W\n", run_group_label(d, g),
@@ -242,6 +279,7 @@ static void text_groups(const run_device *d, FILE *f)
                     (unsigned long long)e->names[x->members[m]].launches);
         if (x->nmembers > 8) fprintf(f, "    ... and %zu more\n", x->nmembers - 8);
     }
+    run_status_notes(noted & 1u ? 0 : below, noted & 2u ? 0 : at_bound, e->power_bound_w, f);
 }
 
 void run_range_of(const run_device *d, size_t i, tw_report_range *out)
@@ -423,8 +461,9 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
-    text_names(e, f);
-    text_groups(d, f);
+    unsigned noted;
+    text_names(e, f, &noted);
+    text_groups(d, noted, f);
     text_ranges(d, f);
     run_mig_text(d, f);
 }

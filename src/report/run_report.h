@@ -17,6 +17,7 @@
 #define run_group_label tw_rep_run_group_label
 #define run_split_json tw_rep_run_split_json
 #define run_json_lines tw_rep_run_json_lines
+#define run_status_notes tw_rep_run_status_notes
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,6 +86,11 @@ void run_report_csv(const run_device *const *dev, size_t n, FILE *f);
 const char *run_group_label(const run_device *d, size_t g);
 /* A range of d's estimate with its thread, domain and depth. */
 void run_range_of(const run_device *d, size_t i, tw_report_range *out);
+
+/* The footnotes under a table of names: what '<' (below resolution) and
+ * '<=' (at the power bound, bound_w above the baseline) mean and what to do;
+ * nothing for a count of 0. */
+void run_status_notes(size_t below, size_t at_bound, double bound_w, FILE *f);
 
 /* A name's fields in the JSON report (`name` as given: the merged report's without its rank). */
 void run_name_json(json *j, const tw_est_name *x, const char *name);

@@ -53,6 +53,17 @@
 #define DEAD_NS NS_PER_S /* ... spanning at least this long: the device is gone */
 #define NOTES_CAP 4096   /* fixed, so the notes pointer stays valid while next() adds to it */
 #define FAIL_KINDS 4     /* distinct failure codes noted per reading */
+/* A counter read whose call took longer than this is not used: its value's
+ * time is anywhere in the call (a reader preempted on a loaded host, before
+ * or after the driver took it), while its stamp is the call's middle; beyond
+ * +-15 ms it can land on the wrong one of the counter's 100 ms updates (the
+ * anchor's and the estimator's guard), which put regions 25 % off. The
+ * counter is cumulative: the next read carries its energy, nothing is lost.
+ * An H100's reads take 4-12 ms. A host whose reads all take longer keeps
+ * them: only a read LATE_READ_TIMES its recent calls' median is late. */
+#define LATE_READ_NS (30 * 1000000LL)
+#define LATE_READ_TIMES 3
+#define CALL_HISTORY 15 /* the counter's recent call times, for their median */
 
 /* ---------------------------------------------------------------- clocks */
 
@@ -167,7 +178,10 @@ typedef struct nvml_sensor {
      * as nvml_notes gives them, with a count line for each reading that failed, remade after
      * a row with a failure or a new note */
     unsigned long long reads_ok[R_COUNT], reads_failed[R_COUNT];
-    char notes_out[NOTES_CAP + R_COUNT * 128];
+    unsigned long long reads_late; /* counter reads not used (LATE_READ_NS), in the notes' count lines */
+    int64_t call_ns[CALL_HISTORY]; /* the counter's last calls' durations (a ring), for late_read */
+    unsigned ncalls;
+    char notes_out[NOTES_CAP + R_COUNT * 128 + 192];
     size_t out_notes_len;
     unsigned long long out_failed;
     const char *skip; /* cfg->skip, during open only */
@@ -680,6 +694,24 @@ static void slow_result(nvml_sensor *s, row_ctx *rc, int rd, nvmlReturn_t r, dou
         reading_failed(s, rc, rd, r, tw_last_error());
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether a counter read that took d ns is late (LATE_READ_NS); d joins the history. */
+static bool late_read(nvml_sensor *s, int64_t d)
+{
+    unsigned n = s->ncalls < CALL_HISTORY ? s->ncalls : CALL_HISTORY;
+    int64_t sorted[CALL_HISTORY];
+    memcpy(sorted, s->call_ns, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    int64_t median = n ? sorted[n / 2] : 0;
+    s->call_ns[s->ncalls++ % CALL_HISTORY] = d;
+    return d > LATE_READ_NS && d > LATE_READ_TIMES * median;
+}
+
 static void read_slow(nvml_sensor *s, row_ctx *rc)
 {
     const tw_nvml_api *a = s->api;
@@ -690,7 +722,10 @@ static void read_slow(nvml_sensor *s, row_ctx *rc)
         t1 = mono_ns();
         r = NVML_CALL(a, nvmlDeviceGetTotalEnergyConsumption, s->dev, &mj);
         t2 = mono_ns();
-        slow_result(s, rc, R_ENERGY, r, (double)mj, t1, t2);
+        if (r == NVML_SUCCESS && late_read(s, t2 - t1))
+            s->reads_late++; /* absent in this row, like a failed read, but not counted as one */
+        else
+            slow_result(s, rc, R_ENERGY, r, (double)mj, t1, t2);
     }
     static const struct {
         int reading;
@@ -724,7 +759,7 @@ static void read_slow(nvml_sensor *s, row_ctx *rc)
  * read failed or a note came since they were last made. */
 static void update_notes_out(nvml_sensor *s)
 {
-    unsigned long long failed = 0;
+    unsigned long long failed = s->reads_late;
     for (int r = 0; r < R_COUNT; r++)
         failed += s->reads_failed[r];
     if (!failed || (failed == s->out_failed && s->notes_len == s->out_notes_len)) return;
@@ -734,6 +769,12 @@ static void update_notes_out(nvml_sensor *s)
             n += (size_t)snprintf(s->notes_out + n, cap - n, "%s%s: %llu of %llu %s failed", n ? "\n" : "",
                                   defs[r].name, s->reads_failed[r], s->reads_failed[r] + s->reads_ok[r],
                                   r == R_BUFFER ? "drains of the sample buffer" : "reads");
+    if (s->reads_late && n < cap)
+        snprintf(s->notes_out + n, cap - n,
+                 "%s%s: %llu of %llu reads took longer than %lld ms and %d times their recent median and were not used "
+                 "(the time of their value is uncertain; the next read carries their energy)",
+                 n ? "\n" : "", defs[R_ENERGY].name, s->reads_late, s->reads_late + s->reads_ok[R_ENERGY],
+                 LATE_READ_NS / 1000000LL, LATE_READ_TIMES);
     s->out_failed = failed;
     s->out_notes_len = s->notes_len;
 }

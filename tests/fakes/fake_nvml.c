@@ -36,6 +36,10 @@
  *   TW_FAKE_NVML_ENERGY_COST_US=n    the energy call sleeps n us (a real H100: ~4000)
  *   TW_FAKE_NVML_ENERGY_SPIN_US=n    ... busy-spins n us of the calling thread's CPU (the
  *                                    H100's ~4 ms of CPU a read, on real programs 4-12 ms)
+ *   TW_FAKE_NVML_ENERGY_STALL=k:us   every k-th energy call stalls us more, the odd stalls
+ *                                    before it takes its value, the even ones after (a reader
+ *                                    preempted on a loaded host: its call's middle is then
+ *                                    us/2 after or before the value's time)
  *   TW_FAKE_NVML_NAME=text           the device name (default "Fake H100")
  *   TW_FAKE_NVML_MIG=d:sms,...[;d:...]  GPU d in MIG mode with instances of these SM counts (an
  *                                    H100's 1g: 16, 2g: 32, 3g: 60, 4g: 64, 7g: 132), each
@@ -248,7 +252,8 @@ static struct {
     nvmlReturn_t lost_code;
     unsigned energy_cost_us;
     unsigned energy_spin_us;
-    double module_w; /* < 0: no module scope (not a Grace Hopper) */
+    unsigned long stall_every, stall_us, energy_calls; /* TW_FAKE_NVML_ENERGY_STALL */
+    double module_w;                                   /* < 0: no module scope (not a Grace Hopper) */
     char name[96];
     bool arch_none;
     unsigned arch;
@@ -745,6 +750,9 @@ static nvmlReturn_t configure(void)
     F.ndevices = n > MAX_DEVICES ? MAX_DEVICES : (unsigned)n;
     F.energy_cost_us = (unsigned)env_ulong("TW_FAKE_NVML_ENERGY_COST_US", 0);
     F.energy_spin_us = (unsigned)env_ulong("TW_FAKE_NVML_ENERGY_SPIN_US", 0);
+    const char *stall = getenv("TW_FAKE_NVML_ENERGY_STALL");
+    F.stall_every = F.stall_us = 0;
+    if (stall && sscanf(stall, "%lu:%lu", &F.stall_every, &F.stall_us) != 2) F.stall_every = 0;
     const char *name = getenv("TW_FAKE_NVML_NAME");
     snprintf(F.name, sizeof F.name, "%s", name && *name ? name : "Fake H100");
     const char *arch = getenv("TW_FAKE_NVML_ARCH");
@@ -1160,23 +1168,33 @@ FAKE_API nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType
     return leave(n ? NVML_SUCCESS : NVML_ERROR_NOT_FOUND);
 }
 
+/* Sleeps us microseconds (none: returns at once). */
+static void sleep_us(unsigned long us)
+{
+    if (!us) return;
+    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
 FAKE_API nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy_mj)
 {
     int64_t now;
     nvmlReturn_t r = enter(device, &now);
     if (r != NVML_SUCCESS) return r;
     unsigned cost_us = F.energy_cost_us, spin_us = F.energy_spin_us;
+    unsigned long call = ++F.energy_calls, stall = F.stall_every ? call / F.stall_every : 0;
+    bool stalled = F.stall_every && call % F.stall_every == 0;
+    unsigned long stall_us = F.stall_us;
     pthread_mutex_unlock(&mu);
     if (spin_us) spin_cpu_us(spin_us);
-    if (cost_us) {
-        struct timespec ts = {(time_t)(cost_us / 1000000u), (long)(cost_us % 1000000u) * 1000L};
-        nanosleep(&ts, NULL);
-    }
+    sleep_us(cost_us + (stalled && stall % 2 ? stall_us : 0));
     r = enter_query(device, &now, U_ENERGY, energy_mj);
     if (r != NVML_SUCCESS) return r;
     double u = update_s(update_k(now - F.energy_delay_ns));
     *energy_mj = (unsigned long long)llround(ENERGY_BASE_MJ + 1000.0 * true_energy_j(device->index, 0.0, u));
-    return leave(NVML_SUCCESS);
+    r = leave(NVML_SUCCESS);
+    sleep_us(stalled && stall % 2 == 0 ? stall_us : 0);
+    return r;
 }
 
 FAKE_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock_mhz)

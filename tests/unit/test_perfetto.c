@@ -115,6 +115,15 @@ static tw_feed by_start(tw_events **ev, double *energy)
     return tw_feed_of_events(out);
 }
 
+/* An estimate that holds only these event energies (all the slices read of it). */
+static tw_estimate *with_energies(const double *j, size_t n)
+{
+    tw_estimate *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    assert_ok(tw_estimate_set_event_energies(e, j, n));
+    return e;
+}
+
 static void test_one_device(void **state)
 {
     (void)state;
@@ -131,7 +140,9 @@ static void test_one_device(void **state)
     tw_feed feed = by_start(&ev, energy);
     perfetto_device dev = {0, "", "NVIDIA H100 80GB HBM3", NULL, NULL};
     const char *out = tw_test_path(1, "p.perfetto-trace");
-    assert_ok(perfetto_write(out, trace, &dev, 1, &feed, energy, "command: truewatt run -- app; date: x"));
+    tw_estimate *en = with_energies(energy, 5);
+    assert_ok(perfetto_write(out, trace, &dev, 1, &feed, en, "command: truewatt run -- app; date: x"));
+    tw_estimate_free(en);
     py_check(out, "g = 'GPU 0 (NVIDIA H100 80GB HBM3)'\n"
                   "assert tracks[g]['description'] == 'command: truewatt run -- app; date: x', tracks\n"
                   "assert sorted(tracks) == sorted([g] + [g + ' / ' + t for t in ('power_usage', 'power_buffer', "
@@ -171,17 +182,17 @@ static void test_corrected_power(void **state)
     add(ev, "relu", 0.15, 0.22, 0, 13, "kernel");
     add(ev, "gemm", 0.25, 0.3, 0, 7, "kernel");
     double energy[] = {12.5, 3.25, 6.0}, knots[] = {50.0, 50.0};
-    tw_estimate est = {.fit_t0_s = 0.0,
-                       .fit_t1_s = 0.5,
-                       .nknots = 2,
-                       .knot_s = 0.5,
-                       .knot_w = knots,
-                       .nevents = 3,
-                       .event_energy_j = energy};
+    tw_estimate *est = with_energies(energy, 3);
+    est->fit_t0_s = 0.0;
+    est->fit_t1_s = 0.5;
+    est->nknots = 2;
+    est->knot_s = 0.5;
+    assert_non_null(est->knot_w = malloc(sizeof knots));
+    memcpy(est->knot_w, knots, sizeof knots);
     tw_feed feed = tw_feed_of_events(ev); /* in order of start */
-    perfetto_device dev = {0, "", NULL, &est, &feed};
+    perfetto_device dev = {0, "", NULL, est, &feed};
     const char *out = tw_test_path(1, "c.perfetto-trace");
-    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, energy, NULL));
+    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, est, NULL));
     py_check(out, "c = counters['GPU 0 / corrected power (model)']\n"
                   "assert tracks['GPU 0 / corrected power (model)']['unit'] == 'W'\n"
                   "def at(t):\n"
@@ -194,6 +205,7 @@ static void test_corrected_power(void **state)
                   "total = sum(c[i][1] * (ts[i + 1] - ts[i]) * 1e-9 for i in range(len(c)))\n"
                   "assert abs(total - (50 * 0.5 + 12.5 + 3.25 + 6.0)) < 1e-9, total\n"
                   "assert len(c) < 20, len(c)  # a value where it changes, not one per bin\n");
+    tw_estimate_free(est);
     tw_events_free(ev);
 }
 
@@ -248,10 +260,14 @@ static void test_many(void **state)
     perfetto_device dev = {0, "", NULL, NULL, NULL};
     const char *out = tw_test_path(1, "m.perfetto-trace");
     tw_feed unsorted = tw_feed_of_events(ev);
-    assert_int_equal(perfetto_write(out, NULL, &dev, 1, &unsorted, energy, NULL), TW_EINVAL);
+    tw_estimate *en = with_energies(energy, N + 2);
+    assert_int_equal(perfetto_write(out, NULL, &dev, 1, &unsorted, en, NULL), TW_EINVAL);
     assert_non_null(strstr(tw_last_error(), "not in order of start"));
+    tw_estimate_free(en);
     tw_feed feed = by_start(&ev, energy);
-    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, energy, NULL));
+    en = with_energies(energy, N + 2);
+    assert_ok(perfetto_write(out, NULL, &dev, 1, &feed, en, NULL));
+    tw_estimate_free(en);
     char code[1500];
     snprintf(code, sizeof code,
              "N, NAMES = %d, %d\n"

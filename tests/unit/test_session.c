@@ -43,6 +43,8 @@ static int constant_env(void **state)
     unsetenv("TW_FAKE_NVML_DEVICES");
     unsetenv("TW_FAKE_NVML_UUIDS");
     unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("TW_FAKE_NVML_ENERGY_STALL"); /* a failed test does not reach its own unsetenv */
+    unsetenv("TW_FAKE_NVML_ENERGY_COST_US");
     unsetenv("TW_PROFILE_DIR");
     setenv("TW_NVML_LIBRARY", TW_FAKE_NVML_PATH, 1);
     setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(0, CONSTANT_CSV), 1);
@@ -567,9 +569,10 @@ static double session_now_s(const tw_session *s)
     return 1e-9 * (double)(int64_t)(mono_ns() - tw_session_t0_mono_ns(s));
 }
 
-static void counter_totals(void **state)
+/* Regions over steps, each within its sd and within 40 % of the buffer's 5 % gain error of the
+ * scenario's true energy: the counter's totals correct the buffer. */
+static void check_counter_totals(void)
 {
-    (void)state;
     setenv("TW_FAKE_NVML_BUFFER_GAIN", "1.05", 1);
     setenv("TW_FAKE_NVML_ENERGY_DELAY_MS", "10", 1);
     tw_scenario *sc = NULL;
@@ -612,6 +615,46 @@ static void counter_totals(void **state)
     tw_scenario_free(sc);
     unsetenv("TW_FAKE_NVML_BUFFER_GAIN");
     unsetenv("TW_FAKE_NVML_ENERGY_DELAY_MS");
+}
+
+static void counter_totals(void **state)
+{
+    (void)state;
+    check_counter_totals();
+}
+
+/* The same with every third counter read stalled 80 ms (a sampler preempted on a loaded
+ * host, before or after the value is taken): the call's middle is 40 ms off the value's
+ * time, near half the counter's 100 ms period, which put reads on the wrong update and
+ * regions 25 % off (CI, test_window.py's decorators). Such reads are not used. */
+static void stalled_counter_reads(void **state)
+{
+    (void)state;
+    setenv("TW_FAKE_NVML_ENERGY_STALL", "3:80000", 1);
+    check_counter_totals();
+    unsetenv("TW_FAKE_NVML_ENERGY_STALL");
+}
+
+/* A host whose counter reads all take 35 ms (more than the 30 ms of a late read): they are its
+ * normal, and kept: a region's total is still the counter's (were they dropped as late, the
+ * buffer scaled by a gain would be, "its reads do not bracket the region"). */
+static void slow_counter_reads(void **state)
+{
+    (void)state;
+    setenv("TW_FAKE_NVML_ENERGY_COST_US", "35000", 1);
+    tw_session *s = open_nvml();
+    sleep_s(3.0);
+    assert_int_equal(tw_region_begin(s, "late"), TW_OK);
+    sleep_s(0.3);
+    tw_region *r = NULL;
+    assert_int_equal(tw_region_end(s, "late", &r), TW_OK);
+    tw_region_device x = device_of(r, 0);
+    fprintf(stderr, "  35 ms reads: %s\n", x.reading);
+    assert_non_null(strstr(x.reading, "energy_j (counter"));
+    assert_null(strstr(x.reading, "do not bracket"));
+    tw_region_free(r);
+    tw_session_close(s);
+    unsetenv("TW_FAKE_NVML_ENERGY_COST_US");
 }
 
 /* A function of about 1 ms (the CPU spins: the fake's power does not follow it). */
@@ -702,6 +745,8 @@ int main(void)
         /* first: the fake reads its scenario and clock at the process's first nvmlInit only */
         cmocka_unit_test_setup(steps, constant_env),
         cmocka_unit_test_setup(counter_totals, constant_env),
+        cmocka_unit_test_setup(stalled_counter_reads, constant_env),
+        cmocka_unit_test_setup(slow_counter_reads, constant_env),
         cmocka_unit_test_setup(constant_power, constant_env),
         cmocka_unit_test_setup(nesting, constant_env),
         cmocka_unit_test_setup(threads, constant_env),
