@@ -577,22 +577,29 @@ def kernel_names(dev):
     return {n: v for n, v in report_names(dev).items() if v.get("kind", "kernel") == "kernel"}
 
 
+STATUS_MARK = {"ok": "ok", "below_resolution": "<", "at_power_bound": "<=", "grouped": "grp", "-": "-"}
+
+
 def cmd_torch(raw, outdir):
     d1, _ = device_and_prefix(raw, "torch.run1")
     d2, _ = device_and_prefix(raw, "torch.run2")
     n1, n2 = kernel_names(d1), kernel_names(d2)
     top = sorted((n for n in n1 if n1[n].get("energy_j") is not None), key=lambda n: -n1[n]["energy_j"])[:10]
     rep_rows = []
-    print("PyTorch step, two runs: the top 10 names by energy")
-    print("%-60s %10s %10s %7s %8s" % ("name", "run1_j", "run2_j", "diff_%", "run1_w"))
+    print("PyTorch step, two runs: the top 10 names by energy (status: ok resolved, < below resolution, <= at the\n"
+          "power bound, grp in a group (no energy of its own), - absent)")
+    print("%-60s %10s %10s %7s %8s %4s %4s" % ("name", "run1_j", "run2_j", "diff_%", "run1_w", "st1", "st2"))
     for n in top:
         e1 = n1[n]["energy_j"]
         e2 = (n2.get(n) or {}).get("energy_j")
         d = pct(e2, e1)
         w = e1 / n1[n]["time_s"] if n1[n].get("time_s") else None
-        rep_rows.append([n, e1, e2, d])
-        print("%-60s %10s %10s %7s %8s" % (n[:60], f6(e1), f6(e2), p1(d), f6(w)))
-    write_csv(os.path.join(outdir, "torch_repeat.csv"), ["name", "run1_j", "run2_j", "diff_pct"], rep_rows)
+        st1, st2 = n1[n].get("status", "ok"), (n2.get(n) or {}).get("status", "-")
+        rep_rows.append([n, e1, e2, d, st1, st2])
+        print("%-60s %10s %10s %7s %8s %4s %4s" % (n[:60], f6(e1), f6(e2), p1(d), f6(w), STATUS_MARK.get(st1, st1),
+                                                   STATUS_MARK.get(st2, st2)))
+    write_csv(os.path.join(outdir, "torch_repeat.csv"),
+              ["name", "run1_j", "run2_j", "diff_pct", "run1_status", "run2_status"], rep_rows)
 
     stem = "torch.steady"
     wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
