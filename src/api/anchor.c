@@ -2,7 +2,6 @@
 #include "api/anchor.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,19 +90,17 @@ typedef struct fit {
 
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
- * nearer; *resid: the read's residual there. cum_b: the shape's energy at
- * the read's own boundary when the caller has it (NULL: looked up, from
- * *near, tw_line_cum_near_j). */
+ * nearer; *resid: the read's residual there. */
 static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, double ph,
-                            double offset, double slope, const double *cum_b, size_t *near, double *resid)
+                            double offset, double slope, double *resid)
 {
     double frac, b = boundary(a, r, ph, &frac);
-    double pb = offset + slope * (cum_b ? *cum_b : tw_line_cum_near_j(shape, b, near));
+    double pb = offset + slope * tw_line_cum_j(shape, b, NULL);
     *resid = r->value_j - pb;
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * tw_line_cum_near_j(shape, other, near);
+    double po = offset + slope * tw_line_cum_j(shape, other, NULL);
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -129,20 +126,10 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     }
     bool all = clear < MIN_FIT_READS;
     size_t n = 0;
-    /* the shape's energy at each fitted read's boundary, again in the
-     * residuals' loop below: looked up once (a refit's cost is these lookups) */
-    double cum[FIT_MAX_READS];
-    bool have[FIT_MAX_READS] = {false};
-    bool keep = to - from <= FIT_MAX_READS;
-    size_t near = SIZE_MAX; /* the reads in order of time: each lookup from the one before */
     for (size_t i = from; i < to; i++) {
         double frac, b = boundary(a, &a->r[i], ph, &frac);
         if (!all && !clear_of_grid(a, frac)) continue;
-        double x = tw_line_cum_near_j(shape, b, &near);
-        if (keep) {
-            cum[i - from] = x;
-            have[i - from] = true;
-        }
+        double x = tw_line_cum_j(shape, b, NULL);
         if (isnan(x)) continue;
         double y = a->r[i].value_j - base;
         sx += x;
@@ -159,11 +146,9 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.slope = vxy / vxx;
     f.offset = my - f.slope * mx + base;
     f.rss = 0;
-    near = SIZE_MAX;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, keep && have[i - from] ? &cum[i - from] : NULL, &near,
-                      &res);
+        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -175,11 +160,11 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
  * neighbour 0.5 s away predicts to ~1 % of its interval, far better than
  * half a period's energy; the fit's regression over 20 s may not). */
 static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r,
-                              const tw_anchor_knot *last, size_t *near)
+                              const tw_anchor_knot *last)
 {
     double res;
-    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, NULL, near, &res);
-    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, NULL, near, &res);
+    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, &res);
+    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
@@ -209,11 +194,9 @@ static void knot_scatter(tw_anchor *a)
 static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
 {
     if (from == a->off) a->nk = 0;
-    size_t near = SIZE_MAX; /* the reads in order of time: each lookup from the one before (all of them again
-                               when the phase moved: a report's range over a whole run keeps every read) */
     for (size_t i = from; i < to; i++) {
-        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL, &near);
-        double s = tw_line_cum_near_j(shape, b, &near);
+        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
+        double s = tw_line_cum_j(shape, b, NULL);
         if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
         if (a->nk == a->capk) {
             size_t cap = a->capk ? 2 * a->capk : 64;

@@ -2,7 +2,6 @@
 #include "api/energy_line.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,36 +38,21 @@ double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l-
 
 double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
 
-/* The index of the first live knot at or after t (n when none), looked for
- * from `from` (any index; n: from the end, where most lookups are): galloping
- * away from it, then bisection. Lookups in order of time, each from the one
- * before (tw_line_cum_near_j: the anchor's phase fits over its reads), take
- * a few steps each, where bisection over a whole run's line (a report's NVTX
- * range over an hour: megabytes of knots) takes twenty. */
-static size_t knot_from(const tw_energy_line *l, double t, size_t from)
+/* The index of the first live knot at or after t (n when none). Most
+ * lookups are near the end (the anchor's phase fits over its last reads, a
+ * live region's end): galloping back from it keeps them in the last knots,
+ * in cache, where a run's whole line (a report's NVTX range over an hour)
+ * can be megabytes; then bisection. */
+static size_t knot_at_or_after(const tw_energy_line *l, double t)
 {
     size_t lo = l->off, hi = l->n; /* the answer is in [lo, hi] */
-    if (from < lo) from = lo;
-    if (from < hi && l->k[from].t_s < t) { /* after from: forward */
-        lo = from + 1;
-        for (size_t step = 1; lo + step - 1 < hi; step *= 2) {
-            size_t p = lo + step - 1;
-            if (!(l->k[p].t_s < t)) {
-                hi = p;
-                break;
-            }
+    for (size_t step = 1; hi - lo > step; step *= 2) {
+        size_t p = hi - step;
+        if (l->k[p].t_s < t) {
             lo = p + 1;
+            break;
         }
-    } else { /* at or before from: backward */
-        if (from < hi) hi = from;
-        for (size_t step = 1; hi - lo > step; step *= 2) {
-            size_t p = hi - step;
-            if (l->k[p].t_s < t) {
-                lo = p + 1;
-                break;
-            }
-            hi = p;
-        }
+        hi = p;
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -80,11 +64,10 @@ static size_t knot_from(const tw_energy_line *l, double t, size_t from)
     return lo;
 }
 
-/* F at t (inside the knots), its knot looked for from `from` (knot_from):
- * *tile is the knot that ends t's tile. */
-static double f_at_from(const tw_energy_line *l, double t, size_t from, size_t *tile)
+/* F at t (inside the knots): i is the knot that ends t's tile. */
+static double f_at(const tw_energy_line *l, double t, size_t *tile)
 {
-    size_t i = knot_from(l, t, from);
+    size_t i = knot_at_or_after(l, t);
     if (i == l->off) {
         *tile = i + 1 < l->n ? i + 1 : i; /* the first knot itself: the tile after it */
         return l->k[i].f_j;
@@ -93,10 +76,6 @@ static double f_at_from(const tw_energy_line *l, double t, size_t from, size_t *
     const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
     return a->f_j + b->p_w * (t - a->t_s);
 }
-
-static double f_at(const tw_energy_line *l, double t, size_t *tile) { return f_at_from(l, t, l->n, tile); }
-
-static size_t knot_at_or_after(const tw_energy_line *l, double t) { return knot_from(l, t, l->n); }
 
 static void note_baseline(tw_energy_line *l)
 {
@@ -171,22 +150,14 @@ static double edge_sd_j(const tw_energy_line *l, size_t i, double p_here)
     return sqrt(len * step * len * step / 12.0 + res * res);
 }
 
-double tw_line_cum_near_j(const tw_energy_line *l, double t, size_t *near)
+double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
 {
     if (l->n < l->off + 2 || !(t >= l->k[l->off].t_s) || !(t <= l->k[l->n - 1].t_s)) return NAN;
     size_t i;
-    double f = f_at_from(l, t, *near, &i);
-    *near = i;
+    double f = f_at(l, t, &i);
+    if (tile) *tile = i;
     double p = l->k[i].p_w;
     return l->capacitance_s > 0 && isfinite(p) ? f + l->capacitance_s * p : f;
-}
-
-double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
-{
-    size_t i = SIZE_MAX; /* from the end */
-    double f = tw_line_cum_near_j(l, t, &i);
-    if (tile && !isnan(f)) *tile = i;
-    return f;
 }
 
 double tw_line_edge_sd_j(const tw_energy_line *l, double t)

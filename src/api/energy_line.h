@@ -63,10 +63,6 @@ double tw_line_energy_j(const tw_energy_line *l, double a, double b, double *sd_
  * E(a, b) = cum(b) - cum(a); NaN outside the knots. *tile (may be NULL): the
  * knot that ends t's tile. */
 double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile);
-/* The same, its knot looked for from *near (SIZE_MAX: from the end), and
- * *near set to t's tile: lookups in order of time, each from the one before,
- * take a few steps. */
-double tw_line_cum_near_j(const tw_energy_line *l, double t, size_t *near);
 /* The standard uncertainty an edge at t adds (see tw_line_energy_j); the
  * power of t's tile. NaN outside the knots. */
 double tw_line_edge_sd_j(const tw_energy_line *l, double t);
