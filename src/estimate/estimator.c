@@ -870,8 +870,8 @@ static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
 /* The windows of one reading inside the fit span, in order of start. */
 typedef struct rd {
     const tw_est_reading *r;
-    size_t *idx; /* windows used */
-    size_t n;
+    size_t *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
+    size_t lo, n;
     double gain;
     double *G, *c;    /* its normal equations, weights = window length */
     double *a;        /* sum over its windows of length x row: the design of its total energy */
@@ -906,6 +906,43 @@ static bool usable(const tw_obs *o)
 {
     return isfinite(o->t0_s) && isfinite(o->t1_s) && isfinite(o->power_w) && o->t1_s > o->t0_s;
 }
+
+/* The usable windows of obs[0 .. n) inside [T0, T1] in order of start (ties
+ * by index). A reading's windows usually come so already, one after another:
+ * then no index is held (*idx = NULL, the windows *lo .. *lo + *count - 1),
+ * so that the memory for them does not grow with the run's length; else an
+ * index of them, sorted. */
+static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, size_t **idx, size_t *lo,
+                              size_t *count)
+{
+    size_t first = 0, last = 0, k = 0;
+    bool ordered = true;
+    for (size_t i = 0; i < n; i++) {
+        const tw_obs *o = &obs[i];
+        if (!usable(o) || o->t0_s < T0 - EDGE_EPS_S || o->t1_s > T1 + EDGE_EPS_S) continue;
+        if (k == 0)
+            first = i;
+        else if (o->t0_s < obs[last].t0_s)
+            ordered = false;
+        last = i;
+        k++;
+    }
+    *idx = NULL;
+    *lo = first;
+    *count = k;
+    if (k == 0 || (ordered && last - first + 1 == k)) return TW_OK;
+    if (!(*idx = malloc(k * sizeof **idx))) return tw_fail(TW_ENOMEM, "out of memory");
+    k = 0;
+    for (size_t i = first; i <= last; i++) {
+        const tw_obs *o = &obs[i];
+        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = i;
+    }
+    sort_by_t0(obs, *idx, k);
+    return TW_OK;
+}
+
+/* Window i of a pick_windows list. */
+static inline size_t window_at(const size_t *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
 
 /* The reading with the most windows (the first of equals): the finest in time. */
 static size_t finest_reading(const tw_est_reading *rs, size_t nrs)
@@ -1006,7 +1043,7 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     tw_status st = piece_win_open(&pw, d->ls);
     for (size_t i = 0; i < R->n && st == TW_OK; i++) {
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
-        const tw_obs *o = &R->r->obs[R->idx[i]];
+        const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
         if (st == TW_OK) st = make_row(d, o, &pw);
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
@@ -1038,7 +1075,7 @@ static tw_status residuals(design *d, rd *R, const double *beta)
     tw_status st = piece_win_open(&pw, d->ls);
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
     for (size_t i = 0; st == TW_OK && i < R->n; i++) {
-        const tw_obs *o = &R->r->obs[R->idx[i]];
+        const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
         if ((st = make_row(d, o, &pw)) != TW_OK) break;
         double fit = 0;
         for (size_t a = 0; a < d->nt; a++)
@@ -1304,8 +1341,8 @@ typedef struct ctx {
     size_t nrng, rcap;
     size_t nev;   /* events replayed (their indices: 0 .. nev) */
     bool *copy;   /* per column: a copy or memset (copy engines) */
-    size_t *fine; /* index_finest */
-    size_t nfine;
+    size_t *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
+    size_t fine_lo, nfine;
     double fine_longest;
     fit_state f;
     double *beta;      /* full design */
@@ -1374,7 +1411,7 @@ static bool reading_levels(const rd *R, double *low, double *high)
     double *v = malloc(R->n * sizeof *v);
     if (!v) return false;
     for (size_t i = 0; i < R->n; i++)
-        v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
+        v[i] = R->r->obs[window_at(R->idx, R->lo, i)].power_w / R->gain;
     qsort(v, R->n, sizeof *v, by_double);
     *low = v[R->n / 20];
     *high = v[R->n - 1 - R->n / 200];
@@ -1466,6 +1503,8 @@ static tw_status shift_sample(const rd *F, rd *S)
     *S = *F;
     S->G = S->c = S->a = NULL;
     S->n = F->n <= MAX_SHIFT_WINDOWS ? F->n : MAX_SHIFT_WINDOWS / SHIFT_BLOCKS * SHIFT_BLOCKS;
+    S->idx = NULL;
+    if (S->n == F->n && !F->idx) return TW_OK; /* the same run of windows */
     if (!(S->idx = malloc((S->n ? S->n : 1) * sizeof *S->idx))) return tw_fail(TW_ENOMEM, "out of memory");
     if (S->n == F->n) {
         memcpy(S->idx, F->idx, F->n * sizeof *S->idx);
@@ -1474,7 +1513,8 @@ static tw_status shift_sample(const rd *F, rd *S)
     size_t per = S->n / SHIFT_BLOCKS;
     for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
         size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
-        memcpy(S->idx + b * per, F->idx + from, per * sizeof *S->idx);
+        for (size_t i = 0; i < per; i++)
+            S->idx[b * per + i] = window_at(F->idx, F->lo, from + i);
     }
     return TW_OK;
 }
@@ -1820,13 +1860,8 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
         rd *R = &c->f.R[r];
         R->r = &rs[r];
         R->gain = 1.0;
-        R->idx = malloc((rs[r].n ? rs[r].n : 1) * sizeof *R->idx);
-        if (!R->idx) return tw_fail(TW_ENOMEM, "out of memory");
-        for (size_t i = 0; i < rs[r].n; i++) {
-            const tw_obs *o = &rs[r].obs[i];
-            if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) R->idx[R->n++] = i;
-        }
-        sort_by_t0(rs[r].obs, R->idx, R->n);
+        tw_status st = pick_windows(rs[r].obs, rs[r].n, T0, T1, &R->idx, &R->lo, &R->n);
+        if (st != TW_OK) return st;
         if (ref && &rs[r] != ref && ref_j > 0) {
             double own = reading_energy(&rs[r], ra, rb);
             double g = own / ref_j;
@@ -1907,16 +1942,10 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 static tw_status index_finest(ctx *c, const tw_est_reading *rs, size_t nrs)
 {
     const tw_est_reading *r = &rs[finest_reading(rs, nrs)];
-    if (!(c->fine = malloc((r->n ? r->n : 1) * sizeof *c->fine))) return tw_fail(TW_ENOMEM, "out of memory");
-    c->nfine = 0;
     c->fine_longest = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (usable(&r->obs[i])) {
-            c->fine[c->nfine++] = i;
-            c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
-        }
-    sort_by_t0(r->obs, c->fine, c->nfine);
-    return TW_OK;
+        if (usable(&r->obs[i])) c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
+    return pick_windows(r->obs, r->n, -INFINITY, INFINITY, &c->fine, &c->fine_lo, &c->nfine);
 }
 
 static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
@@ -1926,14 +1955,14 @@ static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, 
     const tw_obs *obs = rs[best].obs;
     while (lo_i < hi_i) { /* the first window that can reach a */
         size_t mid = lo_i + (hi_i - lo_i) / 2;
-        if (obs[c->fine[mid]].t0_s < a - c->fine_longest)
+        if (obs[window_at(c->fine, c->fine_lo, mid)].t0_s < a - c->fine_longest)
             lo_i = mid + 1;
         else
             hi_i = mid;
     }
     double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
-    for (size_t i = lo_i; i < c->nfine && obs[c->fine[i]].t0_s < b; i++) {
-        const tw_obs *o = &obs[c->fine[i]];
+    for (size_t i = lo_i; i < c->nfine && obs[window_at(c->fine, c->fine_lo, i)].t0_s < b; i++) {
+        const tw_obs *o = &obs[window_at(c->fine, c->fine_lo, i)];
         double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
         if (hi > lo) {
             e += o->power_w * (hi - lo);
