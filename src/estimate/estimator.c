@@ -830,7 +830,7 @@ static void row_clear(design *d)
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
  * Windows come in order of start, through one piece_win per pass. */
-static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
+static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *pw)
 {
     tw_obs shifted = *ow;
     shifted.t0_s -= d->shift;
@@ -861,7 +861,7 @@ static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double w = tw_obs_weight(o, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
+        double w = tw_obs_weight(o, tau_s, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
     }
     return st;
@@ -1044,7 +1044,7 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     for (size_t i = 0; i < R->n && st == TW_OK; i++) {
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
         const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
-        if (st == TW_OK) st = make_row(d, o, &pw);
+        if (st == TW_OK) st = make_row(d, o, R->r->tau_s, &pw);
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
         if (2 * d->nt > p)
@@ -1076,7 +1076,7 @@ static tw_status residuals(design *d, rd *R, const double *beta)
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
     for (size_t i = 0; st == TW_OK && i < R->n; i++) {
         const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
-        if ((st = make_row(d, o, &pw)) != TW_OK) break;
+        if ((st = make_row(d, o, R->r->tau_s, &pw)) != TW_OK) break;
         double fit = 0;
         for (size_t a = 0; a < d->nt; a++)
             fit += d->x[d->touch[a]] * beta[d->touch[a]];
@@ -1393,10 +1393,26 @@ static tw_status fit_once(fit_state *f, double smooth, double *beta)
     return st;
 }
 
-static int by_double(const void *a, const void *b)
+/* Offers y to a max-heap h of at most k values: it keeps the k smallest
+ * offered, the largest of them at h[0]. */
+static void heap_offer(double *h, size_t *n, size_t k, double y)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    size_t i;
+    if (*n < k) {
+        for (i = (*n)++; i > 0 && h[(i - 1) / 2] < y; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+    } else if (y < h[0]) {
+        for (i = 0;;) {
+            size_t c = 2 * i + 1;
+            if (c >= k) break;
+            if (c + 1 < k && h[c + 1] > h[c]) c++;
+            if (!(h[c] > y)) break;
+            h[i] = h[c];
+            i = c;
+        }
+    } else
+        return;
+    h[i] = y;
 }
 
 /* The prior's scale: how far above its quiet level the finest reading went
@@ -1404,18 +1420,29 @@ static int by_double(const void *a, const void *b)
  * correction makes single windows overshoot), at least MIN_PRIOR_W. Not a
  * cap: a kernel shorter than a window draws more than the window shows. */
 /* The finest reading's quiet level (5th percentile of its windows) and
- * its top (99.5th), in the reference's units. False without windows. */
+ * its top (99.5th), in the reference's units. False without windows.
+ * The values at those ranks of the sorted windows, found with two heaps of
+ * the few lowest and highest (not a sorted copy of every window, whose
+ * memory would grow with the run's length). */
 static bool reading_levels(const rd *R, double *low, double *high)
 {
     if (R->n == 0) return false;
-    double *v = malloc(R->n * sizeof *v);
-    if (!v) return false;
-    for (size_t i = 0; i < R->n; i++)
-        v[i] = R->r->obs[window_at(R->idx, R->lo, i)].power_w / R->gain;
-    qsort(v, R->n, sizeof *v, by_double);
-    *low = v[R->n / 20];
-    *high = v[R->n - 1 - R->n / 200];
-    free(v);
+    size_t klo = R->n / 20 + 1, khi = R->n / 200 + 1, nlo = 0, nhi = 0;
+    double *lo = malloc(klo * sizeof *lo), *hi = malloc(khi * sizeof *hi);
+    if (!lo || !hi) {
+        free(lo);
+        free(hi);
+        return false;
+    }
+    for (size_t i = 0; i < R->n; i++) {
+        double v = R->r->obs[window_at(R->idx, R->lo, i)].power_w / R->gain;
+        heap_offer(lo, &nlo, klo, v);
+        heap_offer(hi, &nhi, khi, -v); /* the khi largest, as the smallest of -v */
+    }
+    *low = lo[0];   /* sorted[n / 20] */
+    *high = -hi[0]; /* sorted[n - 1 - n / 200] */
+    free(lo);
+    free(hi);
     return true;
 }
 
