@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     printf("observations of %s (%s): %zu in %.3f s (the trace read once: %.1f M rows/s)\n", m->name,
            tw_response_name(m->response), obs.n, t_obs, (x->now_s * 1000.0) / t_obs / 1e6);
 
-    tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER};
+    tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER, obs.tau_s};
     tw_estimate *est = NULL;
     t0 = now_s();
     if (check(tw_estimate_run(&rd, 1, x->events, NULL, &est), "estimate")) return 1;

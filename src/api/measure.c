@@ -146,7 +146,7 @@ static tw_status estimate(plan *p, tw_repeat_result *r)
     double t1 = tw_session_now_s(p->s);
     st = tw_session_observations(p->s, p->device, p->fit_t0_s, t1, &obs, &m);
     if (st == TW_OK) {
-        tw_est_reading rd = {m.name, obs.v, obs.n, m.response == TW_RESP_COUNTER};
+        tw_est_reading rd = {m.name, obs.v, obs.n, m.response == TW_RESP_COUNTER, obs.tau_s};
         tw_est_config cfg;
         tw_est_config_init(&cfg);
         cfg.fit_t0_s = p->fit_t0_s;

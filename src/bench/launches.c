@@ -59,7 +59,7 @@ tw_status tw_launch_energies(tw_sensor *trace, const tw_events *events, const tw
      * recorded launch must give each its own share, not all to the launch */
     if (st == TW_OK) st = tw_events_own_names(events, is_kernel, NULL, &ev);
     if (st == TW_OK) {
-        tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER};
+        tw_est_reading rd = {m->name, obs.v, obs.n, m->response == TW_RESP_COUNTER, obs.tau_s};
         tw_est_config cfg;
         tw_est_config_init(&cfg);
         cfg.max_names = nall + 1; /* never pooled: each launch's energy is wanted */

@@ -83,11 +83,11 @@ static tw_status analyse(const plan_ctx *c, tw_exec *x, const tw_profile *p, out
     size_t nrd = 0;
     bool is_counter = o->m->response == TW_RESP_COUNTER;
     tw_status st = tw_observe(x->trace, idx, o->m, true, &obs[0]);
-    if (st == TW_OK) rd[nrd++] = (tw_est_reading){o->m->name, obs[0].v, obs[0].n, is_counter};
+    if (st == TW_OK) rd[nrd++] = (tw_est_reading){o->m->name, obs[0].v, obs[0].n, is_counter, obs[0].tau_s};
     const tw_reading_model *cm = is_counter ? NULL : tw_profile_find(p, "energy_j");
     if (st == TW_OK && cm && cm->response == TW_RESP_COUNTER && tw_sensor_find(x->trace, "energy_j", &cidx) == TW_OK) {
         st = tw_observe(x->trace, cidx, cm, true, &obs[1]);
-        if (st == TW_OK) rd[nrd++] = (tw_est_reading){"energy_j", obs[1].v, obs[1].n, true};
+        if (st == TW_OK) rd[nrd++] = (tw_est_reading){"energy_j", obs[1].v, obs[1].n, true, obs[1].tau_s};
     }
     tw_clear_error();
     if (st == TW_OK) {

@@ -114,7 +114,7 @@ static tw_status add_model_method(ctx *c, const tw_reading_model *rm, bool best)
     }
     c->nm++;
     /* a reading the estimator cannot fit (no window over the kernels) has no rows */
-    tw_est_reading rd = {rm->name, m->obs.v, m->obs.n, rm->response == TW_RESP_COUNTER};
+    tw_est_reading rd = {rm->name, m->obs.v, m->obs.n, rm->response == TW_RESP_COUNTER, m->obs.tau_s};
     st = tw_estimate_run(&rd, 1, c->own, NULL, &m->est);
     if (st == TW_OK && best) st = tw_estimate_run(&rd, 1, c->events, NULL, &c->names);
     if (st == TW_EEMPTY) {

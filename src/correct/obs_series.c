@@ -15,6 +15,7 @@ void tw_obs_series_init(tw_obs_series *s)
     s->cap = 0;
     s->period_s = NAN;
     s->window_s = NAN;
+    s->tau_s = 0.0;
 }
 
 tw_status tw_obs_series_push(tw_obs_series *s, double t0_s, double t1_s, double power_w)
@@ -28,7 +29,7 @@ tw_status tw_obs_series_push(tw_obs_series *s, double t0_s, double t1_s, double 
         s->v = v;
         s->cap = cap;
     }
-    s->v[s->n++] = (tw_obs){t0_s, t1_s, power_w, 0.0};
+    s->v[s->n++] = (tw_obs){t0_s, t1_s, power_w};
     return TW_OK;
 }
 

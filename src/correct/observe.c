@@ -126,13 +126,13 @@ double tw_updates_tiles_integral(const tw_update_series *u, double a, double b)
 static tw_status observe_rc(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out)
 {
     tw_status st = TW_OK;
+    out->tau_s = m->capacitance_s;
     for (size_t k = 1; k < u->n && st == TW_OK; k++) {
         double dt = u->v[k].t_s - u->v[k - 1].t_s;
         if (!(dt > 0)) continue;
         double a = m->capacitance_s > 0 ? exp(-dt / m->capacitance_s) : 0.0;
         double p = (u->v[k].value - u->v[k - 1].value * a) / (1.0 - a);
         st = tw_obs_series_push(out, u->v[k - 1].t_s - m->delay_s, u->v[k].t_s - m->delay_s, p);
-        if (st == TW_OK) out->v[out->n - 1].tau_s = m->capacitance_s;
     }
     return st;
 }

@@ -18,22 +18,21 @@
 typedef struct tw_obs {
     double t0_s, t1_s; /* the window (t0, t1] whose mean power this is */
     double power_w;    /* mean true power over the window */
-    double tau_s;      /* 0: every instant of the window weighs the same; > 0: an rc interval
-                          (observe_rc), in which an instant s weighs e^{-(t1 - s)/tau} */
-} tw_obs;
+} tw_obs;              /* 24 bytes: a run holds one per update of each reading it uses (issue 16); a series' tau_s is
+                          its windows' weighting */
 
 /* How many seconds of the window [lo, hi] (inside it) stands for: hi - lo
- * for a plain window; for an rc interval the exponential weight, normalised
+ * for a plain window (tau_s 0); for an rc interval (its series' tau_s) the exponential weight, normalised
  * so the whole window still counts its length. Estimators use this instead
  * of the plain overlap, so a short kernel early in an rc interval (which
  * the interval shows weakly) is expected weakly. */
-static inline double tw_obs_weight(const tw_obs *o, double lo, double hi)
+static inline double tw_obs_weight(const tw_obs *o, double tau_s, double lo, double hi)
 {
     if (!(hi > lo)) return 0.0;
-    if (!(o->tau_s > 0)) return hi - lo;
+    if (!(tau_s > 0)) return hi - lo;
     double len = o->t1_s - o->t0_s;
-    double a = exp(-len / o->tau_s);
-    return len * (exp(-(o->t1_s - hi) / o->tau_s) - exp(-(o->t1_s - lo) / o->tau_s)) / (1.0 - a);
+    double a = exp(-len / tau_s);
+    return len * (exp(-(o->t1_s - hi) / tau_s) - exp(-(o->t1_s - lo) / tau_s)) / (1.0 - a);
 }
 
 typedef struct tw_obs_series {
@@ -41,6 +40,8 @@ typedef struct tw_obs_series {
     size_t n, cap;
     double period_s; /* the reading's update period (what the windows step by) */
     double window_s; /* nominal window length */
+    double tau_s;    /* 0: every instant of a window weighs the same; > 0: rc intervals (observe_rc), in
+                        which an instant s weighs e^{-(t1 - s)/tau} (tw_obs_weight) */
 } tw_obs_series;
 
 void tw_obs_series_init(tw_obs_series *s);

@@ -830,7 +830,7 @@ static void row_clear(design *d)
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
  * Windows come in order of start, through one piece_win per pass. */
-static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
+static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *pw)
 {
     tw_obs shifted = *ow;
     shifted.t0_s -= d->shift;
@@ -861,7 +861,7 @@ static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double w = tw_obs_weight(o, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
+        double w = tw_obs_weight(o, tau_s, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
     }
     return st;
@@ -870,8 +870,8 @@ static tw_status make_row(design *d, const tw_obs *ow, piece_win *pw)
 /* The windows of one reading inside the fit span, in order of start. */
 typedef struct rd {
     const tw_est_reading *r;
-    size_t *idx; /* windows used */
-    size_t n;
+    size_t *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
+    size_t lo, n;
     double gain;
     double *G, *c;    /* its normal equations, weights = window length */
     double *a;        /* sum over its windows of length x row: the design of its total energy */
@@ -906,6 +906,43 @@ static bool usable(const tw_obs *o)
 {
     return isfinite(o->t0_s) && isfinite(o->t1_s) && isfinite(o->power_w) && o->t1_s > o->t0_s;
 }
+
+/* The usable windows of obs[0 .. n) inside [T0, T1] in order of start (ties
+ * by index). A reading's windows usually come so already, one after another:
+ * then no index is held (*idx = NULL, the windows *lo .. *lo + *count - 1),
+ * so that the memory for them does not grow with the run's length; else an
+ * index of them, sorted. */
+static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, size_t **idx, size_t *lo,
+                              size_t *count)
+{
+    size_t first = 0, last = 0, k = 0;
+    bool ordered = true;
+    for (size_t i = 0; i < n; i++) {
+        const tw_obs *o = &obs[i];
+        if (!usable(o) || o->t0_s < T0 - EDGE_EPS_S || o->t1_s > T1 + EDGE_EPS_S) continue;
+        if (k == 0)
+            first = i;
+        else if (o->t0_s < obs[last].t0_s)
+            ordered = false;
+        last = i;
+        k++;
+    }
+    *idx = NULL;
+    *lo = first;
+    *count = k;
+    if (k == 0 || (ordered && last - first + 1 == k)) return TW_OK;
+    if (!(*idx = malloc(k * sizeof **idx))) return tw_fail(TW_ENOMEM, "out of memory");
+    k = 0;
+    for (size_t i = first; i <= last; i++) {
+        const tw_obs *o = &obs[i];
+        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = i;
+    }
+    sort_by_t0(obs, *idx, k);
+    return TW_OK;
+}
+
+/* Window i of a pick_windows list. */
+static inline size_t window_at(const size_t *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
 
 /* The reading with the most windows (the first of equals): the finest in time. */
 static size_t finest_reading(const tw_est_reading *rs, size_t nrs)
@@ -1006,8 +1043,8 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     tw_status st = piece_win_open(&pw, d->ls);
     for (size_t i = 0; i < R->n && st == TW_OK; i++) {
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
-        const tw_obs *o = &R->r->obs[R->idx[i]];
-        if (st == TW_OK) st = make_row(d, o, &pw);
+        const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
+        if (st == TW_OK) st = make_row(d, o, R->r->tau_s, &pw);
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
         if (2 * d->nt > p)
@@ -1038,8 +1075,8 @@ static tw_status residuals(design *d, rd *R, const double *beta)
     tw_status st = piece_win_open(&pw, d->ls);
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
     for (size_t i = 0; st == TW_OK && i < R->n; i++) {
-        const tw_obs *o = &R->r->obs[R->idx[i]];
-        if ((st = make_row(d, o, &pw)) != TW_OK) break;
+        const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
+        if ((st = make_row(d, o, R->r->tau_s, &pw)) != TW_OK) break;
         double fit = 0;
         for (size_t a = 0; a < d->nt; a++)
             fit += d->x[d->touch[a]] * beta[d->touch[a]];
@@ -1304,8 +1341,8 @@ typedef struct ctx {
     size_t nrng, rcap;
     size_t nev;   /* events replayed (their indices: 0 .. nev) */
     bool *copy;   /* per column: a copy or memset (copy engines) */
-    size_t *fine; /* index_finest */
-    size_t nfine;
+    size_t *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
+    size_t fine_lo, nfine;
     double fine_longest;
     fit_state f;
     double *beta;      /* full design */
@@ -1356,10 +1393,26 @@ static tw_status fit_once(fit_state *f, double smooth, double *beta)
     return st;
 }
 
-static int by_double(const void *a, const void *b)
+/* Offers y to a max-heap h of at most k values: it keeps the k smallest
+ * offered, the largest of them at h[0]. */
+static void heap_offer(double *h, size_t *n, size_t k, double y)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    size_t i;
+    if (*n < k) {
+        for (i = (*n)++; i > 0 && h[(i - 1) / 2] < y; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+    } else if (y < h[0]) {
+        for (i = 0;;) {
+            size_t c = 2 * i + 1;
+            if (c >= k) break;
+            if (c + 1 < k && h[c + 1] > h[c]) c++;
+            if (!(h[c] > y)) break;
+            h[i] = h[c];
+            i = c;
+        }
+    } else
+        return;
+    h[i] = y;
 }
 
 /* The prior's scale: how far above its quiet level the finest reading went
@@ -1367,18 +1420,29 @@ static int by_double(const void *a, const void *b)
  * correction makes single windows overshoot), at least MIN_PRIOR_W. Not a
  * cap: a kernel shorter than a window draws more than the window shows. */
 /* The finest reading's quiet level (5th percentile of its windows) and
- * its top (99.5th), in the reference's units. False without windows. */
+ * its top (99.5th), in the reference's units. False without windows.
+ * The values at those ranks of the sorted windows, found with two heaps of
+ * the few lowest and highest (not a sorted copy of every window, whose
+ * memory would grow with the run's length). */
 static bool reading_levels(const rd *R, double *low, double *high)
 {
     if (R->n == 0) return false;
-    double *v = malloc(R->n * sizeof *v);
-    if (!v) return false;
-    for (size_t i = 0; i < R->n; i++)
-        v[i] = R->r->obs[R->idx[i]].power_w / R->gain;
-    qsort(v, R->n, sizeof *v, by_double);
-    *low = v[R->n / 20];
-    *high = v[R->n - 1 - R->n / 200];
-    free(v);
+    size_t klo = R->n / 20 + 1, khi = R->n / 200 + 1, nlo = 0, nhi = 0;
+    double *lo = malloc(klo * sizeof *lo), *hi = malloc(khi * sizeof *hi);
+    if (!lo || !hi) {
+        free(lo);
+        free(hi);
+        return false;
+    }
+    for (size_t i = 0; i < R->n; i++) {
+        double v = R->r->obs[window_at(R->idx, R->lo, i)].power_w / R->gain;
+        heap_offer(lo, &nlo, klo, v);
+        heap_offer(hi, &nhi, khi, -v); /* the khi largest, as the smallest of -v */
+    }
+    *low = lo[0];   /* sorted[n / 20] */
+    *high = -hi[0]; /* sorted[n - 1 - n / 200] */
+    free(lo);
+    free(hi);
     return true;
 }
 
@@ -1466,6 +1530,8 @@ static tw_status shift_sample(const rd *F, rd *S)
     *S = *F;
     S->G = S->c = S->a = NULL;
     S->n = F->n <= MAX_SHIFT_WINDOWS ? F->n : MAX_SHIFT_WINDOWS / SHIFT_BLOCKS * SHIFT_BLOCKS;
+    S->idx = NULL;
+    if (S->n == F->n && !F->idx) return TW_OK; /* the same run of windows */
     if (!(S->idx = malloc((S->n ? S->n : 1) * sizeof *S->idx))) return tw_fail(TW_ENOMEM, "out of memory");
     if (S->n == F->n) {
         memcpy(S->idx, F->idx, F->n * sizeof *S->idx);
@@ -1474,7 +1540,8 @@ static tw_status shift_sample(const rd *F, rd *S)
     size_t per = S->n / SHIFT_BLOCKS;
     for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
         size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
-        memcpy(S->idx + b * per, F->idx + from, per * sizeof *S->idx);
+        for (size_t i = 0; i < per; i++)
+            S->idx[b * per + i] = window_at(F->idx, F->lo, from + i);
     }
     return TW_OK;
 }
@@ -1820,13 +1887,8 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
         rd *R = &c->f.R[r];
         R->r = &rs[r];
         R->gain = 1.0;
-        R->idx = malloc((rs[r].n ? rs[r].n : 1) * sizeof *R->idx);
-        if (!R->idx) return tw_fail(TW_ENOMEM, "out of memory");
-        for (size_t i = 0; i < rs[r].n; i++) {
-            const tw_obs *o = &rs[r].obs[i];
-            if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) R->idx[R->n++] = i;
-        }
-        sort_by_t0(rs[r].obs, R->idx, R->n);
+        tw_status st = pick_windows(rs[r].obs, rs[r].n, T0, T1, &R->idx, &R->lo, &R->n);
+        if (st != TW_OK) return st;
         if (ref && &rs[r] != ref && ref_j > 0) {
             double own = reading_energy(&rs[r], ra, rb);
             double g = own / ref_j;
@@ -1907,16 +1969,10 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 static tw_status index_finest(ctx *c, const tw_est_reading *rs, size_t nrs)
 {
     const tw_est_reading *r = &rs[finest_reading(rs, nrs)];
-    if (!(c->fine = malloc((r->n ? r->n : 1) * sizeof *c->fine))) return tw_fail(TW_ENOMEM, "out of memory");
-    c->nfine = 0;
     c->fine_longest = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (usable(&r->obs[i])) {
-            c->fine[c->nfine++] = i;
-            c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
-        }
-    sort_by_t0(r->obs, c->fine, c->nfine);
-    return TW_OK;
+        if (usable(&r->obs[i])) c->fine_longest = fmax(c->fine_longest, r->obs[i].t1_s - r->obs[i].t0_s);
+    return pick_windows(r->obs, r->n, -INFINITY, INFINITY, &c->fine, &c->fine_lo, &c->nfine);
 }
 
 static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, double a, double b)
@@ -1926,14 +1982,14 @@ static double finest_mean_w(const ctx *c, const tw_est_reading *rs, size_t nrs, 
     const tw_obs *obs = rs[best].obs;
     while (lo_i < hi_i) { /* the first window that can reach a */
         size_t mid = lo_i + (hi_i - lo_i) / 2;
-        if (obs[c->fine[mid]].t0_s < a - c->fine_longest)
+        if (obs[window_at(c->fine, c->fine_lo, mid)].t0_s < a - c->fine_longest)
             lo_i = mid + 1;
         else
             hi_i = mid;
     }
     double g = c->f.R ? c->f.R[best].gain : 1.0, e = 0, covered = 0;
-    for (size_t i = lo_i; i < c->nfine && obs[c->fine[i]].t0_s < b; i++) {
-        const tw_obs *o = &obs[c->fine[i]];
+    for (size_t i = lo_i; i < c->nfine && obs[window_at(c->fine, c->fine_lo, i)].t0_s < b; i++) {
+        const tw_obs *o = &obs[window_at(c->fine, c->fine_lo, i)];
         double lo = fmax(a, o->t0_s), hi = fmin(b, o->t1_s);
         if (hi > lo) {
             e += o->power_w * (hi - lo);

@@ -54,6 +54,7 @@ typedef struct tw_est_reading {
     const tw_obs *obs; /* windows with their mean power (W) */
     size_t n;
     bool reference; /* the energy counter: the total every other reading is scaled to */
+    double tau_s;   /* its windows' weighting (tw_obs_series' tau_s): 0 plain, > 0 rc intervals */
 } tw_est_reading;
 
 typedef struct tw_est_config {

@@ -178,7 +178,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
             add(info->notes, sizeof info->notes,
                 "%s: no model for it in a sensor profile of this GPU: the H100's model is assumed\n", ch[i].column);
         describe(&ch[i], info->readings, sizeof info->readings);
-        rd[m++] = (tw_est_reading){ch[i].column, ch[i].obs.v, ch[i].obs.n, ch[i].reference};
+        rd[m++] = (tw_est_reading){ch[i].column, ch[i].obs.v, ch[i].obs.n, ch[i].reference, ch[i].obs.tau_s};
     }
     if (st == TW_OK && m == 0) st = tw_fail(TW_ENOTFOUND, "%s: no reading could be observed", trace_path);
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */

@@ -469,12 +469,12 @@ static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile
     if (st == TW_OK) st = tw_observe(src, idx, m, true, &w->obs[0]);
     if (st == TW_OK) {
         bool is_counter = m->response == TW_RESP_COUNTER;
-        rd[nrd++] = (tw_est_reading){w->column, w->obs[0].v, w->obs[0].n, is_counter};
+        rd[nrd++] = (tw_est_reading){w->column, w->obs[0].v, w->obs[0].n, is_counter, w->obs[0].tau_s};
         const tw_reading_model *cm = is_counter ? NULL : counter_model(src, &w->p, prefix, &cidx);
         if (cm) {
             snprintf(w->counter, sizeof w->counter, "%senergy_j", prefix);
             st = tw_observe(src, cidx, cm, true, &w->obs[1]);
-            if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true};
+            if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true, w->obs[1].tau_s};
         }
     }
     if (st == TW_OK) st = tw_events_new(&ev);

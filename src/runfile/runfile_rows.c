@@ -123,6 +123,10 @@ tw_status tw_run_rows_open(const char *path, tw_run_rows **out)
     }
     bool writable;
     tw_status st = run_db_open(path, &c->db, &writable);
+    /* two scans in rowid order: a small page cache does, and it stays the same size whatever the run's
+     * length (SQLite's default, 2 MB, fills only on runs of millions of launches: issue 16) */
+    if (st == TW_OK && sqlite3_exec(c->db, "PRAGMA cache_size = -256", NULL, NULL, NULL) != SQLITE_OK)
+        st = run_db_fail(c->db, path, "cannot set the page cache");
     if (st == TW_OK) st = load_readings(c);
     if (st == TW_OK) st = alloc_row(c);
     if (st == TW_OK && (sqlite3_prepare_v2(c->db, "SELECT producer, t_ns FROM polls ORDER BY rowid", -1, &c->polls,

@@ -53,7 +53,7 @@ static tw_obs *boxcar(double phase, size_t n)
     tw_obs *in = calloc(n, sizeof *in);
     for (size_t k = 0; k < n; k++) {
         double u = phase + PERIOD_S * (double)k;
-        in[k] = (tw_obs){u - W_S, u, true_energy(u - W_S, u) / W_S, 0};
+        in[k] = (tw_obs){u - W_S, u, true_energy(u - W_S, u) / W_S};
     }
     return in;
 }
@@ -156,7 +156,7 @@ static void test_noise_on_a_kernel(void **state)
     double g2 = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < n; k++)
-            in[k] = (tw_obs){clean[k].t0_s, clean[k].t1_s, k == i ? 1.0 : 0.0, 0};
+            in[k] = (tw_obs){clean[k].t0_s, clean[k].t1_s, k == i ? 1.0 : 0.0};
         double g = energy_of_readings(in, n, a, b);
         g2 += g * g;
     }
@@ -173,7 +173,7 @@ static void test_noise_on_a_kernel(void **state)
     const int reps = 400;
     for (int rep = 0; rep < reps; rep++) {
         for (size_t k = 0; k < n; k++)
-            in[k] = (tw_obs){clean[k].t0_s, clean[k].t1_s, clean[k].power_w + sigma * tw_rng_gauss(&rng), 0};
+            in[k] = (tw_obs){clean[k].t0_s, clean[k].t1_s, clean[k].power_w + sigma * tw_rng_gauss(&rng)};
         double err = energy_of_readings(in, n, a, b) - truth;
         sum2 += err * err;
         if (fabs(err) > worst) worst = fabs(err);
@@ -192,7 +192,7 @@ static void test_short_window_and_edges(void **state)
     tw_obs_series out;
     tw_obs_series_init(&out);
     /* a window shorter than the gaps: each period takes its own reading */
-    tw_obs in[] = {{0.95, 1.0, 10, 0}, {1.05, 1.1, 20, 0}, {1.25, 1.3, 30, 0}, {1.35, 1.4, 40, 0}};
+    tw_obs in[] = {{0.95, 1.0, 10}, {1.05, 1.1, 20}, {1.25, 1.3, 30}, {1.35, 1.4, 40}};
     assert_ok(tw_deconvolve_boxcar(in, 4, 0.05, &out));
     assert_int_equal(out.n, 3);
     for (size_t k = 0; k < 3; k++)
@@ -205,7 +205,7 @@ static void test_short_window_and_edges(void **state)
     assert_int_equal(out.n, 0);
     assert_int_equal(tw_deconvolve_boxcar(in, 4, 0.0, &out), TW_EINVAL);
     assert_int_equal(tw_deconvolve_boxcar(in, 4, NAN, &out), TW_EINVAL);
-    tw_obs back[] = {{0, 1.0, 1, 0}, {0, 1.2, 1, 0}, {0, 1.1, 1, 0}};
+    tw_obs back[] = {{0, 1.0, 1}, {0, 1.2, 1}, {0, 1.1, 1}};
     assert_int_equal(tw_deconvolve_boxcar(back, 3, 1.0, &out), TW_EORDER);
     assert_non_null(strstr(tw_last_error(), "update 2"));
     tw_obs_series_free(&out);

@@ -103,7 +103,7 @@ static tw_obs *windows(const seg *s, size_t ns, double first_end, double last_en
         double t1 = first_end + step * (double)i, t0 = t1 - len;
         while (from < ns && s[from].t1 <= t0)
             from++;
-        o[i] = (tw_obs){t0, t1, window_mean(s + from, ns - from, t0, t1, tau), tau};
+        o[i] = (tw_obs){t0, t1, window_mean(s + from, ns - from, t0, t1, tau)};
     }
     return o;
 }
@@ -175,7 +175,7 @@ static void run_case(double step, double len, double tau, unsigned seed)
     seg *s = truth(k, nk, t_end, BASE_W, &ns);
     tw_obs *o = windows(s, ns, len + 0.0137, t_end, step, len, tau, &n);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, tau};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     assert_int_equal(e->nnames, 3);
@@ -240,7 +240,7 @@ static void test_concurrency_rates(void **state)
     near(window_mean(s, ns, 7.12, 7.18, 0), BASE_W + 290, 1e-12, "truth of the second overlap");
     tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     near(find(e, "A")->power_w, 200, 1e-6 * 200, "A's power");
@@ -271,7 +271,7 @@ static void test_out_of_order(void **state)
     size_t ns, n;
     seg *s = truth(k, NK, 9.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_events *in_order = events_of(k, NK), *reversed = events_of(back, NK);
     tw_event range = {.name = "step", .start_s = 2.0, .end_s = 6.0, .kind = "nvtx", .true_energy_j = NAN};
     assert_ok(tw_events_add(reversed, &range)); /* event NK: a range, no energy of its own */
@@ -309,7 +309,7 @@ static void test_nvtx_range(void **state)
     seg *s = truth(k + 1, 4, 9.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, 5);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     assert_int_equal(e->nnames, 2);
@@ -354,10 +354,10 @@ static void test_baseline_and_idle(void **state)
             }
         } else
             continue;
-        o[i] = (tw_obs){t0, t1, p, 0};
+        o[i] = (tw_obs){t0, t1, p};
     }
     tw_events *ev = events_of(k, 3);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.fit_t0_s = T0;
@@ -407,7 +407,7 @@ static void test_group_of_inseparable(void **state)
     seg *s = truth(k, nk, 8.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 8.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     assert_int_equal(e->ngroups, 1);
@@ -457,7 +457,7 @@ static void test_group_by_pattern(void **state)
     seg *s = truth(k, 3, 6.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 6.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, 3);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     const char *const pat[] = {"nccl_*"};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
@@ -491,9 +491,9 @@ static void test_name_never_observed(void **state)
     size_t n = 0;
     tw_obs *o = calloc(60, sizeof *o);
     for (double t = 0.0; t < 5.0 - 1e-9; t += 0.1)
-        o[n++] = (tw_obs){t, t + 0.025, window_mean(s, ns, t, t + 0.025, 0), 0};
+        o[n++] = (tw_obs){t, t + 0.025, window_mean(s, ns, t, t + 0.025, 0)};
     tw_events *ev = events_of(k, 4);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     /* no window holds it: no energy from the data - unobserved (NaN), or,
@@ -532,7 +532,7 @@ static void test_below_resolution(void **state)
     for (size_t i = 0; i < n; i++)
         o[i].power_w += 2.0 * tw_rng_gauss(&rng);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     const tw_est_name *t = find(e, "tiny");
@@ -572,7 +572,7 @@ static void test_below_resolution_within_the_bound(void **state)
     for (size_t i = 0; i < n; i++)
         o[i].power_w += 80.0 * tw_rng_gauss(&rng);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.power_limit_w = 400;
@@ -610,7 +610,7 @@ static void test_non_negative(void **state)
     seg *s = truth(k, 4, 7.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, 4);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.knot_s = 1000; /* one span: the baseline is a line */
@@ -667,7 +667,7 @@ static void test_pooling(void **state)
     seg *s = truth(k, 5, 7.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, 5);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.max_names = 3;
@@ -700,7 +700,7 @@ static void test_reference_gain(void **state)
     for (size_t i = 0; i < nb; i++)
         buf[i].power_w *= 1.1;
     tw_events *ev = events_of(k, 3);
-    tw_est_reading rd[2] = {{"buffer", buf, nb, false}, {"counter", cnt, nc, true}};
+    tw_est_reading rd[2] = {{"buffer", buf, nb, false, 0}, {"counter", cnt, nc, true, 0}};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(rd, 2, ev, NULL, &e));
     assert_string_equal(e->reference, "counter");
@@ -743,7 +743,7 @@ static void test_counter_total(void **state)
     for (size_t w = 0; w < nb; w++)
         buf[w].power_w += 8.0 * tw_rng_gauss(&rng);
     tw_events *ev = events_of(k, BURSTS);
-    tw_est_reading rd[2] = {{"buffer", buf, nb, false}, {"counter", cnt, nc, true}};
+    tw_est_reading rd[2] = {{"buffer", buf, nb, false, 0}, {"counter", cnt, nc, true, 0}};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.power_limit_w = 600;
@@ -781,7 +781,7 @@ static void test_power_bound(void **state)
     seg *s = truth(k, nk, 7.0, BASE_W, &ns);
     tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     tw_estimate *e = NULL;
@@ -823,7 +823,7 @@ static tw_estimate *noisy_draw(const tw_obs *clean, tw_obs *o, size_t n, tw_rng 
         o[i] = clean[i];
         o[i].power_w += noise_w * tw_rng_gauss(rng);
     }
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, cfg, &e));
     return e;
@@ -971,7 +971,7 @@ static void test_shift_on_sample(void **state)
         k[i].t1 += 0.003;
     }
     tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false};
+    tw_est_reading rd = {"r", o, n, false, 0};
     tw_estimate *e = NULL;
     assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
     near(e->shift_s, -0.003, 1e-9, "clock offset");
@@ -1018,7 +1018,7 @@ static void test_fixed_order_timing(void **state)
         for (size_t i = 0; i < n; i++)
             o[i].power_w += 3.0 * tw_rng_gauss(&rng);
         tw_events *ev = events_of(seen, 4 * STEPS);
-        tw_est_reading rd = {"r", o, n, false};
+        tw_est_reading rd = {"r", o, n, false, 0};
         tw_estimate *e = NULL;
         assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
         assert_true(isfinite(e->shift_sd_s) && e->shift_sd_s > 0);
@@ -1052,8 +1052,8 @@ static void test_errors(void **state)
     (void)state;
     kern k[] = {{"A", 1.0, 1.5, 200, NULL, 0}};
     tw_events *ev = events_of(k, 1);
-    tw_obs o[1] = {{0, 0.1, 100, 0}};
-    tw_est_reading rd = {"r", o, 1, false}, none = {"r", o, 0, false};
+    tw_obs o[1] = {{0, 0.1, 100}};
+    tw_est_reading rd = {"r", o, 1, false, 0}, none = {"r", o, 0, false, 0};
     tw_est_reading nine[9];
     for (int i = 0; i < 9; i++)
         nine[i] = rd;
