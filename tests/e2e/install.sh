@@ -29,6 +29,18 @@ soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 major=$(sed -n 's/^#define TW_VERSION_MAJOR \([0-9]*\)/\1/p' "$SRC/include/truewatt.h")
 [ "$soname" = "libtruewatt.so.$major" ] && [ -e "$LIBDIR/$soname" ] && ok "SONAME $soname" ||
     fail "SONAME '$soname', want libtruewatt.so.$major (and that link installed)"
+# the CLI, installed, runs from the prefix without LD_LIBRARY_PATH on the installed library (its RPATH)
+BINTW=$(find "$T/prefix" -type f -name truewatt -perm -u+x | head -1)
+if [ -z "$BINTW" ]; then
+    fail "no truewatt executable installed"
+elif ! out=$(env -u LD_LIBRARY_PATH "$BINTW" --version 2>&1); then
+    fail "installed truewatt --version without LD_LIBRARY_PATH: $out"
+elif [ "$(env -u LD_LIBRARY_PATH ldd "$BINTW" | awk -v w="libtruewatt.so.$major" '$1 == w { print $3 }' |
+    xargs -r readlink -f)" != "$real" ]; then
+    fail "installed truewatt does not load $real: $(env -u LD_LIBRARY_PATH ldd "$BINTW" | grep truewatt)"
+else
+    ok "installed ${BINTW#"$T/prefix/"} --version ($out) on the installed library"
+fi
 [ -f "$T/prefix/include/truewatt.h" ] && cmp -s "$T/prefix/include/truewatt.h" "$SRC/include/truewatt.h" &&
     ok "truewatt.h installed" || fail "truewatt.h not installed"
 
