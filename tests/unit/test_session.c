@@ -635,35 +635,6 @@ static void stalled_counter_reads(void **state)
     unsetenv("TW_FAKE_NVML_ENERGY_STALL");
 }
 
-/* Flat power (where every phase of the counter's grid fits the first reads alike) and a fresh
- * session whose counter reads are stalled 26 ms now and then, under the 30 ms of a late read:
- * regions one after another, each waiting for the counter's knots (test_window.py's decorators,
- * 25 % off in CI under load), each within 1 % of P x t. */
-static void flat_stalled_regions(void **state)
-{
-    (void)state;
-    setenv("TW_FAKE_NVML_ENERGY_STALL", "3:26000", 1);
-    double p = true_power_w();
-    tw_session *s = open_nvml();
-    const double len[] = {0.1, 0.2, 0.1, 0.1, 0.2, 0.1};
-    for (size_t i = 0; i < sizeof len / sizeof len[0]; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "flat%zu", i);
-        assert_int_equal(tw_region_begin(s, name), TW_OK);
-        sleep_s(len[i]);
-        tw_region *r = NULL;
-        assert_int_equal(tw_region_end(s, name, &r), TW_OK);
-        tw_region_device x = device_of(r, 0);
-        double want = p * tw_region_time_s(r);
-        fprintf(stderr, "  %s: %.4f J, want %.4f J (%+.2f %%), %s\n", name, x.energy_j, want,
-                100 * (x.energy_j / want - 1), x.reading);
-        assert_true(fabs(x.energy_j / want - 1) < 0.01);
-        tw_region_free(r);
-    }
-    tw_session_close(s);
-    unsetenv("TW_FAKE_NVML_ENERGY_STALL");
-}
-
 /* A host whose counter reads all take 35 ms (more than the 30 ms of a late read): they are its
  * normal, and kept: a region's total is still the counter's (were they dropped as late, the
  * buffer scaled by a gain would be, "its reads do not bracket the region"). */
@@ -776,7 +747,6 @@ int main(void)
         cmocka_unit_test_setup(counter_totals, constant_env),
         cmocka_unit_test_setup(stalled_counter_reads, constant_env),
         cmocka_unit_test_setup(slow_counter_reads, constant_env),
-        cmocka_unit_test_setup(flat_stalled_regions, constant_env),
         cmocka_unit_test_setup(constant_power, constant_env),
         cmocka_unit_test_setup(nesting, constant_env),
         cmocka_unit_test_setup(threads, constant_env),
