@@ -512,14 +512,13 @@ static void test_name_never_observed(void **state)
     free(s);
 }
 
-/* Noisy windows (2 W rms) and a name of 2 W for a few ms in all: its energy
- * is under two standard errors, so it is below resolution with an upper
- * bound of its estimate + 2 sd, which covers the truth; never negative. */
-static void test_below_resolution(void **state)
+/* "big" (250 W, 0.3 s) and "tiny" (2 W, 1 ms) six times each, 20 ms windows with white noise of
+ * noise_w rms (drawn from the seed): the estimate, and what the caller frees. */
+static tw_estimate *tiny_beside_big(uint64_t seed, uint64_t stream, double noise_w, const tw_est_config *cfg, seg **s,
+                                    tw_obs **o, tw_events **ev)
 {
-    (void)state;
     tw_rng rng;
-    tw_rng_seed(&rng, 5, 2);
+    tw_rng_seed(&rng, seed, stream);
     kern k[12];
     size_t nk = 0;
     for (int i = 0; i < 6; i++) {
@@ -527,14 +526,27 @@ static void test_below_resolution(void **state)
         k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL, 0};
     }
     size_t ns, n;
-    seg *s = truth(k, nk, 9.0, BASE_W, &ns);
-    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
+    *s = truth(k, nk, 9.0, BASE_W, &ns);
+    *o = windows(*s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
     for (size_t i = 0; i < n; i++)
-        o[i].power_w += 2.0 * tw_rng_gauss(&rng);
-    tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false, 0};
+        (*o)[i].power_w += noise_w * tw_rng_gauss(&rng);
+    *ev = events_of(k, nk);
+    tw_est_reading rd = {"r", *o, n, false, 0};
     tw_estimate *e = NULL;
-    assert_ok(tw_estimate_run(&rd, 1, ev, NULL, &e));
+    assert_ok(tw_estimate_run(&rd, 1, *ev, cfg, &e));
+    return e;
+}
+
+/* Noisy windows (2 W rms) and a name of 2 W for a few ms in all: its energy
+ * is under two standard errors, so it is below resolution with an upper
+ * bound of its estimate + 2 sd, which covers the truth; never negative. */
+static void test_below_resolution(void **state)
+{
+    (void)state;
+    seg *s;
+    tw_obs *o;
+    tw_events *ev;
+    tw_estimate *e = tiny_beside_big(5, 2, 2.0, NULL, &s, &o, &ev);
     const tw_est_name *t = find(e, "tiny");
     assert_int_equal(t->status, TW_EST_BELOW_RESOLUTION);
     assert_true(t->energy_j >= 0 && t->power_w >= 0);
@@ -558,26 +570,13 @@ static void test_below_resolution(void **state)
 static void test_below_resolution_within_the_bound(void **state)
 {
     (void)state;
-    tw_rng rng;
-    tw_rng_seed(&rng, 7, 3);
-    kern k[12];
-    size_t nk = 0;
-    for (int i = 0; i < 6; i++) {
-        k[nk++] = (kern){"big", 1.0 + i, 1.3 + i, 250, NULL, 0};
-        k[nk++] = (kern){"tiny", 1.6 + i, 1.601 + i, 2, NULL, 0};
-    }
-    size_t ns, n;
-    seg *s = truth(k, nk, 9.0, BASE_W, &ns);
-    tw_obs *o = windows(s, ns, 0.02, 9.0, 0.02, 0.02, 0, &n);
-    for (size_t i = 0; i < n; i++)
-        o[i].power_w += 80.0 * tw_rng_gauss(&rng);
-    tw_events *ev = events_of(k, nk);
-    tw_est_reading rd = {"r", o, n, false, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.power_limit_w = 400;
-    tw_estimate *e = NULL;
-    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    seg *s;
+    tw_obs *o;
+    tw_events *ev;
+    tw_estimate *e = tiny_beside_big(7, 3, 80.0, &cfg, &s, &o, &ev);
     double most = e->power_bound_w * 0.006;
     assert_true(e->power_bound_w > 300 && e->power_bound_w < 500);
     const tw_est_name *t = find(e, "tiny");
