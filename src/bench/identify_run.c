@@ -87,7 +87,7 @@ tw_status tw_identify_run(const tw_experiment_options *e_in, const tw_identify_r
     if (sized != TW_OK) return sized;
     const tw_experiment_options *e = &e_full;
     const tw_identify_run_options *o = &o_full;
-    if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_identify_run: NULL argument");
+    if (!out) return tw_fail(TW_EINVAL, "tw_identify_run: NULL argument"); /* NULL options: xp_read_options */
     if (!o->trace != !o->events) return tw_fail(TW_EINVAL, "a recorded trace and its events go together");
     if (o->trace) return identify_recorded(e, o, out);
     const char *trace = o->trace_out ? o->trace_out : "truewatt-identify.csv";

@@ -305,7 +305,7 @@ tw_status tw_isa_experiment(const tw_experiment_options *e_in, const tw_isa_opti
     if (sized != TW_OK) return sized;
     const tw_experiment_options *e = &e_full;
     const tw_isa_options *o = &o_full;
-    if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_isa_experiment: NULL argument");
+    if (!out) return tw_fail(TW_EINVAL, "tw_isa_experiment: NULL argument"); /* NULL options: xp_read_options */
     isa_job j = {0};
     tw_isa_run_options_init(&j.run);
     j.run.mode = o->throughput ? TW_ISA_THROUGHPUT : TW_ISA_PAPER;

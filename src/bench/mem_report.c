@@ -622,7 +622,7 @@ tw_status tw_mem_counters(const tw_experiment_options *e_in, const tw_mem_option
     if (sized != TW_OK) return sized;
     const tw_experiment_options *e = &e_full;
     const tw_mem_options *o = &o_full;
-    if (!e || !o || !manifest) return tw_fail(TW_EINVAL, "tw_mem_counters: NULL argument");
+    if (!manifest) return tw_fail(TW_EINVAL, "tw_mem_counters: NULL argument"); /* NULL options: xp_read_options */
     counters_job c = {.manifest = manifest, .iterations = o->iterations ? o->iterations : 4};
     tw_status st = run_options(o, &c.run);
     if (st != TW_OK) return st;
@@ -657,7 +657,7 @@ tw_status tw_mem_sizes_report(const tw_experiment_options *e_in, const tw_mem_op
     if (sized != TW_OK) return sized;
     const tw_experiment_options *e = &e_full;
     const tw_mem_options *o = &o_full;
-    if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_mem_sizes_report: NULL argument");
+    if (!out) return tw_fail(TW_EINVAL, "tw_mem_sizes_report: NULL argument"); /* NULL options: xp_read_options */
     sizes_job j;
     memset(&j, 0, sizeof j);
     j.o.max_bytes = o->max_bytes;
@@ -731,7 +731,7 @@ tw_status tw_mem_calibrate(const tw_experiment_options *e_in, const tw_mem_optio
     if (sized != TW_OK) return sized;
     const tw_experiment_options *e = &e_full;
     const tw_mem_options *o = &o_full;
-    if (!e || !o || !out) return tw_fail(TW_EINVAL, "tw_mem_calibrate: NULL argument");
+    if (!out) return tw_fail(TW_EINVAL, "tw_mem_calibrate: NULL argument"); /* NULL options: xp_read_options */
     calibrate_job j = {0};
     tw_status st = run_options(o, &j.run);
     if (st != TW_OK) return st;
