@@ -2,6 +2,7 @@
 #include "api/anchor.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,19 +89,49 @@ typedef struct fit {
     size_t n; /* clear reads the line was fitted on */
 } fit;
 
+/* A guess for the shape's lookups near read r (tw_line_cum_at_j): its
+ * boundaries under any phase, and their neighbours on the grid, lie within
+ * two periods and the delay before it (a third period's margin), so the
+ * knot at or after that time is at or before each of theirs. From the
+ * guess for an earlier read (or SIZE_MAX): a few steps. */
+static size_t read_guess(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, size_t from)
+{
+    return tw_line_seek(shape, r->t_s - a->delay_s - 3 * a->period_s, from);
+}
+
+/* A read's lookups on the shape under one phase: its boundary there, how
+ * far past the grid point, and the shape's energy at it once looked up
+ * (have_cum); the knot of the last lookup and the read's read_guess,
+ * the guesses for the next (tw_line_cum_at_j). */
+typedef struct at_read {
+    double b, frac, cum;
+    bool have_cum;
+    size_t at, guess;
+} at_read;
+
+static double cum_of(const tw_energy_line *shape, at_read *x, double t)
+{
+    return tw_line_cum_at_j(shape, t, &x->at, x->guess);
+}
+
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
- * nearer; *resid: the read's residual there. */
-static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, double ph,
+ * nearer; *resid: the read's residual there. x: the read's boundary under
+ * the fit's phase (at_read). */
+static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, at_read *x,
                             double offset, double slope, double *resid)
 {
-    double frac, b = boundary(a, r, ph, &frac);
-    double pb = offset + slope * tw_line_cum_j(shape, b, NULL);
+    double frac = x->frac, b = x->b;
+    if (!x->have_cum) {
+        x->cum = cum_of(shape, x, b);
+        x->have_cum = true;
+    }
+    double pb = offset + slope * x->cum;
     *resid = r->value_j - pb;
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * tw_line_cum_j(shape, other, NULL);
+    double po = offset + slope * cum_of(shape, x, other);
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -109,8 +140,10 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
 /* Under phase ph: least squares value = offset + slope x shape over the
  * reads [from, to) clear of the grid, then the squared residuals of every
  * read there (the others at their best boundary), so that every phase is
- * judged on the same reads. */
-static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, double ph)
+ * judged on the same reads. xs[i - from]: read i's lookups (at_read), its
+ * boundary made here once for the three passes over the reads, the shape's
+ * energy there looked up once for the fit and its residual. */
+static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, base = a->r[from].value_j; /* small numbers: no cancellation */
     /* Too few reads clear of this phase's grid: all of them, each at its
@@ -120,16 +153,19 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
      * off (the fake NVML's NVTX ranges came out 1-3 % off). */
     size_t clear = 0;
     for (size_t i = from; i < to; i++) {
-        double frac;
-        boundary(a, &a->r[i], ph, &frac);
-        clear += clear_of_grid(a, frac);
+        at_read *xi = &xs[i - from];
+        xi->b = boundary(a, &a->r[i], ph, &xi->frac);
+        xi->have_cum = false;
+        clear += clear_of_grid(a, xi->frac);
     }
     bool all = clear < MIN_FIT_READS;
     size_t n = 0;
     for (size_t i = from; i < to; i++) {
-        double frac, b = boundary(a, &a->r[i], ph, &frac);
-        if (!all && !clear_of_grid(a, frac)) continue;
-        double x = tw_line_cum_j(shape, b, NULL);
+        at_read *xi = &xs[i - from];
+        if (!all && !clear_of_grid(a, xi->frac)) continue;
+        xi->cum = cum_of(shape, xi, xi->b);
+        xi->have_cum = true;
+        double x = xi->cum;
         if (isnan(x)) continue;
         double y = a->r[i].value_j - base;
         sx += x;
@@ -148,7 +184,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.rss = 0;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, &res);
+        best_boundary(a, shape, &a->r[i], &xs[i - from], f.offset, f.slope, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -159,12 +195,14 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
  * better with the last knot before it carried forward by the shape (a
  * neighbour 0.5 s away predicts to ~1 % of its interval, far better than
  * half a period's energy; the fit's regression over 20 s may not). */
-static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r,
+static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, at_read *x,
                               const tw_anchor_knot *last)
 {
     double res;
-    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, &res);
-    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
+    x->b = boundary(a, r, a->phase_s, &x->frac);
+    x->have_cum = false;
+    if (!last) return best_boundary(a, shape, r, x, a->offset_j, a->slope, &res);
+    return best_boundary(a, shape, r, x, last->value_j - a->slope * last->shape_j, a->slope, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
@@ -194,9 +232,11 @@ static void knot_scatter(tw_anchor *a)
 static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
 {
     if (from == a->off) a->nk = 0;
+    at_read x = {.at = SIZE_MAX, .guess = SIZE_MAX}; /* the reads in order of time: lookups from the one before's */
     for (size_t i = from; i < to; i++) {
-        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
-        double s = tw_line_cum_j(shape, b, NULL);
+        x.guess = read_guess(a, shape, &a->r[i], x.guess);
+        double b = fitted_boundary(a, shape, &a->r[i], &x, a->nk ? &a->k[a->nk - 1] : NULL);
+        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, b);
         if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
         if (a->nk == a->capk) {
             size_t cap = a->capk ? 2 * a->capk : 64;
@@ -211,18 +251,35 @@ static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, si
     knot_scatter(a);
 }
 
+/* The reads the shape covers (their time less the delay at or before its
+ * end), from the first live one: a prefix of them, their times increasing,
+ * so bisection finds where it ends (a scan from the first read on every
+ * refit made a report's range over a whole run quadratic in its length). */
+static size_t reads_covered(const tw_anchor *a, double end)
+{
+    size_t lo = a->off, hi = a->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->r[mid].t_s - a->delay_s <= end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
 {
-    double end = tw_line_end_s(shape);
-    size_t covered = a->off;
-    while (covered < a->n && a->r[covered].t_s - a->delay_s <= end)
-        covered++;
+    size_t covered = reads_covered(a, tw_line_end_s(shape));
     if (covered == a->fitted_n) return;
     if (covered - a->off < FIRST_FIT_READS) return;
     a->fitted_n = covered;
     size_t from = covered;
     while (from > a->off && covered - from < FIT_MAX_READS && a->r[covered - 1].t_s - a->r[from - 1].t_s <= FIT_SPAN_S)
         from--;
+    at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
+    for (size_t i = from, g = SIZE_MAX; i < covered; i++)
+        x[i - from] = (at_read){.at = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
@@ -235,7 +292,7 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
     }
     for (double p = lo; p < hi; p += PHASE_STEP_S) {
         double ph = p - floor(p / a->period_s) * a->period_s;
-        fit f = fit_phase(a, shape, from, covered, ph);
+        fit f = fit_phase(a, shape, from, covered, x, ph);
         if (f.rss < best.rss) {
             best = f;
             best_ph = ph;
