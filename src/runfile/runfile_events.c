@@ -141,7 +141,8 @@ static tw_status put_nvtx(tw_run *r, const line_ctx *L, int64_t start, int64_t e
         return st;
     if ((st = run_prepare(r, &r->st_nvtx,
                           "INSERT INTO nvtx_ranges(name, domain, tid, depth, start_ns, end_ns) VALUES(?,?,?,?,?,?)")) !=
-        TW_OK)
+            TW_OK ||
+        (st = run_note_start(r, 1, start)) != TW_OK)
         return st;
     sqlite3_bind_int64(r->st_nvtx, 1, name_id);
     sqlite3_bind_int64(r->st_nvtx, 2, domain_id);
@@ -199,7 +200,8 @@ static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64
     if ((st = run_type_id(r, key, t, &type_id)) != TW_OK) return st;
     if ((st = run_prepare(r, &r->st_activity,
                           "INSERT INTO activities(type, device, device_uuid, stream, correlation_id, start_ns, "
-                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK)
+                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK ||
+        (st = run_note_start(r, 0, start)) != TW_OK)
         return st;
     sqlite3_stmt *s = r->st_activity;
     sqlite3_bind_int64(s, 1, type_id);
@@ -706,9 +708,13 @@ struct tw_run_feed {
 /* Whether a table's rows come in order of start_ns by rowid, as a run's
  * usually do (the injection library writes them as they end, per buffer):
  * then a replay reads them as stored, without SQLite's sorter (a third of
- * a replay's time). One pass over the column. */
-static tw_status in_start_order(tw_run *r, const char *query, bool *yes)
+ * a replay's time). The file says so (run_note_start kept it as the rows
+ * came); else (a file from before) one pass over the column. */
+static tw_status in_start_order(tw_run *r, int table, const char *query, bool *yes)
 {
+    bool known;
+    tw_status fact = run_order_fact(r, table, &known, yes);
+    if (fact != TW_OK || known) return fact;
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(r->db, query, -1, &s, NULL) != SQLITE_OK)
         return run_db_fail(r->db, r->path, "cannot read the activities");
@@ -735,8 +741,8 @@ tw_status tw_run_feed_open(tw_run *r, tw_run_feed **out, tw_feed *feed)
     f->run = r;
     pthread_mutex_lock(&r->mu);
     tw_status st = lookup_load(r, &f->L);
-    if (st == TW_OK) st = in_start_order(r, "SELECT start_ns FROM activities", &f->in_order[0]);
-    if (st == TW_OK) st = in_start_order(r, "SELECT start_ns FROM nvtx_ranges", &f->in_order[1]);
+    if (st == TW_OK) st = in_start_order(r, 0, "SELECT start_ns FROM activities", &f->in_order[0]);
+    if (st == TW_OK) st = in_start_order(r, 1, "SELECT start_ns FROM nvtx_ranges", &f->in_order[1]);
     pthread_mutex_unlock(&r->mu);
     int64_t rows = 0;
     if (st == TW_OK) st = run_count(r, &rows);
