@@ -311,10 +311,12 @@ typedef struct ev_row {
 
 typedef tw_status (*event_fn)(void *ctx, const ev_row *row);
 
+/* A column that may be NULL: one fetch of its value (a replay reads tens of millions of rows). */
 static opt_i64 col_opt(sqlite3_stmt *s, int i)
 {
-    opt_i64 o = {sqlite3_column_type(s, i) != SQLITE_NULL, 0};
-    if (o.has) o.v = sqlite3_column_int64(s, i);
+    sqlite3_value *v = sqlite3_column_value(s, i);
+    opt_i64 o = {sqlite3_value_type(v) != SQLITE_NULL, 0};
+    if (o.has) o.v = sqlite3_value_int64(v);
     return o;
 }
 
@@ -426,7 +428,8 @@ static tw_status activity_row(tw_run *r, const lookup *L, sqlite3_stmt *s, ev_ro
     e->mangled = text_of(L, t->mangled);
     memcpy(e->cfg, t->cfg, sizeof e->cfg);
     e->device = col_opt(s, 1);
-    e->uuid = sqlite3_column_type(s, 2) == SQLITE_NULL ? NULL : text_of(L, sqlite3_column_int64(s, 2));
+    opt_i64 uuid = col_opt(s, 2);
+    e->uuid = uuid.has ? text_of(L, uuid.v) : NULL;
     e->stream = col_opt(s, 3);
     e->corr = col_opt(s, 4);
     e->start_ns = sqlite3_column_int64(s, 5);
