@@ -117,6 +117,14 @@ static bool cupti_ok(CUptiResult r, const char *step)
     return false;
 }
 
+/* cupti_note: a failed call that only served the diagnostics (metric lists): printed, not counted. */
+static bool cupti_note(CUptiResult r, const char *step)
+{
+    if (r == CUPTI_SUCCESS) return true;
+    say("note: %s failed: %s (code %d)\n", step, cupti_text(r), (int)r);
+    return false;
+}
+
 static bool nvrtc_ok(nvrtcResult r, const char *step)
 {
     if (r == NVRTC_SUCCESS) return true;
@@ -200,8 +208,8 @@ static bool compile_module(gpu *g)
         return false;
     char arch[32];
     snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", g->cc_major, g->cc_minor);
-    const char *opts[] = {arch, "-O3"};
-    nvrtcResult rc = nvrtcCompileProgram(prog, 2, opts);
+    const char *opts[] = {arch};
+    nvrtcResult rc = nvrtcCompileProgram(prog, 1, opts);
     size_t log_size = 0;
     if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
         char *log = xcalloc(log_size, 1);
@@ -377,17 +385,19 @@ static bool activity_start(void)
  * exists on every chip, which is what the probe finds out. */
 static const char *default_candidates[] = {
     "sm__cycles_active.avg",
-    "sm__inst_executed.avg.per_cycle_active",
+    "gpc__cycles_elapsed.max",
+    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed", /* Hopper's wgmma */
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__inst_executed_pipe_tensor.sum",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__inst_executed_pipe_fma.sum",
+    "sm__inst_executed.avg.per_cycle_active",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
-    "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed",
     "lts__t_sectors.sum",
-    "gpc__cycles_elapsed.max",
+    "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_tensor.sum",
+    "sm__inst_executed_pipe_fma.sum",
     "gpc__cycles_elapsed.avg.per_second",
     "sys__cycles_elapsed.avg.per_second",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -407,6 +417,8 @@ typedef struct {
     uint8_t *image, *image_blank; /* counter data image; its initialized state, to reset it */
     size_t image_size;
     const char *trigger;
+    char **base[CUPTI_METRIC_TYPE__COUNT]; /* the chip's base metric names by type (copies) */
+    size_t n_base[CUPTI_METRIC_TYPE__COUNT];
 } pm_setup;
 
 static CUpti_Profiler_Host_Object *host_new(pm_setup *pm, const char *step)
@@ -494,8 +506,11 @@ static void list_base_metrics(pm_setup *pm, const char *path)
                                                            CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE};
         p.pHostObject = h;
         p.metricType = (CUpti_MetricType)t;
-        if (!cupti_ok(cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics")) continue;
+        if (!cupti_note(cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics")) continue;
         say("base metrics (%s): %zu\n", type_name[t], p.numMetrics);
+        pm->base[t] = xcalloc(p.numMetrics, sizeof *pm->base[t]);
+        for (size_t i = 0; i < p.numMetrics; i++)
+            if ((pm->base[t][i] = strdup(p.ppMetricNames[i]))) pm->n_base[t]++;
         for (size_t i = 0; f && i < p.numMetrics; i++) {
             CUpti_Profiler_Host_GetMetricProperties_Params q = {
                 .structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
@@ -510,6 +525,73 @@ static void list_base_metrics(pm_setup *pm, const char *path)
     host_free(h);
 }
 
+/* base_type: the type of base metric `base` on this chip, -1 when the chip has none of that name. */
+static int base_type(const pm_setup *pm, const char *base)
+{
+    for (int t = 0; t < CUPTI_METRIC_TYPE__COUNT; t++)
+        for (size_t i = 0; i < pm->n_base[t]; i++)
+            if (strcmp(pm->base[t][i], base) == 0) return t;
+    return -1;
+}
+
+/* submetrics: the rollups/submetrics the host API lists for base metric `base` of type t, printed
+ * (up to 24), so that a refused name can be corrected from the output. Returns how many. */
+static size_t submetrics(pm_setup *pm, const char *base, int t)
+{
+    CUpti_Profiler_Host_Object *h = host_new(pm, "cuptiProfilerHostInitialize (submetrics)");
+    if (!h) return 0;
+    CUpti_Profiler_Host_GetSubMetrics_Params p = {.structSize = CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE};
+    p.pHostObject = h;
+    p.metricType = (CUpti_MetricType)t;
+    p.pMetricName = base;
+    size_t n = 0;
+    if (cupti_note(cuptiProfilerHostGetSubMetrics(&p), "cuptiProfilerHostGetSubMetrics")) {
+        n = p.numOfSubmetrics;
+        say("    %s has %zu submetrics:", base, n);
+        for (size_t i = 0; i < n && i < 24; i++)
+            say(" %s", p.ppSubMetrics[i]);
+        say("%s\n", n > 24 ? " ..." : "");
+    }
+    host_free(h);
+    return n;
+}
+
+/* explain_refusal: whether the chip has the refused name's base metric, and its submetrics. */
+static void explain_refusal(pm_setup *pm, const char *name)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%s", name);
+    char *dot = strchr(base, '.');
+    if (dot) *dot = 0;
+    int t = base_type(pm, base);
+    if (t < 0) {
+        say("    (the chip lists no base metric %s for PM sampling)\n", base);
+        return;
+    }
+    submetrics(pm, base, t);
+}
+
+/* Where none of the candidates is accepted (names differ between chips and CUPTI versions): the
+ * base metrics of these prefixes that the chip lists, each with a rollup that fits its type. */
+static size_t fallback_candidates(pm_setup *pm, const char **out, size_t max)
+{
+    static const char *prefixes[] = {"sm__cycles_active", "gpc__cycles_elapsed", "dram__bytes_read", "dram__throughput",
+                                     "sm__throughput",    "sm__inst_executed",   "lts__t_sectors"};
+    static char names[sizeof prefixes / sizeof *prefixes][300];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && n < max; i++) {
+        int t = base_type(pm, prefixes[i]);
+        if (t < 0) continue;
+        const char *suffix = t == CUPTI_METRIC_TYPE_COUNTER      ? ".sum"
+                             : t == CUPTI_METRIC_TYPE_THROUGHPUT ? ".avg.pct_of_peak_sustained_elapsed"
+                                                                 : "";
+        snprintf(names[n], sizeof names[n], "%s%s", prefixes[i], suffix);
+        out[n] = names[n];
+        n++;
+    }
+    return n;
+}
+
 /* choose_metrics: each candidate alone (accepted, or refused with CUPTI's reason), then greedily
  * together in one pass; the last set's host object and config image are kept in pm. */
 static bool choose_metrics(pm_setup *pm, const char **cand, size_t n_cand)
@@ -519,6 +601,7 @@ static bool choose_metrics(pm_setup *pm, const char **cand, size_t n_cand)
         const char *why;
         if (!config_for(pm, &cand[i], 1, &passes, &why, NULL, NULL, NULL)) {
             say("metric %-72s REFUSED: %s\n", cand[i], why); /* an answer, not a failed step */
+            explain_refusal(pm, cand[i]);
             continue;
         }
         if (passes != 1) {
@@ -538,9 +621,20 @@ static bool choose_metrics(pm_setup *pm, const char **cand, size_t n_cand)
         }
         say("metric %-72s ACCEPTED (%zu together in one pass)\n", cand[i], pm->n_metric);
     }
-    if (pm->n_metric == 0) {
-        failed("choosing metrics", "CUPTI", "no candidate metric accepted", "", 0);
-        return false;
+    return pm->n_metric > 0;
+}
+
+/* choose_and_configure: the candidates (else the fallback names) into one pass; the config image. */
+static bool choose_and_configure(pm_setup *pm, const char **cand, size_t n_cand)
+{
+    if (!choose_metrics(pm, cand, n_cand)) {
+        const char *fb[16];
+        size_t n_fb = fallback_candidates(pm, fb, 16);
+        say("none accepted: trying %zu fallback names built from the chip's base metrics\n", n_fb);
+        if (!n_fb || !choose_metrics(pm, fb, n_fb)) {
+            failed("choosing metrics", "CUPTI", "no candidate metric accepted", "", 0);
+            return false;
+        }
     }
     size_t passes;
     const char *why;
@@ -612,7 +706,7 @@ static bool pm_prepare(gpu *g, pm_setup *pm, const char *outdir)
         n_cand = sizeof default_candidates / sizeof *default_candidates;
         memcpy(cand, default_candidates, sizeof default_candidates);
     }
-    return choose_metrics(pm, cand, n_cand);
+    return choose_and_configure(pm, cand, n_cand);
 }
 
 /* pm_enable: the sampling object, its configuration (interval, buffer) and the counter data image. */
@@ -675,10 +769,18 @@ static struct {
     sample *v;
     size_t n, cap;
     size_t decodes, decode_errors, eval_errors, full_stops, incomplete_max;
+    double decode_s, eval_s; /* wall time in cuptiPmSamplingDecodeData, and in sample info + evaluation */
     bool overflow;
     bool stop; /* main asks the decode thread to end (under lock) */
     pthread_mutex_t lock;
 } smp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void add_sample(const sample *s)
 {
@@ -699,7 +801,10 @@ static int decode_once(pm_setup *pm)
     d.pPmSamplingObject = pm->obj;
     d.pCounterDataImage = pm->image;
     d.counterDataImageSize = pm->image_size;
+    double t0 = now_s();
     CUptiResult r = cuptiPmSamplingDecodeData(&d);
+    double t1 = now_s();
+    smp.decode_s += t1 - t0;
     smp.decodes++;
     if (r != CUPTI_SUCCESS) {
         if (smp.decode_errors++ < 5) cupti_ok(r, "cuptiPmSamplingDecodeData");
@@ -743,6 +848,7 @@ static int decode_once(pm_setup *pm)
         }
         add_sample(&s);
     }
+    smp.eval_s += now_s() - t1;
     if (d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) smp.full_stops++;
     memcpy(pm->image, pm->image_blank, pm->image_size); /* as freshly initialized */
     return (int)d.decodeStopReason;
@@ -971,7 +1077,7 @@ static int kind_of(const char *name)
 
 /* report_windows: per launch and per kind (and the idle gaps between groups), the samples inside,
  * the metrics' means and the achieved interval, with PM times = kernel times + lag. */
-static void report_windows(const pm_setup *pm, const kernel_rec *k, size_t nk, int64_t lag)
+static void report_windows(const pm_setup *pm, const gpu *g, const kernel_rec *k, size_t nk, int64_t lag)
 {
     size_t nm = pm->n_metric;
     say("\nwindows with PM time = kernel time %+.3f ms (metric columns in the order listed below)\n", lag / 1e6);
@@ -983,7 +1089,8 @@ static void report_windows(const pm_setup *pm, const kernel_rec *k, size_t nk, i
     say("\n");
     /* per kind: sample-weighted sums; the last row collects the idle gaps (> 2 ms) between launches */
     double sum[MAX_KINDS + 1][MAX_METRICS] = {{0}};
-    size_t cnt[MAX_KINDS + 1] = {0}, wins[MAX_KINDS + 1] = {0};
+    size_t cnt[MAX_KINDS + 1] = {0}, wins[MAX_KINDS + 1] = {0}, launches[MAX_KINDS] = {0};
+    double dur_ms[MAX_KINDS] = {0}; /* launches' durations while sampling */
     double lo[MAX_KINDS + 1][MAX_METRICS], hi[MAX_KINDS + 1][MAX_METRICS];
     for (int r = 0; r <= MAX_KINDS; r++)
         for (size_t m = 0; m < nm; m++)
@@ -1005,6 +1112,7 @@ static void report_windows(const pm_setup *pm, const kernel_rec *k, size_t nk, i
                 say(" %13.6g", w.mean[m]);
             say("\n");
             int row = pass == 1 ? MAX_KINDS : kind_of(k[i].name);
+            if (row >= 0 && row < MAX_KINDS) launches[row]++, dur_ms[row] += (double)(b - a) / 1e6;
             if (row < 0 || w.n == 0) continue;
             wins[row]++;
             cnt[row] += w.n;
@@ -1017,7 +1125,11 @@ static void report_windows(const pm_setup *pm, const kernel_rec *k, size_t nk, i
     }
     say("\nper kind (sample-weighted mean; [min..max] of the windows' means)\n");
     for (int r = 0; r <= MAX_KINDS; r++) {
-        say("%-12s windows=%zu samples=%zu\n", r == MAX_KINDS ? "(idle gap)" : kind_names[r], wins[r], cnt[r]);
+        say("%-12s windows=%zu samples=%zu", r == MAX_KINDS ? "(idle gap)" : kind_names[r], wins[r], cnt[r]);
+        if (r < MAX_KINDS && launches[r])
+            say("  duration %.3f ms while sampling, %.3f ms at calibration (no sampling)",
+                dur_ms[r] / (double)launches[r], g->ms[r]);
+        say("\n");
         for (size_t m = 0; cnt[r] && m < nm; m++)
             say("    %-72s %13.6g  [%.6g .. %.6g]\n", pm->metric[m], sum[r][m] / (double)cnt[r], lo[r][m], hi[r][m]);
     }
@@ -1030,6 +1142,8 @@ static void report_samples(void)
         "most populated-but-incomplete at a decode %zu), hardware buffer overflow: %s\n",
         smp.n, smp.decodes, smp.decode_errors, smp.eval_errors, smp.full_stops, smp.incomplete_max,
         smp.overflow ? "YES" : "no");
+    say("host cost: %.1f ms in cuptiPmSamplingDecodeData, %.1f ms in sample info + evaluation (%.2f us a sample)\n",
+        smp.decode_s * 1e3, smp.eval_s * 1e3, smp.n ? smp.eval_s * 1e6 / (double)smp.n : 0.0);
     if (smp.n < 2) return;
     size_t nd = smp.n - 1;
     uint64_t *d = xcalloc(nd, sizeof *d);
@@ -1048,6 +1162,10 @@ static void report_samples(void)
         "gaps > 2x median: %zu; overlapping samples: %zu; span %.3f s\n",
         med / 1e3, d[0] / 1e3, d[nd - 1] / 1e3, width / (double)nd / 1e3, holes, overlaps,
         (smp.v[smp.n - 1].end - smp.v[0].start) / 1e9);
+    double span = (double)(smp.v[smp.n - 1].end - smp.v[0].start) / 1e9;
+    if (span > 0)
+        say("host cost over the sampled span: %.2f %% of one core (decode + evaluation, all in this process)\n",
+            100.0 * (smp.decode_s + smp.eval_s) / span);
     free(d);
 }
 
@@ -1202,8 +1320,8 @@ done:
         int64_t lag = best_lag(k, nk, 0, center, &cb);
         say("alignment on %s: contrast (in kernels - outside) %.6g at lag 0, best %.6g at lag %+.3f ms\n", pm.metric[0],
             c0, cb, lag / 1e6);
-        report_windows(&pm, k, nk, 0);
-        if (lag > 1000000 || lag < -1000000) report_windows(&pm, k, nk, lag);
+        report_windows(&pm, &g, k, nk, 0);
+        if (lag > 1000000 || lag < -1000000) report_windows(&pm, &g, k, nk, lag);
     }
     free(k);
 
