@@ -117,7 +117,8 @@ static bool cupti_ok(CUptiResult r, const char *step)
     return false;
 }
 
-/* cupti_note: a failed call that only served the diagnostics (metric lists): printed, not counted. */
+/* cupti_note: a failed call that only served the diagnostics (metric lists), has a fallback, or comes
+ * after the measurement: printed, not counted as a failed step. */
 static bool cupti_note(CUptiResult r, const char *step)
 {
     if (r == CUPTI_SUCCESS) return true;
@@ -334,8 +335,7 @@ static struct {
     kernel_rec *v;
     size_t n, cap;
     size_t dropped;
-    size_t other_names;
-} acts = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0};
+} acts = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -726,7 +726,7 @@ static bool pm_enable(pm_setup *pm)
     sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
     sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
     pm->trigger = "GPU_TIME_INTERVAL (ns)";
-    if (!cupti_ok(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig (time interval)")) {
+    if (!cupti_note(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig (time interval)")) {
         /* the time trigger is documented for GA10x and later; the SYSCLK one counts clock cycles
          * (the same number, so the interval is roughly the same at a ~1 GHz system clock) */
         sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
@@ -771,7 +771,8 @@ static struct {
     size_t decodes, decode_errors, eval_errors, full_stops, incomplete_max;
     double decode_s, eval_s; /* wall time in cuptiPmSamplingDecodeData, and in sample info + evaluation */
     bool overflow;
-    bool stop; /* main asks the decode thread to end (under lock) */
+    bool stop;       /* main asks the decode thread to end (under lock) */
+    bool after_stop; /* decoding after cuptiPmSamplingStop: errors are notes (what is left is idle) */
     pthread_mutex_t lock;
 } smp = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -807,7 +808,10 @@ static int decode_once(pm_setup *pm)
     smp.decode_s += t1 - t0;
     smp.decodes++;
     if (r != CUPTI_SUCCESS) {
-        if (smp.decode_errors++ < 5) cupti_ok(r, "cuptiPmSamplingDecodeData");
+        if (smp.after_stop)
+            cupti_note(r, "cuptiPmSamplingDecodeData after cuptiPmSamplingStop");
+        else if (smp.decode_errors++ < 5)
+            cupti_ok(r, "cuptiPmSamplingDecodeData");
         if (r == CUPTI_ERROR_OUT_OF_MEMORY) smp.overflow = true; /* the hardware buffer filled up */
         return -1;
     }
@@ -1047,7 +1051,7 @@ static size_t timeline(const group *groups, size_t n_groups, uint64_t t_begin, k
             n++;
         }
     }
-    qsort(v, n, sizeof *v, cmp_kernel);
+    if (n) qsort(v, n, sizeof *v, cmp_kernel);
     *out = v;
     return n;
 }
@@ -1284,6 +1288,10 @@ done:
         pthread_join(thread, NULL);
     }
     if (sampling) {
+        /* the records up to now (the workload's last 100 ms were idle), then stop, then the rest */
+        while (decode_once(&pm) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+        }
+        smp.after_stop = true;
         CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
         sp.pPmSamplingObject = pm.obj;
         cupti_ok(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop");
@@ -1295,7 +1303,7 @@ done:
     }
     if (opt.activity && activity_ok) cupti_ok(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
 
-    qsort(smp.v, smp.n, sizeof *smp.v, cmp_sample);
+    if (smp.n) qsort(smp.v, smp.n, sizeof *smp.v, cmp_sample);
     write_samples(&pm, opt.out);
     report_samples();
     kernel_rec *k = NULL;
