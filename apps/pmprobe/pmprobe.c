@@ -10,8 +10,8 @@
  *   - whether sampling at ~100 us (and finer) runs in-process, the achieved interval, overflow;
  *   - whether PM sampling and CUPTI activity tracing (the kernel timeline truewatt records) work in
  *     the same process, and whether their timestamps share a clock (best lag between them);
- *   - how far apart three kernels of very different kind (FMA loop, DRAM stream copy, a
- *     __nanosleep wait) are in each counter.
+ *   - how far apart four kernels of very different kind (FMA loop, DRAM stream copy, a
+ *     __nanosleep wait, a tensor-core mma.sync loop) are in each counter.
  *
  *   pmprobe --out DIR [--interval-ns N] [--hwbuf-mb M] [--rounds R] [--per-group L] [--gap-ms G]
  *           [--target-ms T] [--copy-mb C] [--no-activity] [--metrics a,b,c]
@@ -44,7 +44,7 @@
 #include <time.h>
 
 #define MAX_METRICS 16
-#define MAX_KINDS 3
+#define MAX_KINDS 4
 
 /* ------------------------------------------------------------------ options */
 
@@ -52,7 +52,7 @@ typedef struct {
     const char *out;
     uint64_t interval_ns; /* PM sampling interval */
     size_t hwbuf_mb;      /* the device-side record buffer */
-    int rounds;           /* rounds over the three kernel kinds */
+    int rounds;           /* rounds over the kernel kinds */
     int per_group;        /* launches of one kind back to back */
     int gap_ms;           /* idle host sleep after each group */
     double target_ms;     /* each launch's duration, calibrated */
@@ -152,9 +152,11 @@ static void sleep_ms(int ms)
 
 /* ------------------------------------------------------------------ the kernels (NVRTC) */
 
-/* Three kernels of very different kind: an FMA loop (SM pipes busy, no memory), a stream copy
- * through DRAM, and a __nanosleep wait (warps resident, nearly nothing issued). Their one
- * parameter scales the duration; main calibrates it to --target-ms. */
+/* Four kernels of very different kind: an FMA loop (SM pipes busy, no memory), a stream copy
+ * through DRAM, a __nanosleep wait (warps resident, nearly nothing issued) and a tensor-core loop
+ * (mma.sync m16n8k16 f16 -> f32: the HMMA pipe, as in the GEMMs of a training step; Hopper's
+ * wgmma would need sm_90a). Their one parameter scales the duration; main calibrates it to
+ * --target-ms. */
 static const char *kernel_source =
     "extern \"C\" __global__ void fma_loop(float *out, int iters)\n"
     "{\n"
@@ -183,10 +185,26 @@ static const char *kernel_source =
     "extern \"C\" __global__ void idle_sleep(int iters, unsigned ns)\n"
     "{\n"
     "    for (int i = 0; i < iters; i++) __nanosleep(ns);\n"
+    "}\n"
+    "extern \"C\" __global__ void hmma_loop(float *out, int iters)\n"
+    "{\n"
+    "    const unsigned a = 0x3c003c00u, b = 0x2c002c00u; /* f16 pairs: 1.0 and 1/16 */\n"
+    "    float d[16] = {0};\n"
+    "    for (int i = 0; i < iters; i++) {\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < 4; j++) /* four independent accumulators: throughput, not latency */\n"
+    "            asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, \"\n"
+    "                         \"{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\"\n"
+    "                         : \"+f\"(d[4 * j]), \"+f\"(d[4 * j + 1]), \"+f\"(d[4 * j + 2]), \"+f\"(d[4 * j + 3])\n"
+    "                         : \"r\"(a), \"r\"(a), \"r\"(a), \"r\"(a), \"r\"(b), \"r\"(b));\n"
+    "    }\n"
+    "    float s = 0.f;\n"
+    "    for (int j = 0; j < 16; j++) s += d[j];\n"
+    "    if (s == 1234.5678f) out[blockIdx.x * blockDim.x + threadIdx.x] = s; /* keeps the loop */\n"
     "}\n";
 
-enum { K_FMA, K_DRAM, K_IDLE };
-static const char *kind_names[MAX_KINDS] = {"fma_loop", "dram_copy", "idle_sleep"};
+enum { K_FMA, K_DRAM, K_IDLE, K_HMMA };
+static const char *kind_names[MAX_KINDS] = {"fma_loop", "dram_copy", "idle_sleep", "hmma_loop"};
 
 typedef struct {
     CUdevice dev;
@@ -197,7 +215,7 @@ typedef struct {
     int cc_major, cc_minor;
     CUdeviceptr out, src, dst;
     unsigned long long n4; /* float4 elements in each copy buffer */
-    int param[MAX_KINDS];  /* calibrated: fma iters, copy passes, sleep iters */
+    int param[MAX_KINDS];  /* calibrated: fma iters, copy passes, sleep iters, mma iters */
     double ms[MAX_KINDS];  /* the calibrated duration */
 } gpu;
 
@@ -241,8 +259,8 @@ static bool launch(gpu *g, int k, int p)
     void *fma_args[] = {&g->out, &p};
     void *copy_args[] = {&g->src, &g->dst, &g->n4, &passes};
     void *idle_args[] = {&p, &ns};
-    void **args = k == K_FMA ? fma_args : k == K_DRAM ? copy_args : idle_args;
-    unsigned blocks = k == K_FMA ? (unsigned)g->sms * 8 : k == K_DRAM ? (unsigned)g->sms * 8 : (unsigned)g->sms;
+    void **args = k == K_DRAM ? copy_args : k == K_IDLE ? idle_args : fma_args; /* hmma's are fma's */
+    unsigned blocks = k == K_IDLE ? (unsigned)g->sms : k == K_HMMA ? (unsigned)g->sms * 4 : (unsigned)g->sms * 8;
     unsigned threads = k == K_IDLE ? 32 : 256;
     return cu_ok(cuLaunchKernel(g->fn[k], blocks, 1, 1, threads, 1, 1, 0, NULL, args, NULL), "cuLaunchKernel");
 }
@@ -266,7 +284,7 @@ static double time_ms(gpu *g, int k, int p)
  * 5 ms, then in proportion, then checked). Runs before sampling starts. */
 static bool calibrate(gpu *g)
 {
-    const int start[MAX_KINDS] = {1000, 1, 20};
+    const int start[MAX_KINDS] = {1000, 1, 20, 100};
     for (int k = 0; k < MAX_KINDS; k++) {
         int p = start[k];
         double t = time_ms(g, k, p); /* the first launch also loads the module */
@@ -1250,10 +1268,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "pmprobe: cannot write %s: %s\n", path, strerror(errno));
         return 2;
     }
-    say("pmprobe: interval %llu ns, hardware buffer %zu MiB, %d rounds x 3 kinds x %d launches of ~%.0f ms, "
+    say("pmprobe: interval %llu ns, hardware buffer %zu MiB, %d rounds x %d kinds x %d launches of ~%.0f ms, "
         "%d ms gaps, copy buffers 2 x %zu MiB, activity tracing %s, decode every %d ms (image of %u samples)\n",
-        (unsigned long long)opt.interval_ns, opt.hwbuf_mb, opt.rounds, opt.per_group, opt.target_ms, opt.gap_ms,
-        opt.copy_mb, opt.activity ? "on" : "off", opt.decode_ms, opt.max_samples);
+        (unsigned long long)opt.interval_ns, opt.hwbuf_mb, opt.rounds, MAX_KINDS, opt.per_group, opt.target_ms,
+        opt.gap_ms, opt.copy_mb, opt.activity ? "on" : "off", opt.decode_ms, opt.max_samples);
     uint32_t cupti_version = 0;
     if (cuptiGetVersion(&cupti_version) == CUPTI_SUCCESS) say("CUPTI API version %u\n", cupti_version);
 
