@@ -305,6 +305,7 @@ static bool calibrate(gpu *g)
 }
 
 static bool activity_start(void);
+static double now_s(void);
 
 /* gpu_open: the driver, device 0, activity tracing (when wanted: after cuInit and before the
  * context, where truewatt's injection library enables it), the primary context, the module and
@@ -724,7 +725,10 @@ static bool pm_prepare(gpu *g, pm_setup *pm, const char *outdir)
         n_cand = sizeof default_candidates / sizeof *default_candidates;
         memcpy(cand, default_candidates, sizeof default_candidates);
     }
-    return choose_and_configure(pm, cand, n_cand);
+    double t0 = now_s();
+    bool ok = choose_and_configure(pm, cand, n_cand);
+    say("choosing the metrics took %.2f s\n", now_s() - t0);
+    return ok;
 }
 
 /* pm_enable: the sampling object, its configuration (interval, buffer) and the counter data image. */
