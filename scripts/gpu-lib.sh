@@ -61,11 +61,12 @@ gpu_meta() {
 }
 
 # run_csvs RUN STEM: the run file's samples and kernels as STEM.trace.csv and STEM.events.csv
-# (truewatt export), then the run file removed: the results keep their CSV shape.
+# (truewatt export), then the run file removed (kept with TW_KEEP_RUNS=1, to recompute the report
+# offline with another estimator: scripts/offline-reports): the results keep their CSV shape.
 run_csvs() {
   local d="$2.export"
   $tw export "$1" --csv "$d" && mv "$d/trace.csv" "$2.trace.csv" && mv "$d/events.csv" "$2.events.csv" &&
-    rmdir "$d" && rm -f "$1"
+    rmdir "$d" && { [ "${TW_KEEP_RUNS:-0}" = 1 ] || rm -f "$1"; }
 }
 
 # gpu_finish DIR FILE...: gzips the FILEs in DIR (those that exist), records the time, stamps, packs.

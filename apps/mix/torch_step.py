@@ -5,8 +5,9 @@
   python3 apps/mix/torch_step.py --steady OP[,OP...] [--seconds S] [--quiet S]
 
 Training: 4 encoder layers (d_model 1024, 16 heads, feed-forward 4096, pre-norm, GELU), batch 8 x
-512 tokens, bf16 autocast, AdamW, 3 warm-up steps then --steps steps (default 40), each in the
-NVTX ranges "step" > "forward", "backward", "optimizer", with torch.cuda.synchronize() after each.
+512 tokens, bf16 autocast, AdamW, 3 warm-up steps then --steps steps (default 1200, ~16 s on an H100: many
+phases of the step against the sensor's ~20 ms windows; 40 steps, 0.5 s, left every name
+unresolved), each in the NVTX ranges "step" > "forward", "backward", "optimizer", with torch.cuda.synchronize() after each.
 
 --steady: the model's top operators at its own shapes, each back to back for --seconds (default
 4) between quiet stretches (--quiet, default 1.5 s), in the same process after 3 training steps:
@@ -31,7 +32,7 @@ D, HEADS, FF, LAYERS, BATCH, SEQ = 1024, 16, 4096, 4, 8, 512
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=40, help="measured training steps (default 40)")
+    p.add_argument("--steps", type=int, default=1200, help="measured training steps (default 1200)")
     p.add_argument("--steady", help="comma-separated operators to run back to back: " + ", ".join(OPS))
     p.add_argument("--seconds", type=float, default=4.0, help="per operator with --steady (default 4)")
     p.add_argument("--quiet", type=float, default=1.5, help="quiet stretches around each --steady op (default 1.5)")
