@@ -216,16 +216,23 @@ static tw_session_config traced(const char *backend)
     return c;
 }
 
-static void per_kernel_energies(void **state)
+/* A session tracing kernels on the fake, which it reads as documented
+ * (20 ms tiles, no rc): not with the H100's models. */
+static tw_session *open_fake_traced(void)
 {
-    (void)state;
     tw_session_config c = traced("nvml");
-    /* the fake's readings as documented (20 ms tiles, no rc): not the H100's models */
     c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
     tw_session *s = NULL;
     tw_status st = tw_session_open(&c, &s);
     if (st != TW_OK) fprintf(stderr, "tw_session_open: %s\n", tw_last_error());
     assert_int_equal(st, TW_OK);
+    return s;
+}
+
+static void per_kernel_energies(void **state)
+{
+    (void)state;
+    tw_session *s = open_fake_traced();
     assert_int_equal(tw_region_begin(s, "step"), TW_OK);
     sleep_until_scenario(REGION_END_S);
     push_launches(); /* CUPTI hands the records over after the kernels ran */
@@ -406,12 +413,7 @@ static void grouped_names(void **state)
 static void repeat_across_windows(void **state)
 {
     (void)state;
-    tw_session_config c = traced("nvml");
-    c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
-    tw_session *s = NULL;
-    tw_status st = tw_session_open(&c, &s);
-    if (st != TW_OK) fprintf(stderr, "tw_session_open: %s\n", tw_last_error());
-    assert_int_equal(st, TW_OK);
+    tw_session *s = open_fake_traced();
     tw_scenario *sc = NULL;
     assert_int_equal(tw_scenario_load(tw_test_file(5, scenario_csv()), TW_SIM_H100, &sc), TW_OK);
     /* the session's time -> the scenario's */
