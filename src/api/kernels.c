@@ -25,6 +25,7 @@ struct tw_ktrace {
     char (*uuid)[96];
     pthread_mutex_t mu; /* the store and flushed_s */
     tw_klaunch *l;      /* in arrival order */
+    double *pmax;       /* pmax[i]: the latest end among l[0..i] (nondecreasing: a window's search) */
     size_t n, cap;
     double flushed_s;
     uint64_t foreign;
@@ -55,20 +56,36 @@ uint64_t tw_ktrace_foreign(tw_ktrace *k)
     return n;
 }
 
+/* The first launch that may end after t (every one before it ended by t):
+ * a bisection of pmax, so that a window near the store's end (a region just
+ * completed, the fit's history) scans only the launches that came since. */
+static size_t first_ending_after(const tw_ktrace *k, double t)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->pmax[mid] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 tw_status tw_ktrace_window(tw_ktrace *k, size_t dev, double t0, double t1, tw_klaunch **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     pthread_mutex_lock(&k->mu);
-    size_t m = 0;
-    for (size_t i = 0; i < k->n; i++)
+    size_t m = 0, from = first_ending_after(k, t0);
+    for (size_t i = from; i < k->n; i++)
         m += k->l[i].dev == dev && k->l[i].t1 > t0 && k->l[i].t0 < t1;
     tw_klaunch *p = m ? malloc(m * sizeof *p) : NULL;
     if (m && !p) {
         pthread_mutex_unlock(&k->mu);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    for (size_t i = 0, j = 0; i < k->n && p; i++)
+    for (size_t i = from, j = 0; i < k->n && p; i++)
         if (k->l[i].dev == dev && k->l[i].t1 > t0 && k->l[i].t0 < t1) p[j++] = k->l[i];
     pthread_mutex_unlock(&k->mu);
     *out = p;
@@ -81,7 +98,11 @@ void tw_ktrace_trim(tw_ktrace *k, double t)
     pthread_mutex_lock(&k->mu);
     size_t j = 0;
     for (size_t i = 0; i < k->n; i++)
-        if (k->l[i].t1 >= t) k->l[j++] = k->l[i];
+        if (k->l[i].t1 >= t) {
+            k->l[j] = k->l[i];
+            k->pmax[j] = j ? fmax(k->pmax[j - 1], k->l[j].t1) : k->l[j].t1;
+            j++;
+        }
     k->n = j;
     pthread_mutex_unlock(&k->mu);
 }
@@ -111,12 +132,16 @@ static void store(tw_ktrace *k, const twi_record *r)
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 1024;
         tw_klaunch *p = realloc(k->l, cap * sizeof *p);
-        if (!p) return;
-        k->l = p;
+        if (p) k->l = p;
+        double *q = p ? realloc(k->pmax, cap * sizeof *q) : NULL;
+        if (!q) return;
+        k->pmax = q;
         k->cap = cap;
     }
-    k->l[k->n++] = (tw_klaunch){name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
-                                1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
+    tw_klaunch x = {name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
+                    1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
+    k->pmax[k->n] = k->n ? fmax(k->pmax[k->n - 1], x.t1) : x.t1;
+    k->l[k->n++] = x;
 }
 
 static void reader_begin(void *arg) { pthread_mutex_lock(&((tw_ktrace *)arg)->mu); }
@@ -267,6 +292,7 @@ void tw_ktrace_free(tw_ktrace *k)
     pthread_mutex_destroy(&k->stop_mu);
     free(k->uuid);
     free(k->l);
+    free(k->pmax);
     free(k);
 }
 
