@@ -298,6 +298,9 @@ void tw_ktrace_free(tw_ktrace *k)
 
 /* ---------------------------------------------------------------- the session's fit */
 
+/* A fit that ends at most this long before a region's end serves it (kernels.h) */
+#define KFIT_REUSE_S 2.0
+
 /* One GPU's last fit: the estimate over its history, the events its names
  * borrow, and each name's index in it (value index + 1; 0: absent). */
 typedef struct kfit_dev {
@@ -458,13 +461,27 @@ static tw_status refit(tw_kfit *f, size_t d, double from)
     return TW_OK;
 }
 
-/* Under f->mu: a fit of device d that reaches t1 (and from t0, where the
- * source still holds it), when the source can give one; else the last fit
- * (maybe none: x->e NULL). */
-static tw_status fit_reaching(tw_kfit *f, size_t d, double t0, double t1)
+static const tw_est_name *fitted(kfit_dev *x, const char *name);
+
+/* Whether the fit has a power for every name of the launches. */
+static bool knows_names(kfit_dev *x, const tw_klaunch *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!fitted(x, l[i].name)) return false;
+    return true;
+}
+
+/* Under f->mu: a fit of device d for a region [t0, t1] with launches l: the
+ * last one where it ends at most KFIT_REUSE_S before t1 and knows every
+ * name (its powers serve the region's launches, its baseline held at its
+ * end value past it), else a new one that reaches t1 (and back to t0, where
+ * the source still holds it), when the source can give one; else the last
+ * fit (maybe none: x->e NULL). Reading every region as it ends costs at
+ * most one fit per KFIT_REUSE_S, not one per region. */
+static tw_status fit_reaching(tw_kfit *f, size_t d, double t0, double t1, const tw_klaunch *l, size_t n)
 {
     kfit_dev *x = &f->d[d];
-    if ((x->e && x->t1 >= t1) || !f->src) return TW_OK;
+    if (!f->src || (x->e && x->t1 >= t1 - KFIT_REUSE_S && knows_names(x, l, n))) return TW_OK;
     tw_status st = refit(f, d, t0);
     if (st == TW_EEMPTY) {
         tw_clear_error();
@@ -483,7 +500,7 @@ void tw_kfit_detach(tw_kfit *f)
     pthread_mutex_lock(&f->mu);
     /* regions completed and not read yet: a last fit of the history that reaches them */
     for (size_t d = 0; waiting && d < f->ndev; d++)
-        if (fit_reaching(f, d, INFINITY, need) != TW_OK)
+        if (fit_reaching(f, d, INFINITY, need, NULL, 0) != TW_OK)
             tw_clear_error(); /* their names: from the last fit, or unobserved */
     f->src = NULL;
     pthread_mutex_unlock(&f->mu);
@@ -657,7 +674,7 @@ tw_status tw_kfit_region(tw_kfit *f, size_t dev, const tw_klaunch *l, size_t n, 
     *model_j = NAN;
     if (n == 0) return TW_OK;
     pthread_mutex_lock(&f->mu);
-    tw_status st = fit_reaching(f, dev, t0, t1);
+    tw_status st = fit_reaching(f, dev, t0, t1, l, n);
     kfit_dev *x = &f->d[dev];
     if (st == TW_OK) st = sum_names(x, l, n, t0, t1, out, nout, kernels_j);
     if (st == TW_OK && !x->e) {

@@ -59,7 +59,8 @@ uint64_t tw_ktrace_foreign(tw_ktrace *k);
 /* The session's per-name powers, which its regions share: the estimator
  * (src/estimate/estimator.h, as `truewatt run`) fitted over the session's
  * trailing history of readings and launches (the source's), refitted when
- * a region is read that the last fit does not reach: at that read, never
+ * a region is read that the last fit does not serve (it ends over 2 s
+ * before the region's end, or lacks one of its names): at that read, never
  * on the sampler's thread or in a region's begin or end. A region's names
  * are its launches' activity inside it times each name's fitted power, with
  * the same fit's baseline over the region beside them, so that a name's
@@ -105,7 +106,7 @@ typedef struct tw_kname {
 
 /* The region [t0, t1]'s kernel names on device dev from its launches l
  * (those overlapping it) and the fit (refitted first where it does not
- * reach t1): each name's activity inside the region times its fitted power,
+ * serve the region): each name's activity inside the region times its fitted power,
  * its status (below resolution, grouped, at the bound) the fit's; names and
  * the fit's baseline over the region scaled together so that they add up
  * to total_j (the region's energy, the counter's where it anchors; NaN: not
