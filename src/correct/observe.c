@@ -142,10 +142,10 @@ tw_status tw_updates_regularize(tw_update_series *u)
     for (size_t k = 0; k < u->n; k++)
         t[k] = u->v[k].t_s;
     for (size_t k = 0; k < u->n; k++) {
-        double at = grid_place(t, u->n, k, step);
+        double at = grid_place(t, u->n, k, step); /* finite: k has neighbours on both sides */
+        if (!isfinite(at) || !(fabs(at - t[k]) <= GRID_MAX_OFF * step)) continue;
         /* each interval it closes and opens stays at least half a period long */
-        bool spaced = at - u->v[k - 1].t_s >= 0.5 * step && t[k + 1] - at >= (0.5 + GRID_MAX_OFF) * step;
-        if (isfinite(at) && spaced && fabs(at - t[k]) <= GRID_MAX_OFF * step) u->v[k].t_s = at;
+        if (at - u->v[k - 1].t_s >= 0.5 * step && t[k + 1] - at >= (0.5 + GRID_MAX_OFF) * step) u->v[k].t_s = at;
     }
     free(t);
     return TW_OK;
