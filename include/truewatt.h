@@ -1001,7 +1001,8 @@ TW_API void tw_breakdown_free(tw_breakdown_job *b);
  * its response, update period, window, delay and coverage, and which reading
  * is best for energy. */
 
-/* The profile at `path` as `truewatt sensor show` prints it: the GPU and
+/* The profile at `path` (a bare name that is no file here, with or without .json: the one of
+ * that name in tw_profile_dir, e.g. an installed one) as `truewatt sensor show` prints it: the GPU and
  * driver, the idle, active idle and step levels, a table of the readings'
  * models and the best reading for energy; or, with json, re-emitted as JSON.
  * A malformed file fails with its name, line and column in tw_last_error. */
@@ -1292,8 +1293,16 @@ TW_API tw_status tw_devices_choose(const char *backend, const char *list, const 
 /* The syntax of a device list alone (no GPU needed): TW_EINVAL naming the
  * first item that is not an index, cuda:N or GPU-/MIG- UUID (prefix). NULL is fine. */
 TW_API tw_status tw_devices_check(const char *list);
-/* The folder searched for sensor profiles ($TW_PROFILE_DIR, else the installed data). */
+/* The folder searched for sensor profiles: $TW_PROFILE_DIR, else tw_data_dir()'s profiles/. */
 TW_API const char *tw_profile_dir(void);
+/* The folder of truewatt's data (sensor profiles, DVFS parameter sets, the ISA paper's table):
+ * $TW_DATA_DIR, else the installed share/truewatt, found from where this library lies (so an
+ * installed tree may be moved), else the source tree's data/ (a library in its build tree). */
+TW_API const char *tw_data_dir(void);
+/* The CUPTI injection library `truewatt run` loads into the program: $TW_INJECT_LIBRARY, else the
+ * installed one (lib/truewatt/libtruewatt-inject.so, found like tw_data_dir), else
+ * libtruewatt-inject.so beside this library (a build tree). A path, whether or not a file is there. */
+TW_API const char *tw_inject_library(void);
 /* Whether the file at path is a run file (SQLite's header), not a CSV. */
 TW_API bool tw_run_is_file(const char *path);
 /* A number the run file records (e.g. "exit_s", set when its command ended); NaN when absent. */

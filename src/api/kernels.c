@@ -25,6 +25,7 @@ struct tw_ktrace {
     char (*uuid)[96];
     pthread_mutex_t mu; /* the store and flushed_s */
     tw_klaunch *l;      /* in arrival order */
+    double *pmax;       /* pmax[i]: the latest end among l[0..i] (nondecreasing: a window's search) */
     size_t n, cap;
     double flushed_s;
     uint64_t foreign;
@@ -55,20 +56,36 @@ uint64_t tw_ktrace_foreign(tw_ktrace *k)
     return n;
 }
 
+/* The first launch that may end after t (every one before it ended by t):
+ * a bisection of pmax, so that a window near the store's end (a region just
+ * completed, the fit's history) scans only the launches that came since. */
+static size_t first_ending_after(const tw_ktrace *k, double t)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->pmax[mid] > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 tw_status tw_ktrace_window(tw_ktrace *k, size_t dev, double t0, double t1, tw_klaunch **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     pthread_mutex_lock(&k->mu);
-    size_t m = 0;
-    for (size_t i = 0; i < k->n; i++)
+    size_t m = 0, from = first_ending_after(k, t0);
+    for (size_t i = from; i < k->n; i++)
         m += k->l[i].dev == dev && k->l[i].t1 > t0 && k->l[i].t0 < t1;
     tw_klaunch *p = m ? malloc(m * sizeof *p) : NULL;
     if (m && !p) {
         pthread_mutex_unlock(&k->mu);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    for (size_t i = 0, j = 0; i < k->n && p; i++)
+    for (size_t i = from, j = 0; i < k->n && p; i++)
         if (k->l[i].dev == dev && k->l[i].t1 > t0 && k->l[i].t0 < t1) p[j++] = k->l[i];
     pthread_mutex_unlock(&k->mu);
     *out = p;
@@ -81,7 +98,11 @@ void tw_ktrace_trim(tw_ktrace *k, double t)
     pthread_mutex_lock(&k->mu);
     size_t j = 0;
     for (size_t i = 0; i < k->n; i++)
-        if (k->l[i].t1 >= t) k->l[j++] = k->l[i];
+        if (k->l[i].t1 >= t) {
+            k->l[j] = k->l[i];
+            k->pmax[j] = j ? fmax(k->pmax[j - 1], k->l[j].t1) : k->l[j].t1;
+            j++;
+        }
     k->n = j;
     pthread_mutex_unlock(&k->mu);
 }
@@ -111,12 +132,16 @@ static void store(tw_ktrace *k, const twi_record *r)
     if (k->n == k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 1024;
         tw_klaunch *p = realloc(k->l, cap * sizeof *p);
-        if (!p) return;
-        k->l = p;
+        if (p) k->l = p;
+        double *q = p ? realloc(k->pmax, cap * sizeof *q) : NULL;
+        if (!q) return;
+        k->pmax = q;
         k->cap = cap;
     }
-    k->l[k->n++] = (tw_klaunch){name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
-                                1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
+    tw_klaunch x = {name, d, 1e-9 * (double)twi_clock_rel_ns(&k->clock, r->start_ns),
+                    1e-9 * (double)twi_clock_rel_ns(&k->clock, r->end_ns)};
+    k->pmax[k->n] = k->n ? fmax(k->pmax[k->n - 1], x.t1) : x.t1;
+    k->l[k->n++] = x;
 }
 
 static void reader_begin(void *arg) { pthread_mutex_lock(&((tw_ktrace *)arg)->mu); }
@@ -267,15 +292,105 @@ void tw_ktrace_free(tw_ktrace *k)
     pthread_mutex_destroy(&k->stop_mu);
     free(k->uuid);
     free(k->l);
+    free(k->pmax);
     free(k);
 }
 
-/* ---------------------------------------------------------------- a region's names */
+/* ---------------------------------------------------------------- the session's fit */
 
-static double overlap(double a0, double a1, double b0, double b1)
+/* A fit that ends at most this long before a region's end serves it (kernels.h) */
+#define KFIT_REUSE_S 2.0
+
+/* One GPU's last fit: the estimate over its history, the events its names
+ * borrow, and each name's index in it (value index + 1; 0: absent). */
+typedef struct kfit_dev {
+    double power_limit_w;
+    double t0, t1; /* the fit's span; t1 -INFINITY: none yet */
+    tw_events *ev;
+    tw_estimate *e;
+    tw_strmap by_name;
+} kfit_dev;
+
+struct tw_kfit {
+    atomic_int refs;
+    pthread_mutex_t mu; /* the fits and the source: one fit at a time, never under the session's lock */
+    tw_kfit_source src; /* NULL once the session closed */
+    void *arg;
+    const char *reading;
+    size_t ndev;
+    kfit_dev *d;
+    pthread_mutex_t wmu; /* waiting and need_t1 (taken under the session's lock: never with mu) */
+    size_t waiting;      /* regions completed whose names were not read yet */
+    double need_t1;      /* the latest end among them */
+};
+
+static void kfit_dev_clear(kfit_dev *d)
 {
-    double lo = fmax(a0, b0), hi = fmin(a1, b1);
-    return hi > lo ? hi - lo : 0.0;
+    tw_estimate_free(d->e);
+    tw_events_free(d->ev);
+    tw_strmap_free(&d->by_name);
+    d->e = NULL;
+    d->ev = NULL;
+    d->t0 = NAN;
+    d->t1 = -INFINITY;
+}
+
+tw_status tw_kfit_new(size_t ndev, const double *power_limit_w, const char *reading, tw_kfit_source src, void *arg,
+                      tw_kfit **out)
+{
+    *out = NULL;
+    tw_kfit *f = calloc(1, sizeof *f);
+    if (f) f->d = calloc(ndev ? ndev : 1, sizeof *f->d);
+    if (!f || !f->d) {
+        free(f);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    atomic_init(&f->refs, 1);
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_mutex_init(&f->wmu, NULL);
+    f->src = src;
+    f->arg = arg;
+    f->reading = reading;
+    f->ndev = ndev;
+    f->need_t1 = -INFINITY;
+    for (size_t i = 0; i < ndev; i++) {
+        f->d[i].power_limit_w = power_limit_w[i];
+        kfit_dev_clear(&f->d[i]);
+    }
+    *out = f;
+    return TW_OK;
+}
+
+tw_kfit *tw_kfit_ref(tw_kfit *f)
+{
+    if (f) atomic_fetch_add(&f->refs, 1);
+    return f;
+}
+
+void tw_kfit_unref(tw_kfit *f)
+{
+    if (!f || atomic_fetch_sub(&f->refs, 1) != 1) return;
+    for (size_t i = 0; i < f->ndev; i++)
+        kfit_dev_clear(&f->d[i]);
+    free(f->d);
+    pthread_mutex_destroy(&f->mu);
+    pthread_mutex_destroy(&f->wmu);
+    free(f);
+}
+
+void tw_kfit_expect(tw_kfit *f, double t1)
+{
+    pthread_mutex_lock(&f->wmu);
+    f->waiting++;
+    f->need_t1 = fmax(f->need_t1, t1);
+    pthread_mutex_unlock(&f->wmu);
+}
+
+void tw_kfit_done(tw_kfit *f)
+{
+    pthread_mutex_lock(&f->wmu);
+    if (f->waiting) f->waiting--;
+    pthread_mutex_unlock(&f->wmu);
 }
 
 static tw_status launches_as_events(const tw_klaunch *l, size_t n, tw_events **out)
@@ -294,6 +409,167 @@ static tw_status launches_as_events(const tw_klaunch *l, size_t n, tw_events **o
     return st;
 }
 
+/* Under f->mu: device d's fit over the source's history now (back to
+ * `from` where it holds it). TW_EEMPTY when no readings are there yet (the
+ * old fit, if any, is kept). */
+static tw_status refit(tw_kfit *f, size_t d, double from)
+{
+    kfit_dev *x = &f->d[d];
+    tw_klaunch *l = NULL;
+    size_t nl = 0;
+    tw_obs_series o;
+    tw_obs_series_init(&o);
+    double t0 = NAN, t1 = NAN;
+    tw_events *ev = NULL;
+    tw_estimate *e = NULL;
+    tw_strmap by_name = {0};
+    tw_status st = f->src(f->arg, d, from, &l, &nl, &o, &t0, &t1);
+    if (st == TW_OK && o.n == 0) st = TW_EEMPTY;
+    if (st == TW_OK) st = launches_as_events(l, nl, &ev);
+    if (st == TW_OK) {
+        tw_est_reading rd = {.name = f->reading, .obs = o.v, .n = o.n, .reference = false};
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        cfg.fit_t0_s = t0;
+        cfg.fit_t1_s = t1;
+        cfg.power_limit_w = x->power_limit_w;
+        st = tw_estimate_run(&rd, 1, ev, &cfg, &e);
+    }
+    for (size_t i = 0; st == TW_OK && i < e->nnames; i++) {
+        const char *key;
+        bool added;
+        int64_t *v = tw_strmap_get(&by_name, e->names[i].name, &key, &added);
+        if (!v)
+            st = tw_fail(TW_ENOMEM, "out of memory");
+        else
+            *v = (int64_t)i + 1;
+    }
+    free(l);
+    tw_obs_series_free(&o);
+    if (st != TW_OK) {
+        tw_estimate_free(e);
+        tw_events_free(ev);
+        tw_strmap_free(&by_name);
+        return st;
+    }
+    kfit_dev_clear(x);
+    x->ev = ev;
+    x->e = e;
+    x->by_name = by_name;
+    x->t0 = t0;
+    x->t1 = t1;
+    return TW_OK;
+}
+
+static const tw_est_name *fitted(kfit_dev *x, const char *name);
+
+/* Whether the fit has a power for every name of the launches. */
+static bool knows_names(kfit_dev *x, const tw_klaunch *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!fitted(x, l[i].name)) return false;
+    return true;
+}
+
+/* Under f->mu: a fit of device d for a region [t0, t1] with launches l: the
+ * last one where it ends at most KFIT_REUSE_S before t1 and knows every
+ * name (its powers serve the region's launches, its baseline held at its
+ * end value past it), else a new one that reaches t1 (and back to t0, where
+ * the source still holds it), when the source can give one; else the last
+ * fit (maybe none: x->e NULL). Reading every region as it ends costs at
+ * most one fit per KFIT_REUSE_S, not one per region. */
+static tw_status fit_reaching(tw_kfit *f, size_t d, double t0, double t1, const tw_klaunch *l, size_t n)
+{
+    kfit_dev *x = &f->d[d];
+    if (!f->src || (x->e && x->t1 >= t1 - KFIT_REUSE_S && knows_names(x, l, n))) return TW_OK;
+    tw_status st = refit(f, d, t0);
+    if (st == TW_EEMPTY) {
+        tw_clear_error();
+        st = TW_OK;
+    }
+    return st;
+}
+
+void tw_kfit_detach(tw_kfit *f)
+{
+    if (!f) return;
+    pthread_mutex_lock(&f->wmu);
+    bool waiting = f->waiting > 0;
+    double need = f->need_t1;
+    pthread_mutex_unlock(&f->wmu);
+    pthread_mutex_lock(&f->mu);
+    /* regions completed and not read yet: a last fit of the history that reaches them */
+    for (size_t d = 0; waiting && d < f->ndev; d++)
+        if (fit_reaching(f, d, INFINITY, need, NULL, 0) != TW_OK)
+            tw_clear_error(); /* their names: from the last fit, or unobserved */
+    f->src = NULL;
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* ---------------------------------------------------------------- a region's names */
+
+static int by_start(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Each launch's activity inside [t0, t1] as the estimator counts it
+ * (estimator.h: 1 while it runs alone; n overlapping launches share the
+ * time, 1/n each), into act[i]: a sweep over the launches' clipped ends. */
+static tw_status activities(const tw_klaunch *l, size_t n, double t0, double t1, double *act)
+{
+    /* (time, +1 start / -1 end, launch) */
+    double(*ev)[3] = malloc(2 * (n ? n : 1) * sizeof *ev);
+    size_t *on = malloc((n ? n : 1) * sizeof *on), *pos = malloc((n ? n : 1) * sizeof *pos);
+    if (!ev || !on || !pos) {
+        free(ev);
+        free(on);
+        free(pos);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        act[i] = 0;
+        double a = fmax(l[i].t0, t0), b = fmin(l[i].t1, t1);
+        if (!(b > a)) continue;
+        ev[m][0] = a, ev[m][1] = 1, ev[m][2] = (double)i, m++;
+        ev[m][0] = b, ev[m][1] = -1, ev[m][2] = (double)i, m++;
+    }
+    qsort(ev, m, sizeof *ev, by_start);
+    size_t non = 0;
+    double prev = m ? ev[0][0] : 0;
+    for (size_t k = 0; k < m; k++) {
+        double dt = ev[k][0] - prev;
+        for (size_t j = 0; j < non && dt > 0; j++)
+            act[on[j]] += dt / (double)non;
+        prev = ev[k][0];
+        size_t i = (size_t)ev[k][2];
+        if (ev[k][1] > 0) {
+            pos[i] = non;
+            on[non++] = i;
+        } else { /* out of the running set: the last one takes its place */
+            size_t p = pos[i];
+            on[p] = on[--non];
+            pos[on[p]] = p;
+        }
+    }
+    free(ev);
+    free(on);
+    free(pos);
+    return TW_OK;
+}
+
+/* The fit's entry of a name; NULL when the fit has none. */
+static const tw_est_name *fitted(kfit_dev *x, const char *name)
+{
+    if (!x->e) return NULL;
+    const char *key;
+    bool added;
+    int64_t *v = tw_strmap_get(&x->by_name, name, &key, &added); /* one absent is added, 0 */
+    return v && *v > 0 && (size_t)*v <= x->e->nnames ? &x->e->names[*v - 1] : NULL;
+}
+
 /* The slot of name in m, added (value -1) when new; NULL when out of memory. */
 static int64_t *slot(tw_strmap *m, const char *name)
 {
@@ -304,67 +580,65 @@ static int64_t *slot(tw_strmap *m, const char *name)
     return x;
 }
 
-/* The estimate's name of that name; NULL when it has none. */
-static const tw_est_name *est_name(const tw_estimate *e, tw_strmap *by_est, const char *name)
+/* A new name's entry: its status and group from the fit. */
+static tw_kname new_name(const kfit_dev *x, const tw_klaunch *l, const tw_est_name *en)
 {
-    int64_t *k = slot(by_est, name);
-    return k && *k >= 0 && (size_t)*k < e->nnames ? &e->names[*k] : NULL;
+    tw_kname k = {.name = l->name, .dev = l->dev, .status = "unobserved", .sd_j = NAN};
+    if (!en) return k;
+    k.status = tw_est_status_name(en->status);
+    if (en->group >= 0 && (size_t)en->group < x->e->ngroups) k.group = tw_session_intern(x->e->groups[en->group].label);
+    return k;
 }
 
-/* The estimate's launches summed per name, the part inside [t0, t1]. The
- * estimate splits a group's energy over its launches by their activity: an
- * arbitrary split between its names, so a grouped name's energy is NaN, but
- * the sum (*kernels_j) counts it. */
-static tw_status sum_names(const tw_estimate *e, const tw_klaunch *l, size_t n, double t0, double t1, double gain,
-                           tw_kname **out, size_t *nout, double *kernels_j)
+/* The power above the baseline while a launch of en runs alone, with its
+ * sd: the name's own, else (grouped) its group's, which the name's energy
+ * does not show (NaN) but the sum counts. */
+static double launch_power(const kfit_dev *x, const tw_est_name *en, double *sd)
 {
-    tw_strmap by_est = {0}, by_out = {0};
-    tw_kname *v = calloc(n ? n : 1, sizeof *v);
-    tw_status st = v ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t i = 0; i < e->nnames && st == TW_OK; i++) {
-        int64_t *x = slot(&by_est, e->names[i].name);
-        if (!x)
-            st = tw_fail(TW_ENOMEM, "out of memory");
-        else
-            *x = (int64_t)i;
+    *sd = NAN;
+    if (!en || en->status == TW_EST_UNOBSERVED) return NAN;
+    if (en->status == TW_EST_GROUPED && en->group >= 0 && (size_t)en->group < x->e->ngroups) {
+        *sd = x->e->groups[en->group].power_sd_w;
+        return x->e->groups[en->group].power_w;
     }
+    *sd = en->power_sd_w;
+    return en->power_w;
+}
+
+/* The region's launches summed per name: activity x the fit's power. */
+static tw_status sum_names(kfit_dev *x, const tw_klaunch *l, size_t n, double t0, double t1, tw_kname **out,
+                           size_t *nout, double *kernels_j)
+{
+    tw_strmap by_out = {0};
+    tw_kname *v = calloc(n ? n : 1, sizeof *v);
+    double *act = malloc((n ? n : 1) * sizeof *act);
+    tw_status st = v && act ? activities(l, n, t0, t1, act) : tw_fail(TW_ENOMEM, "out of memory");
     size_t m = 0;
     *kernels_j = 0;
     for (size_t i = 0; i < n && st == TW_OK; i++) {
-        double in = overlap(l[i].t0, l[i].t1, t0, t1), len = l[i].t1 - l[i].t0;
+        double in = fmax(0.0, fmin(l[i].t1, t1) - fmax(l[i].t0, t0)), len = l[i].t1 - l[i].t0;
         if (!(in > 0) && !(len == 0 && l[i].t0 >= t0 && l[i].t0 <= t1)) continue;
-        int64_t *x = slot(&by_out, l[i].name);
-        if (!x) {
+        int64_t *k = slot(&by_out, l[i].name);
+        if (!k) {
             st = tw_fail(TW_ENOMEM, "out of memory");
             break;
         }
-        if (*x < 0) {
-            *x = (int64_t)m;
-            v[m] = (tw_kname){.name = l[i].name, .dev = l[i].dev, .status = "unobserved", .sd_j = NAN};
-            const tw_est_name *en = est_name(e, &by_est, l[i].name);
-            if (en) v[m].status = tw_est_status_name(en->status);
-            if (en && en->group >= 0 && (size_t)en->group < e->ngroups)
-                v[m].group = tw_session_intern(e->groups[en->group].label);
-            m++;
+        const tw_est_name *en = fitted(x, l[i].name);
+        if (*k < 0) {
+            *k = (int64_t)m;
+            v[m++] = new_name(x, &l[i], en);
+            v[*k].sd_j = 0;
         }
-        tw_kname *o = &v[*x];
+        tw_kname *o = &v[*k];
         o->launches++;
         o->time_s += in;
-        double share = len > 0 ? in / len : 1.0;
-        double ej = tw_estimate_event_energy_j(e, i);
-        double part = gain * share * ej; /* NaN: unobserved */
+        double sd, p = launch_power(x, en, &sd);
+        double part = p * act[i]; /* NaN: unobserved */
         if (isfinite(part)) *kernels_j += part;
         o->energy_j += o->group ? NAN : part;
+        o->sd_j += o->group ? NAN : sd * act[i]; /* the power's error is common to the name's launches */
     }
-    /* each name's sd: its whole estimate's, in proportion to the part inside */
-    for (size_t j = 0; j < m && st == TW_OK; j++) {
-        const tw_est_name *en = est_name(e, &by_est, v[j].name);
-        if (en && en->energy_j > 0)
-            v[j].sd_j = v[j].energy_j / (gain * en->energy_j) * gain * en->energy_sd_j;
-        else if (en)
-            v[j].sd_j = gain * en->energy_sd_j;
-    }
-    tw_strmap_free(&by_est);
+    free(act);
     tw_strmap_free(&by_out);
     if (st != TW_OK) {
         free(v);
@@ -391,50 +665,35 @@ static int by_energy(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, size_t nobs, const char *reading,
-                              double fit_t0, double t0, double t1, double total_j, double power_limit_w, tw_kname **out,
-                              size_t *nout, double *kernels_j, double *model_j)
+tw_status tw_kfit_region(tw_kfit *f, size_t dev, const tw_klaunch *l, size_t n, double t0, double t1, double total_j,
+                         tw_kname **out, size_t *nout, double *kernels_j, double *model_j)
 {
     *out = NULL;
     *nout = 0;
     *kernels_j = 0;
     *model_j = NAN;
     if (n == 0) return TW_OK;
-    tw_events *ev = NULL;
-    tw_estimate *e = NULL;
-    tw_status st = launches_as_events(l, n, &ev);
-    tw_est_reading rd = {.name = reading, .obs = obs, .n = nobs, .reference = false};
-    tw_est_config cfg;
-    tw_est_config_init(&cfg);
-    cfg.fit_t0_s = fit_t0;
-    cfg.fit_t1_s = t1;
-    cfg.power_limit_w = power_limit_w;
-    if (st == TW_OK) st = tw_estimate_run(&rd, 1, ev, &cfg, &e);
-    if (st == TW_EEMPTY) {
-        /* no readings over the region (a session closed before they came):
-         * the names with their launches and time, their energies unobserved */
-        tw_clear_error();
-        tw_estimate none;
-        memset(&none, 0, sizeof none);
-        st = sum_names(&none, l, n, t0, t1, 1.0, out, nout, kernels_j);
+    pthread_mutex_lock(&f->mu);
+    tw_status st = fit_reaching(f, dev, t0, t1, l, n);
+    kfit_dev *x = &f->d[dev];
+    if (st == TW_OK) st = sum_names(x, l, n, t0, t1, out, nout, kernels_j);
+    if (st == TW_OK && !x->e) {
+        /* no readings (a session closed before they came): the names with
+         * their launches and time, their energies unobserved */
         *kernels_j = NAN;
     } else if (st == TW_OK) {
-        st = sum_names(e, l, n, t0, t1, 1.0, out, nout, kernels_j);
-        if (st == TW_OK) {
-            /* the model's own energy over the region (baseline + the launches'
-             * parts inside) held to the region's total (the counter's, where
-             * it anchors): names and baseline alike, so that they add up to it.
-             * Scaling the names alone by the readings' gain left names plus
-             * baseline 4-6 % over the total on PyTorch steps (results/h100/api). */
-            double own = tw_estimate_baseline_j(e, t0, t1) + *kernels_j;
-            double s = isfinite(total_j) && own > 0 ? total_j / own : 1.0;
-            scale_names(*out, *nout, s);
-            *kernels_j *= s;
-            *model_j = s * own;
-        }
+        /* the model's own energy over the region (baseline + the launches'
+         * parts inside) held to the region's total (the counter's, where
+         * it anchors): names and baseline alike, so that they add up to it.
+         * Scaling the names alone by the readings' gain left names plus
+         * baseline 4-6 % over the total on PyTorch steps (results/h100/api). */
+        double own = tw_estimate_baseline_j(x->e, t0, t1) + *kernels_j;
+        double s = isfinite(total_j) && own > 0 ? total_j / own : 1.0;
+        scale_names(*out, *nout, s);
+        *kernels_j *= s;
+        *model_j = s * own;
     }
+    pthread_mutex_unlock(&f->mu);
     if (st == TW_OK) qsort(*out, *nout, sizeof **out, by_energy);
-    tw_estimate_free(e);
-    tw_events_free(ev);
     return st;
 }

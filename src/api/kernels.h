@@ -1,9 +1,9 @@
 /* A session's kernels (internal): with trace_kernels the session traces its
  * process's kernels in-process through CUPTI's activity API (the module the
  * injection library uses, src/inject/cupti_activity.h), keeps their launches
- * on its timeline while its regions may need them, and gives each ended
- * region the energy of every kernel name inside it, by the estimator over
- * the session's readings (src/estimate/estimator.h, as `truewatt run`).
+ * on its timeline while its regions and fits may need them, and gives each
+ * ended region the energy of every kernel name inside it, by the estimator
+ * fitted over the session's history (tw_kfit below).
  *
  * The tracer's thread asks CUPTI for its completed buffers every
  * TW_KTRACE_FLUSH_S, reads them into the launch store and tells the session
@@ -56,6 +56,44 @@ void tw_ktrace_trim(tw_ktrace *k, double t);
 /* Launches on none of the session's devices (dropped). */
 uint64_t tw_ktrace_foreign(tw_ktrace *k);
 
+/* The session's per-name powers, which its regions share: the estimator
+ * (src/estimate/estimator.h, as `truewatt run`) fitted over the session's
+ * trailing history of readings and launches (the source's), refitted when
+ * a region is read that the last fit does not serve (it ends over 2 s
+ * before the region's end, or lacks one of its names): at that read, never
+ * on the sampler's thread or in a region's begin or end. A region's names
+ * are its launches' activity inside it times each name's fitted power, with
+ * the same fit's baseline over the region beside them, so that a name's
+ * energy repeats from region to region as its launches do: a fit over one
+ * region of a few hundred milliseconds cannot resolve dozens of names, and
+ * gave the same PyTorch step's names energies that differed wildly from
+ * window to window (results/h100/api/kernels.txt). Memory: the last fit
+ * (names squared) and the history the source keeps. Refcounted: a region
+ * may be read after its session closed. */
+typedef struct tw_kfit tw_kfit;
+
+/* Device dev's history for a fit, copied: its launches overlapping [*t0,
+ * *t1] (*l malloc'ed) and its readings' observations inside it; the span is
+ * the source's (the session's history up to where readings and kernels both
+ * reach), back to `from` too where it holds that (a region longer than the
+ * history it keeps). Called with the fit's lock held. */
+typedef tw_status (*tw_kfit_source)(void *arg, size_t dev, double from, tw_klaunch **l, size_t *nl, tw_obs_series *obs,
+                                    double *t0, double *t1);
+
+/* power_limit_w: per device (NaN: unknown); reading: the observations' name (kept). */
+tw_status tw_kfit_new(size_t ndev, const double *power_limit_w, const char *reading, tw_kfit_source src, void *arg,
+                      tw_kfit **out);
+tw_kfit *tw_kfit_ref(tw_kfit *f);
+void tw_kfit_unref(tw_kfit *f);
+/* A region that ended at t1 completed (tw_kfit_expect) and will be read;
+ * it was read or freed (tw_kfit_done). Cheap: under the session's lock. */
+void tw_kfit_expect(tw_kfit *f, double t1);
+void tw_kfit_done(tw_kfit *f);
+/* The session closes (without its lock held, its history still there): a
+ * last fit when regions wait that the last fit does not reach, then no
+ * source. */
+void tw_kfit_detach(tw_kfit *f);
+
 /* One kernel name's share of a region on one GPU. */
 typedef struct tw_kname {
     const char *name;
@@ -66,18 +104,18 @@ typedef struct tw_kname {
     const char *group; /* grouped: its group's label (interned); else NULL */
 } tw_kname;
 
-/* The region [t0, t1]'s kernel names from the launches (those overlapping
- * [fit_t0, t1]) and the readings' observations over [fit_t0, t1]: the
- * estimator's per-launch energies, the part of each launch inside the region
- * summed per name; names and the estimator's baseline over the region
- * scaled together so that they add up to total_j (the region's energy, the
- * counter's where it anchors; NaN: not scaled). *kernels_j: the names' sum;
- * *model_j: that plus the baseline over the region (with the groups' energies, which the names they hold have
- * not: NaN, status "grouped"). Names by energy, largest first (*out malloc'ed). Without
- * readings over the region: the names' launches and time, energies NaN
+/* The region [t0, t1]'s kernel names on device dev from its launches l
+ * (those overlapping it) and the fit (refitted first where it does not
+ * serve the region): each name's activity inside the region times its fitted power,
+ * its status (below resolution, grouped, at the bound) the fit's; names and
+ * the fit's baseline over the region scaled together so that they add up
+ * to total_j (the region's energy, the counter's where it anchors; NaN: not
+ * scaled). *kernels_j: the names' sum (with the groups' energies, which the
+ * names they hold have not: NaN, status "grouped"); *model_j: that plus the
+ * baseline. Names by energy, largest first (*out malloc'ed). Without any
+ * fit (no readings): the names' launches and time, energies NaN
  * ("unobserved"). */
-tw_status tw_kernels_estimate(const tw_klaunch *l, size_t n, const tw_obs *obs, size_t nobs, const char *reading,
-                              double fit_t0, double t0, double t1, double total_j, double power_limit_w, tw_kname **out,
-                              size_t *nout, double *kernels_j, double *model_j);
+tw_status tw_kfit_region(tw_kfit *f, size_t dev, const tw_klaunch *l, size_t n, double t0, double t1, double total_j,
+                         tw_kname **out, size_t *nout, double *kernels_j, double *model_j);
 
 #endif

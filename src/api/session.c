@@ -46,7 +46,9 @@
 #define TRIM_EVERY 256   /* rows between trims */
 #define COUNTER "energy_j"
 #define READING_LEN 384
-#define KFIT_BEFORE_S 1.0 /* a region's kernels are fitted with this much of the time before it: the baseline */
+/* traced: the history kept for the kernel names' fit (kernels.h, tw_kfit): each name's power from
+ * every step of the last seconds, not from one region's few hundred milliseconds */
+#define KFIT_HISTORY_S 10.0
 
 /* The readings a region's energy may come from, best first. */
 static const char *const CANDIDATES[] = {"power_buffer_w", "energy_j", "power_usage_w"};
@@ -75,15 +77,13 @@ typedef struct rdev {
 
 enum { R_PENDING, R_COMPLETE, R_ABANDONED };
 
-/* A traced region's kernels on one GPU: what the estimator needs, taken at
- * its completion (the session forgets it later), estimated at the first ask. */
+/* A traced region's kernels on one GPU: its launches, taken at its
+ * completion (the session forgets them later), their names' energies from
+ * the session's fit (tw_kfit) at the first ask. */
 typedef struct rkern {
     tw_klaunch *l;
     size_t nl;
-    tw_obs *obs;
-    size_t nobs;
-    const char *reading; /* interned */
-    double total_j, power_limit_w;
+    double total_j;
     tw_kname *names; /* after the estimate */
     size_t nnames;
     double kernels_j, model_j;
@@ -101,8 +101,9 @@ struct tw_region {
     tw_region *prev, *next; /* the session's pending list */
     tw_region *inbox_next;  /* in the session's inbox, or its allocating thread's grave */
     _Atomic(void *) *grave; /* that grave (NULL: none, freed where it is done with) */
-    bool traced;            /* its session traces kernels: k is set at completion */
+    bool traced;            /* its session traces kernels: k and kf are set at completion */
     rkern *k;               /* per device; NULL: not traced, or out of memory */
+    tw_kfit *kf;            /* the session's fit (a reference), which gives k its names */
     atomic_int estimated;   /* k's names are there */
 };
 
@@ -123,6 +124,7 @@ struct tw_session {
     unsigned long rows;
     char notes[1024]; /* what the open said about the GPUs (tw_session_notes) */
     tw_ktrace *kt;    /* trace_kernels: the kernels */
+    tw_kfit *kf;      /* ... and their names' fit, shared with the regions */
     tw_recorder *rec; /* run_path: the run file */
     bool closing;     /* no more kernels will come */
 };
@@ -167,37 +169,53 @@ static tw_status line_obs(const tw_energy_line *l, double t0, double t1, tw_obs_
     return st;
 }
 
-/* Under the lock, at a traced region's completion: its kernels and each
- * GPU's readings over it and KFIT_BEFORE_S before (the baseline), kept in
- * the region for the estimate. Out of memory: the region has no kernels. */
+/* Under the lock, at a traced region's completion: its launches on each
+ * GPU and its total, kept in the region for its names (tw_kfit_region at
+ * the first ask). Out of memory: the region has no kernels. */
 static void take_kernels(const tw_session *s, tw_region *r)
 {
     r->k = calloc(r->ndev, sizeof *r->k);
     tw_status st = r->k ? TW_OK : TW_ENOMEM;
-    double fit_t0 = r->t0 - KFIT_BEFORE_S;
     for (size_t d = 0; d < r->ndev && st == TW_OK; d++) {
-        const sdev *dv = &s->dev[d];
         rkern *k = &r->k[d];
-        tw_obs_series o;
-        tw_obs_series_init(&o);
-        st = tw_ktrace_window(s->kt, d, fit_t0, r->t1, &k->l, &k->nl);
-        if (st == TW_OK) st = line_obs(&dv->line, fit_t0, r->t1, &o);
-        k->obs = o.v; /* owned by the region now */
-        k->nobs = o.n;
-        k->reading = dv->i_reading;
+        st = tw_ktrace_window(s->kt, d, r->t0, r->t1, &k->l, &k->nl);
         /* the region's total (the counter's, where it anchors): the kernels
          * and the baseline add up to it */
         k->total_j = r->d[d].energy_j;
-        k->power_limit_w = dv->info.power_limit_w;
         k->kernels_j = k->model_j = NAN;
     }
-    if (st == TW_OK) return;
-    for (size_t d = 0; r->k && d < r->ndev; d++) {
-        free(r->k[d].l);
-        free(r->k[d].obs);
+    if (st == TW_OK) {
+        r->kf = tw_kfit_ref(s->kf);
+        tw_kfit_expect(r->kf, r->t1);
+        return;
     }
+    for (size_t d = 0; r->k && d < r->ndev; d++)
+        free(r->k[d].l);
     free(r->k);
     r->k = NULL;
+}
+
+/* The fit's source (tw_kfit_source): device d's launches and readings of
+ * the last KFIT_HISTORY_S (or since `from`) up to where both reach, copied
+ * under the lock. */
+static tw_status kfit_history(void *arg, size_t d, double from, tw_klaunch **l, size_t *nl, tw_obs_series *o,
+                              double *t0, double *t1)
+{
+    tw_session *s = arg;
+    pthread_mutex_lock(&s->mu);
+    const tw_energy_line *line = &s->dev[d].line;
+    double end = tw_line_end_s(line);
+    if (!s->closing) end = fmin(end, tw_ktrace_flushed_s(s->kt)); /* kernels that ended later may still come */
+    double begin = fmax(fmin(end - KFIT_HISTORY_S, from), tw_line_start_s(line));
+    tw_status st = TW_OK;
+    if (end > begin) {
+        st = tw_ktrace_window(s->kt, d, begin, end, l, nl);
+        if (st == TW_OK) st = line_obs(line, begin, end, o);
+    }
+    pthread_mutex_unlock(&s->mu);
+    *t0 = begin;
+    *t1 = end;
+    return st;
 }
 
 static void complete_device(const tw_session *s, size_t d, tw_region *r)
@@ -239,9 +257,12 @@ static void unlink_pending(tw_session *s, tw_region *r)
 
 static void region_release(tw_region *r)
 {
+    if (r->kf) {
+        if (r->k && !atomic_load(&r->estimated)) tw_kfit_done(r->kf); /* never read */
+        tw_kfit_unref(r->kf);
+    }
     for (size_t d = 0; r->k && d < r->ndev; d++) {
         free(r->k[d].l);
-        free(r->k[d].obs);
         free(r->k[d].names);
     }
     free(r->k);
@@ -442,14 +463,14 @@ static void resolve_device(tw_session *s, const tw_sampler *smp, sdev *dv)
     }
 }
 
-/* The oldest time still needed: open and pending regions' begins, and the baseline's span. */
+/* The oldest time still needed: open and pending regions' begins, and the
+ * history the kernel names' fit covers (traced). */
 static double needed_from(tw_session *s, double end)
 {
     drain_inbox(s);
-    double before = s->kt ? KFIT_BEFORE_S : 0.0; /* a traced region's baseline */
-    double t = fmin(end - KEEP_S, tw_open_oldest(&s->open) - before);
+    double t = fmin(end - (s->kt ? fmax(KEEP_S, KFIT_HISTORY_S) : KEEP_S), tw_open_oldest(&s->open));
     for (const tw_region *r = s->pending; r; r = r->next)
-        if (r->t0 - before < t) t = r->t0 - before;
+        if (r->t0 < t) t = r->t0;
     return t;
 }
 
@@ -670,6 +691,8 @@ static tw_status intern_descriptions(tw_session *s)
 
 static void session_free(tw_session *s)
 {
+    tw_kfit_detach(s->kf); /* regions read later: a fit of the history while it is there */
+    tw_kfit_unref(s->kf);
     tw_open_each_grave(&s->open, release_list, NULL);
     if (s->sampler) {
         tw_sampler_stop(s->sampler);
@@ -742,7 +765,11 @@ static tw_status start_tracing(tw_session *s)
                            .notify = kernels_flushed,
                            .record = s->rec ? record_activity : NULL,
                            .arg = s};
-    return tw_ktrace_start(&kc, &s->kt);
+    double limit[MAX_GPUS];
+    for (size_t d = 0; d < s->ndev; d++)
+        limit[d] = s->dev[d].info.power_limit_w;
+    tw_status st = tw_kfit_new(s->ndev, limit, "power", kfit_history, s, &s->kf);
+    return st == TW_OK ? tw_ktrace_start(&kc, &s->kt) : st;
 }
 
 tw_status tw_session_open(const tw_session_config *cin, tw_session **out)
@@ -873,6 +900,7 @@ static tw_region *new_region(const tw_session *s, char *name, double t0, double 
     atomic_init(&r->state, R_PENDING);
     r->traced = s->kt != NULL;
     r->k = NULL;
+    r->kf = NULL;
     atomic_init(&r->estimated, 0);
     return r;
 }
@@ -943,7 +971,7 @@ void tw_region_free(tw_region *r)
 size_t tw_region_device_count(const tw_region *r) { return r ? r->ndev : 0; }
 
 /* A traced region's kernel names, estimated once, by the first caller
- * (the estimate is seconds of CPU for a long region: never the sampler's). */
+ * (a fit is up to seconds of CPU: never the sampler's). */
 static pthread_mutex_t estimate_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static tw_status estimate_kernels(tw_region *r)
@@ -953,17 +981,16 @@ static tw_status estimate_kernels(tw_region *r)
     pthread_mutex_lock(&estimate_mu);
     for (size_t d = 0; d < r->ndev && !atomic_load(&r->estimated); d++) {
         rkern *k = &r->k[d];
-        k->st = tw_kernels_estimate(k->l, k->nl, k->obs, k->nobs, "power", r->t0 - KFIT_BEFORE_S, r->t0, r->t1,
-                                    k->total_j, k->power_limit_w, &k->names, &k->nnames, &k->kernels_j, &k->model_j);
+        k->st = tw_kfit_region(r->kf, d, k->l, k->nl, r->t0, r->t1, k->total_j, &k->names, &k->nnames, &k->kernels_j,
+                               &k->model_j);
         if (k->st != TW_OK) { /* out of memory: said by tw_region_kernel_get */
             snprintf(k->err, sizeof k->err, "%s", tw_last_error());
             k->kernels_j = k->model_j = NAN;
         }
         free(k->l);
-        free(k->obs);
         k->l = NULL;
-        k->obs = NULL;
     }
+    if (!atomic_load(&r->estimated)) tw_kfit_done(r->kf);
     atomic_store(&r->estimated, 1);
     pthread_mutex_unlock(&estimate_mu);
     return TW_OK;

@@ -10,9 +10,6 @@
 #include "cli/experiment.h"
 
 #define CMD "isa"
-#ifndef TW_DATA_DIR_DEFAULT
-#define TW_DATA_DIR_DEFAULT "data"
-#endif
 #define MAX_ONLY 128
 
 typedef struct isa_args {
@@ -112,8 +109,7 @@ int cmd_isa(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     }
     char paper_csv[4096];
-    const char *data = getenv("TW_DATA_DIR");
-    snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", data && *data ? data : TW_DATA_DIR_DEFAULT);
+    snprintf(paper_csv, sizeof paper_csv, "%s/arafa2020_table1.csv", tw_data_dir());
     a.isa.paper_table = paper_csv;
     tw_status st = tw_isa_experiment(&a.exp.o, &a.isa, stdout);
     free(a.only_buf);

@@ -48,7 +48,8 @@ extern char **environ;
     "standard error, or a bound when the readings cannot resolve it; names always seen\n"                              \
     "together form a group. docs/methods.md says how.\n\n"                                                             \
     "environment:\n"                                                                                                   \
-    "  TW_INJECT_LIBRARY  the injection library (default: libtruewatt-inject.so beside truewatt)\n"                    \
+    "  TW_INJECT_LIBRARY  the injection library (default: the installed lib/truewatt/libtruewatt-inject.so,\n"         \
+    "                     found from where libtruewatt lies; in a build tree, the one built beside it)\n"              \
     "  TW_CUPTI_LIBRARY   the libcupti it loads when CMD has none loaded (default: the library path,\n"                \
     "                     then $CUDA_HOME/lib64 and /usr/local/cuda)\n"                                                \
     "  TW_NVML_LIBRARY    libnvidia-ml to use (default libnvidia-ml.so.1)\n"                                           \
@@ -148,7 +149,7 @@ static int parse_args(int argc, char **argv, run_args *a)
          .type = CLI_OPT_STRING,
          .arg = "FILE",
          .help = "the sensor profile to use (default: the one for the GPU and driver in\n"
-                 "$TW_PROFILE_DIR, else the profiles truewatt was built with)",
+                 "$TW_PROFILE_DIR, else the installed profiles (truewatt sensor show --help))",
          .out = &a->profile},
         {.name = "merge-wait",
          .type = CLI_OPT_DOUBLE,
@@ -266,24 +267,6 @@ static char *absolute(const char *path)
     return out;
 }
 
-/* The injection library: $TW_INJECT_LIBRARY, else beside this executable. */
-static char *inject_library(void)
-{
-    const char *env = getenv("TW_INJECT_LIBRARY");
-    if (env && *env) return absolute(env);
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return NULL;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return NULL;
-    *slash = '\0';
-    size_t len = strlen(exe) + sizeof "/libtruewatt-inject.so";
-    char *out = malloc(len);
-    if (out) snprintf(out, len, "%s/libtruewatt-inject.so", exe);
-    return out;
-}
-
 typedef struct envp {
     char **v;
     size_t n;
@@ -335,8 +318,9 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
     snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
     if (!env_set(e, "TW_EVENTS_PATH", events_abs) || !env_set(e, "TW_T0_MONO_NS", t0s)) return false;
     if (a->no_inject) return true;
-    char *lib = inject_library();
-    bool ok = true;
+    /* $TW_INJECT_LIBRARY, else the installed one, else the build tree's (tw_inject_library) */
+    char *lib = absolute(tw_inject_library());
+    bool ok = lib != NULL;
     if (lib && cli_is_file(lib)) {
         ok = env_set(e, "CUDA_INJECTION64_PATH", lib);
         /* NVTX ranges: the injection library is NVTX's injection too, whatever
@@ -356,7 +340,7 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
         snprintf(warn + used, warn_len - used,
                  "warning: no injection library at %s: no kernel timeline, whole-run energy only "
                  "(set TW_INJECT_LIBRARY)\n",
-                 lib ? lib : "(unknown: cannot read /proc/self/exe)");
+                 lib ? lib : "(unknown)");
     }
     free(lib);
     return ok;

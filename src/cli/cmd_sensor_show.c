@@ -17,13 +17,14 @@ static int parse_args(int argc, char **argv, bool *as_json, const char **path)
          .out = as_json},
     };
     const cli_opts o = {.cmd = CMD,
-                        .synopsis = "[--json] PROFILE.json",
+                        .synopsis = "[--json] PROFILE.json|NAME",
                         .about =
                             "Prints a sensor profile (written by 'truewatt sensor identify'): the GPU, driver and\n"
                             "levels, and for every reading its response model (rc, boxcar, window, counter), update\n"
                             "period (median, p10-p90), window, delay, time constant C, coverage and fit residual.\n"
                             "The reading truewatt would pick for energy is marked 'best' (full coverage first,\n"
-                            "then the finest time resolution).",
+                            "then the finest time resolution). A NAME without '/' that is no file here is the\n"
+                            "profile NAME(.json) in $TW_PROFILE_DIR, else in the installed profiles.",
                         .opt = opt,
                         .n = CLI_OPTS_N(opt),
                         .min_args = 1,

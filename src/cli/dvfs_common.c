@@ -8,10 +8,6 @@
 
 #include "cli/cli.h"
 
-#ifndef TW_DATA_DIR_DEFAULT
-#define TW_DATA_DIR_DEFAULT "data"
-#endif
-
 int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t cap)
 {
     size_t len = strlen(gpu);
@@ -19,8 +15,7 @@ int cli_dvfs_params_path(const char *cmd, const char *gpu, char *path, size_t ca
         snprintf(path, cap, "%s", gpu);
         return 0;
     }
-    const char *dir = getenv("TW_DATA_DIR");
-    snprintf(path, cap, "%s/dvfs/%s.json", dir && *dir ? dir : TW_DATA_DIR_DEFAULT, gpu);
+    snprintf(path, cap, "%s/dvfs/%s.json", tw_data_dir(), gpu);
     if (access(path, R_OK) == 0) return 0;
     return cli_usage(cmd, "--gpu: no parameter set named '%s' (gtx980, gtx1080ti, p100, v100)", gpu);
 }

@@ -12,6 +12,14 @@
 /* The poll gap is split in half to place an update, but never by more than
  * this: a poll that blocked (K20: 4.7 ms) returns a value fresh at its end. */
 #define MAX_HALF_GAP_S 0.5e-3
+/* Own stamps on a sampling grid (tw_updates_regularize): the neighbours on
+ * each side that place a stamp on the grid, the share of them that must sit
+ * on it (within GRID_TOL of a period) for the series to count as a grid, and
+ * the most a stamp may be off it to be moved onto it. */
+#define GRID_HALF 8
+#define GRID_MIN_SHARE 0.6
+#define GRID_TOL 0.05
+#define GRID_MAX_OFF 0.25
 
 static tw_status push_update(tw_update_series *s, double t_s, double value)
 {
@@ -32,6 +40,7 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
     tw_status st = tw_sensor_rewind(src);
     if (st != TW_OK) return st;
     bool have = false;
+    size_t first = out->n, own_n = 0;
     double last_v = NAN, last_stamp = NAN, prev_row = NAN, prev_gap = INFINITY;
     for (;;) {
         tw_row row;
@@ -49,6 +58,7 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
                 double gap = isnan(prev_row) ? 0.0 : fmin(row_t - prev_row, prev_gap);
                 double u = own ? stamp : row_t - fmin(0.5 * gap, MAX_HALF_GAP_S);
                 if ((st = push_update(out, u, v)) != TW_OK) return st;
+                own_n += own;
             }
             have = true;
             last_v = v;
@@ -57,6 +67,87 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
         if (!isnan(prev_row)) prev_gap = row_t - prev_row;
         prev_row = row_t;
     }
+    /* stamps of the reading's own (the sample buffer) only: a poll's instant is no grid */
+    if (own_n > 0 && own_n == out->n - first) {
+        tw_update_series own = {out->v + first, out->n - first, out->n - first};
+        return tw_updates_regularize(&own);
+    }
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- stamps on a sampling grid */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median period: the sampling grid's step, robust to a late stamp now and then. */
+static tw_status median_step(const tw_update_series *u, double *step)
+{
+    double *d = malloc((u->n - 1) * sizeof *d);
+    if (!d) return tw_fail(TW_ENOMEM, "out of memory (%zu stamps)", u->n);
+    size_t m = 0;
+    for (size_t k = 1; k < u->n; k++)
+        if (u->v[k].t_s > u->v[k - 1].t_s) d[m++] = u->v[k].t_s - u->v[k - 1].t_s;
+    qsort(d, m, sizeof *d, cmp_double);
+    *step = m ? d[m / 2] : NAN;
+    free(d);
+    return TW_OK;
+}
+
+/* Where the grid through neighbours t[lo..hi] (originals) puts stamp k: the
+ * median of their stamps moved by their whole number of steps; NaN where
+ * fewer than GRID_MIN_SHARE of them sit on that grid; INFINITY where there
+ * are too few to tell (the series' ends). */
+static double grid_side(const double *t, size_t lo, size_t hi, size_t k, double step)
+{
+    double c[GRID_HALF];
+    size_t m = 0;
+    for (size_t j = lo; j <= hi && m < GRID_HALF; j++)
+        c[m++] = t[j] - round((t[j] - t[k]) / step) * step;
+    if (m < 3) return INFINITY;
+    qsort(c, m, sizeof *c, cmp_double);
+    double at = c[m / 2];
+    size_t on = 0;
+    for (size_t j = 0; j < m; j++)
+        on += fabs(c[j] - at) <= GRID_TOL * step;
+    return (double)on >= GRID_MIN_SHARE * (double)m ? at : NAN;
+}
+
+/* Where the grid puts stamp k: the grids through its neighbours before and
+ * after it, where both are grids and agree (no phase jump, no gap of a
+ * fraction of a period in between), or the one side at an end of the
+ * series; NaN otherwise. */
+static double grid_place(const double *t, size_t n, size_t k, double step)
+{
+    if (k == 0 || k + 1 >= n) return NAN;
+    double before = grid_side(t, k > GRID_HALF ? k - GRID_HALF : 0, k - 1, k, step);
+    double after = grid_side(t, k + 1, k + GRID_HALF < n ? k + GRID_HALF : n - 1, k, step);
+    if (isinf(before)) return after;
+    if (isinf(after)) return before;
+    if (!(fabs(before - after) <= GRID_TOL * step)) return NAN;
+    return 0.5 * (before + after);
+}
+
+tw_status tw_updates_regularize(tw_update_series *u)
+{
+    if (!u || u->n < GRID_HALF + 1) return TW_OK;
+    double step = NAN;
+    tw_status st = median_step(u, &step);
+    if (st != TW_OK || !(step > 0)) return st;
+    double *t = malloc(u->n * sizeof *t);
+    if (!t) return tw_fail(TW_ENOMEM, "out of memory (%zu stamps)", u->n);
+    for (size_t k = 0; k < u->n; k++)
+        t[k] = u->v[k].t_s;
+    for (size_t k = 0; k < u->n; k++) {
+        double at = grid_place(t, u->n, k, step); /* finite: k has neighbours on both sides */
+        if (!isfinite(at) || !(fabs(at - t[k]) <= GRID_MAX_OFF * step)) continue;
+        /* each interval it closes and opens stays at least half a period long */
+        if (at - u->v[k - 1].t_s >= 0.5 * step && t[k + 1] - at >= (0.5 + GRID_MAX_OFF) * step) u->v[k].t_s = at;
+    }
+    free(t);
     return TW_OK;
 }
 

@@ -73,7 +73,8 @@ typedef struct tw_update_series {
 
 void tw_update_series_free(tw_update_series *s);
 /* Reads every update of `reading` over the whole source (rewinding it first).
- * Rows where the reading is invalid are skipped. */
+ * Rows where the reading is invalid are skipped. A reading whose values carry
+ * their own stamps gets them through tw_updates_regularize. */
 tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out);
 
 /* On a reading's updates: the index of the last update at or before t
@@ -81,6 +82,17 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
  * between see); a counter read at t, interpolated between its updates; the
  * sample buffer's values as the mean power of the interval each closes,
  * integrated over [a, b]. NaN where the updates do not reach. */
+/* Stamps on a sampling grid put back on it. The H100's sample buffer takes a
+ * value every 20.000 ms, but stamps one in five of them 1-3 ms late (the
+ * others within 0.1 ms of the grid); a late stamp moves energy between the two
+ * intervals it closes and opens (the residual rms of a fit fell from 5.6 to
+ * 4.0 W once they were put back). Each stamp is placed where the grid
+ * through its neighbours puts it (the median over 8 on each side of their
+ * stamps moved by whole median periods), if most of those neighbours sit on
+ * that grid and the stamp is within a quarter period of it; a series that is
+ * no grid (irregular sampling, gaps) keeps its stamps. */
+tw_status tw_updates_regularize(tw_update_series *u);
+
 size_t tw_updates_index_at(const tw_update_series *u, double t);
 double tw_updates_hold_integral(const tw_update_series *u, double a, double b);
 double tw_updates_counter_at(const tw_update_series *u, double t);

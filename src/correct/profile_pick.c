@@ -8,15 +8,7 @@
 #include <sys/stat.h>
 #include "core/error.h"
 
-#ifndef TW_PROFILE_DIR_DEFAULT
-#define TW_PROFILE_DIR_DEFAULT "data/profiles"
-#endif
-
-const char *tw_profile_dir(void)
-{
-    const char *env = getenv("TW_PROFILE_DIR");
-    return env && *env ? env : TW_PROFILE_DIR_DEFAULT;
-}
+/* tw_profile_dir (the folder searched): src/api/data_dirs.c */
 
 tw_status tw_profile_pick(const char *given, const char *gpu, const char *driver, tw_profile *out, char *how,
                           size_t how_cap)

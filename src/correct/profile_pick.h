@@ -1,6 +1,6 @@
 /* Which sensor profile a command uses: the one given (--profile), else the
  * one identified for this GPU and driver in the profile folder
- * ($TW_PROFILE_DIR, else the data/profiles/ folder truewatt was built from),
+ * (tw_profile_dir: $TW_PROFILE_DIR, else the installed or source tree's profiles),
  * else one of the same GPU with another driver (said so). */
 #ifndef TW_CORRECT_PROFILE_PICK_H
 #define TW_CORRECT_PROFILE_PICK_H

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "correct/identify.h"
@@ -84,9 +85,22 @@ tw_status tw_profile_print(FILE *out, const char *path, const tw_profile *p)
     return TW_OK;
 }
 
+/* A bare name that is no file here (no '/': "nvidia-h100-80gb-hbm3_580.159.04", with or without
+ * .json) is one of the profiles in tw_profile_dir (the installed ones); into buf, else path itself. */
+static const char *resolve_profile(const char *path, char *buf, size_t cap)
+{
+    if (strchr(path, '/') || access(path, F_OK) == 0) return path;
+    size_t len = strlen(path);
+    bool has_json = len > 5 && strcmp(path + len - 5, ".json") == 0;
+    snprintf(buf, cap, "%s/%s%s", tw_profile_dir(), path, has_json ? "" : ".json");
+    return access(buf, F_OK) == 0 ? buf : path;
+}
+
 tw_status tw_profile_show(const char *path, bool json, FILE *out)
 {
     if (!path || !out) return tw_fail(TW_EINVAL, "tw_profile_show: no path or no stream");
+    char buf[4096];
+    path = resolve_profile(path, buf, sizeof buf);
     tw_profile p;
     tw_status st = tw_profile_load(path, &p);
     if (st != TW_OK) return st;

@@ -5,6 +5,13 @@
 # find_package(truewatt), and each run on the fake libnvidia-ml at a scripted
 # constant power: the region's energy must be P x its time within the stated
 # sd, P from the scenario itself (the fake's truth).
+# Then the prefix is moved elsewhere (relocation) and its truewatt must find
+# its own data and injection library there, with no environment pointing to
+# them: `backends` and `sensor show NAME` name the moved share/truewatt, and
+# `truewatt run` of tests/inject's host program (the fake CUPTI, on the fake
+# libnvidia-ml named as an H100) reports the program's kernels with the
+# profile from the moved prefix (skipped where the injection library is not
+# built).
 #
 # usage: install.sh BIN FAKE_LIBNVIDIA_ML BUILD_DIR SOURCE_DIR (BIN: the truewatt built there)
 set -u
@@ -114,4 +121,50 @@ else
     cat cmake.log
     fail "the CMake project with find_package(truewatt) does not build"
 fi
+
+# ---- relocation: the prefix moved, nothing in the environment pointing to it or to the build tree
+mkdir -p "$T/elsewhere"
+mv "$T/prefix" "$T/elsewhere/p" || { echo "FAIL: cannot move the prefix"; exit 1; }
+P=$T/elsewhere/p
+BINTW=$P/${BINTW#"$T/prefix/"}
+unset TW_PROFILE_DIR TW_DATA_DIR TW_INJECT_LIBRARY PKG_CONFIG_PATH
+export LD_LIBRARY_PATH=
+SHARE=$(cd "$P" && find . -path '*/truewatt/profiles' -type d | head -1)
+SHARE=$P/${SHARE#./}
+case $SHARE in "$P"/share/truewatt/profiles) ok "profiles installed in ${SHARE#"$P/"}" ;;
+*) fail "no share/truewatt/profiles installed under the prefix ($SHARE)" ;; esac
+out=$("$BINTW" backends 2>&1)
+grep -qx "sensor profiles: $SHARE ([1-9][0-9]*)" <<<"$out" && ok "moved: backends names the moved profiles" ||
+    fail "moved: backends does not name $SHARE: $out"
+want=$(cd "$SRC/data/profiles" && ls | head -1)
+out=$("$BINTW" sensor show "${want%.json}" 2>&1)
+[ "$(head -1 <<<"$out")" = "sensor profile $SHARE/$want" ] && ok "moved: sensor show ${want%.json} reads $SHARE/$want" ||
+    fail "moved: sensor show ${want%.json}: $(head -3 <<<"$out")"
+
+FAKE_CUPTI=$BUILD/tests/inject/libfake-cupti.so
+HOST=$BUILD/tests/inject/tw_inject_host
+if [ ! -f "$FAKE_CUPTI" ] || [ ! -x "$HOST" ]; then
+    echo "SKIP (part): the fake CUPTI and its host program are not built (no cupti.h): no truewatt run"
+    exit $status
+fi
+inj=$(find "$P" -name libtruewatt-inject.so | head -1)
+[ -n "$inj" ] && ok "${inj#"$P/"} installed" || fail "libtruewatt-inject.so not installed"
+# the host program's kernels: spin three times on the fake GPU's UUID, 400 W in the fake's scenario
+printf 'name,start_s,duration_s,power_w\nspin,0.5,0.3,400\nspin,0.9,0.3,400\nspin,1.3,0.3,400\n' >spin.csv
+env -u TW_FAKE_NVML_T0_MONO_NS TW_FAKE_NVML_SCENARIO=$T/spin.csv TW_FAKE_NVML_NAME="NVIDIA H100 80GB HBM3" \
+    TW_FAKE_NVML_UUIDS=GPU-0a0a0a0a-0000-4000-8000-00000000aa00 INJECT_HOST_UUID=0a0a0a0a00004000800000000000aa00 \
+    TW_RUN_EXPORT_T0_TO_FAKE=1 INJECT_HOST_CUPTI=$FAKE_CUPTI \
+    "$BINTW" run --json -o run.sqlite -- "$HOST" - gpu >run.json 2>run.err || fail "moved: truewatt run: $(cat run.err)"
+grep -q "no injection library" run.err && fail "moved: truewatt run found no injection library: $(cat run.err)"
+python3 - run.json "$SHARE" <<'PY' && ok "moved: truewatt run's report has the 3 kernels, the profile from $SHARE" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = d["devices"][0]
+k = {x["name"]: x for x in dev.get("names") or [] if x["kind"] == "kernel"}
+spin = k.get("spin(float*, int)")
+assert spin and spin["launches"] == 3, f"kernels {sorted(k)}"
+src = dev["profile"]["source"]
+assert src.startswith(f"sensor profile {sys.argv[2]}/"), f"profile: {src}"
+PY
+    fail "moved: truewatt run's report: $(cat run.err)"
 exit $status

@@ -72,7 +72,7 @@ static void sleep_until_scenario(double t)
  * before it): the session sees the GPU at its active-idle level throughout. */
 static const char *scenario_csv(void)
 {
-    static char buf[1024];
+    static char buf[16384];
     size_t n = (size_t)snprintf(buf, sizeof buf, "name,start_s,duration_s,power_w\nwarm,1.0,0.05,150\n");
     for (size_t i = 0; i < NLAUNCH; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "%s,%.3f,%.3f,%.1f\n", L[i].name, L[i].start_s, L[i].duration_s,
@@ -109,9 +109,9 @@ static int together_env(void **state)
     return 0;
 }
 
-/* The fake CUPTI's records of the scenario's launches, on CUPTI's clock
- * (CLOCK_REALTIME, as the fake's). */
-static void push_launches(void)
+/* The fake CUPTI's records of launches [from, to) of the scenario, on
+ * CUPTI's clock (CLOCK_REALTIME, as the fake's). */
+static void push_range(size_t from, size_t to)
 {
     void *h = dlopen(TW_FAKE_CUPTI_PATH, RTLD_NOW | RTLD_NOLOAD);
     assert_non_null(h);
@@ -120,7 +120,7 @@ static void push_launches(void)
     assert_non_null(sym);
     memcpy(&push, &sym, sizeof sym);
     int64_t offset = (int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)clock_ns(CLOCK_MONOTONIC);
-    for (size_t i = 0; i < NLAUNCH; i++) {
+    for (size_t i = from; i < to; i++) {
         CUpti_ActivityKernel10 k;
         memset(&k, 0, sizeof k);
         k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -136,6 +136,8 @@ static void push_launches(void)
     }
     dlclose(h);
 }
+
+static void push_launches(void) { push_range(0, NLAUNCH); }
 
 /* A name's expected energy above the GPU's active idle: the scenario's exact
  * energy over each of its launches less the idle power over them. */
@@ -157,6 +159,53 @@ static double expected_j(const char *name, uint64_t *launches, double *time_s)
     return e;
 }
 
+/* ---- the same step in several windows (repeat_across_windows)
+ * Two names, each first alone for 0.5 s (as a program's warm-up or other
+ * phases would show them), then in REPEAT_WINDOWS identical windows, 1.5 s
+ * apart, each REPEAT_PAIRS pairs of 5 ms launches, ka then kb: in a window the
+ * buffer's 20 ms tiles hold two of each, always in the same proportion, so
+ * the window alone cannot tell the two names apart, while the session's
+ * history can. */
+#define REPEAT_WINDOWS 3
+#define REPEAT_PAIRS 30
+#define REPEAT_KERNEL_S 0.005
+#define REPEAT_FIRST_S 8.4
+#define REPEAT_EVERY_S 1.5
+static launch REPEAT[2 + REPEAT_WINDOWS * 2 * REPEAT_PAIRS];
+
+static double window_start_s(int w) { return REPEAT_FIRST_S + REPEAT_EVERY_S * w; }
+
+static int repeat_env(void **state)
+{
+    fake_env(state);
+    size_t n = 0;
+    REPEAT[n++] = (launch){"ka", 6.0, 0.5, 400.0};
+    REPEAT[n++] = (launch){"kb", 6.6, 0.5, 250.0};
+    for (int w = 0; w < REPEAT_WINDOWS; w++)
+        for (int p = 0; p < REPEAT_PAIRS; p++) {
+            double t = window_start_s(w) + 2 * REPEAT_KERNEL_S * p;
+            REPEAT[n++] = (launch){"ka", t, REPEAT_KERNEL_S, 400.0};
+            REPEAT[n++] = (launch){"kb", t + REPEAT_KERNEL_S, REPEAT_KERNEL_S, 250.0};
+        }
+    L = REPEAT;
+    NLAUNCH = n;
+    setenv("TW_FAKE_NVML_SCENARIO", tw_test_file(4, scenario_csv()), 1);
+    return 0;
+}
+
+/* A name's expected energy above the active idle over [a, b] of the
+ * scenario's time: the scenario's exact energy over the part of each of its
+ * launches inside, less the idle power over it. */
+static double expected_in_j(const tw_scenario *sc, const char *name, double a, double b)
+{
+    double idle = tw_scenario_active_idle_w(sc), e = 0;
+    for (size_t i = 0; i < NLAUNCH; i++) {
+        double x = fmax(a, L[i].start_s), y = fmin(b, L[i].start_s + L[i].duration_s);
+        if (strcmp(L[i].name, name) == 0 && y > x) e += tw_scenario_true_energy_j(sc, x, y) - idle * (y - x);
+    }
+    return e;
+}
+
 /* A config that traces kernels on `backend`. */
 static tw_session_config traced(const char *backend)
 {
@@ -167,16 +216,23 @@ static tw_session_config traced(const char *backend)
     return c;
 }
 
-static void per_kernel_energies(void **state)
+/* A session tracing kernels on the fake, which it reads as documented
+ * (20 ms tiles, no rc): not with the H100's models. */
+static tw_session *open_fake_traced(void)
 {
-    (void)state;
     tw_session_config c = traced("nvml");
-    /* the fake's readings as documented (20 ms tiles, no rc): not the H100's models */
     c.profile_path = TW_TEST_DATA "/profile_fake_h100.json";
     tw_session *s = NULL;
     tw_status st = tw_session_open(&c, &s);
     if (st != TW_OK) fprintf(stderr, "tw_session_open: %s\n", tw_last_error());
     assert_int_equal(st, TW_OK);
+    return s;
+}
+
+static void per_kernel_energies(void **state)
+{
+    (void)state;
+    tw_session *s = open_fake_traced();
     assert_int_equal(tw_region_begin(s, "step"), TW_OK);
     sleep_until_scenario(REGION_END_S);
     push_launches(); /* CUPTI hands the records over after the kernels ran */
@@ -346,6 +402,71 @@ static void grouped_names(void **state)
     tw_session_close(s);
 }
 
+/* The same step in every window: each name's energy is the same in every
+ * window, and the scenario's truth, though no window alone resolves the
+ * names (issue 17: on the H100, 0 of a PyTorch step's names had an energy in
+ * all 5 windows, results/h100/api/kernels.txt). Tolerance 5 %: the names'
+ * powers come from 0.5 s of each alone (the 20 ms tiles resolve them within
+ * a few tenths of a per cent) and the windows begin and end 0.2 s and 0.05 s
+ * outside their launches, in the idle, where no tile's mean hides part of
+ * a launch; the existing per-launch bound above is 3 %. */
+static void repeat_across_windows(void **state)
+{
+    (void)state;
+    tw_session *s = open_fake_traced();
+    tw_scenario *sc = NULL;
+    assert_int_equal(tw_scenario_load(tw_test_file(5, scenario_csv()), TW_SIM_H100, &sc), TW_OK);
+    /* the session's time -> the scenario's */
+    double offset = 1e-9 * (double)(int64_t)(tw_session_t0_mono_ns(s) - t0_ns);
+    sleep_until_scenario(7.2);
+    push_range(0, 2);
+    const char *names[2] = {"ka", "kb"};
+    double got[REPEAT_WINDOWS][2];
+    for (int w = 0; w < REPEAT_WINDOWS; w++) {
+        double ws = window_start_s(w);
+        sleep_until_scenario(ws - 0.2);
+        assert_int_equal(tw_region_begin(s, "step"), TW_OK);
+        sleep_until_scenario(ws + 2 * REPEAT_KERNEL_S * REPEAT_PAIRS + 0.05);
+        size_t first = 2 + (size_t)w * 2 * REPEAT_PAIRS;
+        push_range(first, first + 2 * REPEAT_PAIRS);
+        tw_region *r = NULL;
+        assert_int_equal(tw_region_end(s, "step", &r), TW_OK);
+        if (w == REPEAT_WINDOWS - 1) { /* the last one read after the session closed: the close fits for it */
+            tw_session_close(s);
+            s = NULL;
+        }
+        size_t n = tw_region_kernel_count(r);
+        double a = tw_region_start_s(r) + offset, b = tw_region_end_s(r) + offset;
+        assert_true(a < ws && b > ws + 2 * REPEAT_KERNEL_S * REPEAT_PAIRS); /* around the whole step */
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < n; i++) {
+            tw_region_kernel k = {.size = sizeof k};
+            assert_int_equal(tw_region_kernel_get(r, i, &k), TW_OK);
+            int j = strcmp(k.name, "ka") == 0 ? 0 : 1;
+            assert_string_equal(k.name, names[j]);
+            double want = expected_in_j(sc, k.name, a, b);
+            fprintf(stderr, "  window %d [%.3f, %.3f] s: %s %llu launches, %.4f J +- %.4f (%s); want %.4f J\n", w, a, b,
+                    k.name, (unsigned long long)k.launches, k.energy_j, k.energy_sd_j, k.status, want);
+            assert_int_equal(k.launches, REPEAT_PAIRS);
+            assert_string_equal(k.status, "ok");
+            assert_true(fabs(k.energy_j - want) <= 0.05 * want);
+            got[w][j] = k.energy_j;
+        }
+        tw_region_device d = {.size = sizeof d};
+        assert_int_equal(tw_region_device_get(r, 0, &d), TW_OK);
+        fprintf(stderr, "  window %d: region %.4f J; kernels %.4f J, with the baseline %.4f J\n", w, d.energy_j,
+                d.kernels_j, d.kernels_model_j);
+        /* the names and the baseline still add up to the region's total */
+        assert_true(fabs(d.kernels_model_j - d.energy_j) <= 0.01 * d.energy_j);
+        tw_region_free(r);
+    }
+    /* each name the same in every window, within the tolerance */
+    for (int j = 0; j < 2; j++)
+        for (int w = 1; w < REPEAT_WINDOWS; w++)
+            assert_true(fabs(got[w][j] - got[0][j]) <= 0.05 * got[0][j]);
+    tw_scenario_free(sc);
+}
+
 /* Under `truewatt run` (its injection library holds CUPTI's callbacks) a
  * session does not take them away. */
 static void under_truewatt_run(void **state)
@@ -379,6 +500,7 @@ int main(void)
         cmocka_unit_test_setup(run_file, fake_env),
         cmocka_unit_test_setup(under_truewatt_run, fake_env),
         cmocka_unit_test_setup(grouped_names, together_env),
+        cmocka_unit_test_setup(repeat_across_windows, repeat_env),
         cmocka_unit_test(sim_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
