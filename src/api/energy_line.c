@@ -39,6 +39,19 @@ double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l-
 
 double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
 
+/* The first knot at or after t among [lo, hi], which holds it. */
+static size_t bisect(const tw_energy_line *l, double t, size_t lo, size_t hi)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->k[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The index of the first live knot at or after t (n when none). Most
  * lookups are near the end (the anchor's phase fits over its last reads, a
  * live region's end): galloping back from it keeps them in the last knots,
@@ -55,28 +68,20 @@ static size_t knot_at_or_after(const tw_energy_line *l, double t)
         }
         hi = p;
     }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->k[mid].t_s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Whether i is the first live knot at or after t: the knot before it (if
- * any) is before t, and i is the end or at or after t. The knots' times
- * increase, so exactly one index is. */
-static bool is_knot_at_or_after(const tw_energy_line *l, double t, size_t i)
-{
-    return i >= l->off && i <= l->n && (i == l->off || l->k[i - 1].t_s < t) && (i == l->n || l->k[i].t_s >= t);
+    return bisect(l, t, lo, hi);
 }
 
 /* Whether knot g is at or before the first knot at or after t. */
 static bool at_or_before(const tw_energy_line *l, double t, size_t g)
 {
     return g >= l->off && g <= l->n && (g == l->off || l->k[g - 1].t_s < t);
+}
+
+/* Whether i is the first live knot at or after t: at or before it, and the
+ * end or at or after t. The knots' times increase, so exactly one index is. */
+static bool is_knot_at_or_after(const tw_energy_line *l, double t, size_t i)
+{
+    return at_or_before(l, t, i) && (i == l->n || l->k[i].t_s >= t);
 }
 
 /* knot_at_or_after from a guess at or before the answer (else from a
@@ -98,13 +103,7 @@ static size_t knot_from_guess(const tw_energy_line *l, double t, size_t guess, s
         }
         lo = p + 1;
     }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->k[mid].t_s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    lo = bisect(l, t, lo, hi);
     return is_knot_at_or_after(l, t, lo) ? lo : knot_at_or_after(l, t);
 }
 
