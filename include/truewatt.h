@@ -769,6 +769,12 @@ typedef struct tw_measure_options {
      * a Python callable's KeyboardInterrupt), tw_measure stops within one call
      * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
     const volatile int *cancel;
+    /* Added later: the length of a block of back-to-back calls, s (0 = the
+     * default, 0.2 s as measure-kernel's); longer blocks weigh the GPU's
+     * first ~0.2 s of work (clocks and power not yet settled) and the power
+     * it draws after a block less against the steady state, and take longer
+     * per round. */
+    double block_s;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);

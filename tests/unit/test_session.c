@@ -692,6 +692,19 @@ static void measure_constant(void **state)
     assert_true(r.energy_sd_j > 0);
     assert_true(fabs(r.energy_j - p * r.time_s) <= 3 * r.energy_sd_j + 1e-9 * p * r.time_s);
     assert_true(fabs(r.power_above_baseline_w) * r.time_s <= 3 * r.energy_sd_j);
+    /* longer blocks: one round (past the budget) of 8 blocks of 0.4 s */
+    assert_true(o.block_s == 0);
+    o.block_s = 0.4;
+    o.budget_s = 0.5;
+    calls = 0;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_OK);
+    assert_true(r.calls * r.time_s >= 8 * 0.4 * 0.9);
+    assert_true(r.calls * r.time_s < 8 * 0.4 * 1.5 + 0.1);
+    o.block_s = 100;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    o.block_s = -1;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    o.block_s = 0;
     o.device = 1;
     assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
     o.device = 0;
