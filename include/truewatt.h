@@ -770,10 +770,9 @@ typedef struct tw_measure_options {
      * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
     const volatile int *cancel;
     /* Added later: the length of a block of back-to-back calls, s (0 = the
-     * default, 0.2 s as measure-kernel's); longer blocks weigh the GPU's
-     * first ~0.2 s of work (clocks and power not yet settled) and the power
-     * it draws after a block less against the steady state, and take longer
-     * per round. */
+     * default, 1 s); shorter blocks weigh the GPU's first ~0.2 s of work
+     * (more energy per call than its steady state) and the power it draws
+     * after a block more, longer ones take longer per round (8 blocks). */
     double block_s;
 } tw_measure_options;
 

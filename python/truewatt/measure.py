@@ -51,14 +51,14 @@ def measure(
     until the energy per call is known to ``precision`` (relative standard
     uncertainty) or ``budget_s`` seconds are spent (None: the library's
     default, 30 s). ``block_s`` is the length of each block of back-to-back
-    calls (None: the library's default, 0.2 s).
+    calls (None: the library's default, 1 s).
 
     ``fn`` should wait for its GPU work to finish (e.g. end with
     ``torch.cuda.synchronize()``), so that each call's energy is its own. An
     exception in ``fn`` (Ctrl-C's KeyboardInterrupt included) is raised here;
     the library cannot be stopped from inside ``fn``, so after the first
     exception the remaining calls of the current round return at once and
-    ``measure`` raises when the library returns (a round is ~4 s).
+    ``measure`` raises when the library returns (a round is ~11 s).
 
     >>> import torch, truewatt                                    # doctest: +SKIP
     >>> a = torch.randn(4096, 4096, device="cuda")                # doctest: +SKIP

@@ -22,7 +22,12 @@
 #include "estimate/estimator.h"
 #include "truewatt.h"
 
-#define BLOCK_S 0.2      /* a block of back-to-back calls (measure-kernel's default; options.block_s) */
+/* A block of back-to-back calls (options.block_s). Not measure-kernel's 0.2 s:
+ * on the H100 a ~100 us PyTorch operator in 0.2 s blocks came out +6.3 %
+ * against itself back to back for 6 s (+3.2 % by the counter alone: the
+ * GPU's first ~0.2 s of work draws more per call), in 1 s and 2 s blocks
+ * +1.1 % and +1.0 % (results/h100/api-measure). */
+#define BLOCK_S 1.0
 #define GAP_S 0.3        /* the shortest gap after a block (measure-kernel's default) */
 #define PHASES 4         /* the phases the blocks cycle through */
 #define ROUND_BLOCKS 8   /* blocks between estimates: each phase twice */
