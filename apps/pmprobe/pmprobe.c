@@ -22,7 +22,7 @@
  * status is 1 when any step failed, and what was learned before it is still written.
  *
  * C11 + CUDA driver API + NVRTC + CUPTI, linked on the GPU host by scripts/gpu-pm-probe (not part
- * of the CMake build). The include path needs apps/pmprobe/cshim first (see the file there). */
+ * of the CMake build). The include path needs src/inject/cshim first (see the file there). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <cupti.h>
