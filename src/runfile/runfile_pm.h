@@ -5,8 +5,9 @@
  *
  * pm_samples stores one row per sample and device with its values packed
  * as a BLOB of little-endian float32, in the order of pm_devices.metrics:
- * ~45 bytes a sample with 11 metrics (1 ms samples for an hour: ~160 MB),
- * against ~100 for a row of REAL columns or ~11 rows of a long layout. */
+ * 65 bytes a sample on disk with 11 metrics (1 ms samples for an hour:
+ * ~235 MB), against 121 for a row of REAL columns or ~11 rows of a long
+ * layout (docs/runfile.md). */
 #ifndef TW_RUNFILE_RUNFILE_PM_H
 #define TW_RUNFILE_RUNFILE_PM_H
 
