@@ -500,7 +500,7 @@ static void teardown(pm_dev *d)
 /* The pm_metrics record: the interval, the metrics in the samples' order, those refused. */
 static void announce(pm_dev *d, int index)
 {
-    char text[2048], list[1536] = "";
+    char text[2700], list[1536] = ""; /* room for both lists */
     for (size_t i = 0; i < d->n_metric; i++)
         append_name(list, sizeof list, d->metric[i]);
     snprintf(text, sizeof text, "interval_ns=%" PRIu64 " metrics=%s refused=%s", pm.c.interval_ns, list, d->refused);

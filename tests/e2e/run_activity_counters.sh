@@ -11,7 +11,9 @@
 #     the command's run on the timeline;
 #   - the report's line and JSON key, export's pm_samples.csv;
 #   - the fake refusing (no permission): the run completes with its kernels and
-#     the report says why there are no activity counters.
+#     the report says why there are no activity counters;
+#   - no CUDA context on the GPU (--activity-counters 2, a value as its own
+#     argument): the report says there are none and why.
 #
 # usage: run_activity_counters.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST FAKE_CUDA.so
 set -u
@@ -104,4 +106,13 @@ PY
 "$BIN" report b.sqlite >b.txt 2>err || fail "report b.sqlite: $(cat err)"
 grep -q "^activity counters: not recorded (cuptiPmSamplingGetCounterAvailability: " b.txt &&
     ok "refused: the text report's line" || fail "refused: $(grep -i activity b.txt)"
+# ---- the program's GPU has no CUDA context the library sees: the report says so
+FAKE_CUDA_NO_CONTEXT=1 "$BIN" run --json --activity-counters 2 -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
+    fail "run without a context: $(cat err)"
+python3 - c.json <<'PY' && ok "no context: not recorded, and why" || fail "no context: $(head -c 800 c.json)"
+import json, sys
+a = json.load(open(sys.argv[1]))["devices"][0]["activity_counters"]
+assert a["recorded"] is False and a["samples"] == 0, a
+assert a["line"] == "not recorded (the program made no CUDA context on this GPU, or its injection library sent nothing)", a
+PY
 exit $status
