@@ -33,9 +33,9 @@
 #include <stdint.h>
 
 #include "inject/event_csv.h"
+#include "inject/pm_device.h"
 
 #define TWI_PM_DECODE_MS 250 /* how often the hardware buffers are decoded */
-#define TWI_PM_MAX_METRICS 16
 
 /* What PM sampling hands its records to: called on its thread (or the one
  * calling twi_pm_stop), never on the program's. */
