@@ -214,9 +214,11 @@ def training_step(dry: bool, target_s: float):
 # ---------------------------------------------------------------- (a) windows around training steps
 
 
-def monitor_and_counter(dry: bool, counter_period_s: float = 0.0):
-    """The monitor on the GPU torch calls cuda:0, and that GPU's counter by its UUID."""
-    mon = truewatt.Monitor(gpus=None if dry else ["cuda:0"], counter_period_s=counter_period_s or None)
+def monitor_and_counter(dry: bool, counter_period_s: float = 0.0, run_path: Optional[str] = None):
+    """The monitor on the GPU torch calls cuda:0, and that GPU's counter by its UUID; the monitor
+    records into run_path when given."""
+    mon = truewatt.Monitor(gpus=None if dry else ["cuda:0"], counter_period_s=counter_period_s or None,
+                           run_path=run_path)
     uuid = mon.devices[0].uuid
     if not dry:
         import torch
@@ -573,19 +575,50 @@ class CounterThread(threading.Thread):
             t_prev = t_start
 
 
+def independent_per_call(run: str, energy_j: float, t_a: float, t_b: float, r) -> tuple:
+    """The energy per call of truewatt.measure's calls from the counter alone: its energy over the
+    measure's span (two counter updates around it) less the level of the gaps between the blocks
+    (the median of the session's buffer samples below the midpoint between idle and busy, more than
+    0.1 s from any sample above it) times the span's time outside the calls (calls x time a call),
+    over the calls. (J, gap level W); NaN where the run file has no buffer samples."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{run}?mode=ro", uri=True)
+    t0 = float(db.execute("SELECT value FROM meta WHERE key = 't0_mono_ns'").fetchone()[0]) / 1e9
+    rows = db.execute("SELECT COALESCE(s.value_t_ns, s.t_ns), s.value FROM samples s JOIN readings r ON r.id = s.reading "
+                      "WHERE r.name = 'power_buffer_w' AND s.value IS NOT NULL ORDER BY 1").fetchall()
+    pts = [(t0 + t / 1e9, v) for t, v in rows if t_a <= t0 + t / 1e9 <= t_b]
+    if len(pts) < 20:
+        log(f"independent: {len(pts)} buffer samples in the measure's span: none computed")
+        return float("nan"), float("nan")
+    vals = sorted(v for _, v in pts)
+    mid = (vals[len(vals) // 20] + vals[-len(vals) // 20]) / 2
+    high = [t for t, v in pts if v > mid]
+    lows = [v for t, v in pts if v <= mid and all(abs(t - h) > 0.1 for h in high)]
+    gap_w = statistics.median(lows) if lows else float("nan")
+    busy = r.time_s * r.calls
+    per_call = (energy_j - gap_w * ((t_b - t_a) - busy)) / r.calls
+    log(f"independent: {per_call * 1e3:.4f} mJ a call (the counter: {energy_j:.1f} J over {t_b - t_a:.2f} s, "
+        f"less the gaps' level {gap_w:.1f} W x {(t_b - t_a) - busy:.2f} s outside the calls, over {r.calls} calls)")
+    return per_call, gap_w
+
+
 def part_measure(args) -> int:
     op, gpu_s, what = operator(args.dry, args.op_s)
     log(f"operator: {what}: {gpu_s * 1e6:.1f} us of GPU time")
-    mon, counter = monitor_and_counter(args.dry)
+    mon, counter = monitor_and_counter(args.dry, run_path=args.run)
     for _ in range(100):
         op()
+    width = max(3 * counter.calibrate() + 0.001, 0.005)
+    e_a, t_a, _ = counter.next_update(width)
     r = truewatt.measure(op, precision=args.precision, budget_s=args.budget_s, monitor=mon)
+    e_b, t_b, _ = counter.next_update(width)
     log(f"truewatt.measure: {r.energy_j * 1e3:.4f} mJ +- {r.energy_sd_j * 1e3:.4f} a call, {r.time_s * 1e6:.1f} us, "
         f"{r.calls} calls, {r.power_above_baseline_w:.1f} W above baseline")
     mon.close()
+    indep = independent_per_call(args.run, e_b - e_a, t_a, t_b, r) if args.run else (float("nan"), float("nan"))
 
     # the reference: the same callable back to back for >= ref_s, between two counter updates
-    width = max(3 * counter.calibrate() + 0.001, 0.005)  # the thread sleeps 1 ms between reads
     calls = [0]
     # the counter's thread gets the GIL within 0.5 ms of wanting it (a callable that holds the GIL, as
     # --dry's busy loop does, would otherwise delay each read by up to Python's 5 ms switch interval)
@@ -615,10 +648,11 @@ def part_measure(args) -> int:
         w = csv.writer(f)
         w.writerow(["operator", "gpu_us", "measure_mj", "measure_sd_mj", "measure_us", "measure_calls",
                     "power_above_baseline_w", "reference_mj", "reference_us", "reference_calls", "reference_s",
-                    "measure_vs_reference_pct"])
+                    "measure_vs_reference_pct", "independent_mj", "gap_w", "independent_vs_reference_pct"])
         w.writerow([what, f"{gpu_s * 1e6:.2f}", f"{r.energy_j * 1e3:.5f}", f"{r.energy_sd_j * 1e3:.5f}",
                     f"{r.time_s * 1e6:.2f}", r.calls, f"{r.power_above_baseline_w:.2f}", f"{ref_j * 1e3:.5f}",
-                    f"{ref_s * 1e6:.2f}", nb - na, f"{tb - ta:.3f}", f"{100 * (r.energy_j / ref_j - 1):+.3f}"])
+                    f"{ref_s * 1e6:.2f}", nb - na, f"{tb - ta:.3f}", f"{100 * (r.energy_j / ref_j - 1):+.3f}",
+                    f"{indep[0] * 1e3:.5f}", f"{indep[1]:.2f}", f"{100 * (indep[0] / ref_j - 1):+.3f}"])
     return 0
 
 
@@ -784,6 +818,8 @@ def main() -> int:
     ap.add_argument("--precision", type=float, default=0.01, help="measure: precision asked (0.01)")
     ap.add_argument("--budget-s", type=float, default=30.0, help="measure: time budget (30 s)")
     ap.add_argument("--ref-s", type=float, default=6.0, help="measure: the reference's length (6 s)")
+    ap.add_argument("--run", help="measure: also record the monitor into this run file, and compute the energy per "
+                    "call from the counter alone over the measure's span (independent_mj)")
     ap.add_argument("--min-span-s", type=float, default=4.0,
                     help="measure: the least time between the reference's two counter updates (4 s)")
     ap.add_argument("--pairs", type=int, default=100000, help="cost: pairs per repetition (100000)")
