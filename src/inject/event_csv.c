@@ -35,6 +35,8 @@ const char *twi_kind_name(twi_kind kind)
         return "pm_sample";
     case TWI_PM_OFF:
         return "pm_off";
+    case TWI_PM_END:
+        return "pm_end";
     }
     return "unknown";
 }

@@ -400,6 +400,11 @@ static void stop_device(pm_dev *p, int index)
         CUcontext popped;
         cu.ctx_pop(&popped);
     }
+    char text[200];
+    snprintf(text, sizeof text, "samples=%" PRIu64 " overflows=%" PRIu64 " busy_s=%.6f", p->d.samples, p->d.overflows,
+             p->d.decode_s + p->d.eval_s);
+    uint64_t t = twi_pm_now() | 1;
+    emit(p, index, TWI_PM_END, text, t, t);
     if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
         say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
             " samples not evaluated; %.3f s decoding, %.3f s evaluating",

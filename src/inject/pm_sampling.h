@@ -18,6 +18,10 @@
  *               CUPTI's clock (the kernels' clock)
  *   pm_off      name: why the device has no samples (no permission, old
  *               CUPTI, MIG, none of the metrics accepted, ...)
+ *   pm_end      name "samples=N overflows=N busy_s=S": at the end, the samples
+ *               recorded, the decodes that found the hardware buffer overflowed,
+ *               and the seconds spent decoding and evaluating (this process's
+ *               cost, mostly CPU)
  * Whatever fails is recorded as pm_off and the program goes on.
  *
  * The call sequence is the one apps/pmprobe/pmprobe.c measured on the H100

@@ -281,6 +281,7 @@ static tw_status load_activity_counters(tw_run *run, loaded *L)
         } else {
             memset(&x->pm, 0, sizeof x->pm);
             x->pm.device = -1;
+            x->pm.busy_s = NAN;
             snprintf(x->pm.reason, sizeof x->pm.reason,
                      "the program made no CUDA context on this GPU, or its injection library sent nothing");
         }

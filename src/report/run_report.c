@@ -628,6 +628,9 @@ static void json_activity_counters(json *j, const run_device *d)
     json_kv_string(j, "metrics", d->pm.on ? d->pm.metrics : NULL);
     json_kv_string(j, "refused", d->pm.on ? d->pm.refused : NULL);
     json_kv_string(j, "reason", d->pm.on ? NULL : d->pm.reason);
+    json_kv_number(j, "busy_s", d->pm.busy_s);
+    json_kv_number(j, "busy_pct_of_one_core", tw_run_pm_busy_pct(&d->pm));
+    json_kv_number(j, "overflows", (double)d->pm.overflows);
     json_end_object(j);
 }
 

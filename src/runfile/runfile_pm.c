@@ -14,7 +14,7 @@
 
 #define PM_TABLES                                                                                                      \
     "CREATE TABLE IF NOT EXISTS pm_devices(device INTEGER PRIMARY KEY, uuid TEXT, interval_ns INTEGER, "               \
-    "metrics TEXT, refused TEXT, reason TEXT, t_ns INTEGER NOT NULL);\n"                                               \
+    "metrics TEXT, refused TEXT, reason TEXT, t_ns INTEGER NOT NULL, busy_s REAL, overflows INTEGER);\n"               \
     "CREATE TABLE IF NOT EXISTS pm_samples(device INTEGER NOT NULL, start_ns INTEGER NOT NULL, "                       \
     "dur_ns INTEGER NOT NULL, v BLOB NOT NULL)"
 
@@ -72,7 +72,7 @@ static tw_status put_device(tw_run *r, const char *path, unsigned long line, boo
         if (!metrics[0]) return bad_line(path, line, "pm_metrics: no metrics", text);
     }
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO pm_devices VALUES(?,?,?,?,?,?,?)", -1, &s, NULL) !=
+    if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO pm_devices VALUES(?,?,?,?,?,?,?,NULL,NULL)", -1, &s, NULL) !=
         SQLITE_OK) {
         sqlite3_finalize(s);
         return run_db_fail(r->db, r->path, "cannot write the activity counters' device");
@@ -138,6 +138,32 @@ static tw_status put_sample(tw_run *r, const char *path, unsigned long line, con
     return st;
 }
 
+/* pm_end: the device's cost and overflows, into its row. */
+static tw_status put_end(tw_run *r, const char *path, unsigned long line, const char *text, int64_t device)
+{
+    char busy[40], over[40];
+    if (!field_of(text, "busy_s", busy, sizeof busy) || !field_of(text, "overflows", over, sizeof over))
+        return bad_line(path, line, "pm_end: a field too long", text);
+    char *e1, *e2;
+    errno = 0;
+    double b = strtod(busy, &e1);
+    unsigned long long o = strtoull(over, &e2, 10);
+    if (!busy[0] || *e1 || !over[0] || *e2 || errno || !(b >= 0) || !isfinite(b))
+        return bad_line(path, line, "pm_end: busy_s or overflows is not a number", text);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(r->db, "UPDATE pm_devices SET busy_s = ?, overflows = ? WHERE device = ?", -1, &s, NULL) !=
+        SQLITE_OK) {
+        sqlite3_finalize(s);
+        return run_db_fail(r->db, r->path, "cannot write the activity counters' cost");
+    }
+    sqlite3_bind_double(s, 1, b);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)o);
+    sqlite3_bind_int64(s, 3, device);
+    tw_status st = run_step_write(r, s, "cannot write the activity counters' cost");
+    sqlite3_finalize(s);
+    return st;
+}
+
 tw_status tw_run_pm_line(tw_run *r, const char *path, unsigned long line, const char *kind, const char *text,
                          int64_t device, const char *uuid, int64_t start_ns, int64_t end_ns)
 {
@@ -146,7 +172,8 @@ tw_status tw_run_pm_line(tw_run *r, const char *path, unsigned long line, const 
     if (strcmp(kind, "pm_sample") == 0) return put_sample(r, path, line, text, device, start_ns, end_ns);
     if (strcmp(kind, "pm_metrics") == 0) return put_device(r, path, line, true, text, device, uuid, start_ns);
     if (strcmp(kind, "pm_off") == 0) return put_device(r, path, line, false, text, device, uuid, start_ns);
-    return tw_fail(TW_EPARSE, "%s:%lu: unknown kind '%.40s' (pm_metrics, pm_sample, pm_off)", path, line, kind);
+    if (strcmp(kind, "pm_end") == 0) return put_end(r, path, line, text, device);
+    return tw_fail(TW_EPARSE, "%s:%lu: unknown kind '%.40s' (pm_metrics, pm_sample, pm_off, pm_end)", path, line, kind);
 }
 
 /* ---------------------------------------------------------------- reading back */
@@ -168,8 +195,8 @@ tw_status tw_run_pms(tw_run *r, tw_run_pm **out, size_t *n)
                            "SELECT d.device, d.uuid, d.interval_ns, d.metrics, d.refused, d.reason, "
                            "(SELECT count(*) FROM pm_samples s WHERE s.device = d.device), "
                            "(SELECT min(start_ns) FROM pm_samples s WHERE s.device = d.device), "
-                           "(SELECT max(start_ns + dur_ns) FROM pm_samples s WHERE s.device = d.device) "
-                           "FROM pm_devices d ORDER BY d.device",
+                           "(SELECT max(start_ns + dur_ns) FROM pm_samples s WHERE s.device = d.device), "
+                           "d.busy_s, d.overflows FROM pm_devices d ORDER BY d.device",
                            -1, &s, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
         pthread_mutex_unlock(&r->mu);
@@ -195,6 +222,8 @@ tw_status tw_run_pms(tw_run *r, tw_run_pm **out, size_t *n)
         x->samples = (uint64_t)sqlite3_column_int64(s, 6);
         x->first_ns = sqlite3_column_int64(s, 7);
         x->last_ns = sqlite3_column_int64(s, 8);
+        x->busy_s = sqlite3_column_type(s, 9) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 9);
+        x->overflows = (uint64_t)sqlite3_column_int64(s, 10);
     }
     sqlite3_finalize(s);
     pthread_mutex_unlock(&r->mu);
@@ -216,6 +245,12 @@ const tw_run_pm *tw_run_pm_for(const tw_run_pm *v, size_t n, const char *uuid)
     return all;
 }
 
+double tw_run_pm_busy_pct(const tw_run_pm *p)
+{
+    double span_s = (double)(p->last_ns - p->first_ns) * 1e-9;
+    return p->samples > 1 && span_s > 0 && !isnan(p->busy_s) ? 100.0 * p->busy_s / span_s : NAN;
+}
+
 void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap)
 {
     if (!p->on) {
@@ -229,8 +264,14 @@ void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap)
         if (*c == ',') metrics[w++] = ' ';
     }
     metrics[w] = '\0';
-    snprintf(buf, cap, "%" PRIu64 " samples every %g ms (PM sampling: %s)%s%s", p->samples,
-             (double)p->interval_ns / 1e6, metrics, p->refused[0] ? "; refused: " : "", p->refused);
+    int n = snprintf(buf, cap, "%" PRIu64 " samples every %g ms (PM sampling: %s)%s%s", p->samples,
+                     (double)p->interval_ns / 1e6, metrics, p->refused[0] ? "; refused: " : "", p->refused);
+    size_t used = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+    double pct = tw_run_pm_busy_pct(p);
+    if (!isnan(pct)) used += (size_t)snprintf(buf + used, cap - used, "; decoding %.2f %% of one core", pct);
+    if (p->overflows && used < cap)
+        snprintf(buf + used, cap - used, "; %" PRIu64 " decodes found the hardware buffer overflowed (samples lost)",
+                 p->overflows);
 }
 
 /* ---------------------------------------------------------------- export */

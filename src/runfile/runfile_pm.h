@@ -39,13 +39,18 @@ typedef struct tw_run_pm {
     char reason[600];
     uint64_t samples;
     int64_t first_ns, last_ns; /* the samples' span on the timeline (0 when none) */
+    double busy_s;             /* seconds the program's process spent decoding them (NaN: not said) */
+    uint64_t overflows;        /* decodes that found the hardware buffer overflowed */
 } tw_run_pm;
 
 /* Every device's record, by device; *out malloc'ed (NULL and 0 when the run has none). */
 tw_status tw_run_pms(tw_run *r, tw_run_pm **out, size_t *n);
 /* The record for the GPU with `uuid` (else the one for every device); NULL when none. */
 const tw_run_pm *tw_run_pm_for(const tw_run_pm *v, size_t n, const char *uuid);
-/* "N samples every X ms (PM sampling: a, b, ...)" or "not recorded (reason)" into buf. */
+/* busy_s as a percentage of one core over the samples' span (NaN when unknown). */
+double tw_run_pm_busy_pct(const tw_run_pm *p);
+/* "N samples every X ms (PM sampling: a, b, ...)[; refused: ...][; decoding P % of one core][; overflows]"
+ * or "not recorded (reason)" into buf. */
 void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap);
 /* tw_run_export_pm (pm_samples.csv): truewatt.h. */
 

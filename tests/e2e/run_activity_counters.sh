@@ -72,6 +72,9 @@ n = int(sys.argv[2])
 assert a["recorded"] is True and a["samples"] == n and a["interval_ms"] == 1 and a["reason"] is None, a
 assert a["line"].startswith(f"{n} samples every 1 ms (PM sampling: sm__cycles_active.avg, gpc__cycles_elapsed.max, "), a
 assert a["refused"] == "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", a
+# the decoding's cost is said (the fake's is near 0), no overflow
+assert a["busy_s"] >= 0 and 0 <= a["busy_pct_of_one_core"] < 100 and a["overflows"] == 0, a
+assert "% of one core" in a["line"] and "overflowed" not in a["line"], a
 k = {x["name"]: x for x in dev["names"]}
 assert k["spin(float*, int)"]["launches"] == 3, k
 PY
@@ -99,7 +102,7 @@ import json, sys
 dev = json.load(open(sys.argv[1]))["devices"][0]
 a = dev["activity_counters"]
 want = "cuptiPmSamplingGetCounterAvailability: CUPTI_ERROR_FAKE (CUPTI error 35)"
-assert a["recorded"] is False and a["samples"] == 0 and a["reason"] == want, a
+assert a["recorded"] is False and a["samples"] == 0 and a["reason"] == want and a["busy_s"] is None, a
 assert a["line"] == f"not recorded ({want})", a
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY

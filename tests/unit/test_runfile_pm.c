@@ -3,6 +3,7 @@
  * values packed as float32 and read back exactly (values chosen exact in
  * float32), a device's reason, the report's line, export's CSV, and bad
  * lines named by file and line. Expected values are the inputs themselves. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static const char events[] =
            "1000 0.25,0.501000000,0.502000000,0,-1,pm_sample," UUID0 "\n"
            "1001 -0.5,0.502000000,0.503000000,0,-1,pm_sample," UUID0 "\n"
            "16777216 3.5e+09,0.503000000,0.504000000,0,-1,pm_sample," UUID0 "\n"
+           "samples=3 overflows=2 busy_s=0.0015,0.9,0.9,0,-1,pm_end," UUID0 "\n"
            "cuptiPmSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (CUPTI error 35),0.7,0.7,1,-1,pm_off,"
            "GPU-c0de0001-0000-4000-8000-000000000001\n";
 
@@ -60,12 +62,17 @@ static void test_import(void **state)
     assert_int_equal(v[0].samples, 3);
     assert_int_equal(v[0].first_ns, 501000000);
     assert_int_equal(v[0].last_ns, 504000000);
+    assert_true(v[0].busy_s == 0.0015);
+    assert_int_equal(v[0].overflows, 2);
     assert_int_equal(v[1].device, 1);
     assert_false(v[1].on);
     assert_int_equal(v[1].samples, 0);
     char line[2048];
     tw_run_pm_text(&v[0], line, sizeof line);
-    assert_string_equal(line, "3 samples every 1 ms (PM sampling: a.sum, b.avg); refused: c.max");
+    /* 1.5 ms busy over the samples' 3 ms: 50 % */
+    assert_string_equal(line, "3 samples every 1 ms (PM sampling: a.sum, b.avg); refused: c.max; decoding 50.00 % of "
+                              "one core; 2 decodes found the hardware buffer overflowed (samples lost)");
+    assert_true(isnan(v[1].busy_s));
     tw_run_pm_text(&v[1], line, sizeof line);
     assert_string_equal(line,
                         "not recorded (cuptiPmSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (CUPTI error 35))");
@@ -154,6 +161,8 @@ static void test_bad_lines(void **state)
     import_fails(HEADER "interval_ns=5 metrics=,0.5,0.5,0,-1,pm_metrics,\n", ":2: pm_metrics: no metrics");
     import_fails(HEADER "x,0.5,0.5,0,-1,pm_frob,\n", ":2: unknown kind 'pm_frob'");
     import_fails(HEADER "1,0.5,0.6,zero,-1,pm_sample,\n", ":2: device 'zero' is not an integer");
+    import_fails(HEADER "samples=1 overflows=x busy_s=1,0.5,0.5,0,-1,pm_end,\n", ":2: pm_end: busy_s or overflows");
+    import_fails(HEADER "samples=1 overflows=0 busy_s=-1,0.5,0.5,0,-1,pm_end,\n", ":2: pm_end: busy_s or overflows");
 }
 
 int main(void)
