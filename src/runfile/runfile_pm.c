@@ -71,9 +71,14 @@ static tw_status put_device(tw_run *r, const char *path, unsigned long line, boo
             return bad_line(path, line, "pm_metrics: interval_ns is not a positive integer", text);
         if (!metrics[0]) return bad_line(path, line, "pm_metrics: no metrics", text);
     }
+    /* a device that one process samples may be refused to another (a child process on the same
+     * GPU): a reason never replaces samples set up, a set-up replaces a reason */
+    const char *sql = on ? "INSERT OR REPLACE INTO pm_devices VALUES(?,?,?,?,?,?,?,NULL,NULL)"
+                         : "INSERT INTO pm_devices VALUES(?,?,?,?,?,?,?,NULL,NULL) ON CONFLICT(device) DO UPDATE SET "
+                           "uuid = excluded.uuid, reason = excluded.reason, t_ns = excluded.t_ns "
+                           "WHERE pm_devices.interval_ns IS NULL";
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO pm_devices VALUES(?,?,?,?,?,?,?,NULL,NULL)", -1, &s, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(r->db, sql, -1, &s, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
         return run_db_fail(r->db, r->path, "cannot write the activity counters' device");
     }

@@ -31,6 +31,7 @@ static const char events[] =
            "1001 -0.5,0.502000000,0.503000000,0,-1,pm_sample," UUID0 "\n"
            "16777216 3.5e+09,0.503000000,0.504000000,0,-1,pm_sample," UUID0 "\n"
            "samples=3 overflows=2 busy_s=0.0015,0.9,0.9,0,-1,pm_end," UUID0 "\n"
+           "a second process refused,0.95,0.95,0,-1,pm_off," UUID0 "\n" /* does not replace the samples set up */
            "cuptiPmSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (CUPTI error 35),0.7,0.7,1,-1,pm_off,"
            "GPU-c0de0001-0000-4000-8000-000000000001\n";
 
