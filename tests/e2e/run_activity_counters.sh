@@ -10,10 +10,11 @@
 #     fake's formula (metric p of sample k: (p + 1) * 1000 + k % 1000), within
 #     the command's run on the timeline;
 #   - the report's line and JSON key, export's pm_samples.csv;
-#   - the fake refusing (no permission): the run completes with its kernels and
-#     the report says why there are no activity counters;
-#   - no CUDA context on the GPU (--activity-counters 2, a value as its own
-#     argument): the report says there are none and why.
+#   - a second GPU sampled on which the program has no context: the report says
+#     it has no activity counters, and why;
+#   - the fake refusing (no permission; --activity-counters 0.5, a value as its
+#     own argument): the run completes with its kernels and the report says why
+#     there are no activity counters.
 #
 # usage: run_activity_counters.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST FAKE_CUDA.so
 set -u
@@ -29,8 +30,9 @@ fail() { echo "FAIL: $*"; status=1; }
 ok() { echo "ok: $*"; }
 
 UUID=GPU-11223344-5566-7788-99aa-bbccddeeff00 # fake_cuda.c's device 0, inject_host's default device record
+UUID1=GPU-0a0a0a0a-0000-4000-8000-00000000aa01 # a second GPU, where the program makes no context
 printf 'name,start_s,duration_s,power_w\nspin,0.5,0.3,400\nspin,0.9,0.3,400\nspin,1.3,0.3,400\n' >scenario.csv
-export TW_FAKE_NVML_DEVICES=1 TW_FAKE_NVML_UUIDS=$UUID TW_FAKE_NVML_SCENARIO=$T/scenario.csv
+export TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_UUIDS=$UUID,$UUID1 TW_FAKE_NVML_SCENARIO=$T/scenario.csv
 export TW_RUN_EXPORT_T0_TO_FAKE=1 TW_INJECT_LIBRARY=$INJECT INJECT_HOST_CUPTI=$FAKE_CUPTI INJECT_HOST_CUDA=$FAKE_CUDA
 export TW_PROFILE_DIR=$T/profiles
 unset CUDA_VISIBLE_DEVICES NVTX_INJECTION64_PATH FAKE_CUPTI_PM FAKE_CUDA_NO_CONTEXT
@@ -77,6 +79,9 @@ assert a["busy_s"] >= 0 and 0 <= a["busy_pct_of_one_core"] < 100 and a["overflow
 assert "% of one core" in a["line"] and "overflowed" not in a["line"], a
 k = {x["name"]: x for x in dev["names"]}
 assert k["spin(float*, int)"]["launches"] == 3, k
+other = json.load(open(sys.argv[1]))["devices"][1]["activity_counters"]
+assert other["recorded"] is False and other["samples"] == 0, other
+assert other["line"] == "not recorded (the program made no CUDA context on this GPU, or its injection library sent nothing)", other
 PY
 "$BIN" report a.sqlite >a.txt 2>err || fail "report a.sqlite: $(cat err)"
 grep -q "^activity counters: $N samples every 1 ms (PM sampling: sm__cycles_active.avg, " a.txt &&
@@ -93,7 +98,7 @@ assert float(r["value"]) == 2001 and round((float(r["end_s"]) - float(r["start_s
 PY
 
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
-FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters=0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
+FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
     fail "run with PM sampling refused: $(cat err)"
 grep -q "PM sampling on CUDA device 0: not recorded: cuptiPmSamplingGetCounterAvailability" err &&
     ok "the injection library says why on stderr" || fail "no stderr line: $(cat err)"
@@ -104,18 +109,15 @@ a = dev["activity_counters"]
 want = "cuptiPmSamplingGetCounterAvailability: CUPTI_ERROR_FAKE (CUPTI error 35)"
 assert a["recorded"] is False and a["samples"] == 0 and a["reason"] == want and a["busy_s"] is None, a
 assert a["line"] == f"not recorded ({want})", a
+import sqlite3
+db = sqlite3.connect("b.sqlite")
+asked = db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()
+env = db.execute("SELECT value FROM environment WHERE name = 'TW_PM_INTERVAL_MS'").fetchone()
+assert asked == (0.5,) and env == ("0.5",), ("the interval given as its own argument", asked, env)
+
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY
 "$BIN" report b.sqlite >b.txt 2>err || fail "report b.sqlite: $(cat err)"
 grep -q "^activity counters: not recorded (cuptiPmSamplingGetCounterAvailability: " b.txt &&
     ok "refused: the text report's line" || fail "refused: $(grep -i activity b.txt)"
-# ---- the program's GPU has no CUDA context the library sees: the report says so
-FAKE_CUDA_NO_CONTEXT=1 "$BIN" run --json --activity-counters 2 -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
-    fail "run without a context: $(cat err)"
-python3 - c.json <<'PY' && ok "no context: not recorded, and why" || fail "no context: $(head -c 800 c.json)"
-import json, sys
-a = json.load(open(sys.argv[1]))["devices"][0]["activity_counters"]
-assert a["recorded"] is False and a["samples"] == 0, a
-assert a["line"] == "not recorded (the program made no CUDA context on this GPU, or its injection library sent nothing)", a
-PY
 exit $status
