@@ -13,8 +13,11 @@
  *            sensor's samples through tw_run_poll (the sampler's path), the
  *            launches as the injection library's events CSV imported by
  *            tw_run_import_events (truewatt's tail of it); its bytes per launch.
- *            (The scenario the simulator draws is made here too: the
- *            simulator's memory, not the record path's.)
+ *            The simulated GPU (the scenario the simulator draws, which holds
+ *            every launch, and its sensor) runs first in a process of its own,
+ *            as the GPU and the program are not truewatt's: it writes the
+ *            events file and the sensor's rows, and the stage's own peak RSS
+ *            is the record path's alone (sim_peak_rss_mb: the simulator's).
  *   report   the launches read back from the run file + the estimator over
  *            its samples (truewatt report RUN); the worst per-name error against
  *            the truth, which is generated again (the same seeded sequence)
@@ -94,7 +97,7 @@ static launch_gen gen_next(gen *g)
 #define T_FIRST_S 1.5 /* idle, then the context, before the first launch */
 
 typedef struct paths {
-    char run[512], events[512], perfetto[512], corrected[512], csv_dir[512];
+    char run[512], events[512], perfetto[512], corrected[512], csv_dir[512], rows[512];
 } paths;
 
 /* ---------------------------------------------------------------- stage record */
@@ -117,28 +120,69 @@ static void put_kernel(FILE *f, const launch_gen *l, size_t i)
     fprintf(f, ",0,%d,kernel,132,1,1,256,1,1,%zu," UUID ",%s,,,\n", l->stream, i + 1, name_mangled[l->k]);
 }
 
-/* The simulated sensor's samples into the run file, as the sampler polls them. */
-static int record_samples(tw_run *run, tw_sensor *s)
+/* The simulated sensor's rows, as the sampler would read them, in a
+ * binary file: the readings (count, then each one's name and quantity),
+ * then each row (time, values, own timestamps, valid flags). */
+#define ROW_NAME 64
+static int write_rows(tw_sensor *s, const char *path)
 {
+    FILE *f = fopen(path, "wb");
+    if (!f) return 1;
     size_t nr = tw_sensor_nreadings(s);
-    int64_t *ids = calloc(nr, sizeof *ids);
-    if (!ids) return 1;
+    fwrite(&nr, sizeof nr, 1, f);
     for (size_t i = 0; i < nr; i++) {
         const tw_reading_info *info = tw_sensor_reading(s, i);
-        if (check(tw_run_add_reading(run, 0, info->name, info->quantity, 0, &ids[i]), "reading")) return 1;
+        char name[ROW_NAME] = {0};
+        snprintf(name, sizeof name, "%s", info->name);
+        int q = (int)info->quantity;
+        fwrite(name, sizeof name, 1, f);
+        fwrite(&q, sizeof q, 1, f);
     }
     for (;;) {
         tw_row row;
         bool eof;
         if (check(tw_sensor_next(s, &row, &eof), "sim row")) return 1;
         if (eof) break;
-        if (check(tw_run_poll(run, 0, row.t_s, row.n, ids, row.value, row.t_value_s, row.valid), "poll")) return 1;
+        fwrite(&row.t_s, sizeof row.t_s, 1, f);
+        fwrite(row.value, sizeof *row.value, nr, f);
+        fwrite(row.t_value_s, sizeof *row.t_value_s, nr, f);
+        fwrite(row.valid, sizeof *row.valid, nr, f);
     }
+    return fclose(f) != 0;
+}
+
+/* write_rows's rows into the run file, as the sampler polls them. */
+static int record_samples(tw_run *run, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    size_t nr = 0;
+    if (!f || fread(&nr, sizeof nr, 1, f) != 1 || nr == 0 || nr > 64) return 1;
+    int64_t *ids = calloc(nr, sizeof *ids);
+    double *v = calloc(2 * nr, sizeof *v);
+    uint8_t *valid = calloc(nr, 1);
+    if (!ids || !v || !valid) return 1;
+    for (size_t i = 0; i < nr; i++) {
+        char name[ROW_NAME];
+        int q;
+        if (fread(name, sizeof name, 1, f) != 1 || fread(&q, sizeof q, 1, f) != 1) return 1;
+        name[ROW_NAME - 1] = 0;
+        if (check(tw_run_add_reading(run, 0, name, (tw_quantity)q, 0, &ids[i]), "reading")) return 1;
+    }
+    for (double t; fread(&t, sizeof t, 1, f) == 1;) {
+        if (fread(v, sizeof *v, 2 * nr, f) != 2 * nr || fread(valid, 1, nr, f) != nr) return 1;
+        if (check(tw_run_poll(run, 0, t, nr, ids, v, v + nr, valid), "poll")) return 1;
+    }
+    fclose(f);
     free(ids);
+    free(v);
+    free(valid);
     return 0;
 }
 
-static int stage_record(size_t n, const paths *p)
+/* The simulated GPU: the scenario of the launches (names, powers) and the
+ * injection library's events file of them; the sensor's rows (write_rows).
+ * In a process of its own (the scenario holds every launch). */
+static int simulate(size_t n, const paths *p)
 {
     make_names();
     tw_scenario *sc = NULL;
@@ -159,26 +203,41 @@ static int stage_record(size_t n, const paths *p)
     put_seconds(f, ns_of(g.t));
     fprintf(f, ",,,nvtx,,,,,,,,,,,12345,1\n");
     if (fclose(f) != 0 || check(tw_scenario_set_duration(sc, g.t + 1.5), "duration")) return 1;
+    tw_sensor_config cfg = {.scenario = sc, .seed = 1};
+    tw_sensor *s = NULL;
+    if (check(tw_sensor_open("sim", &cfg, &s), "sim") || write_rows(s, p->rows)) return 1;
+    tw_sensor_close(s);
+    tw_scenario_free(sc);
+    return 0;
+}
 
+static int stage_record(size_t n, const paths *p)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(simulate(n, p));
+    int st;
+    struct rusage ru; /* the simulator's: this process's only child */
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) ||
+        getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return 1;
     double t0 = now_s();
     tw_run *run = NULL;
     tw_run_device dev = {.index = 0, .uuid = UUID, .name = "simulated H100", .power_limit_w = 700};
-    tw_sensor_config cfg = {.scenario = sc, .seed = 1};
-    tw_sensor *s = NULL;
     tw_run_tail tail;
     tw_run_tail_init(&tail);
     if (check(tw_run_create(p->run, &run), "run file") || check(tw_run_put_device(run, &dev), "device") ||
-        check(tw_run_set_int(run, "t0_mono_ns", 0), "meta") || check(tw_sensor_open("sim", &cfg, &s), "sim") ||
-        record_samples(run, s) || check(tw_run_import_events(run, p->events, &tail), "import events") ||
-        check(tw_run_close(run), "close"))
+        check(tw_run_set_int(run, "t0_mono_ns", 0), "meta") || record_samples(run, p->rows))
         return 1;
-    tw_sensor_close(s);
+    double run_s = tw_run_last_poll_s(run); /* the simulated run's length: its last row */
+    if (check(tw_run_import_events(run, p->events, &tail), "import events") || check(tw_run_close(run), "close"))
+        return 1;
     struct stat a;
     double bytes = stat(p->run, &a) == 0 ? (double)a.st_size : NAN;
-    printf(" run_s=%.3f record_s=%.3f run_bytes_per_launch=%.1f imported=%lu", g.t + 1.5, now_s() - t0,
-           bytes / (double)n, tail.events);
+    printf(" run_s=%.3f record_s=%.3f run_bytes_per_launch=%.1f imported=%lu sim_peak_rss_mb=%.1f", run_s, now_s() - t0,
+           bytes / (double)n, tail.events, (double)ru.ru_maxrss / 1024.0);
     remove(p->events);
-    tw_scenario_free(sc);
+    remove(p->rows);
     return 0;
 }
 
@@ -364,6 +423,7 @@ int main(int argc, char **argv)
     snprintf(p.perfetto, sizeof p.perfetto, "%s/tw-scale-%zu.perfetto-trace", dir, n);
     snprintf(p.corrected, sizeof p.corrected, "%s/tw-scale-%zu.corrected.csv", dir, n);
     snprintf(p.csv_dir, sizeof p.csv_dir, "%s/tw-scale-%zu.export", dir, n);
+    snprintf(p.rows, sizeof p.rows, "%s/tw-scale-%zu.sensor-rows", dir, n);
     static const char *const stages[] = {"record", "report", "perfetto", "export", "analyze"};
     int rc = 0;
     for (size_t i = 0; i < sizeof stages / sizeof *stages && !rc; i++)

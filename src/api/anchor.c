@@ -2,6 +2,7 @@
 #include "api/anchor.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@
  * value is the energy to within a uniform +-0.5 mJ. */
 #define COUNTER_STEP_J 0.001
 
+static void settle(const tw_anchor *a); /* the pending knots made */
+
 void tw_anchor_init(tw_anchor *a, const tw_reading_model *counter, double shape_period_s)
 {
     memset(a, 0, sizeof *a);
@@ -48,6 +51,7 @@ void tw_anchor_free(tw_anchor *a)
 {
     free(a->r);
     free(a->k);
+    free(a->pend);
     memset(a, 0, sizeof *a);
 }
 
@@ -58,6 +62,7 @@ tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
         const tw_counter_read *last = &a->r[a->n - 1];
         if (value_j == last->value_j || !(stamp_s > last->t_s)) return TW_OK;
     }
+    if (a->n == a->cap && a->off > a->n / 2) settle(a); /* the reads move: the pending knots first */
     size_t moved;
     void *v = a->r;
     tw_status st = tw_room_for_one(&v, sizeof *a->r, &a->off, &a->n, &a->cap, 64, &moved);
@@ -88,19 +93,51 @@ typedef struct fit {
     size_t n; /* clear reads the line was fitted on */
 } fit;
 
+/* A guess for the shape's lookups near read r (tw_line_cum_at_j): its
+ * boundaries under any phase, and their neighbours on the grid, lie within
+ * two periods and the delay before it (a third period's margin), so the
+ * knot at or after that time is at or before each of theirs. From the
+ * guess for an earlier read (or SIZE_MAX): a few steps. */
+static size_t read_guess(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, size_t from)
+{
+    return tw_line_seek(shape, r->t_s - a->delay_s - 3 * a->period_s, from);
+}
+
+/* A read's lookups on the shape under one phase: its boundary there, how
+ * far past the grid point, and the shape's energy at it once looked up
+ * (have_cum); the knot of the last lookup and the read's read_guess,
+ * the guesses for the next (tw_line_cum_at_j). */
+typedef struct at_read {
+    double b, frac, cum;
+    bool have_cum;
+    size_t at, guess;
+} at_read;
+
+/* The shape's energy at t, NaN past `end` (the shape's end when the fit
+ * was made: knots made later see the shape as it was then). */
+static double cum_of(const tw_energy_line *shape, at_read *x, double t, double end)
+{
+    return t > end ? NAN : tw_line_cum_at_j(shape, t, &x->at, x->guess);
+}
+
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
- * nearer; *resid: the read's residual there. */
-static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, double ph,
-                            double offset, double slope, double *resid)
+ * nearer; *resid: the read's residual there. x: the read's boundary under
+ * the fit's phase (at_read). */
+static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, at_read *x,
+                            double offset, double slope, double end, double *resid)
 {
-    double frac, b = boundary(a, r, ph, &frac);
-    double pb = offset + slope * tw_line_cum_j(shape, b, NULL);
+    double frac = x->frac, b = x->b;
+    if (!x->have_cum) {
+        x->cum = cum_of(shape, x, b, end);
+        x->have_cum = true;
+    }
+    double pb = offset + slope * x->cum;
     *resid = r->value_j - pb;
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * tw_line_cum_j(shape, other, NULL);
+    double po = offset + slope * cum_of(shape, x, other, end);
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -109,8 +146,10 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
 /* Under phase ph: least squares value = offset + slope x shape over the
  * reads [from, to) clear of the grid, then the squared residuals of every
  * read there (the others at their best boundary), so that every phase is
- * judged on the same reads. */
-static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, double ph)
+ * judged on the same reads. xs[i - from]: read i's lookups (at_read), its
+ * boundary made here once for the three passes over the reads, the shape's
+ * energy there looked up once for the fit and its residual. */
+static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, base = a->r[from].value_j; /* small numbers: no cancellation */
     /* Too few reads clear of this phase's grid: all of them, each at its
@@ -120,16 +159,19 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
      * off (the fake NVML's NVTX ranges came out 1-3 % off). */
     size_t clear = 0;
     for (size_t i = from; i < to; i++) {
-        double frac;
-        boundary(a, &a->r[i], ph, &frac);
-        clear += clear_of_grid(a, frac);
+        at_read *xi = &xs[i - from];
+        xi->b = boundary(a, &a->r[i], ph, &xi->frac);
+        xi->have_cum = false;
+        clear += clear_of_grid(a, xi->frac);
     }
     bool all = clear < MIN_FIT_READS;
     size_t n = 0;
     for (size_t i = from; i < to; i++) {
-        double frac, b = boundary(a, &a->r[i], ph, &frac);
-        if (!all && !clear_of_grid(a, frac)) continue;
-        double x = tw_line_cum_j(shape, b, NULL);
+        at_read *xi = &xs[i - from];
+        if (!all && !clear_of_grid(a, xi->frac)) continue;
+        xi->cum = cum_of(shape, xi, xi->b, INFINITY);
+        xi->have_cum = true;
+        double x = xi->cum;
         if (isnan(x)) continue;
         double y = a->r[i].value_j - base;
         sx += x;
@@ -148,7 +190,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.rss = 0;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], ph, f.offset, f.slope, &res);
+        best_boundary(a, shape, &a->r[i], &xs[i - from], f.offset, f.slope, INFINITY, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -159,17 +201,20 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
  * better with the last knot before it carried forward by the shape (a
  * neighbour 0.5 s away predicts to ~1 % of its interval, far better than
  * half a period's energy; the fit's regression over 20 s may not). */
-static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r,
-                              const tw_anchor_knot *last)
+static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_anchor_batch *bat,
+                              const tw_counter_read *r, at_read *x, const tw_anchor_knot *last)
 {
-    double res;
-    if (!last) return best_boundary(a, shape, r, a->phase_s, a->offset_j, a->slope, &res);
-    return best_boundary(a, shape, r, a->phase_s, last->value_j - a->slope * last->shape_j, a->slope, &res);
+    double res, g = bat->slope;
+    x->b = boundary(a, r, bat->phase_s, &x->frac);
+    x->have_cum = false;
+    if (!last) return best_boundary(a, shape, r, x, bat->offset_j, g, bat->end_s, &res);
+    return best_boundary(a, shape, r, x, last->value_j - g * last->shape_j, g, bat->end_s, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
- * the recent intervals (those the fit spans). */
-static void knot_scatter(tw_anchor *a)
+ * the recent intervals (those the fit spans); false when too few to say
+ * (rel_sd stays). */
+static bool knot_scatter(tw_anchor *a)
 {
     double sum = 0, sum2 = 0;
     size_t m = 0;
@@ -184,19 +229,23 @@ static void knot_scatter(tw_anchor *a)
     if (m >= 3) {
         double mean = sum / (double)m, var = fmax(0.0, (sum2 - (double)m * mean * mean) / (double)(m - 1));
         a->rel_sd = sqrt(var) / fabs(mean);
+        return true;
     }
+    return false;
 }
 
 /* Knots from the reads [from, to) the shape covers, after those already
- * made (from = off: all again, the phase changed): each read's boundary
- * under the fitted phase. Appending keeps a refit's cost to its new reads
- * however long a region stays open. */
-static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
+ * made (reset: all again, the phase changed): each read's boundary under
+ * the fit's phase. Appending keeps a refit's cost to its new reads however
+ * long a region stays open. Whether knot_scatter said the scatter. */
+static bool add_knots(tw_anchor *a, const tw_energy_line *shape, const tw_anchor_batch *bat)
 {
-    if (from == a->off) a->nk = 0;
-    for (size_t i = from; i < to; i++) {
-        double b = fitted_boundary(a, shape, &a->r[i], a->nk ? &a->k[a->nk - 1] : NULL);
-        double s = tw_line_cum_j(shape, b, NULL);
+    if (bat->reset) a->nk = 0;
+    at_read x = {.at = SIZE_MAX, .guess = SIZE_MAX}; /* the reads in order of time: lookups from the one before's */
+    for (size_t i = bat->from; i < bat->to; i++) {
+        x.guess = read_guess(a, shape, &a->r[i], x.guess);
+        double b = fitted_boundary(a, shape, bat, &a->r[i], &x, a->nk ? &a->k[a->nk - 1] : NULL);
+        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, b, bat->end_s);
         if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
         if (a->nk == a->capk) {
             size_t cap = a->capk ? 2 * a->capk : 64;
@@ -207,22 +256,104 @@ static void add_knots(tw_anchor *a, const tw_energy_line *shape, size_t from, si
         }
         a->k[a->nk++] = (tw_anchor_knot){b, a->r[i].value_j, s};
     }
+    return knot_scatter(a);
+}
+
+/* The pending knots made (logically const: the knots are what the refits
+ * so far make them, only made when first needed). Batches before the last
+ * reset are made only when the batches from it never say the scatter
+ * (rel_sd is then theirs): a phase that moves on every refit re-knots the
+ * reads once per use, not once per refit. */
+static void settle(const tw_anchor *ca)
+{
+    tw_anchor *a = (tw_anchor *)ca;
+    if (a->npend == 0) return;
+    size_t j = a->npend;
+    while (j > 0 && !a->pend[j - 1].reset)
+        j--;
+    if (j <= 1) { /* from the knots made, or all again from the first batch: in order */
+        for (size_t i = 0; i < a->npend; i++)
+            add_knots(a, a->shape, &a->pend[i]);
+        a->npend = 0;
+        return;
+    }
+    j--; /* the last reset: its knots from the first live read, on knots of their own */
+    tw_anchor_knot *old = a->k;
+    size_t old_n = a->nk, old_cap = a->capk;
+    double rel = a->rel_sd;
+    a->k = NULL;
+    a->nk = a->capk = 0;
+    bool said = false;
+    for (size_t i = j; i < a->npend; i++)
+        said |= add_knots(a, a->shape, &a->pend[i]);
+    if (!said) { /* the scatter is then the batches' before the reset: made on the old knots */
+        tw_anchor_knot *k = a->k;
+        size_t n = a->nk, cap = a->capk;
+        a->k = old;
+        a->nk = old_n;
+        a->capk = old_cap;
+        a->rel_sd = rel;
+        for (size_t i = 0; i < j; i++)
+            add_knots(a, a->shape, &a->pend[i]);
+        old = a->k;
+        a->k = k;
+        a->nk = n;
+        a->capk = cap;
+    }
+    free(old);
+    a->npend = 0;
+}
+
+/* Knots from the reads [from, to) under the fit just made, when next needed (settle). */
+static void knots_later(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
+{
+    tw_anchor_batch b = {from, to, from == a->off, a->phase_s, a->offset_j, a->slope, tw_line_end_s(shape)};
+    if (a->shape != shape) settle(a); /* (one shape per anchor; another: what was pending on the first) */
+    a->shape = shape;
     a->knotted = to;
-    knot_scatter(a);
+    if (a->npend == a->cappend) {
+        size_t cap = a->cappend ? 2 * a->cappend : 64;
+        tw_anchor_batch *p = realloc(a->pend, cap * sizeof *p);
+        if (!p) { /* out of memory: made now */
+            settle(a);
+            add_knots(a, shape, &b);
+            return;
+        }
+        a->pend = p;
+        a->cappend = cap;
+    }
+    a->pend[a->npend++] = b;
+}
+
+/* The reads the shape covers (their time less the delay at or before its
+ * end), from the first live one: a prefix of them, their times increasing,
+ * so bisection finds where it ends (a scan from the first read on every
+ * refit made a report's range over a whole run quadratic in its length). */
+static size_t reads_covered(const tw_anchor *a, double end)
+{
+    size_t lo = a->off, hi = a->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->r[mid].t_s - a->delay_s <= end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
 {
-    double end = tw_line_end_s(shape);
-    size_t covered = a->off;
-    while (covered < a->n && a->r[covered].t_s - a->delay_s <= end)
-        covered++;
+    size_t covered = reads_covered(a, tw_line_end_s(shape));
     if (covered == a->fitted_n) return;
     if (covered - a->off < FIRST_FIT_READS) return;
     a->fitted_n = covered;
     size_t from = covered;
     while (from > a->off && covered - from < FIT_MAX_READS && a->r[covered - 1].t_s - a->r[from - 1].t_s <= FIT_SPAN_S)
         from--;
+    at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
+    for (size_t i = from, g = SIZE_MAX; i < covered; i++)
+        x[i - from] = (at_read){.at = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
@@ -235,7 +366,7 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
     }
     for (double p = lo; p < hi; p += PHASE_STEP_S) {
         double ph = p - floor(p / a->period_s) * a->period_s;
-        fit f = fit_phase(a, shape, from, covered, ph);
+        fit f = fit_phase(a, shape, from, covered, x, ph);
         if (f.rss < best.rss) {
             best = f;
             best_ph = ph;
@@ -247,7 +378,7 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
     a->offset_j = best.offset;
     a->slope = best.slope;
     a->fit_reads = best.n;
-    add_knots(a, shape, same ? a->knotted : a->off, covered);
+    knots_later(a, shape, same ? a->knotted : a->off, covered);
 }
 
 /* The knot interval [k[i], k[i + 1]] holding t; SIZE_MAX when none. */
@@ -267,6 +398,7 @@ static size_t interval_of(const tw_anchor *a, double t)
 
 bool tw_anchor_reaches(const tw_anchor *a, const tw_energy_line *shape, double t)
 {
+    settle(a);
     (void)shape; /* knots exist only where the shape covers them */
     return a->nk >= 2 && a->k[a->nk - 1].t_s >= t;
 }
@@ -310,6 +442,7 @@ static double step_var(double f) { return ((1 - f) * (1 - f) + f * f) * COUNTER_
 
 double tw_anchor_energy_j(const tw_anchor *a, const tw_energy_line *shape, double t0, double t1, double *sd_j)
 {
+    settle(a);
     if (sd_j) *sd_j = NAN;
     size_t i0 = interval_of(a, t0), i1 = interval_of(a, t1);
     if (i0 == SIZE_MAX || i1 == SIZE_MAX || !(t1 >= t0)) return NAN;
@@ -327,6 +460,7 @@ double tw_anchor_energy_j(const tw_anchor *a, const tw_energy_line *shape, doubl
 
 double tw_anchor_scale(const tw_anchor *a, double *rel_sd)
 {
+    settle(a);
     if (!isfinite(a->slope) || a->nk < 2) {
         *rel_sd = DEFAULT_REL_SD;
         return 1.0;
@@ -344,6 +478,7 @@ double tw_anchor_needed_from(const tw_anchor *a)
 
 void tw_anchor_trim(tw_anchor *a, double t_keep)
 {
+    settle(a); /* before the reads they are made from go (and the shape's knots after this) */
     while (a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep) {
         a->off++;
         if (a->fitted_n < a->off) a->fitted_n = a->off;

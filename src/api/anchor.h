@@ -48,6 +48,15 @@ typedef struct tw_anchor_knot {
     double shape_j; /* the shape's cumulative energy there */
 } tw_anchor_knot;
 
+/* Knots to make from reads [from, to) under a fit (anchor.c: made when
+ * first needed): reset, from the first live read (all again: the phase
+ * moved); the fit's phase, offset and slope; the shape's end then. */
+typedef struct tw_anchor_batch {
+    size_t from, to;
+    bool reset;
+    double phase_s, offset_j, slope, end_s;
+} tw_anchor_batch;
+
 typedef struct tw_anchor {
     double period_s, delay_s; /* the counter's model */
     double tile_s;            /* the shape's tiles' length */
@@ -61,8 +70,15 @@ typedef struct tw_anchor {
     size_t fit_reads;     /* reads the fit used */
     unsigned long refits; /* fits so far (every FULL_SCAN_EVERY-th scans every phase) */
     tw_anchor_knot *k;    /* from the reads the shape covers, under the fitted phase */
-    size_t knotted;       /* reads before this one have been made knots */
+    size_t knotted;       /* reads before this one have been made knots (or are pending) */
     size_t nk, capk;
+    /* the refits' knots not made yet, in order, and the shape they are made
+     * on: made when the knots are first asked for (a query, a trim, a move of
+     * the reads), so that a range that waits (a report's over a whole run)
+     * does not re-knot every read each time the phase moves */
+    tw_anchor_batch *pend;
+    size_t npend, cappend;
+    const tw_energy_line *shape;
 } tw_anchor;
 
 /* shape_period_s: the shape's update period (its tiles' length). */

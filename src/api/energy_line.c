@@ -2,6 +2,7 @@
 #include "api/energy_line.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,19 @@ double tw_line_start_s(const tw_energy_line *l) { return l->n > l->off ? l->k[l-
 
 double tw_line_end_s(const tw_energy_line *l) { return l->n >= l->off + 2 ? l->k[l->n - 1].t_s : -INFINITY; }
 
+/* The first knot at or after t among [lo, hi], which holds it. */
+static size_t bisect(const tw_energy_line *l, double t, size_t lo, size_t hi)
+{
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->k[mid].t_s < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The index of the first live knot at or after t (n when none). Most
  * lookups are near the end (the anchor's phase fits over its last reads, a
  * live region's end): galloping back from it keeps them in the last knots,
@@ -54,20 +68,48 @@ static size_t knot_at_or_after(const tw_energy_line *l, double t)
         }
         hi = p;
     }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->k[mid].t_s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return bisect(l, t, lo, hi);
 }
 
-/* F at t (inside the knots): i is the knot that ends t's tile. */
-static double f_at(const tw_energy_line *l, double t, size_t *tile)
+/* Whether knot g is at or before the first knot at or after t. */
+static bool at_or_before(const tw_energy_line *l, double t, size_t g)
 {
-    size_t i = knot_at_or_after(l, t);
+    return g >= l->off && g <= l->n && (g == l->off || l->k[g - 1].t_s < t);
+}
+
+/* Whether i is the first live knot at or after t: at or before it, and the
+ * end or at or after t. The knots' times increase, so exactly one index is. */
+static bool is_knot_at_or_after(const tw_energy_line *l, double t, size_t i)
+{
+    return at_or_before(l, t, i) && (i == l->n || l->k[i].t_s >= t);
+}
+
+/* knot_at_or_after from a guess at or before the answer (else from a
+ * second one, else from the end): galloping forward from it, then
+ * bisection. The index found is checked (is_knot_at_or_after) and, were it
+ * wrong, looked up from the end: the same index whatever the guesses, only
+ * fewer steps when they are good (lookups in order of time, each from the
+ * one before). */
+static size_t knot_from_guess(const tw_energy_line *l, double t, size_t guess, size_t second)
+{
+    if (!at_or_before(l, t, guess)) guess = second;
+    if (!at_or_before(l, t, guess)) return knot_at_or_after(l, t);
+    size_t lo = guess, hi = l->n; /* the answer is in [lo, hi] */
+    for (size_t step = 1; lo < hi; step *= 2) {
+        size_t p = hi - lo > step ? lo + step - 1 : hi - 1;
+        if (!(l->k[p].t_s < t)) {
+            hi = p;
+            break;
+        }
+        lo = p + 1;
+    }
+    lo = bisect(l, t, lo, hi);
+    return is_knot_at_or_after(l, t, lo) ? lo : knot_at_or_after(l, t);
+}
+
+/* F at t (inside the knots), i the first knot at or after t; *tile: the knot that ends t's tile. */
+static double f_at_knot(const tw_energy_line *l, double t, size_t i, size_t *tile)
+{
     if (i == l->off) {
         *tile = i + 1 < l->n ? i + 1 : i; /* the first knot itself: the tile after it */
         return l->k[i].f_j;
@@ -75,6 +117,11 @@ static double f_at(const tw_energy_line *l, double t, size_t *tile)
     *tile = i;
     const tw_line_knot *a = &l->k[i - 1], *b = &l->k[i];
     return a->f_j + b->p_w * (t - a->t_s);
+}
+
+static double f_at(const tw_energy_line *l, double t, size_t *tile)
+{
+    return f_at_knot(l, t, knot_at_or_after(l, t), tile);
 }
 
 static void note_baseline(tw_energy_line *l)
@@ -150,14 +197,30 @@ static double edge_sd_j(const tw_energy_line *l, size_t i, double p_here)
     return sqrt(len * step * len * step / 12.0 + res * res);
 }
 
-double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
+/* tw_line_cum_j with t's knot, *at, looked up from the guesses *at and
+ * then second (SIZE_MAX: none; knot_from_guess). */
+static double cum_from(const tw_energy_line *l, double t, size_t *at, size_t second, size_t *tile)
 {
     if (l->n < l->off + 2 || !(t >= l->k[l->off].t_s) || !(t <= l->k[l->n - 1].t_s)) return NAN;
     size_t i;
-    double f = f_at(l, t, &i);
+    *at = knot_from_guess(l, t, *at, second);
+    double f = f_at_knot(l, t, *at, &i);
     if (tile) *tile = i;
     double p = l->k[i].p_w;
     return l->capacitance_s > 0 && isfinite(p) ? f + l->capacitance_s * p : f;
+}
+
+double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile)
+{
+    size_t at = SIZE_MAX;
+    return cum_from(l, t, &at, SIZE_MAX, tile);
+}
+
+size_t tw_line_seek(const tw_energy_line *l, double t, size_t guess) { return knot_from_guess(l, t, guess, SIZE_MAX); }
+
+double tw_line_cum_at_j(const tw_energy_line *l, double t, size_t *at, size_t second)
+{
+    return cum_from(l, t, at, second, NULL);
 }
 
 double tw_line_edge_sd_j(const tw_energy_line *l, double t)

@@ -63,6 +63,17 @@ double tw_line_energy_j(const tw_energy_line *l, double a, double b, double *sd_
  * E(a, b) = cum(b) - cum(a); NaN outside the knots. *tile (may be NULL): the
  * knot that ends t's tile. */
 double tw_line_cum_j(const tw_energy_line *l, double t, size_t *tile);
+/* The same value, t's knot looked up from a guess, a knot index at or
+ * before it: *at, else `second` (an earlier lookup's knot or tw_line_seek
+ * of an earlier time; SIZE_MAX: none); *at is then t's knot (the first at
+ * or after t), a guess for lookups at later times. A few steps for lookups
+ * in order of time, where one from the end walks back over the knots
+ * between (a report's NVTX range over a whole run keeps them all). The
+ * index found is checked: guesses change the steps, never the value. */
+double tw_line_cum_at_j(const tw_energy_line *l, double t, size_t *at, size_t second);
+/* The first live knot at or after t (the knot count n when none), from
+ * `guess` as tw_line_cum_at_j's second: a guess for lookups at later times. */
+size_t tw_line_seek(const tw_energy_line *l, double t, size_t guess);
 /* The standard uncertainty an edge at t adds (see tw_line_energy_j); the
  * power of t's tile. NaN outside the knots. */
 double tw_line_edge_sd_j(const tw_energy_line *l, double t);

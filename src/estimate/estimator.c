@@ -969,17 +969,16 @@ static double reading_energy(const tw_est_reading *r, double a, double b)
     return first <= a + EDGE_EPS_S && last >= b - EDGE_EPS_S ? e : NAN;
 }
 
-static int by_size(const void *a, const void *b)
+/* A row's columns in order: few, and mostly in order already (knots, then
+ * names as their pieces come), by insertion; many (a counter's long window
+ * touches most names), the marked columns read in order, without a sort. */
+static void touched_in_order(design *d)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* A row's columns in order: few, and mostly in order already (knots, then names as their pieces come). */
-static void sort_sizes(size_t *v, size_t n)
-{
+    size_t *v = d->touch, n = d->nt;
     if (n > 64) {
-        qsort(v, n, sizeof *v, by_size);
+        size_t k = 0;
+        for (size_t j = 0; j < d->p; j++)
+            if (d->mark[j]) v[k++] = j;
         return;
     }
     for (size_t i = 1; i < n; i++) {
@@ -997,7 +996,7 @@ static void sort_sizes(size_t *v, size_t n)
 static void add_sparse(design *d, rd *R, double w, double y)
 {
     size_t p = d->p;
-    sort_sizes(d->touch, d->nt);
+    touched_in_order(d);
     for (size_t a = 0; a < d->nt; a++)
         d->xv[a] = d->x[d->touch[a]];
     for (size_t a = 0; a < d->nt; a++) {

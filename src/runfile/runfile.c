@@ -244,6 +244,48 @@ tw_status run_type_id(tw_run *r, const char *key, sqlite3_stmt *insert, int64_t 
     return intern(r, &r->types, key, insert, "cannot add an activity type", id);
 }
 
+/* The meta facts that say a table's rows are in order of start: a replay
+ * then reads them as stored, without a pass over the table to find out
+ * (tw_run_feed_open). */
+static const char *const order_key[2] = {"activities_by_start", "nvtx_by_start"};
+
+tw_status run_note_start(tw_run *r, int table, int64_t start_ns)
+{
+    if (r->order_known[table] && !r->order_kept[table]) return TW_OK; /* nothing more to say */
+    char sql[128];
+    if (!r->order_known[table]) /* a file made elsewhere: appending may break its order; unknown then */
+        snprintf(sql, sizeof sql, "DELETE FROM meta WHERE key = '%s'", order_key[table]);
+    else if (start_ns < r->last_start[table]) /* said in the transaction that writes the row */
+        snprintf(sql, sizeof sql, "UPDATE meta SET value = 0 WHERE key = '%s'", order_key[table]);
+    else {
+        r->last_start[table] = start_ns;
+        return TW_OK;
+    }
+    char *msg = NULL;
+    if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        tw_status st = tw_fail(TW_EIO, "%s: cannot write the order of the rows: %s", r->path, msg ? msg : "?");
+        sqlite3_free(msg);
+        return st;
+    }
+    r->order_known[table] = true;
+    r->order_kept[table] = false;
+    return TW_OK;
+}
+
+tw_status run_order_fact(tw_run *r, int table, bool *known, bool *in_order)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT value FROM meta WHERE key = '%s'", order_key[table]);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return run_db_fail(r->db, r->path, "cannot read the facts");
+    int rc = sqlite3_step(s);
+    *known = rc == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_INTEGER;
+    *in_order = *known && sqlite3_column_int64(s, 0) == 1;
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? TW_OK : run_db_fail(r->db, r->path, "cannot read the facts");
+}
+
 /* ---------------------------------------------------------------- open and close */
 
 static tw_status run_new(const char *path, tw_run **out)
@@ -305,8 +347,11 @@ tw_status tw_run_create(const char *path, tw_run **out)
     sqlite3_busy_timeout(r->db, 5000);
     /* WAL: readers see the last commit while the run goes on, and a crash
      * loses at most the open transaction; NORMAL: no fsync per commit */
-    char version[96];
-    snprintf(version, sizeof version, "INSERT INTO meta VALUES('schema_version', %d)", TW_RUN_SCHEMA_VERSION);
+    char version[160];
+    /* the activities and NVTX ranges go in order of start as they come (run_note_start keeps it said) */
+    snprintf(version, sizeof version,
+             "INSERT INTO meta VALUES('schema_version', %d), ('activities_by_start', 1), ('nvtx_by_start', 1)",
+             TW_RUN_SCHEMA_VERSION);
     if ((st = exec(r->db, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN")) != TW_OK ||
         (st = exec(r->db, path, schema)) != TW_OK || (st = exec(r->db, path, version)) != TW_OK ||
         (st = exec(r->db, path, "COMMIT; BEGIN")) != TW_OK) {
@@ -315,6 +360,10 @@ tw_status tw_run_create(const char *path, tw_run **out)
     }
     r->in_tx = true;
     r->last_commit_ns = mono_ns();
+    for (int k = 0; k < 2; k++) {
+        r->order_kept[k] = r->order_known[k] = true;
+        r->last_start[k] = INT64_MIN;
+    }
     *out = r;
     return tw_run_set_text(r, "truewatt_version", tw_version());
 }

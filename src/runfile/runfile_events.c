@@ -142,7 +142,8 @@ static tw_status put_nvtx(tw_run *r, const line_ctx *L, int64_t start, int64_t e
         return st;
     if ((st = run_prepare(r, &r->st_nvtx,
                           "INSERT INTO nvtx_ranges(name, domain, tid, depth, start_ns, end_ns) VALUES(?,?,?,?,?,?)")) !=
-        TW_OK)
+            TW_OK ||
+        (st = run_note_start(r, 1, start)) != TW_OK)
         return st;
     sqlite3_bind_int64(r->st_nvtx, 1, name_id);
     sqlite3_bind_int64(r->st_nvtx, 2, domain_id);
@@ -200,7 +201,8 @@ static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64
     if ((st = run_type_id(r, key, t, &type_id)) != TW_OK) return st;
     if ((st = run_prepare(r, &r->st_activity,
                           "INSERT INTO activities(type, device, device_uuid, stream, correlation_id, start_ns, "
-                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK)
+                          "duration_ns) VALUES(?,?,?,?,?,?,?)")) != TW_OK ||
+        (st = run_note_start(r, 0, start)) != TW_OK)
         return st;
     sqlite3_stmt *s = r->st_activity;
     sqlite3_bind_int64(s, 1, type_id);
@@ -322,10 +324,12 @@ typedef struct ev_row {
 
 typedef tw_status (*event_fn)(void *ctx, const ev_row *row);
 
+/* A column that may be NULL: one fetch of its value (a replay reads tens of millions of rows). */
 static opt_i64 col_opt(sqlite3_stmt *s, int i)
 {
-    opt_i64 o = {sqlite3_column_type(s, i) != SQLITE_NULL, 0};
-    if (o.has) o.v = sqlite3_column_int64(s, i);
+    sqlite3_value *v = sqlite3_column_value(s, i);
+    opt_i64 o = {sqlite3_value_type(v) != SQLITE_NULL, 0};
+    if (o.has) o.v = sqlite3_value_int64(v);
     return o;
 }
 
@@ -437,7 +441,8 @@ static tw_status activity_row(tw_run *r, const lookup *L, sqlite3_stmt *s, ev_ro
     e->mangled = text_of(L, t->mangled);
     memcpy(e->cfg, t->cfg, sizeof e->cfg);
     e->device = col_opt(s, 1);
-    e->uuid = sqlite3_column_type(s, 2) == SQLITE_NULL ? NULL : text_of(L, sqlite3_column_int64(s, 2));
+    opt_i64 uuid = col_opt(s, 2);
+    e->uuid = uuid.has ? text_of(L, uuid.v) : NULL;
     e->stream = col_opt(s, 3);
     e->corr = col_opt(s, 4);
     e->start_ns = sqlite3_column_int64(s, 5);
@@ -719,9 +724,13 @@ struct tw_run_feed {
 /* Whether a table's rows come in order of start_ns by rowid, as a run's
  * usually do (the injection library writes them as they end, per buffer):
  * then a replay reads them as stored, without SQLite's sorter (a third of
- * a replay's time). One pass over the column. */
-static tw_status in_start_order(tw_run *r, const char *query, bool *yes)
+ * a replay's time). The file says so (run_note_start kept it as the rows
+ * came); else (a file from before) one pass over the column. */
+static tw_status in_start_order(tw_run *r, int table, const char *query, bool *yes)
 {
+    bool known;
+    tw_status fact = run_order_fact(r, table, &known, yes);
+    if (fact != TW_OK || known) return fact;
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(r->db, query, -1, &s, NULL) != SQLITE_OK)
         return run_db_fail(r->db, r->path, "cannot read the activities");
@@ -748,8 +757,8 @@ tw_status tw_run_feed_open(tw_run *r, tw_run_feed **out, tw_feed *feed)
     f->run = r;
     pthread_mutex_lock(&r->mu);
     tw_status st = lookup_load(r, &f->L);
-    if (st == TW_OK) st = in_start_order(r, "SELECT start_ns FROM activities", &f->in_order[0]);
-    if (st == TW_OK) st = in_start_order(r, "SELECT start_ns FROM nvtx_ranges", &f->in_order[1]);
+    if (st == TW_OK) st = in_start_order(r, 0, "SELECT start_ns FROM activities", &f->in_order[0]);
+    if (st == TW_OK) st = in_start_order(r, 1, "SELECT start_ns FROM nvtx_ranges", &f->in_order[1]);
     pthread_mutex_unlock(&r->mu);
     int64_t rows = 0;
     if (st == TW_OK) st = run_count(r, &rows);

@@ -21,6 +21,8 @@
 #define run_type_id tw_run_type_id
 #define run_ns_of tw_run_ns_of
 #define run_s_of tw_run_s_of
+#define run_note_start tw_run_note_start
+#define run_order_fact tw_run_order_fact
 
 /* What the last poll stored of a reading, to keep only its updates. */
 typedef struct run_last {
@@ -44,6 +46,11 @@ struct tw_run {
     tw_strmap types;   /* an activity type's fields, joined -> activity_types.id */
     run_last *last;    /* by reading id */
     size_t nlast;
+    /* activities, NVTX ranges: whether this handle keeps the meta facts
+     * activities_by_start / nvtx_by_start (it made the file), and the
+     * last start written (run_note_start) */
+    bool order_kept[2], order_known[2];
+    int64_t last_start[2];
 };
 
 /* TW_EIO naming the file and SQLite's message. */
@@ -61,6 +68,15 @@ tw_status run_string_id(tw_run *r, const char *text, int64_t *id);
 /* Under r->mu: the id in activity_types of `key` (the type's fields joined,
  * the map's key) whose row `insert` (a prepared INSERT, bound) adds when new. */
 tw_status run_type_id(tw_run *r, const char *key, sqlite3_stmt *insert, int64_t *id);
+
+/* Under r->mu, before an activity (table 0) or NVTX range (1) starting at
+ * start_ns is written: keeps the meta fact that the table's rows are in
+ * order of start (set to 0 in the row's transaction when this one breaks
+ * it), or, in a file this handle did not make, removes it (unknown). */
+tw_status run_note_start(tw_run *r, int table, int64_t start_ns);
+/* Under r->mu: whether a table's rows are in order of start by the meta
+ * fact (*known false: the file does not say). */
+tw_status run_order_fact(tw_run *r, int table, bool *known, bool *in_order);
 
 /* ns <-> seconds on the trace timeline */
 int64_t run_ns_of(double t_s);

@@ -211,6 +211,73 @@ static void reads_at_one_phase_near_the_grid(void **state)
     tw_anchor_free(&s.anchor);
 }
 
+/* The refits' knots are made when first needed (a query, a trim): an
+ * anchor asked after every row (each refit's knots made at once, as they
+ * were before) and one asked only at the end, fed the same rows and trimmed
+ * alike (a range open since 5 s, as a report's), hold the same knots, bit
+ * for bit, the same scatter, and give the same energies. */
+static void lockstep(double period, double first_read)
+{
+    sim now, later;
+    sim_init(&now);
+    sim_init(&later);
+    read_period = period;
+    now.next_read = later.next_read = first_read;
+    size_t resets = 0, pending_max = 0, seen = 0;
+    for (int step = 1; now.t < 120.0; step++) {
+        double t = now.t + TILE_S;
+        sim_run(&now, t);
+        sim_run(&later, t);
+        double rel;
+        tw_anchor_scale(&now.anchor, &rel);      /* makes its knots */
+        if (later.anchor.npend < seen) seen = 0; /* made */
+        for (; seen < later.anchor.npend; seen++)
+            resets += later.anchor.pend[seen].reset;
+        if (later.anchor.npend > pending_max) pending_max = later.anchor.npend;
+        if (step % 256 == 0) {
+            tw_anchor_trim(&now.anchor, 5.0);
+            tw_anchor_trim(&later.anchor, 5.0);
+            tw_line_trim(&now.line, fmin(5.0, tw_anchor_needed_from(&now.anchor)));
+            tw_line_trim(&later.line, fmin(5.0, tw_anchor_needed_from(&later.anchor)));
+        }
+    }
+    read_period = 0.4875;
+    fprintf(stderr, "  reads every %.4f s: %zu refits re-knotted every read, at most %zu refits pending\n", period,
+            resets, pending_max);
+    assert_true(pending_max > 1 && resets > 1);
+    double sd_now, sd_later;
+    int finite = 0;
+    for (double a = 5.0; a < 119.0; a += 3.7) {
+        double e_now = tw_anchor_energy_j(&now.anchor, &now.line, a, 119.0, &sd_now);
+        double e_later = tw_anchor_energy_j(&later.anchor, &later.line, a, 119.0, &sd_later);
+        finite += isfinite(e_now);
+        bool same = (isnan(e_now) && isnan(e_later)) || (e_now == e_later && sd_now == sd_later);
+        if (!same)
+            fail_msg("[%.1f, 119]: %.17g +- %.17g made at once, %.17g +- %.17g made later", a, e_now, sd_now, e_later,
+                     sd_later);
+    }
+    assert_true(finite >= 25);
+    assert_int_equal(now.anchor.nk, later.anchor.nk);
+    assert_true(now.anchor.nk > 100);
+    assert_memory_equal(now.anchor.k, later.anchor.k, now.anchor.nk * sizeof *now.anchor.k);
+    assert_true(now.anchor.rel_sd == later.anchor.rel_sd);
+    tw_line_free(&now.line);
+    tw_anchor_free(&now.anchor);
+    tw_line_free(&later.line);
+    tw_anchor_free(&later.anchor);
+}
+
+/* As a session reads the counter; as truewatt run does, near the grid (each
+ * read's boundary then chosen by the last knot and the fit's slope); and at
+ * a period that walks across the grid. */
+static void knots_made_when_needed(void **state)
+{
+    (void)state;
+    lockstep(0.4875, 0.05);
+    lockstep(0.5, GRID_PHASE_S + 0.0136 + 0.092 + 0.5);
+    lockstep(0.3013, 0.05);
+}
+
 int main(void)
 {
     make_cum();
@@ -220,6 +287,7 @@ int main(void)
         cmocka_unit_test(no_fit_before_six_reads),
         cmocka_unit_test(first_fit_on_the_grid),
         cmocka_unit_test(reads_at_one_phase_near_the_grid),
+        cmocka_unit_test(knots_made_when_needed),
     };
     return tw_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
