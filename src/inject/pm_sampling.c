@@ -80,7 +80,7 @@ typedef struct pm_dev {
 
 static struct {
     twi_pm_config c;
-    bool profiler_ok;
+    bool profiler_tried, profiler_ok;
     char profiler_why[256]; /* why the profiler could not be initialised ("" = it was) */
     twi_pm_options opt;     /* the wanted metrics, interval and buffers of every device */
     pm_dev dev[MAX_DEVICES];
@@ -244,6 +244,13 @@ static void start_device(int index)
         return;
     }
     device_uuid(p, &mig);
+    /* once, here on the thread with a context in the process: at twi_pm_start the library runs
+     * inside the program's cuInit, where CUPTI's profiler answered CUPTI_ERROR_UNKNOWN on the H100
+     * (the probe, which initialises it after cuInit returned, was accepted) */
+    if (!pm.profiler_tried) {
+        pm.profiler_tried = true;
+        pm.profiler_ok = twi_pm_init_profiler(pm.profiler_why, sizeof pm.profiler_why);
+    }
     if (!pm.profiler_ok) {
         device_off(p, index, pm.profiler_why);
         return;
@@ -368,7 +375,6 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti)
         device_off(NULL, -1, why);
         return false;
     }
-    pm.profiler_ok = twi_pm_init_profiler(pm.profiler_why, sizeof pm.profiler_why);
     pthread_condattr_t ca;
     if (pthread_condattr_init(&ca) != 0) return false;
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
