@@ -396,16 +396,14 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti)
     return true;
 }
 
-/* Device p's end: what the buffer holds, stop, the rest, disable. */
-static void stop_device(pm_dev *p, int index)
+/* Device p's end at the program's exit: its counts, and nothing more. No
+ * CUPTI or driver call is made here: at exit the CUDA runtime and CUPTI may
+ * already be torn down (on the H100, stopping and disabling there aborted
+ * the program with a double free), so the samples of the last decode period
+ * (up to TWI_PM_DECODE_MS) are not decoded, and the buffers go with the
+ * process. */
+static void end_device(pm_dev *p, int index)
 {
-    bool pushed = p->ctx && cu.ctx_push(p->ctx) == CUDA_SUCCESS;
-    sample_ctx c = {p, index};
-    twi_pm_device_stop(&p->d, on_sample, &c);
-    if (pushed) {
-        CUcontext popped;
-        cu.ctx_pop(&popped);
-    }
     char text[200];
     snprintf(text, sizeof text, "samples=%" PRIu64 " overflows=%" PRIu64 " busy_s=%.6f", p->d.samples, p->d.overflows,
              p->d.decode_s + p->d.eval_s);
@@ -413,9 +411,8 @@ static void stop_device(pm_dev *p, int index)
     emit(p, index, TWI_PM_END, text, t, t);
     if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
         say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
-            " samples not evaluated; %.3f s decoding, %.3f s evaluating",
-            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.decode_s, p->d.eval_s);
-    teardown(p);
+            " samples not evaluated; %.3f s decoding, %.3f s evaluating (the last %d ms not decoded at exit)",
+            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.decode_s, p->d.eval_s, TWI_PM_DECODE_MS);
     p->state = DEV_OFF;
 }
 
@@ -430,7 +427,7 @@ void twi_pm_stop(void)
     pm.running = false;
     pthread_mutex_lock(&pm.work);
     for (int i = 0; i < MAX_DEVICES; i++)
-        if (pm.dev[i].state == DEV_ON) stop_device(&pm.dev[i], i);
+        if (pm.dev[i].state == DEV_ON) end_device(&pm.dev[i], i);
     pthread_mutex_unlock(&pm.work);
 }
 
