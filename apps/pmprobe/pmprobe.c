@@ -856,15 +856,23 @@ static int64_t best_lag(const kernel_rec *k, size_t nk, size_t m, int64_t center
     return best;
 }
 
-static void write_samples(const pm_setup *pm, const char *outdir)
+/* OUTDIR/NAME opened for writing; NULL (the failure said) when it cannot be. */
+static FILE *open_out(const char *outdir, const char *name)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/samples.csv", outdir);
+    char path[4096], step[64];
+    snprintf(path, sizeof path, "%s/%s", outdir, name);
     FILE *f = fopen(path, "w");
     if (!f) {
-        failed("writing samples.csv", "libc", path, strerror(errno), errno);
-        return;
+        snprintf(step, sizeof step, "writing %s", name);
+        failed(step, "libc", path, strerror(errno), errno);
     }
+    return f;
+}
+
+static void write_samples(const pm_setup *pm, const char *outdir)
+{
+    FILE *f = open_out(outdir, "samples.csv");
+    if (!f) return;
     fprintf(f, "start_ns,end_ns");
     for (size_t m = 0; m < pm->d.n_metric; m++)
         fprintf(f, ",%s", pm->d.metric[m]);
@@ -903,13 +911,8 @@ static size_t timeline(const group *groups, size_t n_groups, uint64_t t_begin, k
 
 static void write_kernels(const kernel_rec *k, size_t nk, const char *outdir)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/kernels.csv", outdir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        failed("writing kernels.csv", "libc", path, strerror(errno), errno);
-        return;
-    }
+    FILE *f = open_out(outdir, "kernels.csv");
+    if (!f) return;
     fprintf(f, "name,start_ns,end_ns,correlation_id\n");
     for (size_t i = 0; i < nk; i++)
         fprintf(f, "%s,%llu,%llu,%u\n", k[i].name, (unsigned long long)k[i].start, (unsigned long long)k[i].end,

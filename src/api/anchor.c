@@ -12,10 +12,11 @@
 #define PHASE_STEP_S 0.00025 /* the phase's candidates: every 0.25 ms over the period ... */
 #define NEAR_S 0.005         /* ... then within 5 ms of the last fit */
 #define FULL_SCAN_EVERY 8
-#define CLEAR_S 0.015    /* a read this close to a grid point may belong to either: not fitted */
-#define FIT_SPAN_S 20.0  /* the fit uses the reads of the last 20 s ... */
-#define FIT_MAX_READS 64 /* ... at most this many */
-#define MIN_FIT_READS 4  /* clear reads: a regression with residuals to judge it by */
+#define EARLY_FULL_SCANS 16 /* every fit is a full scan until this many (8 s of reads every 0.5 s) */
+#define CLEAR_S 0.015       /* a read this close to a grid point may belong to either: not fitted */
+#define FIT_SPAN_S 20.0     /* the fit uses the reads of the last 20 s ... */
+#define FIT_MAX_READS 64    /* ... at most this many */
+#define MIN_FIT_READS 4     /* clear reads: a regression with residuals to judge it by */
 /* reads before a first fit: at 4.875 periods apart they fall on all 8 of
  * the grid's eighths, and the 30 ms near a grid point (2 x CLEAR_S) hold at
  * most 3 of them, so every candidate phase has at least 5 clear ones and
@@ -358,9 +359,14 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
      * a full scan every FULL_SCAN_EVERY fits (a first fit on flat power may
-     * be off by more) */
+     * be off by more), and on each of the first EARLY_FULL_SCANS: a first fit
+     * on flat power can be a whole update off for the next read, with a slope
+     * that hides it (the fake NVML at a constant 300 W: phase 4.5 ms, slope
+     * 1.027, where a phase near 85 ms with slope 1 accounts for every read; the next read's interval
+     * then counted 5 updates' energy over 4, a 0.1 s window +25.0 %) */
     double lo = 0, hi = a->period_s;
-    if (isfinite(a->phase_s) && ++a->refits % FULL_SCAN_EVERY != 0) {
+    ++a->refits;
+    if (isfinite(a->phase_s) && a->refits > EARLY_FULL_SCANS && a->refits % FULL_SCAN_EVERY != 0) {
         lo = a->phase_s - NEAR_S;
         hi = a->phase_s + NEAR_S;
     }

@@ -68,7 +68,7 @@ typedef struct tw_anchor {
     double slope;         /* counter J per shape J (1 / the shape's gain); NaN: not fitted */
     double rel_sd;        /* relative scatter of the shape's energy per interval against the counter's */
     size_t fit_reads;     /* reads the fit used */
-    unsigned long refits; /* fits so far (every FULL_SCAN_EVERY-th scans every phase) */
+    unsigned long refits; /* fits so far (the first EARLY_FULL_SCANS and every FULL_SCAN_EVERY-th scan every phase) */
     tw_anchor_knot *k;    /* from the reads the shape covers, under the fitted phase */
     size_t knotted;       /* reads before this one have been made knots (or are pending) */
     size_t nk, capk;

@@ -128,8 +128,10 @@ static void test_sim_run(void **state)
     tw_scenario_free(sc);
 }
 
-/* The backends listed, one line each, as many as tw_backend_count says; the
- * simulator always available. The simulator's devices: the list's indices. */
+/* The backends listed, one line each, as many as tw_backend_count says, the
+ * simulator always available; then a blank line and the folder the sensor
+ * profiles come from (tw_profile_dir). The simulator's devices: the list's
+ * indices. */
 static void test_listings(void **state)
 {
     (void)state;
@@ -137,11 +139,16 @@ static void test_listings(void **state)
     capture_open(&c);
     assert_int_equal(tw_backends_report(false, c.f), TW_OK);
     char *text = capture_close(&c);
+    const char *blank = strstr(text, "\n\n");
+    assert_non_null(blank);
     size_t lines = 0;
-    for (const char *p = text; *p; p++)
+    for (const char *p = text; p <= blank; p++)
         lines += *p == '\n';
     assert_int_equal(lines, tw_backend_count());
     assert_non_null(strstr(text, "sim      available"));
+    char want[1100];
+    snprintf(want, sizeof want, "\nsensor profiles: %s (", tw_profile_dir());
+    assert_non_null(strstr(blank, want));
     free(text);
     tw_device_info d[4];
     size_t n = 0;
