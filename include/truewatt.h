@@ -183,6 +183,9 @@ TW_API tw_status tw_run_load_events(tw_run *r, tw_events **out);
 TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
 /* Its activities as the injection library's events CSV, times to the ns. */
 TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
+/* Its activity counters (truewatt run --activity-counters) as CSV, a row per value:
+ * device,device_uuid,start_s,end_s,metric,value (the header only when none were recorded). */
+TW_API tw_status tw_run_export_pm(tw_run *r, const char *path);
 
 /* ---------------------------------------------------------------- reports */
 
@@ -1334,6 +1337,7 @@ typedef struct tw_recording_options {
     const char *warnings;                      /* lines recorded with the run (NULL: none) */
     void (*note)(void *ctx, const char *text); /* the timeline that cannot be read, a GPU lost; NULL: none */
     void *note_ctx;
+    double activity_counters_ms; /* the program records activity counters this often (TW_PM_INTERVAL_MS); 0: none */
 } tw_recording_options;
 
 TW_API void tw_recording_options_init(tw_recording_options *o);

@@ -16,6 +16,7 @@
 #include "timeline/devices.h"
 #include "core/strmap.h"
 #include "runfile/runfile_mig.h"
+#include "runfile/runfile_pm.h"
 
 /* ---------------------------------------------------------------- the sensor profile */
 
@@ -258,6 +259,35 @@ static tw_status load_devices(tw_run *run, loaded *L)
     L->sampler.nreadings = L->nreadings;
     L->sampler.devices = L->rdev;
     L->sampler.ndev = L->ndev;
+    return TW_OK;
+}
+
+/* Each GPU's activity counters (runfile_pm.h), matched by UUID: what was
+ * recorded, or why nothing was; nothing at all when none were asked for. */
+static tw_status load_activity_counters(tw_run *run, loaded *L)
+{
+    double asked = tw_run_get_real(run, TW_RUN_PM_ASKED_KEY);
+    tw_clear_error();
+    tw_run_pm *pm = NULL;
+    size_t n = 0;
+    tw_status st = tw_run_pms(run, &pm, &n);
+    if (st != TW_OK || (isnan(asked) && n == 0)) return st;
+    for (size_t d = 0; d < L->ndev; d++) {
+        run_device *x = &L->dev[d];
+        const tw_run_pm *p = tw_run_pm_for(pm, n, x->uuid);
+        x->pm_asked = true;
+        if (p) {
+            x->pm = *p;
+        } else {
+            memset(&x->pm, 0, sizeof x->pm);
+            x->pm.device = -1;
+            x->pm.busy_s = NAN;
+            snprintf(x->pm.reason, sizeof x->pm.reason,
+                     "the program made no CUDA context on this GPU, or its injection library sent nothing");
+        }
+        tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
+    }
+    free(pm);
     return TW_OK;
 }
 
@@ -654,6 +684,7 @@ tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r)
     tw_status st = tw_run_commit(run); /* the estimator reads the samples through its own connection */
     if (st == TW_OK) st = load_facts(run, L);
     if (st == TW_OK) st = load_devices(run, L);
+    if (st == TW_OK) st = load_activity_counters(run, L);
     if (st == TW_OK) st = load_timeline(run, L);
     if (st == TW_OK) st = pick_profiles(run, o->profile, L);
     if (st == TW_OK) st = analyse(L->path, L, o);

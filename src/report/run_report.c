@@ -432,6 +432,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     char line[2048];
     profile_line(d, line, sizeof line);
     fprintf(f, "profile: %s\n", line);
+    if (d->pm_asked) fprintf(f, "activity counters: %s\n", d->pm_line);
     const tw_estimate *e = d->est;
     if (!e) {
         fprintf(f, "no energy report: %s\n", d->est_error);
@@ -614,6 +615,25 @@ static void json_profile(json *j, const run_device *d)
     json_end_object(j);
 }
 
+/* Key activity_counters (when asked for): the line, and what it says as values. */
+static void json_activity_counters(json *j, const run_device *d)
+{
+    if (!d->pm_asked) return;
+    json_key(j, "activity_counters");
+    json_begin_object(j);
+    json_kv_string(j, "line", d->pm_line);
+    json_kv_bool(j, "recorded", d->pm.on);
+    json_kv_number(j, "samples", (double)d->pm.samples);
+    json_kv_number(j, "interval_ms", d->pm.on ? (double)d->pm.interval_ns / 1e6 : NAN);
+    json_kv_string(j, "metrics", d->pm.on ? d->pm.metrics : NULL);
+    json_kv_string(j, "refused", d->pm.on ? d->pm.refused : NULL);
+    json_kv_string(j, "reason", d->pm.on ? NULL : d->pm.reason);
+    json_kv_number(j, "busy_s", d->pm.busy_s);
+    json_kv_number(j, "busy_pct_of_one_core", tw_run_pm_busy_pct(&d->pm));
+    json_kv_number(j, "overflows", (double)d->pm.overflows);
+    json_end_object(j);
+}
+
 static void json_estimate(json *j, const run_device *d)
 {
     const tw_estimate *e = d->est;
@@ -780,6 +800,7 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
     json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
     json_profile(j, d);
+    json_activity_counters(j, d);
     json_kv_string(j, "error", d->est ? NULL : d->est_error);
     if (d->est) {
         json_estimate(j, d);
