@@ -184,8 +184,10 @@ TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
 /* Its activities as the injection library's events CSV, times to the ns. */
 TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
 /* Its activity counters (truewatt run --activity-counters) as CSV, a row per value:
- * device,device_uuid,start_s,end_s,metric,value (the header only when none were recorded). */
-TW_API tw_status tw_run_export_pm(tw_run *r, const char *path);
+ * device,device_uuid,start_s,end_s,metric,value. *devices: the GPUs the run
+ * asked for counters on (those refused included: the header alone); 0 when it
+ * did not ask, and then no file is written. devices may be NULL. */
+TW_API tw_status tw_run_export_pm(tw_run *r, const char *path, size_t *devices);
 
 /* ---------------------------------------------------------------- reports */
 

@@ -352,12 +352,15 @@ static tw_status export_rows(tw_run *r, FILE *f, const names_of *nm, size_t nn, 
     return st;
 }
 
-tw_status tw_run_export_pm(tw_run *r, const char *path)
+tw_status tw_run_export_pm(tw_run *r, const char *path, size_t *devices)
 {
     tw_run_pm *v = NULL;
     size_t n = 0;
+    if (devices) *devices = 0;
     tw_status st = tw_run_pms(r, &v, &n);
     if (st != TW_OK) return st;
+    if (devices) *devices = n;
+    if (n == 0) return TW_OK; /* a run without --activity-counters: no empty file beside the others */
     names_of *nm = calloc(n ? n : 1, sizeof *nm);
     FILE *f = nm ? fopen(path, "w") : NULL;
     if (!nm)
