@@ -214,6 +214,7 @@ typedef struct tw_report_options {
                                         range (on any thread) form one group per range name */
     size_t nrange_groups;
     const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
+    bool no_activity_counters;  /* leave the activity counters out of the estimate (today's readings alone) */
 } tw_report_options;
 
 TW_API void tw_report_options_init(tw_report_options *o);

@@ -1,0 +1,39 @@
+/* The activity counters as the estimator's features (internal): from the
+ * metrics CUPTI PM sampling recorded (runfile_pm.h) to a few shares of peak
+ * that power follows (estimator.h, tw_est_counters; docs/methods.md):
+ *
+ *   sm      SMs active: sm__cycles_active.avg / gpc__cycles_elapsed.max
+ *   tensor  tensor pipes active: sm__pipe_tensor_*.pct_of_peak_sustained_elapsed / 100
+ *   issue   instructions issued per elapsed cycle and SM, over the 4 an SM can
+ *           issue: sm__inst_executed.avg.per_cycle_active x sm / 4
+ *   dram    DRAM throughput: dram__throughput.avg.pct_of_peak_sustained_elapsed / 100
+ *
+ * Each draws power of its own (clocked SMs, tensor datapaths, instruction
+ * issue, HBM traffic); the others the run records (bytes, sectors, clocks)
+ * repeat these in other units. A feature whose metrics were not recorded is
+ * left out; without sm there are none. */
+#ifndef TW_ESTIMATE_COUNTERS_H
+#define TW_ESTIMATE_COUNTERS_H
+
+#include <stddef.h>
+
+#include "estimate/estimator.h"
+#include "truewatt.h"
+
+typedef struct tw_est_counter_set {
+    tw_est_counters c; /* what the estimator takes (its arrays are the ones below) */
+    double *t0_s, *t1_s, *v;
+    char name[TW_EST_MAX_FEATURES][16];
+    const char *names[TW_EST_MAX_FEATURES];
+    size_t dropped; /* samples left out: longer than MAX_SAMPLE_INTERVALS intervals (a stall of the sampling), or
+                       overlapping the one before by half their span */
+} tw_est_counter_set;
+
+/* The features of n samples (spans t0_s, t1_s; raw: n x the metrics of the
+ * comma-separated list `metrics`, as recorded) sampled every interval_s.
+ * TW_ENOTFOUND (and why in tw_last_error) when the metrics give no feature. */
+tw_status tw_est_counters_build(const char *metrics, double interval_s, const double *t0_s, const double *t1_s,
+                                const float *raw, size_t n, tw_est_counter_set *out);
+void tw_est_counter_set_free(tw_est_counter_set *s);
+
+#endif
