@@ -43,6 +43,10 @@
 #define SHIFT_BLOCKS 16
 #define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
+/* A coefficient held where it is while the others are fitted: a prior of
+ * this many times its data's weight (its error a thousandth of the data's). */
+#define HELD_WEIGHT 1e6
+
 static void event_energies_free(tw_est_evj *x); /* the events' energies: after the estimate's basics */
 
 void tw_est_config_init(tw_est_config *c)
@@ -1184,6 +1188,7 @@ typedef struct fit_state {
     size_t U0, M;
     double *prior_u; /* per unit: sd of the prior on it (0: none); NULL: prior_w for every unit */
     double *mean_u;  /* per unit: the prior's mean (NULL: 0 for every unit) */
+    bool *held_u;    /* per unit: held at mean_u (a prior HELD_WEIGHT times its data's weight; NULL: none) */
     bool *signed_u;  /* per unit: may be negative (a name's own term beside its counters) */
     double *cov_f;   /* M x (K + U): each feature's covariance with every coefficient (variances()) */
 } fit_state;
@@ -1253,6 +1258,12 @@ static tw_status reduce(fit_state *f, double smooth)
      * a GPU can draw instead of wandering to absurd values */
     for (size_t u = 0; u < f->U; u++) {
         double sd = f->prior_u ? f->prior_u[u] : f->prior_w;
+        if (f->held_u && f->held_u[u]) { /* whatever the data's scale (exact data weigh without bound) */
+            double w = HELD_WEIGHT * fmax(f->Gu[(K + u) * q + K + u], 1.0);
+            f->Gu[(K + u) * q + K + u] += w;
+            f->cu[K + u] += w * (f->mean_u ? f->mean_u[u] : 0);
+            continue;
+        }
         if (!(sd > 0)) continue;
         f->Gu[(K + u) * q + K + u] += 1.0 / (sd * sd);
         if (f->mean_u) f->cu[K + u] += f->mean_u[u] / (sd * sd);
@@ -1485,6 +1496,7 @@ static void ctx_free(ctx *c)
     free(c->f.var_u);
     free(c->f.prior_u);
     free(c->f.mean_u);
+    free(c->f.held_u);
     free(c->f.signed_u);
     free(c->f.cov_f);
     free(c->cg);
@@ -2096,9 +2108,6 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 /* The prior on a name's own term is never tighter than this (W): below it the
  * counters' model would be claimed exact. */
 #define MIN_OWN_SD_W 1.0
-/* The prior that holds a coefficient where it is while the others are
- * fitted (W): far below any reading's resolution. */
-#define OWN_HELD_SD_W 1e-3
 
 /* The samples that overlap [T0, T1]: c->cs0, c->ncs; false (and why) when
  * they are not in order or not spans. */
@@ -2273,10 +2282,12 @@ static tw_status counter_priors(fit_state *f, const bool *ccol)
     free(f->prior_u);
     free(f->signed_u);
     free(f->mean_u);
+    free(f->held_u);
     f->prior_u = malloc(f->U * sizeof *f->prior_u);
     f->signed_u = malloc(f->U * sizeof *f->signed_u);
     f->mean_u = calloc(f->U, sizeof *f->mean_u);
-    if (!f->prior_u || !f->signed_u || !f->mean_u) return tw_fail(TW_ENOMEM, "out of memory");
+    f->held_u = calloc(f->U, sizeof *f->held_u);
+    if (!f->prior_u || !f->signed_u || !f->mean_u || !f->held_u) return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t u = 0; u < f->U; u++) {
         f->prior_u[u] = f->prior_w;
         f->signed_u[u] = u < f->U0;
@@ -2284,7 +2295,7 @@ static tw_status counter_priors(fit_state *f, const bool *ccol)
     for (size_t j = 0; j < f->d.N; j++)
         if (!ccol[j]) f->signed_u[f->unit[j]] = false;
     for (size_t u = 0; u < f->U0; u++) /* first the counters' model alone: the features' coefficients */
-        if (f->signed_u[u]) f->prior_u[u] = OWN_HELD_SD_W;
+        f->held_u[u] = f->signed_u[u];
     return TW_OK;
 }
 
@@ -2306,15 +2317,15 @@ static tw_status own_prior(fit_state *f, double smooth, double *beta, tw_est_cou
      * name's features are nearly its own column times its mean level) */
     for (size_t m = 0; m < f->M; m++) {
         f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
-        f->prior_u[f->U0 + m] = OWN_HELD_SD_W;
+        f->held_u[f->U0 + m] = true;
     }
     for (size_t u = 0; u < f->U0; u++)
-        if (f->signed_u[u]) f->prior_u[u] = f->prior_w;
+        f->held_u[u] = false;
     tw_status st = fit_once(f, smooth, beta);
     if (st == TW_OK) st = variances(f, 1.0);
     for (size_t m = 0; m < f->M; m++) { /* the features free again */
         f->mean_u[f->U0 + m] = 0;
-        f->prior_u[f->U0 + m] = f->prior_w;
+        f->held_u[f->U0 + m] = false;
     }
     if (st != TW_OK) return st;
     double s2 = 0;
