@@ -13,6 +13,10 @@
  * nothing about the kernels inside it, which are left to the readings. */
 #define MAX_SAMPLE_INTERVALS 4.0
 #define MAX_METRICS 64
+/* L2 sectors an elapsed cycle that count as the L2's full activity: about
+ * the most it moves (118 in an L2-resident loop on the H100); a scale, which
+ * the feature's coefficient absorbs, but for where a level is capped at 1 */
+#define L2_SECTORS_PER_CYCLE 128.0
 
 /* The index of the metric named `name` (or starting with it, when prefix) in names[0 .. n), or -1. */
 static int metric(char *const *names, size_t n, const char *name, bool prefix)
@@ -53,12 +57,13 @@ tw_status tw_est_counters_build(const char *metrics, double interval_s, const do
     int tensor = metric(names, nm, "sm__pipe_tensor", true);
     int issue = metric(names, nm, "sm__inst_executed.avg.per_cycle_active", false);
     int dram = metric(names, nm, "dram__throughput.avg.pct_of_peak_sustained_elapsed", false);
+    int l2 = metric(names, nm, "lts__t_sectors.sum", false);
     if (active < 0 || elapsed < 0)
         return tw_fail(TW_ENOTFOUND, "the activity counters lack sm__cycles_active.avg or gpc__cycles_elapsed.max");
-    const char *fname[4] = {"sm", "tensor", "issue", "dram"};
-    bool have[4] = {true, tensor >= 0, issue >= 0, dram >= 0};
+    const char *fname[5] = {"sm", "tensor", "issue", "dram", "l2"};
+    bool have[5] = {true, tensor >= 0, issue >= 0, dram >= 0, l2 >= 0};
     size_t nf = 0;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
         if (have[k]) {
             snprintf(out->name[nf], sizeof out->name[nf], "%s", fname[k]);
             out->names[nf] = out->name[nf];
@@ -96,6 +101,7 @@ tw_status tw_est_counters_build(const char *metrics, double interval_s, const do
         if (have[1]) v[f++] = clip01(r[tensor] / 100.0);
         if (have[2]) v[f++] = clip01(r[issue] * sm / 4.0);
         if (have[3]) v[f++] = clip01(r[dram] / 100.0);
+        if (have[4]) v[f++] = clip01(r[l2] / fmax(1.0, (double)r[elapsed]) / L2_SECTORS_PER_CYCLE);
         out->t0_s[k] = a;
         out->t1_s[k] = t1_s[i];
         k++;

@@ -7,10 +7,14 @@
  *   issue   instructions issued per elapsed cycle and SM, over the 4 an SM can
  *           issue: sm__inst_executed.avg.per_cycle_active x sm / 4
  *   dram    DRAM throughput: dram__throughput.avg.pct_of_peak_sustained_elapsed / 100
+ *   l2      L2 traffic: lts__t_sectors.sum per elapsed cycle / 128 (about the most the H100's L2
+ *           moves: 118 in an L2-resident loop)
  *
  * Each draws power of its own (clocked SMs, tensor datapaths, instruction
- * issue, HBM traffic); the others the run records (bytes, sectors, clocks)
- * repeat these in other units. A feature whose metrics were not recorded is
+ * issue, HBM traffic, L2 traffic); the others the run records (DRAM bytes,
+ * clocks) repeat these in other units. Without l2 an L2-resident loop's
+ * power had no feature to follow (the H100's mixed pattern: the names'
+ * own terms took 174 W of its 300 W). A feature whose metrics were not recorded is
  * left out; without sm there are none. */
 #ifndef TW_ESTIMATE_COUNTERS_H
 #define TW_ESTIMATE_COUNTERS_H

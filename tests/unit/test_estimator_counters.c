@@ -318,7 +318,7 @@ static void test_bad_samples(void **state)
 
 /* The features from the metrics PM sampling records: SMs active over the
  * elapsed cycles, the tensor and DRAM percentages over 100, issue = IPC x
- * sm / 4; a 10 ms sample among 1 ms ones is a stall (left out); a start
+ * sm / 4, L2 sectors a cycle over 128; a 10 ms sample among 1 ms ones is a stall (left out); a start
  * 170 ns before the previous end is moved to it. */
 static void test_features_of_metrics(void **state)
 {
@@ -328,20 +328,22 @@ static void test_features_of_metrics(void **state)
                           "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
                           "lts__t_sectors.sum";
     double t0[3] = {1.0, 1.001 - 170e-9, 1.002}, t1[3] = {1.001, 1.002, 1.012};
-    float raw[3 * 6] = {500, 2000, 40, 2, 30, 7, 2000, 2000, 0, 1, 90, 7, 1000, 2000, 0, 0, 0, 0};
+    float raw[3 * 6] = {500, 2000, 40, 2, 30, 64000, 2000, 2000, 0, 1, 90, 512000, 1000, 2000, 0, 0, 0, 0};
     tw_est_counter_set cs;
     assert_ok(tw_est_counters_build(metrics, 0.001, t0, t1, raw, 3, &cs));
-    assert_int_equal(cs.c.nf, 4);
+    assert_int_equal(cs.c.nf, 5);
     assert_string_equal(cs.c.feature[0], "sm");
     assert_string_equal(cs.c.feature[1], "tensor");
     assert_string_equal(cs.c.feature[2], "issue");
     assert_string_equal(cs.c.feature[3], "dram");
+    assert_string_equal(cs.c.feature[4], "l2");
     assert_int_equal(cs.c.n, 2);
     assert_int_equal(cs.dropped, 1);
-    const double want[2][4] = {{0.25, 0.40, 2 * 0.25 / 4, 0.30}, {1.0, 0.0, 1 * 1.0 / 4, 0.90}};
+    /* l2: 64000 sectors over 2000 cycles = 32 a cycle, a quarter of 128; 256 a cycle: capped at 1 */
+    const double want[2][5] = {{0.25, 0.40, 2 * 0.25 / 4, 0.30, 0.25}, {1.0, 0.0, 1 * 1.0 / 4, 0.90, 1.0}};
     for (int k = 0; k < 2; k++)
-        for (int m = 0; m < 4; m++)
-            near(cs.c.v[k * 4 + m], want[k][m], 1e-6, "a feature");
+        for (int m = 0; m < 5; m++)
+            near(cs.c.v[k * 5 + m], want[k][m], 1e-6, "a feature");
     near(cs.c.t0_s[1], 1.001, 1e-12, "the overlap moved");
     tw_est_counter_set_free(&cs);
     /* without the SM metrics: no feature, said */
