@@ -2768,7 +2768,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
     double kern = 0, copy = 0;
     unit_fig *fig = unit_figures(c, uact);
-    for (size_t u = 0; fig && u < f->U; u++) {
+    bool oom = !fig;
+    for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
             g->power_w = fig[u].P;
@@ -2778,19 +2779,11 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
             g->active_s = uact[u];
             g->status = fig[u].status;
             g->upper_j = fig[u].upper;
-            g->members = malloc(members[u] * sizeof *g->members);
-            if (!g->members) {
-                free(fig);
-                free(act);
-                free(above);
-                free(uact);
-                free(members);
-                free(gid);
-                return tw_fail(TW_ENOMEM, "out of memory");
-            }
+            oom = !(g->members = malloc(members[u] * sizeof *g->members));
         }
     }
-    if (!fig) {
+    if (oom) {
+        free(fig);
         free(act);
         free(above);
         free(uact);

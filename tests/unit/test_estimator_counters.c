@@ -210,6 +210,17 @@ static void fixture_free(fixture *f)
     free(f->l);
 }
 
+/* The estimate of the fixture's readings and events with the samples s (NULL: none). */
+static tw_estimate *estimate_with(const fixture *f, const samples *s)
+{
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.counters = s ? &s->c : NULL;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&f->rd, 1, f->ev, &cfg, &e));
+    return e;
+}
+
 /* Without counters A and B are one group (their columns are proportional);
  * with them, each gets its own power and energy, within 1 % of the truth,
  * and the features' coefficients come back; every name is "counters". */
@@ -218,8 +229,7 @@ static void test_split_by_counters(void **state)
     (void)state;
     fixture f;
     fixture_make(&f);
-    tw_estimate *e = NULL;
-    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, NULL, &e));
+    tw_estimate *e = estimate_with(&f, NULL);
     assert_int_equal(find(e, "A")->status, TW_EST_GROUPED);
     assert_int_equal(find(e, "B")->status, TW_EST_GROUPED);
     assert_int_equal(find(e, "A")->method, TW_EST_BY_READINGS);
@@ -228,10 +238,7 @@ static void test_split_by_counters(void **state)
 
     samples s;
     sample(f.l, f.nl, 0.5, end_s() - 0.5, &s);
-    tw_est_config cfg;
-    tw_est_config_init(&cfg);
-    cfg.counters = &s.c;
-    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    e = estimate_with(&f, &s);
     assert_true(e->counters.used);
     assert_int_equal(e->counters.names, 4);
     assert_int_equal(e->counters.nf, NF);
@@ -270,11 +277,7 @@ static void test_part_covered(void **state)
     fixture_make(&f);
     samples s;
     sample(f.l, f.nl, 0.5, START_S + 3 * CYCLE_S, &s);
-    tw_est_config cfg;
-    tw_est_config_init(&cfg);
-    cfg.counters = &s.c;
-    tw_estimate *e = NULL;
-    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    tw_estimate *e = estimate_with(&f, &s);
     assert_false(e->counters.used);
     assert_non_null(strstr(e->counters.why, "cover no kernel name"));
     near(e->counters.coverage, 0.25, 0.01, "the samples' coverage of the kernels' time");
@@ -285,8 +288,7 @@ static void test_part_covered(void **state)
     samples_free(&s);
     /* samples only where no kernel runs (before the first): not used */
     sample(f.l, f.nl, 0.2, 0.9, &s);
-    cfg.counters = &s.c;
-    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    e = estimate_with(&f, &s);
     assert_false(e->counters.used);
     assert_true(e->counters.why[0] != '\0');
     tw_estimate_free(e);
@@ -304,11 +306,7 @@ static void test_bad_samples(void **state)
     samples s;
     sample(f.l, f.nl, 0.5, end_s() - 0.5, &s);
     s.t0[100] = s.t0[99] - 0.0005;
-    tw_est_config cfg;
-    tw_est_config_init(&cfg);
-    cfg.counters = &s.c;
-    tw_estimate *e = NULL;
-    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    tw_estimate *e = estimate_with(&f, &s);
     assert_false(e->counters.used);
     assert_non_null(strstr(e->counters.why, "sample 100"));
     tw_estimate_free(e);

@@ -1,7 +1,8 @@
 /* Unit tests of the activity counters in the run file (src/runfile/runfile_pm.c):
  * the events file's pm_* lines imported into pm_devices and pm_samples, the
  * values packed as float32 and read back exactly (values chosen exact in
- * float32), a device's reason, the report's line, export's CSV, and bad
+ * float32), a device's reason, the report's line, export's CSV, the samples
+ * read back (tw_run_pm_samples), and bad
  * lines named by file and line. Expected values are the inputs themselves. */
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +81,32 @@ static void test_import(void **state)
     assert_ptr_equal(tw_run_pm_for(v, n, UUID0), &v[0]);
     assert_null(tw_run_pm_for(v, n, "GPU-ffffffff-0000-4000-8000-000000000001"));
     free(v);
+    /* the samples read back for the estimator: spans in seconds, values as packed */
+    double *t0 = NULL, *t1 = NULL;
+    float *val = NULL;
+    size_t ns = 0;
+    assert_ok(tw_run_pm_samples(r, 0, 2, &t0, &t1, &val, &ns));
+    assert_int_equal(ns, 3);
+    static const float want_v[6] = {1000, 0.25f, 1001, -0.5f, 16777216, 3.5e9f};
+    for (size_t k = 0; k < 3; k++) {
+        assert_true(fabs(t0[k] - (0.501 + 0.001 * (double)k)) < 1e-12);
+        assert_true(fabs(t1[k] - t0[k] - 0.001) < 1e-12);
+    }
+    assert_memory_equal(val, want_v, sizeof want_v);
+    free(t0);
+    free(t1);
+    free(val);
+    /* another count of values than the samples hold: an error naming the run file */
+    assert_int_equal(tw_run_pm_samples(r, 0, 3, &t0, &t1, &val, &ns), TW_EPARSE);
+    assert_non_null(strstr(tw_last_error(), path));
+    assert_int_equal(ns, 0);
+    assert_null(t0);
+    /* a device without samples: none */
+    assert_ok(tw_run_pm_samples(r, 1, 2, &t0, &t1, &val, &ns));
+    assert_int_equal(ns, 0);
+    free(t0);
+    free(t1);
+    free(val);
     /* the kernel went where kernels go */
     const char *csv = tw_test_path(2, "pm_samples.csv");
     assert_ok(tw_run_export_pm(r, csv));
