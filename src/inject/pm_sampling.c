@@ -231,6 +231,21 @@ static void announce(pm_dev *p, int index)
             p->d.refused);
 }
 
+/* At the program's exit, sampling must stop before the CUDA runtime and
+ * CUPTI tear themselves down: on the H100, stopping and disabling from the
+ * events file's exit handler (registered inside cuInit, so run after theirs)
+ * aborted every program with a double free. Exit handlers run in the reverse
+ * order of registration, so this one, registered once a device samples (after
+ * the runtime, CUPTI and its profiler were set up), runs before theirs. */
+static void stop_at_exit(void) { twi_pm_stop(); }
+
+static void register_exit_stop(void)
+{
+    static atomic_flag done = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&done)) return;
+    if (atexit(stop_at_exit) != 0) say("atexit failed: PM sampling stops with the events file's exit handler");
+}
+
 /* Device `index` now that its primary context is active: sampling set up
  * with the context current on this thread, or the reason it is not. */
 static void start_device(int index)
@@ -275,6 +290,7 @@ static void start_device(int index)
     }
     p->state = DEV_ON;
     announce(p, index);
+    register_exit_stop();
 }
 
 /* ---------------------------------------------------------------- decoding */
@@ -396,14 +412,18 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti)
     return true;
 }
 
-/* Device p's end at the program's exit: its counts, and nothing more. No
- * CUPTI or driver call is made here: at exit the CUDA runtime and CUPTI may
- * already be torn down (on the H100, stopping and disabling there aborted
- * the program with a double free), so the samples of the last decode period
- * (up to TWI_PM_DECODE_MS) are not decoded, and the buffers go with the
- * process. */
-static void end_device(pm_dev *p, int index)
+/* Device p's end: what the buffer holds, stop, the rest, disable. Runs from
+ * twi_pm_stop, which at exit runs before the CUDA runtime's and CUPTI's own
+ * exit handlers (stop_at_exit below). */
+static void stop_device(pm_dev *p, int index)
 {
+    bool pushed = p->ctx && cu.ctx_push(p->ctx) == CUDA_SUCCESS;
+    sample_ctx c = {p, index};
+    twi_pm_device_stop(&p->d, on_sample, &c);
+    if (pushed) {
+        CUcontext popped;
+        cu.ctx_pop(&popped);
+    }
     char text[200];
     snprintf(text, sizeof text, "samples=%" PRIu64 " overflows=%" PRIu64 " busy_s=%.6f", p->d.samples, p->d.overflows,
              p->d.decode_s + p->d.eval_s);
@@ -411,8 +431,9 @@ static void end_device(pm_dev *p, int index)
     emit(p, index, TWI_PM_END, text, t, t);
     if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
         say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
-            " samples not evaluated; %.3f s decoding, %.3f s evaluating (the last %d ms not decoded at exit)",
-            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.decode_s, p->d.eval_s, TWI_PM_DECODE_MS);
+            " samples not evaluated; %.3f s decoding, %.3f s evaluating",
+            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.decode_s, p->d.eval_s);
+    teardown(p);
     p->state = DEV_OFF;
 }
 
@@ -427,7 +448,7 @@ void twi_pm_stop(void)
     pm.running = false;
     pthread_mutex_lock(&pm.work);
     for (int i = 0; i < MAX_DEVICES; i++)
-        if (pm.dev[i].state == DEV_ON) end_device(&pm.dev[i], i);
+        if (pm.dev[i].state == DEV_ON) stop_device(&pm.dev[i], i);
     pthread_mutex_unlock(&pm.work);
 }
 

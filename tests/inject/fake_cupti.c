@@ -244,9 +244,25 @@ static uint64_t fake_pm_decodes;
 uint64_t fake_cupti_pm_decodes(void);
 uint64_t fake_cupti_pm_decodes(void) { return fake_pm_decodes; }
 
+/* Like the real CUPTI, whose own exit teardown made the H100 abort (a double
+ * free) when PM sampling was stopped after it: the profiler's state goes at an
+ * exit handler registered when it is initialised, and a PM call after that
+ * aborts the program, so that a library stopping too late fails its test. */
+static volatile int profiler_down;
+static void profiler_teardown(void) { profiler_down = 1; }
+
+static void profiler_alive(const char *call)
+{
+    if (!profiler_down) return;
+    fprintf(stderr, "fake CUPTI: %s after CUPTI's exit teardown\n", call);
+    abort();
+}
+
 CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
 {
-    return p ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+    if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    atexit(profiler_teardown);
+    return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p)
@@ -284,6 +300,7 @@ CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p
 
 CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p)
 {
+    profiler_alive("cuptiProfilerHostDeinitialize");
     free(p->pHostObject);
     return CUPTI_SUCCESS;
 }
@@ -326,6 +343,7 @@ CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
 
 CUptiResult cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p)
 {
+    profiler_alive("cuptiPmSamplingDisable");
     free(p->pPmSamplingObject);
     return CUPTI_SUCCESS;
 }
@@ -363,6 +381,7 @@ CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
 
 CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
 {
+    profiler_alive("cuptiPmSamplingStop");
     CUpti_PmSampling_Object *o = p->pPmSamplingObject;
     if (!o->started) return CUPTI_ERROR_INVALID_OPERATION;
     o->t_stop = fake_cupti_now();
@@ -373,6 +392,7 @@ CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
 /* The samples completed since the last decode, as many as the image holds. */
 CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
 {
+    profiler_alive("cuptiPmSamplingDecodeData");
     CUpti_PmSampling_Object *o = p->pPmSamplingObject;
     fake_image im;
     memcpy(&im, p->pCounterDataImage, sizeof im);
