@@ -266,6 +266,9 @@ typedef struct tw_report_name {
     double power_w; /* above the baseline, while it runs */
     double upper_j; /* "below_resolution", "at_power_bound": the one-sided bound; else NaN */
     int group;      /* its group's index, or -1 */
+    /* which model gave its power: "readings" (the power readings alone) or "counters" (the activity
+     * counters' model over its time plus its own term; docs/methods.md) */
+    const char *method;
 } tw_report_name;
 
 typedef struct tw_report_group {
