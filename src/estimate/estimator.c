@@ -2836,7 +2836,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
              e->at_limit, f->upper_w, e->power_limit_w, held, e->at_limit > 3 ? ", ..." : "");
     /* the energies by kind: every unit's energy to the kind of its members */
     for (size_t u = 0; u < f->U0; u++) {
-        double E = fig[u].status == TW_EST_UNOBSERVED ? 0 : fig[u].E;
+        double E = isfinite(fig[u].E) ? fig[u].E : 0; /* as the names report it (an energy under zero: 0) */
         /* the kind of the unit: its first member's */
         for (size_t i = 0; i < e->nnames; i++)
             if (f->unit[col[i]] == u) {
