@@ -2649,16 +2649,19 @@ static double counter_energy_var(const fit_state *f, size_t u, double act, const
 
 /* The status of a unit by the counters' model (its energy *E, sd Esd, over
  * an activity act): as unit_status's, its own term free of sign; an energy
- * under zero is reported as zero, below resolution. */
+ * under zero is reported as zero, below resolution; one over the power bound
+ * x its activity as that, at the bound. */
 static tw_est_status counter_status(const fit_state *f, size_t ku, double *E, double Esd, double act, double *upper_j)
 {
     *upper_j = NAN;
     if (!(act > 0) || !isfinite(Esd)) return TW_EST_UNOBSERVED;
-    if (f->at_upper && f->at_upper[ku]) {
-        *upper_j = *E;
+    double most = f->upper_w * act;
+    /* its own term at the bound, or its counters' part over it (a feature's coefficient that the
+     * readings leave loose, times a name at full activity in it): the most the model may give */
+    if ((f->at_upper && f->at_upper[ku]) || *E > most) {
+        *E = *upper_j = fmin(*E, most);
         return TW_EST_AT_POWER_BOUND;
     }
-    double most = f->upper_w * act;
     if (*E < SIGMAS * Esd) {
         *E = fmax(*E, 0.0);
         *upper_j = fmin(*E + SIGMAS * Esd, most);
@@ -2820,7 +2823,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
      * more than the GPU can draw); said, with the first few */
     char held[256] = "";
     for (size_t u = 0; u < f->U; u++) {
-        if (!f->at_upper || !f->at_upper[K + u] || !(uact[u] > 0)) continue;
+        bool at_bound = (f->at_upper && f->at_upper[K + u]) || fig[u].status == TW_EST_AT_POWER_BOUND;
+        if (!at_bound || !(uact[u] > 0)) continue;
         e->at_limit++;
         for (size_t i = 0; i < e->nnames && e->at_limit <= 3; i++)
             if (f->unit[col[i]] == u) {
