@@ -823,9 +823,14 @@ typedef struct design {
     size_t M;              /* their feature columns, after the names': K + N + m */
     size_t ns;             /* samples */
     const double *s0, *s1; /* their spans */
-    const double *g;       /* ns x M: each feature's level while kernels run (counters_prepare) */
-    const bool *ccol;      /* per name column: its power from the counters */
-    const double *gbar;    /* per name column x M: its mean level where samples cover it (NULL: not yet) */
+    /* each sample's values (stride nv; feature m is value fidx[m]) and the share of it some kernel covers:
+     * a feature's level while kernels run is their quotient (sample_level), made as it is read, not kept */
+    const double *v;
+    size_t nv;
+    const size_t *fidx;
+    const double *busy;
+    const bool *ccol;   /* per name column: its power from the counters */
+    const double *gbar; /* per name column x M: its mean level where samples cover it (NULL: not yet) */
 } design;
 
 static void row_add(design *d, size_t j, double v)
@@ -844,6 +849,15 @@ static void row_clear(design *d)
     for (size_t i = 0; i < d->nt; i++)
         d->mark[d->touch[i]] = false;
     d->nt = 0;
+}
+
+/* Feature m's level in sample k while kernels run: the sample's mean over
+ * the share of it its kernels cover, at most its peak (a kernel cannot keep
+ * more than every SM or the whole DRAM busy). */
+static double sample_level(const design *d, size_t k, size_t m)
+{
+    double busy = d->busy[k], v = d->v[k * d->nv + d->fidx[m]];
+    return busy > 0 ? fmin(1.0, fmax(0.0, v / fmin(1.0, busy))) : 0;
 }
 
 /* The counters' features integrated over [a, b] of a piece of column col,
@@ -871,7 +885,7 @@ static double counter_integral(const design *d, const tw_obs *o, double tau_s, d
         double w = o ? tw_obs_weight(o, tau_s, x, y) : y - x;
         covered += w;
         for (size_t m = 0; m < d->M; m++)
-            acc[m] += w * d->g[k * d->M + m];
+            acc[m] += w * sample_level(d, k, m);
     }
     double total = o ? tw_obs_weight(o, tau_s, a, b) : b - a;
     if (d->gbar && total > covered)
@@ -1463,7 +1477,6 @@ typedef struct ctx {
     const tw_est_counters *cn;        /* NULL: none used */
     size_t ncs, cs0;                  /* their samples inside the fit span: cs0 .. cs0 + ncs - 1 */
     size_t fidx[TW_EST_MAX_FEATURES]; /* the features used: their indices in cn */
-    double *cg;                       /* ncs x M: each feature's level while kernels run */
     double *cbusy;                    /* ncs: the share of each sample some kernel covers */
     bool *ccol;                       /* per name column: its power from the counters */
     double *gbar;                     /* per name column x M: its mean level where the samples cover it */
@@ -1499,7 +1512,6 @@ static void ctx_free(ctx *c)
     free(c->f.held_u);
     free(c->f.signed_u);
     free(c->f.cov_f);
-    free(c->cg);
     free(c->cbusy);
     free(c->ccol);
     free(c->gbar);
@@ -2155,10 +2167,7 @@ static tw_status counter_busy(ctx *c)
     return st;
 }
 
-/* The features the counters' model uses (those some kernel's time shows)
- * and each one's level while kernels run: the sample's mean over the share
- * its kernels cover, at most its peak (a kernel cannot keep more than every
- * SM or the whole DRAM busy). */
+/* The features the counters' model uses: those whose level some kernel's time shows. */
 static void counter_levels(ctx *c)
 {
     const tw_est_counters *cn = c->cn;
@@ -2169,11 +2178,6 @@ static void counter_levels(ctx *c)
             if (c->cbusy[k] > 0) most = fmax(most, cn->v[(c->cs0 + k) * cn->nf + m] / c->cbusy[k]);
         if (most >= MIN_FEATURE_LEVEL) c->fidx[M++] = m;
     }
-    for (size_t k = 0; k < c->ncs; k++)
-        for (size_t m = 0; m < M; m++) {
-            double v = cn->v[(c->cs0 + k) * cn->nf + c->fidx[m]];
-            c->cg[k * M + m] = c->cbusy[k] > 0 ? fmin(1.0, fmax(0.0, v / fmin(1.0, c->cbusy[k]))) : 0;
-        }
     c->f.d.M = M;
 }
 
@@ -2233,10 +2237,9 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     c->cn = cn;
     size_t M0 = cn->nf < TW_EST_MAX_FEATURES ? cn->nf : TW_EST_MAX_FEATURES;
     c->cbusy = calloc(c->ncs, sizeof *c->cbusy);
-    c->cg = calloc(c->ncs * M0, sizeof *c->cg);
     c->ccol = calloc(d->N ? d->N : 1, sizeof *c->ccol);
     c->gbar = calloc((d->N ? d->N : 1) * M0, sizeof *c->gbar);
-    if (!c->cbusy || !c->cg || !c->ccol || !c->gbar) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
+    if (!c->cbusy || !c->ccol || !c->gbar) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
     tw_status st = counter_busy(c);
     if (st != TW_OK) return st;
     counter_levels(c);
@@ -2247,7 +2250,10 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     d->ns = c->ncs;
     d->s0 = cn->t0_s + c->cs0;
     d->s1 = cn->t1_s + c->cs0;
-    d->g = c->cg;
+    d->v = cn->v + c->cs0 * cn->nf;
+    d->nv = cn->nf;
+    d->fidx = c->fidx;
+    d->busy = c->cbusy;
     d->ccol = c->ccol;
     d->gbar = NULL; /* the columns' levels are being measured: no gap is filled yet */
     double share = 0;
