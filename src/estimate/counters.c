@@ -37,8 +37,7 @@ void tw_est_counter_set_free(tw_est_counter_set *s)
     memset(s, 0, sizeof *s);
 }
 
-tw_status tw_est_counters_build(const char *metrics, double interval_s, const double *t0_s, const double *t1_s,
-                                const float *raw, size_t n, tw_est_counter_set *out)
+tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_counter_set *out)
 {
     memset(out, 0, sizeof *out);
     char list[2048];
@@ -52,60 +51,77 @@ tw_status tw_est_counters_build(const char *metrics, double interval_s, const do
         *comma = '\0';
         p = comma + 1;
     }
-    int active = metric(names, nm, "sm__cycles_active.avg", false);
-    int elapsed = metric(names, nm, "gpc__cycles_elapsed.max", false);
-    int tensor = metric(names, nm, "sm__pipe_tensor", true);
-    int issue = metric(names, nm, "sm__inst_executed.avg.per_cycle_active", false);
-    int dram = metric(names, nm, "dram__throughput.avg.pct_of_peak_sustained_elapsed", false);
-    int l2 = metric(names, nm, "lts__t_sectors.sum", false);
-    if (active < 0 || elapsed < 0)
+    int *at = out->at; /* sm's two metrics, then each feature's */
+    at[0] = metric(names, nm, "sm__cycles_active.avg", false);
+    at[1] = metric(names, nm, "gpc__cycles_elapsed.max", false);
+    at[2] = metric(names, nm, "sm__pipe_tensor", true);
+    at[3] = metric(names, nm, "sm__inst_executed.avg.per_cycle_active", false);
+    at[4] = metric(names, nm, "dram__throughput.avg.pct_of_peak_sustained_elapsed", false);
+    at[5] = metric(names, nm, "lts__t_sectors.sum", false);
+    if (at[0] < 0 || at[1] < 0)
         return tw_fail(TW_ENOTFOUND, "the activity counters lack sm__cycles_active.avg or gpc__cycles_elapsed.max");
-    const char *fname[5] = {"sm", "tensor", "issue", "dram", "l2"};
-    bool have[5] = {true, tensor >= 0, issue >= 0, dram >= 0, l2 >= 0};
+    static const char *const fname[5] = {"sm", "tensor", "issue", "dram", "l2"};
     size_t nf = 0;
     for (int k = 0; k < 5; k++)
-        if (have[k]) {
+        if (k == 0 || at[k + 1] >= 0) {
             snprintf(out->name[nf], sizeof out->name[nf], "%s", fname[k]);
             out->names[nf] = out->name[nf];
             nf++;
         }
-    out->t0_s = malloc((n ? n : 1) * sizeof *out->t0_s);
-    out->t1_s = malloc((n ? n : 1) * sizeof *out->t1_s);
-    out->v = malloc((n ? n : 1) * nf * sizeof *out->v);
-    if (!out->t0_s || !out->t1_s || !out->v) {
-        tw_est_counter_set_free(out);
-        return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
+    out->nmetrics = nm;
+    out->interval_s = interval_s;
+    out->c = (tw_est_counters){0, NULL, NULL, nf, out->names, NULL};
+    return TW_OK;
+}
+
+/* Room for one more sample. */
+static bool room(tw_est_counter_set *s)
+{
+    if (s->c.n < s->cap) return true;
+    size_t cap = s->cap ? 2 * s->cap : 4096, nf = s->c.nf;
+    double *a = realloc(s->t0_s, cap * sizeof *a);
+    if (a) s->t0_s = a;
+    double *b = a ? realloc(s->t1_s, cap * sizeof *b) : NULL;
+    if (b) s->t1_s = b;
+    double *v = b ? realloc(s->v, cap * nf * sizeof *v) : NULL;
+    if (!v) return false;
+    s->v = v;
+    s->cap = cap;
+    return true;
+}
+
+tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, const float *r)
+{
+    if (s->interval_s > 0 && t1_s - t0_s > MAX_SAMPLE_INTERVALS * s->interval_s) {
+        s->dropped++;
+        return TW_OK;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *r = raw + i * nm;
-        if (interval_s > 0 && t1_s[i] - t0_s[i] > MAX_SAMPLE_INTERVALS * interval_s) {
-            out->dropped++;
-            continue;
+    /* consecutive samples may overlap by a few hundred ns where the sampling's clock was re-read
+     * (the H100's: 170 ns): the later one starts where the earlier ended; one that overlaps by half
+     * its span or more is no next sample */
+    size_t k = s->c.n;
+    if (k && t0_s < s->t1_s[k - 1]) {
+        if (s->t1_s[k - 1] - t0_s >= 0.5 * (t1_s - t0_s)) {
+            s->dropped++;
+            return TW_OK;
         }
-        /* consecutive samples may overlap by a few hundred ns where the sampling's clock was re-read
-         * (the H100's: 170 ns): the later one starts where the earlier ended; one that overlaps by half
-         * its span or more is no next sample */
-        double a = t0_s[i];
-        if (k && a < out->t1_s[k - 1]) {
-            if (out->t1_s[k - 1] - a >= 0.5 * (t1_s[i] - t0_s[i])) {
-                out->dropped++;
-                continue;
-            }
-            a = out->t1_s[k - 1];
-        }
-        double sm = clip01(r[active] / fmax(1.0, (double)r[elapsed]));
-        double *v = out->v + k * nf;
-        size_t f = 0;
-        v[f++] = sm;
-        if (have[1]) v[f++] = clip01(r[tensor] / 100.0);
-        if (have[2]) v[f++] = clip01(r[issue] * sm / 4.0);
-        if (have[3]) v[f++] = clip01(r[dram] / 100.0);
-        if (have[4]) v[f++] = clip01(r[l2] / fmax(1.0, (double)r[elapsed]) / L2_SECTORS_PER_CYCLE);
-        out->t0_s[k] = a;
-        out->t1_s[k] = t1_s[i];
-        k++;
+        t0_s = s->t1_s[k - 1];
     }
-    out->c = (tw_est_counters){k, out->t0_s, out->t1_s, nf, out->names, out->v};
+    if (!room(s)) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
+    const int *at = s->at;
+    double elapsed = fmax(1.0, (double)r[at[1]]), sm = clip01(r[at[0]] / elapsed);
+    double *v = s->v + k * s->c.nf;
+    size_t f = 0;
+    v[f++] = sm;
+    if (at[2] >= 0) v[f++] = clip01(r[at[2]] / 100.0);
+    if (at[3] >= 0) v[f++] = clip01(r[at[3]] * sm / 4.0);
+    if (at[4] >= 0) v[f++] = clip01(r[at[4]] / 100.0);
+    if (at[5] >= 0) v[f++] = clip01(r[at[5]] / elapsed / L2_SECTORS_PER_CYCLE);
+    s->t0_s[k] = t0_s;
+    s->t1_s[k] = t1_s;
+    s->c.n = k + 1;
+    s->c.t0_s = s->t0_s;
+    s->c.t1_s = s->t1_s;
+    s->c.v = s->v;
     return TW_OK;
 }

@@ -27,17 +27,23 @@
 typedef struct tw_est_counter_set {
     tw_est_counters c; /* what the estimator takes (its arrays are the ones below) */
     double *t0_s, *t1_s, *v;
+    size_t cap;
     char name[TW_EST_MAX_FEATURES][16];
     const char *names[TW_EST_MAX_FEATURES];
     size_t dropped; /* samples left out: longer than MAX_SAMPLE_INTERVALS intervals (a stall of the sampling), or
                        overlapping the one before by half their span */
+    int at[6];      /* the metrics' places in a sample: SM cycles active, elapsed, then each feature's (-1: none) */
+    size_t nmetrics;
+    double interval_s;
 } tw_est_counter_set;
 
-/* The features of n samples (spans t0_s, t1_s; raw: n x the metrics of the
- * comma-separated list `metrics`, as recorded) sampled every interval_s.
- * TW_ENOTFOUND (and why in tw_last_error) when the metrics give no feature. */
-tw_status tw_est_counters_build(const char *metrics, double interval_s, const double *t0_s, const double *t1_s,
-                                const float *raw, size_t n, tw_est_counter_set *out);
+/* The features of the comma-separated list `metrics` (as recorded) sampled
+ * every interval_s, no sample yet; TW_ENOTFOUND (and why in tw_last_error)
+ * when the metrics give no feature. Then each sample in order of start,
+ * its span and its values (nmetrics of them, in the order of `metrics`):
+ * the set grows by the features alone (5 doubles and its span a sample). */
+tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_counter_set *out);
+tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, const float *values);
 void tw_est_counter_set_free(tw_est_counter_set *s);
 
 #endif

@@ -336,6 +336,11 @@ static tw_status split_warnings(loaded *L)
  * the command started and after it ended. */
 static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
 
+static tw_status add_sample(void *set, double t0_s, double t1_s, const float *values)
+{
+    return tw_est_counters_add(set, t0_s, t1_s, values);
+}
+
 /* A device's activity counters as the estimator's features (set->c.n 0:
  * none; why not into why, "" when none were recorded). */
 static tw_status device_counters(tw_run *run, const run_device *x, const tw_report_options *o, tw_est_counter_set *set,
@@ -348,22 +353,14 @@ static tw_status device_counters(tw_run *run, const run_device *x, const tw_repo
         snprintf(why, cap, "left out (--no-activity-counters)");
         return TW_OK;
     }
-    size_t nm = 1;
-    for (const char *c = x->pm.metrics; *c; c++)
-        nm += *c == ',';
-    double *t0 = NULL, *t1 = NULL;
-    float *v = NULL;
-    size_t n = 0;
-    tw_status st = tw_run_pm_samples(run, x->pm.device, nm, &t0, &t1, &v, &n);
-    if (st == TW_OK) st = tw_est_counters_build(x->pm.metrics, (double)x->pm.interval_ns * 1e-9, t0, t1, v, n, set);
+    tw_status st = tw_est_counters_begin(x->pm.metrics, (double)x->pm.interval_ns * 1e-9, set);
     if (st == TW_ENOTFOUND) { /* metrics that give no feature: said, the estimate goes on without them */
         snprintf(why, cap, "%s", tw_last_error());
         tw_clear_error();
-        st = TW_OK;
+        return TW_OK;
     }
-    free(t0);
-    free(t1);
-    free(v);
+    if (st == TW_OK) st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, set);
+    if (st != TW_OK) tw_est_counter_set_free(set);
     return st;
 }
 

@@ -289,28 +289,9 @@ static float unpack_value(const unsigned char *v, size_t k)
     return f;
 }
 
-/* Room for one more sample after n in the three arrays (doubled). */
-static bool samples_room(double **t0, double **t1, float **v, size_t n, size_t *cap, size_t nvalues)
+tw_status tw_run_pm_each(tw_run *r, int device, size_t nvalues, tw_run_pm_fn fn, void *ctx)
 {
-    if (n < *cap) return true;
-    size_t c = *cap ? 2 * *cap : 4096;
-    double *a = realloc(*t0, c * sizeof *a);
-    if (a) *t0 = a;
-    double *b = a ? realloc(*t1, c * sizeof *b) : NULL;
-    if (b) *t1 = b;
-    float *x = b ? realloc(*v, c * nvalues * sizeof *x) : NULL;
-    if (!x) return false;
-    *v = x;
-    *cap = c;
-    return true;
-}
-
-tw_status tw_run_pm_samples(tw_run *r, int device, size_t nvalues, double **t0_s, double **t1_s, float **v, size_t *n)
-{
-    *t0_s = *t1_s = NULL;
-    *v = NULL;
-    *n = 0;
-    if (nvalues == 0 || nvalues > MAX_VALUES) return tw_fail(TW_EINVAL, "tw_run_pm_samples: %zu values", nvalues);
+    if (nvalues == 0 || nvalues > MAX_VALUES) return tw_fail(TW_EINVAL, "tw_run_pm_each: %zu values", nvalues);
     pthread_mutex_lock(&r->mu);
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(r->db, "SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = ? ORDER BY start_ns", -1,
@@ -321,9 +302,9 @@ tw_status tw_run_pm_samples(tw_run *r, int device, size_t nvalues, double **t0_s
     }
     sqlite3_bind_int64(s, 1, device);
     tw_status st = TW_OK;
-    size_t cap = 0;
+    float v[MAX_VALUES];
     int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t start = sqlite3_column_int64(s, 0), dur = sqlite3_column_int64(s, 1);
         const unsigned char *b = sqlite3_column_blob(s, 2);
         size_t nb = (size_t)sqlite3_column_bytes(s, 2);
@@ -332,27 +313,13 @@ tw_status tw_run_pm_samples(tw_run *r, int device, size_t nvalues, double **t0_s
                          r->path, device, start, nb / 4, nvalues);
             break;
         }
-        if (!samples_room(t0_s, t1_s, v, *n, &cap, nvalues)) {
-            st = tw_fail(TW_ENOMEM, "out of memory (activity counter samples)");
-            break;
-        }
-        (*t0_s)[*n] = run_s_of(start);
-        (*t1_s)[*n] = run_s_of(start + dur);
         for (size_t k = 0; k < nvalues; k++)
-            (*v)[*n * nvalues + k] = unpack_value(b, k);
-        (*n)++;
+            v[k] = unpack_value(b, k);
+        st = fn(ctx, run_s_of(start), run_s_of(start + dur), v);
     }
     if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activity counter samples");
     sqlite3_finalize(s);
     pthread_mutex_unlock(&r->mu);
-    if (st != TW_OK) {
-        free(*t0_s);
-        free(*t1_s);
-        free(*v);
-        *t0_s = *t1_s = NULL;
-        *v = NULL;
-        *n = 0;
-    }
     return st;
 }
 

@@ -350,7 +350,10 @@ static void test_features_of_metrics(void **state)
     double t0[3] = {1.0, 1.001 - 170e-9, 1.002}, t1[3] = {1.001, 1.002, 1.012};
     float raw[3 * 6] = {500, 2000, 40, 2, 30, 64000, 2000, 2000, 0, 1, 90, 512000, 1000, 2000, 0, 0, 0, 0};
     tw_est_counter_set cs;
-    assert_ok(tw_est_counters_build(metrics, 0.001, t0, t1, raw, 3, &cs));
+    assert_ok(tw_est_counters_begin(metrics, 0.001, &cs));
+    assert_int_equal(cs.nmetrics, 6);
+    for (int k = 0; k < 3; k++)
+        assert_ok(tw_est_counters_add(&cs, t0[k], t1[k], raw + 6 * k));
     assert_int_equal(cs.c.nf, 5);
     assert_string_equal(cs.c.feature[0], "sm");
     assert_string_equal(cs.c.feature[1], "tensor");
@@ -367,7 +370,7 @@ static void test_features_of_metrics(void **state)
     near(cs.c.t0_s[1], 1.001, 1e-12, "the overlap moved");
     tw_est_counter_set_free(&cs);
     /* without the SM metrics: no feature, said */
-    assert_int_equal(tw_est_counters_build("dram__bytes_read.sum", 0.001, t0, t1, raw, 1, &cs), TW_ENOTFOUND);
+    assert_int_equal(tw_est_counters_begin("dram__bytes_read.sum", 0.001, &cs), TW_ENOTFOUND);
     assert_non_null(strstr(tw_last_error(), "sm__cycles_active.avg"));
 }
 
