@@ -2280,7 +2280,7 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
 }
 
 /* The priors of the counters' model: each feature's coefficient and each
- * name's own term N(0, prior_w^2) to begin with (own_prior narrows the
+ * name's own term N(0, prior_w^2) to begin with (counter_model_priors narrows the
  * latter); a unit of names the counters all serve is its own term, which
  * may be negative (a name that draws less than its counters say). */
 static tw_status counter_priors(fit_state *f, const bool *ccol)
@@ -2305,43 +2305,19 @@ static tw_status counter_priors(fit_state *f, const bool *ccol)
     return TW_OK;
 }
 
-/* The prior on each name's own term, N(0, s^2), with s from the names
- * themselves (empirical Bayes, the method of moments): each own term
- * fitted under the broad prior, delta_j with variance v_j, has
- * E[delta_j^2] = s^2 + v_j, so s^2 is the weighted mean of delta_j^2 - v_j
- * (weights 1 / (s^2 + v_j)^2, iterated). Where the counters explain the
- * names, s is small and each name follows its counters; where names differ
- * from them by more than the readings' noise, s grows and the names that
- * the readings resolve keep their own power. No constant is chosen by hand
- * but the floor MIN_OWN_SD_W. */
-static tw_status own_prior(fit_state *f, double smooth, double *beta, tw_est_counter_fit *cf)
+/* The sd s of a prior N(0, s^2) from the coefficients it is for
+ * (empirical Bayes, the method of moments): each fitted under a broad prior,
+ * b_j with variance v_j, has E[b_j^2] = s^2 + v_j, so s^2 is the weighted
+ * mean of b_j^2 - v_j (weights 1 / (s^2 + v_j)^2, iterated); 0 where the
+ * coefficients are all within their errors of 0. */
+static double moments_sd(const double *b, const double *v, size_t n)
 {
-    size_t K = f->d.K;
-    /* the features' coefficients held where the counters' model alone put
-     * them, each own term under the broad prior: how far each name is from
-     * the model (the own terms and the features trade otherwise, as each
-     * name's features are nearly its own column times its mean level) */
-    for (size_t m = 0; m < f->M; m++) {
-        f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
-        f->held_u[f->U0 + m] = true;
-    }
-    for (size_t u = 0; u < f->U0; u++)
-        f->held_u[u] = false;
-    tw_status st = fit_once(f, smooth, beta);
-    if (st == TW_OK) st = variances(f, 1.0);
-    for (size_t m = 0; m < f->M; m++) { /* the features free again */
-        f->mean_u[f->U0 + m] = 0;
-        f->held_u[f->U0 + m] = false;
-    }
-    if (st != TW_OK) return st;
     double s2 = 0;
     for (int it = 0; it < 50; it++) {
         double num = 0, den = 0;
-        for (size_t u = 0; u < f->U0; u++) {
-            double v = f->var_u[K + u], b = f->beta_u[K + u];
-            if (!f->signed_u[u] || f->bound[K + u] || !isfinite(v) || !(v > 0)) continue;
-            double w = 1.0 / ((s2 + v) * (s2 + v));
-            num += w * (b * b - v);
+        for (size_t j = 0; j < n; j++) {
+            double w = 1.0 / ((s2 + v[j]) * (s2 + v[j]));
+            num += w * (b[j] * b[j] - v[j]);
             den += w;
         }
         double next = den > 0 ? fmax(0.0, num / den) : 0;
@@ -2349,11 +2325,70 @@ static tw_status own_prior(fit_state *f, double smooth, double *beta, tw_est_cou
         s2 = next;
         if (done) break;
     }
-    double sd = fmax(MIN_OWN_SD_W, sqrt(s2));
-    cf->own_sd_w = sd;
+    return sqrt(s2);
+}
+
+/* The priors of the counters' model from its own fit, no strength chosen
+ * by hand but the floor MIN_OWN_SD_W (docs/methods.md):
+ * - the features' coefficients: N(0, t^2), t from the coefficients
+ *   themselves (moments_sd), fitted with the own terms held at 0. Features
+ *   that rise together (SM activity, instruction issue and the tensor pipes
+ *   in a GEMM) trade their coefficients otherwise, from run to run, and the
+ *   names' split with them: on the PyTorch step run twice
+ *   (results/h100/activity) the tensor pipes took 92 W in one run and 362 W
+ *   in the other under the broad prior alone, 4 of the top 10 names within
+ *   5 % of each other; with t, 8 of 10;
+ * - each name's own term: N(0, s^2), s from the names (moments_sd over each
+ *   own term fitted under the broad prior with the features held where the
+ *   model alone put them: the own terms and the features trade otherwise,
+ *   as each name's features are nearly its own column times its mean level).
+ *   Where the counters explain the names, s is small and each name follows
+ *   its counters; where names differ from them by more than the readings'
+ *   noise, s grows and the names the readings resolve keep their own power. */
+static tw_status counter_model_priors(fit_state *f, double smooth, double *beta, tw_est_counter_fit *cf)
+{
+    size_t K = f->d.K, M = f->M, n = 0;
+    double *b = calloc(f->U0 + M + 1, sizeof *b), *v = calloc(f->U0 + M + 1, sizeof *v);
+    tw_status st = b && v ? variances(f, 1.0) : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t m = 0; st == TW_OK && m < M; m++, n++) {
+        b[n] = f->beta_u[K + f->U0 + m];
+        v[n] = f->var_u[K + f->U0 + m];
+    }
+    double t = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    cf->coef_prior_sd_w = t;
+    for (size_t m = 0; m < M; m++) {
+        f->prior_u[f->U0 + m] = t;
+        f->held_u[f->U0 + m] = false;
+    }
+    if (st == TW_OK) st = fit_once(f, smooth, beta);
+    for (size_t m = 0; m < M; m++) { /* the features held there, each own term under the broad prior */
+        f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
+        f->held_u[f->U0 + m] = true;
+    }
+    for (size_t u = 0; u < f->U0; u++) {
+        f->held_u[u] = false;
+        if (f->signed_u[u]) f->prior_u[u] = f->prior_w;
+    }
+    if (st == TW_OK) st = fit_once(f, smooth, beta);
+    if (st == TW_OK) st = variances(f, 1.0);
+    for (size_t m = 0; m < M; m++) { /* the features free again, under t */
+        f->mean_u[f->U0 + m] = 0;
+        f->held_u[f->U0 + m] = false;
+    }
+    n = 0;
+    for (size_t u = 0; st == TW_OK && u < f->U0; u++) {
+        double vu = f->var_u[K + u];
+        if (!f->signed_u[u] || f->bound[K + u] || !isfinite(vu) || !(vu > 0)) continue;
+        b[n] = f->beta_u[K + u];
+        v[n++] = vu;
+    }
+    double s = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    cf->own_sd_w = s;
     for (size_t u = 0; u < f->U0; u++)
-        if (f->signed_u[u]) f->prior_u[u] = sd;
-    return TW_OK;
+        if (f->signed_u[u]) f->prior_u[u] = s;
+    free(b);
+    free(v);
+    return st;
 }
 
 /* Mean of the reading with the most windows (gain applied) over the part
@@ -3053,7 +3088,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w, cfg.active_idle_w) : INFINITY;
     c.f.base_w = cfg.active_idle_w > 0 && isfinite(cfg.active_idle_w) ? cfg.active_idle_w : NAN;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
-        if (pass == 2 && d->M) st = own_prior(&c.f, smooth, c.beta, &e->counters);
+        if (pass == 2 && d->M) st = counter_model_priors(&c.f, smooth, c.beta, &e->counters);
         if (st != TW_OK) break;
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);

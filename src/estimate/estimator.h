@@ -160,6 +160,7 @@ typedef struct tw_est_counter_fit {
     char feature[TW_EST_MAX_FEATURES][48];
     double coef_w[TW_EST_MAX_FEATURES];    /* power at full activity of each feature, W (>= 0) */
     double coef_sd_w[TW_EST_MAX_FEATURES]; /* standard errors */
+    double coef_prior_sd_w;                /* sd of the prior on each coefficient (from the coefficients' scatter) */
     double own_sd_w; /* sd of the prior on each name's own term (estimated from the names' scatter) */
     size_t names;    /* names given their power by the counters */
     double coverage; /* share of the kernels' time the samples cover */

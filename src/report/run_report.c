@@ -462,8 +462,10 @@ static void text_counters(const run_device *d, FILE *f)
     const char *name;
     double rms, prof;
     fit_noise(d, &name, &rms, &prof);
-    fprintf(f, "; each name's own term 0 +- %.1f W (from the names' scatter); %s residual %.2f W rms", c->own_sd_w,
-            name, rms);
+    fprintf(f,
+            " (prior 0 +- %.1f W, from their scatter); each name's own term 0 +- %.1f W (from the names' scatter); "
+            "%s residual %.2f W rms",
+            c->coef_prior_sd_w, c->own_sd_w, name, rms);
     if (isfinite(prof)) fprintf(f, " (the profile's noise %.2f W)", prof);
     fputc('\n', f);
 }
@@ -700,6 +702,7 @@ static void json_counters(json *j, const run_device *d)
         for (size_t m = 0; m < c->nf; m++)
             json_kv_number(j, c->feature[m], c->coef_sd_w[m]);
         json_end_object(j);
+        json_kv_number(j, "coefficient_prior_sd_w", c->coef_prior_sd_w);
         json_kv_number(j, "own_term_sd_w", c->own_sd_w);
         const char *name;
         double rms, prof;
