@@ -776,6 +776,11 @@ typedef struct tw_measure_options {
      * a Python callable's KeyboardInterrupt), tw_measure stops within one call
      * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
     const volatile int *cancel;
+    /* Added later: the length of a block of back-to-back calls, s (0 = the
+     * default, 1 s); shorter blocks weigh the GPU's first ~0.2 s of work
+     * (more energy per call than its steady state) and the power it draws
+     * after a block more, longer ones take longer per round (8 blocks). */
+    double block_s;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);

@@ -611,7 +611,7 @@ def part_measure(args) -> int:
         op()
     width = max(3 * counter.calibrate() + 0.001, 0.005)
     e_a, t_a, _ = counter.next_update(width)
-    r = truewatt.measure(op, precision=args.precision, budget_s=args.budget_s, monitor=mon)
+    r = truewatt.measure(op, precision=args.precision, budget_s=args.budget_s, block_s=args.block_s, monitor=mon)
     e_b, t_b, _ = counter.next_update(width)
     log(f"truewatt.measure: {r.energy_j * 1e3:.4f} mJ +- {r.energy_sd_j * 1e3:.4f} a call, {r.time_s * 1e6:.1f} us, "
         f"{r.calls} calls, {r.power_above_baseline_w:.1f} W above baseline")
@@ -817,6 +817,7 @@ def main() -> int:
     ap.add_argument("--op-s", type=float, default=100e-6, help="measure: the operator's GPU time (100 us)")
     ap.add_argument("--precision", type=float, default=0.01, help="measure: precision asked (0.01)")
     ap.add_argument("--budget-s", type=float, default=30.0, help="measure: time budget (30 s)")
+    ap.add_argument("--block-s", type=float, default=None, help="measure: block of back-to-back calls (library default)")
     ap.add_argument("--ref-s", type=float, default=6.0, help="measure: the reference's length (6 s)")
     ap.add_argument("--run", help="measure: also record the monitor into this run file, and compute the energy per "
                     "call from the counter alone over the measure's span (independent_mj)")
