@@ -216,6 +216,7 @@ typedef struct tw_report_options {
                                         range (on any thread) form one group per range name */
     size_t nrange_groups;
     const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
+    bool no_activity_counters;  /* leave the activity counters out of the estimate (today's readings alone) */
 } tw_report_options;
 
 TW_API void tw_report_options_init(tw_report_options *o);
@@ -267,6 +268,9 @@ typedef struct tw_report_name {
     double power_w; /* above the baseline, while it runs */
     double upper_j; /* "below_resolution", "at_power_bound": the one-sided bound; else NaN */
     int group;      /* its group's index, or -1 */
+    /* which model gave its power: "readings" (the power readings alone) or "counters" (the activity
+     * counters' model over its time plus its own term; docs/methods.md) */
+    const char *method;
 } tw_report_name;
 
 typedef struct tw_report_group {

@@ -279,6 +279,50 @@ void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap)
                  p->overflows);
 }
 
+/* A packed little-endian float32 (pack_values'). */
+static float unpack_value(const unsigned char *v, size_t k)
+{
+    uint32_t bits =
+        (uint32_t)v[4 * k] | (uint32_t)v[4 * k + 1] << 8 | (uint32_t)v[4 * k + 2] << 16 | (uint32_t)v[4 * k + 3] << 24;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+tw_status tw_run_pm_each(tw_run *r, int device, size_t nvalues, tw_run_pm_fn fn, void *ctx)
+{
+    if (nvalues == 0 || nvalues > MAX_VALUES) return tw_fail(TW_EINVAL, "tw_run_pm_each: %zu values", nvalues);
+    pthread_mutex_lock(&r->mu);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(r->db, "SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = ? ORDER BY start_ns", -1,
+                           &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        pthread_mutex_unlock(&r->mu);
+        return TW_OK; /* no activity counters */
+    }
+    sqlite3_bind_int64(s, 1, device);
+    tw_status st = TW_OK;
+    float v[MAX_VALUES];
+    int rc;
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(s, 0), dur = sqlite3_column_int64(s, 1);
+        const unsigned char *b = sqlite3_column_blob(s, 2);
+        size_t nb = (size_t)sqlite3_column_bytes(s, 2);
+        if (nb != 4 * nvalues || !b) {
+            st = tw_fail(TW_EPARSE, "%s: a sample of device %d at %" PRId64 " ns has %zu values for %zu metrics",
+                         r->path, device, start, nb / 4, nvalues);
+            break;
+        }
+        for (size_t k = 0; k < nvalues; k++)
+            v[k] = unpack_value(b, k);
+        st = fn(ctx, run_s_of(start), run_s_of(start + dur), v);
+    }
+    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activity counter samples");
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
 /* ---------------------------------------------------------------- export */
 
 /* The metric names of every device (its pm_devices.metrics split). */
@@ -333,10 +377,7 @@ static tw_status export_rows(tw_run *r, FILE *f, const names_of *nm, size_t nn, 
             break;
         }
         for (size_t k = 0; k < nv; k++) {
-            uint32_t bits = (uint32_t)v[4 * k] | (uint32_t)v[4 * k + 1] << 8 | (uint32_t)v[4 * k + 2] << 16 |
-                            (uint32_t)v[4 * k + 3] << 24;
-            float fv;
-            memcpy(&fv, &bits, 4);
+            float fv = unpack_value(v, k);
             int w = fprintf(f, "%d,%s,", device, x->uuid);
             if (w >= 0) w = put_seconds(f, start);
             if (w >= 0) w = fputc(',', f);

@@ -52,6 +52,13 @@ double tw_run_pm_busy_pct(const tw_run_pm *p);
 /* "N samples every X ms (PM sampling: a, b, ...)[; refused: ...][; decoding P % of one core][; overflows]"
  * or "not recorded (reason)" into buf. */
 void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap);
+/* Device `device`'s samples in order of start (pm_samples.device: the
+ * record's device), each handed to fn with its span on the timeline (s) and
+ * its values as recorded (nvalues float32, in the order of the record's
+ * metrics), none held: a sample with another number of values is TW_EPARSE
+ * naming the run file; fn's error stops the reading and is returned. */
+typedef tw_status (*tw_run_pm_fn)(void *ctx, double t0_s, double t1_s, const float *values);
+tw_status tw_run_pm_each(tw_run *r, int device, size_t nvalues, tw_run_pm_fn fn, void *ctx);
 /* tw_run_export_pm (pm_samples.csv): truewatt.h. */
 
 #endif

@@ -10,6 +10,8 @@
 #     fake's formula (metric p of sample k: (p + 1) * 1000 + k % 1000), within
 #     the command's run on the timeline;
 #   - the report's line and JSON key, export's pm_samples.csv;
+#   - the estimate's use of them (activity_model, each name's method), with and
+#     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
 #   - the fake refusing (no permission; --activity-counters 0.5, a value as its
@@ -96,6 +98,24 @@ r = rows[11]  # sample 1, metric 1 (gpc__cycles_elapsed.max)
 assert r["device"] == "0" and r["device_uuid"] == sys.argv[3] and r["metric"] == "gpc__cycles_elapsed.max", r
 assert float(r["value"]) == 2001 and round((float(r["end_s"]) - float(r["start_s"])) * 1e9) == 1000000, r
 PY
+
+# ---- the estimate with them and without (--no-activity-counters): the fake's samples begin ~1.25 s
+# into the timeline, its kernels run 0.5-1.6 s: 39 % of the kernels' time is covered, under the half
+# the estimator asks of a name (its counters' model is checked in test_estimator_counters): said, and
+# every name keeps the readings' path
+"$BIN" report --json a.sqlite >c.json 2>err && "$BIN" report --json --no-activity-counters a.sqlite >d.json 2>>err ||
+    fail "report --json (--no-activity-counters): $(cat err)"
+python3 - c.json d.json <<'PY' && ok "the estimate says why it did not use them, per GPU and per name" || fail "activity_model"
+import json, sys
+c, d = (json.load(open(p))["devices"][0] for p in sys.argv[1:3])
+m = c["estimate"]["activity_model"]
+assert m == {"used": False, "why_not": "the samples cover no kernel name for 50 % of its time"}, m
+assert all(x["method"] == "readings" for x in c["names"]), c["names"]
+assert d["estimate"]["activity_model"] == {"used": False, "why_not": "left out (--no-activity-counters)"}, d["estimate"]
+assert all(x["method"] == "readings" for x in d["names"]), d["names"]
+PY
+grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
+    ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
 FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||

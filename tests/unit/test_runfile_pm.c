@@ -1,7 +1,8 @@
 /* Unit tests of the activity counters in the run file (src/runfile/runfile_pm.c):
  * the events file's pm_* lines imported into pm_devices and pm_samples, the
  * values packed as float32 and read back exactly (values chosen exact in
- * float32), a device's reason, the report's line, export's CSV, and bad
+ * float32), a device's reason, the report's line, export's CSV, the samples
+ * read back one by one (tw_run_pm_each), and bad
  * lines named by file and line. Expected values are the inputs themselves. */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "core/error.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_pm.h"
 #include "truewatt.h"
@@ -43,6 +45,24 @@ static tw_run *imported(const char *path, const char *text)
     tw_run_tail_init(&t);
     assert_ok(tw_run_import_events(r, tw_test_file(1, text), &t));
     return r;
+}
+
+/* What tw_run_pm_each handed over (at most 4 samples of 2 values). */
+typedef struct got {
+    double t0[4], t1[4];
+    float v[8];
+    size_t n, stop_after; /* stop_after: fail after this many (0: never) */
+} got;
+
+static tw_status collect(void *ctx, double t0_s, double t1_s, const float *values)
+{
+    got *g = ctx;
+    if (g->stop_after && g->n == g->stop_after) return tw_fail(TW_EIO, "stopped");
+    g->t0[g->n] = t0_s;
+    g->t1[g->n] = t1_s;
+    memcpy(g->v + 2 * g->n, values, 2 * sizeof *values);
+    g->n++;
+    return TW_OK;
 }
 
 static void test_import(void **state)
@@ -80,6 +100,29 @@ static void test_import(void **state)
     assert_ptr_equal(tw_run_pm_for(v, n, UUID0), &v[0]);
     assert_null(tw_run_pm_for(v, n, "GPU-ffffffff-0000-4000-8000-000000000001"));
     free(v);
+    /* the samples read back for the estimator, one by one: spans in seconds, values as packed */
+    got g = {0};
+    assert_ok(tw_run_pm_each(r, 0, 2, collect, &g));
+    assert_int_equal(g.n, 3);
+    static const float want_v[6] = {1000, 0.25f, 1001, -0.5f, 16777216, 3.5e9f};
+    for (size_t k = 0; k < 3; k++) {
+        assert_true(fabs(g.t0[k] - (0.501 + 0.001 * (double)k)) < 1e-12);
+        assert_true(fabs(g.t1[k] - g.t0[k] - 0.001) < 1e-12);
+    }
+    assert_memory_equal(g.v, want_v, sizeof want_v);
+    /* another count of values than the samples hold: an error naming the run file */
+    g.n = 0;
+    assert_int_equal(tw_run_pm_each(r, 0, 3, collect, &g), TW_EPARSE);
+    assert_non_null(strstr(tw_last_error(), path));
+    assert_int_equal(g.n, 0);
+    /* the callback's error stops the reading and is returned */
+    g.stop_after = 1;
+    assert_int_equal(tw_run_pm_each(r, 0, 2, collect, &g), TW_EIO);
+    assert_int_equal(g.n, 1);
+    /* a device without samples: none */
+    g = (got){0};
+    assert_ok(tw_run_pm_each(r, 1, 2, collect, &g));
+    assert_int_equal(g.n, 0);
     /* the kernel went where kernels go */
     const char *csv = tw_test_path(2, "pm_samples.csv");
     size_t devices = 0;
