@@ -226,6 +226,10 @@ void tw_recorder_sync(tw_recorder *r, bool forced)
     pthread_mutex_lock(&r->mu);
     write_lines(r);
     keep_error(r, tw_run_import_events(r->run, r->events, &r->tail));
+    if (r->tail.skipped) /* said when the session closes, as its other errors are */
+        keep_error(r,
+                   tw_fail(TW_EPARSE, "%lu line(s) of the timeline could not be read and are left out (the first: %s)",
+                           r->tail.skipped, r->tail.first_skipped));
     pthread_mutex_unlock(&r->mu);
     keep_error(r, tw_run_commit(r->run)); /* the sampler's samples too */
 }

@@ -39,6 +39,8 @@ struct tw_recording {
     bool stopped;
     tw_run_tail tail;      /* how far the events file is imported */
     char events_note[600]; /* why the timeline is incomplete, or "" */
+    bool import_failed;    /* the import stopped (events_note says why) */
+    bool skipped_said;     /* lines left out: the first said */
     char *warnings;        /* the caller's, and what the recording added */
 };
 
@@ -229,12 +231,30 @@ tw_status tw_recording_command_started(tw_recording *r, double spawn_s)
     return tw_run_set_real(r->run, "spawn_s", spawn_s);
 }
 
+/* The events note for lines of the timeline left out (the first said at once). */
+static void note_skipped(tw_recording *r)
+{
+    if (!r->tail.skipped) return;
+    if (!r->skipped_said)
+        tw_notef(r->o.note, r->o.note_ctx, "warning: a line of the timeline could not be read and is left out: %s",
+                 r->tail.first_skipped);
+    r->skipped_said = true;
+    snprintf(r->events_note, sizeof r->events_note,
+             "%lu line(s) of the timeline could not be read and are left out (the first: %s)", r->tail.skipped,
+             r->tail.first_skipped);
+}
+
 /* Imports what the injection library wrote since the last call; false
- * after an error (said once in the events note; the import stops there). */
+ * after an error (said once in the events note; the import stops there)
+ * or when lines were left out (the events file is then kept). */
 static bool import_events(tw_recording *r)
 {
-    if (r->events_note[0] || !r->o.events_path) return !r->events_note[0];
-    if (tw_run_import_events(r->run, r->o.events_path, &r->tail) == TW_OK) return true;
+    if (r->import_failed || !r->o.events_path) return !r->import_failed && !r->tail.skipped;
+    if (tw_run_import_events(r->run, r->o.events_path, &r->tail) == TW_OK) {
+        note_skipped(r);
+        return !r->tail.skipped;
+    }
+    r->import_failed = true;
     snprintf(r->events_note, sizeof r->events_note, "the timeline could not be read: %s", tw_last_error());
     tw_notef(r->o.note, r->o.note_ctx, "%s", r->events_note);
     return false;

@@ -8,6 +8,7 @@
 #include "inject/pm_device.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,18 @@ bool twi_pm_device_start(twi_pm_device *d, char *why, size_t cap)
 }
 
 /* Sample i's span and values; false when CUPTI cannot give them. */
+/* A sample the run file can hold: a span that ends after it starts and
+ * finite values. On the H100 a rare sample came with a rate metric of 0.06
+ * cycles a second (a span far too long or none at all); one of `inf` there
+ * would be a line the events file's reader refuses, and it stops at it. */
+static bool usable(uint64_t start, uint64_t end, const double *v, size_t n)
+{
+    if (end <= start) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return false;
+    return true;
+}
+
 static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
 {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
@@ -395,7 +408,8 @@ static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end
     ev.ppMetricNames = d->metric;
     ev.numMetrics = d->n_metric;
     ev.pMetricValues = v;
-    return api.cuptiProfilerHostEvaluateToGpuValues(&ev) == CUPTI_SUCCESS;
+    if (api.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS) return false;
+    return usable(*start, *end, v, d->n_metric);
 }
 
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)

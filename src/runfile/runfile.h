@@ -122,10 +122,15 @@ typedef struct tw_run_tail {
     unsigned long line; /* its lines */
     int col[20];        /* header position of each known column, -1 when absent */
     bool have_header;
-    unsigned long events; /* imported so far */
+    unsigned long events;    /* imported so far */
+    unsigned long skipped;   /* lines after the header that could not be read: left out */
+    char first_skipped[400]; /* the first of them: file, line and problem */
 } tw_run_tail;
 void tw_run_tail_init(tw_run_tail *t);
-/* A file that does not exist yet is no error (nothing to import). */
+/* A file that does not exist yet is no error (nothing to import). A line
+ * after the header that cannot be read is left out and counted (t->skipped,
+ * t->first_skipped), not a reason to lose every line after it; a header that
+ * cannot be read, or a failing read or write, stops the import. */
 tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t);
 
 /* tw_run_load_events, tw_run_export_events, tw_run_export_trace: truewatt.h. */

@@ -277,6 +277,13 @@ static tw_status import_text(tw_run *r, const char *path, tw_run_tail *t, char *
     return st;
 }
 
+/* A line that could not be read (tw_last_error says why): counted, the first kept. */
+static void skip_line(tw_run_tail *t)
+{
+    if (t->skipped++ == 0) snprintf(t->first_skipped, sizeof t->first_skipped, "%s", tw_last_error());
+    tw_clear_error();
+}
+
 tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
 {
     FILE *f = fopen(path, "r");
@@ -297,8 +304,13 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
             break;
         }
         t->line++;
+        bool header = t->have_header;
         st = import_text(r, path, t, buf);
-        if (st == TW_OK) t->offset += n;
+        if (st == TW_EPARSE && header) skip_line(t);
+        if (st == TW_OK || (st == TW_EPARSE && header)) {
+            st = TW_OK;
+            t->offset += n;
+        }
     }
     pthread_mutex_unlock(&r->mu);
     if (st == TW_OK && ferror(f)) st = tw_fail(TW_EIO, "%s: read failed", path);

@@ -117,6 +117,28 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
+# ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
+FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
+    fail "run with unusable samples: $(cat err)"
+python3 - c.sqlite <<'PY' && ok "unusable samples left out, those after them and the end recorded" || fail "unusable: $(cat err)"
+import math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+n = len(db.execute("SELECT metrics FROM pm_devices WHERE device = 0").fetchone()[0].split(","))
+rows = db.execute("SELECT start_ns, v FROM pm_samples WHERE device = 0 ORDER BY start_ns").fetchall()
+assert len(rows) >= 500, len(rows)
+assert all(math.isfinite(x) for _, v in rows for x in struct.unpack("<%df" % n, v))
+# the fake's sample k is k ms after its first: every 100th, from the 50th, is missing, the rest are there
+first = rows[0][0]
+ks = {(t - first) // 1000000 for t, _ in rows}
+last = max(ks)
+assert last >= 150, last
+assert ks == {k for k in range(last + 1) if k % 100 != 50}, sorted(set(range(last + 1)) - ks)[:5]
+busy = db.execute("SELECT busy_s FROM pm_devices WHERE device = 0").fetchone()[0]
+assert busy is not None, "no pm_end: sampling was not stopped, or its record not read"
+PY
+grep -qE "PM sampling on CUDA device 0: [0-9]+ samples, 0 overflows, [1-9][0-9]* samples not evaluated" err &&
+    ok "the injection library counts them on stderr" || fail "unusable samples not said: $(cat err)"
+
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
 FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
     fail "run with PM sampling refused: $(cat err)"

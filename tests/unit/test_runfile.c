@@ -394,6 +394,7 @@ static void test_tail(void **state)
     assert_int_equal(query_int(path, "SELECT count(*) FROM activities"), 2);
 }
 
+/* A header that cannot be read stops the import (TW_EPARSE, the file and line named). */
 static void import_fails(const char *text, const char *needle)
 {
     const char *path = tw_test_path(0, "bad.sqlite");
@@ -407,16 +408,38 @@ static void import_fails(const char *text, const char *needle)
     tw_run_close(r);
 }
 
+/* A line after the header that cannot be read is left out and counted, the
+ * file and line named, and the lines after it are imported (the good line
+ * appended here: 4 fields, the header's first 4 columns). */
+static void import_skips(const char *text, const char *needle)
+{
+    const char *path = tw_test_path(0, "bad.sqlite");
+    char with_good[512];
+    snprintf(with_good, sizeof with_good, "%sgood,3.0,4.0,kernel%s\n", text,
+             strstr(text, "device_uuid") ? ","
+             : strstr(text, ",device\n") ? ",0"
+                                         : "");
+    const char *ev = tw_test_file(1, with_good);
+    tw_run *r = create(path);
+    tw_run_tail t;
+    tw_run_tail_init(&t);
+    assert_ok(tw_run_import_events(r, ev, &t));
+    if (t.skipped != 1 || !strstr(t.first_skipped, ev) || !strstr(t.first_skipped, needle))
+        fail_msg("skipped %lu, '%s' lacks '%s' or '%s'", t.skipped, t.first_skipped, ev, needle);
+    assert_int_equal(t.events, 1); /* the good line after it */
+    tw_run_close(r);
+}
+
 static void test_bad_events(void **state)
 {
     (void)state;
-    import_fails("name,start_s,end_s,kind\nk,1.0,x,kernel\n", ":2: end_s 'x' is not seconds");
-    import_fails("name,start_s,end_s,kind\nk,1.0000000001,2,kernel\n", ":2: start_s '1.0000000001' is not seconds");
-    import_fails("name,start_s,end_s,kind\nk,2.0,1.0,kernel\n", ":2: event 'k' ends before it starts");
-    import_fails("name,start_s,end_s,kind\nk,1.0,2.0\n", ":2: expected 4 fields, found 3");
+    import_skips("name,start_s,end_s,kind\nk,1.0,x,kernel\n", ":2: end_s 'x' is not seconds");
+    import_skips("name,start_s,end_s,kind\nk,1.0000000001,2,kernel\n", ":2: start_s '1.0000000001' is not seconds");
+    import_skips("name,start_s,end_s,kind\nk,2.0,1.0,kernel\n", ":2: event 'k' ends before it starts");
+    import_skips("name,start_s,end_s,kind\nk,1.0,2.0\n", ":2: expected 4 fields, found 3");
     import_fails("name,start_s,kind\n", ":1: the header has no column end_s");
-    import_fails("name,start_s,end_s,kind,device\nk,1,2,kernel,zero\n", ":2: device 'zero' is not an integer");
-    import_fails("name,start_s,end_s,kind,device_uuid\nk,1,2,kernel,XYZ\n", ":2: device_uuid 'XYZ' is not a GPU UUID");
+    import_skips("name,start_s,end_s,kind,device\nk,1,2,kernel,zero\n", ":2: device 'zero' is not an integer");
+    import_skips("name,start_s,end_s,kind,device_uuid\nk,1,2,kernel,XYZ\n", ":2: device_uuid 'XYZ' is not a GPU UUID");
 }
 
 static void test_not_a_run(void **state)
