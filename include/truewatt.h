@@ -652,7 +652,8 @@ typedef struct tw_session_config {
     const char *const *gpus; /* NVML index ("0"), "cuda:N" or a UUID; NULL/0 = all */
     size_t ngpus;
     const char *run_path;     /* a run file (`truewatt report FILE`) to record the samples, kernels and regions into */
-    const char *profile_path; /* a sensor profile for every GPU; NULL: the built-in models */
+    const char *profile_path; /* a sensor profile for every GPU; NULL: the GPU's among tw_profile_dir()'s (its sampling
+                                 plan), else the built-in models */
     /* trace the program's kernels in-process (CUPTI's activity API, as the
      * injection library): a region then holds each kernel name's energy
      * (tw_region_kernel_get). TW_EUNAVAIL when CUPTI cannot be loaded,

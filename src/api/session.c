@@ -648,7 +648,7 @@ static tw_status open_nvml(const tw_session_config *c, tw_session *s)
                             .n_devices = n,
                             .t0_mono_ns = s->t0_ns,
                             .profile_path = c->profile_path,
-                            .profile_dir = c->profile_path ? NULL : getenv("TW_PROFILE_DIR"),
+                            .profile_dir = c->profile_path ? NULL : tw_profile_dir(),
                             .run = tw_recorder_run(s->rec)};
     st = tw_sampler_start_sink(&sc, sink, s, &s->sampler);
     return st == TW_OK ? wait_first_readings(s) : st;
