@@ -484,6 +484,12 @@ double tw_anchor_needed_from(const tw_anchor *a)
 
 void tw_anchor_trim(tw_anchor *a, double t_keep)
 {
+    /* Nothing to drop (a range that stays open, a report's over a whole
+     * run, keeps every read): the pending knots stay pending. Settled on
+     * every trim, a phase that moved re-knotted every read each time,
+     * quadratic in the run's length. The knots kept are those of the reads
+     * kept, and the shape keeps what they are made from (needed_from). */
+    if (!(a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep)) return;
     settle(a); /* before the reads they are made from go (and the shape's knots after this) */
     while (a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep) {
         a->off++;
