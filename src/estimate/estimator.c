@@ -1752,7 +1752,7 @@ static tw_status collect(ctx *c, const tw_feed *feed)
     tw_status st = tw_spill_open(&c->raw, sizeof(launch));
     if (st != TW_OK) return st;
     if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
-    st = tw_feed_replay(feed, collect_one, &g);
+    st = tw_feed_replay_fields(feed, TW_FEED_SPAN, collect_one, &g); /* of an activity, its name and span */
     free(g.cache);
     if (!(c->e->activity_t1_s >= c->e->activity_t0_s)) c->e->activity_t0_s = c->e->activity_t1_s = NAN;
     return st;
