@@ -238,21 +238,24 @@ typedef struct piece {
 
 /* The launches by class, the kernels (they share the SMs) and the copies and
  * memsets (the copy engines), each class in order of start in a spill
- * (spill.h), never in memory: pieces are made from them on every pass
- * (piece_src), so that the estimator's memory grows with the names and the
- * launches running at once, not with all of them (issue 16). */
+ * (spill.h), never in memory; their pieces are made from them once
+ * (make_pieces) into a spill of their own, which every pass over the
+ * windows reads (piece_src), so that the estimator's memory grows with the
+ * names and the launches running at once, not with all of them (issue 16). */
 typedef struct launches {
     tw_spill cls[2]; /* kernels, copies */
     size_t n;
     double longest[2]; /* per class: the longest launch (a sweep can start this far before a time) */
     double *alone_sum; /* per column: the time of its launches that ran alone all of their span (rates()) */
     size_t *alone_cnt; /* and their number */
+    tw_spill pieces;   /* both classes' pieces in order of start, then of event (make_pieces) */
 } launches;
 
 static void launches_free(launches *ls)
 {
     tw_spill_close(&ls->cls[0]);
     tw_spill_close(&ls->cls[1]);
+    tw_spill_close(&ls->pieces);
     free(ls->alone_sum);
     free(ls->alone_cnt);
 }
@@ -417,30 +420,6 @@ static void heap_pop(sweeper *s)
     }
 }
 
-/* Starts the sweep again where it is exact from time t on: at the first
- * launch that can still run at t (none started longer before it than the
- * longest launch). The stretch that holds t may start early; later ones are
- * the full sweep's. */
-static tw_status sweep_seek(sweeper *s, double t)
-{
-    size_t lo = 0, hi = s->sp->n;
-    double from = t - s->longest;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        launch l;
-        tw_status st = tw_spill_read(s->sp, mid, &l, 1);
-        if (st != TW_OK) return st;
-        if (l.t0 < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    s->rd.pos = lo;
-    s->nh = 0;
-    s->t = -INFINITY;
-    return TW_OK;
-}
-
 /* The next stretch [*t0, *t1] of constant activity, the launches running in
  * it in s->heap[0 .. s->nh); *done at the end. Ends come before starts at
  * equal times. */
@@ -587,55 +566,18 @@ static double rate_of(const launches *ls, const launch *l)
     return cnt >= MIN_ALONE ? fmin(1.0, ls->alone_sum[l->name] / (double)cnt / D) : (alone + 0.5 * (D - alone)) / D;
 }
 
-/* The pieces of both classes, made again on each pass, in order of start
- * (then of event). */
-typedef struct piece_src {
+/* The sweep of both classes that makes the pieces (make_pieces), in order
+ * of start (then of event). */
+typedef struct piece_sweep {
     const launches *ls;
     sweeper s[2]; /* kernels, copies */
     double a[2], b[2];
     size_t at[2]; /* the next running launch of the class's stretch to hand out */
     bool done[2], has[2];
     piece head[2];
-} piece_src;
+} piece_sweep;
 
-static tw_status piece_src_open(piece_src *p, const launches *ls)
-{
-    memset(p, 0, sizeof *p);
-    p->ls = ls;
-    tw_status st = sweeper_init(&p->s[0], ls, false);
-    if (st == TW_OK) st = sweeper_init(&p->s[1], ls, true);
-    return st;
-}
-
-static void piece_src_close(piece_src *p)
-{
-    sweeper_free(&p->s[0]);
-    sweeper_free(&p->s[1]);
-}
-
-/* Every piece from time t on; those before are not made (pieces_for's windows jump ahead). */
-static tw_status piece_src_seek(piece_src *p, double t)
-{
-    for (int k = 0; k < 2; k++) {
-        tw_status st = sweep_seek(&p->s[k], t);
-        if (st != TW_OK) return st;
-        p->at[k] = 0;
-        p->done[k] = p->has[k] = false;
-    }
-    return TW_OK;
-}
-
-/* True when the sweep is so far behind t that its launches up to t - longest cannot reach t. */
-static bool behind(piece_src *p, double t, tw_status *st)
-{
-    for (int k = 0; k < 2; k++) {
-        sweeper *s = &p->s[k];
-        if (next_start(s, st) < t - s->longest) return true;
-    }
-    return false;
-}
-
-static tw_status class_head(piece_src *p, int k)
+static tw_status class_head(piece_sweep *p, int k)
 {
     sweeper *s = &p->s[k];
     while (!p->has[k] && !p->done[k]) {
@@ -653,7 +595,7 @@ static tw_status class_head(piece_src *p, int k)
 }
 
 /* The next piece into *q; *got false at the end. */
-static tw_status piece_next(piece_src *p, piece *q, bool *got)
+static tw_status sweep_piece(piece_sweep *p, piece *q, bool *got)
 {
     for (int k = 0; k < 2; k++) {
         tw_status st = class_head(p, k);
@@ -668,6 +610,85 @@ static tw_status piece_next(piece_src *p, piece *q, bool *got)
     *q = p->head[k];
     p->has[k] = false;
     return TW_OK;
+}
+
+/* Every piece into ls->pieces, once (after rates(): a piece's share is its
+ * launch's rate): a pass over them is then a read of the spill, not a
+ * sweep with its heaps (a third of a pass's time). */
+static tw_status make_pieces(launches *ls)
+{
+    piece_sweep p;
+    memset(&p, 0, sizeof p);
+    p.ls = ls;
+    tw_status st = sweeper_init(&p.s[0], ls, false);
+    if (st == TW_OK) st = sweeper_init(&p.s[1], ls, true);
+    if (st == TW_OK) st = tw_spill_open(&ls->pieces, sizeof(piece));
+    for (bool got = true; st == TW_OK;) {
+        piece q;
+        if ((st = sweep_piece(&p, &q, &got)) != TW_OK || !got) break;
+        st = tw_spill_append(&ls->pieces, &q);
+    }
+    if (st == TW_OK) st = tw_spill_flush(&ls->pieces);
+    sweeper_free(&p.s[0]);
+    sweeper_free(&p.s[1]);
+    return st;
+}
+
+/* The pieces in order, read from their spill on each pass. */
+typedef struct piece_src {
+    const launches *ls;
+    tw_spill_reader rd;
+    double longest; /* the longest launch of either class: no piece is longer */
+} piece_src;
+
+static tw_status piece_src_open(piece_src *p, const launches *ls)
+{
+    p->ls = ls;
+    p->longest = fmax(ls->longest[0], ls->longest[1]);
+    return tw_spill_reader_open(&p->rd, &ls->pieces);
+}
+
+static void piece_src_close(piece_src *p) { tw_spill_reader_close(&p->rd); }
+
+/* The next piece into *q; *got false at the end. */
+static tw_status piece_next(piece_src *p, piece *q, bool *got)
+{
+    tw_status st = TW_OK;
+    const piece *x = tw_spill_peek(&p->rd, &st);
+    *got = x != NULL;
+    if (x) {
+        *q = *x;
+        p->rd.pos++;
+    }
+    return st;
+}
+
+/* Every piece that can reach time t or later from here on: from the first
+ * that starts at or after t less the longest launch (pieces_for's windows
+ * jump ahead). */
+static tw_status piece_src_seek(piece_src *p, double t)
+{
+    size_t lo = p->rd.pos, hi = p->ls->pieces.n;
+    double from = t - p->longest;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        piece q;
+        tw_status st = tw_spill_read(&p->ls->pieces, mid, &q, 1);
+        if (st != TW_OK) return st;
+        if (q.t0 < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    p->rd.pos = lo;
+    return TW_OK;
+}
+
+/* True when the next piece is so far behind t that those up to t - longest cannot reach t. */
+static bool behind(piece_src *p, double t, tw_status *st)
+{
+    const piece *x = tw_spill_peek(&p->rd, st);
+    return x && x->t0 < t - p->longest;
 }
 
 /* The pieces a window can overlap, for windows that come in order of
@@ -2454,7 +2475,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
     ctx c;
     memset(&c, 0, sizeof c);
-    c.raw.fd = c.ls.cls[0].fd = c.ls.cls[1].fd = -1; /* no spill yet */
+    c.raw.fd = c.ls.cls[0].fd = c.ls.cls[1].fd = c.ls.pieces.fd = -1; /* no spill yet */
     c.e = calloc(1, sizeof *c.e);
     if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
     tw_estimate *e = c.e;
@@ -2473,6 +2494,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         st = by_class(&c.ls, &c.raw, c.sorted, col, c.copy);
         tw_spill_close(&c.raw); /* the launches are in their classes' spills now */
         if (st == TW_OK) st = rates(&c.ls, N);
+        if (st == TW_OK) st = make_pieces(&c.ls);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
     design *d = &c.f.d;
