@@ -106,19 +106,24 @@ static size_t read_guess(const tw_anchor *a, const tw_energy_line *shape, const 
 
 /* A read's lookups on the shape under one phase: its boundary there, how
  * far past the grid point, and the shape's energy at it once looked up
- * (have_cum); the knot of the last lookup and the read's read_guess,
- * the guesses for the next (tw_line_cum_at_j). */
+ * (have_cum); the knots of the last lookups at its boundary (at) and at the
+ * grid point beside it (at_other, best_boundary), and the read's
+ * read_guess: the guesses for the next (tw_line_cum_at_j). Apart, a phase's
+ * lookup starts at the knot of the phase before's (a step of 0.25 ms: the
+ * same knot or the next), not a period away (a fit's evaluations were two
+ * thirds of a report's anchoring, their galloping a third of that). */
 typedef struct at_read {
     double b, frac, cum;
     bool have_cum;
-    size_t at, guess;
+    size_t at, at_other, guess;
 } at_read;
 
-/* The shape's energy at t, NaN past `end` (the shape's end when the fit
- * was made: knots made later see the shape as it was then). */
-static double cum_of(const tw_energy_line *shape, at_read *x, double t, double end)
+/* The shape's energy at t from the knot *at (updated), NaN past `end` (the
+ * shape's end when the fit was made: knots made later see the shape as it
+ * was then). */
+static double cum_of(const tw_energy_line *shape, at_read *x, size_t *at, double t, double end)
 {
-    return t > end ? NAN : tw_line_cum_at_j(shape, t, &x->at, x->guess);
+    return t > end ? NAN : tw_line_cum_at_j(shape, t, at, x->guess);
 }
 
 /* The boundary of a read under a fit: its own when clear of the grid, else
@@ -130,7 +135,7 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
 {
     double frac = x->frac, b = x->b;
     if (!x->have_cum) {
-        x->cum = cum_of(shape, x, b, end);
+        x->cum = cum_of(shape, x, &x->at, b, end);
         x->have_cum = true;
     }
     double pb = offset + slope * x->cum;
@@ -138,7 +143,7 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * cum_of(shape, x, other, end);
+    double po = offset + slope * cum_of(shape, x, &x->at_other, other, end);
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -170,7 +175,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     for (size_t i = from; i < to; i++) {
         at_read *xi = &xs[i - from];
         if (!all && !clear_of_grid(a, xi->frac)) continue;
-        xi->cum = cum_of(shape, xi, xi->b, INFINITY);
+        xi->cum = cum_of(shape, xi, &xi->at, xi->b, INFINITY);
         xi->have_cum = true;
         double x = xi->cum;
         if (isnan(x)) continue;
@@ -242,11 +247,12 @@ static bool knot_scatter(tw_anchor *a)
 static bool add_knots(tw_anchor *a, const tw_energy_line *shape, const tw_anchor_batch *bat)
 {
     if (bat->reset) a->nk = 0;
-    at_read x = {.at = SIZE_MAX, .guess = SIZE_MAX}; /* the reads in order of time: lookups from the one before's */
+    /* the reads in order of time: lookups from the one before's */
+    at_read x = {.at = SIZE_MAX, .at_other = SIZE_MAX, .guess = SIZE_MAX};
     for (size_t i = bat->from; i < bat->to; i++) {
         x.guess = read_guess(a, shape, &a->r[i], x.guess);
         double b = fitted_boundary(a, shape, bat, &a->r[i], &x, a->nk ? &a->k[a->nk - 1] : NULL);
-        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, b, bat->end_s);
+        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, &x.at_other, b, bat->end_s);
         if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
         if (a->nk == a->capk) {
             size_t cap = a->capk ? 2 * a->capk : 64;
@@ -354,7 +360,7 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         from--;
     at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
     for (size_t i = from, g = SIZE_MAX; i < covered; i++)
-        x[i - from] = (at_read){.at = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
+        x[i - from] = (at_read){.at = SIZE_MAX, .at_other = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
