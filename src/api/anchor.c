@@ -35,6 +35,7 @@
 #define COUNTER_STEP_J 0.001
 
 static void settle(const tw_anchor *a); /* the pending knots made */
+static void scan_free(struct tw_anchor_scan *c);
 
 void tw_anchor_init(tw_anchor *a, const tw_reading_model *counter, double shape_period_s)
 {
@@ -53,6 +54,7 @@ void tw_anchor_free(tw_anchor *a)
     free(a->r);
     free(a->k);
     free(a->pend);
+    scan_free(a->scan);
     memset(a, 0, sizeof *a);
 }
 
@@ -69,6 +71,7 @@ tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
     tw_status st = tw_room_for_one(&v, sizeof *a->r, &a->off, &a->n, &a->cap, 64, &moved);
     a->r = v;
     if (st != TW_OK) return st;
+    a->seq_base += moved;
     a->fitted_n = a->fitted_n > moved ? a->fitted_n - moved : 0;
     a->knotted = a->knotted > moved ? a->knotted - moved : 0;
     a->r[a->n++] = (tw_counter_read){stamp_s, value_j};
@@ -116,6 +119,7 @@ typedef struct at_read {
     double b, frac, cum;
     bool have_cum;
     size_t at, at_other, guess;
+    double *kept; /* a full scan's: the read's lookups kept (scan_cache), 2 x nph; NULL: none */
 } at_read;
 
 /* The shape's energy at t from the knot *at (updated), NaN past `end` (the
@@ -126,16 +130,96 @@ static double cum_of(const tw_energy_line *shape, at_read *x, size_t *at, double
     return t > end ? NAN : tw_line_cum_at_j(shape, t, at, x->guess);
 }
 
+/* ---------------------------------------------------------------- the full scans' lookups kept
+ *
+ * A full scan tries the same phases every time (0, PHASE_STEP_S, ... over
+ * the period), on reads most of which the one before tried, on a shape that
+ * has only grown since: a read's lookups under each phase (the shape's
+ * energy at its boundary, and at the grid point beside it) come out the
+ * same. They are kept, for the reads of the last full scan in a ring of
+ * slots by the read's number, so that the next one looks up only the reads
+ * that came since (the full scans were half of the fits' lookups). A
+ * lookup past the shape's end (NaN) is not kept: the shape may reach it
+ * later. A trim of the shape (its first knot moved) forgets them all. */
+#define SCAN_SLOTS (FIT_MAX_READS + 16)
+
+struct tw_anchor_scan {
+    size_t nph;                         /* the phases of a full scan */
+    double shape_start;                 /* the shape's first knot when they were kept */
+    unsigned long long seq[SCAN_SLOTS]; /* the read's number + 1 per slot (0: empty) */
+    double *v;                          /* per slot: nph at the boundary, then nph beside it; NaN: not kept */
+};
+
+static void scan_free(struct tw_anchor_scan *c)
+{
+    if (!c) return;
+    free(c->v);
+    free(c);
+}
+
+/* The full scans' phases, in the order of tw_anchor_refit's loop. */
+static size_t full_scan_phases(const tw_anchor *a)
+{
+    size_t n = 0;
+    for (double p = 0; p < a->period_s; p += PHASE_STEP_S)
+        n++;
+    return n;
+}
+
+/* The kept lookups of reads [from, to) into x[] for a full scan (none, NULL,
+ * when there is no room for them). */
+static void scan_cache(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *x)
+{
+    struct tw_anchor_scan *c = a->scan;
+    if (!c) {
+        size_t nph = full_scan_phases(a);
+        if (!(c = calloc(1, sizeof *c)) || !(c->v = malloc(SCAN_SLOTS * 2 * nph * sizeof *c->v))) {
+            scan_free(c);
+            return;
+        }
+        c->nph = nph;
+        c->shape_start = tw_line_start_s(shape);
+        a->scan = c;
+    }
+    if (c->shape_start != tw_line_start_s(shape)) {
+        memset(c->seq, 0, sizeof c->seq);
+        c->shape_start = tw_line_start_s(shape);
+    }
+    for (size_t i = from; i < to; i++) {
+        unsigned long long seq = a->seq_base + i;
+        size_t s = (size_t)(seq % SCAN_SLOTS);
+        double *v = c->v + s * 2 * c->nph;
+        if (c->seq[s] != seq + 1) {
+            c->seq[s] = seq + 1;
+            for (size_t k = 0; k < 2 * c->nph; k++)
+                v[k] = NAN;
+        }
+        x[i - from].kept = v;
+    }
+}
+
+/* The shape's energy at t (fit_phase's: the whole shape), from *kept when
+ * it holds it, else looked up (and kept there, not NaN). */
+static double cum_kept(const tw_energy_line *shape, at_read *x, size_t *at, double *kept, double t)
+{
+    if (kept && !isnan(*kept)) return *kept;
+    double v = cum_of(shape, x, at, t, INFINITY);
+    if (kept) *kept = v;
+    return v;
+}
+
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
  * nearer; *resid: the read's residual there. x: the read's boundary under
- * the fit's phase (at_read). */
+ * the fit's phase (at_read); j: the phase's place in a full scan whose
+ * lookups are kept (x->kept), else SIZE_MAX. */
 static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, at_read *x,
-                            double offset, double slope, double end, double *resid)
+                            size_t j, double offset, double slope, double end, double *resid)
 {
     double frac = x->frac, b = x->b;
+    bool kept = x->kept && j != SIZE_MAX; /* end is then INFINITY */
     if (!x->have_cum) {
-        x->cum = cum_of(shape, x, &x->at, b, end);
+        x->cum = kept ? cum_kept(shape, x, &x->at, x->kept + j, b) : cum_of(shape, x, &x->at, b, end);
         x->have_cum = true;
     }
     double pb = offset + slope * x->cum;
@@ -143,7 +227,9 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * cum_of(shape, x, &x->at_other, other, end);
+    double cum = kept ? cum_kept(shape, x, &x->at_other, x->kept + a->scan->nph + j, other)
+                      : cum_of(shape, x, &x->at_other, other, end);
+    double po = offset + slope * cum;
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -154,8 +240,10 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
  * read there (the others at their best boundary), so that every phase is
  * judged on the same reads. xs[i - from]: read i's lookups (at_read), its
  * boundary made here once for the three passes over the reads, the shape's
- * energy there looked up once for the fit and its residual. */
-static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph)
+ * energy there looked up once for the fit and its residual. j: the phase's
+ * place in a full scan whose lookups are kept, else SIZE_MAX. */
+static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph,
+                     size_t j)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, base = a->r[from].value_j; /* small numbers: no cancellation */
     /* Too few reads clear of this phase's grid: all of them, each at its
@@ -175,7 +263,8 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     for (size_t i = from; i < to; i++) {
         at_read *xi = &xs[i - from];
         if (!all && !clear_of_grid(a, xi->frac)) continue;
-        xi->cum = cum_of(shape, xi, &xi->at, xi->b, INFINITY);
+        xi->cum = xi->kept && j != SIZE_MAX ? cum_kept(shape, xi, &xi->at, xi->kept + j, xi->b)
+                                            : cum_of(shape, xi, &xi->at, xi->b, INFINITY);
         xi->have_cum = true;
         double x = xi->cum;
         if (isnan(x)) continue;
@@ -196,7 +285,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.rss = 0;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], &xs[i - from], f.offset, f.slope, INFINITY, &res);
+        best_boundary(a, shape, &a->r[i], &xs[i - from], j, f.offset, f.slope, INFINITY, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -213,8 +302,8 @@ static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, c
     double res, g = bat->slope;
     x->b = boundary(a, r, bat->phase_s, &x->frac);
     x->have_cum = false;
-    if (!last) return best_boundary(a, shape, r, x, bat->offset_j, g, bat->end_s, &res);
-    return best_boundary(a, shape, r, x, last->value_j - g * last->shape_j, g, bat->end_s, &res);
+    if (!last) return best_boundary(a, shape, r, x, SIZE_MAX, bat->offset_j, g, bat->end_s, &res);
+    return best_boundary(a, shape, r, x, SIZE_MAX, last->value_j - g * last->shape_j, g, bat->end_s, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
@@ -360,7 +449,8 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         from--;
     at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
     for (size_t i = from, g = SIZE_MAX; i < covered; i++)
-        x[i - from] = (at_read){.at = SIZE_MAX, .at_other = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
+        x[i - from] = (at_read){
+            .at = SIZE_MAX, .at_other = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g), .kept = NULL};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
@@ -372,13 +462,17 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
      * then counted 5 updates' energy over 4, a 0.1 s window +25.0 %) */
     double lo = 0, hi = a->period_s;
     ++a->refits;
-    if (isfinite(a->phase_s) && a->refits > EARLY_FULL_SCANS && a->refits % FULL_SCAN_EVERY != 0) {
+    bool full = !(isfinite(a->phase_s) && a->refits > EARLY_FULL_SCANS && a->refits % FULL_SCAN_EVERY != 0);
+    if (!full) {
         lo = a->phase_s - NEAR_S;
         hi = a->phase_s + NEAR_S;
+    } else {
+        scan_cache(a, shape, from, covered, x);
     }
-    for (double p = lo; p < hi; p += PHASE_STEP_S) {
+    size_t j = 0;
+    for (double p = lo; p < hi; p += PHASE_STEP_S, j++) {
         double ph = p - floor(p / a->period_s) * a->period_s;
-        fit f = fit_phase(a, shape, from, covered, x, ph);
+        fit f = fit_phase(a, shape, from, covered, x, ph, full && a->scan && j < a->scan->nph ? j : SIZE_MAX);
         if (f.rss < best.rss) {
             best = f;
             best_ph = ph;
