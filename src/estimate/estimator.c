@@ -775,15 +775,51 @@ static int launch_by_start(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* The launches collected (raw: by name, in the feed's order) into their
- * classes' spills by column (col: each name's; copy: per column, a copy or
- * memset), each in order of start (sorted here where the feed was not). */
-static tw_status by_class(launches *ls, tw_spill *raw, bool sorted, const uint32_t *col, const bool *copy)
+/* The launches as collect() spilled them (each name's class by its kind,
+ * in the feed's order) back in the feed's order (their event numbers
+ * increase with it) into raw, the class spills emptied. */
+static tw_status unclass(launches *ls, tw_spill *raw)
 {
-    tw_status st = tw_spill_open(&ls->cls[0], sizeof(launch));
+    tw_spill_reader r[2] = {{0}, {0}};
+    tw_status st = tw_spill_open(raw, sizeof(launch));
+    if (st == TW_OK) st = tw_spill_reader_open(&r[0], &ls->cls[0]);
+    if (st == TW_OK) st = tw_spill_reader_open(&r[1], &ls->cls[1]);
+    while (st == TW_OK) {
+        const launch *k = tw_spill_peek(&r[0], &st), *m = st == TW_OK ? tw_spill_peek(&r[1], &st) : NULL;
+        if (st != TW_OK || (!k && !m)) break;
+        int from = !k || (m && m->ev < k->ev);
+        st = tw_spill_append(raw, from ? m : k);
+        r[from].pos++;
+    }
+    tw_spill_reader_close(&r[0]);
+    tw_spill_reader_close(&r[1]);
+    tw_spill_close(&ls->cls[0]);
+    tw_spill_close(&ls->cls[1]);
+    return st;
+}
+
+/* The launches collected into their classes' spills by column (col: each
+ * name's; copy: per column, a copy or memset), each in order of start.
+ * collect() spilled them by name and its kind in the feed's order: where
+ * the feed came by start and no name was pooled (a column per name) they
+ * are so already (a pass of reading and writing them all saved); else
+ * they are put back in the feed's order (unclass) and classed again by
+ * column (sorted here where the feed was not). */
+static tw_status by_class(launches *ls, bool sorted, size_t nnames, size_t ncols, const uint32_t *col, const bool *copy)
+{
+    tw_status st = tw_spill_flush(&ls->cls[0]);
+    if (st == TW_OK) st = tw_spill_flush(&ls->cls[1]);
+    ls->n = ls->cls[0].n + ls->cls[1].n;
+    if (st != TW_OK || (sorted && nnames == ncols)) return st;
+    tw_spill raw_spill = {.fd = -1}, *raw = &raw_spill;
+    st = unclass(ls, raw);
+    if (st == TW_OK) st = tw_spill_open(&ls->cls[0], sizeof(launch));
     if (st == TW_OK) st = tw_spill_open(&ls->cls[1], sizeof(launch));
     if (st == TW_OK) st = tw_spill_flush(raw);
-    if (st != TW_OK) return st;
+    if (st != TW_OK) {
+        tw_spill_close(raw);
+        return st;
+    }
     launch *all = NULL; /* an unsorted feed (an event set in memory, out of order): sorted in memory */
     if (!sorted) {
         if (!(all = malloc((raw->n ? raw->n : 1) * sizeof *all))) return tw_fail(TW_ENOMEM, "out of memory");
@@ -809,6 +845,7 @@ static tw_status by_class(launches *ls, tw_spill *raw, bool sorted, const uint32
         st = tw_spill_append(&ls->cls[k], &l);
     }
     tw_spill_reader_close(&r);
+    tw_spill_close(raw);
     free(all);
     if (st == TW_OK) st = tw_spill_flush(&ls->cls[0]);
     if (st == TW_OK) st = tw_spill_flush(&ls->cls[1]);
@@ -879,10 +916,11 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
         if (hi >= b || d->K == 1) break;
     }
     tw_status st = pieces_for(pw, o->t0_s, o->t1_s);
+    double norm = tw_obs_norm(o, tau_s); /* once for the window's pieces */
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double w = tw_obs_weight(o, tau_s, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
+        double w = tw_obs_weight_in(o, tau_s, norm, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
     }
     return st;
@@ -1351,12 +1389,13 @@ typedef struct seen_range {
 typedef struct ctx {
     tw_estimate *e;
     names_tab names;
-    tw_spill raw; /* the launches by name in the feed's order (collect) */
+    uint8_t *cls; /* per name: its class while collecting (0 kernels, 1 copies and memsets) */
+    size_t ncls;  /* the names cls holds */
     size_t nl;
-    bool sorted;              /* raw is in order of start */
+    bool sorted;              /* the feed came in order of start */
     double first_t0, last_t1; /* the launches' span */
     double last_start;        /* the last launch's start so far (collect) */
-    launches ls;              /* raw with the columns' classes, once known */
+    launches ls;              /* by name and its kind's class (collect), then by column's (by_class) */
     seen_range *rng;          /* the ranges, copied from the events */
     size_t nrng, rcap;
     size_t nev;   /* events replayed (their indices: 0 .. nev) */
@@ -1376,7 +1415,7 @@ static void ctx_free(ctx *c)
 {
     free(c->names.slot);
     free(c->names.v);
-    tw_spill_close(&c->raw);
+    free(c->cls);
     launches_free(&c->ls);
     free(c->rng);
     free(c->copy);
@@ -1725,6 +1764,18 @@ static tw_status name_of(names_tab *t, name_hit *cache, const tw_event *e, uint3
     return st;
 }
 
+/* The class of each name interned since the last call (its kind's: a
+ * copy or memset, else a kernel), into c->cls. */
+static tw_status note_classes(ctx *c)
+{
+    uint8_t *v = realloc(c->cls, c->names.vcap ? c->names.vcap : 1);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory (names)");
+    c->cls = v;
+    for (; c->ncls < c->names.n; c->ncls++)
+        c->cls[c->ncls] = strcmp(c->names.v[c->ncls].kind, "kernel") != 0;
+    return TW_OK;
+}
+
 /* What collect keeps while the feed replays. */
 typedef struct collecting {
     ctx *c;
@@ -1755,12 +1806,15 @@ static tw_status collect_one(void *arg, const tw_event *e)
     c->first_t0 = fmin(c->first_t0, e->start_s);
     c->last_t1 = fmax(c->last_t1, e->end_s);
     c->nl++;
-    return tw_spill_append(&c->raw, &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
+    if (id >= c->ncls && (st = note_classes(c)) != TW_OK) return st;
+    int k2 = c->cls[id];
+    c->ls.longest[k2] = fmax(c->ls.longest[k2], e->end_s - e->start_s);
+    return tw_spill_append(&c->ls.cls[k2], &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
 }
 
 /* The launches (kernels, copies, memsets of some duration) in order of
  * start, each name's count and time, and the ranges: one replay of the
- * feed, the launches spilled (c->raw, 32 bytes each), in memory that grows
+ * feed, the launches spilled by their names' classes (c->ls, 32 bytes each), in memory that grows
  * with the names and ranges. */
 static tw_status collect(ctx *c, const tw_feed *feed)
 {
@@ -1770,7 +1824,8 @@ static tw_status collect(ctx *c, const tw_feed *feed)
     c->sorted = true;
     c->first_t0 = INFINITY;
     c->last_t1 = -INFINITY;
-    tw_status st = tw_spill_open(&c->raw, sizeof(launch));
+    tw_status st = tw_spill_open(&c->ls.cls[0], sizeof(launch));
+    if (st == TW_OK) st = tw_spill_open(&c->ls.cls[1], sizeof(launch));
     if (st != TW_OK) return st;
     if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
     st = tw_feed_replay_fields(feed, TW_FEED_SPAN, collect_one, &g); /* of an activity, its name and span */
@@ -2475,7 +2530,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
     ctx c;
     memset(&c, 0, sizeof c);
-    c.raw.fd = c.ls.cls[0].fd = c.ls.cls[1].fd = c.ls.pieces.fd = -1; /* no spill yet */
+    c.ls.cls[0].fd = c.ls.cls[1].fd = c.ls.pieces.fd = -1; /* no spill yet */
     c.e = calloc(1, sizeof *c.e);
     if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
     tw_estimate *e = c.e;
@@ -2491,8 +2546,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     for (size_t i = 0; st == TW_OK && i < c.names.n; i++)
         if (strcmp(c.names.v[i].kind, "kernel") != 0) c.copy[col[i]] = true;
     if (st == TW_OK) {
-        st = by_class(&c.ls, &c.raw, c.sorted, col, c.copy);
-        tw_spill_close(&c.raw); /* the launches are in their classes' spills now */
+        st = by_class(&c.ls, c.sorted, c.names.n, N, col, c.copy);
         if (st == TW_OK) st = rates(&c.ls, N);
         if (st == TW_OK) st = make_pieces(&c.ls);
     }
