@@ -33,6 +33,7 @@
 /* The counter's resolution: NVML counts whole millijoules, so each knot's
  * value is the energy to within a uniform +-0.5 mJ. */
 #define COUNTER_STEP_J 0.001
+#define MAX_PENDING 1024 /* refits' knots waiting to be made (knots_later) */
 
 static void settle(const tw_anchor *a); /* the pending knots made */
 static void scan_free(struct tw_anchor_scan *c);
@@ -404,7 +405,11 @@ static void settle(const tw_anchor *ca)
 static void knots_later(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
 {
     tw_anchor_batch b = {from, to, from == a->off, a->phase_s, a->offset_j, a->slope, tw_line_end_s(shape)};
-    if (a->shape != shape) settle(a); /* (one shape per anchor; another: what was pending on the first) */
+    /* (one shape per anchor; another: what was pending on the first); at most
+     * MAX_PENDING wait, so that a range that stays open (a report's over a
+     * whole run) does not hold one per read: made then, at most once per
+     * MAX_PENDING refits */
+    if (a->shape != shape || a->npend >= MAX_PENDING) settle(a);
     a->shape = shape;
     a->knotted = to;
     if (a->npend == a->cappend) {
