@@ -285,6 +285,17 @@ static tw_status observe_boxcar(const tw_update_series *u, const tw_reading_mode
     return st;
 }
 
+/* The series' room cut to its windows (grown by doubling: up to twice
+ * what it holds, which an estimator keeps for the whole report). */
+static void shrink_to_fit(tw_obs_series *s)
+{
+    if (s->n == 0 || s->n == s->cap) return;
+    tw_obs *v = realloc(s->v, s->n * sizeof *s->v);
+    if (!v) return; /* kept as it is */
+    s->v = v;
+    s->cap = s->n;
+}
+
 tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, bool rewind, tw_obs_series *out)
 {
     if (!src || !m || !out) return tw_fail(TW_EINVAL, "tw_observe: NULL argument");
@@ -325,5 +336,6 @@ tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, 
         }
     }
     tw_update_series_free(&u);
+    if (st == TW_OK) shrink_to_fit(out);
     return st;
 }

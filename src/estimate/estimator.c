@@ -926,10 +926,15 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
     return st;
 }
 
+/* A window's place in its reading's (an index of them, for windows out of
+ * order: half the memory of a size_t, which a run of hours holds one of
+ * per window of its finest reading twice). */
+typedef uint32_t win_idx;
+
 /* The windows of one reading inside the fit span, in order of start. */
 typedef struct rd {
     const tw_est_reading *r;
-    size_t *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
+    win_idx *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
     size_t lo, n;
     double gain;
     double *G, *c;    /* its normal equations, weights = window length */
@@ -949,10 +954,11 @@ static int idx_by_t0_ctx_cmp(const tw_obs *o, size_t a, size_t b)
 }
 
 /* insertion sort: windows come nearly in order */
-static void sort_by_t0(const tw_obs *o, size_t *idx, size_t n)
+static void sort_by_t0(const tw_obs *o, win_idx *idx, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        size_t v = idx[i], j = i;
+        win_idx v = idx[i];
+        size_t j = i;
         while (j > 0 && idx_by_t0_ctx_cmp(o, idx[j - 1], v) > 0) {
             idx[j] = idx[j - 1];
             j--;
@@ -971,7 +977,7 @@ static bool usable(const tw_obs *o)
  * then no index is held (*idx = NULL, the windows *lo .. *lo + *count - 1),
  * so that the memory for them does not grow with the run's length; else an
  * index of them, sorted. */
-static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, size_t **idx, size_t *lo,
+static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, win_idx **idx, size_t *lo,
                               size_t *count)
 {
     size_t first = 0, last = 0, k = 0;
@@ -990,18 +996,19 @@ static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1,
     *lo = first;
     *count = k;
     if (k == 0 || (ordered && last - first + 1 == k)) return TW_OK;
+    if (last >= UINT32_MAX) return tw_fail(TW_EINVAL, "%zu windows of one reading: too many", n);
     if (!(*idx = malloc(k * sizeof **idx))) return tw_fail(TW_ENOMEM, "out of memory");
     k = 0;
     for (size_t i = first; i <= last; i++) {
         const tw_obs *o = &obs[i];
-        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = i;
+        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = (win_idx)i;
     }
     sort_by_t0(obs, *idx, k);
     return TW_OK;
 }
 
 /* Window i of a pick_windows list. */
-static inline size_t window_at(const size_t *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
+static inline size_t window_at(const win_idx *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
 
 /* The reading with the most windows (the first of equals): the finest in time. */
 static size_t finest_reading(const tw_est_reading *rs, size_t nrs)
@@ -1398,9 +1405,9 @@ typedef struct ctx {
     launches ls;              /* by name and its kind's class (collect), then by column's (by_class) */
     seen_range *rng;          /* the ranges, copied from the events */
     size_t nrng, rcap;
-    size_t nev;   /* events replayed (their indices: 0 .. nev) */
-    bool *copy;   /* per column: a copy or memset (copy engines) */
-    size_t *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
+    size_t nev;    /* events replayed (their indices: 0 .. nev) */
+    bool *copy;    /* per column: a copy or memset (copy engines) */
+    win_idx *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
     size_t fine_lo, nfine;
     double fine_longest;
     fit_state f;
@@ -1600,7 +1607,7 @@ static tw_status shift_sample(const rd *F, rd *S)
     for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
         size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
         for (size_t i = 0; i < per; i++)
-            S->idx[b * per + i] = window_at(F->idx, F->lo, from + i);
+            S->idx[b * per + i] = (win_idx)window_at(F->idx, F->lo, from + i);
     }
     return TW_OK;
 }
