@@ -120,7 +120,9 @@ typedef struct at_read {
     double b, frac, cum;
     bool have_cum;
     size_t at, at_other, guess;
-    double *kept; /* a full scan's: the read's lookups kept (scan_cache), 2 x nph; NULL: none */
+    double
+        *kept; /* the scan's lookups of the read kept (scan_cache): kept_n at its boundary, kept_n beside; NULL: none */
+    size_t kept_n; /* the scan's phases kept */
 } at_read;
 
 /* The shape's energy at t from the knot *at (updated), NaN past `end` (the
@@ -131,24 +133,30 @@ static double cum_of(const tw_energy_line *shape, at_read *x, size_t *at, double
     return t > end ? NAN : tw_line_cum_at_j(shape, t, at, x->guess);
 }
 
-/* ---------------------------------------------------------------- the full scans' lookups kept
+/* ---------------------------------------------------------------- the scans' lookups kept
  *
  * A full scan tries the same phases every time (0, PHASE_STEP_S, ... over
- * the period), on reads most of which the one before tried, on a shape that
- * has only grown since: a read's lookups under each phase (the shape's
- * energy at its boundary, and at the grid point beside it) come out the
- * same. They are kept, for the reads of the last full scan in a ring of
- * slots by the read's number, so that the next one looks up only the reads
- * that came since (the full scans were half of the fits' lookups). A
- * lookup past the shape's end (NaN) is not kept: the shape may reach it
- * later. A trim of the shape (its first knot moved) forgets them all. */
+ * the period), and a near scan the same as the one before when the phase
+ * stayed (about half of them), on reads most of which the scan before
+ * tried, on a shape that has only grown since: a read's lookups under each
+ * phase (the shape's energy at its boundary, and at the grid point beside
+ * it) come out the same. They are kept, for the reads of the last scans in
+ * a ring of slots by the read's number (the full scans' phases, and the
+ * near scans' from the start they were made from), so that the next scan
+ * looks up only the reads that came since (the full scans were half of the
+ * fits' lookups). A lookup past the shape's end (NaN) is not kept: the
+ * shape may reach it later. A trim of the shape (its first knot moved)
+ * forgets them all. */
 #define SCAN_SLOTS (FIT_MAX_READS + 16)
+#define NEAR_PHASES ((size_t)(2 * NEAR_S / PHASE_STEP_S) + 2) /* room for a near scan's (40, 41 with rounding) */
 
 struct tw_anchor_scan {
     size_t nph;                         /* the phases of a full scan */
     double shape_start;                 /* the shape's first knot when they were kept */
     unsigned long long seq[SCAN_SLOTS]; /* the read's number + 1 per slot (0: empty) */
-    double *v;                          /* per slot: nph at the boundary, then nph beside it; NaN: not kept */
+    double near_lo[SCAN_SLOTS];         /* the near scan's first phase whose lookups the slot keeps (NaN: none) */
+    double *v; /* per slot: nph at the boundary, nph beside it, then a near scan's NEAR_PHASES and NEAR_PHASES; NaN:
+                  not kept */
 };
 
 static void scan_free(struct tw_anchor_scan *c)
@@ -167,14 +175,15 @@ static size_t full_scan_phases(const tw_anchor *a)
     return n;
 }
 
-/* The kept lookups of reads [from, to) into x[] for a full scan (none, NULL,
- * when there is no room for them). */
-static void scan_cache(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *x)
+/* The kept lookups of reads [from, to) into x[] for a full scan (full), else
+ * the near scan from lo (none, NULL, when there is no room for them). */
+static void scan_cache(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *x, bool full,
+                       double lo)
 {
     struct tw_anchor_scan *c = a->scan;
     if (!c) {
         size_t nph = full_scan_phases(a);
-        if (!(c = calloc(1, sizeof *c)) || !(c->v = malloc(SCAN_SLOTS * 2 * nph * sizeof *c->v))) {
+        if (!(c = calloc(1, sizeof *c)) || !(c->v = malloc(SCAN_SLOTS * 2 * (nph + NEAR_PHASES) * sizeof *c->v))) {
             scan_free(c);
             return;
         }
@@ -189,13 +198,20 @@ static void scan_cache(tw_anchor *a, const tw_energy_line *shape, size_t from, s
     for (size_t i = from; i < to; i++) {
         unsigned long long seq = a->seq_base + i;
         size_t s = (size_t)(seq % SCAN_SLOTS);
-        double *v = c->v + s * 2 * c->nph;
+        double *v = c->v + s * 2 * (c->nph + NEAR_PHASES), *near = v + 2 * c->nph;
         if (c->seq[s] != seq + 1) {
             c->seq[s] = seq + 1;
             for (size_t k = 0; k < 2 * c->nph; k++)
                 v[k] = NAN;
+            c->near_lo[s] = NAN;
         }
-        x[i - from].kept = v;
+        if (!full && !(c->near_lo[s] == lo)) { /* another near scan's: forgotten */
+            c->near_lo[s] = lo;
+            for (size_t k = 0; k < 2 * NEAR_PHASES; k++)
+                near[k] = NAN;
+        }
+        x[i - from].kept = full ? v : near;
+        x[i - from].kept_n = full ? c->nph : NEAR_PHASES;
     }
 }
 
@@ -228,7 +244,7 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double cum = kept ? cum_kept(shape, x, &x->at_other, x->kept + a->scan->nph + j, other)
+    double cum = kept ? cum_kept(shape, x, &x->at_other, x->kept + x->kept_n + j, other)
                       : cum_of(shape, x, &x->at_other, other, end);
     double po = offset + slope * cum;
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
@@ -454,8 +470,11 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         from--;
     at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
     for (size_t i = from, g = SIZE_MAX; i < covered; i++)
-        x[i - from] = (at_read){
-            .at = SIZE_MAX, .at_other = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g), .kept = NULL};
+        x[i - from] = (at_read){.at = SIZE_MAX,
+                                .at_other = SIZE_MAX,
+                                .guess = g = read_guess(a, shape, &a->r[i], g),
+                                .kept = NULL,
+                                .kept_n = 0};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
@@ -471,13 +490,13 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
     if (!full) {
         lo = a->phase_s - NEAR_S;
         hi = a->phase_s + NEAR_S;
-    } else {
-        scan_cache(a, shape, from, covered, x);
     }
+    scan_cache(a, shape, from, covered, x, full, lo);
     size_t j = 0;
     for (double p = lo; p < hi; p += PHASE_STEP_S, j++) {
         double ph = p - floor(p / a->period_s) * a->period_s;
-        fit f = fit_phase(a, shape, from, covered, x, ph, full && a->scan && j < a->scan->nph ? j : SIZE_MAX);
+        fit f =
+            fit_phase(a, shape, from, covered, x, ph, from < covered && x[0].kept && j < x[0].kept_n ? j : SIZE_MAX);
         if (f.rss < best.rss) {
             best = f;
             best_ph = ph;
