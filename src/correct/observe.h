@@ -87,6 +87,11 @@ void tw_update_series_free(tw_update_series *s);
  * Rows where the reading is invalid are skipped. A reading whose values carry
  * their own stamps gets them through tw_updates_regularize. */
 tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out);
+/* The same for n readings at once, out[k] reading[k]'s: one pass over the
+ * source's rows (a run file's are read from the file on every pass). */
+tw_status tw_updates_read_many(tw_sensor *src, const size_t *reading, size_t n, tw_update_series *out);
+/* tw_observe on a reading's updates read already (tw_updates_read). */
+tw_status tw_observe_updates(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out);
 
 /* On a reading's updates: the index of the last update at or before t
  * (SIZE_MAX when none); the held value integrated over [a, b] (what polls in
