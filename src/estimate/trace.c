@@ -2,6 +2,9 @@
 #include "estimate/trace.h"
 
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,5 +199,11 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     for (size_t i = 0; i < n; i++)
         tw_obs_series_free(&ch[i].obs);
     tw_sensor_close(src);
+#ifdef __GLIBC__
+    /* the estimate's many megabytes freed: glibc keeps what lies between
+     * blocks still held, which then stays resident under what comes next
+     * (the Perfetto writer's 8 MB of bins: +2 MB at 10 M launches) */
+    malloc_trim(0);
+#endif
     return st;
 }
