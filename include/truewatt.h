@@ -183,6 +183,11 @@ TW_API tw_status tw_run_load_events(tw_run *r, tw_events **out);
 TW_API tw_status tw_run_export_trace(tw_run *r, const char *path);
 /* Its activities as the injection library's events CSV, times to the ns. */
 TW_API tw_status tw_run_export_events(tw_run *r, const char *path);
+/* Its activity counters (truewatt run --activity-counters) as CSV, a row per value:
+ * device,device_uuid,start_s,end_s,metric,value. *devices: the GPUs the run
+ * asked for counters on (those refused included: the header alone); 0 when it
+ * did not ask, and then no file is written. devices may be NULL. */
+TW_API tw_status tw_run_export_pm(tw_run *r, const char *path, size_t *devices);
 
 /* ---------------------------------------------------------------- reports */
 
@@ -211,6 +216,7 @@ typedef struct tw_report_options {
                                         range (on any thread) form one group per range name */
     size_t nrange_groups;
     const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
+    bool no_activity_counters;  /* leave the activity counters out of the estimate (today's readings alone) */
 } tw_report_options;
 
 TW_API void tw_report_options_init(tw_report_options *o);
@@ -262,6 +268,9 @@ typedef struct tw_report_name {
     double power_w; /* above the baseline, while it runs */
     double upper_j; /* "below_resolution", "at_power_bound": the one-sided bound; else NaN */
     int group;      /* its group's index, or -1 */
+    /* which model gave its power: "readings" (the power readings alone) or "counters" (the activity
+     * counters' model over its time plus its own term; docs/methods.md) */
+    const char *method;
 } tw_report_name;
 
 typedef struct tw_report_group {
@@ -769,6 +778,11 @@ typedef struct tw_measure_options {
      * a Python callable's KeyboardInterrupt), tw_measure stops within one call
      * of fn (and any sleep between blocks) with TW_EINTERRUPTED; NULL = never. */
     const volatile int *cancel;
+    /* Added later: the length of a block of back-to-back calls, s (0 = the
+     * default, 1 s); shorter blocks weigh the GPU's first ~0.2 s of work
+     * (more energy per call than its steady state) and the power it draws
+     * after a block more, longer ones take longer per round (8 blocks). */
+    double block_s;
 } tw_measure_options;
 
 TW_API void tw_measure_options_init(tw_measure_options *o);
@@ -1329,6 +1343,7 @@ typedef struct tw_recording_options {
     const char *warnings;                      /* lines recorded with the run (NULL: none) */
     void (*note)(void *ctx, const char *text); /* the timeline that cannot be read, a GPU lost; NULL: none */
     void *note_ctx;
+    double activity_counters_ms; /* the program records activity counters this often (TW_PM_INTERVAL_MS); 0: none */
 } tw_recording_options;
 
 TW_API void tw_recording_options_init(tw_recording_options *o);

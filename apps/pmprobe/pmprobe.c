@@ -22,7 +22,10 @@
  * status is 1 when any step failed, and what was learned before it is still written.
  *
  * C11 + CUDA driver API + NVRTC + CUPTI, linked on the GPU host by scripts/gpu-pm-probe (not part
- * of the CMake build). The include path needs apps/pmprobe/cshim first (see the file there). */
+ * of the CMake build). PM sampling's call sequence on the device is the injection library's own
+ * (src/inject/pm_device.c, built with it): what the probe measures is what truewatt run
+ * --activity-counters does; the probe adds the diagnostics (metric lists, refusals explained,
+ * windows per kernel). The include path needs src/inject/cshim first (see the file there). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <cupti.h>
@@ -43,7 +46,9 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_METRICS 16
+#include "inject/pm_device.h"
+
+#define MAX_METRICS TWI_PM_MAX_METRICS
 #define MAX_KINDS 4
 
 /* ------------------------------------------------------------------ options */
@@ -424,93 +429,19 @@ static const char *default_candidates[] = {
 };
 
 typedef struct {
-    const char *chip;
-    uint8_t *avail; /* counter availability image */
-    size_t avail_size;
-    CUpti_Profiler_Host_Object *host; /* holds the chosen metrics: evaluation needs it */
-    uint8_t *config;
-    size_t config_size;
-    const char *metric[MAX_METRICS];
-    size_t n_metric;
-    CUpti_PmSampling_Object *obj;
-    uint8_t *image, *image_blank; /* counter data image; its initialized state, to reset it */
-    size_t image_size;
-    const char *trigger;
+    twi_pm_device d;                       /* the device's PM sampling (src/inject/pm_device.h) */
     char **base[CUPTI_METRIC_TYPE__COUNT]; /* the chip's base metric names by type (copies) */
     size_t n_base[CUPTI_METRIC_TYPE__COUNT];
 } pm_setup;
 
 static CUpti_Profiler_Host_Object *host_new(pm_setup *pm, const char *step)
 {
-    CUpti_Profiler_Host_Initialize_Params p = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-    p.pChipName = pm->chip;
-    p.pCounterAvailabilityImage = pm->avail;
-    if (!cupti_ok(cuptiProfilerHostInitialize(&p), step)) return NULL;
-    return p.pHostObject;
+    CUpti_Profiler_Host_Object *h = twi_pm_host_new(&pm->d);
+    if (!h) failed(step, "CUPTI", "host object refused", "", 0);
+    return h;
 }
 
-static void host_free(CUpti_Profiler_Host_Object *h)
-{
-    if (!h) return;
-    CUpti_Profiler_Host_Deinitialize_Params p = {.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-    p.pHostObject = h;
-    cuptiProfilerHostDeinitialize(&p);
-}
-
-/* config_for: the config image of `names` in a fresh host object; the number of passes it needs
- * in *passes; *why: CUPTI's message when the metrics are refused. The host object is returned in
- * *keep when keep is not NULL, else freed. Returns false when refused. */
-static bool config_for(pm_setup *pm, const char **names, size_t n, size_t *passes, const char **why,
-                       CUpti_Profiler_Host_Object **keep, uint8_t **config, size_t *config_size)
-{
-    *why = NULL;
-    *passes = 0;
-    CUpti_Profiler_Host_Object *h = host_new(pm, "cuptiProfilerHostInitialize (PM sampling)");
-    if (!h) {
-        *why = "host object refused";
-        return false;
-    }
-    CUpti_Profiler_Host_ConfigAddMetrics_Params a = {.structSize =
-                                                         CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    a.pHostObject = h;
-    a.ppMetricNames = names;
-    a.numMetrics = n;
-    CUptiResult r = cuptiProfilerHostConfigAddMetrics(&a);
-    bool ok = r == CUPTI_SUCCESS;
-    if (!ok) *why = cupti_text(r);
-    CUpti_Profiler_Host_GetConfigImageSize_Params s = {.structSize =
-                                                           CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    s.pHostObject = h;
-    if (ok && (r = cuptiProfilerHostGetConfigImageSize(&s)) != CUPTI_SUCCESS) ok = false, *why = cupti_text(r);
-    uint8_t *img = NULL;
-    if (ok) {
-        img = xcalloc(s.configImageSize, 1);
-        CUpti_Profiler_Host_GetConfigImage_Params c = {.structSize =
-                                                           CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-        c.pHostObject = h;
-        c.configImageSize = s.configImageSize;
-        c.pConfigImage = img;
-        if ((r = cuptiProfilerHostGetConfigImage(&c)) != CUPTI_SUCCESS) ok = false, *why = cupti_text(r);
-    }
-    if (ok) {
-        CUpti_Profiler_Host_GetNumOfPasses_Params np = {.structSize =
-                                                            CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-        np.configImageSize = s.configImageSize;
-        np.pConfigImage = img;
-        if ((r = cuptiProfilerHostGetNumOfPasses(&np)) != CUPTI_SUCCESS) ok = false, *why = cupti_text(r);
-        *passes = np.numOfPasses;
-    }
-    if (ok && keep) {
-        *keep = h;
-        *config = img;
-        *config_size = s.configImageSize;
-    } else {
-        host_free(h);
-        free(img);
-    }
-    return ok;
-}
+static void host_free(CUpti_Profiler_Host_Object *h) { twi_pm_host_free(h); }
 
 /* list_base_metrics: every base metric the host API offers PM sampling on this chip, by type,
  * into DIR/metrics.txt (what the power model may choose from). */
@@ -611,57 +542,36 @@ static size_t fallback_candidates(pm_setup *pm, const char **out, size_t max)
     return n;
 }
 
-/* choose_metrics: each candidate alone (accepted, or refused with CUPTI's reason), then greedily
- * together in one pass; the last set's host object and config image are kept in pm. */
-static bool choose_metrics(pm_setup *pm, const char **cand, size_t n_cand)
+/* on_verdict: the metric choice's word on each candidate (an answer, not a failed step); a name
+ * refused alone is explained (does the chip have its base metric, which submetrics). */
+static void on_verdict(void *ctx, const char *metric, const char *verdict)
 {
-    for (size_t i = 0; i < n_cand; i++) {
-        size_t passes;
-        const char *why;
-        if (!config_for(pm, &cand[i], 1, &passes, &why, NULL, NULL, NULL)) {
-            say("metric %-72s REFUSED: %s\n", cand[i], why); /* an answer, not a failed step */
-            explain_refusal(pm, cand[i]);
-            continue;
-        }
-        if (passes != 1) {
-            say("metric %-72s REFUSED: needs %zu passes alone\n", cand[i], passes);
-            continue;
-        }
-        if (pm->n_metric == MAX_METRICS) break;
-        pm->metric[pm->n_metric++] = cand[i];
-        size_t together;
-        if (!config_for(pm, pm->metric, pm->n_metric, &together, &why, NULL, NULL, NULL) || together != 1) {
-            pm->n_metric--;
-            if (why)
-                say("metric %-72s accepted alone, REFUSED with those before: %s\n", cand[i], why);
-            else
-                say("metric %-72s accepted alone, REFUSED with those before: %zu passes\n", cand[i], together);
-            continue;
-        }
-        say("metric %-72s ACCEPTED (%zu together in one pass)\n", cand[i], pm->n_metric);
-    }
-    return pm->n_metric > 0;
+    say("metric %-72s %s\n", metric, verdict);
+    if (strncmp(verdict, "REFUSED: ", 9) == 0 && strncmp(verdict, "REFUSED: needs", 14) != 0)
+        explain_refusal(ctx, metric);
 }
 
-/* choose_and_configure: the candidates (else the fallback names) into one pass; the config image. */
+/* choose_and_configure: each candidate alone, then greedily together in one pass (else the
+ * fallback names); the config image kept in pm->d. */
 static bool choose_and_configure(pm_setup *pm, const char **cand, size_t n_cand)
 {
-    if (!choose_metrics(pm, cand, n_cand)) {
+    twi_pm_options o = {.wanted = cand, .n_wanted = n_cand, .try_alone = true, .verdict = on_verdict, .ctx = pm};
+    char why[700];
+    bool ok = twi_pm_device_choose(&pm->d, &o, why, sizeof why);
+    if (!ok && pm->d.n_metric == 0) {
         const char *fb[16];
         size_t n_fb = fallback_candidates(pm, fb, 16);
         say("none accepted: trying %zu fallback names built from the chip's base metrics\n", n_fb);
-        if (!n_fb || !choose_metrics(pm, fb, n_fb)) {
-            failed("choosing metrics", "CUPTI", "no candidate metric accepted", "", 0);
-            return false;
-        }
+        pm->d.refused[0] = '\0';
+        o.wanted = fb;
+        o.n_wanted = n_fb;
+        ok = n_fb && twi_pm_device_choose(&pm->d, &o, why, sizeof why);
     }
-    size_t passes;
-    const char *why;
-    if (!config_for(pm, pm->metric, pm->n_metric, &passes, &why, &pm->host, &pm->config, &pm->config_size)) {
-        failed("the chosen metrics' config image", "CUPTI", why ? why : "?", "", 0);
+    if (!ok) {
+        failed("choosing metrics", "CUPTI", why, "", 0);
         return false;
     }
-    say("config image: %zu bytes, %zu metrics, %zu pass(es)\n", pm->config_size, pm->n_metric, passes);
+    say("config image: %zu bytes, %zu metrics, 1 pass(es)\n", pm->d.config_size, pm->d.n_metric);
     return true;
 }
 
@@ -678,40 +588,34 @@ static size_t split_metrics(char *s, const char **out, size_t max)
 
 static bool pm_prepare(gpu *g, pm_setup *pm, const char *outdir)
 {
-    CUpti_Profiler_Initialize_Params ip = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    if (!cupti_ok(cuptiProfilerInitialize(&ip), "cuptiProfilerInitialize")) return false;
-
-    CUpti_Device_GetChipName_Params cn = {.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-    cn.deviceIndex = 0;
-    if (!cupti_ok(cuptiDeviceGetChipName(&cn), "cuptiDeviceGetChipName")) return false;
-    pm->chip = cn.pChipName;
-    say("chip: %s\n", pm->chip);
-
-    CUpti_Profiler_DeviceSupported_Params ds = {.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
-    ds.cuDevice = g->dev;
-    ds.api = CUPTI_PROFILER_PM_SAMPLING;
-    if (cupti_ok(cuptiProfilerDeviceSupported(&ds), "cuptiProfilerDeviceSupported(PM_SAMPLING)")) {
+    char why[700];
+    if (!twi_pm_load(NULL, why, sizeof why)) { /* NULL: the libcupti this probe is linked with */
+        failed("PM sampling's entry points", "CUPTI", why, "", 0);
+        return false;
+    }
+    if (!twi_pm_init_profiler(why, sizeof why)) {
+        failed("cuptiProfilerInitialize", "CUPTI", why, "", 0);
+        return false;
+    }
+    pm->d.index = 0;
+    pm->d.dev = g->dev;
+    bool ok = twi_pm_device_prepare(&pm->d, why, sizeof why);
+    if (pm->d.chip) say("chip: %s\n", pm->d.chip);
+    const CUpti_Profiler_DeviceSupported_Params *ds = &pm->d.support;
+    if (ds->structSize) {
         const char *lv[] = {"unknown", "unsupported", "disabled", "supported"};
 #define LV(x) ((unsigned)(x) < 4 ? lv[(x)] : "?")
         say("PM sampling support: overall %s (architecture %s, sli %s, vGPU %s, confidential compute %s, cmp %s, "
             "wsl %s)\n",
-            LV(ds.isSupported), LV(ds.architecture), LV(ds.sli), LV(ds.vGpu), LV(ds.confidentialCompute), LV(ds.cmp),
-            LV(ds.wsl));
+            LV(ds->isSupported), LV(ds->architecture), LV(ds->sli), LV(ds->vGpu), LV(ds->confidentialCompute),
+            LV(ds->cmp), LV(ds->wsl));
 #undef LV
-        if (ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
-            failed("cuptiProfilerDeviceSupported", "CUPTI", "PM sampling not supported here", "", 0);
     }
-
-    CUpti_PmSampling_GetCounterAvailability_Params ca = {
-        .structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE};
-    ca.deviceIndex = 0;
-    if (!cupti_ok(cuptiPmSamplingGetCounterAvailability(&ca), "cuptiPmSamplingGetCounterAvailability (size)"))
+    if (!ok) {
+        failed("PM sampling on device 0", "CUPTI", why, "", 0);
         return false;
-    pm->avail_size = ca.counterAvailabilityImageSize;
-    pm->avail = xcalloc(pm->avail_size, 1);
-    ca.pCounterAvailabilityImage = pm->avail;
-    if (!cupti_ok(cuptiPmSamplingGetCounterAvailability(&ca), "cuptiPmSamplingGetCounterAvailability")) return false;
-    say("counter availability image: %zu bytes\n", pm->avail_size);
+    }
+    say("counter availability image: %zu bytes\n", pm->d.avail_size);
 
     char path[4096];
     snprintf(path, sizeof path, "%s/metrics.txt", outdir);
@@ -726,7 +630,7 @@ static bool pm_prepare(gpu *g, pm_setup *pm, const char *outdir)
         memcpy(cand, default_candidates, sizeof default_candidates);
     }
     double t0 = now_s();
-    bool ok = choose_and_configure(pm, cand, n_cand);
+    ok = choose_and_configure(pm, cand, n_cand);
     say("choosing the metrics took %.2f s\n", now_s() - t0);
     return ok;
 }
@@ -734,49 +638,16 @@ static bool pm_prepare(gpu *g, pm_setup *pm, const char *outdir)
 /* pm_enable: the sampling object, its configuration (interval, buffer) and the counter data image. */
 static bool pm_enable(pm_setup *pm)
 {
-    CUpti_PmSampling_Enable_Params en = {.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
-    en.deviceIndex = 0;
-    if (!cupti_ok(cuptiPmSamplingEnable(&en), "cuptiPmSamplingEnable(device 0)")) return false;
-    pm->obj = en.pPmSamplingObject;
-
-    CUpti_PmSampling_SetConfig_Params sc = {.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
-    sc.pPmSamplingObject = pm->obj;
-    sc.configSize = pm->config_size;
-    sc.pConfig = pm->config;
-    sc.hardwareBufferSize = opt.hwbuf_mb << 20;
-    sc.samplingInterval = opt.interval_ns;
-    sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-    sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-    pm->trigger = "GPU_TIME_INTERVAL (ns)";
-    if (!cupti_note(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig (time interval)")) {
-        /* the time trigger is documented for GA10x and later; the SYSCLK one counts clock cycles
-         * (the same number, so the interval is roughly the same at a ~1 GHz system clock) */
-        sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
-        pm->trigger = "GPU_SYSCLK_INTERVAL (cycles; fallback)";
-        if (!cupti_ok(cuptiPmSamplingSetConfig(&sc), "cuptiPmSamplingSetConfig (sysclk interval)")) return false;
+    twi_pm_options o = {
+        .interval_ns = opt.interval_ns, .hwbuf_bytes = opt.hwbuf_mb << 20, .image_samples = opt.max_samples};
+    char why[700];
+    if (!twi_pm_device_enable(&pm->d, &o, why, sizeof why)) {
+        failed("PM sampling: enable, config, counter data image", "CUPTI", why, "", 0);
+        return false;
     }
     say("PM sampling: interval %llu, trigger %s, hardware buffer %zu MiB, append KEEP_OLDEST\n",
-        (unsigned long long)opt.interval_ns, pm->trigger, opt.hwbuf_mb);
-
-    CUpti_PmSampling_GetCounterDataSize_Params cs = {.structSize =
-                                                         CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
-    cs.pPmSamplingObject = pm->obj;
-    cs.pMetricNames = pm->metric;
-    cs.numMetrics = pm->n_metric;
-    cs.maxSamples = opt.max_samples;
-    if (!cupti_ok(cuptiPmSamplingGetCounterDataSize(&cs), "cuptiPmSamplingGetCounterDataSize")) return false;
-    pm->image_size = cs.counterDataSize;
-    pm->image = xcalloc(pm->image_size, 1);
-    pm->image_blank = xcalloc(pm->image_size, 1);
-    CUpti_PmSampling_CounterDataImage_Initialize_Params ci = {
-        .structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-    ci.pPmSamplingObject = pm->obj;
-    ci.counterDataSize = pm->image_size;
-    ci.pCounterData = pm->image;
-    if (!cupti_ok(cuptiPmSamplingCounterDataImageInitialize(&ci), "cuptiPmSamplingCounterDataImageInitialize"))
-        return false;
-    memcpy(pm->image_blank, pm->image, pm->image_size);
-    say("counter data image: %zu bytes for %u samples\n", pm->image_size, opt.max_samples);
+        (unsigned long long)opt.interval_ns, pm->d.trigger, opt.hwbuf_mb);
+    say("counter data image: %zu bytes for %u samples\n", pm->d.image_size, opt.max_samples);
     return true;
 }
 
@@ -790,11 +661,7 @@ typedef struct {
 static struct {
     sample *v;
     size_t n, cap;
-    size_t decodes, decode_errors, eval_errors, full_stops, incomplete_max;
-    double decode_s, eval_s; /* wall time in cuptiPmSamplingDecodeData, and in sample info + evaluation */
-    bool overflow;
-    bool stop;       /* main asks the decode thread to end (under lock) */
-    bool after_stop; /* decoding after cuptiPmSamplingStop: errors are notes (what is left is idle) */
+    bool stop; /* main asks the decode thread to end (under lock) */
     pthread_mutex_t lock;
 } smp = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -815,69 +682,25 @@ static void add_sample(const sample *s)
     smp.v[smp.n++] = *s;
 }
 
-/* decode_once: moves what the hardware buffer holds into the counter data image, evaluates each
- * completed sample to metric values, and resets the image. Returns the decode stop reason, or -1
- * when decoding failed. */
+static void on_sample(void *ctx, uint64_t start, uint64_t end, const double *v, size_t n)
+{
+    (void)ctx;
+    sample s = {.start = start, .end = end};
+    memcpy(s.v, v, n * sizeof *v);
+    add_sample(&s);
+}
+
+/* decode_once: what the hardware buffer holds, each completed sample evaluated to metric values
+ * (src/inject/pm_device.c). Returns the decode stop reason, or -1 when decoding failed (the
+ * first five failures printed). */
 static int decode_once(pm_setup *pm)
 {
-    CUpti_PmSampling_DecodeData_Params d = {.structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE};
-    d.pPmSamplingObject = pm->obj;
-    d.pCounterDataImage = pm->image;
-    d.counterDataImageSize = pm->image_size;
-    double t0 = now_s();
-    CUptiResult r = cuptiPmSamplingDecodeData(&d);
-    double t1 = now_s();
-    smp.decode_s += t1 - t0;
-    smp.decodes++;
-    if (r != CUPTI_SUCCESS) {
-        if (smp.after_stop)
-            cupti_note(r, "cuptiPmSamplingDecodeData after cuptiPmSamplingStop");
-        else if (smp.decode_errors++ < 5)
-            cupti_ok(r, "cuptiPmSamplingDecodeData");
-        if (r == CUPTI_ERROR_OUT_OF_MEMORY) smp.overflow = true; /* the hardware buffer filled up */
-        return -1;
-    }
-    if (d.overflow) smp.overflow = true;
-    CUpti_PmSampling_GetCounterDataInfo_Params info = {.structSize =
-                                                           CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
-    info.pCounterDataImage = pm->image;
-    info.counterDataImageSize = pm->image_size;
-    if (!cupti_ok(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo")) return -1;
-    size_t incomplete = info.numPopulatedSamples - info.numCompletedSamples;
-    if (incomplete > smp.incomplete_max) smp.incomplete_max = incomplete;
-    for (size_t i = 0; i < info.numCompletedSamples; i++) {
-        CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
-            .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
-        si.pPmSamplingObject = pm->obj;
-        si.pCounterDataImage = pm->image;
-        si.counterDataImageSize = pm->image_size;
-        si.sampleIndex = i;
-        sample s = {0};
-        r = cuptiPmSamplingCounterDataGetSampleInfo(&si);
-        if (r == CUPTI_SUCCESS) {
-            s.start = si.startTimestamp;
-            s.end = si.endTimestamp;
-            CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-                .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-            ev.pHostObject = pm->host;
-            ev.pCounterDataImage = pm->image;
-            ev.counterDataImageSize = pm->image_size;
-            ev.rangeIndex = i;
-            ev.ppMetricNames = pm->metric;
-            ev.numMetrics = pm->n_metric;
-            ev.pMetricValues = s.v;
-            r = cuptiProfilerHostEvaluateToGpuValues(&ev);
-        }
-        if (r != CUPTI_SUCCESS) {
-            if (smp.eval_errors++ < 5) cupti_ok(r, "sample info / cuptiProfilerHostEvaluateToGpuValues");
-            continue;
-        }
-        add_sample(&s);
-    }
-    smp.eval_s += now_s() - t1;
-    if (d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) smp.full_stops++;
-    memcpy(pm->image, pm->image_blank, pm->image_size); /* as freshly initialized */
-    return (int)d.decodeStopReason;
+    uint64_t errors = pm->d.decode_errors;
+    int why = twi_pm_device_decode(&pm->d, on_sample, NULL);
+    if (why < 0 && errors < 5)
+        failed("cuptiPmSamplingDecodeData", "CUPTI", twi_pm_result_text((CUptiResult)pm->d.last_error), "",
+               pm->d.last_error);
+    return why;
 }
 
 /* The decode thread: the hardware buffer is drained every --decode-ms while kernels run, as
@@ -1051,12 +874,12 @@ static void write_samples(const pm_setup *pm, const char *outdir)
     FILE *f = open_out(outdir, "samples.csv");
     if (!f) return;
     fprintf(f, "start_ns,end_ns");
-    for (size_t m = 0; m < pm->n_metric; m++)
-        fprintf(f, ",%s", pm->metric[m]);
+    for (size_t m = 0; m < pm->d.n_metric; m++)
+        fprintf(f, ",%s", pm->d.metric[m]);
     fprintf(f, "\n");
     for (size_t i = 0; i < smp.n; i++) {
         fprintf(f, "%llu,%llu", (unsigned long long)smp.v[i].start, (unsigned long long)smp.v[i].end);
-        for (size_t m = 0; m < pm->n_metric; m++)
+        for (size_t m = 0; m < pm->d.n_metric; m++)
             fprintf(f, ",%.9g", smp.v[i].v[m]);
         fprintf(f, "\n");
     }
@@ -1108,10 +931,10 @@ static int kind_of(const char *name)
  * the metrics' means and the achieved interval, with PM times = kernel times + lag. */
 static void report_windows(const pm_setup *pm, const gpu *g, const kernel_rec *k, size_t nk, int64_t lag)
 {
-    size_t nm = pm->n_metric;
+    size_t nm = pm->d.n_metric;
     say("\nwindows with PM time = kernel time %+.3f ms (metric columns in the order listed below)\n", lag / 1e6);
     for (size_t m = 0; m < nm; m++)
-        say("  m%zu = %s\n", m, pm->metric[m]);
+        say("  m%zu = %s\n", m, pm->d.metric[m]);
     say("%-12s %9s %8s %6s %8s", "window", "t_ms", "dur_ms", "n", "int_us");
     for (size_t m = 0; m < nm; m++)
         say(" %12s%zu", "m", m);
@@ -1160,19 +983,20 @@ static void report_windows(const pm_setup *pm, const gpu *g, const kernel_rec *k
                 dur_ms[r] / (double)launches[r], g->ms[r]);
         say("\n");
         for (size_t m = 0; cnt[r] && m < nm; m++)
-            say("    %-72s %13.6g  [%.6g .. %.6g]\n", pm->metric[m], sum[r][m] / (double)cnt[r], lo[r][m], hi[r][m]);
+            say("    %-72s %13.6g  [%.6g .. %.6g]\n", pm->d.metric[m], sum[r][m] / (double)cnt[r], lo[r][m], hi[r][m]);
     }
 }
 
 /* report_samples: the achieved interval over all samples (median, extremes, holes). */
-static void report_samples(void)
+static void report_samples(const pm_setup *pm)
 {
+    const twi_pm_device *pd = &pm->d;
     say("\nsamples: %zu decoded in %zu decode calls (errors %zu, evaluation errors %zu, counter-data-full stops %zu, "
         "most populated-but-incomplete at a decode %zu), hardware buffer overflow: %s\n",
-        smp.n, smp.decodes, smp.decode_errors, smp.eval_errors, smp.full_stops, smp.incomplete_max,
-        smp.overflow ? "YES" : "no");
+        smp.n, (size_t)pd->decodes, (size_t)pd->decode_errors, (size_t)pd->eval_errors, (size_t)pd->full_stops,
+        pd->incomplete_max, pd->overflows ? "YES" : "no");
     say("host cost: %.1f ms in cuptiPmSamplingDecodeData, %.1f ms in sample info + evaluation (%.2f us a sample)\n",
-        smp.decode_s * 1e3, smp.eval_s * 1e3, smp.n ? smp.eval_s * 1e6 / (double)smp.n : 0.0);
+        pd->decode_s * 1e3, pd->eval_s * 1e3, smp.n ? pd->eval_s * 1e6 / (double)smp.n : 0.0);
     if (smp.n < 2) return;
     size_t nd = smp.n - 1;
     uint64_t *d = xcalloc(nd, sizeof *d);
@@ -1194,7 +1018,7 @@ static void report_samples(void)
     double span = (double)(smp.v[smp.n - 1].end - smp.v[0].start) / 1e9;
     if (span > 0)
         say("host cost over the sampled span: %.2f %% of one core (decode + evaluation, all in this process)\n",
-            100.0 * (smp.decode_s + smp.eval_s) / span);
+            100.0 * (pd->decode_s + pd->eval_s) / span);
     free(d);
 }
 
@@ -1294,9 +1118,11 @@ int main(int argc, char **argv)
     if (!pm_prepare(&g, &pm, opt.out) || !pm_enable(&pm)) goto done;
 
     t_begin = cupti_now();
-    CUpti_PmSampling_Start_Params st = {.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE};
-    st.pPmSamplingObject = pm.obj;
-    if (!cupti_ok(cuptiPmSamplingStart(&st), "cuptiPmSamplingStart")) goto done;
+    char why[700];
+    if (!twi_pm_device_start(&pm.d, why, sizeof why)) {
+        failed("cuptiPmSamplingStart", "CUPTI", why, "", 0);
+        goto done;
+    }
     sampling = true;
     if (pthread_create(&thread, NULL, decode_thread, &pm) != 0) {
         failed("pthread_create (decode thread)", "libc", "", strerror(errno), errno);
@@ -1312,25 +1138,13 @@ done:
         pthread_mutex_unlock(&smp.lock);
         pthread_join(thread, NULL);
     }
-    if (sampling) {
-        /* the records up to now (the workload's last 100 ms were idle), then stop, then the rest */
-        while (decode_once(&pm) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
-        }
-        smp.after_stop = true;
-        CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
-        sp.pPmSamplingObject = pm.obj;
-        cupti_ok(cuptiPmSamplingStop(&sp), "cuptiPmSamplingStop");
-        /* what is left in the hardware buffer, until CUPTI says it holds no more records */
-        for (int i = 0; i < 1000; i++) {
-            int why = decode_once(&pm);
-            if (why < 0 || why == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS) break;
-        }
-    }
+    /* the records up to now (the workload's last 100 ms were idle), stop, then what is left */
+    if (sampling) twi_pm_device_stop(&pm.d, on_sample, NULL);
     if (opt.activity && activity_ok) cupti_ok(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
 
     if (smp.n) qsort(smp.v, smp.n, sizeof *smp.v, cmp_sample);
     write_samples(&pm, opt.out);
-    report_samples();
+    report_samples(&pm);
     kernel_rec *k = NULL;
     const char *source = "";
     size_t nk = timeline(groups, n_groups, t_begin, &k, &source);
@@ -1343,7 +1157,7 @@ done:
             : g.ctx     ? "FAILED"
                         : "not reached",
             smp.n ? "gave samples" : "gave NO samples", nk);
-    if (smp.n && nk && pm.n_metric) {
+    if (smp.n && nk && pm.d.n_metric) {
         say("clocks: first sample starts %.3f ms after sampling was started (cuptiGetTimestamp), first kernel "
             "%.3f ms after\n",
             ((double)smp.v[0].start - (double)t_begin) / 1e6, ((double)k[0].start - (double)t_begin) / 1e6);
@@ -1351,19 +1165,14 @@ done:
         int64_t center = d0 > -50000000 && d0 < 50000000 ? 0 : d0; /* another clock: search around its offset */
         double c0 = contrast(k, nk, 0, 0), cb;
         int64_t lag = best_lag(k, nk, 0, center, &cb);
-        say("alignment on %s: contrast (in kernels - outside) %.6g at lag 0, best %.6g at lag %+.3f ms\n", pm.metric[0],
-            c0, cb, lag / 1e6);
+        say("alignment on %s: contrast (in kernels - outside) %.6g at lag 0, best %.6g at lag %+.3f ms\n",
+            pm.d.metric[0], c0, cb, lag / 1e6);
         report_windows(&pm, &g, k, nk, 0);
         if (lag > 1000000 || lag < -1000000) report_windows(&pm, &g, k, nk, lag);
     }
     free(k);
 
-    if (pm.obj) {
-        CUpti_PmSampling_Disable_Params dp = {.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
-        dp.pPmSamplingObject = pm.obj;
-        cupti_ok(cuptiPmSamplingDisable(&dp), "cuptiPmSamplingDisable");
-    }
-    host_free(pm.host);
+    twi_pm_device_free(&pm.d);
     say("\nresult: %s (%d failed step(s))\n", n_failures ? "FAIL" : "OK", n_failures);
     fclose(summary);
     return n_failures ? 1 : 0;

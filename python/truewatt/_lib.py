@@ -123,6 +123,7 @@ class MeasureOptions(Structure):
         ("budget_s", c_double),
         ("device", c_size_t),
         ("cancel", POINTER(c_int)),  # tw_measure stops within a call once *cancel != 0
+        ("block_s", c_double),  # a block of back-to-back calls (0: the library's default)
     ]
 
 

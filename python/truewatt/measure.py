@@ -43,20 +43,22 @@ def measure(
     precision: float = 0.02,
     budget_s: Optional[float] = None,
     device: int = 0,
+    block_s: Optional[float] = None,
     monitor: Optional[Monitor] = None,
     **kwargs: Any,
 ) -> MeasureResult:
     """Measures ``fn(*args, **kwargs)`` on the monitor's GPU number ``device``
     until the energy per call is known to ``precision`` (relative standard
     uncertainty) or ``budget_s`` seconds are spent (None: the library's
-    default, 30 s).
+    default, 30 s). ``block_s`` is the length of each block of back-to-back
+    calls (None: the library's default, 1 s).
 
     ``fn`` should wait for its GPU work to finish (e.g. end with
     ``torch.cuda.synchronize()``), so that each call's energy is its own. An
     exception in ``fn`` (Ctrl-C's KeyboardInterrupt included) is raised here;
     the library cannot be stopped from inside ``fn``, so after the first
     exception the remaining calls of the current round return at once and
-    ``measure`` raises when the library returns (a round is ~4 s).
+    ``measure`` raises when the library returns (a round is ~11 s).
 
     >>> import torch, truewatt                                    # doctest: +SKIP
     >>> a = torch.randn(4096, 4096, device="cuda")                # doctest: +SKIP
@@ -89,6 +91,8 @@ def measure(
     opts.precision = precision
     if budget_s is not None:
         opts.budget_s = budget_s
+    if block_s is not None:
+        opts.block_s = block_s
     opts.device = device
     opts.cancel = ctypes.pointer(cancel)
     res = _lib.MeasureResult()

@@ -22,6 +22,7 @@
 #include "report/run_report.h"
 #include "runfile/runfile.h"
 #include "runfile/runfile_mig.h"
+#include "runfile/runfile_pm.h"
 #include "sensor/nvml_mig.h"
 
 #define MAX_MIG 64     /* MIG instances of one GPU (7 at most on an H100) */
@@ -156,6 +157,9 @@ static tw_status record_start(tw_recording *r)
 {
     const tw_recording_options *o = &r->o;
     tw_status st = tw_run_set_text(r->run, "backend", o->backend);
+    /* activity counters asked for: the report says why a GPU has none (runfile_pm.h) */
+    if (st == TW_OK && o->activity_counters_ms > 0)
+        st = tw_run_set_real(r->run, TW_RUN_PM_ASKED_KEY, o->activity_counters_ms);
     if (st == TW_OK) st = tw_run_set_int(r->run, "t0_mono_ns", (int64_t)o->t0_mono_ns);
     if (st == TW_OK) st = tw_run_set_text(r->run, "provenance", o->provenance ? o->provenance : "");
     if (st == TW_OK && o->command) st = tw_run_set_command(r->run, o->command);

@@ -31,6 +31,11 @@ int cmd_report(int argc, char **argv)
                  "or NVTX range (docs/usage.md)",
          .out = &o.csv},
         {.name = "json", .type = CLI_OPT_FLAG, .help = "the report as JSON", .out = &o.json},
+        {.name = "no-activity-counters",
+         .type = CLI_OPT_FLAG,
+         .help = "estimate from the power readings alone, the activity counters the run\n"
+                 "recorded left out (to compare; docs/methods.md)",
+         .out = &o.no_counters},
         {.name = "group",
          .type = CLI_OPT_CALL,
          .arg = "PATTERN",
@@ -49,7 +54,7 @@ int cmd_report(int argc, char **argv)
     const cli_opts table = {
         .cmd = "report",
         .synopsis = "RUN [--profile FILE] [--perfetto FILE] [--csv FILE] [--json]\n"
-                    "                          [--group PATTERN]... [--group-range NAME]...\n"
+                    "                          [--group PATTERN]... [--group-range NAME]... [--no-activity-counters]\n"
                     "       truewatt report RUN RUN... [--profile FILE] [--csv FILE] [--json] [--group PATTERN]...",
         .about = "Recomputes the energy report of RUN, a run file that 'truewatt run' recorded\n"
                  "(truewatt-run.sqlite), as 'truewatt run' prints it when its command ends; the report is\n"

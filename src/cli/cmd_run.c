@@ -64,6 +64,7 @@ extern char **environ;
 typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s, merge_wait_s;
+    double pm_ms; /* --activity-counters: PM sampling's interval (ms); 0 = none */
     bool json, no_inject;
     char **cmd;
     run_report_opts rep; /* --csv, --group, --group-range */
@@ -71,9 +72,22 @@ typedef struct run_args {
 
 #define PERIOD .min = 1e-5, .max = 3600
 
+/* --activity-counters without a value (before the command, or before "--"):
+ * the default interval, 1 ms. */
+static void default_activity_counters(int argc, char **argv)
+{
+    static char with_default[] = "--activity-counters=1";
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--activity-counters") != 0) continue;
+        bool valued = i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
+        if (!valued) argv[i] = with_default;
+    }
+}
+
 /* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
 {
+    default_activity_counters(argc, argv);
     const cli_opt opt[] = {
         {.name = "device",
          .type = CLI_OPT_STRING,
@@ -151,6 +165,16 @@ static int parse_args(int argc, char **argv, run_args *a)
          .help = "the sensor profile to use (default: the one for the GPU and driver in\n"
                  "$TW_PROFILE_DIR, else the installed profiles (truewatt sensor show --help))",
          .out = &a->profile},
+        {.name = "activity-counters",
+         .type = CLI_OPT_DOUBLE,
+         .arg = "MS",
+         .help = "also record the GPUs' activity counters (CUPTI PM sampling: SM, tensor\n"
+                 "pipe, DRAM and L2 activity, clocks) every MS ms (default 1; bare\n"
+                 "--activity-counters before the command means 1); where they are not\n"
+                 "allowed the run goes on and the report says why (docs/runfile.md)",
+         .out = &a->pm_ms,
+         .min = 0.01,
+         .max = 1000},
         {.name = "merge-wait",
          .type = CLI_OPT_DOUBLE,
          .arg = "S",
@@ -167,6 +191,7 @@ static int parse_args(int argc, char **argv, run_args *a)
             "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
             "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
             "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
+            "                    [--activity-counters[=MS]]\n"
             "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
@@ -318,6 +343,11 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
     snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
     if (!env_set(e, "TW_EVENTS_PATH", events_abs) || !env_set(e, "TW_T0_MONO_NS", t0s)) return false;
     if (a->no_inject) return true;
+    if (a->pm_ms > 0) { /* the injection library's PM sampling (src/inject/pm_sampling.h) */
+        char ms[32];
+        snprintf(ms, sizeof ms, "%.6g", a->pm_ms);
+        if (!env_set(e, "TW_PM_INTERVAL_MS", ms)) return false;
+    }
     /* $TW_INJECT_LIBRARY, else the installed one, else the build tree's (tw_inject_library) */
     char *lib = absolute(tw_inject_library());
     bool ok = lib != NULL;
@@ -613,6 +643,7 @@ static int start_sampling(run_state *s, uint64_t t0)
     o.rank_variable = s->job.rank_var;
     o.warnings = s->warn;
     o.note = note_run;
+    o.activity_counters_ms = s->a.no_inject ? 0 : s->a.pm_ms;
     tw_status st = tw_recording_start(s->rec, &o);
     if (st != TW_OK) return cli_fail("run", st);
     if (s->warn[0]) fputs(s->warn, stderr);

@@ -42,6 +42,7 @@ static tw_report_options library_options(const run_report_opts *o)
     x.ngroups = o->ngroups;
     x.range_groups = o->range_groups;
     x.nrange_groups = o->nrange_groups;
+    x.no_activity_counters = o->no_counters;
     x.cancel = &cli_interrupted;
     return x;
 }

@@ -23,6 +23,7 @@ typedef struct run_report_opts {
     size_t ngroups;
     const char *range_groups[REPORT_MAX_GROUPS]; /* --group-range NAME */
     size_t nrange_groups;
+    bool no_counters; /* --no-activity-counters */
     /* given the report once printed (run: the process report to the exporter); NULL: none */
     void (*on_report)(void *user, const tw_report *r);
     void *user;

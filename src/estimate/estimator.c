@@ -43,6 +43,10 @@
 #define SHIFT_BLOCKS 16
 #define SHIFT_GRID_S 0.25e-3 /* the search's finest step: the offset found is off by up to half of it */
 
+/* A coefficient held where it is while the others are fitted: a prior of
+ * this many times its data's weight (its error a thousandth of the data's). */
+#define HELD_WEIGHT 1e6
+
 static void event_energies_free(tw_est_evj *x); /* the events' energies: after the estimate's basics */
 
 void tw_est_config_init(tw_est_config *c)
@@ -78,6 +82,8 @@ const char *tw_est_status_name(tw_est_status s)
     }
     return "?";
 }
+
+const char *tw_est_method_name(tw_est_method m) { return m == TW_EST_BY_COUNTERS ? "counters" : "readings"; }
 
 bool tw_est_status_one_sided(tw_est_status s) { return s == TW_EST_BELOW_RESOLUTION || s == TW_EST_AT_POWER_BOUND; }
 
@@ -232,6 +238,8 @@ typedef struct launch {
 typedef struct piece {
     double t0, t1;
     double share; /* the launch's work rate over its span: 1 alone */
+    double tot;   /* the rates of every launch of its class in the stretch: its share of the counters' power is
+                     share / tot */
     uint32_t name;
     uint32_t ev;
 } piece;
@@ -572,7 +580,8 @@ typedef struct piece_sweep {
     const launches *ls;
     sweeper s[2]; /* kernels, copies */
     double a[2], b[2];
-    size_t at[2]; /* the next running launch of the class's stretch to hand out */
+    double tot[2]; /* the rates of the launches running in the class's stretch */
+    size_t at[2];  /* the next running launch of the class's stretch to hand out */
     bool done[2], has[2];
     piece head[2];
 } piece_sweep;
@@ -583,13 +592,16 @@ static tw_status class_head(piece_sweep *p, int k)
     while (!p->has[k] && !p->done[k]) {
         if (p->at[k] < s->nh) {
             const launch *l = &s->heap[p->at[k]++].l;
-            p->head[k] = (piece){p->a[k], p->b[k], rate_of(p->ls, l), l->name, l->ev};
+            p->head[k] = (piece){p->a[k], p->b[k], rate_of(p->ls, l), p->tot[k], l->name, l->ev};
             p->has[k] = true;
             break;
         }
         tw_status st = sweep_next(s, &p->a[k], &p->b[k], &p->done[k]);
         if (st != TW_OK) return st;
         p->at[k] = 0;
+        p->tot[k] = 0;
+        for (size_t i = 0; !p->done[k] && i < s->nh; i++)
+            p->tot[k] += rate_of(p->ls, &s->heap[i].l);
     }
     return TW_OK;
 }
@@ -855,7 +867,7 @@ static tw_status by_class(launches *ls, bool sorted, size_t nnames, size_t ncols
 
 /* What every pass over the windows needs. */
 typedef struct design {
-    size_t K, N, p; /* knots, name columns, K + N */
+    size_t K, N, p; /* knots, name columns, K + N + M */
     double T0, T1, dk;
     double shift;       /* the activities' clock against the readings': windows are moved back by it */
     const launches *ls; /* its pieces made again on every pass (piece_win) */
@@ -865,6 +877,18 @@ typedef struct design {
     double *xv;    /* their values, in the order of touch (accumulate) */
     size_t nt;
     bool *mark;
+    /* the activity counters (M = 0: none) */
+    size_t M;              /* their feature columns, after the names': K + N + m */
+    size_t ns;             /* samples */
+    const double *s0, *s1; /* their spans */
+    /* each sample's values (stride nv; feature m is value fidx[m]) and the share of it some kernel covers:
+     * a feature's level while kernels run is their quotient (sample_level), made as it is read, not kept */
+    const double *v;
+    size_t nv;
+    const size_t *fidx;
+    const double *busy;
+    const bool *ccol;   /* per name column: its power from the counters */
+    const double *gbar; /* per name column x M: its mean level where samples cover it (NULL: not yet) */
 } design;
 
 static void row_add(design *d, size_t j, double v)
@@ -883,6 +907,49 @@ static void row_clear(design *d)
     for (size_t i = 0; i < d->nt; i++)
         d->mark[d->touch[i]] = false;
     d->nt = 0;
+}
+
+/* Feature m's level in sample k while kernels run: the sample's mean over
+ * the share of it its kernels cover, at most its peak (a kernel cannot keep
+ * more than every SM or the whole DRAM busy). */
+static double sample_level(const design *d, size_t k, size_t m)
+{
+    double busy = d->busy[k], v = d->v[k * d->nv + d->fidx[m]];
+    return busy > 0 ? fmin(1.0, fmax(0.0, v / fmin(1.0, busy))) : 0;
+}
+
+/* The counters' features integrated over [a, b] of a piece of column col,
+ * each instant weighted as window o weighs it (NULL: plainly), into acc[m];
+ * the time no sample covers counts the column's own mean level (d->gbar,
+ * once known). Returns the weight the samples cover. */
+static double counter_integral(const design *d, const tw_obs *o, double tau_s, double a, double b, uint32_t col,
+                               double *acc)
+{
+    for (size_t m = 0; m < d->M; m++)
+        acc[m] = 0;
+    if (!(b > a)) return 0;
+    size_t lo = 0, hi = d->ns;
+    while (lo < hi) { /* the first sample that ends after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->s1[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double covered = 0;
+    for (size_t k = lo; k < d->ns && d->s0[k] < b; k++) {
+        double x = fmax(a, d->s0[k]), y = fmin(b, d->s1[k]);
+        if (!(y > x)) continue;
+        double w = o ? tw_obs_weight(o, tau_s, x, y) : y - x;
+        covered += w;
+        for (size_t m = 0; m < d->M; m++)
+            acc[m] += w * sample_level(d, k, m);
+    }
+    double total = o ? tw_obs_weight(o, tau_s, a, b) : b - a;
+    if (d->gbar && total > covered)
+        for (size_t m = 0; m < d->M; m++)
+            acc[m] += (total - covered) * d->gbar[(size_t)col * d->M + m];
+    return covered;
 }
 
 /* The row of window o: the baseline's hat functions' means over it and each
@@ -920,8 +987,14 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double w = tw_obs_weight_in(o, tau_s, norm, fmax(q->t0, o->t0_s), fmin(q->t1, o->t1_s));
+        double lo = fmax(q->t0, o->t0_s), hi = fmin(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
+        if (w > 0 && d->M && d->ccol[q->name] && q->tot > 0) { /* its share of the counters' power */
+            double acc[TW_EST_MAX_FEATURES];
+            counter_integral(d, o, tau_s, lo, hi, q->name, acc);
+            for (size_t m = 0; m < d->M; m++)
+                row_add(d, d->K + d->N + m, q->share / q->tot * acc[m] / len);
+        }
     }
     return st;
 }
@@ -1191,6 +1264,13 @@ typedef struct fit_state {
     double *beta_u;  /* solution */
     bool *bound;
     double *var_u; /* variance of each coefficient */
+    /* the activity counters: units U0 .. U0 + M - 1 are their features' */
+    size_t U0, M;
+    double *prior_u; /* per unit: sd of the prior on it (0: none); NULL: prior_w for every unit */
+    double *mean_u;  /* per unit: the prior's mean (NULL: 0 for every unit) */
+    bool *held_u;    /* per unit: held at mean_u (a prior HELD_WEIGHT times its data's weight; NULL: none) */
+    bool *signed_u;  /* per unit: may be negative (a name's own term beside its counters) */
+    double *cov_f;   /* M x (K + U): each feature's covariance with every coefficient (variances()) */
 } fit_state;
 
 /* The energy counter's total over its windows as one more equation, of
@@ -1256,9 +1336,18 @@ static tw_status reduce(fit_state *f, double smooth)
     /* a weak prior on each unit's power, N(0, prior_w^2): no effect on a
      * name the windows determine, but one they barely see stays within what
      * a GPU can draw instead of wandering to absurd values */
-    if (f->prior_w > 0)
-        for (size_t u = 0; u < f->U; u++)
-            f->Gu[(K + u) * q + K + u] += 1.0 / (f->prior_w * f->prior_w);
+    for (size_t u = 0; u < f->U; u++) {
+        double sd = f->prior_u ? f->prior_u[u] : f->prior_w;
+        if (f->held_u && f->held_u[u]) { /* whatever the data's scale (exact data weigh without bound) */
+            double w = HELD_WEIGHT * fmax(f->Gu[(K + u) * q + K + u], 1.0);
+            f->Gu[(K + u) * q + K + u] += w;
+            f->cu[K + u] += w * (f->mean_u ? f->mean_u[u] : 0);
+            continue;
+        }
+        if (!(sd > 0)) continue;
+        f->Gu[(K + u) * q + K + u] += 1.0 / (sd * sd);
+        if (f->mean_u) f->cu[K + u] += f->mean_u[u] / (sd * sd);
+    }
     if (isfinite(f->base_w)) /* each knot N(active idle, BASELINE_PRIOR_SD_W^2) */
         for (size_t k = 0; k < K; k++) {
             f->Gu[k * q + k] += 1.0 / (BASELINE_PRIOR_SD_W * BASELINE_PRIOR_SD_W);
@@ -1294,8 +1383,9 @@ static tw_status solve(fit_state *f)
         return tw_fail(TW_ENOMEM, "out of memory");
     }
     for (size_t j = 0; j < q; j++) {
-        nonneg[j] = j >= K;
-        upper[j] = j >= K ? f->upper_w : INFINITY;
+        bool feature = j >= K + f->U0 && j < K + f->U0 + f->M;
+        nonneg[j] = j >= K && !(f->signed_u && f->signed_u[j - K]);
+        upper[j] = j >= K && !feature ? f->upper_w : INFINITY;
     }
     tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, upper, f->beta_u, f->bound, f->at_upper);
     for (size_t j = 0; j < q; j++) /* a unit held at either bound: its variance as a held one's */
@@ -1311,7 +1401,7 @@ static void expand(const fit_state *f, double *beta)
     size_t K = f->d.K;
     for (size_t k = 0; k < K; k++)
         beta[k] = f->beta_u[k];
-    for (size_t j = 0; j < f->d.N; j++)
+    for (size_t j = 0; j < f->d.N + f->d.M; j++)
         beta[K + j] = f->beta_u[K + f->unit[j]];
 }
 
@@ -1336,6 +1426,39 @@ static double freed_variance(const fit_state *f, size_t j, const size_t *idx, si
         explained += v[a] * x[a];
     double least = f->prior_w > 0 ? 1.0 / (f->prior_w * f->prior_w * gjj) : 1e-12;
     return inflate / (gjj * fmax(1.0 - explained, least));
+}
+
+/* Each counter feature's covariance with every coefficient (f->cov_f): its
+ * column of the free block's inverse, from that block's factor L (scaled
+ * to a unit diagonal; idx: its coefficients); a feature held at zero has its
+ * variance alone. A name's energy by the counters sums several coefficients,
+ * whose errors correlate (its own term against the features it trades with). */
+static tw_status feature_covariances(fit_state *f, const size_t *idx, size_t m, const double *L, double inflate)
+{
+    size_t q = f->d.K + f->U;
+    free(f->cov_f);
+    f->cov_f = calloc(f->M * q, sizeof *f->cov_f);
+    double *x = malloc((m ? m : 1) * sizeof *x);
+    if (!f->cov_f || !x) {
+        free(x);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t fm = 0; fm < f->M; fm++) {
+        size_t j = f->d.K + f->U0 + fm, a = 0;
+        while (a < m && idx[a] != j)
+            a++;
+        if (a == m) {
+            f->cov_f[fm * q + j] = f->var_u[j];
+            continue;
+        }
+        memset(x, 0, m * sizeof *x);
+        x[a] = 1;
+        tw_cholesky_solve(L, m, x);
+        for (size_t b = 0; b < m; b++)
+            f->cov_f[fm * q + idx[b]] = inflate * x[b] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]);
+    }
+    free(x);
+    return TW_OK;
 }
 
 /* Variance of each coefficient: the free block's inverse (unit weights are
@@ -1372,6 +1495,7 @@ static tw_status variances(fit_state *f, double inflate)
             f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
         for (size_t j = 0; j < q; j++)
             if (f->bound[j] && f->Gu[j * q + j] > 0) f->var_u[j] = freed_variance(f, j, idx, m, sub, dg, work, inflate);
+        if (f->M) st = feature_covariances(f, idx, m, sub, inflate);
         break;
     }
 out:
@@ -1416,6 +1540,15 @@ typedef struct ctx {
     double shift_sd;   /* the shift's standard error (s); 0: not known */
     bool shift_searched;
     double *dbeta_u; /* per unit (K + U): d power / d shift (W/s) */
+    /* the activity counters (counters_prepare) */
+    const tw_est_counters *cn;        /* NULL: none used */
+    size_t ncs, cs0;                  /* their samples inside the fit span: cs0 .. cs0 + ncs - 1 */
+    size_t fidx[TW_EST_MAX_FEATURES]; /* the features used: their indices in cn */
+    double *cbusy;                    /* ncs: the share of each sample some kernel covers */
+    bool *ccol;                       /* per name column: its power from the counters */
+    double *gbar;                     /* per name column x M: its mean level where the samples cover it */
+    double *cint;                     /* per name column x M: its share of each feature's integral at the solution */
+    double *peff;                     /* per name column: its power at the solution, counters' part included */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -1441,6 +1574,16 @@ static void ctx_free(ctx *c)
     free(c->f.bound);
     free(c->f.at_upper);
     free(c->f.var_u);
+    free(c->f.prior_u);
+    free(c->f.mean_u);
+    free(c->f.held_u);
+    free(c->f.signed_u);
+    free(c->f.cov_f);
+    free(c->cbusy);
+    free(c->ccol);
+    free(c->gbar);
+    free(c->cint);
+    free(c->peff);
     free(c->dbeta_u);
     free(c->f.d.x);
     free(c->f.d.touch);
@@ -1989,10 +2132,10 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
 static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
 {
     fit_state *f = &c->f;
-    size_t N = f->d.N, K = f->d.K, p = f->d.p;
+    size_t N = f->d.N, K = f->d.K, p = f->d.p, M = f->d.M;
     size_t *parent = malloc((N ? N : 1) * sizeof *parent);
     double *G = calloc(p * p, sizeof *G);
-    f->unit = malloc((N ? N : 1) * sizeof *f->unit);
+    f->unit = malloc((N + M ? N + M : 1) * sizeof *f->unit);
     if (!parent || !G || !f->unit) {
         free(parent);
         free(G);
@@ -2008,6 +2151,8 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
         double ga = G[(K + a) * p + K + a];
         if (!(ga > 0)) continue;
         for (size_t b = a + 1; b < N; b++) {
+            /* names the counters give their power are told apart by them */
+            if (c->ccol && c->ccol[a] && c->ccol[b]) continue;
             double gb = G[(K + b) * p + K + b];
             if (gb > 0 && G[(K + a) * p + K + b] / sqrt(ga * gb) >= thr) uf_union(parent, a, b);
         }
@@ -2037,10 +2182,296 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
         if (uid[r] == (size_t)-1) uid[r] = f->U++;
         f->unit[j] = uid[r];
     }
+    f->U0 = f->U; /* the counters' features: a unit each, after the names' */
+    for (size_t m = 0; m < M; m++)
+        f->unit[N + m] = f->U++;
     free(uid);
     free(parent);
     free(G);
     return TW_OK;
+}
+
+/* ---------------------------------------------------------------- activity counters */
+
+/* A kernel name whose time the samples cover less than this share of is
+ * left to the readings alone (a gap, samples that began late or ended early):
+ * its gaps would otherwise be filled with the level of a minority of its time. */
+#define MIN_COUNTER_COVERAGE 0.5
+/* A feature whose largest level while kernels run is under this share of
+ * its peak explains nothing: left out, so that no column is empty. */
+#define MIN_FEATURE_LEVEL 1e-4
+/* The prior on a name's own term is never tighter than this (W): below it the
+ * counters' model would be claimed exact. */
+#define MIN_OWN_SD_W 1.0
+
+/* The samples that overlap [T0, T1]: c->cs0, c->ncs; false (and why) when
+ * they are not in order or not spans. */
+static bool counter_span(ctx *c, const tw_est_counters *cn, double T0, double T1, char *why, size_t cap)
+{
+    size_t first = cn->n, n = 0;
+    for (size_t k = 0; k < cn->n; k++) {
+        if (!(cn->t1_s[k] > cn->t0_s[k]) || (k && cn->t0_s[k] < cn->t1_s[k - 1] - 1e-9)) {
+            snprintf(why, cap, "sample %zu is not a span after the one before it (%.6f .. %.6f s)", k, cn->t0_s[k],
+                     cn->t1_s[k]);
+            return false;
+        }
+        if (cn->t1_s[k] <= T0 || cn->t0_s[k] >= T1) continue;
+        if (first == cn->n) first = k;
+        n++;
+    }
+    c->cs0 = first;
+    c->ncs = n;
+    if (!n) snprintf(why, cap, "no sample inside the fit span");
+    return n > 0;
+}
+
+/* The share of each sample that some kernel covers (c->cbusy): the
+ * counters count activity only while kernels run, so a sample's level over
+ * its kernels' time is its mean over this share. */
+static tw_status counter_busy(ctx *c)
+{
+    const tw_est_counters *cn = c->cn;
+    sweeper s;
+    tw_status st = sweeper_init(&s, &c->ls, false);
+    size_t k = 0;
+    const double *t0 = cn->t0_s + c->cs0, *t1 = cn->t1_s + c->cs0;
+    for (bool done = false; st == TW_OK;) {
+        double a, b;
+        st = sweep_next(&s, &a, &b, &done);
+        if (st != TW_OK || done) break;
+        while (k < c->ncs && t1[k] <= a)
+            k++;
+        for (size_t j = k; j < c->ncs && t0[j] < b; j++) {
+            double x = fmax(a, t0[j]), y = fmin(b, t1[j]);
+            if (y > x) c->cbusy[j] += (y - x) / (t1[j] - t0[j]);
+        }
+    }
+    sweeper_free(&s);
+    return st;
+}
+
+/* The features the counters' model uses: those whose level some kernel's time shows. */
+static void counter_levels(ctx *c)
+{
+    const tw_est_counters *cn = c->cn;
+    size_t M = 0;
+    for (size_t m = 0; m < cn->nf && m < TW_EST_MAX_FEATURES; m++) {
+        double most = 0;
+        for (size_t k = 0; k < c->ncs; k++)
+            if (c->cbusy[k] > 0) most = fmax(most, cn->v[(c->cs0 + k) * cn->nf + m] / c->cbusy[k]);
+        if (most >= MIN_FEATURE_LEVEL) c->fidx[M++] = m;
+    }
+    c->f.d.M = M;
+}
+
+/* Which name columns the counters give their power (c->ccol: kernels
+ * whose time the samples cover at least MIN_COUNTER_COVERAGE of; the
+ * pooled column is left to the readings) and each one's mean level over
+ * its covered time (c->gbar), its share of each stretch by its rate. */
+static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_share)
+{
+    design *d = &c->f.d;
+    size_t N = d->N, M = d->M;
+    double *cov = calloc(N ? N : 1, sizeof *cov), *all = calloc(N ? N : 1, sizeof *all);
+    tw_status st = cov && all ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    piece_src src;
+    if (st == TW_OK) st = piece_src_open(&src, &c->ls);
+    double acc[TW_EST_MAX_FEATURES];
+    while (st == TW_OK) {
+        piece q;
+        bool got = false;
+        if ((st = piece_next(&src, &q, &got)) != TW_OK || !got) break;
+        double a = fmax(q.t0, d->T0), b = fmin(q.t1, d->T1);
+        if (c->copy[q.name] || !(b > a) || !(q.tot > 0)) continue;
+        double w = q.share / q.tot;
+        cov[q.name] += w * counter_integral(d, NULL, 0, a, b, q.name, acc);
+        all[q.name] += w * (b - a);
+        for (size_t m = 0; m < M; m++)
+            c->gbar[(size_t)q.name * M + m] += w * acc[m];
+    }
+    piece_src_close(&src); /* safe after a failed open: it starts from zero */
+    double cs = 0, ts = 0;
+    for (size_t j = 0; st == TW_OK && j < N; j++) {
+        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] >= MIN_COUNTER_COVERAGE * all[j];
+        for (size_t m = 0; m < M; m++)
+            c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
+        if (!c->copy[j]) {
+            cs += cov[j];
+            ts += all[j];
+        }
+    }
+    *covered_share = ts > 0 ? cs / ts : 0;
+    free(cov);
+    free(all);
+    return st;
+}
+
+/* Sets up the counters' model (design columns, the columns it serves) where
+ * the configuration gives counters that cover kernels inside the fit span;
+ * else says why not in e->counters.why and leaves d->M at 0. */
+static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t pooled_col)
+{
+    tw_est_counter_fit *cf = &c->e->counters;
+    design *d = &c->f.d;
+    const tw_est_counters *cn = cfg->counters;
+    d->M = 0;
+    if (!cn || cn->n == 0 || cn->nf == 0 || !cn->t0_s || !cn->t1_s || !cn->v) return TW_OK;
+    if (!counter_span(c, cn, d->T0, d->T1, cf->why, sizeof cf->why)) return TW_OK;
+    c->cn = cn;
+    size_t M0 = cn->nf < TW_EST_MAX_FEATURES ? cn->nf : TW_EST_MAX_FEATURES;
+    c->cbusy = calloc(c->ncs, sizeof *c->cbusy);
+    c->ccol = calloc(d->N ? d->N : 1, sizeof *c->ccol);
+    c->gbar = calloc((d->N ? d->N : 1) * M0, sizeof *c->gbar);
+    if (!c->cbusy || !c->ccol || !c->gbar) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
+    tw_status st = counter_busy(c);
+    if (st != TW_OK) return st;
+    counter_levels(c);
+    if (d->M == 0) {
+        snprintf(cf->why, sizeof cf->why, "no feature shows any activity while kernels run");
+        return TW_OK;
+    }
+    d->ns = c->ncs;
+    d->s0 = cn->t0_s + c->cs0;
+    d->s1 = cn->t1_s + c->cs0;
+    d->v = cn->v + c->cs0 * cn->nf;
+    d->nv = cn->nf;
+    d->fidx = c->fidx;
+    d->busy = c->cbusy;
+    d->ccol = c->ccol;
+    d->gbar = NULL; /* the columns' levels are being measured: no gap is filled yet */
+    double share = 0;
+    if ((st = counter_columns(c, pooled_col, &share)) != TW_OK) return st;
+    d->gbar = c->gbar;
+    size_t names = 0;
+    for (size_t j = 0; j < d->N; j++)
+        names += c->ccol[j];
+    cf->coverage = share;
+    cf->samples = c->ncs;
+    if (names == 0) {
+        snprintf(cf->why, sizeof cf->why, "the samples cover no kernel name for %.0f %% of its time",
+                 100 * MIN_COUNTER_COVERAGE);
+        d->M = 0;
+        return TW_OK;
+    }
+    cf->used = true;
+    cf->names = names;
+    cf->nf = d->M;
+    for (size_t m = 0; m < d->M; m++)
+        snprintf(cf->feature[m], sizeof cf->feature[m], "%s", cn->feature ? cn->feature[c->fidx[m]] : "?");
+    c->f.M = d->M;
+    return TW_OK;
+}
+
+/* The priors of the counters' model: each feature's coefficient and each
+ * name's own term N(0, prior_w^2) to begin with (counter_model_priors narrows the
+ * latter); a unit of names the counters all serve is its own term, which
+ * may be negative (a name that draws less than its counters say). */
+static tw_status counter_priors(fit_state *f, const bool *ccol)
+{
+    free(f->prior_u);
+    free(f->signed_u);
+    free(f->mean_u);
+    free(f->held_u);
+    f->prior_u = malloc(f->U * sizeof *f->prior_u);
+    f->signed_u = malloc(f->U * sizeof *f->signed_u);
+    f->mean_u = calloc(f->U, sizeof *f->mean_u);
+    f->held_u = calloc(f->U, sizeof *f->held_u);
+    if (!f->prior_u || !f->signed_u || !f->mean_u || !f->held_u) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t u = 0; u < f->U; u++) {
+        f->prior_u[u] = f->prior_w;
+        f->signed_u[u] = u < f->U0;
+    }
+    for (size_t j = 0; j < f->d.N; j++)
+        if (!ccol[j]) f->signed_u[f->unit[j]] = false;
+    for (size_t u = 0; u < f->U0; u++) /* first the counters' model alone: the features' coefficients */
+        f->held_u[u] = f->signed_u[u];
+    return TW_OK;
+}
+
+/* The sd s of a prior N(0, s^2) from the coefficients it is for
+ * (empirical Bayes, the method of moments): each fitted under a broad prior,
+ * b_j with variance v_j, has E[b_j^2] = s^2 + v_j, so s^2 is the weighted
+ * mean of b_j^2 - v_j (weights 1 / (s^2 + v_j)^2, iterated); 0 where the
+ * coefficients are all within their errors of 0. */
+static double moments_sd(const double *b, const double *v, size_t n)
+{
+    double s2 = 0;
+    for (int it = 0; it < 50; it++) {
+        double num = 0, den = 0;
+        for (size_t j = 0; j < n; j++) {
+            double w = 1.0 / ((s2 + v[j]) * (s2 + v[j]));
+            num += w * (b[j] * b[j] - v[j]);
+            den += w;
+        }
+        double next = den > 0 ? fmax(0.0, num / den) : 0;
+        bool done = fabs(next - s2) <= 1e-6 * (s2 + 1.0);
+        s2 = next;
+        if (done) break;
+    }
+    return sqrt(s2);
+}
+
+/* The priors of the counters' model from its own fit, no strength chosen
+ * by hand but the floor MIN_OWN_SD_W (docs/methods.md):
+ * - the features' coefficients: N(0, t^2), t from the coefficients
+ *   themselves (moments_sd), fitted with the own terms held at 0. Features
+ *   that rise together (SM activity, instruction issue and the tensor pipes
+ *   in a GEMM) trade their coefficients otherwise, from run to run, and the
+ *   names' split with them: on the PyTorch step run twice
+ *   (results/h100/activity) the tensor pipes took 92 W in one run and 362 W
+ *   in the other under the broad prior alone, 4 of the top 10 names within
+ *   5 % of each other; with t, 8 of 10;
+ * - each name's own term: N(0, s^2), s from the names (moments_sd over each
+ *   own term fitted under the broad prior with the features held where the
+ *   model alone put them: the own terms and the features trade otherwise,
+ *   as each name's features are nearly its own column times its mean level).
+ *   Where the counters explain the names, s is small and each name follows
+ *   its counters; where names differ from them by more than the readings'
+ *   noise, s grows and the names the readings resolve keep their own power. */
+static tw_status counter_model_priors(fit_state *f, double smooth, double *beta, tw_est_counter_fit *cf)
+{
+    size_t K = f->d.K, M = f->M, n = 0;
+    double *b = calloc(f->U0 + M + 1, sizeof *b), *v = calloc(f->U0 + M + 1, sizeof *v);
+    tw_status st = b && v ? variances(f, 1.0) : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t m = 0; st == TW_OK && m < M; m++, n++) {
+        b[n] = f->beta_u[K + f->U0 + m];
+        v[n] = f->var_u[K + f->U0 + m];
+    }
+    double t = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    cf->coef_prior_sd_w = t;
+    for (size_t m = 0; m < M; m++) {
+        f->prior_u[f->U0 + m] = t;
+        f->held_u[f->U0 + m] = false;
+    }
+    if (st == TW_OK) st = fit_once(f, smooth, beta);
+    for (size_t m = 0; m < M; m++) { /* the features held there, each own term under the broad prior */
+        f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
+        f->held_u[f->U0 + m] = true;
+    }
+    for (size_t u = 0; u < f->U0; u++) {
+        f->held_u[u] = false;
+        if (f->signed_u[u]) f->prior_u[u] = f->prior_w;
+    }
+    if (st == TW_OK) st = fit_once(f, smooth, beta);
+    if (st == TW_OK) st = variances(f, 1.0);
+    for (size_t m = 0; m < M; m++) { /* the features free again, under t */
+        f->mean_u[f->U0 + m] = 0;
+        f->held_u[f->U0 + m] = false;
+    }
+    n = 0;
+    for (size_t u = 0; st == TW_OK && u < f->U0; u++) {
+        double vu = f->var_u[K + u];
+        if (!f->signed_u[u] || f->bound[K + u] || !isfinite(vu) || !(vu > 0)) continue;
+        b[n] = f->beta_u[K + u];
+        v[n++] = vu;
+    }
+    double s = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    cf->own_sd_w = s;
+    for (size_t u = 0; u < f->U0; u++)
+        if (f->signed_u[u]) f->prior_u[u] = s;
+    free(b);
+    free(v);
+    return st;
 }
 
 /* Mean of the reading with the most windows (gain applied) over the part
@@ -2108,6 +2539,24 @@ typedef struct running {
  * solution: each column's activity inside the fit span (act) and the activities' energy above the baseline
  * from the start to each of the instants q (sorted) into E[q[].i], so that a
  * span's is a difference of two. */
+/* A piece's energy by the counters' model at the solution (0 for a name it
+ * does not serve), its share of each feature's integral inside the fit
+ * span [lo, hi] added to its column's c->cint. */
+static double piece_counter_j(const ctx *c, const piece *p, double lo, double hi)
+{
+    const design *d = &c->f.d;
+    if (!d->M || !c->ccol[p->name] || !(p->tot > 0)) return 0;
+    double acc[TW_EST_MAX_FEATURES], share = p->share / p->tot, j = 0;
+    counter_integral(d, NULL, 0, p->t0, p->t1, p->name, acc);
+    for (size_t m = 0; m < d->M; m++)
+        j += c->beta[d->K + d->N + m] * share * acc[m];
+    if (!(hi > lo)) return j;
+    if (lo > p->t0 || hi < p->t1) counter_integral(d, NULL, 0, lo, hi, p->name, acc);
+    for (size_t m = 0; m < d->M; m++)
+        c->cint[(size_t)p->name * d->M + m] += share * acc[m];
+    return j;
+}
+
 static tw_status piece_pass(const ctx *c, double *act, const instant *q, size_t nq, double *E)
 {
     const design *d = &c->f.d;
@@ -2130,7 +2579,8 @@ static tw_status piece_pass(const ctx *c, double *act, const instant *q, size_t 
         if (!got) break;
         double lo = fmax(p.t0, d->T0), hi = fmin(p.t1, d->T1);
         if (hi > lo) act[p.name] += p.share * (hi - lo);
-        double w = c->beta[d->K + p.name] * p.share, j = w * (p.t1 - p.t0);
+        double j = c->beta[d->K + p.name] * p.share * (p.t1 - p.t0) + piece_counter_j(c, &p, lo, hi);
+        double w = p.t1 > p.t0 ? j / (p.t1 - p.t0) : 0; /* its power, taken as even over it for the instants */
         seen += j;
         size_t k = 0; /* those that ended: whole in every later instant */
         for (size_t m = 0; m < nrun; m++)
@@ -2151,7 +2601,8 @@ static tw_status piece_pass(const ctx *c, double *act, const instant *q, size_t 
  * span (the sum of its pieces'). */
 static double launch_energy_j(const ctx *c, const launch *l)
 {
-    return c->beta[c->f.d.K + l->name] * rate_of(&c->ls, l) * (l->t1 - l->t0);
+    double P = c->peff ? c->peff[l->name] : c->beta[c->f.d.K + l->name];
+    return P * rate_of(&c->ls, l) * (l->t1 - l->t0);
 }
 
 /* Every event's energy into *ev in order of event, NaN for those that are
@@ -2197,6 +2648,30 @@ static tw_status spill_event_energies(const ctx *c, tw_est_evj *ev)
     return st;
 }
 
+/* Each name column's energy by the counters' model at the solution: its own
+ * term over its activity plus its share of each feature's integral. */
+static double column_energy_j(const ctx *c, size_t j, double act)
+{
+    const design *d = &c->f.d;
+    double E = c->beta[d->K + j] * act;
+    for (size_t m = 0; d->M && c->ccol[j] && m < d->M; m++)
+        E += c->beta[d->K + d->N + m] * c->cint[j * d->M + m];
+    return E;
+}
+
+/* Each column's power at the solution (c->peff), for its launches' energies:
+ * the counters' names' energy over their activity (never below zero). */
+static tw_status column_powers(ctx *c, const double *act)
+{
+    const design *d = &c->f.d;
+    if (!(c->peff = malloc((d->N ? d->N : 1) * sizeof *c->peff))) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t j = 0; j < d->N; j++)
+        c->peff[j] = !c->ccol[j]  ? c->beta[d->K + j]
+                     : act[j] > 0 ? fmax(0.0, column_energy_j(c, j, act[j])) / act[j]
+                                  : 0;
+    return TW_OK;
+}
+
 /* The pass over the pieces: act and the activities' energy above the
  * baseline over the reference's span (*ref_above, when it has one) and over
  * each range (above[k]); the launches' energies into e->energies_j. */
@@ -2207,9 +2682,10 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
     instant *q = malloc(nq * sizeof *q);
     double *E = malloc(nq * sizeof *E);
     tw_status st = q && E ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
-    if (st == TW_OK) st = event_energies_new(&e->energies_j);
-    if (st == TW_OK) st = spill_event_energies(c, e->energies_j);
-    if (st == TW_OK) e->nevents = c->nev;
+    if (st == TW_OK && c->f.d.M) {
+        c->cint = calloc(c->f.d.N * c->f.d.M, sizeof *c->cint);
+        if (!c->cint) st = tw_fail(TW_ENOMEM, "out of memory");
+    }
     if (st == TW_OK) {
         for (size_t k = 0; k < c->nrng; k++) {
             q[2 * k] = (instant){c->rng[k].t0, 2 * k};
@@ -2226,6 +2702,10 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
         for (size_t k = 0; k < c->nrng; k++)
             above[k] = E[2 * k + 1] - E[2 * k];
     }
+    if (st == TW_OK && c->f.d.M) st = column_powers(c, act);
+    if (st == TW_OK) st = event_energies_new(&e->energies_j);
+    if (st == TW_OK) st = spill_event_energies(c, e->energies_j);
+    if (st == TW_OK) e->nevents = c->nev;
     free(q);
     free(E);
     return st;
@@ -2265,6 +2745,99 @@ static tw_est_status unit_status(const fit_state *f, size_t ku, double act, doub
         return TW_EST_BELOW_RESOLUTION;
     }
     return TW_EST_OK;
+}
+
+/* A unit's figures at the solution. */
+typedef struct unit_fig {
+    double P, Psd, E, Esd, upper;
+    double counter_w, own_w; /* counters: the counters' part of P and its own term (else NaN) */
+    tw_est_status status;
+    bool counters; /* some member's power is the counters' */
+} unit_fig;
+
+/* The variance of a unit's energy by the counters' model: its own term x
+ * its activity plus each feature's coefficient x its share of that feature
+ * (ci), with their covariances. */
+static double counter_energy_var(const fit_state *f, size_t u, double act, const double *ci)
+{
+    size_t K = f->d.K, q = K + f->U, ku = K + u;
+    double v = act * act * f->var_u[ku];
+    for (size_t m = 0; f->cov_f && m < f->M; m++) {
+        const double *cm = f->cov_f + m * q;
+        v += 2 * act * ci[m] * cm[ku];
+        for (size_t n = 0; n < f->M; n++)
+            v += ci[m] * ci[n] * cm[K + f->U0 + n];
+    }
+    return fmax(v, 0.0);
+}
+
+/* The status of a unit by the counters' model (its energy *E, sd Esd, over
+ * an activity act): as unit_status's, its own term free of sign; an energy
+ * under zero is reported as zero, below resolution; one over the power bound
+ * x its activity as that, at the bound. */
+static tw_est_status counter_status(const fit_state *f, size_t ku, double *E, double Esd, double act, double *upper_j)
+{
+    *upper_j = NAN;
+    if (!(act > 0) || !isfinite(Esd)) return TW_EST_UNOBSERVED;
+    double most = f->upper_w * act;
+    /* its own term at the bound, or its counters' part over it (a feature's coefficient that the
+     * readings leave loose, times a name at full activity in it): the most the model may give */
+    if ((f->at_upper && f->at_upper[ku]) || *E > most) {
+        *E = *upper_j = fmin(*E, most);
+        return TW_EST_AT_POWER_BOUND;
+    }
+    if (*E < SIGMAS * Esd) {
+        *E = fmax(*E, 0.0);
+        *upper_j = fmin(*E + SIGMAS * Esd, most);
+        return TW_EST_BELOW_RESOLUTION;
+    }
+    return TW_EST_OK;
+}
+
+/* Every name unit's figures (units from U0 on, the counters' features, are
+ * left zero); NULL when out of memory. */
+static unit_fig *unit_figures(const ctx *c, const double *uact)
+{
+    const fit_state *f = &c->f;
+    size_t K = f->d.K, M = f->d.M, N = f->d.N;
+    unit_fig *fig = calloc(f->U ? f->U : 1, sizeof *fig);
+    double *uci = calloc((f->U ? f->U : 1) * (M ? M : 1), sizeof *uci);
+    if (!fig || !uci) {
+        free(fig);
+        free(uci);
+        return NULL;
+    }
+    for (size_t j = 0; M && j < N; j++)
+        if (c->ccol[j]) {
+            fig[f->unit[j]].counters = true;
+            for (size_t m = 0; m < M; m++)
+                uci[f->unit[j] * M + m] += c->cint[j * M + m];
+        }
+    for (size_t u = 0; u < f->U0; u++) {
+        unit_fig *x = &fig[u];
+        double a = uact[u];
+        if (!x->counters) {
+            x->P = f->beta_u[K + u];
+            x->Psd = sqrt(f->var_u[K + u]);
+            x->E = x->P * a;
+            x->Esd = x->Psd * a;
+            x->status = unit_status(f, K + u, a, &x->upper);
+            x->counter_w = x->own_w = NAN;
+            continue;
+        }
+        double cj = 0;
+        for (size_t m = 0; m < M; m++)
+            cj += f->beta_u[K + f->U0 + m] * uci[u * M + m];
+        x->own_w = f->beta_u[K + u];
+        x->counter_w = a > 0 ? cj / a : NAN;
+        x->E = x->own_w * a + cj;
+        x->Esd = sqrt(counter_energy_var(f, u, a, uci + u * M));
+        x->status = counter_status(f, K + u, &x->E, x->Esd, a, &x->upper);
+        x->P = a > 0 ? x->E / a : NAN;
+        x->Psd = a > 0 ? x->Esd / a : NAN;
+    }
+    free(uci);
+    return fig;
 }
 
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
@@ -2321,32 +2894,37 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     for (size_t u = 0; u < f->U; u++)
         gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
     double kern = 0, copy = 0;
-    for (size_t u = 0; u < f->U; u++) {
-        double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
+    unit_fig *fig = unit_figures(c, uact);
+    bool oom = !fig;
+    for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
-            g->power_w = P;
-            g->power_sd_w = sd;
-            g->energy_j = P * uact[u];
-            g->energy_sd_j = sd * uact[u];
+            g->power_w = fig[u].P;
+            g->power_sd_w = fig[u].Psd;
+            g->energy_j = fig[u].E;
+            g->energy_sd_j = fig[u].Esd;
             g->active_s = uact[u];
-            g->status = unit_status(f, K + u, uact[u], &g->upper_j);
-            g->members = malloc(members[u] * sizeof *g->members);
-            if (!g->members) {
-                free(act);
-                free(above);
-                free(uact);
-                free(members);
-                free(gid);
-                return tw_fail(TW_ENOMEM, "out of memory");
-            }
+            g->status = fig[u].status;
+            g->upper_j = fig[u].upper;
+            oom = !(g->members = malloc(members[u] * sizeof *g->members));
         }
+    }
+    if (oom) {
+        free(fig);
+        free(act);
+        free(above);
+        free(uact);
+        free(members);
+        free(gid);
+        return tw_fail(TW_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < e->nnames; i++) {
         tw_est_name *x = &e->names[i];
         size_t j = col[i], u = f->unit[j];
-        double P = f->beta_u[K + u], sd = sqrt(f->var_u[K + u]);
         x->active_s = act[j];
+        x->method = fig[u].counters ? TW_EST_BY_COUNTERS : TW_EST_BY_READINGS;
+        x->counter_w = fig[u].counter_w;
+        x->own_w = fig[u].own_w;
         if (gid[u] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[u]];
             g->members[g->nmembers++] = i;
@@ -2357,19 +2935,20 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
             x->power_w = x->power_sd_w = x->energy_j = x->energy_sd_j = x->upper_j = NAN;
             continue;
         }
-        x->power_w = P;
-        x->power_sd_w = sd;
-        double a = act[j];
-        x->energy_j = P * a;
-        x->energy_sd_j = sd * a;
-        x->status = unit_status(f, K + u, a, &x->upper_j);
+        x->power_w = fig[u].P;
+        x->power_sd_w = fig[u].Psd;
+        x->energy_j = fig[u].E;
+        x->energy_sd_j = fig[u].Esd;
+        x->status = fig[u].status;
+        x->upper_j = fig[u].upper;
         if (x->status == TW_EST_UNOBSERVED) x->energy_j = x->energy_sd_j = NAN;
     }
     /* names at the power bound: the model does not fit them (they asked for
      * more than the GPU can draw); said, with the first few */
     char held[256] = "";
     for (size_t u = 0; u < f->U; u++) {
-        if (!f->at_upper || !f->at_upper[K + u] || !(uact[u] > 0)) continue;
+        bool at_bound = (f->at_upper && f->at_upper[K + u]) || fig[u].status == TW_EST_AT_POWER_BOUND;
+        if (!at_bound || !(uact[u] > 0)) continue;
         e->at_limit++;
         for (size_t i = 0; i < e->nnames && e->at_limit <= 3; i++)
             if (f->unit[col[i]] == u) {
@@ -2384,8 +2963,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
              "quiet level): their energies are not resolved by the model (%s%s)",
              e->at_limit, f->upper_w, e->power_limit_w, held, e->at_limit > 3 ? ", ..." : "");
     /* the energies by kind: every unit's energy to the kind of its members */
-    for (size_t u = 0; u < f->U; u++) {
-        double E = f->beta_u[K + u] * uact[u];
+    for (size_t u = 0; u < f->U0; u++) {
+        double E = isfinite(fig[u].E) ? fig[u].E : 0; /* as the names report it (an energy under zero: 0) */
         /* the kind of the unit: its first member's */
         for (size_t i = 0; i < e->nnames; i++)
             if (f->unit[col[i]] == u) {
@@ -2406,6 +2985,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     }
     free(members);
     free(gid);
+    free(fig);
     e->kernels_j = kern;
     e->copies_j = copy;
     /* baseline */
@@ -2561,8 +3141,11 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     design *d = &c.f.d;
     if (st == TW_OK) {
         d->N = N;
-        d->p = d->K + N;
         d->ls = &c.ls;
+        st = counters_prepare(&c, &cfg, e->pooled ? N - 1 : (size_t)-1);
+    }
+    if (st == TW_OK) {
+        d->p = d->K + N + d->M;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
         d->xv = malloc(d->p * sizeof *d->xv);
@@ -2588,8 +3171,12 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     c.f.upper_w = st == TW_OK ? upper_bound_w(&c.f.R[fine], cfg.power_limit_w, cfg.active_idle_w) : INFINITY;
     c.f.base_w = cfg.active_idle_w > 0 && isfinite(cfg.active_idle_w) ? cfg.active_idle_w : NAN;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
+        if (pass == 2 && d->M) st = counter_model_priors(&c.f, smooth, c.beta, &e->counters);
+        if (st != TW_OK) break;
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
+            if (d->M) st = counter_priors(&c.f, c.ccol);
+            if (st != TW_OK) break;
             if (c.nl && c.f.R[fine].n >= MIN_SHIFT_WINDOWS && d->p <= MAX_SHIFT_UNKNOWNS) {
                 st = find_shift(&c, fine, smooth);
                 c.shift_searched = st == TW_OK;
@@ -2655,6 +3242,11 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     if (st == TW_OK) st = index_finest(&c, readings, nreadings);
     e->shift_sd_s = c.shift_sd > 0 ? c.shift_sd : NAN;
     if (st == TW_OK) st = results(&c, readings, nreadings, col);
+    for (size_t m = 0; st == TW_OK && m < d->M; m++) {
+        size_t k = d->K + c.f.U0 + m;
+        e->counters.coef_w[m] = c.f.beta_u[k];
+        e->counters.coef_sd_w[m] = sqrt(c.f.var_u[k]);
+    }
     if (st == TW_OK) {
         e->nreadings = nreadings;
         for (size_t r = 0; r < nreadings; r++) {

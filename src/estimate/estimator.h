@@ -48,6 +48,19 @@
 #include "trace/feed.h"
 #include "truewatt.h"
 
+/* The GPU's activity counters (CUPTI PM sampling, runfile_pm.h), as
+ * features of its power: per sample, its span on the activities' clock and
+ * each feature's GPU-wide mean over it as a share of its peak (0 .. 1;
+ * counters.h builds them from the recorded metrics). Borrowed. */
+#define TW_EST_MAX_FEATURES 8
+typedef struct tw_est_counters {
+    size_t n;                   /* samples, in order of start, not overlapping */
+    const double *t0_s, *t1_s;  /* their spans */
+    size_t nf;                  /* features, at most TW_EST_MAX_FEATURES */
+    const char *const *feature; /* their names */
+    const double *v;            /* n x nf, row by sample */
+} tw_est_counters;
+
 /* One reading's observations (borrowed). */
 typedef struct tw_est_reading {
     const char *name;  /* trace column, for the report */
@@ -79,6 +92,9 @@ typedef struct tw_est_config {
      * where the run never lets the GPU idle, so that a GPU busy from start to
      * end does not report its kernels' power as baseline */
     double active_idle_w;
+    /* the GPU's activity counters (NULL or no samples: none): each kernel
+     * name they cover gets its power from them (docs/methods.md) */
+    const tw_est_counters *counters;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
@@ -109,6 +125,15 @@ const char *tw_est_status_name(tw_est_status s);
  * (below resolution, at the power bound). */
 bool tw_est_status_one_sided(tw_est_status s);
 
+/* Which model gave a name its power. */
+typedef enum tw_est_method {
+    TW_EST_BY_READINGS = 0, /* its own power, from the readings alone */
+    TW_EST_BY_COUNTERS = 1  /* the activity counters' model over its time plus its own term (docs/methods.md) */
+} tw_est_method;
+
+/* "readings", "counters" */
+const char *tw_est_method_name(tw_est_method m);
+
 typedef struct tw_est_name {
     const char *name; /* borrowed from the events */
     const char *kind; /* "kernel", "memcpy", "memset" */
@@ -122,7 +147,25 @@ typedef struct tw_est_name {
     double upper_j;     /* one-sided statuses (tw_est_status_one_sided): the upper bound; else NaN */
     int group;          /* index into groups, or -1 */
     tw_est_status status;
+    tw_est_method method;
+    double counter_w; /* TW_EST_BY_COUNTERS: the counters' model's mean power over its time (else NaN) */
+    double own_w;     /* TW_EST_BY_COUNTERS: its own term, power_w - counter_w (else NaN) */
 } tw_est_name;
+
+/* How the activity counters were used (tw_estimate.counters). */
+typedef struct tw_est_counter_fit {
+    bool used;     /* some name's power came from them */
+    char why[160]; /* not used: why ("" where none were given) */
+    size_t nf;
+    char feature[TW_EST_MAX_FEATURES][48];
+    double coef_w[TW_EST_MAX_FEATURES];    /* power at full activity of each feature, W (>= 0) */
+    double coef_sd_w[TW_EST_MAX_FEATURES]; /* standard errors */
+    double coef_prior_sd_w;                /* sd of the prior on each coefficient (from the coefficients' scatter) */
+    double own_sd_w; /* sd of the prior on each name's own term (estimated from the names' scatter) */
+    size_t names;    /* names given their power by the counters */
+    double coverage; /* share of the kernels' time the samples cover */
+    size_t samples;  /* samples inside the fit span */
+} tw_est_counter_fit;
 
 typedef struct tw_est_group {
     char label[160]; /* "group 1: NAME (+N)" or the pattern */
@@ -200,6 +243,7 @@ typedef struct tw_estimate {
     size_t at_limit;        /* names (or groups) whose power sits at that bound (status AT_POWER_BOUND) */
     double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
     char warnings[1024];                 /* lines; "" when none */
+    tw_est_counter_fit counters;         /* the activity counters' part */
 } tw_estimate;
 
 /* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other

@@ -92,6 +92,7 @@ static void say(const char *fmt, ...)
 
 const char *twi_cupti_error(void) { return m.error; }
 const char *twi_cupti_path(void) { return m.path; }
+void *twi_cupti_handle(void) { return m.handle; }
 
 static const char *result_text(CUptiResult r)
 {

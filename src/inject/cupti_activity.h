@@ -79,5 +79,7 @@ const char *twi_cupti_error(void);
 bool twi_same_file(const char *a, const char *b);
 /* The libcupti file loaded ("" before). */
 const char *twi_cupti_path(void);
+/* libcupti's dlopen handle (NULL before it is loaded): for PM sampling's entry points. */
+void *twi_cupti_handle(void);
 
 #endif

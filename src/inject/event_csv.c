@@ -29,6 +29,14 @@ const char *twi_kind_name(twi_kind kind)
         return "memset";
     case TWI_NVTX:
         return "nvtx";
+    case TWI_PM_METRICS:
+        return "pm_metrics";
+    case TWI_PM_SAMPLE:
+        return "pm_sample";
+    case TWI_PM_OFF:
+        return "pm_off";
+    case TWI_PM_END:
+        return "pm_end";
     }
     return "unknown";
 }

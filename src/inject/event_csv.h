@@ -23,7 +23,17 @@
     "name,start_s,end_s,device,stream,kind,grid_x,grid_y,grid_z,block_x,block_y,block_z,correlation_id,device_uuid,"   \
     "mangled,domain,tid,depth\n"
 
-typedef enum twi_kind { TWI_KERNEL = 0, TWI_MEMCPY = 1, TWI_MEMSET = 2, TWI_NVTX = 3 } twi_kind;
+/* TWI_PM_*: PM sampling's records (pm_sampling.h): their text in the name column. */
+typedef enum twi_kind {
+    TWI_KERNEL = 0,
+    TWI_MEMCPY = 1,
+    TWI_MEMSET = 2,
+    TWI_NVTX = 3,
+    TWI_PM_METRICS = 4,
+    TWI_PM_SAMPLE = 5,
+    TWI_PM_OFF = 6,
+    TWI_PM_END = 7
+} twi_kind;
 
 /* CUPTI's CUpti_ActivityMemcpyKind values. */
 enum {
@@ -62,7 +72,7 @@ typedef struct twi_record {
 
 /* "HtoD", "DtoH", ...; "unknown" for values out of range. */
 const char *twi_memcpy_kind_name(uint32_t copy_kind);
-/* "kernel", "memcpy", "memset", "nvtx". */
+/* "kernel", "memcpy", "memset", "nvtx", "pm_metrics", "pm_sample", "pm_off", "pm_end". */
 const char *twi_kind_name(twi_kind kind);
 
 /* ---------------------------------------------------------------- clock */

@@ -47,6 +47,10 @@
  *                        through cuptiActivityRegisterTimestampCallback
  *                        (default: CUPTI's own clock and a measured offset)
  *   TW_INJECT_VERBOSE    "1": a line on what was set up and a summary at exit
+ *   TW_PM_INTERVAL_MS    activity counters: CUPTI's PM sampling every this many ms
+ *                        (0.01..1000) on each GPU the program uses, as pm_* lines
+ *                        of the events file (pm_sampling.h; truewatt run
+ *                        --activity-counters sets it); unset: none
  */
 #define _GNU_SOURCE /* dladdr, pthread_setname_np, syscall */
 
@@ -76,6 +80,7 @@
 #include "inject/demangle.h"
 #include "inject/event_csv.h"
 #include "inject/nvtx_ranges.h"
+#include "inject/pm_sampling.h"
 
 #define PREFIX "truewatt-inject: "
 #define WRITE_CHUNK_BYTES ((size_t)1 << 16) /* lines are written out in chunks of about this */
@@ -352,6 +357,7 @@ static void finish(void)
         return;
     }
     bool cupti = atomic_load(&g.active);
+    twi_pm_stop(); /* its last samples, before the last write */
     stop_flusher();
     drain_rings(); /* NVTX ranges closed since the last drain */
     if (cupti) {
@@ -845,6 +851,7 @@ static void after_fork_in_child(void)
     /* the queued buffers and the ranges not yet drained are the parent's to
      * write; the child has no drain thread: it writes its ranges itself */
     twi_cupti_after_fork();
+    twi_pm_after_fork();
     for (nvtx_ring *q = atomic_load(&g.rings); q; q = q->next)
         atomic_store(&q->tail, atomic_load(&q->head));
     g.flusher_running = false;
@@ -892,6 +899,26 @@ static void open_file(void)
 
 static pthread_once_t file_once = PTHREAD_ONCE_INIT;
 
+/* PM sampling's records, on its thread: lines like the others. */
+static void pm_emit(void *ctx, const twi_record *r)
+{
+    (void)ctx;
+    emit_locked(r);
+}
+
+/* Activity counters when truewatt run asked for them (TW_PM_INTERVAL_MS). */
+static void start_pm_sampling(const twi_cupti_client *cl)
+{
+    const char *iv = getenv("TW_PM_INTERVAL_MS");
+    if (!iv || !*iv) return;
+    twi_pm_config pc = {.prefix = PREFIX, .verbose = cl->verbose, .emit = pm_emit};
+    if (!twi_pm_parse_interval(iv, &pc.interval_ns)) {
+        fprintf(stderr, PREFIX "TW_PM_INTERVAL_MS='%s' is not 0.01..1000 (ms): no activity counters\n", iv);
+        return;
+    }
+    twi_pm_start(&pc, twi_cupti_handle());
+}
+
 static void setup_cupti(void)
 {
     pthread_once(&file_once, open_file);
@@ -914,6 +941,7 @@ static void setup_cupti(void)
     pthread_mutex_unlock(&g.lock);
     route_nvtx_here();
     start_flusher();
+    start_pm_sampling(&cl);
 
     if (g.verbose)
         fprintf(stderr, PREFIX "events to %s; clock %s; flush every %u ms\n", g.events_path,

@@ -46,6 +46,7 @@
 #define twi_cupti_stats tw_i_cupti_stats
 #define twi_cupti_error tw_i_cupti_error
 #define twi_cupti_path tw_i_cupti_path
+#define twi_cupti_handle tw_i_cupti_handle
 #define twi_same_file tw_i_same_file
 #define twi_cupti_after_fork tw_i_cupti_after_fork
 

@@ -181,7 +181,8 @@ tw_status tw_report_name_get(const tw_report *r, size_t d, size_t i, tw_report_n
                         .energy_sd_j = n->energy_sd_j,
                         .power_w = n->power_w,
                         .upper_j = n->upper_j,
-                        .group = n->group};
+                        .group = n->group,
+                        .method = tw_est_method_name(n->method)};
     COPY_OUT(out, v);
     return TW_OK;
 }

@@ -16,6 +16,8 @@
 #include "timeline/devices.h"
 #include "core/strmap.h"
 #include "runfile/runfile_mig.h"
+#include "runfile/runfile_pm.h"
+#include "estimate/counters.h"
 
 /* ---------------------------------------------------------------- the sensor profile */
 
@@ -261,6 +263,35 @@ static tw_status load_devices(tw_run *run, loaded *L)
     return TW_OK;
 }
 
+/* Each GPU's activity counters (runfile_pm.h), matched by UUID: what was
+ * recorded, or why nothing was; nothing at all when none were asked for. */
+static tw_status load_activity_counters(tw_run *run, loaded *L)
+{
+    double asked = tw_run_get_real(run, TW_RUN_PM_ASKED_KEY);
+    tw_clear_error();
+    tw_run_pm *pm = NULL;
+    size_t n = 0;
+    tw_status st = tw_run_pms(run, &pm, &n);
+    if (st != TW_OK || (isnan(asked) && n == 0)) return st;
+    for (size_t d = 0; d < L->ndev; d++) {
+        run_device *x = &L->dev[d];
+        const tw_run_pm *p = tw_run_pm_for(pm, n, x->uuid);
+        x->pm_asked = true;
+        if (p) {
+            x->pm = *p;
+        } else {
+            memset(&x->pm, 0, sizeof x->pm);
+            x->pm.device = -1;
+            x->pm.busy_s = NAN;
+            snprintf(x->pm.reason, sizeof x->pm.reason,
+                     "the program made no CUDA context on this GPU, or its injection library sent nothing");
+        }
+        tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
+    }
+    free(pm);
+    return TW_OK;
+}
+
 /* The activities, each GPU's matched by UUID; events of GPUs not sampled
  * are counted and warned about, never charged to another GPU. Each GPU's
  * events are a feed replayed from the run file by start (the estimator
@@ -305,7 +336,35 @@ static tw_status split_warnings(loaded *L)
  * the command started and after it ended. */
 static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
 
-static tw_status analyse(const char *path, loaded *L, const tw_report_options *o)
+static tw_status add_sample(void *set, double t0_s, double t1_s, const float *values)
+{
+    return tw_est_counters_add(set, t0_s, t1_s, values);
+}
+
+/* A device's activity counters as the estimator's features (set->c.n 0:
+ * none; why not into why, "" when none were recorded). */
+static tw_status device_counters(tw_run *run, const run_device *x, const tw_report_options *o, tw_est_counter_set *set,
+                                 char *why, size_t cap)
+{
+    memset(set, 0, sizeof *set);
+    why[0] = '\0';
+    if (!x->pm_asked || !x->pm.on || x->pm.samples == 0) return TW_OK;
+    if (o->no_activity_counters) {
+        snprintf(why, cap, "left out (--no-activity-counters)");
+        return TW_OK;
+    }
+    tw_status st = tw_est_counters_begin(x->pm.metrics, (double)x->pm.interval_ns * 1e-9, set);
+    if (st == TW_ENOTFOUND) { /* metrics that give no feature: said, the estimate goes on without them */
+        snprintf(why, cap, "%s", tw_last_error());
+        tw_clear_error();
+        return TW_OK;
+    }
+    if (st == TW_OK) st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, set);
+    if (st != TW_OK) tw_est_counter_set_free(set);
+    return st;
+}
+
+static tw_status analyse(tw_run *run, const char *path, loaded *L, const tw_report_options *o)
 {
     tw_status st = run_est_groups(o, &L->patterns, &L->npatterns);
     for (size_t d = 0; st == TW_OK && d < L->ndev; d++)
@@ -327,10 +386,19 @@ static tw_status analyse(const char *path, loaded *L, const tw_report_options *o
         c.idle_after_t0_s = L->exit_s + 0.2;
         c.idle_after_t1_s = L->exit_s + L->tail_s - 0.1;
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
-        if (tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info) != TW_OK) {
+        tw_est_counter_set cs;
+        char why[160];
+        st = device_counters(run, x, o, &cs, why, sizeof why);
+        if (st != TW_OK) return st;
+        if (cs.c.n) c.counters = &cs.c;
+        tw_status est = tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info);
+        tw_est_counter_set_free(&cs);
+        if (est != TW_OK) {
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }
+        if (!x->est->counters.used && !x->est->counters.why[0])
+            snprintf(x->est->counters.why, sizeof x->est->counters.why, "%s", why);
         if (tw_methods_run(path, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, L->cancel, &x->methods) != TW_OK)
             snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
     }
@@ -654,9 +722,10 @@ tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r)
     tw_status st = tw_run_commit(run); /* the estimator reads the samples through its own connection */
     if (st == TW_OK) st = load_facts(run, L);
     if (st == TW_OK) st = load_devices(run, L);
+    if (st == TW_OK) st = load_activity_counters(run, L);
     if (st == TW_OK) st = load_timeline(run, L);
     if (st == TW_OK) st = pick_profiles(run, o->profile, L);
-    if (st == TW_OK) st = analyse(L->path, L, o);
+    if (st == TW_OK) st = analyse(run, L->path, L, o);
     if (st == TW_OK) st = split_warnings(L);
     if (st != TW_OK) return st;
     r->dev = calloc(L->ndev, sizeof *r->dev);

@@ -163,9 +163,10 @@ static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
 {
     *noted = 0;
     if (e->nnames == 0) return;
-    static const char *const head[] = {"name",   "kind",         "launches", "time_s", "energy_j",
-                                       "+-sd_j", "j_per_launch", "power_w",  "share_%"};
-    table *t = table_new(9, head);
+    static const char *const head[] = {"name",   "kind",         "launches", "time_s",  "energy_j",
+                                       "+-sd_j", "j_per_launch", "power_w",  "share_%", "by"};
+    bool by = e->counters.used; /* which model gave each name its power: where the counters gave some */
+    table *t = table_new(by ? 10 : 9, head);
     if (!t) return;
     double act = e->kernels_j + e->copies_j;
     size_t shown = 0, below = 0, at_bound = 0, grouped = 0;
@@ -208,6 +209,7 @@ static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
             table_cell(t, "%.1f", x->power_w);
             table_cell(t, "%.1f", act > 0 ? 100.0 * x->energy_j / act : NAN);
         }
+        if (by) table_cell(t, "%s", tw_est_method_name(x->method));
     }
     fprintf(f, "\nkernels and copies, by energy above the baseline\n");
     table_print(t, f);
@@ -425,6 +427,49 @@ void run_scope_json(json *j, const run_device *d)
     json_kv_string(j, "module_reading", d->methods.module_reading[0] ? d->methods.module_reading : NULL);
 }
 
+/* The residual of the finest reading the estimate used beside its noise in the device's profile (NaN where unknown). */
+static void fit_noise(const run_device *d, const char **name, double *rms_w, double *profile_w)
+{
+    const tw_estimate *e = d->est;
+    size_t best = 0;
+    for (size_t i = 1; i < e->nreadings; i++)
+        if (e->readings[i].used > e->readings[best].used) best = i;
+    *name = e->nreadings ? e->readings[best].name : "";
+    *rms_w = e->nreadings ? e->readings[best].rms_w : NAN;
+    *profile_w = NAN;
+    if (d->profile != RUN_PROFILE_MODEL || !e->nreadings) return;
+    const char *col = e->readings[best].name,
+               *bare = strncmp(col, d->prefix, strlen(d->prefix)) == 0 ? col + strlen(d->prefix) : col;
+    const tw_reading_model *m = tw_profile_find(&d->prof, bare);
+    if (m) *profile_w = m->rms_w;
+}
+
+/* How the activity counters entered the estimate: the model's features and
+ * fit, or why they did not (nothing where none were recorded). */
+static void text_counters(const run_device *d, FILE *f)
+{
+    const tw_est_counter_fit *c = &d->est->counters;
+    if (!c->used) {
+        if (c->why[0]) fprintf(f, "activity counters in the estimate: not used (%s)\n", c->why);
+        return;
+    }
+    fprintf(f,
+            "activity counters in the estimate: %zu kernel names get their power from them (%zu samples cover "
+            "%.1f %% of the kernels' time); power at full activity:",
+            c->names, c->samples, 100 * c->coverage);
+    for (size_t m = 0; m < c->nf; m++)
+        fprintf(f, "%s %s %.1f +- %.1f W", m ? "," : "", c->feature[m], c->coef_w[m], c->coef_sd_w[m]);
+    const char *name;
+    double rms, prof;
+    fit_noise(d, &name, &rms, &prof);
+    fprintf(f,
+            " (prior 0 +- %.1f W, from their scatter); each name's own term 0 +- %.1f W (from the names' scatter); "
+            "%s residual %.2f W rms",
+            c->coef_prior_sd_w, c->own_sd_w, name, rms);
+    if (isfinite(prof)) fprintf(f, " (the profile's noise %.2f W)", prof);
+    fputc('\n', f);
+}
+
 static void text_device(const run_record *r, const run_device *d, FILE *f)
 {
     if (r->ndev > 1 || d->name[0])
@@ -432,6 +477,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     char line[2048];
     profile_line(d, line, sizeof line);
     fprintf(f, "profile: %s\n", line);
+    if (d->pm_asked) fprintf(f, "activity counters: %s\n", d->pm_line);
     const tw_estimate *e = d->est;
     if (!e) {
         fprintf(f, "no energy report: %s\n", d->est_error);
@@ -457,6 +503,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
                 e->power_bound_w, e->power_limit_w, e->at_limit);
     else
         fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
+    text_counters(d, f);
     text_split(e, f);
     run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
@@ -614,6 +661,59 @@ static void json_profile(json *j, const run_device *d)
     json_end_object(j);
 }
 
+/* Key activity_counters (when asked for): the line, and what it says as values. */
+static void json_activity_counters(json *j, const run_device *d)
+{
+    if (!d->pm_asked) return;
+    json_key(j, "activity_counters");
+    json_begin_object(j);
+    json_kv_string(j, "line", d->pm_line);
+    json_kv_bool(j, "recorded", d->pm.on);
+    json_kv_number(j, "samples", (double)d->pm.samples);
+    json_kv_number(j, "interval_ms", d->pm.on ? (double)d->pm.interval_ns / 1e6 : NAN);
+    json_kv_string(j, "metrics", d->pm.on ? d->pm.metrics : NULL);
+    json_kv_string(j, "refused", d->pm.on ? d->pm.refused : NULL);
+    json_kv_string(j, "reason", d->pm.on ? NULL : d->pm.reason);
+    json_kv_number(j, "busy_s", d->pm.busy_s);
+    json_kv_number(j, "busy_pct_of_one_core", tw_run_pm_busy_pct(&d->pm));
+    json_kv_number(j, "overflows", (double)d->pm.overflows);
+    json_end_object(j);
+}
+
+/* Key activity_model: how the activity counters entered the estimate. */
+static void json_counters(json *j, const run_device *d)
+{
+    const tw_est_counter_fit *c = &d->est->counters;
+    json_key(j, "activity_model");
+    json_begin_object(j);
+    json_kv_bool(j, "used", c->used);
+    json_kv_string(j, "why_not", c->used || !c->why[0] ? NULL : c->why);
+    if (c->used) {
+        json_kv_uint(j, "names", c->names);
+        json_kv_uint(j, "samples", c->samples);
+        json_kv_number(j, "coverage", c->coverage);
+        json_key(j, "coefficients_w");
+        json_begin_object(j);
+        for (size_t m = 0; m < c->nf; m++)
+            json_kv_number(j, c->feature[m], c->coef_w[m]);
+        json_end_object(j);
+        json_key(j, "coefficients_sd_w");
+        json_begin_object(j);
+        for (size_t m = 0; m < c->nf; m++)
+            json_kv_number(j, c->feature[m], c->coef_sd_w[m]);
+        json_end_object(j);
+        json_kv_number(j, "coefficient_prior_sd_w", c->coef_prior_sd_w);
+        json_kv_number(j, "own_term_sd_w", c->own_sd_w);
+        const char *name;
+        double rms, prof;
+        fit_noise(d, &name, &rms, &prof);
+        json_kv_string(j, "reading", name);
+        json_kv_number(j, "residual_rms_w", rms);
+        json_kv_number(j, "profile_noise_w", prof);
+    }
+    json_end_object(j);
+}
+
 static void json_estimate(json *j, const run_device *d)
 {
     const tw_estimate *e = d->est;
@@ -651,6 +751,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "idle_before_w", e->idle_before_w);
     json_kv_number(j, "idle_after_w", e->idle_after_w);
     json_kv_uint(j, "names_pooled", e->pooled);
+    json_counters(j, d);
     json_key(j, "readings");
     json_begin_array(j);
     for (size_t i = 0; i < e->nreadings; i++) {
@@ -688,6 +789,9 @@ void run_name_json(json *j, const tw_est_name *x, const char *name)
     json_kv_number(j, "power_sd_w", x->power_sd_w);
     json_kv_string(j, "status", tw_est_status_name(x->status));
     json_kv_number(j, "upper_j", x->upper_j);
+    json_kv_string(j, "method", tw_est_method_name(x->method));
+    json_kv_number(j, "counter_power_w", x->counter_w);
+    json_kv_number(j, "own_power_w", x->own_w);
     json_key(j, "group");
     if (x->group >= 0)
         json_number(j, x->group);
@@ -780,6 +884,7 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
     json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
     json_profile(j, d);
+    json_activity_counters(j, d);
     json_kv_string(j, "error", d->est ? NULL : d->est_error);
     if (d->est) {
         json_estimate(j, d);

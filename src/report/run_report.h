@@ -28,6 +28,7 @@
 #include "estimate/estimator.h"
 #include "estimate/methods.h"
 #include "estimate/trace.h"
+#include "runfile/runfile_pm.h"
 #include "timeline/mig.h"
 #include "truewatt.h"
 
@@ -58,6 +59,9 @@ typedef struct run_device {
     const tw_events *events;     /* the events the estimate was made from (its ranges' thread and domain) */
     const char *const *patterns; /* the groups asked for (the estimator's patterns): labels of groups */
     size_t npatterns;
+    bool pm_asked;      /* activity counters were asked for or recorded (else no line on them) */
+    tw_run_pm pm;       /* pm_asked: what was recorded (pm.on false: pm.reason says why not) */
+    char pm_line[2048]; /* pm_asked: "N samples every X ms (PM sampling: ...)" or "not recorded (why)" */
 } run_device;
 
 typedef struct run_record {

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "inject/event_csv.h"
 #include "runfile/runfile_internal.h"
+#include "runfile/runfile_pm.h"
 #include "trace/csv.h"
 #include "trace/events_source.h"
 
@@ -214,6 +215,17 @@ static tw_status put_activity(tw_run *r, const line_ctx *L, int64_t start, int64
     return run_step_write(r, s, "cannot write an activity");
 }
 
+/* PM sampling's lines (runfile_pm.h): their own tables. */
+static tw_status put_pm(tw_run *r, const line_ctx *L, int64_t start, int64_t end)
+{
+    int64_t device = -1;
+    bool has = false;
+    tw_status st = opt_int(L, EC_DEVICE, INT32_MIN, INT32_MAX, &device, &has);
+    if (st != TW_OK) return st;
+    return tw_run_pm_line(r, L->path, L->line, cell(L, EC_KIND), cell(L, EC_NAME), has ? device : -1,
+                          opt_text(L, EC_UUID), start, end);
+}
+
 static tw_status import_line(tw_run *r, const line_ctx *L)
 {
     const char *name = cell(L, EC_NAME), *kind = cell(L, EC_KIND);
@@ -224,6 +236,7 @@ static tw_status import_line(tw_run *r, const line_ctx *L)
         return bad(L, EC_START, "seconds with at most 9 decimals");
     if (!cell(L, EC_END) || !parse_ns(cell(L, EC_END), &end)) return bad(L, EC_END, "seconds with at most 9 decimals");
     if (end < start) return tw_fail(TW_EPARSE, "%s:%lu: event '%.80s' ends before it starts", L->path, L->line, name);
+    if (tw_run_pm_kind(kind)) return put_pm(r, L, start, end);
     return strcmp(kind, "nvtx") == 0 ? put_nvtx(r, L, start, end) : put_activity(r, L, start, end);
 }
 

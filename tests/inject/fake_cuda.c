@@ -7,9 +7,14 @@
  * Three devices: 0 and 1 are whole GPUs (both UUID calls agree), 2 is a MIG
  * instance (cuDeviceGetUuid_v2 gives the instance's UUID, cuDeviceGetUuid
  * the GPU's).
+ *
+ * For PM sampling (src/inject/pm_sampling.c): the primary context of device
+ * 0 is active (of none with $FAKE_CUDA_NO_CONTEXT set); it can be retained,
+ * released, pushed and popped (nothing is done with it).
  */
 #include <cuda.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 static const unsigned char gpu_uuid[3][16] = {
@@ -25,6 +30,11 @@ CUresult cuDeviceGetCount(int *count);
 CUresult cuDeviceGet(CUdevice *device, int ordinal);
 CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
 
 CUresult cuDeviceGetCount(int *count)
 {
@@ -50,5 +60,39 @@ CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
     if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
     memcpy(uuid->bytes, dev == 2 ? mig_uuid : gpu_uuid[dev], 16);
+    return CUDA_SUCCESS;
+}
+
+static int fake_ctx[3]; /* the contexts' handles point here */
+static int retained[3];
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = dev == 0 && !getenv("FAKE_CUDA_NO_CONTEXT");
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
+    retained[dev]++;
+    *pctx = (CUcontext)(void *)&fake_ctx[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    if (dev < 0 || dev > 2 || !retained[dev]) return CUDA_ERROR_INVALID_CONTEXT;
+    retained[dev]--;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) { return ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    if (pctx) *pctx = NULL;
     return CUDA_SUCCESS;
 }

@@ -12,8 +12,13 @@
  * by its size.
  */
 #include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h> /* src/inject/cshim first on the include path */
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -202,5 +207,246 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
 {
     (void)context, (void)stream_id;
     *dropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- PM sampling
+ *
+ * The entry points src/inject/pm_sampling.c uses, with synthetic samples of
+ * known values: a device started at CUPTI time T0 with interval I has
+ * completed sample k = 0, 1, ... once T0 + (k + 1) I has passed; sample k
+ * spans [T0 + k I, T0 + (k + 1) I] and metric number p (in the order the
+ * config's metrics were added) has the value (p + 1) * 1000 + k % 1000.
+ * Names starting "dramc__" are refused (as a chip without that unit would).
+ * $FAKE_CUPTI_PM=refuse: counter availability fails with
+ * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins). */
+
+#define FAKE_PM_MAX_METRICS 32
+#define FAKE_PM_MAGIC 0x706d6661u
+
+struct CUpti_Profiler_Host_Object {
+    char name[FAKE_PM_MAX_METRICS][160];
+    size_t n;
+};
+
+struct CUpti_PmSampling_Object {
+    size_t device;
+    uint64_t interval, t0, t_stop, next;
+    int started, stopped;
+};
+
+typedef struct fake_image {
+    uint32_t magic, max, n, pad;
+    uint64_t k0;
+} fake_image;
+
+static uint64_t fake_pm_decodes;
+uint64_t fake_cupti_pm_decodes(void);
+uint64_t fake_cupti_pm_decodes(void) { return fake_pm_decodes; }
+
+/* Like the real CUPTI, whose own exit teardown made the H100 abort (a double
+ * free) when PM sampling was stopped after it: the profiler's state goes at an
+ * exit handler registered when it is initialised, and a PM call after that
+ * aborts the program, so that a library stopping too late fails its test. */
+static volatile int profiler_down;
+static void profiler_teardown(void) { profiler_down = 1; }
+
+static void profiler_alive(const char *call)
+{
+    if (!profiler_down) return;
+    fprintf(stderr, "fake CUPTI: %s after CUPTI's exit teardown\n", call);
+    abort();
+}
+
+CUptiResult cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
+{
+    if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    atexit(profiler_teardown);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p)
+{
+    if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->pChipName = "GH100";
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerDeviceSupported(CUpti_Profiler_DeviceSupported_Params *p)
+{
+    if (!p) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->isSupported = p->architecture = p->sli = p->vGpu = p->confidentialCompute = p->cmp = p->wsl =
+        CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params *p)
+{
+    const char *mode = getenv("FAKE_CUPTI_PM");
+    if (mode && strcmp(mode, "refuse") == 0) return CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+    if (!p->pCounterAvailabilityImage)
+        p->counterAvailabilityImageSize = 64;
+    else
+        memset(p->pCounterAvailabilityImage, 0xa5, p->counterAvailabilityImageSize);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params *p)
+{
+    if (!p || p->profilerType != CUPTI_PROFILER_TYPE_PM_SAMPLING || !p->pChipName) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->pHostObject = calloc(1, sizeof *p->pHostObject);
+    return p->pHostObject ? CUPTI_SUCCESS : CUPTI_ERROR_OUT_OF_MEMORY;
+}
+
+CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params *p)
+{
+    profiler_alive("cuptiProfilerHostDeinitialize");
+    free(p->pHostObject);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
+{
+    CUpti_Profiler_Host_Object *h = p->pHostObject;
+    for (size_t i = 0; i < p->numMetrics; i++)
+        if (strncmp(p->ppMetricNames[i], "dramc__", 7) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    for (size_t i = 0; i < p->numMetrics && h->n < FAKE_PM_MAX_METRICS; i++)
+        snprintf(h->name[h->n++], sizeof h->name[0], "%s", p->ppMetricNames[i]);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params *p)
+{
+    p->configImageSize = 16 + 160 * p->pHostObject->n;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params *p)
+{
+    memset(p->pConfigImage, 0, p->configImageSize);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params *p)
+{
+    p->numOfPasses = 1;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
+{
+    p->pPmSamplingObject = calloc(1, sizeof *p->pPmSamplingObject);
+    if (!p->pPmSamplingObject) return CUPTI_ERROR_OUT_OF_MEMORY;
+    p->pPmSamplingObject->device = p->deviceIndex;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingDisable(CUpti_PmSampling_Disable_Params *p)
+{
+    profiler_alive("cuptiPmSamplingDisable");
+    free(p->pPmSamplingObject);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params *p)
+{
+    if (!p->pConfig || !p->configSize || !p->samplingInterval || !p->hardwareBufferSize)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    p->pPmSamplingObject->interval = p->samplingInterval;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params *p)
+{
+    if (!p->maxSamples || !p->numMetrics) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->counterDataSize = sizeof(fake_image) + 8 * (size_t)p->maxSamples;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params *p)
+{
+    fake_image im = {FAKE_PM_MAGIC, (uint32_t)((p->counterDataSize - sizeof(fake_image)) / 8), 0, 0, 0};
+    memcpy(p->pCounterData, &im, sizeof im);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingStart(CUpti_PmSampling_Start_Params *p)
+{
+    CUpti_PmSampling_Object *o = p->pPmSamplingObject;
+    if (!o->interval) return CUPTI_ERROR_INVALID_OPERATION;
+    o->t0 = fake_cupti_now();
+    o->started = 1;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
+{
+    profiler_alive("cuptiPmSamplingStop");
+    CUpti_PmSampling_Object *o = p->pPmSamplingObject;
+    if (!o->started) return CUPTI_ERROR_INVALID_OPERATION;
+    o->t_stop = fake_cupti_now();
+    o->stopped = 1;
+    return CUPTI_SUCCESS;
+}
+
+/* The samples completed since the last decode, as many as the image holds. */
+CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
+{
+    profiler_alive("cuptiPmSamplingDecodeData");
+    CUpti_PmSampling_Object *o = p->pPmSamplingObject;
+    fake_image im;
+    memcpy(&im, p->pCounterDataImage, sizeof im);
+    if (!o->started || im.magic != FAKE_PM_MAGIC) return CUPTI_ERROR_INVALID_OPERATION;
+    uint64_t now = o->stopped ? o->t_stop : fake_cupti_now();
+    uint64_t done = (now - o->t0) / o->interval, left = done - o->next;
+    uint64_t n = left < im.max ? left : im.max;
+    im.n = (uint32_t)n;
+    im.k0 = o->next;
+    o->next += n;
+    memcpy(p->pCounterDataImage, &im, sizeof im);
+    p->decodeStopReason = left > n ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
+                                   : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+    p->overflow = 0;
+    pthread_mutex_lock(&lock);
+    fake_pm_decodes++;
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params *p)
+{
+    fake_image im;
+    memcpy(&im, p->pCounterDataImage, sizeof im);
+    if (im.magic != FAKE_PM_MAGIC) return CUPTI_ERROR_INVALID_PARAMETER;
+    p->numTotalSamples = im.max;
+    p->numPopulatedSamples = p->numCompletedSamples = im.n;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params *p)
+{
+    fake_image im;
+    memcpy(&im, p->pCounterDataImage, sizeof im);
+    if (im.magic != FAKE_PM_MAGIC || p->sampleIndex >= im.n) return CUPTI_ERROR_INVALID_PARAMETER;
+    const CUpti_PmSampling_Object *o = p->pPmSamplingObject;
+    p->startTimestamp = o->t0 + (im.k0 + p->sampleIndex) * o->interval;
+    p->endTimestamp = p->startTimestamp + o->interval;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params *p)
+{
+    fake_image im;
+    memcpy(&im, p->pCounterDataImage, sizeof im);
+    if (im.magic != FAKE_PM_MAGIC || p->rangeIndex >= im.n) return CUPTI_ERROR_INVALID_PARAMETER;
+    const CUpti_Profiler_Host_Object *h = p->pHostObject;
+    uint64_t k = im.k0 + p->rangeIndex;
+    for (size_t i = 0; i < p->numMetrics; i++) {
+        size_t pos = 0;
+        while (pos < h->n && strcmp(h->name[pos], p->ppMetricNames[i]) != 0)
+            pos++;
+        if (pos == h->n) return CUPTI_ERROR_INVALID_METRIC_NAME;
+        p->pMetricValues[i] = (double)(pos + 1) * 1000.0 + (double)(k % 1000);
+    }
     return CUPTI_SUCCESS;
 }

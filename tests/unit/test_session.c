@@ -688,10 +688,17 @@ static void measure_constant(void **state)
             r.time_s, r.energy_j, r.energy_sd_j, r.power_above_baseline_w);
     assert_int_equal(r.calls, (size_t)calls);
     assert_true(r.time_s >= 1e-3 && r.time_s < 0.05); /* a loaded machine stretches the spin */
-    assert_true(r.calls * r.time_s >= 8 * 0.2 * 0.9); /* one round: 8 blocks of 0.2 s */
+    assert_true(r.calls * r.time_s >= 8 * 1.0 * 0.9); /* one round: 8 blocks of 1 s (the default) */
     assert_true(r.energy_sd_j > 0);
     assert_true(fabs(r.energy_j - p * r.time_s) <= 3 * r.energy_sd_j + 1e-9 * p * r.time_s);
-    assert_true(fabs(r.power_above_baseline_w) * r.time_s <= 3 * r.energy_sd_j);
+    /* nothing above the baseline: within the sd, or the rounding of ~1e5 samples' sums (1e-9 of P) */
+    assert_true(fabs(r.power_above_baseline_w) * r.time_s <= 3 * r.energy_sd_j + 1e-9 * p * r.time_s);
+    assert_true(o.block_s == 0); /* the default (python/tests/test_measure.py sets it) */
+    o.block_s = 100;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    o.block_s = -1;
+    assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
+    o.block_s = 0;
     o.device = 1;
     assert_int_equal(tw_measure(s, spin_1ms, &calls, &o, &r), TW_EINVAL);
     o.device = 0;
@@ -714,7 +721,7 @@ static void spin_then_cancel(void *arg)
 }
 
 /* A cancel stops tw_measure within a call, not at the end of a round
- * (8 blocks of 0.2 s and their gaps: ~4 s) or of the 30 s budget. */
+ * (8 blocks of 1 s and their gaps: ~11 s) or of the 30 s budget. */
 static void measure_cancel(void **state)
 {
     (void)state;

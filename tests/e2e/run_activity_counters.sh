@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# truewatt run --activity-counters end to end without a GPU: the real
+# injection library's PM sampling (src/inject/pm_sampling.c) against the fake
+# CUPTI's PM sampling (tests/inject/fake_cupti.c) and the fake libcuda (device
+# 0's primary context active), the power from the fake libnvidia-ml. The
+# measured program is inject_host in its gpu mode (three kernels of 0.3 s).
+#   - the run file's pm_devices row: the interval, the metrics the fake
+#     accepts (the wanted list of pm_sampling.c but dramc__*, which it refuses);
+#   - pm_samples: the fake's samples, back to back at 1 ms, each value the
+#     fake's formula (metric p of sample k: (p + 1) * 1000 + k % 1000), within
+#     the command's run on the timeline;
+#   - the report's line and JSON key, export's pm_samples.csv;
+#   - the estimate's use of them (activity_model, each name's method), with and
+#     without --no-activity-counters;
+#   - a second GPU sampled on which the program has no context: the report says
+#     it has no activity counters, and why;
+#   - the fake refusing (no permission; --activity-counters 0.5, a value as its
+#     own argument): the run completes with its kernels and the report says why
+#     there are no activity counters.
+#
+# usage: run_activity_counters.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST FAKE_CUDA.so
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+INJECT=${3:?usage}
+FAKE_CUPTI=${4:?usage}
+HOST=${5:?usage}
+FAKE_CUDA=${6:?usage}
+. "$HERE/run_common.sh" run-activity-counters "$1" "$2"
+cd "$T" || exit 2
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+ok() { echo "ok: $*"; }
+
+UUID=GPU-11223344-5566-7788-99aa-bbccddeeff00 # fake_cuda.c's device 0, inject_host's default device record
+UUID1=GPU-0a0a0a0a-0000-4000-8000-00000000aa01 # a second GPU, where the program makes no context
+printf 'name,start_s,duration_s,power_w\nspin,0.5,0.3,400\nspin,0.9,0.3,400\nspin,1.3,0.3,400\n' >scenario.csv
+export TW_FAKE_NVML_DEVICES=2 TW_FAKE_NVML_UUIDS=$UUID,$UUID1 TW_FAKE_NVML_SCENARIO=$T/scenario.csv
+export TW_RUN_EXPORT_T0_TO_FAKE=1 TW_INJECT_LIBRARY=$INJECT INJECT_HOST_CUPTI=$FAKE_CUPTI INJECT_HOST_CUDA=$FAKE_CUDA
+export TW_PROFILE_DIR=$T/profiles
+unset CUDA_VISIBLE_DEVICES NVTX_INJECTION64_PATH FAKE_CUPTI_PM FAKE_CUDA_NO_CONTEXT
+
+# ---- sampled every 1 ms (bare --activity-counters)
+"$BIN" run --json --activity-counters -o a.sqlite -- "$HOST" - gpu >a.json 2>err ||
+    fail "run --activity-counters: $(cat err)"
+python3 - a.sqlite "$UUID" <<'PY' && ok "the run file holds the fake's samples, back to back, with its values" || fail "pm tables"
+import sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+wanted = ["sm__cycles_active.avg", "gpc__cycles_elapsed.max",
+          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed.avg.per_cycle_active",
+          "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum",
+          "lts__t_sectors.sum", "gpc__cycles_elapsed.avg.per_second", "sys__cycles_elapsed.avg.per_second"]
+dev = db.execute("SELECT device, uuid, interval_ns, metrics, refused, reason FROM pm_devices").fetchall()
+assert dev == [(0, sys.argv[2], 1000000, ",".join(wanted),
+                "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", None)], dev
+rows = db.execute("SELECT device, start_ns, dur_ns, v FROM pm_samples ORDER BY start_ns").fetchall()
+meta = dict(db.execute("SELECT key, value FROM meta"))
+spawn_ns, exit_ns = meta["spawn_s"] * 1e9, meta["exit_s"] * 1e9
+# the command runs ~1.7 s; sampling starts within ~0.35 s of its CUDA set-up and ends at its exit
+assert 800 <= len(rows) <= 2500, len(rows)
+first = rows[0][1]
+for k, (d, start, dur, blob) in enumerate(rows):
+    assert d == 0 and dur == 1000000, (k, d, dur)
+    assert start - first == k * 1000000, ("not back to back", k, start - first)
+    v = struct.unpack("<%df" % len(wanted), blob)
+    # the fake's k counts from its start; the first decoded sample is its sample 0
+    assert v == tuple(float((p + 1) * 1000 + k % 1000) for p in range(len(wanted))), (k, v)
+assert spawn_ns <= first and rows[-1][1] + rows[-1][2] <= exit_ns, (spawn_ns, first, rows[-1][1], exit_ns)
+open("n", "w").write(str(len(rows)))
+PY
+N=$(cat n 2>/dev/null || echo 0)
+python3 - a.json "$N" <<'PY' && ok "the JSON report's activity_counters" || fail "JSON activity_counters: $(cat a.json | head -c 600)"
+import json, sys
+dev = json.load(open(sys.argv[1]))["devices"][0]
+a = dev["activity_counters"]
+n = int(sys.argv[2])
+assert a["recorded"] is True and a["samples"] == n and a["interval_ms"] == 1 and a["reason"] is None, a
+assert a["line"].startswith(f"{n} samples every 1 ms (PM sampling: sm__cycles_active.avg, gpc__cycles_elapsed.max, "), a
+assert a["refused"] == "dramc__read_throughput.avg.pct_of_peak_sustained_elapsed", a
+# the decoding's cost is said (the fake's is near 0), no overflow
+assert a["busy_s"] >= 0 and 0 <= a["busy_pct_of_one_core"] < 100 and a["overflows"] == 0, a
+assert "% of one core" in a["line"] and "overflowed" not in a["line"], a
+k = {x["name"]: x for x in dev["names"]}
+assert k["spin(float*, int)"]["launches"] == 3, k
+other = json.load(open(sys.argv[1]))["devices"][1]["activity_counters"]
+assert other["recorded"] is False and other["samples"] == 0, other
+assert other["line"] == "not recorded (the program made no CUDA context on this GPU, or its injection library sent nothing)", other
+PY
+"$BIN" report a.sqlite >a.txt 2>err || fail "report a.sqlite: $(cat err)"
+grep -q "^activity counters: $N samples every 1 ms (PM sampling: sm__cycles_active.avg, " a.txt &&
+    ok "the text report's line" || fail "report line: $(grep -i activity a.txt)"
+"$BIN" export a.sqlite --csv a 2>err || fail "export: $(cat err)"
+python3 - a/pm_samples.csv "$N" "$UUID" <<'PY' && ok "export's pm_samples.csv" || fail "pm_samples.csv: $(head -3 a/pm_samples.csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+n = int(sys.argv[2])
+assert len(rows) == 10 * n, (len(rows), n)
+r = rows[11]  # sample 1, metric 1 (gpc__cycles_elapsed.max)
+assert r["device"] == "0" and r["device_uuid"] == sys.argv[3] and r["metric"] == "gpc__cycles_elapsed.max", r
+assert float(r["value"]) == 2001 and round((float(r["end_s"]) - float(r["start_s"])) * 1e9) == 1000000, r
+PY
+
+# ---- the estimate with them and without (--no-activity-counters): the fake's samples begin ~1.25 s
+# into the timeline, its kernels run 0.5-1.6 s: 39 % of the kernels' time is covered, under the half
+# the estimator asks of a name (its counters' model is checked in test_estimator_counters): said, and
+# every name keeps the readings' path
+"$BIN" report --json a.sqlite >c.json 2>err && "$BIN" report --json --no-activity-counters a.sqlite >d.json 2>>err ||
+    fail "report --json (--no-activity-counters): $(cat err)"
+python3 - c.json d.json <<'PY' && ok "the estimate says why it did not use them, per GPU and per name" || fail "activity_model"
+import json, sys
+c, d = (json.load(open(p))["devices"][0] for p in sys.argv[1:3])
+m = c["estimate"]["activity_model"]
+assert m == {"used": False, "why_not": "the samples cover no kernel name for 50 % of its time"}, m
+assert all(x["method"] == "readings" for x in c["names"]), c["names"]
+assert d["estimate"]["activity_model"] == {"used": False, "why_not": "left out (--no-activity-counters)"}, d["estimate"]
+assert all(x["method"] == "readings" for x in d["names"]), d["names"]
+PY
+grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
+    ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
+
+# ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
+FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
+    fail "run with PM sampling refused: $(cat err)"
+grep -q "PM sampling on CUDA device 0: not recorded: cuptiPmSamplingGetCounterAvailability" err &&
+    ok "the injection library says why on stderr" || fail "no stderr line: $(cat err)"
+python3 - b.json <<'PY' && ok "refused: the kernels are reported, and why there are no activity counters" || fail "refused: $(head -c 800 b.json)"
+import json, sys
+dev = json.load(open(sys.argv[1]))["devices"][0]
+a = dev["activity_counters"]
+want = "cuptiPmSamplingGetCounterAvailability: CUPTI_ERROR_FAKE (CUPTI error 35)"
+assert a["recorded"] is False and a["samples"] == 0 and a["reason"] == want and a["busy_s"] is None, a
+assert a["line"] == f"not recorded ({want})", a
+import sqlite3
+db = sqlite3.connect("b.sqlite")
+asked = db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()
+env = db.execute("SELECT value FROM environment WHERE name = 'TW_PM_INTERVAL_MS'").fetchone()
+assert asked == (0.5,) and env == ("0.5",), ("the interval given as its own argument", asked, env)
+
+assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
+PY
+"$BIN" report b.sqlite >b.txt 2>err || fail "report b.sqlite: $(cat err)"
+grep -q "^activity counters: not recorded (cuptiPmSamplingGetCounterAvailability: " b.txt &&
+    ok "refused: the text report's line" || fail "refused: $(grep -i activity b.txt)"
+exit $status

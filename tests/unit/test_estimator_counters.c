@@ -1,0 +1,386 @@
+/* Unit tests of the activity counters inside the estimator (estimator.c's
+ * counters' model, counters.c's features) against an analytic truth: every
+ * kernel name draws the power its counters say, P = sum_m c_m x its level
+ * of feature m (coefficients and levels chosen here), over a baseline of
+ * BASE_W; each 20 ms window's value is the exact mean of that power, each
+ * 1 ms sample's value the exact mean of the GPU's feature levels.
+ *
+ * Names A and B always run together in every window, in the same
+ * proportion (a 3 ms A then a 2 ms B, four times in each window): the
+ * readings alone cannot split them (a group), while their samples can.
+ * Names C and D run alone, so that the readings see the features' powers.
+ * Cases: the split with counters and not without; counters over part of the
+ * run (the names they do not cover keep the readings' path); the features
+ * made from the recorded metrics. */
+#include <math.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tw_test.h"
+
+#include "estimate/counters.h"
+#include "estimate/estimator.h"
+
+#define BASE_W 100.0
+#define NF 3 /* sm, tensor, dram */
+#define CYCLES 12
+#define CYCLE_S 0.6
+#define START_S 1.0
+
+static const char *const feature_names[NF] = {"sm", "tensor", "dram"};
+static const double coef[NF] = {100, 300, 150}; /* W at full activity */
+
+typedef struct sig {
+    const char *name;
+    double level[NF];
+} sig;
+
+static const sig sigs[] = {
+    {"A", {1.0, 0.8, 0.1}}, /* 355 W */
+    {"B", {1.0, 0.0, 0.9}}, /* 235 W */
+    {"C", {1.0, 0.9, 0.0}}, /* 370 W */
+    {"D", {0.5, 0.0, 0.8}}, /* 170 W */
+};
+
+static void assert_ok(tw_status st)
+{
+    if (st != TW_OK) fail_msg("%s: %s", tw_strerror(st), tw_last_error());
+}
+
+static void near(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol)) fail_msg("%s: %.12g, expected %.12g (+- %g)", what, got, want, tol);
+}
+
+static double power_of(size_t s)
+{
+    double p = 0;
+    for (size_t m = 0; m < NF; m++)
+        p += coef[m] * sigs[s].level[m];
+    return p;
+}
+
+typedef struct launch {
+    double t0, t1;
+    size_t s; /* into sigs */
+} launch;
+
+/* Each cycle (600 ms, every phase on the 20 ms grid): C for 100 ms (4 ms
+ * launches, 1 ms apart), 60 ms idle, D likewise, 60 ms idle, then A and B in
+ * turn for 200 ms (3 ms of A, 2 ms of B), 80 ms idle. */
+static launch *timeline(size_t *n)
+{
+    launch *l = malloc(CYCLES * 120 * sizeof *l);
+    size_t k = 0;
+    for (int c = 0; c < CYCLES; c++) {
+        double t = START_S + CYCLE_S * c;
+        for (int i = 0; i < 20; i++)
+            l[k++] = (launch){t + 0.005 * i, t + 0.005 * i + 0.004, 2};
+        t += 0.16;
+        for (int i = 0; i < 20; i++)
+            l[k++] = (launch){t + 0.005 * i, t + 0.005 * i + 0.004, 3};
+        t += 0.16;
+        for (int i = 0; i < 40; i++) {
+            l[k++] = (launch){t + 0.005 * i, t + 0.005 * i + 0.003, 0};
+            l[k++] = (launch){t + 0.005 * i + 0.003, t + 0.005 * (i + 1), 1};
+        }
+    }
+    *n = k;
+    return l;
+}
+
+/* The exact integral over [a, b] of the power above the baseline (level:
+ * -1) or of feature `level`'s GPU-wide level. */
+static double integral(const launch *l, size_t n, double a, double b, int level)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double lo = fmax(a, l[i].t0), hi = fmin(b, l[i].t1);
+        if (hi > lo) sum += (hi - lo) * (level < 0 ? power_of(l[i].s) : sigs[l[i].s].level[level]);
+    }
+    return sum;
+}
+
+static double end_s(void) { return START_S + CYCLE_S * CYCLES + 1.0; }
+
+/* Tiling 20 ms windows of the true mean power, with a sensor's noise of
+ * NOISE_W rms (uniform, from a fixed sequence: the fit weighs the readings
+ * by their residuals, which exact windows would leave at zero). */
+#define NOISE_W 2.0
+static tw_obs *windows(const launch *l, size_t nl, size_t *n)
+{
+    *n = (size_t)llround(end_s() / 0.02);
+    tw_obs *o = calloc(*n, sizeof *o);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < *n; i++) {
+        double a = 0.02 * (double)i, b = a + 0.02;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double u = (double)(x >> 11) / 9007199254740992.0 - 0.5; /* uniform, sd 1 / sqrt 12 */
+        o[i] = (tw_obs){a, b, BASE_W + integral(l, nl, a, b, -1) / 0.02 + NOISE_W * sqrt(12.0) * u};
+    }
+    return o;
+}
+
+/* 1 ms samples of every feature's mean level, from `from` to `to`. */
+typedef struct samples {
+    double *t0, *t1, *v;
+    tw_est_counters c;
+} samples;
+
+static void sample(const launch *l, size_t nl, double from, double to, samples *s)
+{
+    size_t n = (size_t)llround((to - from) / 0.001);
+    s->t0 = malloc(n * sizeof *s->t0);
+    s->t1 = malloc(n * sizeof *s->t1);
+    s->v = malloc(n * NF * sizeof *s->v);
+    for (size_t k = 0; k < n; k++) {
+        s->t0[k] = from + 0.001 * (double)k;
+        s->t1[k] = s->t0[k] + 0.001;
+        for (int m = 0; m < NF; m++)
+            s->v[k * NF + (size_t)m] = integral(l, nl, s->t0[k], s->t1[k], m) / 0.001;
+    }
+    s->c = (tw_est_counters){n, s->t0, s->t1, NF, feature_names, s->v};
+}
+
+static void samples_free(samples *s)
+{
+    free(s->t0);
+    free(s->t1);
+    free(s->v);
+}
+
+static tw_events *events_of(const launch *l, size_t n)
+{
+    tw_events *ev;
+    assert_ok(tw_events_new(&ev));
+    for (size_t i = 0; i < n; i++) {
+        tw_event e = {.name = sigs[l[i].s].name,
+                      .start_s = l[i].t0,
+                      .end_s = l[i].t1,
+                      .device = 0,
+                      .true_energy_j = NAN,
+                      .kind = "kernel"};
+        assert_ok(tw_events_add(ev, &e));
+    }
+    return ev;
+}
+
+static const tw_est_name *find(const tw_estimate *e, const char *name)
+{
+    for (size_t i = 0; i < e->nnames; i++)
+        if (!strcmp(e->names[i].name, name)) return &e->names[i];
+    fail_msg("name %s not in the estimate", name);
+    return NULL;
+}
+
+/* Name s's true energy above the baseline. */
+static double true_j(const launch *l, size_t n, size_t s)
+{
+    double j = 0;
+    for (size_t i = 0; i < n; i++)
+        if (l[i].s == s) j += (l[i].t1 - l[i].t0) * power_of(s);
+    return j;
+}
+
+typedef struct fixture {
+    launch *l;
+    size_t nl, nw;
+    tw_obs *o;
+    tw_events *ev;
+    tw_est_reading rd;
+} fixture;
+
+static void fixture_make(fixture *f)
+{
+    f->l = timeline(&f->nl);
+    f->o = windows(f->l, f->nl, &f->nw);
+    f->ev = events_of(f->l, f->nl);
+    f->rd = (tw_est_reading){"buffer", f->o, f->nw, false, 0};
+}
+
+static void fixture_free(fixture *f)
+{
+    tw_events_free(f->ev);
+    free(f->o);
+    free(f->l);
+}
+
+/* The estimate of the fixture's readings and events with the samples s (NULL: none). */
+static tw_estimate *estimate_with(const fixture *f, const samples *s)
+{
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.counters = s ? &s->c : NULL;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&f->rd, 1, f->ev, &cfg, &e));
+    return e;
+}
+
+/* Without counters A and B are one group (their columns are proportional);
+ * with them, each gets its own power and energy, within 1 % of the truth,
+ * and the features' coefficients come back; every name is "counters". */
+static void test_split_by_counters(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    tw_estimate *e = estimate_with(&f, NULL);
+    assert_int_equal(find(e, "A")->status, TW_EST_GROUPED);
+    assert_int_equal(find(e, "B")->status, TW_EST_GROUPED);
+    assert_int_equal(find(e, "A")->method, TW_EST_BY_READINGS);
+    assert_false(e->counters.used);
+    tw_estimate_free(e);
+
+    samples s;
+    sample(f.l, f.nl, 0.5, end_s() - 0.5, &s);
+    e = estimate_with(&f, &s);
+    assert_true(e->counters.used);
+    assert_int_equal(e->counters.names, 4);
+    assert_int_equal(e->counters.nf, NF);
+    for (size_t m = 0; m < NF; m++) {
+        assert_string_equal(e->counters.feature[m], feature_names[m]);
+        near(e->counters.coef_w[m], coef[m], 0.01 * coef[m], "a feature's power at full activity");
+    }
+    for (size_t k = 0; k < 4; k++) {
+        const tw_est_name *x = find(e, sigs[k].name);
+        assert_int_equal(x->status, TW_EST_OK);
+        assert_int_equal(x->method, TW_EST_BY_COUNTERS);
+        double want = true_j(f.l, f.nl, k);
+        near(x->energy_j, want, 0.01 * want, sigs[k].name);
+        near(x->power_w, power_of(k), 0.01 * power_of(k), "power");
+        near(x->counter_w + x->own_w, x->power_w, 1e-6 * x->power_w, "counters' part + own term");
+        assert_true(x->energy_sd_j >= 0 && x->energy_sd_j < 0.05 * x->energy_j);
+    }
+    /* the names + baseline add up to the truth over the fit span */
+    double want = BASE_W * (e->fit_t1_s - e->fit_t0_s) + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, want, 1e-3 * want, "the model's energy");
+    /* each launch's energy: its name's power over its time */
+    near(tw_estimate_event_energy_j(e, 0), power_of(f.l[0].s) * (f.l[0].t1 - f.l[0].t0), 0.01 * power_of(f.l[0].s),
+         "a launch's energy");
+    tw_estimate_free(e);
+    /* a power limit of 400 W: a bound of 300 W above the quiet 100 W: A (355 W) and C (370 W) are held
+     * at it (their energy the bound x their time, the most the model gives), B and D are not */
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.counters = &s.c;
+    cfg.power_limit_w = 400;
+    assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    for (size_t k = 0; k < 4; k++) {
+        const tw_est_name *x = find(e, sigs[k].name);
+        double t = true_j(f.l, f.nl, k) / power_of(k), bound = e->power_bound_w;
+        if (power_of(k) > bound) {
+            assert_int_equal(x->status, TW_EST_AT_POWER_BOUND);
+            near(x->energy_j, bound * t, 1e-6 * bound * t, "held at the bound");
+            near(x->upper_j, x->energy_j, 0, "its upper bound");
+        } else {
+            assert_int_equal(x->status, TW_EST_OK);
+            near(x->energy_j, power_of(k) * t, 0.01 * power_of(k) * t, "under the bound");
+        }
+    }
+    near(e->power_bound_w, 300, NOISE_W * sqrt(3.0), "the bound: the limit less the quiet level (its 5th percentile)");
+    assert_int_equal(e->at_limit, 2);
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
+/* Counters over the first three cycles only: A and B (a quarter of their
+ * time covered) keep the readings' path (a group again), C and D too; a
+ * stretch of counters that covers no kernel is not used, and says why. */
+static void test_part_covered(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    samples s;
+    sample(f.l, f.nl, 0.5, START_S + 3 * CYCLE_S, &s);
+    tw_estimate *e = estimate_with(&f, &s);
+    assert_false(e->counters.used);
+    assert_non_null(strstr(e->counters.why, "cover no kernel name"));
+    near(e->counters.coverage, 0.25, 0.01, "the samples' coverage of the kernels' time");
+    assert_int_equal(find(e, "A")->status, TW_EST_GROUPED);
+    assert_int_equal(find(e, "C")->method, TW_EST_BY_READINGS);
+    near(find(e, "C")->energy_j, true_j(f.l, f.nl, 2), 0.01 * true_j(f.l, f.nl, 2), "C from the readings");
+    tw_estimate_free(e);
+    samples_free(&s);
+    /* samples only where no kernel runs (before the first): not used */
+    sample(f.l, f.nl, 0.2, 0.9, &s);
+    e = estimate_with(&f, &s);
+    assert_false(e->counters.used);
+    assert_true(e->counters.why[0] != '\0');
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
+/* Out of order samples are refused with the sample named, and the estimate
+ * goes on from the readings. */
+static void test_bad_samples(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    samples s;
+    sample(f.l, f.nl, 0.5, end_s() - 0.5, &s);
+    s.t0[100] = s.t0[99] - 0.0005;
+    tw_estimate *e = estimate_with(&f, &s);
+    assert_false(e->counters.used);
+    assert_non_null(strstr(e->counters.why, "sample 100"));
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
+/* The features from the metrics PM sampling records: SMs active over the
+ * elapsed cycles, the tensor and DRAM percentages over 100, issue = IPC x
+ * sm / 4, L2 sectors a cycle over 128; a 10 ms sample among 1 ms ones is a stall (left out); a start
+ * 170 ns before the previous end is moved to it. */
+static void test_features_of_metrics(void **state)
+{
+    (void)state;
+    const char *metrics = "sm__cycles_active.avg,gpc__cycles_elapsed.max,"
+                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"
+                          "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                          "lts__t_sectors.sum";
+    double t0[3] = {1.0, 1.001 - 170e-9, 1.002}, t1[3] = {1.001, 1.002, 1.012};
+    float raw[3 * 6] = {500, 2000, 40, 2, 30, 64000, 2000, 2000, 0, 1, 90, 512000, 1000, 2000, 0, 0, 0, 0};
+    tw_est_counter_set cs;
+    assert_ok(tw_est_counters_begin(metrics, 0.001, &cs));
+    assert_int_equal(cs.nmetrics, 6);
+    for (int k = 0; k < 3; k++)
+        assert_ok(tw_est_counters_add(&cs, t0[k], t1[k], raw + 6 * k));
+    assert_int_equal(cs.c.nf, 5);
+    assert_string_equal(cs.c.feature[0], "sm");
+    assert_string_equal(cs.c.feature[1], "tensor");
+    assert_string_equal(cs.c.feature[2], "issue");
+    assert_string_equal(cs.c.feature[3], "dram");
+    assert_string_equal(cs.c.feature[4], "l2");
+    assert_int_equal(cs.c.n, 2);
+    assert_int_equal(cs.dropped, 1);
+    /* l2: 64000 sectors over 2000 cycles = 32 a cycle, a quarter of 128; 256 a cycle: capped at 1 */
+    const double want[2][5] = {{0.25, 0.40, 2 * 0.25 / 4, 0.30, 0.25}, {1.0, 0.0, 1 * 1.0 / 4, 0.90, 1.0}};
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; m < 5; m++)
+            near(cs.c.v[k * 5 + m], want[k][m], 1e-6, "a feature");
+    near(cs.c.t0_s[1], 1.001, 1e-12, "the overlap moved");
+    tw_est_counter_set_free(&cs);
+    /* without the SM metrics: no feature, said */
+    assert_int_equal(tw_est_counters_begin("dram__bytes_read.sum", 0.001, &cs), TW_ENOTFOUND);
+    assert_non_null(strstr(tw_last_error(), "sm__cycles_active.avg"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_by_counters),
+        cmocka_unit_test(test_part_covered),
+        cmocka_unit_test(test_bad_samples),
+        cmocka_unit_test(test_features_of_metrics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
