@@ -24,6 +24,9 @@
  *   perfetto the Perfetto file of the run (counters, corrected power, slices)
  *   export   truewatt export RUN --csv: the trace and events CSVs
  *   analyze  tw_analyze over power_buffer_w of the run file (truewatt analyze's path)
+ *   names    (only when named) the report's every figure at full precision into
+ *            DIR/tw-scale-N.sqlite.names.txt: the files of two builds compare byte
+ *            for byte, whether a change kept the report's values
  *
  * One line per stage: stage=S launches=N seconds=X peak_rss_mb=Y [more]. */
 #include <math.h>
@@ -288,7 +291,43 @@ static double max_error_pct(size_t n, const tw_estimate *est, size_t *measured, 
     return worst;
 }
 
-static int stage_report(size_t n, const paths *p, bool perfetto)
+/* Every figure of the estimate at full precision, into path: two builds'
+ * files compare byte for byte (the names stage: whether a change kept the
+ * report's values). */
+static int write_names(const tw_estimate *est, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return 1;
+    fprintf(f, "baseline_j=%.17g model_j=%.17g reference_j=%.17g shift_s=%.17g shift_sd_s=%.17g\n", est->baseline_j,
+            est->model_j, est->reference_j, est->shift_s, est->shift_sd_s);
+    for (size_t r = 0; r < est->nreadings; r++)
+        fprintf(f, "reading %s used=%zu gain=%.17g noise_w=%.17g rms_w=%.17g lag1=%.17g\n", est->readings[r].name,
+                est->readings[r].used, est->readings[r].gain, est->readings[r].noise_w, est->readings[r].rms_w,
+                est->readings[r].lag1);
+    for (size_t j = 0; j < est->nnames; j++) {
+        const tw_est_name *x = &est->names[j];
+        fprintf(f,
+                "name %s launches=%llu active_s=%.17g power_w=%.17g power_sd_w=%.17g energy_j=%.17g sd=%.17g "
+                "upper_j=%.17g group=%d status=%d\n",
+                x->name, (unsigned long long)x->launches, x->active_s, x->power_w, x->power_sd_w, x->energy_j,
+                x->energy_sd_j, x->upper_j, x->group, (int)x->status);
+    }
+    for (size_t g = 0; g < est->ngroups; g++)
+        fprintf(f, "group %s energy_j=%.17g sd=%.17g\n", est->groups[g].label, est->groups[g].energy_j,
+                est->groups[g].energy_sd_j);
+    for (size_t r = 0; r < est->nranges; r++)
+        fprintf(f, "range %s energy_j=%.17g sd=%.17g above_j=%.17g\n", est->ranges[r].name, est->ranges[r].energy_j,
+                est->ranges[r].energy_sd_j, est->ranges[r].above_j);
+    double sum = 0; /* the per-launch energies, summed in order */
+    for (size_t i = 0; i < est->nevents; i++) {
+        double j = tw_estimate_event_energy_j(est, i);
+        if (isfinite(j)) sum += j;
+    }
+    fprintf(f, "events=%zu event_energy_sum_j=%.17g\n", est->nevents, sum);
+    return fclose(f) != 0;
+}
+
+static int stage_report(size_t n, const paths *p, bool perfetto, bool names)
 {
     tw_run *run = NULL;
     tw_run_feed *rf = NULL;
@@ -304,7 +343,12 @@ static int stage_report(size_t n, const paths *p, bool perfetto)
     tw_estimate *est = NULL;
     if (check(tw_estimate_trace(p->run, "", NULL, &feed, &c, &est, NULL), "estimate")) return 1;
     double t2 = now_s();
-    if (!perfetto) {
+    if (names) {
+        char path[600];
+        snprintf(path, sizeof path, "%s.names.txt", p->run);
+        if (write_names(est, path)) return 1;
+        printf(" names=%s", path);
+    } else if (!perfetto) {
         size_t measured;
         double z_rms = NAN, worst_sd = NAN, err = max_error_pct(n, est, &measured, &z_rms, &worst_sd);
         printf(" load_s=%.3f estimate_s=%.3f max_error_pct=%.3f worst_name_sd_pct=%.1f error_over_sd_rms=%.2f "
@@ -390,8 +434,9 @@ static int run_stage(const char *stage, size_t n, const paths *p)
     if (pid == 0) {
         printf("stage=%-8s launches=%zu", stage, n);
         int rc = strcmp(stage, "record") == 0     ? stage_record(n, p)
-                 : strcmp(stage, "report") == 0   ? stage_report(n, p, false)
-                 : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true)
+                 : strcmp(stage, "report") == 0   ? stage_report(n, p, false, false)
+                 : strcmp(stage, "names") == 0    ? stage_report(n, p, false, true)
+                 : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true, false)
                  : strcmp(stage, "export") == 0   ? stage_export(n, p)
                                                   : stage_analyze(p);
         printf(" own_peak_rss_mb=%.1f", peak_rss_mib());
@@ -428,6 +473,7 @@ int main(int argc, char **argv)
     int rc = 0;
     for (size_t i = 0; i < sizeof stages / sizeof *stages && !rc; i++)
         if (!only || strstr(only, stages[i])) rc = run_stage(stages[i], n, &p);
+    if (!rc && only && strstr(only, "names")) rc = run_stage("names", n, &p); /* asked for by name only */
     if (!only) {
         char wal[600];
         remove(p.run);

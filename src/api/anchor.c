@@ -33,8 +33,10 @@
 /* The counter's resolution: NVML counts whole millijoules, so each knot's
  * value is the energy to within a uniform +-0.5 mJ. */
 #define COUNTER_STEP_J 0.001
+#define MAX_PENDING 1024 /* refits' knots waiting to be made (knots_later) */
 
 static void settle(const tw_anchor *a); /* the pending knots made */
+static void scan_free(struct tw_anchor_scan *c);
 
 void tw_anchor_init(tw_anchor *a, const tw_reading_model *counter, double shape_period_s)
 {
@@ -53,6 +55,7 @@ void tw_anchor_free(tw_anchor *a)
     free(a->r);
     free(a->k);
     free(a->pend);
+    scan_free(a->scan);
     memset(a, 0, sizeof *a);
 }
 
@@ -69,6 +72,7 @@ tw_status tw_anchor_push(tw_anchor *a, double value_j, double stamp_s)
     tw_status st = tw_room_for_one(&v, sizeof *a->r, &a->off, &a->n, &a->cap, 64, &moved);
     a->r = v;
     if (st != TW_OK) return st;
+    a->seq_base += moved;
     a->fitted_n = a->fitted_n > moved ? a->fitted_n - moved : 0;
     a->knotted = a->knotted > moved ? a->knotted - moved : 0;
     a->r[a->n++] = (tw_counter_read){stamp_s, value_j};
@@ -106,31 +110,133 @@ static size_t read_guess(const tw_anchor *a, const tw_energy_line *shape, const 
 
 /* A read's lookups on the shape under one phase: its boundary there, how
  * far past the grid point, and the shape's energy at it once looked up
- * (have_cum); the knot of the last lookup and the read's read_guess,
- * the guesses for the next (tw_line_cum_at_j). */
+ * (have_cum); the knots of the last lookups at its boundary (at) and at the
+ * grid point beside it (at_other, best_boundary), and the read's
+ * read_guess: the guesses for the next (tw_line_cum_at_j). Apart, a phase's
+ * lookup starts at the knot of the phase before's (a step of 0.25 ms: the
+ * same knot or the next), not a period away (a fit's evaluations were two
+ * thirds of a report's anchoring, their galloping a third of that). */
 typedef struct at_read {
     double b, frac, cum;
     bool have_cum;
-    size_t at, guess;
+    size_t at, at_other, guess;
+    double
+        *kept; /* the scan's lookups of the read kept (scan_cache): kept_n at its boundary, kept_n beside; NULL: none */
+    size_t kept_n; /* the scan's phases kept */
 } at_read;
 
-/* The shape's energy at t, NaN past `end` (the shape's end when the fit
- * was made: knots made later see the shape as it was then). */
-static double cum_of(const tw_energy_line *shape, at_read *x, double t, double end)
+/* The shape's energy at t from the knot *at (updated), NaN past `end` (the
+ * shape's end when the fit was made: knots made later see the shape as it
+ * was then). */
+static double cum_of(const tw_energy_line *shape, at_read *x, size_t *at, double t, double end)
 {
-    return t > end ? NAN : tw_line_cum_at_j(shape, t, &x->at, x->guess);
+    return t > end ? NAN : tw_line_cum_at_j(shape, t, at, x->guess);
+}
+
+/* ---------------------------------------------------------------- the scans' lookups kept
+ *
+ * A full scan tries the same phases every time (0, PHASE_STEP_S, ... over
+ * the period), and a near scan the same as the one before when the phase
+ * stayed (about half of them), on reads most of which the scan before
+ * tried, on a shape that has only grown since: a read's lookups under each
+ * phase (the shape's energy at its boundary, and at the grid point beside
+ * it) come out the same. They are kept, for the reads of the last scans in
+ * a ring of slots by the read's number (the full scans' phases, and the
+ * near scans' from the start they were made from), so that the next scan
+ * looks up only the reads that came since (the full scans were half of the
+ * fits' lookups). A lookup past the shape's end (NaN) is not kept: the
+ * shape may reach it later. A trim of the shape (its first knot moved)
+ * forgets them all. */
+#define SCAN_SLOTS (FIT_MAX_READS + 16)
+#define NEAR_PHASES ((size_t)(2 * NEAR_S / PHASE_STEP_S) + 2) /* room for a near scan's (40, 41 with rounding) */
+
+struct tw_anchor_scan {
+    size_t nph;                         /* the phases of a full scan */
+    double shape_start;                 /* the shape's first knot when they were kept */
+    unsigned long long seq[SCAN_SLOTS]; /* the read's number + 1 per slot (0: empty) */
+    double near_lo[SCAN_SLOTS];         /* the near scan's first phase whose lookups the slot keeps (NaN: none) */
+    double *v; /* per slot: nph at the boundary, nph beside it, then a near scan's NEAR_PHASES and NEAR_PHASES; NaN:
+                  not kept */
+};
+
+static void scan_free(struct tw_anchor_scan *c)
+{
+    if (!c) return;
+    free(c->v);
+    free(c);
+}
+
+/* The full scans' phases, in the order of tw_anchor_refit's loop. */
+static size_t full_scan_phases(const tw_anchor *a)
+{
+    size_t n = 0;
+    for (double p = 0; p < a->period_s; p += PHASE_STEP_S)
+        n++;
+    return n;
+}
+
+/* The kept lookups of reads [from, to) into x[] for a full scan (full), else
+ * the near scan from lo (none, NULL, when there is no room for them). */
+static void scan_cache(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *x, bool full,
+                       double lo)
+{
+    struct tw_anchor_scan *c = a->scan;
+    if (!c) {
+        size_t nph = full_scan_phases(a);
+        if (!(c = calloc(1, sizeof *c)) || !(c->v = malloc(SCAN_SLOTS * 2 * (nph + NEAR_PHASES) * sizeof *c->v))) {
+            scan_free(c);
+            return;
+        }
+        c->nph = nph;
+        c->shape_start = tw_line_start_s(shape);
+        a->scan = c;
+    }
+    if (c->shape_start != tw_line_start_s(shape)) {
+        memset(c->seq, 0, sizeof c->seq);
+        c->shape_start = tw_line_start_s(shape);
+    }
+    for (size_t i = from; i < to; i++) {
+        unsigned long long seq = a->seq_base + i;
+        size_t s = (size_t)(seq % SCAN_SLOTS);
+        double *v = c->v + s * 2 * (c->nph + NEAR_PHASES), *near = v + 2 * c->nph;
+        if (c->seq[s] != seq + 1) {
+            c->seq[s] = seq + 1;
+            for (size_t k = 0; k < 2 * c->nph; k++)
+                v[k] = NAN;
+            c->near_lo[s] = NAN;
+        }
+        if (!full && !(c->near_lo[s] == lo)) { /* another near scan's: forgotten */
+            c->near_lo[s] = lo;
+            for (size_t k = 0; k < 2 * NEAR_PHASES; k++)
+                near[k] = NAN;
+        }
+        x[i - from].kept = full ? v : near;
+        x[i - from].kept_n = full ? c->nph : NEAR_PHASES;
+    }
+}
+
+/* The shape's energy at t (fit_phase's: the whole shape), from *kept when
+ * it holds it, else looked up (and kept there, not NaN). */
+static double cum_kept(const tw_energy_line *shape, at_read *x, size_t *at, double *kept, double t)
+{
+    if (kept && !isnan(*kept)) return *kept;
+    double v = cum_of(shape, x, at, t, INFINITY);
+    if (kept) *kept = v;
+    return v;
 }
 
 /* The boundary of a read under a fit: its own when clear of the grid, else
  * the grid point next to it (never after the read) whose predicted value is
  * nearer; *resid: the read's residual there. x: the read's boundary under
- * the fit's phase (at_read). */
+ * the fit's phase (at_read); j: the phase's place in a full scan whose
+ * lookups are kept (x->kept), else SIZE_MAX. */
 static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, const tw_counter_read *r, at_read *x,
-                            double offset, double slope, double end, double *resid)
+                            size_t j, double offset, double slope, double end, double *resid)
 {
     double frac = x->frac, b = x->b;
+    bool kept = x->kept && j != SIZE_MAX; /* end is then INFINITY */
     if (!x->have_cum) {
-        x->cum = cum_of(shape, x, b, end);
+        x->cum = kept ? cum_kept(shape, x, &x->at, x->kept + j, b) : cum_of(shape, x, &x->at, b, end);
         x->have_cum = true;
     }
     double pb = offset + slope * x->cum;
@@ -138,7 +244,9 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
     if (clear_of_grid(a, frac)) return b;
     double other = frac < CLEAR_S ? b - a->period_s : b + a->period_s;
     if (other > r->t_s) return b;
-    double po = offset + slope * cum_of(shape, x, other, end);
+    double cum = kept ? cum_kept(shape, x, &x->at_other, x->kept + x->kept_n + j, other)
+                      : cum_of(shape, x, &x->at_other, other, end);
+    double po = offset + slope * cum;
     if (isnan(po) || (!isnan(pb) && fabs(*resid) <= fabs(r->value_j - po))) return b;
     *resid = r->value_j - po;
     return other;
@@ -149,8 +257,10 @@ static double best_boundary(const tw_anchor *a, const tw_energy_line *shape, con
  * read there (the others at their best boundary), so that every phase is
  * judged on the same reads. xs[i - from]: read i's lookups (at_read), its
  * boundary made here once for the three passes over the reads, the shape's
- * energy there looked up once for the fit and its residual. */
-static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph)
+ * energy there looked up once for the fit and its residual. j: the phase's
+ * place in a full scan whose lookups are kept, else SIZE_MAX. */
+static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to, at_read *xs, double ph,
+                     size_t j)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, base = a->r[from].value_j; /* small numbers: no cancellation */
     /* Too few reads clear of this phase's grid: all of them, each at its
@@ -170,7 +280,8 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     for (size_t i = from; i < to; i++) {
         at_read *xi = &xs[i - from];
         if (!all && !clear_of_grid(a, xi->frac)) continue;
-        xi->cum = cum_of(shape, xi, xi->b, INFINITY);
+        xi->cum = xi->kept && j != SIZE_MAX ? cum_kept(shape, xi, &xi->at, xi->kept + j, xi->b)
+                                            : cum_of(shape, xi, &xi->at, xi->b, INFINITY);
         xi->have_cum = true;
         double x = xi->cum;
         if (isnan(x)) continue;
@@ -191,7 +302,7 @@ static fit fit_phase(const tw_anchor *a, const tw_energy_line *shape, size_t fro
     f.rss = 0;
     for (size_t i = from; i < to; i++) {
         double res;
-        best_boundary(a, shape, &a->r[i], &xs[i - from], f.offset, f.slope, INFINITY, &res);
+        best_boundary(a, shape, &a->r[i], &xs[i - from], j, f.offset, f.slope, INFINITY, &res);
         if (!isnan(res)) f.rss += res * res;
     }
     return f;
@@ -208,8 +319,8 @@ static double fitted_boundary(const tw_anchor *a, const tw_energy_line *shape, c
     double res, g = bat->slope;
     x->b = boundary(a, r, bat->phase_s, &x->frac);
     x->have_cum = false;
-    if (!last) return best_boundary(a, shape, r, x, bat->offset_j, g, bat->end_s, &res);
-    return best_boundary(a, shape, r, x, last->value_j - g * last->shape_j, g, bat->end_s, &res);
+    if (!last) return best_boundary(a, shape, r, x, SIZE_MAX, bat->offset_j, g, bat->end_s, &res);
+    return best_boundary(a, shape, r, x, SIZE_MAX, last->value_j - g * last->shape_j, g, bat->end_s, &res);
 }
 
 /* The shape's relative scatter per knot interval against the counter, over
@@ -242,11 +353,12 @@ static bool knot_scatter(tw_anchor *a)
 static bool add_knots(tw_anchor *a, const tw_energy_line *shape, const tw_anchor_batch *bat)
 {
     if (bat->reset) a->nk = 0;
-    at_read x = {.at = SIZE_MAX, .guess = SIZE_MAX}; /* the reads in order of time: lookups from the one before's */
+    /* the reads in order of time: lookups from the one before's */
+    at_read x = {.at = SIZE_MAX, .at_other = SIZE_MAX, .guess = SIZE_MAX};
     for (size_t i = bat->from; i < bat->to; i++) {
         x.guess = read_guess(a, shape, &a->r[i], x.guess);
         double b = fitted_boundary(a, shape, bat, &a->r[i], &x, a->nk ? &a->k[a->nk - 1] : NULL);
-        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, b, bat->end_s);
+        double s = b == x.b && x.have_cum ? x.cum : cum_of(shape, &x, &x.at_other, b, bat->end_s);
         if (isnan(s) || (a->nk && !(b > a->k[a->nk - 1].t_s))) continue;
         if (a->nk == a->capk) {
             size_t cap = a->capk ? 2 * a->capk : 64;
@@ -309,7 +421,11 @@ static void settle(const tw_anchor *ca)
 static void knots_later(tw_anchor *a, const tw_energy_line *shape, size_t from, size_t to)
 {
     tw_anchor_batch b = {from, to, from == a->off, a->phase_s, a->offset_j, a->slope, tw_line_end_s(shape)};
-    if (a->shape != shape) settle(a); /* (one shape per anchor; another: what was pending on the first) */
+    /* (one shape per anchor; another: what was pending on the first); at most
+     * MAX_PENDING wait, so that a range that stays open (a report's over a
+     * whole run) does not hold one per read: made then, at most once per
+     * MAX_PENDING refits */
+    if (a->shape != shape || a->npend >= MAX_PENDING) settle(a);
     a->shape = shape;
     a->knotted = to;
     if (a->npend == a->cappend) {
@@ -354,7 +470,11 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
         from--;
     at_read x[FIT_MAX_READS]; /* the fit's reads' lookups: each phase's from the one before's */
     for (size_t i = from, g = SIZE_MAX; i < covered; i++)
-        x[i - from] = (at_read){.at = SIZE_MAX, .guess = g = read_guess(a, shape, &a->r[i], g)};
+        x[i - from] = (at_read){.at = SIZE_MAX,
+                                .at_other = SIZE_MAX,
+                                .guess = g = read_guess(a, shape, &a->r[i], g),
+                                .kept = NULL,
+                                .kept_n = 0};
     fit best = {NAN, NAN, INFINITY, 0};
     double best_ph = NAN;
     /* once fitted, the phase moves little between reads: near it only, with
@@ -366,13 +486,17 @@ void tw_anchor_refit(tw_anchor *a, const tw_energy_line *shape)
      * then counted 5 updates' energy over 4, a 0.1 s window +25.0 %) */
     double lo = 0, hi = a->period_s;
     ++a->refits;
-    if (isfinite(a->phase_s) && a->refits > EARLY_FULL_SCANS && a->refits % FULL_SCAN_EVERY != 0) {
+    bool full = !(isfinite(a->phase_s) && a->refits > EARLY_FULL_SCANS && a->refits % FULL_SCAN_EVERY != 0);
+    if (!full) {
         lo = a->phase_s - NEAR_S;
         hi = a->phase_s + NEAR_S;
     }
-    for (double p = lo; p < hi; p += PHASE_STEP_S) {
+    scan_cache(a, shape, from, covered, x, full, lo);
+    size_t j = 0;
+    for (double p = lo; p < hi; p += PHASE_STEP_S, j++) {
         double ph = p - floor(p / a->period_s) * a->period_s;
-        fit f = fit_phase(a, shape, from, covered, x, ph);
+        fit f =
+            fit_phase(a, shape, from, covered, x, ph, from < covered && x[0].kept && j < x[0].kept_n ? j : SIZE_MAX);
         if (f.rss < best.rss) {
             best = f;
             best_ph = ph;
@@ -484,6 +608,12 @@ double tw_anchor_needed_from(const tw_anchor *a)
 
 void tw_anchor_trim(tw_anchor *a, double t_keep)
 {
+    /* Nothing to drop (a range that stays open, a report's over a whole
+     * run, keeps every read): the pending knots stay pending. Settled on
+     * every trim, a phase that moved re-knotted every read each time,
+     * quadratic in the run's length. The knots kept are those of the reads
+     * kept, and the shape keeps what they are made from (needed_from). */
+    if (!(a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep)) return;
     settle(a); /* before the reads they are made from go (and the shape's knots after this) */
     while (a->n - a->off > FIT_MAX_READS && a->r[a->off].t_s < t_keep) {
         a->off++;

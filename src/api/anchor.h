@@ -79,6 +79,10 @@ typedef struct tw_anchor {
     tw_anchor_batch *pend;
     size_t npend, cappend;
     const tw_energy_line *shape;
+    /* the full scans' lookups, kept for the next (anchor.c: scan_cache);
+     * NULL until the first, or when there was no room for them */
+    struct tw_anchor_scan *scan;
+    unsigned long long seq_base; /* reads pushed before r[0] (a read's number: seq_base + its index) */
 } tw_anchor;
 
 /* shape_period_s: the shape's update period (its tiles' length). */

@@ -34,45 +34,68 @@ static tw_status push_update(tw_update_series *s, double t_s, double value)
     return TW_OK;
 }
 
-tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
+/* One reading's updates as the rows come (tw_updates_read_many). */
+typedef struct update_reader {
+    size_t reading;
+    tw_update_series *out;
+    bool have;
+    size_t first, own_n;
+    double last_v, last_stamp;
+} update_reader;
+
+static tw_status update_row(update_reader *r, const tw_row *row, double prev_row, double prev_gap)
 {
-    if (!src || !out) return tw_fail(TW_EINVAL, "tw_updates_read: NULL argument");
+    size_t k = r->reading;
+    if (!(k < row->n && row->valid[k] && isfinite(row->value[k]))) return TW_OK;
+    double row_t = row->t_s, v = row->value[k], stamp = row->t_value_s ? row->t_value_s[k] : row_t;
+    bool own = row_t - stamp > OWN_STAMP_S;
+    bool fresh = !r->have || v != r->last_v || (own && stamp != r->last_stamp);
+    if (fresh) {
+        /* half the poll gap, but no more than half the gap before it: a
+         * poll that blocked until a new value (K20: 4.7 ms) returns it fresh */
+        double gap = isnan(prev_row) ? 0.0 : fmin(row_t - prev_row, prev_gap);
+        double u = own ? stamp : row_t - fmin(0.5 * gap, MAX_HALF_GAP_S);
+        tw_status st = push_update(r->out, u, v);
+        if (st != TW_OK) return st;
+        r->own_n += own;
+    }
+    r->have = true;
+    r->last_v = v;
+    r->last_stamp = stamp;
+    return TW_OK;
+}
+
+tw_status tw_updates_read_many(tw_sensor *src, const size_t *reading, size_t n, tw_update_series *out)
+{
+    if (!src || !out || (n && !reading)) return tw_fail(TW_EINVAL, "tw_updates_read: NULL argument");
+    update_reader *r = calloc(n ? n : 1, sizeof *r);
+    if (!r) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++)
+        r[k] = (update_reader){reading[k], &out[k], false, out[k].n, 0, NAN, NAN};
     tw_status st = tw_sensor_rewind(src);
-    if (st != TW_OK) return st;
-    bool have = false;
-    size_t first = out->n, own_n = 0;
-    double last_v = NAN, last_stamp = NAN, prev_row = NAN, prev_gap = INFINITY;
-    for (;;) {
+    double prev_row = NAN, prev_gap = INFINITY;
+    while (st == TW_OK) {
         tw_row row;
         bool eof = false;
-        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK) return st;
-        if (eof) break;
-        double row_t = row.t_s;
-        if (reading < row.n && row.valid[reading] && isfinite(row.value[reading])) {
-            double v = row.value[reading], stamp = row.t_value_s ? row.t_value_s[reading] : row_t;
-            bool own = row_t - stamp > OWN_STAMP_S;
-            bool fresh = !have || v != last_v || (own && stamp != last_stamp);
-            if (fresh) {
-                /* half the poll gap, but no more than half the gap before it: a
-                 * poll that blocked until a new value (K20: 4.7 ms) returns it fresh */
-                double gap = isnan(prev_row) ? 0.0 : fmin(row_t - prev_row, prev_gap);
-                double u = own ? stamp : row_t - fmin(0.5 * gap, MAX_HALF_GAP_S);
-                if ((st = push_update(out, u, v)) != TW_OK) return st;
-                own_n += own;
-            }
-            have = true;
-            last_v = v;
-            last_stamp = stamp;
-        }
-        if (!isnan(prev_row)) prev_gap = row_t - prev_row;
-        prev_row = row_t;
+        if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK || eof) break;
+        for (size_t k = 0; k < n && st == TW_OK; k++)
+            st = update_row(&r[k], &row, prev_row, prev_gap);
+        if (!isnan(prev_row)) prev_gap = row.t_s - prev_row;
+        prev_row = row.t_s;
     }
     /* stamps of the reading's own (the sample buffer) only: a poll's instant is no grid */
-    if (own_n > 0 && own_n == out->n - first) {
-        tw_update_series own = {out->v + first, out->n - first, out->n - first};
-        return tw_updates_regularize(&own);
-    }
-    return TW_OK;
+    for (size_t k = 0; k < n && st == TW_OK; k++)
+        if (r[k].own_n > 0 && r[k].own_n == out[k].n - r[k].first) {
+            tw_update_series own = {out[k].v + r[k].first, out[k].n - r[k].first, out[k].n - r[k].first};
+            st = tw_updates_regularize(&own);
+        }
+    free(r);
+    return st;
+}
+
+tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
+{
+    return tw_updates_read_many(src, &reading, 1, out);
 }
 
 /* ---------------------------------------------------------------- stamps on a sampling grid */
@@ -285,22 +308,51 @@ static tw_status observe_boxcar(const tw_update_series *u, const tw_reading_mode
     return st;
 }
 
-tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, bool rewind, tw_obs_series *out)
+/* The series' room cut to its windows (grown by doubling: up to twice
+ * what it holds, which an estimator keeps for the whole report). */
+static void shrink_to_fit(tw_obs_series *s)
 {
-    if (!src || !m || !out) return tw_fail(TW_EINVAL, "tw_observe: NULL argument");
-    double delay = isfinite(m->delay_s) ? m->delay_s : 0.0;
-    tw_reading_model mm = *m;
-    mm.delay_s = delay;
-    out->period_s = m->period_s;
-    out->window_s = m->window_s;
-    tw_status st;
+    if (s->n == 0 || s->n == s->cap) return;
+    tw_obs *v = realloc(s->v, s->n * sizeof *s->v);
+    if (!v) return; /* kept as it is */
+    s->v = v;
+    s->cap = s->n;
+}
+
+/* Whether model m can observe a reading (TW_EINVAL saying why if not). */
+static tw_status model_usable(const tw_reading_model *m)
+{
     if (m->response == TW_RESP_RC && !(m->capacitance_s >= 0))
         return tw_fail(TW_EINVAL, "%s: the rc model needs a capacitance", m->name);
     if (m->response != TW_RESP_RC && m->response != TW_RESP_COUNTER && !(m->window_s > 0 && m->period_s > 0))
         return tw_fail(TW_EINVAL, "%s: the %s model needs a window and a period", m->name,
                        tw_response_name(m->response));
+    return TW_OK;
+}
+
+tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, bool rewind, tw_obs_series *out)
+{
+    (void)rewind; /* the updates are read from the start */
+    if (!src || !m || !out) return tw_fail(TW_EINVAL, "tw_observe: NULL argument");
+    tw_status st = model_usable(m);
+    if (st != TW_OK) return st;
     tw_update_series u = {0};
     st = tw_updates_read(src, reading, &u);
+    if (st == TW_OK) st = tw_observe_updates(&u, m, out);
+    tw_update_series_free(&u);
+    return st;
+}
+
+tw_status tw_observe_updates(const tw_update_series *updates, const tw_reading_model *m, tw_obs_series *out)
+{
+    if (!updates || !m || !out) return tw_fail(TW_EINVAL, "tw_observe_updates: NULL argument");
+    const tw_update_series u = *updates;
+    double delay = isfinite(m->delay_s) ? m->delay_s : 0.0;
+    tw_reading_model mm = *m;
+    mm.delay_s = delay;
+    out->period_s = m->period_s;
+    out->window_s = m->window_s;
+    tw_status st = model_usable(m);
     if (st == TW_OK) {
         switch (m->response) {
         case TW_RESP_COUNTER:
@@ -324,6 +376,6 @@ tw_status tw_observe(tw_sensor *src, size_t reading, const tw_reading_model *m, 
             st = tw_fail(TW_EINVAL, "%s: no model (response %s)", m->name, tw_response_name(m->response));
         }
     }
-    tw_update_series_free(&u);
+    if (st == TW_OK) shrink_to_fit(out);
     return st;
 }

@@ -26,13 +26,24 @@ typedef struct tw_obs {
  * so the whole window still counts its length. Estimators use this instead
  * of the plain overlap, so a short kernel early in an rc interval (which
  * the interval shows weakly) is expected weakly. */
+static inline double tw_obs_weight_in(const tw_obs *o, double tau_s, double norm, double lo, double hi);
+/* The normalisation of an rc window's weights (tw_obs_weight_in's norm): the
+ * same for every part of the window, made once for all of them. */
+static inline double tw_obs_norm(const tw_obs *o, double tau_s)
+{
+    return tau_s > 0 ? 1.0 - exp(-(o->t1_s - o->t0_s) / tau_s) : 1.0;
+}
 static inline double tw_obs_weight(const tw_obs *o, double tau_s, double lo, double hi)
+{
+    return tw_obs_weight_in(o, tau_s, tw_obs_norm(o, tau_s), lo, hi);
+}
+/* tw_obs_weight with the window's tw_obs_norm given. */
+static inline double tw_obs_weight_in(const tw_obs *o, double tau_s, double norm, double lo, double hi)
 {
     if (!(hi > lo)) return 0.0;
     if (!(tau_s > 0)) return hi - lo;
     double len = o->t1_s - o->t0_s;
-    double a = exp(-len / tau_s);
-    return len * (exp(-(o->t1_s - hi) / tau_s) - exp(-(o->t1_s - lo) / tau_s)) / (1.0 - a);
+    return len * (exp(-(o->t1_s - hi) / tau_s) - exp(-(o->t1_s - lo) / tau_s)) / norm;
 }
 
 typedef struct tw_obs_series {
@@ -76,6 +87,11 @@ void tw_update_series_free(tw_update_series *s);
  * Rows where the reading is invalid are skipped. A reading whose values carry
  * their own stamps gets them through tw_updates_regularize. */
 tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out);
+/* The same for n readings at once, out[k] reading[k]'s: one pass over the
+ * source's rows (a run file's are read from the file on every pass). */
+tw_status tw_updates_read_many(tw_sensor *src, const size_t *reading, size_t n, tw_update_series *out);
+/* tw_observe on a reading's updates read already (tw_updates_read). */
+tw_status tw_observe_updates(const tw_update_series *u, const tw_reading_model *m, tw_obs_series *out);
 
 /* On a reading's updates: the index of the last update at or before t
  * (SIZE_MAX when none); the held value integrated over [a, b] (what polls in

@@ -246,21 +246,24 @@ typedef struct piece {
 
 /* The launches by class, the kernels (they share the SMs) and the copies and
  * memsets (the copy engines), each class in order of start in a spill
- * (spill.h), never in memory: pieces are made from them on every pass
- * (piece_src), so that the estimator's memory grows with the names and the
- * launches running at once, not with all of them (issue 16). */
+ * (spill.h), never in memory; their pieces are made from them once
+ * (make_pieces) into a spill of their own, which every pass over the
+ * windows reads (piece_src), so that the estimator's memory grows with the
+ * names and the launches running at once, not with all of them (issue 16). */
 typedef struct launches {
     tw_spill cls[2]; /* kernels, copies */
     size_t n;
     double longest[2]; /* per class: the longest launch (a sweep can start this far before a time) */
     double *alone_sum; /* per column: the time of its launches that ran alone all of their span (rates()) */
     size_t *alone_cnt; /* and their number */
+    tw_spill pieces;   /* both classes' pieces in order of start, then of event (make_pieces) */
 } launches;
 
 static void launches_free(launches *ls)
 {
     tw_spill_close(&ls->cls[0]);
     tw_spill_close(&ls->cls[1]);
+    tw_spill_close(&ls->pieces);
     free(ls->alone_sum);
     free(ls->alone_cnt);
 }
@@ -425,30 +428,6 @@ static void heap_pop(sweeper *s)
     }
 }
 
-/* Starts the sweep again where it is exact from time t on: at the first
- * launch that can still run at t (none started longer before it than the
- * longest launch). The stretch that holds t may start early; later ones are
- * the full sweep's. */
-static tw_status sweep_seek(sweeper *s, double t)
-{
-    size_t lo = 0, hi = s->sp->n;
-    double from = t - s->longest;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        launch l;
-        tw_status st = tw_spill_read(s->sp, mid, &l, 1);
-        if (st != TW_OK) return st;
-        if (l.t0 < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    s->rd.pos = lo;
-    s->nh = 0;
-    s->t = -INFINITY;
-    return TW_OK;
-}
-
 /* The next stretch [*t0, *t1] of constant activity, the launches running in
  * it in s->heap[0 .. s->nh); *done at the end. Ends come before starts at
  * equal times. */
@@ -595,9 +574,9 @@ static double rate_of(const launches *ls, const launch *l)
     return cnt >= MIN_ALONE ? fmin(1.0, ls->alone_sum[l->name] / (double)cnt / D) : (alone + 0.5 * (D - alone)) / D;
 }
 
-/* The pieces of both classes, made again on each pass, in order of start
- * (then of event). */
-typedef struct piece_src {
+/* The sweep of both classes that makes the pieces (make_pieces), in order
+ * of start (then of event). */
+typedef struct piece_sweep {
     const launches *ls;
     sweeper s[2]; /* kernels, copies */
     double a[2], b[2];
@@ -605,46 +584,9 @@ typedef struct piece_src {
     size_t at[2];  /* the next running launch of the class's stretch to hand out */
     bool done[2], has[2];
     piece head[2];
-} piece_src;
+} piece_sweep;
 
-static tw_status piece_src_open(piece_src *p, const launches *ls)
-{
-    memset(p, 0, sizeof *p);
-    p->ls = ls;
-    tw_status st = sweeper_init(&p->s[0], ls, false);
-    if (st == TW_OK) st = sweeper_init(&p->s[1], ls, true);
-    return st;
-}
-
-static void piece_src_close(piece_src *p)
-{
-    sweeper_free(&p->s[0]);
-    sweeper_free(&p->s[1]);
-}
-
-/* Every piece from time t on; those before are not made (pieces_for's windows jump ahead). */
-static tw_status piece_src_seek(piece_src *p, double t)
-{
-    for (int k = 0; k < 2; k++) {
-        tw_status st = sweep_seek(&p->s[k], t);
-        if (st != TW_OK) return st;
-        p->at[k] = 0;
-        p->done[k] = p->has[k] = false;
-    }
-    return TW_OK;
-}
-
-/* True when the sweep is so far behind t that its launches up to t - longest cannot reach t. */
-static bool behind(piece_src *p, double t, tw_status *st)
-{
-    for (int k = 0; k < 2; k++) {
-        sweeper *s = &p->s[k];
-        if (next_start(s, st) < t - s->longest) return true;
-    }
-    return false;
-}
-
-static tw_status class_head(piece_src *p, int k)
+static tw_status class_head(piece_sweep *p, int k)
 {
     sweeper *s = &p->s[k];
     while (!p->has[k] && !p->done[k]) {
@@ -665,7 +607,7 @@ static tw_status class_head(piece_src *p, int k)
 }
 
 /* The next piece into *q; *got false at the end. */
-static tw_status piece_next(piece_src *p, piece *q, bool *got)
+static tw_status sweep_piece(piece_sweep *p, piece *q, bool *got)
 {
     for (int k = 0; k < 2; k++) {
         tw_status st = class_head(p, k);
@@ -680,6 +622,85 @@ static tw_status piece_next(piece_src *p, piece *q, bool *got)
     *q = p->head[k];
     p->has[k] = false;
     return TW_OK;
+}
+
+/* Every piece into ls->pieces, once (after rates(): a piece's share is its
+ * launch's rate): a pass over them is then a read of the spill, not a
+ * sweep with its heaps (a third of a pass's time). */
+static tw_status make_pieces(launches *ls)
+{
+    piece_sweep p;
+    memset(&p, 0, sizeof p);
+    p.ls = ls;
+    tw_status st = sweeper_init(&p.s[0], ls, false);
+    if (st == TW_OK) st = sweeper_init(&p.s[1], ls, true);
+    if (st == TW_OK) st = tw_spill_open(&ls->pieces, sizeof(piece));
+    for (bool got = true; st == TW_OK;) {
+        piece q;
+        if ((st = sweep_piece(&p, &q, &got)) != TW_OK || !got) break;
+        st = tw_spill_append(&ls->pieces, &q);
+    }
+    if (st == TW_OK) st = tw_spill_flush(&ls->pieces);
+    sweeper_free(&p.s[0]);
+    sweeper_free(&p.s[1]);
+    return st;
+}
+
+/* The pieces in order, read from their spill on each pass. */
+typedef struct piece_src {
+    const launches *ls;
+    tw_spill_reader rd;
+    double longest; /* the longest launch of either class: no piece is longer */
+} piece_src;
+
+static tw_status piece_src_open(piece_src *p, const launches *ls)
+{
+    p->ls = ls;
+    p->longest = fmax(ls->longest[0], ls->longest[1]);
+    return tw_spill_reader_open(&p->rd, &ls->pieces);
+}
+
+static void piece_src_close(piece_src *p) { tw_spill_reader_close(&p->rd); }
+
+/* The next piece into *q; *got false at the end. */
+static tw_status piece_next(piece_src *p, piece *q, bool *got)
+{
+    tw_status st = TW_OK;
+    const piece *x = tw_spill_peek(&p->rd, &st);
+    *got = x != NULL;
+    if (x) {
+        *q = *x;
+        p->rd.pos++;
+    }
+    return st;
+}
+
+/* Every piece that can reach time t or later from here on: from the first
+ * that starts at or after t less the longest launch (pieces_for's windows
+ * jump ahead). */
+static tw_status piece_src_seek(piece_src *p, double t)
+{
+    size_t lo = p->rd.pos, hi = p->ls->pieces.n;
+    double from = t - p->longest;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        piece q;
+        tw_status st = tw_spill_read(&p->ls->pieces, mid, &q, 1);
+        if (st != TW_OK) return st;
+        if (q.t0 < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    p->rd.pos = lo;
+    return TW_OK;
+}
+
+/* True when the next piece is so far behind t that those up to t - longest cannot reach t. */
+static bool behind(piece_src *p, double t, tw_status *st)
+{
+    const piece *x = tw_spill_peek(&p->rd, st);
+    return x && x->t0 < t - p->longest;
 }
 
 /* The pieces a window can overlap, for windows that come in order of
@@ -766,15 +787,51 @@ static int launch_by_start(const void *a, const void *b)
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* The launches collected (raw: by name, in the feed's order) into their
- * classes' spills by column (col: each name's; copy: per column, a copy or
- * memset), each in order of start (sorted here where the feed was not). */
-static tw_status by_class(launches *ls, tw_spill *raw, bool sorted, const uint32_t *col, const bool *copy)
+/* The launches as collect() spilled them (each name's class by its kind,
+ * in the feed's order) back in the feed's order (their event numbers
+ * increase with it) into raw, the class spills emptied. */
+static tw_status unclass(launches *ls, tw_spill *raw)
 {
-    tw_status st = tw_spill_open(&ls->cls[0], sizeof(launch));
+    tw_spill_reader r[2] = {{0}, {0}};
+    tw_status st = tw_spill_open(raw, sizeof(launch));
+    if (st == TW_OK) st = tw_spill_reader_open(&r[0], &ls->cls[0]);
+    if (st == TW_OK) st = tw_spill_reader_open(&r[1], &ls->cls[1]);
+    while (st == TW_OK) {
+        const launch *k = tw_spill_peek(&r[0], &st), *m = st == TW_OK ? tw_spill_peek(&r[1], &st) : NULL;
+        if (st != TW_OK || (!k && !m)) break;
+        int from = !k || (m && m->ev < k->ev);
+        st = tw_spill_append(raw, from ? m : k);
+        r[from].pos++;
+    }
+    tw_spill_reader_close(&r[0]);
+    tw_spill_reader_close(&r[1]);
+    tw_spill_close(&ls->cls[0]);
+    tw_spill_close(&ls->cls[1]);
+    return st;
+}
+
+/* The launches collected into their classes' spills by column (col: each
+ * name's; copy: per column, a copy or memset), each in order of start.
+ * collect() spilled them by name and its kind in the feed's order: where
+ * the feed came by start and no name was pooled (a column per name) they
+ * are so already (a pass of reading and writing them all saved); else
+ * they are put back in the feed's order (unclass) and classed again by
+ * column (sorted here where the feed was not). */
+static tw_status by_class(launches *ls, bool sorted, size_t nnames, size_t ncols, const uint32_t *col, const bool *copy)
+{
+    tw_status st = tw_spill_flush(&ls->cls[0]);
+    if (st == TW_OK) st = tw_spill_flush(&ls->cls[1]);
+    ls->n = ls->cls[0].n + ls->cls[1].n;
+    if (st != TW_OK || (sorted && nnames == ncols)) return st;
+    tw_spill raw_spill = {.fd = -1}, *raw = &raw_spill;
+    st = unclass(ls, raw);
+    if (st == TW_OK) st = tw_spill_open(&ls->cls[0], sizeof(launch));
     if (st == TW_OK) st = tw_spill_open(&ls->cls[1], sizeof(launch));
     if (st == TW_OK) st = tw_spill_flush(raw);
-    if (st != TW_OK) return st;
+    if (st != TW_OK) {
+        tw_spill_close(raw);
+        return st;
+    }
     launch *all = NULL; /* an unsorted feed (an event set in memory, out of order): sorted in memory */
     if (!sorted) {
         if (!(all = malloc((raw->n ? raw->n : 1) * sizeof *all))) return tw_fail(TW_ENOMEM, "out of memory");
@@ -800,6 +857,7 @@ static tw_status by_class(launches *ls, tw_spill *raw, bool sorted, const uint32
         st = tw_spill_append(&ls->cls[k], &l);
     }
     tw_spill_reader_close(&r);
+    tw_spill_close(raw);
     free(all);
     if (st == TW_OK) st = tw_spill_flush(&ls->cls[0]);
     if (st == TW_OK) st = tw_spill_flush(&ls->cls[1]);
@@ -925,10 +983,11 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
         if (hi >= b || d->K == 1) break;
     }
     tw_status st = pieces_for(pw, o->t0_s, o->t1_s);
+    double norm = tw_obs_norm(o, tau_s); /* once for the window's pieces */
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double lo = fmax(q->t0, o->t0_s), hi = fmin(q->t1, o->t1_s), w = tw_obs_weight(o, tau_s, lo, hi);
+        double lo = fmax(q->t0, o->t0_s), hi = fmin(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
         if (w > 0 && d->M && d->ccol[q->name] && q->tot > 0) { /* its share of the counters' power */
             double acc[TW_EST_MAX_FEATURES];
@@ -940,10 +999,15 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
     return st;
 }
 
+/* A window's place in its reading's (an index of them, for windows out of
+ * order: half the memory of a size_t, which a run of hours holds one of
+ * per window of its finest reading twice). */
+typedef uint32_t win_idx;
+
 /* The windows of one reading inside the fit span, in order of start. */
 typedef struct rd {
     const tw_est_reading *r;
-    size_t *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
+    win_idx *idx; /* windows used (NULL: the windows lo .. lo + n - 1, already in order; see pick_windows) */
     size_t lo, n;
     double gain;
     double *G, *c;    /* its normal equations, weights = window length */
@@ -963,10 +1027,11 @@ static int idx_by_t0_ctx_cmp(const tw_obs *o, size_t a, size_t b)
 }
 
 /* insertion sort: windows come nearly in order */
-static void sort_by_t0(const tw_obs *o, size_t *idx, size_t n)
+static void sort_by_t0(const tw_obs *o, win_idx *idx, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        size_t v = idx[i], j = i;
+        win_idx v = idx[i];
+        size_t j = i;
         while (j > 0 && idx_by_t0_ctx_cmp(o, idx[j - 1], v) > 0) {
             idx[j] = idx[j - 1];
             j--;
@@ -985,7 +1050,7 @@ static bool usable(const tw_obs *o)
  * then no index is held (*idx = NULL, the windows *lo .. *lo + *count - 1),
  * so that the memory for them does not grow with the run's length; else an
  * index of them, sorted. */
-static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, size_t **idx, size_t *lo,
+static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1, win_idx **idx, size_t *lo,
                               size_t *count)
 {
     size_t first = 0, last = 0, k = 0;
@@ -1004,18 +1069,19 @@ static tw_status pick_windows(const tw_obs *obs, size_t n, double T0, double T1,
     *lo = first;
     *count = k;
     if (k == 0 || (ordered && last - first + 1 == k)) return TW_OK;
+    if (last >= UINT32_MAX) return tw_fail(TW_EINVAL, "%zu windows of one reading: too many", n);
     if (!(*idx = malloc(k * sizeof **idx))) return tw_fail(TW_ENOMEM, "out of memory");
     k = 0;
     for (size_t i = first; i <= last; i++) {
         const tw_obs *o = &obs[i];
-        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = i;
+        if (usable(o) && o->t0_s >= T0 - EDGE_EPS_S && o->t1_s <= T1 + EDGE_EPS_S) (*idx)[k++] = (win_idx)i;
     }
     sort_by_t0(obs, *idx, k);
     return TW_OK;
 }
 
 /* Window i of a pick_windows list. */
-static inline size_t window_at(const size_t *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
+static inline size_t window_at(const win_idx *idx, size_t lo, size_t i) { return idx ? idx[i] : lo + i; }
 
 /* The reading with the most windows (the first of equals): the finest in time. */
 static size_t finest_reading(const tw_est_reading *rs, size_t nrs)
@@ -1454,17 +1520,18 @@ typedef struct seen_range {
 typedef struct ctx {
     tw_estimate *e;
     names_tab names;
-    tw_spill raw; /* the launches by name in the feed's order (collect) */
+    uint8_t *cls; /* per name: its class while collecting (0 kernels, 1 copies and memsets) */
+    size_t ncls;  /* the names cls holds */
     size_t nl;
-    bool sorted;              /* raw is in order of start */
+    bool sorted;              /* the feed came in order of start */
     double first_t0, last_t1; /* the launches' span */
     double last_start;        /* the last launch's start so far (collect) */
-    launches ls;              /* raw with the columns' classes, once known */
+    launches ls;              /* by name and its kind's class (collect), then by column's (by_class) */
     seen_range *rng;          /* the ranges, copied from the events */
     size_t nrng, rcap;
-    size_t nev;   /* events replayed (their indices: 0 .. nev) */
-    bool *copy;   /* per column: a copy or memset (copy engines) */
-    size_t *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
+    size_t nev;    /* events replayed (their indices: 0 .. nev) */
+    bool *copy;    /* per column: a copy or memset (copy engines) */
+    win_idx *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
     size_t fine_lo, nfine;
     double fine_longest;
     fit_state f;
@@ -1488,7 +1555,7 @@ static void ctx_free(ctx *c)
 {
     free(c->names.slot);
     free(c->names.v);
-    tw_spill_close(&c->raw);
+    free(c->cls);
     launches_free(&c->ls);
     free(c->rng);
     free(c->copy);
@@ -1683,7 +1750,7 @@ static tw_status shift_sample(const rd *F, rd *S)
     for (size_t b = 0; b < SHIFT_BLOCKS; b++) {
         size_t from = (F->n - per) * b / (SHIFT_BLOCKS - 1);
         for (size_t i = 0; i < per; i++)
-            S->idx[b * per + i] = window_at(F->idx, F->lo, from + i);
+            S->idx[b * per + i] = (win_idx)window_at(F->idx, F->lo, from + i);
     }
     return TW_OK;
 }
@@ -1847,6 +1914,18 @@ static tw_status name_of(names_tab *t, name_hit *cache, const tw_event *e, uint3
     return st;
 }
 
+/* The class of each name interned since the last call (its kind's: a
+ * copy or memset, else a kernel), into c->cls. */
+static tw_status note_classes(ctx *c)
+{
+    uint8_t *v = realloc(c->cls, c->names.vcap ? c->names.vcap : 1);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory (names)");
+    c->cls = v;
+    for (; c->ncls < c->names.n; c->ncls++)
+        c->cls[c->ncls] = strcmp(c->names.v[c->ncls].kind, "kernel") != 0;
+    return TW_OK;
+}
+
 /* What collect keeps while the feed replays. */
 typedef struct collecting {
     ctx *c;
@@ -1877,12 +1956,15 @@ static tw_status collect_one(void *arg, const tw_event *e)
     c->first_t0 = fmin(c->first_t0, e->start_s);
     c->last_t1 = fmax(c->last_t1, e->end_s);
     c->nl++;
-    return tw_spill_append(&c->raw, &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
+    if (id >= c->ncls && (st = note_classes(c)) != TW_OK) return st;
+    int k2 = c->cls[id];
+    c->ls.longest[k2] = fmax(c->ls.longest[k2], e->end_s - e->start_s);
+    return tw_spill_append(&c->ls.cls[k2], &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
 }
 
 /* The launches (kernels, copies, memsets of some duration) in order of
  * start, each name's count and time, and the ranges: one replay of the
- * feed, the launches spilled (c->raw, 32 bytes each), in memory that grows
+ * feed, the launches spilled by their names' classes (c->ls, 32 bytes each), in memory that grows
  * with the names and ranges. */
 static tw_status collect(ctx *c, const tw_feed *feed)
 {
@@ -1892,10 +1974,11 @@ static tw_status collect(ctx *c, const tw_feed *feed)
     c->sorted = true;
     c->first_t0 = INFINITY;
     c->last_t1 = -INFINITY;
-    tw_status st = tw_spill_open(&c->raw, sizeof(launch));
+    tw_status st = tw_spill_open(&c->ls.cls[0], sizeof(launch));
+    if (st == TW_OK) st = tw_spill_open(&c->ls.cls[1], sizeof(launch));
     if (st != TW_OK) return st;
     if (!(g.cache = calloc(NAME_CACHE, sizeof *g.cache))) return tw_fail(TW_ENOMEM, "out of memory");
-    st = tw_feed_replay(feed, collect_one, &g);
+    st = tw_feed_replay_fields(feed, TW_FEED_SPAN, collect_one, &g); /* of an activity, its name and span */
     free(g.cache);
     if (!(c->e->activity_t1_s >= c->e->activity_t0_s)) c->e->activity_t0_s = c->e->activity_t1_s = NAN;
     return st;
@@ -3034,7 +3117,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         return tw_fail(TW_EINVAL, "tw_estimate_run: at most 8 readings");
     ctx c;
     memset(&c, 0, sizeof c);
-    c.raw.fd = c.ls.cls[0].fd = c.ls.cls[1].fd = -1; /* no spill yet */
+    c.ls.cls[0].fd = c.ls.cls[1].fd = c.ls.pieces.fd = -1; /* no spill yet */
     c.e = calloc(1, sizeof *c.e);
     if (!c.e) return tw_fail(TW_ENOMEM, "out of memory");
     tw_estimate *e = c.e;
@@ -3050,9 +3133,9 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     for (size_t i = 0; st == TW_OK && i < c.names.n; i++)
         if (strcmp(c.names.v[i].kind, "kernel") != 0) c.copy[col[i]] = true;
     if (st == TW_OK) {
-        st = by_class(&c.ls, &c.raw, c.sorted, col, c.copy);
-        tw_spill_close(&c.raw); /* the launches are in their classes' spills now */
+        st = by_class(&c.ls, c.sorted, c.names.n, N, col, c.copy);
         if (st == TW_OK) st = rates(&c.ls, N);
+        if (st == TW_OK) st = make_pieces(&c.ls);
     }
     if (st == TW_OK) st = fit_span(&c, readings, nreadings, &cfg);
     design *d = &c.f.d;

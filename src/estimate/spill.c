@@ -1,4 +1,5 @@
 /* Records spilled to a temporary file: see spill.h. */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #include "estimate/spill.h"
 
 #include <errno.h>
@@ -6,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/error.h"
 
-#define SPILL_CHUNK_BYTES (64 * 1024) /* per reader and for the append buffer */
+#define SPILL_CHUNK_BYTES (64 * 1024) /* the append buffer, and a reader's that cannot map the file */
+#define SPILL_MAP_BYTES (128 * 1024)  /* a reader's chunk of the file mapped */
 
 tw_status tw_spill_open(tw_spill *s, size_t size)
 {
@@ -94,16 +97,38 @@ tw_status tw_spill_reader_open(tw_spill_reader *r, const tw_spill *s)
 {
     memset(r, 0, sizeof *r);
     r->s = s;
-    r->cap = SPILL_CHUNK_BYTES / s->size;
-    if (r->cap == 0) r->cap = 1;
-    if (!(r->buf = malloc(r->cap * s->size))) return tw_fail(TW_ENOMEM, "out of memory");
     return TW_OK;
+}
+
+static void unmap(tw_spill_reader *r)
+{
+    if (r->map) munmap(r->map, r->map_len);
+    r->map = NULL;
 }
 
 void tw_spill_reader_close(tw_spill_reader *r)
 {
-    free(r->buf);
+    unmap(r);
+    if (r->own) free(r->buf);
     r->buf = NULL;
+    r->own = false;
+}
+
+/* Records [pos, pos + n) mapped (false: the file cannot be mapped). */
+static bool map_chunk(tw_spill_reader *r, size_t pos, size_t n)
+{
+    static long page;
+    if (!page) page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return false;
+    const tw_spill *s = r->s;
+    off_t start = (off_t)(pos * s->size), from = start / page * page;
+    size_t len = (size_t)(start - from) + n * s->size;
+    void *m = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, s->fd, from);
+    if (m == MAP_FAILED) return false;
+    r->map = m;
+    r->map_len = len;
+    r->buf = (unsigned char *)m + (start - from);
+    return true;
 }
 
 const void *tw_spill_load(tw_spill_reader *r, tw_status *st)
@@ -111,8 +136,21 @@ const void *tw_spill_load(tw_spill_reader *r, tw_status *st)
     const tw_spill *s = r->s;
     if (r->pos >= s->n) return NULL;
     if (r->pos < r->base || r->pos >= r->base + r->len) {
-        size_t n = s->n - r->pos < r->cap ? s->n - r->pos : r->cap;
-        if ((*st = tw_spill_read(s, r->pos, r->buf, n)) != TW_OK) return NULL;
+        unmap(r);
+        size_t cap = SPILL_MAP_BYTES / s->size ? SPILL_MAP_BYTES / s->size : 1;
+        size_t n = s->n - r->pos < cap ? s->n - r->pos : cap;
+        if (!r->own && !map_chunk(r, r->pos, n)) { /* read instead, into a buffer of its own from now on */
+            r->cap = SPILL_CHUNK_BYTES / s->size ? SPILL_CHUNK_BYTES / s->size : 1;
+            if (!(r->buf = malloc(r->cap * s->size))) {
+                *st = tw_fail(TW_ENOMEM, "out of memory");
+                return NULL;
+            }
+            r->own = true;
+        }
+        if (r->own) {
+            n = s->n - r->pos < r->cap ? s->n - r->pos : r->cap;
+            if ((*st = tw_spill_read(s, r->pos, r->buf, n)) != TW_OK) return NULL;
+        }
         r->base = r->pos;
         r->len = n;
     }

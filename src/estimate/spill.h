@@ -7,6 +7,7 @@
 #ifndef TW_ESTIMATE_SPILL_H
 #define TW_ESTIMATE_SPILL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "truewatt.h"
@@ -30,12 +31,18 @@ tw_status tw_spill_flush(tw_spill *s);
 tw_status tw_spill_read(const tw_spill *s, size_t i, void *rec, size_t n);
 tw_status tw_spill_write(tw_spill *s, size_t i, const void *rec, size_t n);
 
-/* A sequential reader with its own chunk: many may read one spill at once. */
+/* A sequential reader with its own chunk: many may read one spill at once.
+ * The chunk is the file's pages mapped (a pass reads the page cache where
+ * it lies, not a copy of it: a third of a pass's time went to copying),
+ * else read into a buffer of its own. */
 typedef struct tw_spill_reader {
     const tw_spill *s;
     unsigned char *buf;
     size_t base, len, cap; /* buf holds records [base, base + len) */
     size_t pos;            /* the next record */
+    void *map;             /* the chunk's pages (NULL: none; buf then malloc'd when needed) */
+    size_t map_len;
+    bool own; /* buf is malloc'd */
 } tw_spill_reader;
 
 tw_status tw_spill_reader_open(tw_spill_reader *r, const tw_spill *s);

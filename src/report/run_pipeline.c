@@ -426,12 +426,12 @@ static tw_status place_one(void *arg, const tw_event *in)
     return p->fn(p->ctx, &e);
 }
 
-static tw_status placed_replay(const tw_feed *f, tw_feed_fn fn, void *ctx)
+static tw_status placed_replay(const tw_feed *f, unsigned fields, tw_feed_fn fn, void *ctx)
 {
     placing p = {f->src, 0, fn, ctx};
     tw_status st = TW_OK;
     for (; st == TW_OK && p.d < p.L->ndev; p.d++)
-        st = tw_feed_replay(&p.L->dfeed[p.d], place_one, &p);
+        st = tw_feed_replay_fields(&p.L->dfeed[p.d], fields | TW_FEED_DEVICE, place_one, &p);
     return st;
 }
 
@@ -606,12 +606,12 @@ static tw_status group_one(void *arg, const tw_event *in)
     return g->fn(g->ctx, &e);
 }
 
-static tw_status group_replay(const tw_feed *f, tw_feed_fn fn, void *ctx)
+static tw_status group_replay(const tw_feed *f, unsigned fields, tw_feed_fn fn, void *ctx)
 {
     group_feed *g = f->src;
     g->fn = fn;
     g->ctx = ctx;
-    return tw_feed_replay(g->in, group_one, g);
+    return tw_feed_replay_fields(g->in, fields, group_one, g);
 }
 
 tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_feed **gf, tw_feed *out)
@@ -627,7 +627,7 @@ tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_fe
         return tw_fail(TW_ENOMEM, "out of memory");
     for (; g->nrange < o->nrange_groups; g->nrange++)
         if (!(g->range[g->nrange] = strdup(o->range_groups[g->nrange]))) return tw_fail(TW_ENOMEM, "out of memory");
-    tw_status st = tw_feed_replay(in, span_one, g);
+    tw_status st = tw_feed_replay_fields(in, TW_FEED_SPAN, span_one, g);
     for (size_t k = 0; st == TW_OK && k < g->nrange; k++)
         spans_merge(&g->sp[k]);
     *out = (tw_feed){group_replay, g, in->hint};

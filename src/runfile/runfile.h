@@ -140,7 +140,7 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t);
  * its strings, until tw_run_feed_free (before tw_run_close). */
 typedef struct tw_run_feed tw_run_feed;
 tw_status tw_run_feed_open(tw_run *r, tw_run_feed **out, tw_feed *feed);
-tw_status tw_run_feed_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx);
+tw_status tw_run_feed_replay(const tw_feed *feed, unsigned fields, tw_feed_fn fn, void *ctx);
 void tw_run_feed_free(tw_run_feed *f);
 
 /* ---------------------------------------------------------------- the report */

@@ -438,27 +438,48 @@ static tw_status lookup_load(tw_run *r, lookup *L)
     return st;
 }
 
-/* An activities row: its type's fields from the lookup. */
-static tw_status activity_row(tw_run *r, const lookup *L, sqlite3_stmt *s, ev_row *e)
+/* The activities' columns in the order a statement reads them (act_query):
+ * a prefix of them, the type, the span and the rowid always. Each column
+ * read costs a replay of tens of millions of rows about a second: the
+ * estimator's reads only the first four. */
+enum { AC_TYPE, AC_START, AC_DURATION, AC_ROWID, AC_DEVICE, AC_UUID, AC_STREAM, AC_CORR, AC_COUNT };
+
+/* The statement for fields (TW_FEED_*; corr: the correlation id too), as
+ * many of its columns into *ncols. */
+static void act_query(unsigned fields, bool corr, char *sql, size_t cap, int *ncols)
 {
-    int64_t type = sqlite3_column_int64(s, 0);
+    *ncols = corr ? AC_COUNT : fields & TW_FEED_STREAM ? AC_CORR : fields & TW_FEED_DEVICE ? AC_STREAM : AC_DEVICE;
+    static const char *const name[AC_COUNT] = {"type",   "start_ns",    "duration_ns", "rowid",
+                                               "device", "device_uuid", "stream",      "correlation_id"};
+    size_t len = (size_t)snprintf(sql, cap, "SELECT");
+    for (int k = 0; k < *ncols && len < cap; k++)
+        len += (size_t)snprintf(sql + len, cap - len, "%s %s", k ? "," : "", name[k]);
+    if (len < cap) snprintf(sql + len, cap - len, " FROM activities");
+}
+
+/* An activities row (of a statement of ncols of the columns, act_query):
+ * its type's fields from the lookup. */
+static tw_status activity_row(tw_run *r, const lookup *L, sqlite3_stmt *s, int ncols, ev_row *e)
+{
+    int64_t type = sqlite3_column_int64(s, AC_TYPE);
     const struct type_row *t = type > 0 && (size_t)type < L->ntype ? &L->type[type] : NULL;
     memset(e, 0, sizeof *e);
-    e->rowid = sqlite3_column_int64(s, 7);
     e->kind = t ? text_of(L, t->kind) : NULL;
     e->name = t ? text_of(L, t->name) : NULL;
     if (!e->kind || !e->name)
         return tw_fail(TW_EPARSE, "%s: activities row %lld: type %lld has no kind or name", r->path,
-                       (long long)e->rowid, (long long)type);
+                       (long long)sqlite3_column_int64(s, AC_ROWID), (long long)type);
     e->mangled = text_of(L, t->mangled);
     memcpy(e->cfg, t->cfg, sizeof e->cfg);
-    e->device = col_opt(s, 1);
-    opt_i64 uuid = col_opt(s, 2);
+    e->start_ns = sqlite3_column_int64(s, AC_START);
+    e->end_ns = e->start_ns + sqlite3_column_int64(s, AC_DURATION);
+    if (ncols <= AC_DEVICE) return TW_OK; /* the span alone: the rowid (read above only for a message) not asked for */
+    e->rowid = sqlite3_column_int64(s, AC_ROWID);
+    e->device = col_opt(s, AC_DEVICE);
+    opt_i64 uuid = col_opt(s, AC_UUID);
     e->uuid = uuid.has ? text_of(L, uuid.v) : NULL;
-    e->stream = col_opt(s, 3);
-    e->corr = col_opt(s, 4);
-    e->start_ns = sqlite3_column_int64(s, 5);
-    e->end_ns = e->start_ns + sqlite3_column_int64(s, 6);
+    if (ncols > AC_STREAM) e->stream = col_opt(s, AC_STREAM);
+    if (ncols > AC_CORR) e->corr = col_opt(s, AC_CORR);
     return TW_OK;
 }
 
@@ -481,18 +502,18 @@ static void nvtx_row(const lookup *L, sqlite3_stmt *s, ev_row *e)
  * `into`, every text of a row is that set's own copy. */
 static tw_status each_event(tw_run *r, event_fn fn, void *ctx, tw_events *into)
 {
-    /* an events set holds no correlation ids: not read into one */
-    static const char *const query[3] = {
-        "SELECT type, device, device_uuid, stream, correlation_id, start_ns, duration_ns, rowid FROM activities",
-        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges",
-        "SELECT type, device, device_uuid, stream, NULL, start_ns, duration_ns, rowid FROM activities"};
+    char activities[200];
+    int ncols;
+    act_query(TW_FEED_ALL, !into, activities, sizeof activities, &ncols); /* an events set holds no correlation ids */
+    const char *const query[2] = {activities,
+                                  "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
     pthread_mutex_lock(&r->mu);
     lookup L = {0};
     tw_status st = lookup_load(r, &L);
     if (st == TW_OK && into) st = lookup_intern(r, &L, into);
     for (int q = 0; q < 2 && st == TW_OK; q++) {
         sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(r->db, query[q == 0 && into ? 2 : q], -1, &s, NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v2(r->db, query[q], -1, &s, NULL) != SQLITE_OK) {
             st = run_db_fail(r->db, r->path, "cannot read the activities");
             break;
         }
@@ -500,7 +521,7 @@ static tw_status each_event(tw_run *r, event_fn fn, void *ctx, tw_events *into)
         while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
             ev_row e;
             if (q == 0)
-                st = activity_row(r, &L, s, &e);
+                st = activity_row(r, &L, s, ncols, &e);
             else
                 nvtx_row(&L, s, &e);
             if (st == TW_OK && !e.name)
@@ -793,6 +814,7 @@ void tw_run_feed_free(tw_run_feed *f)
 /* One of the two ordered statements: its current row, read ahead. */
 typedef struct cursor {
     sqlite3_stmt *s;
+    int ncols; /* the activities' (act_query) */
     bool nvtx, have;
     ev_row row;
 } cursor;
@@ -803,26 +825,27 @@ static tw_status cursor_step(const tw_run_feed *f, cursor *c)
     c->have = rc == SQLITE_ROW;
     if (rc == SQLITE_DONE) return TW_OK;
     if (rc != SQLITE_ROW) return run_db_fail(f->run->db, f->run->path, "cannot read the activities");
-    if (!c->nvtx) return activity_row(f->run, &f->L, c->s, &c->row);
+    if (!c->nvtx) return activity_row(f->run, &f->L, c->s, c->ncols, &c->row);
     nvtx_row(&f->L, c->s, &c->row);
     if (!c->row.name)
         return tw_fail(TW_EPARSE, "%s: nvtx_ranges row %lld: no name", f->run->path, (long long)c->row.rowid);
     return TW_OK;
 }
 
-tw_status tw_run_feed_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx)
+tw_status tw_run_feed_replay(const tw_feed *feed, unsigned fields, tw_feed_fn fn, void *ctx)
 {
     const tw_run_feed *f = feed->src;
     tw_run *r = f->run;
-    static const char *const query[2] = {
-        "SELECT type, device, device_uuid, stream, NULL, start_ns, duration_ns, rowid FROM activities",
-        "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
-    adding a = {NULL, "nvtx", ""};
+    char activities[200];
     cursor c[2] = {{.nvtx = false}, {.nvtx = true}};
+    act_query(fields, false, activities, sizeof activities, &c[0].ncols);
+    const char *const query[2] = {activities,
+                                  "SELECT name, domain, tid, depth, start_ns, end_ns, rowid FROM nvtx_ranges"};
+    adding a = {NULL, "nvtx", ""};
     pthread_mutex_lock(&r->mu);
     tw_status st = TW_OK;
     for (int q = 0; q < 2 && st == TW_OK; q++) {
-        char sql[200];
+        char sql[300];
         snprintf(sql, sizeof sql, "%s%s", query[q], f->in_order[q] ? "" : " ORDER BY start_ns, rowid");
         if (sqlite3_prepare_v2(r->db, sql, -1, &c[q].s, NULL) != SQLITE_OK)
             st = run_db_fail(r->db, r->path, "cannot read the activities");

@@ -160,13 +160,13 @@ static tw_status device_one(void *ctx, const tw_event *in)
     return s == f->slot || s == ALL_SLOTS ? f->fn(f->ctx, &e) : TW_OK;
 }
 
-static tw_status device_replay(const tw_feed *feed, tw_feed_fn fn, void *ctx)
+static tw_status device_replay(const tw_feed *feed, unsigned fields, tw_feed_fn fn, void *ctx)
 {
     tw_device_feed *f = feed->src;
     f->fn = fn;
     f->ctx = ctx;
     if (f->also) tw_unmeasured_summary_free(f->also); /* a replay cut short counted part */
-    tw_status st = tw_feed_replay(f->all, device_one, f);
+    tw_status st = tw_feed_replay_fields(f->all, fields | TW_FEED_DEVICE, device_one, f); /* the split's own */
     if (st == TW_OK && f->also) {
         *f->counted = true;
         f->also = NULL;
@@ -221,7 +221,7 @@ tw_status tw_timeline_unmeasured(const tw_feed *all, const tw_device_info *dev, 
     tw_device_feed *f = device_feed_new(all, dev, ndev, 0, mig, nmig);
     if (!f) return tw_fail(TW_ENOMEM, "out of memory");
     f->unm = unm;
-    tw_status st = tw_feed_replay(all, device_one, f);
+    tw_status st = tw_feed_replay_fields(all, TW_FEED_DEVICE, device_one, f);
     tw_device_feed_free(f);
     if (st != TW_OK) tw_unmeasured_summary_free(unm);
     return st;

@@ -19,13 +19,32 @@
 
 typedef tw_status (*tw_feed_fn)(void *ctx, const tw_event *e);
 
+/* The fields of an activity a replay's consumer reads besides its name,
+ * kind and span (which every replay gives, and an NVTX range's every
+ * field): a source may leave the others unknown (-1, NULL), so that a run
+ * file reads fewer of its columns (the estimator reads the span alone). */
+enum {
+    TW_FEED_SPAN = 0u,   /* name, kind, start_s, end_s, mangled */
+    TW_FEED_DEVICE = 1u, /* device, device_uuid */
+    TW_FEED_STREAM = 2u, /* stream */
+    TW_FEED_ALL = 3u
+};
+
 typedef struct tw_feed {
-    tw_status (*replay)(const struct tw_feed *f, tw_feed_fn fn, void *ctx);
+    /* fields: TW_FEED_* the consumer reads; a feed over another asks it for those and its own */
+    tw_status (*replay)(const struct tw_feed *f, unsigned fields, tw_feed_fn fn, void *ctx);
     void *src;
     size_t hint; /* about how many events a replay gives (room to reserve; 0: unknown) */
 } tw_feed;
 
-static inline tw_status tw_feed_replay(const tw_feed *f, tw_feed_fn fn, void *ctx) { return f->replay(f, fn, ctx); }
+static inline tw_status tw_feed_replay(const tw_feed *f, tw_feed_fn fn, void *ctx)
+{
+    return f->replay(f, TW_FEED_ALL, fn, ctx);
+}
+static inline tw_status tw_feed_replay_fields(const tw_feed *f, unsigned fields, tw_feed_fn fn, void *ctx)
+{
+    return f->replay(f, fields, fn, ctx);
+}
 
 /* A set's events in its order (sort it first for the order by start). */
 tw_feed tw_feed_of_events(const tw_events *ev);

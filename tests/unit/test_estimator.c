@@ -686,6 +686,42 @@ static void test_pooling(void **state)
     free(s);
 }
 
+/* Pooling with a copy among the pooled names (the pool's column is then a
+ * copy's, its kernels with it): the launches, spilled by their names' own
+ * classes as they came, are put back in order and classed again by
+ * column; every launch's energy comes back under its own index (its
+ * power, exact where nothing overlaps, times its span). */
+static void test_pooling_copy(void **state)
+{
+    (void)state;
+    kern k[] = {{"long1", 1.0, 1.5, 200, NULL, 0},  {"s1", 1.7, 1.72, 60, "memcpy", 0},
+                {"long2", 2.0, 2.4, 120, NULL, 0},  {"s2", 3.5, 3.54, 60, NULL, 0},
+                {"s1", 3.7, 3.73, 60, "memcpy", 0}, {"s3", 4.0, 4.03, 60, NULL, 0},
+                {"long1", 4.5, 4.9, 200, NULL, 0},  {"s2", 5.2, 5.25, 60, NULL, 0}};
+    enum { NK = sizeof k / sizeof k[0] };
+    size_t ns, n;
+    seg *s = truth(k, NK, 7.0, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, 7.0, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, NK);
+    tw_est_reading rd = {"r", o, n, false, 0};
+    tw_est_config cfg;
+    tw_est_config_init(&cfg);
+    cfg.max_names = 3;
+    tw_estimate *e = NULL;
+    assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e));
+    assert_int_equal(e->pooled, 3);
+    near(find(e, "long1")->power_w, 200, 1e-4, "long1");
+    near(find(e, "long2")->power_w, 120, 1e-4, "long2");
+    assert_int_equal(e->nevents, NK);
+    for (size_t i = 0; i < NK; i++)
+        near(tw_estimate_event_energy_j(e, i), k[i].w * (k[i].t1 - k[i].t0), 1e-3 * k[i].w * (k[i].t1 - k[i].t0),
+             "a launch's energy under its own index");
+    tw_estimate_free(e);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
 /* The counter is the reference: a second reading that reads 10 % high is
  * scaled to it (gain 1.1), and the model integrates to the counter. */
 static void test_reference_gain(void **state)
@@ -1092,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_bound_at_zero_covers),
         cmocka_unit_test(test_non_negative),
         cmocka_unit_test(test_pooling),
+        cmocka_unit_test(test_pooling_copy),
         cmocka_unit_test(test_reference_gain),
         cmocka_unit_test(test_counter_total),
         cmocka_unit_test(test_errors),
