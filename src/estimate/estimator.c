@@ -2850,51 +2850,29 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     double *act = calloc(d->N ? d->N : 1, sizeof *act);
     double *uact = calloc(f->U ? f->U : 1, sizeof *uact);
     double *above = malloc((c->nrng ? c->nrng : 1) * sizeof *above), ref_above = 0;
+    size_t *members = NULL, *gid = NULL; /* freed at out, as the above */
+    unit_fig *fig = NULL;
     tw_status st =
         act && uact && above ? pieces_at_solution(c, act, &ref_above, above) : tw_fail(TW_ENOMEM, "out of memory");
-    if (st != TW_OK) {
-        free(act);
-        free(uact);
-        free(above);
-        return st;
-    }
+    if (st != TW_OK) goto out;
     for (size_t j = 0; j < d->N; j++)
         uact[f->unit[j]] += act[j];
     /* per name (pooled names share their column's figures) */
-    size_t *members = calloc(f->U ? f->U : 1, sizeof *members);
-    if (!members) {
-        free(act);
-        free(above);
-        free(uact);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (!(members = calloc(f->U ? f->U : 1, sizeof *members))) goto no_memory;
     for (size_t i = 0; i < c->names.n; i++)
         members[f->unit[col[i]]]++;
     e->nnames = c->names.n;
     e->names = malloc((e->nnames ? e->nnames : 1) * sizeof *e->names);
-    if (!e->names) {
-        free(act);
-        free(above);
-        free(uact);
-        free(members);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (!e->names) goto no_memory;
     if (e->nnames) memcpy(e->names, c->names.v, e->nnames * sizeof *e->names);
     /* groups: units of several columns */
-    size_t *gid = malloc((f->U ? f->U : 1) * sizeof *gid);
+    gid = malloc((f->U ? f->U : 1) * sizeof *gid);
     e->groups = calloc(f->U ? f->U : 1, sizeof *e->groups);
-    if (!gid || !e->groups) {
-        free(act);
-        free(above);
-        free(uact);
-        free(members);
-        free(gid);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (!gid || !e->groups) goto no_memory;
     for (size_t u = 0; u < f->U; u++)
         gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
     double kern = 0, copy = 0;
-    unit_fig *fig = unit_figures(c, uact);
+    fig = unit_figures(c, uact);
     bool oom = !fig;
     for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] != (size_t)-1) {
@@ -2909,15 +2887,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
             oom = !(g->members = malloc(members[u] * sizeof *g->members));
         }
     }
-    if (oom) {
-        free(fig);
-        free(act);
-        free(above);
-        free(uact);
-        free(members);
-        free(gid);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (oom) goto no_memory;
     for (size_t i = 0; i < e->nnames; i++) {
         tw_est_name *x = &e->names[i];
         size_t j = col[i], u = f->unit[j];
@@ -2983,9 +2953,6 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         else
             snprintf(gr->label, sizeof gr->label, "group %zu: %.100s (+%zu)", g + 1, first->name, gr->nmembers - 1);
     }
-    free(members);
-    free(gid);
-    free(fig);
     e->kernels_j = kern;
     e->copies_j = copy;
     /* baseline */
@@ -3000,12 +2967,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         for (size_t k = 0; k + 1 < K; k++)
             bj += 0.5 * (f->beta_u[k] + f->beta_u[k + 1]) * d->dk;
     e->baseline_j = bj;
-    if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) {
-        free(act);
-        free(above);
-        free(uact);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) goto no_memory;
     memcpy(e->knot_w, f->beta_u, K * sizeof *e->knot_w);
     e->baseline_min_w = bmin;
     e->baseline_max_w = bmax;
@@ -3026,12 +2988,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     e->model_ref_j = model_ref;
     e->conservation_pct = 100.0 * (model_ref / e->reference_j - 1.0);
     e->ranges = calloc(c->nrng ? c->nrng : 1, sizeof *e->ranges);
-    if (!e->ranges) {
-        free(act);
-        free(uact);
-        free(above);
-        return tw_fail(TW_ENOMEM, "out of memory");
-    }
+    if (!e->ranges) goto no_memory;
     /* ranges: measured energy over the span, and the activities' part */
     for (size_t k = 0; k < c->nrng; k++) {
         const seen_range *ev = &c->rng[k];
@@ -3048,10 +3005,17 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         r->above_j = above[k];
         r->baseline_j = r->energy_j - above[k];
     }
+    goto out;
+no_memory:
+    st = tw_fail(TW_ENOMEM, "out of memory");
+out:
     free(act);
     free(uact);
     free(above);
-    return TW_OK;
+    free(members);
+    free(gid);
+    free(fig);
+    return st;
 }
 
 typedef struct ranked {
