@@ -306,11 +306,11 @@ tw_status tw_run_import_events(tw_run *r, const char *path, tw_run_tail *t)
         t->line++;
         bool header = t->have_header;
         st = import_text(r, path, t, buf);
-        if (st == TW_EPARSE && header) skip_line(t);
-        if (st == TW_OK || (st == TW_EPARSE && header)) {
+        if (st == TW_EPARSE && header) {
+            skip_line(t);
             st = TW_OK;
-            t->offset += n;
         }
+        if (st == TW_OK) t->offset += n;
     }
     pthread_mutex_unlock(&r->mu);
     if (st == TW_OK && ferror(f)) st = tw_fail(TW_EIO, "%s: read failed", path);
