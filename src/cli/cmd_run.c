@@ -65,7 +65,7 @@ typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s, merge_wait_s;
     double pm_ms; /* --activity-counters: PM sampling's interval (ms); 0 = none */
-    bool json, no_inject, no_pm;
+    bool json, no_inject;
     char **cmd;
     run_report_opts rep; /* --csv, --group, --group-range */
 } run_args;
@@ -73,26 +73,21 @@ typedef struct run_args {
 #define PERIOD .min = 1e-5, .max = 3600
 
 /* --activity-counters without a value (before the command, or before "--"):
- * the default interval, 1 ms. True where --activity-counters was given at all
- * (it contradicts --no-activity-counters). */
-static bool default_activity_counters(int argc, char **argv)
+ * the default interval, 1 ms. */
+static void default_activity_counters(int argc, char **argv)
 {
     static char with_default[] = "--activity-counters=1";
-    bool given = false;
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strncmp(argv[i], "--activity-counters", 19) != 0 || (argv[i][19] && argv[i][19] != '=')) continue;
-        given = true;
-        if (argv[i][19]) continue;
+        if (strcmp(argv[i], "--activity-counters") != 0) continue;
         bool valued = i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9';
         if (!valued) argv[i] = with_default;
     }
-    return given;
 }
 
 /* The options, declared once (cli/opts.h). */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    bool pm_given = default_activity_counters(argc, argv);
+    default_activity_counters(argc, argv);
     const cli_opt opt[] = {
         {.name = "device",
          .type = CLI_OPT_STRING,
@@ -173,19 +168,15 @@ static int parse_args(int argc, char **argv, run_args *a)
         {.name = "activity-counters",
          .type = CLI_OPT_DOUBLE,
          .arg = "MS",
-         .def = "1",
-         .help = "record the GPUs' activity counters (CUPTI PM sampling: SM activity,\n"
-                 "DRAM and L2 traffic, clock) every MS ms: they split the\n"
-                 "sensor's energy between kernels finer than its readings; where they are\n"
-                 "not allowed the run goes on and the report says why (docs/runfile.md)",
+         .help = "also record the GPUs' activity counters (CUPTI PM sampling: SM activity,\n"
+                 "DRAM and L2 traffic, clock) every MS ms (default 1; bare\n"
+                 "--activity-counters before the command means 1): they split the sensor's\n"
+                 "energy between kernels finer than its readings, but on an H100 they raise\n"
+                 "the GPU's power between kernels by 30-45 W while they run; where they are\n"
+                 "not allowed the run goes on and the report says why (docs/usage.md)",
          .out = &a->pm_ms,
          .min = 0.01,
          .max = 1000},
-        {.name = "no-activity-counters",
-         .type = CLI_OPT_FLAG,
-         .help = "do not record activity counters (their decoding costs the program ~3 %\n"
-                 "of one CPU core per GPU at 1 ms; results/h100/pm-cost)",
-         .out = &a->no_pm},
         {.name = "merge-wait",
          .type = CLI_OPT_DOUBLE,
          .arg = "S",
@@ -202,7 +193,7 @@ static int parse_args(int argc, char **argv, run_args *a)
             "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
             "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
             "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
-            "                    [--activity-counters[=MS] | --no-activity-counters]\n"
+            "                    [--activity-counters[=MS]]\n"
             "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
@@ -219,8 +210,6 @@ static int parse_args(int argc, char **argv, run_args *a)
     int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
-    if (a->no_pm && pm_given) return cli_usage("run", "--activity-counters and --no-activity-counters contradict");
-    if (a->no_pm) a->pm_ms = 0;
     a->cmd = argv + first;
     return 0;
 }

@@ -1,11 +1,11 @@
 /*
- * pm_sampling.h - CUPTI's PM sampling in the injection library (`truewatt
- * run` sets TW_PM_INTERVAL_MS, 1 ms unless --activity-counters=MS or
- * --no-activity-counters): hardware activity counters (SM cycles active,
- * DRAM and L2 traffic, clocks) sampled every MS on each GPU where the program
- * has a context, for a power model B + sum_m c_m * metric_m(t) fitted against
- * the sensor's readings
- * (issue 15, "Where it helps, activity counters").
+ * pm_sampling.h - CUPTI's PM sampling in the injection library (opt-in:
+ * `truewatt run --activity-counters[=MS]` sets TW_PM_INTERVAL_MS; it raises
+ * the GPU's power, docs/usage.md): hardware activity counters (SM cycles
+ * active, DRAM and L2 traffic, clocks) sampled every MS on each GPU where the
+ * program has a context, for a power model B + sum_m c_m * metric_m(t)
+ * fitted against the sensor's readings (issue 15, "Where it helps, activity
+ * counters").
  *
  * One thread of its own, below the program's threads (nice +10): every
  * TWI_PM_DECODE_MS it looks for devices whose primary context became active

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# truewatt run's activity counters (on by default) end to end without a GPU: the real
+# truewatt run --activity-counters end to end without a GPU: the real
 # injection library's PM sampling (src/inject/pm_sampling.c) against the fake
 # CUPTI's PM sampling (tests/inject/fake_cupti.c) and the fake libcuda (device
 # 0's primary context active), the power from the fake libnvidia-ml. The
@@ -14,8 +14,7 @@
 #     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
-#   - --no-activity-counters: none recorded, none asked for, no line; with
-#     --activity-counters too: a usage error;
+#   - without --activity-counters: none asked for, none recorded, no line;
 #   - the fake refusing (no permission; --activity-counters 0.5, a value as its
 #     own argument): the run completes with its kernels and the report says why
 #     there are no activity counters.
@@ -41,9 +40,9 @@ export TW_RUN_EXPORT_T0_TO_FAKE=1 TW_INJECT_LIBRARY=$INJECT INJECT_HOST_CUPTI=$F
 export TW_PROFILE_DIR=$T/profiles
 unset CUDA_VISIBLE_DEVICES NVTX_INJECTION64_PATH FAKE_CUPTI_PM FAKE_CUDA_NO_CONTEXT
 
-# ---- sampled every 1 ms by default (no option)
-"$BIN" run --json -o a.sqlite -- "$HOST" - gpu >a.json 2>err ||
-    fail "run (activity counters by default): $(cat err)"
+# ---- sampled every 1 ms (bare --activity-counters)
+"$BIN" run --json --activity-counters -o a.sqlite -- "$HOST" - gpu >a.json 2>err ||
+    fail "run --activity-counters: $(cat err)"
 python3 - a.sqlite "$UUID" <<'PY' && ok "the run file holds the fake's samples, back to back, with its values" || fail "pm tables"
 import sqlite3, struct, sys
 db = sqlite3.connect(sys.argv[1])
@@ -116,10 +115,9 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
-# ---- --no-activity-counters: none asked for, none recorded, no line; with --activity-counters: a usage error
-"$BIN" run --json --no-activity-counters -o e.sqlite -- "$HOST" - gpu >e.json 2>err ||
-    fail "run --no-activity-counters: $(cat err)"
-python3 - e.sqlite e.json <<'PY' && ok "--no-activity-counters: none recorded, none asked for" || fail "--no-activity-counters: $(cat err)"
+# ---- without --activity-counters (they raise the GPU's power: opt-in): none asked for, none recorded, no line
+"$BIN" run --json -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run without --activity-counters: $(cat err)"
+python3 - e.sqlite e.json <<'PY' && ok "without --activity-counters: none recorded, none asked for" || fail "without: $(cat err)"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 # the pm tables are made by the first pm record: none here
@@ -131,10 +129,6 @@ dev = json.load(open(sys.argv[2]))["devices"][0]
 assert "activity_counters" not in dev, dev.keys()
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY
-"$BIN" run --no-activity-counters --activity-counters=2 -o f.sqlite -- "$HOST" - gpu >/dev/null 2>err
-rc=$?
-[ "$rc" = 2 ] && grep -q "contradict" err && [ ! -e f.sqlite ] &&
-    ok "--no-activity-counters with --activity-counters: usage error" || fail "both options: rc $rc, $(cat err)"
 
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
 FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
