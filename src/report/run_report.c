@@ -446,7 +446,7 @@ static void fit_noise(const run_device *d, const char **name, double *rms_w, dou
 
 /* How the activity counters entered the estimate: the model's features and
  * fit, or why they did not (nothing where none were recorded). */
-static void text_counters(const run_device *d, FILE *f)
+void run_counters_text(const run_device *d, FILE *f)
 {
     const tw_est_counter_fit *c = &d->est->counters;
     if (!c->used) {
@@ -503,7 +503,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
                 e->power_bound_w, e->power_limit_w, e->at_limit);
     else
         fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
-    text_counters(d, f);
+    run_counters_text(d, f);
     text_split(e, f);
     run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
@@ -662,7 +662,7 @@ static void json_profile(json *j, const run_device *d)
 }
 
 /* Key activity_counters (when asked for): the line, and what it says as values. */
-static void json_activity_counters(json *j, const run_device *d)
+void run_pm_json(json *j, const run_device *d)
 {
     if (!d->pm_asked) return;
     json_key(j, "activity_counters");
@@ -681,7 +681,7 @@ static void json_activity_counters(json *j, const run_device *d)
 }
 
 /* Key activity_model: how the activity counters entered the estimate. */
-static void json_counters(json *j, const run_device *d)
+void run_counters_json(json *j, const run_device *d)
 {
     const tw_est_counter_fit *c = &d->est->counters;
     json_key(j, "activity_model");
@@ -751,7 +751,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "idle_before_w", e->idle_before_w);
     json_kv_number(j, "idle_after_w", e->idle_after_w);
     json_kv_uint(j, "names_pooled", e->pooled);
-    json_counters(j, d);
+    run_counters_json(j, d);
     json_key(j, "readings");
     json_begin_array(j);
     for (size_t i = 0; i < e->nreadings; i++) {
@@ -884,7 +884,7 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
     json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
     json_profile(j, d);
-    json_activity_counters(j, d);
+    run_pm_json(j, d);
     json_kv_string(j, "error", d->est ? NULL : d->est_error);
     if (d->est) {
         json_estimate(j, d);
