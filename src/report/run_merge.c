@@ -580,6 +580,8 @@ static void text_gpus(const merge *m, FILE *out)
         if (m->g[k].dev.est && !isnan(m->g[k].dev.methods.module_j)) fprintf(out, "GPU %s: ", m->g[k].uuid);
         run_scope_text(&m->g[k].dev, out);
         if (m->g[k].dev.pm_asked) fprintf(out, "GPU %s: activity counters: %s\n", m->g[k].uuid, m->g[k].dev.pm_line);
+        if (run_pm_note(&m->g[k].dev))
+            fprintf(out, "GPU %s: activity counters: note: %s\n", m->g[k].uuid, run_pm_note(&m->g[k].dev));
         if (m->g[k].dev.est && (m->g[k].dev.est->counters.used || m->g[k].dev.est->counters.why[0])) {
             fprintf(out, "GPU %s: ", m->g[k].uuid);
             run_counters_text(&m->g[k].dev, out);

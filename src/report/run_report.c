@@ -446,6 +446,19 @@ static void fit_noise(const run_device *d, const char **name, double *rms_w, dou
 
 /* How the activity counters entered the estimate: the model's features and
  * fit, or why they did not (nothing where none were recorded). */
+/* What recording the counters did to the energy (NULL where none were
+ * recorded): PM sampling itself raises the GPU's power between kernels
+ * (results/h100/pm-cost-idle: 119-130 W idle without it, 159-162 W with it,
+ * whatever it samples), which the baseline takes; the kernels' energy above
+ * the baseline moved by under 1 % on the PyTorch step (activity-s29). */
+const char *run_pm_note(const run_device *d)
+{
+    if (!d->pm_asked || !d->pm.on || d->pm.samples == 0) return NULL;
+    return "PM sampling raises the GPU's power between kernels while it runs (an H100's by 30-45 W): the baseline "
+           "and the total include that, the kernels' energy above the baseline does not; for the run's total, "
+           "run without --activity-counters";
+}
+
 void run_counters_text(const run_device *d, FILE *f)
 {
     const tw_est_counter_fit *c = &d->est->counters;
@@ -478,6 +491,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     profile_line(d, line, sizeof line);
     fprintf(f, "profile: %s\n", line);
     if (d->pm_asked) fprintf(f, "activity counters: %s\n", d->pm_line);
+    if (run_pm_note(d)) fprintf(f, "activity counters: note: %s\n", run_pm_note(d));
     const tw_estimate *e = d->est;
     if (!e) {
         fprintf(f, "no energy report: %s\n", d->est_error);
@@ -677,6 +691,7 @@ void run_pm_json(json *j, const run_device *d)
     json_kv_number(j, "busy_s", d->pm.busy_s);
     json_kv_number(j, "busy_pct_of_one_core", tw_run_pm_busy_pct(&d->pm));
     json_kv_number(j, "overflows", (double)d->pm.overflows);
+    json_kv_string(j, "note", run_pm_note(d));
     json_end_object(j);
 }
 

@@ -15,6 +15,7 @@
 #define run_counters_text tw_rep_run_counters_text
 #define run_pm_json tw_rep_run_pm_json
 #define run_counters_json tw_rep_run_counters_json
+#define run_pm_note tw_rep_run_pm_note
 #define run_total_json tw_rep_run_total_json
 #define run_range_of tw_rep_run_range_of
 #define run_group_label tw_rep_run_group_label
@@ -118,6 +119,8 @@ void run_scope_json(json *j, const run_device *d);
  * activity_counters (what was recorded, when asked for) and key
  * activity_model (how the estimate used them; d->est set). */
 void run_counters_text(const run_device *d, FILE *f);
+/* The note on what recording them did to the energy (NULL: none recorded). */
+const char *run_pm_note(const run_device *d);
 void run_pm_json(json *j, const run_device *d);
 void run_counters_json(json *j, const run_device *d);
 /* Keys kernels_j, copies_j, baseline_j: where a GPU's (or the total's) energy went. */

@@ -77,6 +77,7 @@ assert a["refused"] == "dram__bytes_read.sum", a
 # the decoding's cost is said (the fake's is near 0), no overflow
 assert a["busy_s"] >= 0 and 0 <= a["busy_pct_of_one_core"] < 100 and a["overflows"] == 0, a
 assert "% of one core" in a["line"] and "overflowed" not in a["line"], a
+assert a["note"].startswith("PM sampling raises the GPU's power between kernels while it runs"), a
 k = {x["name"]: x for x in dev["names"]}
 assert k["spin(float*, int)"]["launches"] == 3, k
 other = json.load(open(sys.argv[1]))["devices"][1]["activity_counters"]
@@ -85,7 +86,8 @@ assert other["line"] == "not recorded (the program made no CUDA context on this 
 PY
 "$BIN" report a.sqlite >a.txt 2>err || fail "report a.sqlite: $(cat err)"
 grep -q "^activity counters: $N samples every 1 ms (PM sampling: sm__cycles_active.avg, " a.txt &&
-    ok "the text report's line" || fail "report line: $(grep -i activity a.txt)"
+    grep -q "^activity counters: note: PM sampling raises the GPU's power between kernels" a.txt &&
+    ok "the text report's lines" || fail "report line: $(grep -i activity a.txt)"
 "$BIN" export a.sqlite --csv a 2>err || fail "export: $(cat err)"
 python3 - a/pm_samples.csv "$N" "$UUID" <<'PY' && ok "export's pm_samples.csv" || fail "pm_samples.csv: $(head -3 a/pm_samples.csv)"
 import csv, sys
@@ -164,6 +166,7 @@ a = dev["activity_counters"]
 want = "cuptiPmSamplingGetCounterAvailability: CUPTI_ERROR_FAKE (CUPTI error 35)"
 assert a["recorded"] is False and a["samples"] == 0 and a["reason"] == want and a["busy_s"] is None, a
 assert a["line"] == f"not recorded ({want})", a
+assert a["note"] is None, a  # nothing recorded: nothing raised
 import sqlite3
 db = sqlite3.connect("b.sqlite")
 asked = db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()

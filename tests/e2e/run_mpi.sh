@@ -151,6 +151,7 @@ PY
 "$BIN" report --no-activity-counters truewatt-run.rank0.sqlite truewatt-run.rank1.sqlite >nopm.txt 2>err &&
     grep -q "^GPU $UUID0: activity counters in the estimate: not used (left out (--no-activity-counters))" nopm.txt &&
     grep -q "^GPU $UUID0: activity counters: [0-9]* samples every 1 ms" nopm.txt &&
+    grep -q "^GPU $UUID0: activity counters: note: PM sampling raises" nopm.txt &&
     ok "the merged text report: the counters' lines; --no-activity-counters leaves them out" ||
     fail "merged text report's counter lines: $(grep -i activity nopm.txt; cat err)"
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpus"][0]; assert g["sampled_by"] == ["rank 0", "rank 1"], g["sampled_by"]' \
