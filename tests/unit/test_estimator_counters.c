@@ -263,27 +263,30 @@ static void test_split_by_counters(void **state)
     near(tw_estimate_event_energy_j(e, 0), power_of(f.l[0].s) * (f.l[0].t1 - f.l[0].t0), 0.01 * power_of(f.l[0].s),
          "a launch's energy");
     tw_estimate_free(e);
-    /* a power limit of 400 W: a bound of 300 W above the quiet 100 W: A (355 W) and C (370 W) are held
-     * at it (their energy the bound x their time, the most the model gives), B and D are not */
+    /* a power limit of 400 W: a bound of 300 W above the quiet 100 W. A (355 W) and C (370 W) draw more
+     * by the counters' model, which the data support (a burst can draw more than the limit, which holds
+     * over the limiter's averaging time): kept at their power, said in a warning, and the GPU's energy
+     * still the truth (clipping them lost their energy from the total: results/h100x2/mpi-counters) */
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.counters = &s.c;
     cfg.power_limit_w = 400;
     assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    size_t over = 0;
     for (size_t k = 0; k < 4; k++) {
         const tw_est_name *x = find(e, sigs[k].name);
-        double t = true_j(f.l, f.nl, k) / power_of(k), bound = e->power_bound_w;
-        if (power_of(k) > bound) {
-            assert_int_equal(x->status, TW_EST_AT_POWER_BOUND);
-            near(x->energy_j, bound * t, 1e-6 * bound * t, "held at the bound");
-            near(x->upper_j, x->energy_j, 0, "its upper bound");
-        } else {
-            assert_int_equal(x->status, TW_EST_OK);
-            near(x->energy_j, power_of(k) * t, 0.01 * power_of(k) * t, "under the bound");
-        }
+        double t = true_j(f.l, f.nl, k) / power_of(k);
+        assert_int_equal(x->status, TW_EST_OK);
+        near(x->energy_j, power_of(k) * t, 0.01 * power_of(k) * t, "kept at its power, over the bound or not");
+        over += power_of(k) > e->power_bound_w;
     }
+    assert_int_equal(over, 2);
     near(e->power_bound_w, 300, NOISE_W * sqrt(3.0), "the bound: the limit less the quiet level (its 5th percentile)");
-    assert_int_equal(e->at_limit, 2);
+    assert_int_equal(e->at_limit, 0);
+    assert_non_null(strstr(e->warnings, "2 name(s) drew more than "));
+    assert_non_null(strstr(e->warnings, " W above the baseline by the activity counters' model"));
+    double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 1e-3 * truth, "the GPU's energy: nothing lost at the bound");
     tw_estimate_free(e);
     samples_free(&s);
     fixture_free(&f);
