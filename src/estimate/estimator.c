@@ -2437,7 +2437,12 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
         b[n] = f->beta_u[K + f->U0 + m];
         v[n] = f->var_u[K + f->U0 + m];
     }
-    double t = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    /* no scatter to learn a scale from (each coefficient within its error of 0: features that rise
+     * and fall together, as one name's do): the names' broad prior, not one that forbids them all.
+     * A 1 W prior there left an H100's one GEMM 64 J of its ~5,600 J and a residual of 283 W rms,
+     * which then weighed the readings down so that the prior won (results/h100x2/mpi-counters-fixed) */
+    double t = st == TW_OK ? moments_sd(b, v, n) : 0;
+    if (!(t >= MIN_OWN_SD_W)) t = f->prior_w;
     cf->coef_prior_sd_w = t;
     for (size_t m = 0; m < M; m++) {
         f->prior_u[f->U0 + m] = t;
