@@ -418,10 +418,8 @@ static void test_features_of_metrics(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_split_by_counters),
-        cmocka_unit_test(test_part_covered),
-        cmocka_unit_test(test_one_name_in_bursts),
-        cmocka_unit_test(test_bad_samples),
+        cmocka_unit_test(test_split_by_counters),   cmocka_unit_test(test_part_covered),
+        cmocka_unit_test(test_one_name_in_bursts),  cmocka_unit_test(test_bad_samples),
         cmocka_unit_test(test_features_of_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
