@@ -623,6 +623,44 @@ TW_API double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method
 TW_API tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event);
 TW_API void tw_analysis_free(tw_analysis *a);
 
+/* Events replayed one at a time, by start, as often as an analysis's passes
+ * need them: from a set in memory, or from a run file without ever holding
+ * all of them (a run of tens of millions of launches). */
+typedef struct tw_event_feed tw_event_feed;
+
+/* The set's events in its order (tw_events_sort it first: an analysis
+ * refuses events out of start order with TW_EORDER); ev must outlive the feed. */
+TW_API tw_status tw_event_feed_of_events(const tw_events *ev, tw_event_feed **out);
+/* The run file's kernels, copies, memsets and NVTX ranges, in the order of
+ * tw_run_load_events, read from the file on each replay; free the feed
+ * before tw_run_close. */
+TW_API tw_status tw_event_feed_of_run(tw_run *r, tw_event_feed **out);
+TW_API void tw_event_feed_free(tw_event_feed *f);
+
+/* One event's energies, as tw_analysis_energy_j and tw_analysis_split give them. */
+typedef struct tw_event_energy {
+    size_t size;                      /* sizeof(tw_event_energy): the fields below that this version fills */
+    double energy_j[TW_METHOD_COUNT]; /* by method; NaN when it cannot say */
+    tw_energy_split split;
+} tw_event_energy;
+
+/* Called once per event when its energies are final: `index` is its place
+ * in the feed's order (0, 1, ...); events come in the order they finish
+ * (a long event after the short ones it spans), not by index. e and r are
+ * valid during the call. A status other than TW_OK stops the analysis with it. */
+typedef tw_status (*tw_analysis_event_fn)(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r);
+
+/* tw_analyze as a stream: the events come from `events` (NULL: activity
+ * regions are detected, as tw_analyze does) and each event's energies go to
+ * fn as the trace is read; the analysis returned has the trace's figures
+ * (levels, capacitance, totals, samples, tw_analysis_event_count) but no
+ * per-event ones. Memory grows with the events running at one time, not
+ * with their number. An event reaching outside the trace's data gets NaN
+ * energies (tw_analyze refuses it instead). */
+TW_API tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed *events,
+                                   const tw_analysis_options *opt, tw_analysis_event_fn fn, void *ctx,
+                                   tw_analysis **out);
+
 /* ---------------------------------------------------------------- sessions and regions */
 
 /* A session samples GPUs in the background from inside the measured program

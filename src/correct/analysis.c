@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "correct/analysis_internal.h"
+#include "runfile/runfile.h"
 #include "trace/events_source.h"
 
 static const struct {
@@ -76,7 +77,23 @@ static tw_status next_sample(tw_sensor *src, size_t reading, double *t, double *
     }
 }
 
-tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass)
+/* One pass's reading of the source: a sample is read one ahead, so that the
+ * events can be handed over between the samples before and after their start. */
+typedef struct pump {
+    tw_analysis *a;
+    tw_sensor *src;
+    size_t reading;
+    const tw_pass *pass;
+    const tw_reading_info *info;
+    tw_corr_stream cs;
+    double prev_t;
+    uint64_t n_read, n_kept;
+    bool have_next, eof;
+    double next_t, next_w;
+    double last_start; /* of the last event handed over */
+} pump;
+
+static tw_status pump_open(pump *p, tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass)
 {
     /* Every pass starts at the source's beginning; a live source that cannot
      * rewind is read once, from where it is. */
@@ -84,52 +101,103 @@ tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_p
     if (rw != TW_OK && (a->source_used || rw != TW_EUNSUPPORTED)) return rw;
     tw_clear_error();
     a->source_used = true;
-    tw_corr_stream cs;
-    tw_corr_stream_init(&cs, a->c_s, a->opt.slope_half_width, a->opt.dedup_gap_s);
-    double to[TW_RC_RING], ro[TW_RC_RING], co[TW_RC_RING];
-    double prev_t = -INFINITY;
-    uint64_t n_read = 0, n_kept = 0;
-    const tw_reading_info *info = tw_sensor_reading(src, reading);
-    for (;;) {
-        double t, w;
-        bool eof, kept;
-        tw_status st = next_sample(src, reading, &t, &w, &eof);
-        if (st != TW_OK) return st;
-        if (eof) break;
-        if (a->opt.cancel && *a->opt.cancel) return tw_fail(TW_EINTERRUPTED, "interrupted");
-        if (t < prev_t)
-            return tw_fail(TW_EORDER, "reading '%s': its timestamps go backwards (%.9g s after %.9g s)",
-                           info ? info->name : "?", t, prev_t);
-        if (n_read == 0) a->t_start_s = t;
-        a->t_end_s = t;
-        prev_t = t;
-        n_read++;
-        if (pass->on_raw && (st = pass->on_raw(pass->ctx, t, w)) != TW_OK) return st;
-        size_t k = tw_corr_stream_push(&cs, t, w, &kept, to, ro, co);
-        n_kept += kept;
-        for (size_t i = 0; i < k && pass->on_corrected; i++)
-            if ((st = pass->on_corrected(pass->ctx, to[i], ro[i], co[i])) != TW_OK) return st;
-    }
-    if (n_read == 0) return tw_fail(TW_EEMPTY, "reading '%s' has no valid samples", info ? info->name : "?");
-    size_t k = tw_corr_stream_finish(&cs, to, ro, co);
-    for (size_t i = 0; i < k && pass->on_corrected; i++) {
-        tw_status st = pass->on_corrected(pass->ctx, to[i], ro[i], co[i]);
-        if (st != TW_OK) return st;
-    }
-    a->n_read = n_read;
-    a->n_kept = n_kept;
-    return pass->on_end ? pass->on_end(pass->ctx) : TW_OK;
+    *p = (pump){.a = a, .src = src, .reading = reading, .pass = pass, .prev_t = -INFINITY, .last_start = -INFINITY};
+    p->info = tw_sensor_reading(src, reading);
+    tw_corr_stream_init(&p->cs, a->c_s, a->opt.slope_half_width, a->opt.dedup_gap_s);
+    return TW_OK;
 }
 
-static tw_status copy_events(tw_analysis *a, const tw_events *events)
+/* Reads the next sample into p->next_t/next_w (p->eof at the end). */
+static tw_status pump_read(pump *p)
 {
-    tw_status st = tw_events_new(&a->events);
-    if (st != TW_OK) return st;
-    size_t n = events ? tw_events_count(events) : 0;
-    for (size_t i = 0; i < n; i++)
-        if ((st = tw_events_add(a->events, tw_events_get(events, i))) != TW_OK) return st;
-    tw_events_sort(a->events);
+    tw_status st = next_sample(p->src, p->reading, &p->next_t, &p->next_w, &p->eof);
+    if (st != TW_OK || p->eof) return st;
+    double t = p->next_t;
+    if (p->a->opt.cancel && *p->a->opt.cancel) return tw_fail(TW_EINTERRUPTED, "interrupted");
+    if (t < p->prev_t)
+        return tw_fail(TW_EORDER, "reading '%s': its timestamps go backwards (%.9g s after %.9g s)",
+                       p->info ? p->info->name : "?", t, p->prev_t);
+    if (p->n_read == 0) p->a->t_start_s = t;
+    p->a->t_end_s = t;
+    p->prev_t = t;
+    p->n_read++;
+    p->have_next = true;
     return TW_OK;
+}
+
+static tw_status emit_corrected(pump *p, size_t k, const double *to, const double *ro, const double *co)
+{
+    for (size_t i = 0; i < k && p->pass->on_corrected; i++) {
+        tw_status st = p->pass->on_corrected(p->pass->ctx, to[i], ro[i], co[i]);
+        if (st != TW_OK) return st;
+    }
+    return TW_OK;
+}
+
+/* The sample read ahead, through the pass. */
+static tw_status pump_take(pump *p)
+{
+    double t = p->next_t, w = p->next_w, to[TW_RC_RING], ro[TW_RC_RING], co[TW_RC_RING];
+    bool kept;
+    p->have_next = false;
+    tw_status st = p->pass->on_raw ? p->pass->on_raw(p->pass->ctx, t, w) : TW_OK;
+    if (st != TW_OK) return st;
+    size_t k = tw_corr_stream_push(&p->cs, t, w, &kept, to, ro, co);
+    p->n_kept += kept;
+    return emit_corrected(p, k, to, ro, co);
+}
+
+/* Every sample earlier than limit_s (all of them for +inf) through the pass. */
+static tw_status pump_before(pump *p, double limit_s)
+{
+    for (;;) {
+        tw_status st = p->have_next || p->eof ? TW_OK : pump_read(p);
+        if (st != TW_OK) return st;
+        if (p->eof || !(p->next_t < limit_s)) return TW_OK;
+        if ((st = pump_take(p)) != TW_OK) return st;
+    }
+}
+
+/* The rest of the samples, the slope window's last ones, then the pass's end. */
+static tw_status pump_finish(pump *p)
+{
+    tw_status st = pump_before(p, INFINITY);
+    if (st != TW_OK) return st;
+    if (p->n_read == 0) return tw_fail(TW_EEMPTY, "reading '%s' has no valid samples", p->info ? p->info->name : "?");
+    double to[TW_RC_RING], ro[TW_RC_RING], co[TW_RC_RING];
+    size_t k = tw_corr_stream_finish(&p->cs, to, ro, co);
+    if ((st = emit_corrected(p, k, to, ro, co)) != TW_OK) return st;
+    p->a->n_read = p->n_read;
+    p->a->n_kept = p->n_kept;
+    return p->pass->on_end ? p->pass->on_end(p->pass->ctx) : TW_OK;
+}
+
+tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass)
+{
+    pump p;
+    tw_status st = pump_open(&p, a, src, reading, pass);
+    return st == TW_OK ? pump_finish(&p) : st;
+}
+
+/* A feed's event: the samples before its start (less the pass's lead) go
+ * through first, then the event. */
+static tw_status pump_event(void *ctx, const tw_event *e)
+{
+    pump *p = ctx;
+    if (!(e->start_s >= p->last_start))
+        return tw_fail(TW_EORDER, "event '%s' (%.9g s) starts before the one before it (%.9g s): events go by start",
+                       e->name ? e->name : "?", e->start_s, p->last_start);
+    p->last_start = e->start_s;
+    tw_status st = pump_before(p, e->start_s - p->pass->lead_s);
+    return st == TW_OK ? p->pass->on_event(p->pass->ctx, e) : st;
+}
+
+tw_status tw_run_pass_with_events(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass)
+{
+    pump p;
+    tw_status st = pump_open(&p, a, src, reading, pass);
+    if (st == TW_OK && a->feed) st = tw_feed_replay_fields(a->feed, pass->fields, pump_event, &p);
+    return st == TW_OK ? pump_finish(&p) : st;
 }
 
 static tw_status check_options(const tw_analysis_options *o)
@@ -142,40 +210,41 @@ static tw_status check_options(const tw_analysis_options *o)
     return TW_OK;
 }
 
-/* An event reaching outside the data has no energy by any method (each
- * would be NaN, also when only its end is outside): it is refused, named by
- * its file and line. */
-static tw_status check_events_inside(const tw_analysis *a, const tw_events *events)
+static tw_status count_event(void *ctx, const tw_event *e)
 {
-    size_t n = events ? tw_events_count(events) : 0;
-    for (size_t i = 0; i < n; i++) {
-        const tw_event *e = tw_events_get(events, i);
-        if (e->start_s >= a->t_start_s && e->end_s <= a->t_end_s) continue;
-        char where[1200];
-        tw_events_where(events, i, where, sizeof where);
-        return tw_fail(TW_EINVAL, "%s: event '%s' (%.9g .. %.9g s) reaches outside the trace's data (%.9g .. %.9g s)",
-                       where, e->name, e->start_s, e->end_s, a->t_start_s, a->t_end_s);
-    }
+    (void)e;
+    ++*(size_t *)ctx;
     return TW_OK;
 }
 
-static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading, const tw_events *events)
+/* No event given: the activity regions detected from the trace, fed from memory. */
+static tw_status detect_regions(tw_analysis *a, tw_sensor *src, size_t reading)
 {
-    tw_status st = copy_events(a, events);
-    if (st == TW_OK && tw_events_count(a->events) == 0) st = tw_pass_detect_regions(a, src, reading);
+    tw_status st = tw_events_new(&a->regions);
+    if (st == TW_OK) st = tw_pass_detect_regions(a, src, reading);
+    if (st != TW_OK) return st;
+    a->region_feed = tw_feed_of_events(a->regions);
+    a->feed = &a->region_feed;
+    a->n_events = tw_events_count(a->regions);
+    return TW_OK;
+}
+
+/* The passes: the events (or regions), the capacitance fit, the levels, then
+ * the final integration, which hands each event's energies over. */
+static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading)
+{
+    tw_status st = a->feed ? tw_feed_replay_fields(a->feed, TW_FEED_SPAN, count_event, &a->n_events) : TW_OK;
+    if (st == TW_OK && a->n_events == 0) st = detect_regions(a, src, reading);
     if (st == TW_OK && a->opt.fit_capacitance) st = tw_pass_fit(a, src, reading);
     if (st == TW_OK && (isnan(a->idle_w) || isnan(a->active_idle_w))) st = tw_pass_levels(a, src, reading);
     if (st == TW_OK) st = tw_pass_final(a, src, reading);
-    if (st == TW_OK) st = check_events_inside(a, events);
     return st;
 }
 
-tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
-                     tw_analysis **out)
+/* The checks of the arguments and options, and a fresh analysis of them. */
+static tw_status analysis_new(tw_sensor *src, size_t reading, const tw_analysis_options *opt, tw_analysis **out)
 {
     tw_clear_error();
-    if (!src || !out) return tw_fail(TW_EINVAL, "tw_analyze: NULL argument");
-    *out = NULL;
     tw_analysis_options defaults;
     if (!opt) {
         tw_analysis_options_init(&defaults);
@@ -197,7 +266,134 @@ tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, co
     a->fit_rms_w = NAN;
     a->idle_w = opt->idle_w;
     a->active_idle_w = opt->active_idle_w;
-    st = run_analysis(a, src, reading, events);
+    *out = a;
+    return TW_OK;
+}
+
+struct tw_event_feed {
+    tw_feed feed;
+    tw_run_feed *run; /* NULL for a set's */
+};
+
+tw_status tw_event_feed_of_events(const tw_events *ev, tw_event_feed **out)
+{
+    if (!ev || !out) return tw_fail(TW_EINVAL, "tw_event_feed_of_events: NULL argument");
+    *out = calloc(1, sizeof **out);
+    if (!*out) return tw_fail(TW_ENOMEM, "out of memory");
+    (*out)->feed = tw_feed_of_events(ev);
+    return TW_OK;
+}
+
+tw_status tw_event_feed_of_run(tw_run *r, tw_event_feed **out)
+{
+    if (!r || !out) return tw_fail(TW_EINVAL, "tw_event_feed_of_run: NULL argument");
+    *out = calloc(1, sizeof **out);
+    if (!*out) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = tw_run_feed_open(r, &(*out)->run, &(*out)->feed);
+    if (st != TW_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+void tw_event_feed_free(tw_event_feed *f)
+{
+    if (!f) return;
+    tw_run_feed_free(f->run);
+    free(f);
+}
+
+tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed *events, const tw_analysis_options *opt,
+                            tw_analysis_event_fn fn, void *ctx, tw_analysis **out)
+{
+    if (!src || !out) return tw_fail(TW_EINVAL, "tw_analyze_stream: NULL argument");
+    *out = NULL;
+    tw_analysis *a = NULL;
+    tw_status st = analysis_new(src, reading, opt, &a);
+    if (st != TW_OK) return st;
+    a->feed = events ? &events->feed : NULL;
+    a->on_event = fn;
+    a->on_event_ctx = ctx;
+    st = run_analysis(a, src, reading);
+    if (st != TW_OK) {
+        tw_analysis_free(a);
+        return st;
+    }
+    *out = a;
+    return TW_OK;
+}
+
+/* ---------------------------------------------------------------- tw_analyze: the stream, collected */
+
+static tw_status copy_events(tw_analysis *a, const tw_events *events)
+{
+    tw_status st = tw_events_new(&a->events);
+    if (st != TW_OK) return st;
+    size_t n = events ? tw_events_count(events) : 0;
+    for (size_t i = 0; i < n; i++)
+        if ((st = tw_events_add(a->events, tw_events_get(events, i))) != TW_OK) return st;
+    tw_events_sort(a->events);
+    return TW_OK;
+}
+
+/* Each event's energies at its index. */
+static tw_status collect(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r)
+{
+    (void)e;
+    tw_analysis *a = ctx;
+    if (index >= a->n_res) {
+        size_t n = a->n_events > index ? a->n_events : index + 1;
+        tw_event_energy *res = realloc(a->res, n * sizeof *res);
+        if (!res) return tw_fail(TW_ENOMEM, "out of memory");
+        a->res = res;
+        a->n_res = n;
+    }
+    a->res[index] = *r;
+    return TW_OK;
+}
+
+/* An event reaching outside the data has no energy by any method (each
+ * would be NaN, also when only its end is outside): it is refused, named by
+ * its file and line. */
+static tw_status check_events_inside(const tw_analysis *a, const tw_events *events)
+{
+    size_t n = events ? tw_events_count(events) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const tw_event *e = tw_events_get(events, i);
+        if (e->start_s >= a->t_start_s && e->end_s <= a->t_end_s) continue;
+        char where[1200];
+        tw_events_where(events, i, where, sizeof where);
+        return tw_fail(TW_EINVAL, "%s: event '%s' (%.9g .. %.9g s) reaches outside the trace's data (%.9g .. %.9g s)",
+                       where, e->name, e->start_s, e->end_s, a->t_start_s, a->t_end_s);
+    }
+    return TW_OK;
+}
+
+tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
+                     tw_analysis **out)
+{
+    if (!src || !out) return tw_fail(TW_EINVAL, "tw_analyze: NULL argument");
+    *out = NULL;
+    tw_analysis *a = NULL;
+    tw_status st = analysis_new(src, reading, opt, &a);
+    if (st != TW_OK) return st;
+    tw_feed feed;
+    st = copy_events(a, events);
+    if (st == TW_OK) {
+        feed = tw_feed_of_events(a->events);
+        a->feed = &feed;
+        a->on_event = collect;
+        a->on_event_ctx = a;
+        st = run_analysis(a, src, reading);
+    }
+    if (st == TW_OK && a->regions) { /* the regions detected are the analysis's events */
+        tw_events_free(a->events);
+        a->events = a->regions;
+        a->regions = NULL;
+    }
+    a->feed = NULL;
+    if (st == TW_OK) st = check_events_inside(a, events);
     if (st != TW_OK) {
         tw_analysis_free(a);
         return st;
@@ -223,23 +419,24 @@ tw_energy_split tw_analysis_total_split(const tw_analysis *a)
     return a ? a->total_split : none;
 }
 
-size_t tw_analysis_event_count(const tw_analysis *a) { return a ? tw_events_count(a->events) : 0; }
+size_t tw_analysis_event_count(const tw_analysis *a) { return a ? a->n_events : 0; }
 
+/* Per-event figures: tw_analyze's, which collects them (a stream holds none). */
 const tw_event *tw_analysis_event(const tw_analysis *a, size_t i)
 {
-    return a && i < tw_events_count(a->events) ? tw_events_get(a->events, i) : NULL;
+    return a && a->events && i < tw_events_count(a->events) ? tw_events_get(a->events, i) : NULL;
 }
 
 double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method m)
 {
-    if (!a || event >= tw_events_count(a->events) || (unsigned)m >= TW_METHOD_COUNT) return NAN;
+    if (!a || event >= a->n_res || (unsigned)m >= TW_METHOD_COUNT) return NAN;
     return a->res[event].energy_j[m];
 }
 
 tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event)
 {
     tw_energy_split none = {NAN, NAN, NAN};
-    if (!a || event >= tw_events_count(a->events)) return none;
+    if (!a || event >= a->n_res) return none;
     return a->res[event].split;
 }
 
@@ -247,6 +444,7 @@ void tw_analysis_free(tw_analysis *a)
 {
     if (!a) return;
     tw_events_free(a->events);
+    tw_events_free(a->regions);
     free(a->res);
     free(a);
 }

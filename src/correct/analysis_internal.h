@@ -7,14 +7,10 @@
 #include "correct/dedup.h"
 #include "correct/hist.h"
 #include "correct/rc.h"
+#include "trace/feed.h"
 
 #define TW_DEFAULT_C_S 0.84
 #define TW_DEFAULT_DEDUP_GAP_S 0.004
-
-typedef struct tw_ev_result {
-    double energy_j[TW_METHOD_COUNT];
-    tw_energy_split split;
-} tw_ev_result;
 
 struct tw_analysis {
     tw_analysis_options opt;
@@ -29,8 +25,16 @@ struct tw_analysis {
     double t_end_s;
     double total_j;
     tw_energy_split total_split;
-    tw_events *events; /* own copy, sorted by start */
-    tw_ev_result *res;
+    const tw_feed *feed; /* the events replayed, by start (the caller's, or `regions`') */
+    size_t n_events;     /* how many a replay gave */
+    tw_events *regions;  /* the activity regions detected when no event was given */
+    tw_feed region_feed;
+    tw_analysis_event_fn on_event; /* each event's energies, as it finishes */
+    void *on_event_ctx;
+    /* tw_analyze's collection of the streamed results (NULL for tw_analyze_stream) */
+    tw_events *events;    /* its own copy of the events, sorted by start */
+    tw_event_energy *res; /* by event index */
+    size_t n_res;
     bool source_used; /* a pass has read the source: the next must rewind it */
 };
 
@@ -56,11 +60,20 @@ typedef struct tw_pass {
     /* every deduplicated reading with its corrected power */
     tw_status (*on_corrected)(void *ctx, double t_s, double raw_w, double corr_w);
     tw_status (*on_end)(void *ctx);
+    /* with events (tw_run_pass_with_events): each event, by start, handed over
+     * once every sample earlier than its start minus `lead_s` went through */
+    tw_status (*on_event)(void *ctx, const tw_event *e);
+    double lead_s;
+    unsigned fields; /* the events' fields it reads (TW_FEED_*) */
 } tw_pass;
 
 /* Streams the source once from the start through the consumer (rewinding
  * it when an earlier pass has read it). */
 tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass);
+/* The same, with the analysis's events replayed beside the samples in time
+ * order (pass->on_event): what a pass holds is the events running, never
+ * all of them. Events out of start order are TW_EORDER. */
+tw_status tw_run_pass_with_events(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass);
 
 /* Passes (passes.c). Each returns TW_OK or a status with tw_last_error set. */
 tw_status tw_pass_detect_regions(tw_analysis *a, tw_sensor *src, size_t reading);
