@@ -1,5 +1,7 @@
 /* tw_analyze: drives the passes over a rewindable source and answers queries. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,6 +231,8 @@ static tw_status detect_regions(tw_analysis *a, tw_sensor *src, size_t reading)
     return TW_OK;
 }
 
+static tw_status keep_close(tw_analysis *a);
+
 /* The passes: the events (or regions), the capacitance fit, the levels, then
  * the final integration, which hands each event's energies over. */
 static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading)
@@ -238,6 +242,7 @@ static tw_status run_analysis(tw_analysis *a, tw_sensor *src, size_t reading)
     if (st == TW_OK && a->opt.fit_capacitance) st = tw_pass_fit(a, src, reading);
     if (st == TW_OK && (isnan(a->idle_w) || isnan(a->active_idle_w))) st = tw_pass_levels(a, src, reading);
     if (st == TW_OK) st = tw_pass_final(a, src, reading);
+    if (st == TW_OK && a->keep) st = keep_close(a);
     return st;
 }
 
@@ -272,7 +277,9 @@ static tw_status analysis_new(tw_sensor *src, size_t reading, const tw_analysis_
 
 struct tw_event_feed {
     tw_feed feed;
-    tw_run_feed *run; /* NULL for a set's */
+    tw_run_feed *run;    /* NULL for a set's */
+    const tw_events *ev; /* a set's: where its events came from */
+    char *path;          /* a run's file */
 };
 
 tw_status tw_event_feed_of_events(const tw_events *ev, tw_event_feed **out)
@@ -281,6 +288,7 @@ tw_status tw_event_feed_of_events(const tw_events *ev, tw_event_feed **out)
     *out = calloc(1, sizeof **out);
     if (!*out) return tw_fail(TW_ENOMEM, "out of memory");
     (*out)->feed = tw_feed_of_events(ev);
+    (*out)->ev = ev;
     return TW_OK;
 }
 
@@ -289,9 +297,11 @@ tw_status tw_event_feed_of_run(tw_run *r, tw_event_feed **out)
     if (!r || !out) return tw_fail(TW_EINVAL, "tw_event_feed_of_run: NULL argument");
     *out = calloc(1, sizeof **out);
     if (!*out) return tw_fail(TW_ENOMEM, "out of memory");
-    tw_status st = tw_run_feed_open(r, &(*out)->run, &(*out)->feed);
+    (*out)->path = strdup(tw_run_path(r));
+    tw_status st = (*out)->path ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) st = tw_run_feed_open(r, &(*out)->run, &(*out)->feed);
     if (st != TW_OK) {
-        free(*out);
+        tw_event_feed_free(*out);
         *out = NULL;
     }
     return st;
@@ -301,8 +311,128 @@ void tw_event_feed_free(tw_event_feed *f)
 {
     if (!f) return;
     tw_run_feed_free(f->run);
+    free(f->path);
     free(f);
 }
+
+/* "PATH:LINE" of a set's event i, else the run file's path. */
+static void feed_where(const tw_event_feed *f, size_t i, char *buf, size_t cap)
+{
+    if (f->ev)
+        tw_events_where(f->ev, i, buf, cap);
+    else
+        snprintf(buf, cap, "%s", f->path ? f->path : "?");
+}
+
+/* An event reaching outside the data has no energy by any method (each
+ * would be NaN, also when only its end is outside): it is refused, named by
+ * where it came from (`where`: its file and line). */
+static tw_status refuse_outside(const tw_analysis *a, const tw_event *e, const char *where)
+{
+    return tw_fail(TW_EINVAL, "%s: event '%s' (%.9g .. %.9g s) reaches outside the trace's data (%.9g .. %.9g s)",
+                   where, e->name, e->start_s, e->end_s, a->t_start_s, a->t_end_s);
+}
+
+/* ---------------------------------------------------------------- the energies kept */
+
+#define KEEP_BLOCK 1024 /* records of the latest indices held before they go to the file */
+
+static tw_status keep_open(tw_analysis *a)
+{
+    a->keep = true;
+    a->res.fd = -1; /* not open yet */
+    a->cached_i = SIZE_MAX;
+    a->blk = malloc(KEEP_BLOCK * sizeof *a->blk);
+    a->blk_set = calloc(KEEP_BLOCK, sizeof *a->blk_set);
+    if (!a->blk || !a->blk_set) return tw_fail(TW_ENOMEM, "out of memory");
+    return tw_spill_open(&a->res, sizeof(tw_event_energy));
+}
+
+/* The block's records into the file, a run of consecutive ones at a time. */
+static tw_status keep_flush(tw_analysis *a)
+{
+    tw_status st = TW_OK;
+    for (size_t j = 0; j < KEEP_BLOCK && st == TW_OK;) {
+        if (!a->blk_set[j]) {
+            j++;
+            continue;
+        }
+        size_t k = j;
+        while (k < KEEP_BLOCK && a->blk_set[k])
+            a->blk_set[k++] = false;
+        st = tw_spill_write(&a->res, a->blk_base + j, &a->blk[j], k - j);
+        j = k;
+    }
+    return st;
+}
+
+tw_status tw_analysis_keep(tw_analysis *a, size_t i, const tw_event_energy *r)
+{
+    if (i < a->blk_base) return tw_spill_write(&a->res, i, r, 1); /* behind the block (a long event) */
+    if (i >= a->blk_base + KEEP_BLOCK) {
+        tw_status st = keep_flush(a);
+        if (st != TW_OK) return st;
+        a->blk_base = i / KEEP_BLOCK * KEEP_BLOCK;
+    }
+    a->blk[i - a->blk_base] = *r;
+    a->blk_set[i - a->blk_base] = true;
+    return TW_OK;
+}
+
+/* After the final pass: every record in the file. */
+static tw_status keep_close(tw_analysis *a)
+{
+    tw_status st = keep_flush(a);
+    a->res.n = a->n_events;
+    free(a->blk);
+    free(a->blk_set);
+    a->blk = NULL;
+    a->blk_set = NULL;
+    return st;
+}
+
+/* Event i's record (NULL when there is none, or on a read error). Not for two threads at once. */
+static const tw_event_energy *kept(const tw_analysis *a, size_t i)
+{
+    if (!a || !a->keep || a->blk || i >= a->n_events) return NULL;
+    tw_analysis *w = (tw_analysis *)a; /* the one-record cache */
+    if (w->cached_i != i) {
+        w->cached_i = SIZE_MAX;
+        if (tw_spill_read(&w->res, i, &w->cached, 1) != TW_OK) return NULL;
+        w->cached_i = i;
+    }
+    return &w->cached;
+}
+
+typedef struct each_ctx {
+    tw_spill_reader rd;
+    size_t i;
+    tw_analysis_event_fn fn;
+    void *ctx;
+} each_ctx;
+
+static tw_status each_event(void *ctx, const tw_event *e)
+{
+    each_ctx *c = ctx;
+    tw_status st = TW_OK;
+    c->rd.pos = c->i;
+    const tw_event_energy *r = tw_spill_peek(&c->rd, &st);
+    if (!r) return st != TW_OK ? st : tw_fail(TW_EIO, "the analysis's energies: fewer than its events");
+    return c->fn(c->ctx, c->i++, e, r);
+}
+
+tw_status tw_analysis_each(const tw_analysis *a, tw_analysis_event_fn fn, void *ctx)
+{
+    if (!a || !a->keep || a->blk) return tw_fail(TW_EINVAL, "tw_analysis_each: not an analysis that kept its energies");
+    if (!a->feed || a->n_events == 0) return TW_OK;
+    each_ctx c = {.i = 0, .fn = fn, .ctx = ctx};
+    tw_spill_reader_open(&c.rd, &a->res);
+    tw_status st = tw_feed_replay(a->feed, each_event, &c);
+    tw_spill_reader_close(&c.rd);
+    return st;
+}
+
+const tw_feed *tw_analysis_feed(const tw_analysis *a) { return a ? a->feed : NULL; }
 
 tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed *events, const tw_analysis_options *opt,
                             tw_analysis_event_fn fn, void *ctx, tw_analysis **out)
@@ -315,7 +445,13 @@ tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed 
     a->feed = events ? &events->feed : NULL;
     a->on_event = fn;
     a->on_event_ctx = ctx;
-    st = run_analysis(a, src, reading);
+    if (!fn) st = keep_open(a);
+    if (st == TW_OK) st = run_analysis(a, src, reading);
+    if (st == TW_OK && !fn && a->outside_any && events) { /* kept: refused, as tw_analyze does */
+        char where[1200];
+        feed_where(events, a->outside_index, where, sizeof where);
+        st = refuse_outside(a, &a->outside, where);
+    }
     if (st != TW_OK) {
         tw_analysis_free(a);
         return st;
@@ -337,25 +473,8 @@ static tw_status copy_events(tw_analysis *a, const tw_events *events)
     return TW_OK;
 }
 
-/* Each event's energies at its index. */
-static tw_status collect(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r)
-{
-    (void)e;
-    tw_analysis *a = ctx;
-    if (index >= a->n_res) {
-        size_t n = a->n_events > index ? a->n_events : index + 1;
-        tw_event_energy *res = realloc(a->res, n * sizeof *res);
-        if (!res) return tw_fail(TW_ENOMEM, "out of memory");
-        a->res = res;
-        a->n_res = n;
-    }
-    a->res[index] = *r;
-    return TW_OK;
-}
-
-/* An event reaching outside the data has no energy by any method (each
- * would be NaN, also when only its end is outside): it is refused, named by
- * its file and line. */
+/* Refused when an event reaches outside the data: the first in the given
+ * set's order, named by its file and line. */
 static tw_status check_events_inside(const tw_analysis *a, const tw_events *events)
 {
     size_t n = events ? tw_events_count(events) : 0;
@@ -364,8 +483,7 @@ static tw_status check_events_inside(const tw_analysis *a, const tw_events *even
         if (e->start_s >= a->t_start_s && e->end_s <= a->t_end_s) continue;
         char where[1200];
         tw_events_where(events, i, where, sizeof where);
-        return tw_fail(TW_EINVAL, "%s: event '%s' (%.9g .. %.9g s) reaches outside the trace's data (%.9g .. %.9g s)",
-                       where, e->name, e->start_s, e->end_s, a->t_start_s, a->t_end_s);
+        return refuse_outside(a, e, where);
     }
     return TW_OK;
 }
@@ -378,21 +496,20 @@ tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, co
     tw_analysis *a = NULL;
     tw_status st = analysis_new(src, reading, opt, &a);
     if (st != TW_OK) return st;
-    tw_feed feed;
     st = copy_events(a, events);
     if (st == TW_OK) {
-        feed = tw_feed_of_events(a->events);
-        a->feed = &feed;
-        a->on_event = collect;
-        a->on_event_ctx = a;
-        st = run_analysis(a, src, reading);
+        a->own_feed = tw_feed_of_events(a->events);
+        a->feed = &a->own_feed;
+        st = keep_open(a);
     }
+    if (st == TW_OK) st = run_analysis(a, src, reading);
     if (st == TW_OK && a->regions) { /* the regions detected are the analysis's events */
         tw_events_free(a->events);
         a->events = a->regions;
         a->regions = NULL;
+        a->own_feed = tw_feed_of_events(a->events);
+        a->feed = &a->own_feed;
     }
-    a->feed = NULL;
     if (st == TW_OK) st = check_events_inside(a, events);
     if (st != TW_OK) {
         tw_analysis_free(a);
@@ -421,7 +538,7 @@ tw_energy_split tw_analysis_total_split(const tw_analysis *a)
 
 size_t tw_analysis_event_count(const tw_analysis *a) { return a ? a->n_events : 0; }
 
-/* Per-event figures: tw_analyze's, which collects them (a stream holds none). */
+/* Per-event figures: kept by tw_analyze (its events too) and tw_analyze_stream without fn. */
 const tw_event *tw_analysis_event(const tw_analysis *a, size_t i)
 {
     return a && a->events && i < tw_events_count(a->events) ? tw_events_get(a->events, i) : NULL;
@@ -429,15 +546,15 @@ const tw_event *tw_analysis_event(const tw_analysis *a, size_t i)
 
 double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method m)
 {
-    if (!a || event >= a->n_res || (unsigned)m >= TW_METHOD_COUNT) return NAN;
-    return a->res[event].energy_j[m];
+    const tw_event_energy *r = (unsigned)m < TW_METHOD_COUNT ? kept(a, event) : NULL;
+    return r ? r->energy_j[m] : NAN;
 }
 
 tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event)
 {
     tw_energy_split none = {NAN, NAN, NAN};
-    if (!a || event >= a->n_res) return none;
-    return a->res[event].split;
+    const tw_event_energy *r = kept(a, event);
+    return r ? r->split : none;
 }
 
 void tw_analysis_free(tw_analysis *a)
@@ -445,6 +562,8 @@ void tw_analysis_free(tw_analysis *a)
     if (!a) return;
     tw_events_free(a->events);
     tw_events_free(a->regions);
-    free(a->res);
+    if (a->keep) tw_spill_close(&a->res);
+    free(a->blk);
+    free(a->blk_set);
     free(a);
 }

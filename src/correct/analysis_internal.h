@@ -7,6 +7,7 @@
 #include "correct/dedup.h"
 #include "correct/hist.h"
 #include "correct/rc.h"
+#include "estimate/spill.h"
 #include "trace/feed.h"
 
 #define TW_DEFAULT_C_S 0.84
@@ -25,17 +26,29 @@ struct tw_analysis {
     double t_end_s;
     double total_j;
     tw_energy_split total_split;
-    const tw_feed *feed; /* the events replayed, by start (the caller's, or `regions`') */
+    const tw_feed *feed; /* the events replayed, by start (the caller's, `own_feed` or `region_feed`) */
     size_t n_events;     /* how many a replay gave */
     tw_events *regions;  /* the activity regions detected when no event was given */
     tw_feed region_feed;
-    tw_analysis_event_fn on_event; /* each event's energies, as it finishes */
+    tw_analysis_event_fn on_event; /* each event's energies, as it finishes (may be NULL) */
     void *on_event_ctx;
-    /* tw_analyze's collection of the streamed results (NULL for tw_analyze_stream) */
-    tw_events *events;    /* its own copy of the events, sorted by start */
-    tw_event_energy *res; /* by event index */
-    size_t n_res;
-    bool source_used; /* a pass has read the source: the next must rewind it */
+    /* The energies kept by event index (tw_analyze, tw_analyze_stream without
+     * fn): in a temporary file, written through a block of the latest indices
+     * (events finish nearly in order), read back one at a time or in order. */
+    bool keep;
+    tw_spill res;
+    tw_event_energy *blk;
+    bool *blk_set;
+    size_t blk_base;
+    size_t cached_i; /* the record read last (SIZE_MAX: none) */
+    tw_event_energy cached;
+    /* the first event (by index) reaching outside the data */
+    bool outside_any;
+    size_t outside_index;
+    tw_event outside;
+    tw_events *events; /* tw_analyze's own copy of the events, sorted by start */
+    tw_feed own_feed;  /* of `events` */
+    bool source_used;  /* a pass has read the source: the next must rewind it */
 };
 
 /* Raw sample -> dedup -> RC correction, one sample at a time. */
@@ -74,6 +87,15 @@ tw_status tw_run_pass(tw_analysis *a, tw_sensor *src, size_t reading, const tw_p
  * order (pass->on_event): what a pass holds is the events running, never
  * all of them. Events out of start order are TW_EORDER. */
 tw_status tw_run_pass_with_events(tw_analysis *a, tw_sensor *src, size_t reading, const tw_pass *pass);
+
+/* Keeps event i's energies (a->keep); TW_EIO when the temporary file fails. */
+tw_status tw_analysis_keep(tw_analysis *a, size_t i, const tw_event_energy *r);
+
+/* Each event of a kept analysis with its energies, in the feed's order
+ * (the feed replayed, the energies read back in order). */
+tw_status tw_analysis_each(const tw_analysis *a, tw_analysis_event_fn fn, void *ctx);
+/* The feed of the analysis's events (NULL when none). */
+const tw_feed *tw_analysis_feed(const tw_analysis *a);
 
 /* Passes (passes.c). Each returns TW_OK or a status with tw_last_error set. */
 tw_status tw_pass_detect_regions(tw_analysis *a, tw_sensor *src, size_t reading);

@@ -429,13 +429,18 @@ static double corrected_exact(const final_ctx *f, const ev_slot *s)
     return s->meas_j + f->a->c_s * (s->p2_w - s->p1_w);
 }
 
+/* Within the data read: else no method can say. */
+static bool covered(const tw_analysis *a, const tw_event *e)
+{
+    return e->start_s >= a->t_start_s && e->end_s <= a->t_end_s;
+}
+
 static void finish_event(const tw_analysis *a, const tw_event *e, const raw_acc *r, double corr_j, double sampled_j,
                          tw_event_energy *out)
 {
     out->size = sizeof *out;
     double dur = e->end_s - e->start_s;
-    bool covered = e->start_s >= a->t_start_s && e->end_s <= a->t_end_s;
-    if (!covered) {
+    if (!covered(a, e)) {
         set_all_nan(out);
         return;
     }
@@ -465,7 +470,14 @@ static tw_status finish_slot(final_ctx *f, size_t id)
     finish_event(f->a, &s->e, &s->raw, corrected_exact(f, s), s->corr_j, &r);
     if (isfinite(r.split.dynamic_j)) f->dynamic_j += r.split.dynamic_j;
     s->finished = true;
-    tw_status st = f->a->on_event ? f->a->on_event(f->a->on_event_ctx, s->index, &s->e, &r) : TW_OK;
+    tw_analysis *a = f->a;
+    if (!covered(a, &s->e) && (!a->outside_any || s->index < a->outside_index)) {
+        a->outside_any = true;
+        a->outside_index = s->index;
+        a->outside = s->e;
+    }
+    tw_status st = a->keep ? tw_analysis_keep(a, s->index, &r) : TW_OK;
+    if (st == TW_OK && a->on_event) st = a->on_event(a->on_event_ctx, s->index, &s->e, &r);
     if (s->next_known) tw_pool_release(&f->slots, id);
     return st;
 }
