@@ -42,6 +42,7 @@ struct tw_analysis {
     size_t blk_base;
     size_t cached_i; /* the record read last (SIZE_MAX: none) */
     tw_event_energy cached;
+    bool any_truth; /* an event has its true energy (the simulator's) */
     /* the first event (by index) reaching outside the data */
     bool outside_any;
     size_t outside_index;

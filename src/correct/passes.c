@@ -471,6 +471,7 @@ static tw_status finish_slot(final_ctx *f, size_t id)
     if (isfinite(r.split.dynamic_j)) f->dynamic_j += r.split.dynamic_j;
     s->finished = true;
     tw_analysis *a = f->a;
+    if (!isnan(s->e.true_energy_j)) a->any_truth = true;
     if (!covered(a, &s->e) && (!a->outside_any || s->index < a->outside_index)) {
         a->outside_any = true;
         a->outside_index = s->index;

@@ -49,31 +49,18 @@ typedef struct rows_ctx {
     json *j;
 } rows_ctx;
 
-static tw_status truth_of(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
-{
-    (void)i;
-    (void)r;
-    if (!isnan(e->true_energy_j)) *(bool *)ctx = true;
-    return TW_OK;
-}
+/* Whether an event has its true energy: the truth columns. */
+static bool any_truth(const tw_analysis *a) { return a->any_truth; }
 
-static tw_status any_truth(const tw_analysis *a, bool *truth)
+/* The rows of a streamed table through fn after its widths were measured:
+ * the header, then the rows printed. */
+static tw_status print_rows(const tw_analysis *a, rows_ctx *c, tw_analysis_event_fn fn, void (*tail)(rows_ctx *c),
+                            FILE *f)
 {
-    *truth = false;
-    return tw_analysis_each(a, truth_of, truth);
-}
-
-/* The rows of a streamed table through fn: measured, the header, printed. */
-static tw_status stream_rows(const tw_analysis *a, rows_ctx *c, tw_analysis_event_fn fn, void (*tail)(rows_ctx *c),
-                             FILE *f)
-{
-    tw_status st = tw_analysis_each(a, fn, c);
-    if (st != TW_OK) return st;
-    if (tail) tail(c);
     table_stream_print(c->t, f);
-    if ((st = tw_analysis_each(a, fn, c)) != TW_OK) return st;
-    if (tail) tail(c);
-    return TW_OK;
+    tw_status st = tw_analysis_each(a, fn, c);
+    if (st == TW_OK && tail) tail(c);
+    return st;
 }
 
 static tw_status energy_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
@@ -91,11 +78,8 @@ static tw_status energy_row(void *ctx, size_t i, const tw_event *e, const tw_eve
     return TW_OK;
 }
 
-static tw_status energy_table(const tw_analysis *a, FILE *f)
+static table *energy_table_new(bool truth)
 {
-    bool truth;
-    tw_status st = any_truth(a, &truth);
-    if (st != TW_OK) return st;
     const char *head[4 + 1 + TW_METHOD_COUNT + 1];
     size_t nc = 0;
     head[nc++] = "event";
@@ -105,12 +89,7 @@ static tw_status energy_table(const tw_analysis *a, FILE *f)
     for (int m = 0; m < TW_METHOD_COUNT; m++)
         head[nc++] = tw_method_name((tw_method)m);
     if (truth) head[nc++] = "corrected_err_%";
-    rows_ctx c = {.t = table_new_streamed(nc, head), .truth = truth};
-    if (!c.t) return tw_fail(TW_ENOMEM, "out of memory");
-    fprintf(f, "\nenergy per event [J]\n");
-    st = stream_rows(a, &c, energy_row, NULL, f);
-    table_free(c.t);
-    return st;
+    return table_new_streamed(nc, head);
 }
 
 static tw_status split_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
@@ -139,14 +118,32 @@ static void split_total(rows_ctx *c)
     table_cell(t, "%.3f", tw_analysis_total_energy_j(a));
 }
 
-static tw_status split_table(const tw_analysis *a, FILE *f)
+static tw_status measure_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
 {
-    static const char *const head[] = {"event", "duration_s", "idle_j", "active_idle_j", "dynamic_j", "total_j"};
-    rows_ctx c = {.a = a, .t = table_new_streamed(6, head)};
-    if (!c.t) return tw_fail(TW_ENOMEM, "out of memory");
-    fprintf(f, "\nwhere the energy went (corrected power) [J]\n");
-    tw_status st = stream_rows(a, &c, split_row, split_total, f);
-    table_free(c.t);
+    rows_ctx *c = ctx; /* the energy table's, then the split table's */
+    energy_row(&c[0], i, e, r);
+    return split_row(&c[1], i, e, r);
+}
+
+/* The energy per event by every method, then where it went: both measured
+ * in one pass over the events, then each printed in one more. */
+static tw_status event_tables(const tw_analysis *a, FILE *f)
+{
+    static const char *const split_head[] = {"event", "duration_s", "idle_j", "active_idle_j", "dynamic_j", "total_j"};
+    rows_ctx c[2] = {{.a = a, .t = energy_table_new(any_truth(a)), .truth = any_truth(a)},
+                     {.a = a, .t = table_new_streamed(6, split_head)}};
+    tw_status st = c[0].t && c[1].t ? tw_analysis_each(a, measure_row, c) : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) {
+        split_total(&c[1]);
+        fprintf(f, "\nenergy per event [J]\n");
+        st = print_rows(a, &c[0], energy_row, NULL, f);
+    }
+    if (st == TW_OK) {
+        fprintf(f, "\nwhere the energy went (corrected power) [J]\n");
+        st = print_rows(a, &c[1], split_row, split_total, f);
+    }
+    table_free(c[0].t);
+    table_free(c[1].t);
     return st;
 }
 
@@ -269,9 +266,7 @@ static tw_status profile_text(const tw_analysis *a, const report_profile *pr, FI
         return TW_OK;
     }
     estimator_text(pr, f);
-    bool truth;
-    tw_status st = any_truth(a, &truth);
-    if (st != TW_OK) return st;
+    bool truth = any_truth(a);
     const char *head[9];
     size_t nc = 0;
     head[nc++] = "event";
@@ -285,7 +280,8 @@ static tw_status profile_text(const tw_analysis *a, const report_profile *pr, FI
     if (truth) head[nc++] = "model_err_%";
     rows_ctx c = {.a = a, .t = table_new_streamed(nc, head), .truth = truth, .pr = pr};
     if (!c.t) return tw_fail(TW_ENOMEM, "out of memory");
-    st = stream_rows(a, &c, profile_row, NULL, f);
+    tw_status st = tw_analysis_each(a, profile_row, &c); /* the widths */
+    if (st == TW_OK) st = print_rows(a, &c, profile_row, NULL, f);
     table_free(c.t);
     return st;
 }
@@ -310,8 +306,7 @@ static tw_status report_analysis_text(const tw_analysis *a, const report_context
     if (ctx->events_detected)
         fprintf(f, "events     none given: %zu activity regions detected from the corrected power\n",
                 tw_analysis_event_count(a));
-    tw_status st = energy_table(a, f);
-    if (st == TW_OK) st = split_table(a, f);
+    tw_status st = event_tables(a, f);
     if (st == TW_OK && pr) st = profile_text(a, pr, f);
     if (st == TW_OK && ctx->corrected_path) fprintf(f, "\ncorrected series written to %s\n", ctx->corrected_path);
     return st;
