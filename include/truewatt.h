@@ -600,7 +600,11 @@ typedef struct tw_analysis tw_analysis;
 /* Analyses reading `reading` of `src` (a power reading). With events, energies
  * are per event; without, activity regions are detected where corrected power
  * rises above active idle, and reported as events named region1, region2, ...
- * May rewind `src` (fitting, level estimation) when the backend allows. */
+ * May rewind `src` (fitting, level estimation) when the backend allows. The
+ * events are copied (sorted by start); their energies are kept in a
+ * temporary file in $TMPDIR (else /tmp), read back by the accessors below
+ * (not for two threads at once). tw_analyze_stream: the same analysis with
+ * the events replayed from a feed. */
 TW_API tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
                             tw_analysis **out);
 TW_API double tw_analysis_capacitance_s(const tw_analysis *a);
@@ -651,12 +655,15 @@ typedef struct tw_event_energy {
 typedef tw_status (*tw_analysis_event_fn)(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r);
 
 /* tw_analyze as a stream: the events come from `events` (NULL: activity
- * regions are detected, as tw_analyze does) and each event's energies go to
- * fn as the trace is read; the analysis returned has the trace's figures
- * (levels, capacitance, totals, samples, tw_analysis_event_count) but no
- * per-event ones. Memory grows with the events running at one time, not
- * with their number. An event reaching outside the trace's data gets NaN
- * energies (tw_analyze refuses it instead). */
+ * regions are detected, as tw_analyze does), which must outlive the
+ * analysis, and each event's energies go to fn as the trace is read; the
+ * analysis returned has the trace's figures (levels, capacitance, totals,
+ * samples, tw_analysis_event_count) but no per-event ones (tw_analysis_event
+ * is NULL). Memory grows with the events running at one time, not with
+ * their number. An event reaching outside the trace's data gets NaN
+ * energies. With fn NULL each event's energies are kept instead (a
+ * temporary file: tw_analysis_energy_j, tw_analysis_report) and such an
+ * event is refused (TW_EINVAL), as tw_analyze does. */
 TW_API tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed *events,
                                    const tw_analysis_options *opt, tw_analysis_event_fn fn, void *ctx,
                                    tw_analysis **out);
@@ -1106,9 +1113,11 @@ TW_API tw_status tw_analysis_profile_open(const char *profile, const char *trace
                                           tw_analysis_profile **out);
 TW_API bool tw_analysis_profile_applies(const tw_analysis_profile *p);
 /* The estimator's energies of the analysis's events from `src` (the trace the
- * analysis read). A reading the profile has but the trace lacks, or an
- * estimate that cannot be made, becomes the section's note, not an error;
- * TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
+ * analysis read), the events replayed from the analysis (tw_analyze's, or
+ * tw_analyze_stream's feed without fn): it borrows their names, so free p
+ * before a and its feed. A reading the profile has but the trace lacks, or
+ * an estimate that cannot be made, becomes the section's note, not an
+ * error; TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
 TW_API tw_status tw_analysis_profile_estimate(tw_analysis_profile *p, tw_sensor *src, const tw_analysis *a,
                                               const volatile int *cancel);
 TW_API void tw_analysis_profile_free(tw_analysis_profile *p);
@@ -1127,7 +1136,9 @@ typedef struct tw_analysis_report_options {
 } tw_analysis_report_options;
 
 TW_API void tw_analysis_report_options_init(tw_analysis_report_options *o);
-/* Writes the report of `a` to `out`; p (may be NULL) adds its profile section. */
+/* Writes the report of `a` (tw_analyze's, or tw_analyze_stream's without fn:
+ * its events replayed, their energies read back, never all held) to `out`;
+ * p (may be NULL) adds its profile section. */
 TW_API tw_status tw_analysis_report(const tw_analysis *a, const tw_analysis_profile *p,
                                     const tw_analysis_report_options *o, FILE *out);
 
