@@ -361,6 +361,21 @@ static void test_event_outside_trace(void **state)
  * their integrals: each is over its own span, whatever else runs. (The
  * final pass once scanned from the first unfinished event, which the long
  * one held back, so every later event at every sample: quadratic.) */
+/* An NVTX range over 0.5 .. 10 s, the kernels inside it, added to the run's events (sorted again). */
+static tw_event add_range(run *r)
+{
+    tw_event range = {.name = "range",
+                      .start_s = 0.5,
+                      .end_s = 10.0,
+                      .device = -1,
+                      .stream = -1,
+                      .true_energy_j = NAN,
+                      .kind = "nvtx"};
+    assert_ok(tw_events_add(r->ev, &range));
+    tw_events_sort(r->ev);
+    return range;
+}
+
 static void test_long_event_leaves_others_unchanged(void **state)
 {
     (void)state;
@@ -374,15 +389,7 @@ static void test_long_event_leaves_others_unchanged(void **state)
     for (size_t i = 0; i < 5; i++)
         for (size_t j = 0; j < 4; j++)
             alone[i][j] = energy(&r, i, m[j]);
-    tw_event range = {.name = "range",
-                      .start_s = 0.5,
-                      .end_s = 10.0,
-                      .device = -1,
-                      .stream = -1,
-                      .true_energy_j = NAN,
-                      .kind = "nvtx"};
-    assert_ok(tw_events_add(r.ev, &range));
-    tw_events_sort(r.ev);
+    add_range(&r);
     run_analyze(&r, NULL, true);
     assert_int_equal(tw_analysis_event_count(r.a), 6);
     size_t seen = 0;
@@ -718,15 +725,7 @@ static void test_stream_hands_each_event_over(void **state)
     kern k[] = {{1.0, 0.5, 150}, {2.0, 0.3, 120}, {4.5, 1.0, 140}, {7.0, 0.2, 160}, {9.0, 0.6, 130}};
     run r;
     run_open(&r, k, 5);
-    tw_event range = {.name = "range",
-                      .start_s = 0.5,
-                      .end_s = 10.0,
-                      .device = -1,
-                      .stream = -1,
-                      .true_energy_j = NAN,
-                      .kind = "nvtx"};
-    assert_ok(tw_events_add(r.ev, &range));
-    tw_events_sort(r.ev);
+    tw_event range = add_range(&r);
     run_analyze(&r, NULL, true);
     tw_event_feed *feed = NULL;
     assert_ok(tw_event_feed_of_events(r.ev, &feed));
