@@ -60,12 +60,14 @@ gpu_meta() {
   cat "$1/meta.txt" >&2
 }
 
-# run_csvs RUN STEM: the run file's samples and kernels as STEM.trace.csv and STEM.events.csv
-# (truewatt export), then the run file removed (kept with TW_KEEP_RUNS=1, to recompute the report
-# offline with another estimator: scripts/offline-reports): the results keep their CSV shape.
+# run_csvs RUN STEM: the run file's samples and kernels as STEM.trace.csv and STEM.events.csv, and
+# its activity counters (when recorded) as STEM.pm_samples.csv (truewatt export), then the run file
+# removed (kept with TW_KEEP_RUNS=1, to recompute the report offline with another estimator:
+# scripts/offline-reports): the results keep their CSV shape.
 run_csvs() {
   local d="$2.export"
   $tw export "$1" --csv "$d" && mv "$d/trace.csv" "$2.trace.csv" && mv "$d/events.csv" "$2.events.csv" &&
+    { [ ! -e "$d/pm_samples.csv" ] || mv "$d/pm_samples.csv" "$2.pm_samples.csv"; } &&
     rmdir "$d" && { [ "${TW_KEEP_RUNS:-0}" = 1 ] || rm -f "$1"; }
 }
 

@@ -14,7 +14,7 @@
  *     __nanosleep wait, a tensor-core mma.sync loop) are in each counter.
  *
  *   pmprobe --out DIR [--interval-ns N] [--hwbuf-mb M] [--rounds R] [--per-group L] [--gap-ms G]
- *           [--target-ms T] [--copy-mb C] [--no-activity] [--metrics a,b,c]
+ *           [--target-ms T] [--copy-mb C] [--no-activity] [--metrics a,b,c] [--idle-ms I] [--no-pm]
  *
  * Writes DIR/samples.csv (start_ns,end_ns,<metric>...), DIR/kernels.csv, DIR/metrics.txt (the
  * chip's base metrics for PM sampling), DIR/summary.txt (everything printed on stdout). Every
@@ -66,9 +66,11 @@ typedef struct {
     const char *metrics;  /* comma-separated override of the candidates */
     int decode_ms;        /* decode thread period */
     uint32_t max_samples; /* counter data image capacity per decode */
+    int idle_ms;          /* an idle stretch (context open, nothing running) before the workload */
+    bool pm;              /* PM sampling at all (--no-pm: the idle stretch's reference) */
 } options;
 
-static options opt = {NULL, 100000, 512, 3, 3, 20, 50.0, 1024, true, NULL, 20, 20000};
+static options opt = {NULL, 100000, 512, 3, 3, 20, 50.0, 1024, true, NULL, 20, 20000, 0, true};
 
 /* ------------------------------------------------------------------ output and errors */
 
@@ -1022,13 +1024,28 @@ static void report_samples(const pm_setup *pm)
     free(d);
 }
 
+/* idle_stretch: --idle-ms of nothing on the GPU (its context open; PM sampling running unless
+ * --no-pm), its wall-clock span in the summary, so that the GPU's power over it (power.csv,
+ * nvidia-smi's wall-clock timestamps) says what PM sampling alone costs the GPU. */
+static void idle_stretch(void)
+{
+    if (opt.idle_ms <= 0) return;
+    struct timespec a, b, d = {opt.idle_ms / 1000, (long)(opt.idle_ms % 1000) * 1000000L};
+    clock_gettime(CLOCK_REALTIME, &a);
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+    clock_gettime(CLOCK_REALTIME, &b);
+    say("idle stretch: wall %.3f .. %.3f s (CLOCK_REALTIME), PM sampling %s\n", a.tv_sec + a.tv_nsec / 1e9,
+        b.tv_sec + b.tv_nsec / 1e9, opt.pm ? "on" : "off");
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int usage(void)
 {
     fprintf(stderr, "usage: pmprobe --out DIR [--interval-ns N] [--hwbuf-mb M] [--rounds R] [--per-group L] "
                     "[--gap-ms G] [--target-ms T] [--copy-mb C] [--decode-ms D] [--max-samples S] [--no-activity] "
-                    "[--metrics a,b,c]\n");
+                    "[--metrics a,b,c] [--idle-ms I] [--no-pm]\n");
     return 2;
 }
 
@@ -1051,6 +1068,10 @@ static void parse_args(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--no-activity") == 0) {
             opt.activity = false;
+            continue;
+        }
+        if (strcmp(a, "--no-pm") == 0) {
+            opt.pm = false;
             continue;
         }
         if (!v) exit(usage());
@@ -1077,6 +1098,8 @@ static void parse_args(int argc, char **argv)
             opt.max_samples = (uint32_t)parse_u(a, v);
         else if (strcmp(a, "--metrics") == 0)
             opt.metrics = v;
+        else if (strcmp(a, "--idle-ms") == 0)
+            opt.idle_ms = (int)parse_u(a, v);
         else {
             fprintf(stderr, "pmprobe: unknown option '%s'\n", a);
             exit(usage());
@@ -1115,20 +1138,21 @@ int main(int argc, char **argv)
     uint64_t t_begin = 0;
 
     if (!gpu_open(&g, &activity_ok) || !calibrate(&g)) goto done;
-    if (!pm_prepare(&g, &pm, opt.out) || !pm_enable(&pm)) goto done;
+    if (opt.pm && (!pm_prepare(&g, &pm, opt.out) || !pm_enable(&pm))) goto done;
 
     t_begin = cupti_now();
     char why[700];
-    if (!twi_pm_device_start(&pm.d, why, sizeof why)) {
+    if (opt.pm && !twi_pm_device_start(&pm.d, why, sizeof why)) {
         failed("cuptiPmSamplingStart", "CUPTI", why, "", 0);
         goto done;
     }
-    sampling = true;
-    if (pthread_create(&thread, NULL, decode_thread, &pm) != 0) {
+    sampling = opt.pm;
+    if (opt.pm && pthread_create(&thread, NULL, decode_thread, &pm) != 0) {
         failed("pthread_create (decode thread)", "libc", "", strerror(errno), errno);
         goto done;
     }
-    thread_started = true;
+    thread_started = opt.pm;
+    idle_stretch();
     run_workload(&g, groups, &n_groups);
 
 done:

@@ -77,6 +77,13 @@ def main():
                 f"{uuid} ({', '.join(g['ranks']) or 'no rank'}): merged {g['energy_j']:.2f} J vs its NVML counter "
                 f"(pynvml) {ref:.2f} J over {b - a:.3f} s: {100 * err:+.2f} % (tolerance {100 * args.tolerance:g} %; "
                 f"truewatt's own counter reading {g['counter_j']:.2f} J)")
+    for g in d["gpus"]:  # where the ranks recorded activity counters: recorded, and given to the estimate
+        a, m = g.get("activity_counters"), g.get("activity_model")
+        if a is None:
+            continue
+        verdict(bool(a.get("recorded")) and a.get("samples", 0) > 0 and m is not None and (m["used"] or m["why_not"]),
+                f"{g['uuid'].lower()}: activity counters {a.get('line', '')[:60]}...; in its estimate: "
+                f"{'used for ' + str(m.get('names')) + ' names' if m and m['used'] else (m or {}).get('why_not')}")
     for rank, uuid in sorted(given.items()):
         on = [g["uuid"].lower() for g in d["gpus"] for n in g["names"] if n["rank"] == rank and n["kind"] == "kernel"]
         launches = sum(n["launches"] for g in d["gpus"] for n in g["names"] if n["rank"] == rank and n["kind"] == "kernel")

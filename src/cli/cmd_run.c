@@ -168,10 +168,12 @@ static int parse_args(int argc, char **argv, run_args *a)
         {.name = "activity-counters",
          .type = CLI_OPT_DOUBLE,
          .arg = "MS",
-         .help = "also record the GPUs' activity counters (CUPTI PM sampling: SM, tensor\n"
-                 "pipe, DRAM and L2 activity, clocks) every MS ms (default 1; bare\n"
-                 "--activity-counters before the command means 1); where they are not\n"
-                 "allowed the run goes on and the report says why (docs/runfile.md)",
+         .help = "also record the GPUs' activity counters (CUPTI PM sampling: SM activity,\n"
+                 "DRAM and L2 traffic, clock) every MS ms (default 1; bare\n"
+                 "--activity-counters before the command means 1): they split the sensor's\n"
+                 "energy between kernels finer than its readings, but on an H100 they raise\n"
+                 "the GPU's power between kernels by 30-45 W while they run; where they are\n"
+                 "not allowed the run goes on and the report says why (docs/usage.md)",
          .out = &a->pm_ms,
          .min = 0.01,
          .max = 1000},

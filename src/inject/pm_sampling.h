@@ -1,10 +1,11 @@
 /*
  * pm_sampling.h - CUPTI's PM sampling in the injection library (opt-in:
- * `truewatt run --activity-counters[=MS]` sets TW_PM_INTERVAL_MS): hardware
- * activity counters (SM cycles active, tensor pipe, DRAM and L2 traffic,
- * clocks) sampled every MS on each GPU where the program has a context, for a
- * power model B + sum_m c_m * metric_m(t) fitted against the sensor's readings
- * (issue 15, "Where it helps, activity counters").
+ * `truewatt run --activity-counters[=MS]` sets TW_PM_INTERVAL_MS; it raises
+ * the GPU's power, docs/usage.md): hardware activity counters (SM cycles
+ * active, DRAM and L2 traffic, clocks) sampled every MS on each GPU where the
+ * program has a context, for a power model B + sum_m c_m * metric_m(t)
+ * fitted against the sensor's readings (issue 15, "Where it helps, activity
+ * counters").
  *
  * One thread of its own, below the program's threads (nice +10): every
  * TWI_PM_DECODE_MS it looks for devices whose primary context became active
@@ -66,7 +67,7 @@ void twi_pm_stop(void);
 void twi_pm_after_fork(void);
 
 /* The metrics asked for, most important first (the chip may refuse some;
- * one pass is kept): those the H100 accepted together in one pass. */
+ * one pass is kept): the cheap ones to decode (pm_sampling.c says why). */
 extern const char *const twi_pm_wanted[];
 extern const unsigned twi_pm_n_wanted;
 

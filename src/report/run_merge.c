@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "report/table.h"
+#include "estimate/counters.h"
 #include "timeline/devices.h"
 
 #define TEXT_ROWS 40 /* longest kernel table in the text report; JSON has every row */
@@ -48,7 +49,8 @@ typedef struct merge_gpu {
 
 struct run_merged {
     const volatile int *cancel;
-    const char *const *patterns; /* the groups asked for (the caller's) */
+    const tw_report_options *opts; /* the caller's (--no-activity-counters) */
+    const char *const *patterns;   /* the groups asked for (the caller's) */
     size_t npatterns;
     merge_file *f;
     size_t nf;
@@ -387,6 +389,35 @@ static void fit_span(merge *m, const merge_gpu *g, tw_est_config *c)
 
 static bool cancelled(const merge *m) { return m->cancel && *m->cancel; }
 
+/* The GPU's activity counters: the owner's where it recorded samples of this
+ * GPU, else those of the first other rank on its host that did (PM sampling
+ * runs once per GPU: in the process whose context set it up first), moved
+ * onto the owner's timeline as its kernels are; otherwise what the owner
+ * recorded of them, or why there are none. */
+static tw_status merged_counters(merge *m, merge_gpu *g, tw_est_counter_set *cs, char *why, size_t cap)
+{
+    run_device *x = &g->dev;
+    size_t from = g->owner;
+    tw_status st = run_device_pm(m->f[from].run, x);
+    run_device *y = NULL;
+    for (size_t i = 0; st == TW_OK && i < m->nf && !(x->pm.on && x->pm.samples); i++) {
+        if (i == g->owner || !m->f[i].host || strcmp(m->f[i].host, g->host) != 0) continue;
+        if (!y && !(y = malloc(sizeof *y))) return tw_fail(TW_ENOMEM, "out of memory");
+        *y = *x;
+        st = run_device_pm(m->f[i].run, y);
+        if (st == TW_OK && y->pm.on && y->pm.samples) {
+            x->pm_asked = true;
+            x->pm = y->pm;
+            memcpy(x->pm_line, y->pm_line, sizeof x->pm_line);
+            from = i;
+        }
+    }
+    free(y);
+    if (st != TW_OK) return st;
+    double shift = 1e-9 * (double)(m->f[from].t0_ns - m->f[g->owner].t0_ns);
+    return run_device_counters(m->f[from].run, x, shift, m->opts, cs, why, cap);
+}
+
 static tw_status analyse(merge *m)
 {
     for (size_t k = 0; k < m->ng && !cancelled(m); k++) {
@@ -411,10 +442,19 @@ static tw_status analyse(merge *m)
         }
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
         tw_feed feed = tw_feed_of_events(g->events);
-        if (tw_estimate_trace(f->path, x->prefix, prof, &feed, &c, &x->est, &x->info) != TW_OK) {
+        tw_est_counter_set cs;
+        char why[160];
+        tw_status st = merged_counters(m, g, &cs, why, sizeof why);
+        if (st != TW_OK) return st;
+        if (cs.c.n) c.counters = &cs.c;
+        tw_status est = tw_estimate_trace(f->path, x->prefix, prof, &feed, &c, &x->est, &x->info);
+        tw_est_counter_set_free(&cs);
+        if (est != TW_OK) {
             snprintf(x->est_error, sizeof x->est_error, "%s", tw_last_error());
             continue;
         }
+        if (!x->est->counters.used && !x->est->counters.why[0])
+            snprintf(x->est->counters.why, sizeof x->est->counters.why, "%s", why);
         if (tw_methods_run(f->path, x->prefix, x->est->fit_t0_s, x->est->fit_t1_s, m->cancel, &x->methods) != TW_OK)
             snprintf(x->methods.rc_note, sizeof x->methods.rc_note, "the naive methods failed: %s", tw_last_error());
     }
@@ -539,6 +579,13 @@ static void text_gpus(const merge *m, FILE *out)
         if (!m->g[k].dev.est) fprintf(out, "GPU %s: no energy report: %s\n", m->g[k].uuid, m->g[k].dev.est_error);
         if (m->g[k].dev.est && !isnan(m->g[k].dev.methods.module_j)) fprintf(out, "GPU %s: ", m->g[k].uuid);
         run_scope_text(&m->g[k].dev, out);
+        if (m->g[k].dev.pm_asked) fprintf(out, "GPU %s: activity counters: %s\n", m->g[k].uuid, m->g[k].dev.pm_line);
+        if (run_pm_note(&m->g[k].dev))
+            fprintf(out, "GPU %s: activity counters: note: %s\n", m->g[k].uuid, run_pm_note(&m->g[k].dev));
+        if (m->g[k].dev.est && (m->g[k].dev.est->counters.used || m->g[k].dev.est->counters.why[0])) {
+            fprintf(out, "GPU %s: ", m->g[k].uuid);
+            run_counters_text(&m->g[k].dev, out);
+        }
     }
 }
 
@@ -750,7 +797,9 @@ static void json_gpu(json *j, const merge *m, const merge_gpu *g)
         json_kv_number(j, "conservation_pct", e->conservation_pct);
         json_kv_number(j, "idle_before_w", e->idle_before_w);
         json_kv_number(j, "idle_after_w", e->idle_after_w);
+        run_counters_json(j, x);
     }
+    run_pm_json(j, x);
     json_names(j, m, e);
     json_end_object(j);
 }
@@ -783,6 +832,7 @@ tw_status run_merge_load(const char *const *paths, size_t n, const tw_report_opt
     if (!m) return tw_fail(TW_ENOMEM, "out of memory");
     r->merged = m;
     m->cancel = o->cancel;
+    m->opts = o;
     m->patterns = o->groups;
     m->npatterns = o->ngroups;
     if (o->nrange_groups)

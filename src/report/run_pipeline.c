@@ -263,33 +263,39 @@ static tw_status load_devices(tw_run *run, loaded *L)
     return TW_OK;
 }
 
-/* Each GPU's activity counters (runfile_pm.h), matched by UUID: what was
+/* Device x's activity counters (runfile_pm.h), matched by UUID: what was
  * recorded, or why nothing was; nothing at all when none were asked for. */
-static tw_status load_activity_counters(tw_run *run, loaded *L)
+tw_status run_device_pm(tw_run *run, run_device *x)
 {
     double asked = tw_run_get_real(run, TW_RUN_PM_ASKED_KEY);
     tw_clear_error();
     tw_run_pm *pm = NULL;
     size_t n = 0;
+    x->pm_asked = false;
     tw_status st = tw_run_pms(run, &pm, &n);
     if (st != TW_OK || (isnan(asked) && n == 0)) return st;
-    for (size_t d = 0; d < L->ndev; d++) {
-        run_device *x = &L->dev[d];
-        const tw_run_pm *p = tw_run_pm_for(pm, n, x->uuid);
-        x->pm_asked = true;
-        if (p) {
-            x->pm = *p;
-        } else {
-            memset(&x->pm, 0, sizeof x->pm);
-            x->pm.device = -1;
-            x->pm.busy_s = NAN;
-            snprintf(x->pm.reason, sizeof x->pm.reason,
-                     "the program made no CUDA context on this GPU, or its injection library sent nothing");
-        }
-        tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
+    const tw_run_pm *p = tw_run_pm_for(pm, n, x->uuid);
+    x->pm_asked = true;
+    if (p) {
+        x->pm = *p;
+    } else {
+        memset(&x->pm, 0, sizeof x->pm);
+        x->pm.device = -1;
+        x->pm.busy_s = NAN;
+        snprintf(x->pm.reason, sizeof x->pm.reason,
+                 "the program made no CUDA context on this GPU, or its injection library sent nothing");
     }
+    tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
     free(pm);
     return TW_OK;
+}
+
+static tw_status load_activity_counters(tw_run *run, loaded *L)
+{
+    tw_status st = TW_OK;
+    for (size_t d = 0; st == TW_OK && d < L->ndev; d++)
+        st = run_device_pm(run, &L->dev[d]);
+    return st;
 }
 
 /* The activities, each GPU's matched by UUID; events of GPUs not sampled
@@ -336,15 +342,19 @@ static tw_status split_warnings(loaded *L)
  * the command started and after it ended. */
 static bool cancelled(const volatile int *cancel) { return cancel && *cancel; }
 
-static tw_status add_sample(void *set, double t0_s, double t1_s, const float *values)
+typedef struct shifted_set {
+    tw_est_counter_set *set;
+    double shift_s;
+} shifted_set;
+
+static tw_status add_sample(void *arg, double t0_s, double t1_s, const float *values)
 {
-    return tw_est_counters_add(set, t0_s, t1_s, values);
+    const shifted_set *s = arg;
+    return tw_est_counters_add(s->set, t0_s + s->shift_s, t1_s + s->shift_s, values);
 }
 
-/* A device's activity counters as the estimator's features (set->c.n 0:
- * none; why not into why, "" when none were recorded). */
-static tw_status device_counters(tw_run *run, const run_device *x, const tw_report_options *o, tw_est_counter_set *set,
-                                 char *why, size_t cap)
+tw_status run_device_counters(tw_run *run, const run_device *x, double shift_s, const tw_report_options *o,
+                              tw_est_counter_set *set, char *why, size_t cap)
 {
     memset(set, 0, sizeof *set);
     why[0] = '\0';
@@ -359,7 +369,8 @@ static tw_status device_counters(tw_run *run, const run_device *x, const tw_repo
         tw_clear_error();
         return TW_OK;
     }
-    if (st == TW_OK) st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, set);
+    shifted_set s = {set, shift_s};
+    if (st == TW_OK) st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, &s);
     if (st != TW_OK) tw_est_counter_set_free(set);
     return st;
 }
@@ -388,7 +399,7 @@ static tw_status analyse(tw_run *run, const char *path, loaded *L, const tw_repo
         const tw_profile *prof = x->profile == RUN_PROFILE_MODEL ? &x->prof : NULL;
         tw_est_counter_set cs;
         char why[160];
-        st = device_counters(run, x, o, &cs, why, sizeof why);
+        st = run_device_counters(run, x, 0, o, &cs, why, sizeof why);
         if (st != TW_OK) return st;
         if (cs.c.n) c.counters = &cs.c;
         tw_status est = tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info);

@@ -19,6 +19,8 @@
 #define run_group_feed tw_rep_run_group_feed
 #define group_feed_free tw_rep_group_feed_free
 #define run_est_groups tw_rep_run_est_groups
+#define run_device_pm tw_rep_run_device_pm
+#define run_device_counters tw_rep_run_device_counters
 
 /* Computes the report of `run` into r (tw_report_compute). */
 tw_status run_report_load(tw_run *run, const tw_report_options *o, tw_report *r);
@@ -49,6 +51,16 @@ tw_status tw_run_record_profile(tw_run *run, int index, const char *gpu, const c
 typedef struct group_feed group_feed;
 tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_feed **gf, tw_feed *out);
 void group_feed_free(group_feed *g);
+/* What `run` recorded of device x's activity counters (x->uuid), into
+ * x->pm_asked, x->pm and x->pm_line: its samples, or why there are none;
+ * nothing (x->pm_asked false) when none were asked for or recorded. */
+tw_status run_device_pm(tw_run *run, run_device *x);
+/* Device x's activity counters (x->pm, recorded in `run`) as the
+ * estimator's features, each sample moved by shift_s onto the estimate's
+ * timeline (set->c.n 0: none; why not into why, "" when none were recorded). */
+struct tw_est_counter_set;
+tw_status run_device_counters(tw_run *run, const run_device *x, double shift_s, const tw_report_options *o,
+                              struct tw_est_counter_set *set, char *why, size_t cap);
 /* The estimator's patterns for o's groups (o->groups, then one per range
  * group), malloc'ed strings in a malloc'ed array (*n of them). */
 tw_status run_est_groups(const tw_report_options *o, char ***patterns, size_t *n);

@@ -446,7 +446,20 @@ static void fit_noise(const run_device *d, const char **name, double *rms_w, dou
 
 /* How the activity counters entered the estimate: the model's features and
  * fit, or why they did not (nothing where none were recorded). */
-static void text_counters(const run_device *d, FILE *f)
+/* What recording the counters did to the energy (NULL where none were
+ * recorded): PM sampling itself raises the GPU's power between kernels
+ * (results/h100/pm-cost-idle: 119-130 W idle without it, 159-162 W with it,
+ * whatever it samples), which the baseline takes; the kernels' energy above
+ * the baseline moved by under 1 % on the PyTorch step (activity-s29). */
+const char *run_pm_note(const run_device *d)
+{
+    if (!d->pm_asked || !d->pm.on || d->pm.samples == 0) return NULL;
+    return "PM sampling raises the GPU's power between kernels while it runs (an H100's by 30-45 W): the baseline "
+           "and the total include that, the kernels' energy above the baseline does not; for the run's total, "
+           "run without --activity-counters";
+}
+
+void run_counters_text(const run_device *d, FILE *f)
 {
     const tw_est_counter_fit *c = &d->est->counters;
     if (!c->used) {
@@ -478,6 +491,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     profile_line(d, line, sizeof line);
     fprintf(f, "profile: %s\n", line);
     if (d->pm_asked) fprintf(f, "activity counters: %s\n", d->pm_line);
+    if (run_pm_note(d)) fprintf(f, "activity counters: note: %s\n", run_pm_note(d));
     const tw_estimate *e = d->est;
     if (!e) {
         fprintf(f, "no energy report: %s\n", d->est_error);
@@ -503,7 +517,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
                 e->power_bound_w, e->power_limit_w, e->at_limit);
     else
         fprintf(f, "bound on each name's power: none (the GPU's power limit is unknown)\n");
-    text_counters(d, f);
+    run_counters_text(d, f);
     text_split(e, f);
     run_scope_text(d, f);
     text_methods(&d->methods, e->model_j, f);
@@ -662,7 +676,7 @@ static void json_profile(json *j, const run_device *d)
 }
 
 /* Key activity_counters (when asked for): the line, and what it says as values. */
-static void json_activity_counters(json *j, const run_device *d)
+void run_pm_json(json *j, const run_device *d)
 {
     if (!d->pm_asked) return;
     json_key(j, "activity_counters");
@@ -677,11 +691,12 @@ static void json_activity_counters(json *j, const run_device *d)
     json_kv_number(j, "busy_s", d->pm.busy_s);
     json_kv_number(j, "busy_pct_of_one_core", tw_run_pm_busy_pct(&d->pm));
     json_kv_number(j, "overflows", (double)d->pm.overflows);
+    json_kv_string(j, "note", run_pm_note(d));
     json_end_object(j);
 }
 
 /* Key activity_model: how the activity counters entered the estimate. */
-static void json_counters(json *j, const run_device *d)
+void run_counters_json(json *j, const run_device *d)
 {
     const tw_est_counter_fit *c = &d->est->counters;
     json_key(j, "activity_model");
@@ -751,7 +766,7 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "idle_before_w", e->idle_before_w);
     json_kv_number(j, "idle_after_w", e->idle_after_w);
     json_kv_uint(j, "names_pooled", e->pooled);
-    json_counters(j, d);
+    run_counters_json(j, d);
     json_key(j, "readings");
     json_begin_array(j);
     for (size_t i = 0; i < e->nreadings; i++) {
@@ -884,7 +899,7 @@ static void json_device(json *j, const run_device *d)
     json_kv_string(j, "name", d->name[0] ? d->name : NULL);
     json_kv_string(j, "driver", d->driver[0] ? d->driver : NULL);
     json_profile(j, d);
-    json_activity_counters(j, d);
+    run_pm_json(j, d);
     json_kv_string(j, "error", d->est ? NULL : d->est_error);
     if (d->est) {
         json_estimate(j, d);

@@ -12,6 +12,10 @@
 #define run_total_of tw_rep_run_total_of
 #define run_scope_text tw_rep_run_scope_text
 #define run_scope_json tw_rep_run_scope_json
+#define run_counters_text tw_rep_run_counters_text
+#define run_pm_json tw_rep_run_pm_json
+#define run_counters_json tw_rep_run_counters_json
+#define run_pm_note tw_rep_run_pm_note
 #define run_total_json tw_rep_run_total_json
 #define run_range_of tw_rep_run_range_of
 #define run_group_label tw_rep_run_group_label
@@ -110,6 +114,15 @@ run_total run_total_of(const run_device *const *dev, size_t n);
  * module_energy_j, module_reading). */
 void run_scope_text(const run_device *d, FILE *f);
 void run_scope_json(json *j, const run_device *d);
+/* The activity counters (a run's GPUs; the merged report's): how they
+ * entered the estimate, a line (nothing where none were recorded); key
+ * activity_counters (what was recorded, when asked for) and key
+ * activity_model (how the estimate used them; d->est set). */
+void run_counters_text(const run_device *d, FILE *f);
+/* The note on what recording them did to the energy (NULL: none recorded). */
+const char *run_pm_note(const run_device *d);
+void run_pm_json(json *j, const run_device *d);
+void run_counters_json(json *j, const run_device *d);
 /* Keys kernels_j, copies_j, baseline_j: where a GPU's (or the total's) energy went. */
 void run_split_json(json *j, double kernels_j, double copies_j, double baseline_j);
 /* Key `key`: an array of text's lines (the empty ones left out). */

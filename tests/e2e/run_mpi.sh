@@ -10,7 +10,8 @@
 #     kernels on its own GPU; 'truewatt report' of the two files says the same;
 #   - both ranks on GPU 0: one GPU in the report, sampled by both, counted
 #     once (the total is 300 W x its span, not twice that), both ranks'
-#     kernels on it;
+#     kernels on it; rank 1 alone records activity counters: the merged
+#     report gives them to GPU 0's estimate (and --no-activity-counters not);
 #   - a rank whose run file never comes: rank 0 waits --merge-wait, says so,
 #     and reports what it has; torchrun's RANK/WORLD_SIZE and -o with {rank};
 #   - many GPUs in one run (three fake GPUs of 300, 500, 200 W): each its
@@ -19,12 +20,13 @@
 #   - scripts/gpu-mpi's reader and checks (scripts/gpu/energy_log.py through pynvml on the fake,
 #     scripts/gpu/mpi_check.py) on the first job: each GPU's merged energy against its counter read
 #     independently, PASS; and FAIL when told the ranks' GPUs the wrong way round.
-# usage: run_mpi.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST
+# usage: run_mpi.sh BIN FAKE_LIBNVIDIA_ML LIBTRUEWATT_INJECT.so FAKE_CUPTI.so INJECT_HOST FAKE_CUDA.so
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 INJECT=${3:?usage}
 FAKE_CUPTI=${4:?usage}
 HOST=${5:?usage}
+FAKE_CUDA=${6:?usage}
 . "$HERE/run_common.sh" run-mpi "$1" "$2"
 cd "$T" || exit 2
 status=0
@@ -50,7 +52,8 @@ cat >rank.sh <<EOF
 r=\${OMPI_COMM_WORLD_RANK:?}
 g=\$r; [ "\${SHARED:-0}" = 1 ] && g=0
 hex=$HEX0; [ \$g = 1 ] && hex=$HEX1
-CUDA_VISIBLE_DEVICES=\$g INJECT_HOST_UUID=\$hex exec "$BIN" run --merge-wait 60 "\$@" -- "$HOST" - gpu
+pm=; [ "\${PM_RANK:-}" = "\$r" ] && pm=--activity-counters && export INJECT_HOST_CUDA=$FAKE_CUDA FAKE_CUDA_UUID0=\$hex
+CUDA_VISIBLE_DEVICES=\$g INJECT_HOST_UUID=\$hex exec "$BIN" run --merge-wait 60 \$pm "\$@" -- "$HOST" - gpu
 EOF
 mpi() { mpirun --oversubscribe --allow-run-as-root --bind-to none -n 2 "$@"; }
 
@@ -126,8 +129,31 @@ python3 "$HERE/../../scripts/gpu/mpi_check.py" --merged job.json --energy energy
 
 # ---- both ranks on GPU 0: counted once
 rm -f truewatt-run.rank*
-SHARED=1 mpi -x SHARED sh rank.sh --json >shared.json 2>shared.err || fail "mpirun, one GPU: $(cat shared.err)"
+# (rank 1 alone records activity counters: the GPU's, in the merged report, are its, moved onto rank 0's timeline)
+SHARED=1 PM_RANK=1 mpi -x SHARED -x PM_RANK sh rank.sh --json >shared.json 2>shared.err ||
+    fail "mpirun, one GPU: $(cat shared.err)"
 check_merged "both ranks on GPU 0: one GPU, counted once, both ranks' kernels on it" shared.json "$UUID0:300:0,1"
+python3 - <<'PY' && ok "the merged report: GPU 0's activity counters from rank 1, given to the estimate" ||
+import json, sqlite3
+g = json.load(open("shared.json"))["gpus"][0]
+db = sqlite3.connect("truewatt-run.rank1.sqlite")
+n = db.execute("SELECT count(*) FROM pm_samples").fetchone()[0]
+tables = {r[0] for r in sqlite3.connect("truewatt-run.rank0.sqlite").execute("SELECT name FROM sqlite_master")}
+assert "pm_samples" not in tables, "rank 0 recorded activity counters"
+a = g["activity_counters"]
+assert n > 500 and a["recorded"] is True and a["samples"] == n, (n, a)
+# the fake's samples cover under half of the kernels' time (run_activity_counters.sh): the estimator had
+# them and said why it did not use them (no samples would give no activity_model reason at all)
+m = g["activity_model"]
+assert m == {"used": False, "why_not": "the samples cover no kernel name for 50 % of its time"}, m
+PY
+    fail "merged activity counters: $(python3 -c 'import json; g = json.load(open("shared.json"))["gpus"][0]; print(g.get("activity_counters"), g.get("activity_model"))')"
+"$BIN" report --no-activity-counters truewatt-run.rank0.sqlite truewatt-run.rank1.sqlite >nopm.txt 2>err &&
+    grep -q "^GPU $UUID0: activity counters in the estimate: not used (left out (--no-activity-counters))" nopm.txt &&
+    grep -q "^GPU $UUID0: activity counters: [0-9]* samples every 1 ms" nopm.txt &&
+    grep -q "^GPU $UUID0: activity counters: note: PM sampling raises" nopm.txt &&
+    ok "the merged text report: the counters' lines; --no-activity-counters leaves them out" ||
+    fail "merged text report's counter lines: $(grep -i activity nopm.txt; cat err)"
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["gpus"][0]; assert g["sampled_by"] == ["rank 0", "rank 1"], g["sampled_by"]' \
     shared.json && ok "the shared GPU: sampled by both, its energy from rank 0's file" || fail "shared GPU's sampled_by"
 

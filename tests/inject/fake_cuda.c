@@ -49,17 +49,34 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
     return CUDA_SUCCESS;
 }
 
+/* Device dev's UUID; $FAKE_CUDA_UUID0 (32 hex digits) replaces device 0's,
+ * so that a test can put the program on the GPU it chose (as inject_host's
+ * INJECT_HOST_UUID does for its device records). */
+static void device_uuid(CUdevice dev, unsigned char out[16])
+{
+    memcpy(out, gpu_uuid[dev], 16);
+    const char *hex = getenv("FAKE_CUDA_UUID0");
+    if (dev != 0 || !hex || strlen(hex) != 32) return;
+    for (int i = 0; i < 16; i++) {
+        char byte[3] = {hex[2 * i], hex[2 * i + 1], '\0'};
+        out[i] = (unsigned char)strtoul(byte, NULL, 16);
+    }
+}
+
 CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
     if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
-    memcpy(uuid->bytes, gpu_uuid[dev], 16);
+    device_uuid(dev, (unsigned char *)uuid->bytes);
     return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
     if (dev < 0 || dev > 2) return CUDA_ERROR_INVALID_DEVICE;
-    memcpy(uuid->bytes, dev == 2 ? mig_uuid : gpu_uuid[dev], 16);
+    if (dev == 2)
+        memcpy(uuid->bytes, mig_uuid, 16);
+    else
+        device_uuid(dev, (unsigned char *)uuid->bytes);
     return CUDA_SUCCESS;
 }
 

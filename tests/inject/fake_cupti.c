@@ -219,7 +219,8 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * completed sample k = 0, 1, ... once T0 + (k + 1) I has passed; sample k
  * spans [T0 + k I, T0 + (k + 1) I] and metric number p (in the order the
  * config's metrics were added) has the value (p + 1) * 1000 + k % 1000.
- * Names starting "dramc__" are refused (as a chip without that unit would).
+ * Names starting "dram__bytes_" are refused (as a chip without those
+ * counters would).
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins). */
 
@@ -311,7 +312,7 @@ CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetri
 {
     CUpti_Profiler_Host_Object *h = p->pHostObject;
     for (size_t i = 0; i < p->numMetrics; i++)
-        if (strncmp(p->ppMetricNames[i], "dramc__", 7) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
+        if (strncmp(p->ppMetricNames[i], "dram__bytes_", 12) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics && h->n < FAKE_PM_MAX_METRICS; i++)
         snprintf(h->name[h->n++], sizeof h->name[0], "%s", p->ppMetricNames[i]);
     return CUPTI_SUCCESS;

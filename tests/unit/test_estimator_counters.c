@@ -263,27 +263,30 @@ static void test_split_by_counters(void **state)
     near(tw_estimate_event_energy_j(e, 0), power_of(f.l[0].s) * (f.l[0].t1 - f.l[0].t0), 0.01 * power_of(f.l[0].s),
          "a launch's energy");
     tw_estimate_free(e);
-    /* a power limit of 400 W: a bound of 300 W above the quiet 100 W: A (355 W) and C (370 W) are held
-     * at it (their energy the bound x their time, the most the model gives), B and D are not */
+    /* a power limit of 400 W: a bound of 300 W above the quiet 100 W. A (355 W) and C (370 W) draw more
+     * by the counters' model, which the data support (a burst can draw more than the limit, which holds
+     * over the limiter's averaging time): kept at their power, said in a warning, and the GPU's energy
+     * still the truth (clipping them lost their energy from the total: results/h100x2/mpi-counters) */
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.counters = &s.c;
     cfg.power_limit_w = 400;
     assert_ok(tw_estimate_run(&f.rd, 1, f.ev, &cfg, &e));
+    size_t over = 0;
     for (size_t k = 0; k < 4; k++) {
         const tw_est_name *x = find(e, sigs[k].name);
-        double t = true_j(f.l, f.nl, k) / power_of(k), bound = e->power_bound_w;
-        if (power_of(k) > bound) {
-            assert_int_equal(x->status, TW_EST_AT_POWER_BOUND);
-            near(x->energy_j, bound * t, 1e-6 * bound * t, "held at the bound");
-            near(x->upper_j, x->energy_j, 0, "its upper bound");
-        } else {
-            assert_int_equal(x->status, TW_EST_OK);
-            near(x->energy_j, power_of(k) * t, 0.01 * power_of(k) * t, "under the bound");
-        }
+        double t = true_j(f.l, f.nl, k) / power_of(k);
+        assert_int_equal(x->status, TW_EST_OK);
+        near(x->energy_j, power_of(k) * t, 0.01 * power_of(k) * t, "kept at its power, over the bound or not");
+        over += power_of(k) > e->power_bound_w;
     }
+    assert_int_equal(over, 2);
     near(e->power_bound_w, 300, NOISE_W * sqrt(3.0), "the bound: the limit less the quiet level (its 5th percentile)");
-    assert_int_equal(e->at_limit, 2);
+    assert_int_equal(e->at_limit, 0);
+    assert_non_null(strstr(e->warnings, "2 name(s) drew more than "));
+    assert_non_null(strstr(e->warnings, " W above the baseline by the activity counters' model"));
+    double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 1e-3 * truth, "the GPU's energy: nothing lost at the bound");
     tw_estimate_free(e);
     samples_free(&s);
     fixture_free(&f);
@@ -340,6 +343,44 @@ static void test_bad_samples(void **state)
  * elapsed cycles, the tensor and DRAM percentages over 100, issue = IPC x
  * sm / 4, L2 sectors a cycle over 128; a 10 ms sample among 1 ms ones is a stall (left out); a start
  * 170 ns before the previous end is moved to it. */
+/* One name alone, in bursts: C's 4 ms launches for 35 ms of every 100 ms (an MPI rank's GEMMs in
+ * results/h100x2/mpi-counters-fixed). Its features rise and fall together (sm and tensor, dram 0),
+ * so no coefficient is told from the others, though their sum is: the coefficients' prior from
+ * their scatter then has nothing to scatter (each within its error of 0). It must not shrink them
+ * to nothing: on the H100 it did (a prior of 1 W), and the GEMM got 64 J of its ~5,600 J, the
+ * baseline the rest, the GPU's energy +1.7 % against its counter (residual 283 W rms). */
+static void test_one_name_in_bursts(void **state)
+{
+    (void)state;
+    size_t nl = 0, bursts = (size_t)(CYCLE_S * CYCLES / 0.1);
+    launch *l = malloc(bursts * 7 * sizeof *l);
+    for (size_t b = 0; b < bursts; b++)
+        for (int i = 0; i < 7; i++) {
+            double t = START_S + 0.1 * (double)b + 0.005 * i;
+            l[nl++] = (launch){t, t + 0.004, 2};
+        }
+    fixture f = {.l = l, .nl = nl};
+    f.o = windows(f.l, f.nl, &f.nw);
+    f.ev = events_of(f.l, f.nl);
+    f.rd = (tw_est_reading){"buffer", f.o, f.nw, false, 0};
+    samples s;
+    sample(f.l, f.nl, 0.5, end_s() - 0.5, &s);
+    tw_estimate *e = estimate_with(&f, &s);
+    assert_true(e->counters.used);
+    const tw_est_name *x = find(e, "C");
+    assert_int_equal(x->method, TW_EST_BY_COUNTERS);
+    double want = true_j(f.l, f.nl, 2);
+    /* the counters explain it (sm and tensor share what their sum must give), its own term ~0 */
+    near(x->counter_w, power_of(2), 0.05 * power_of(2), "the counters' part of its power");
+    assert_true(e->counters.coef_prior_sd_w > 100);
+    near(x->energy_j, want, 0.02 * want, "the one name's energy");
+    double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 2e-3 * truth, "the GPU's energy");
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
 static void test_features_of_metrics(void **state)
 {
     (void)state;
@@ -379,6 +420,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_by_counters),
         cmocka_unit_test(test_part_covered),
+        cmocka_unit_test(test_one_name_in_bursts),
         cmocka_unit_test(test_bad_samples),
         cmocka_unit_test(test_features_of_metrics),
     };
