@@ -23,7 +23,9 @@
  *            the truth, which is generated again (the same seeded sequence)
  *   perfetto the Perfetto file of the run (counters, corrected power, slices)
  *   export   truewatt export RUN --csv: the trace and events CSVs
- *   analyze  tw_analyze over power_buffer_w of the run file (truewatt analyze's path)
+ *   analyze  tw_analyze_stream over power_buffer_w of the run file, its events replayed from
+ *            the file, each event's energies consumed as they come (the core tw_analyze and
+ *            truewatt analyze collect)
  *   names    (only when named) the report's every figure at full precision into
  *            DIR/tw-scale-N.sqlite.names.txt: the files of two builds compare byte
  *            for byte, whether a change kept the report's values
@@ -391,10 +393,27 @@ static int stage_export(size_t n, const paths *p)
 
 /* ---------------------------------------------------------------- stage analyze */
 
+/* Each event's corrected energy as it finishes (tw_analyze_stream): summed,
+ * so that the stage consumes what it is handed and holds none of it. */
+typedef struct analyze_sum {
+    size_t events;
+    double corrected_j;
+} analyze_sum;
+
+static tw_status sum_event(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r)
+{
+    (void)index;
+    (void)e;
+    analyze_sum *s = ctx;
+    s->events++;
+    if (isfinite(r->energy_j[TW_METHOD_CORRECTED])) s->corrected_j += r->energy_j[TW_METHOD_CORRECTED];
+    return TW_OK;
+}
+
 static int stage_analyze(const paths *p)
 {
     tw_run *run = NULL;
-    tw_events *ev = NULL;
+    tw_event_feed *feed = NULL;
     tw_sensor *src = NULL;
     tw_analysis *an = NULL;
     size_t reading;
@@ -402,15 +421,17 @@ static int stage_analyze(const paths *p)
     tw_analysis_options opt;
     tw_analysis_options_init(&opt);
     opt.corrected_path = p->corrected;
-    if (check(tw_run_open(p->run, &run), "open run") || check(tw_run_load_events(run, &ev), "load events") ||
+    analyze_sum sum = {0, 0};
+    if (check(tw_run_open(p->run, &run), "open run") || check(tw_event_feed_of_run(run, &feed), "event feed") ||
         check(tw_sensor_open("replay", &cfg, &src), "replay") ||
         check(tw_sensor_find(src, "power_buffer_w", &reading), "find") ||
-        check(tw_analyze(src, reading, ev, &opt, &an), "analyze"))
+        check(tw_analyze_stream(src, reading, feed, &opt, sum_event, &sum, &an), "analyze"))
         return 1;
-    printf(" rows=%llu", (unsigned long long)tw_analysis_samples_read(an));
+    printf(" rows=%llu events=%zu corrected_j=%.6f", (unsigned long long)tw_analysis_samples_read(an), sum.events,
+           sum.corrected_j);
     tw_analysis_free(an);
     tw_sensor_close(src);
-    tw_events_free(ev);
+    tw_event_feed_free(feed);
     tw_run_close(run);
     return 0;
 }

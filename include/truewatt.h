@@ -600,7 +600,11 @@ typedef struct tw_analysis tw_analysis;
 /* Analyses reading `reading` of `src` (a power reading). With events, energies
  * are per event; without, activity regions are detected where corrected power
  * rises above active idle, and reported as events named region1, region2, ...
- * May rewind `src` (fitting, level estimation) when the backend allows. */
+ * May rewind `src` (fitting, level estimation) when the backend allows. The
+ * events are copied (sorted by start); their energies are kept in a
+ * temporary file in $TMPDIR (else /tmp), read back by the accessors below
+ * (not for two threads at once). tw_analyze_stream: the same analysis with
+ * the events replayed from a feed. */
 TW_API tw_status tw_analyze(tw_sensor *src, size_t reading, const tw_events *events, const tw_analysis_options *opt,
                             tw_analysis **out);
 TW_API double tw_analysis_capacitance_s(const tw_analysis *a);
@@ -622,6 +626,47 @@ TW_API const tw_event *tw_analysis_event(const tw_analysis *a, size_t i);
 TW_API double tw_analysis_energy_j(const tw_analysis *a, size_t event, tw_method m);
 TW_API tw_energy_split tw_analysis_split(const tw_analysis *a, size_t event);
 TW_API void tw_analysis_free(tw_analysis *a);
+
+/* Events replayed one at a time, by start, as often as an analysis's passes
+ * need them: from a set in memory, or from a run file without ever holding
+ * all of them (a run of tens of millions of launches). */
+typedef struct tw_event_feed tw_event_feed;
+
+/* The set's events in its order (tw_events_sort it first: an analysis
+ * refuses events out of start order with TW_EORDER); ev must outlive the feed. */
+TW_API tw_status tw_event_feed_of_events(const tw_events *ev, tw_event_feed **out);
+/* The run file's kernels, copies, memsets and NVTX ranges, in the order of
+ * tw_run_load_events, read from the file on each replay; free the feed
+ * before tw_run_close. */
+TW_API tw_status tw_event_feed_of_run(tw_run *r, tw_event_feed **out);
+TW_API void tw_event_feed_free(tw_event_feed *f);
+
+/* One event's energies, as tw_analysis_energy_j and tw_analysis_split give them. */
+typedef struct tw_event_energy {
+    size_t size;                      /* sizeof(tw_event_energy): the fields below that this version fills */
+    double energy_j[TW_METHOD_COUNT]; /* by method; NaN when it cannot say */
+    tw_energy_split split;
+} tw_event_energy;
+
+/* Called once per event when its energies are final: `index` is its place
+ * in the feed's order (0, 1, ...); events come in the order they finish
+ * (a long event after the short ones it spans), not by index. e and r are
+ * valid during the call. A status other than TW_OK stops the analysis with it. */
+typedef tw_status (*tw_analysis_event_fn)(void *ctx, size_t index, const tw_event *e, const tw_event_energy *r);
+
+/* tw_analyze as a stream: the events come from `events` (NULL: activity
+ * regions are detected, as tw_analyze does), which must outlive the
+ * analysis, and each event's energies go to fn as the trace is read; the
+ * analysis returned has the trace's figures (levels, capacitance, totals,
+ * samples, tw_analysis_event_count) but no per-event ones (tw_analysis_event
+ * is NULL). Memory grows with the events running at one time, not with
+ * their number. An event reaching outside the trace's data gets NaN
+ * energies. With fn NULL each event's energies are kept instead (a
+ * temporary file: tw_analysis_energy_j, tw_analysis_report) and such an
+ * event is refused (TW_EINVAL), as tw_analyze does. */
+TW_API tw_status tw_analyze_stream(tw_sensor *src, size_t reading, const tw_event_feed *events,
+                                   const tw_analysis_options *opt, tw_analysis_event_fn fn, void *ctx,
+                                   tw_analysis **out);
 
 /* ---------------------------------------------------------------- sessions and regions */
 
@@ -1068,9 +1113,11 @@ TW_API tw_status tw_analysis_profile_open(const char *profile, const char *trace
                                           tw_analysis_profile **out);
 TW_API bool tw_analysis_profile_applies(const tw_analysis_profile *p);
 /* The estimator's energies of the analysis's events from `src` (the trace the
- * analysis read). A reading the profile has but the trace lacks, or an
- * estimate that cannot be made, becomes the section's note, not an error;
- * TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
+ * analysis read), the events replayed from the analysis (tw_analyze's, or
+ * tw_analyze_stream's feed without fn): it borrows their names, so free p
+ * before a and its feed. A reading the profile has but the trace lacks, or
+ * an estimate that cannot be made, becomes the section's note, not an
+ * error; TW_ENOMEM and TW_EINTERRUPTED (cancel nonzero) fail. */
 TW_API tw_status tw_analysis_profile_estimate(tw_analysis_profile *p, tw_sensor *src, const tw_analysis *a,
                                               const volatile int *cancel);
 TW_API void tw_analysis_profile_free(tw_analysis_profile *p);
@@ -1089,7 +1136,9 @@ typedef struct tw_analysis_report_options {
 } tw_analysis_report_options;
 
 TW_API void tw_analysis_report_options_init(tw_analysis_report_options *o);
-/* Writes the report of `a` to `out`; p (may be NULL) adds its profile section. */
+/* Writes the report of `a` (tw_analyze's, or tw_analyze_stream's without fn:
+ * its events replayed, their energies read back, never all held) to `out`;
+ * p (may be NULL) adds its profile section. */
 TW_API tw_status tw_analysis_report(const tw_analysis *a, const tw_analysis_profile *p,
                                     const tw_analysis_report_options *o, FILE *out);
 

@@ -179,16 +179,6 @@ static int report(const tw_analysis *an, const analyze_args *a, const char *read
     return st == TW_OK ? 0 : cli_fail("analyze", st);
 }
 
-/* The kernels, copies and NVTX ranges a run file holds. */
-static tw_status run_events(const char *path, tw_events **out)
-{
-    tw_run *run = NULL;
-    tw_status st = tw_run_open(path, &run);
-    if (st == TW_OK) st = tw_run_load_events(run, out);
-    tw_status cst = tw_run_close(run);
-    return st == TW_OK ? cst : st;
-}
-
 /* What the trace reader read with a warning (a cut-off last line), one line each. */
 static void warn_notes(const tw_sensor *src)
 {
@@ -200,6 +190,38 @@ static void warn_notes(const tw_sensor *src)
     }
 }
 
+/* The events: a file's (held: a CSV is read whole), else a run file's own
+ * kernels and NVTX ranges (replayed from the file by each pass, never all held). */
+typedef struct analyze_events {
+    tw_events *set;
+    tw_run *run;
+    tw_event_feed *feed;
+} analyze_events;
+
+static tw_status events_open(analyze_args *a, analyze_events *ev)
+{
+    if (a->events) return tw_events_load(a->events, &ev->set);
+    if (!tw_run_is_file(a->trace)) return TW_OK; /* none: activity regions are detected */
+    tw_status st = tw_run_open(a->trace, &ev->run);
+    if (st == TW_OK) st = tw_event_feed_of_run(ev->run, &ev->feed);
+    if (st == TW_OK) a->events = a->trace; /* given, not detected */
+    return st;
+}
+
+static tw_status events_close(analyze_events *ev)
+{
+    tw_event_feed_free(ev->feed);
+    tw_events_free(ev->set);
+    return tw_run_close(ev->run);
+}
+
+static tw_status analyze(tw_sensor *src, size_t reading, const analyze_events *ev, const tw_analysis_options *opt,
+                         tw_analysis **an)
+{
+    if (ev->feed) return tw_analyze_stream(src, reading, ev->feed, opt, NULL, NULL, an);
+    return tw_analyze(src, reading, ev->set, opt, an);
+}
+
 int cmd_analyze(int argc, char **argv)
 {
     analyze_args a = {0};
@@ -209,17 +231,13 @@ int cmd_analyze(int argc, char **argv)
     tw_analysis_profile *pw = NULL;
     tw_status pst = tw_analysis_profile_open(a.profile, a.trace, note, NULL, &pw);
     if (pst != TW_OK) return cli_fail("analyze", pst);
-    tw_events *events = NULL;
+    analyze_events events = {0};
     tw_sensor *src = NULL;
     tw_analysis *an = NULL;
     char *corrected = NULL;
     size_t reading = 0;
     tw_sensor_config cfg = {.path = a.trace};
-    tw_status st = TW_OK;
-    if (a.events)
-        st = tw_events_load(a.events, &events);
-    else if (tw_run_is_file(a.trace) && (st = run_events(a.trace, &events)) == TW_OK)
-        a.events = a.trace; /* a run file's own kernels and ranges: given, not detected */
+    tw_status st = events_open(&a, &events);
     if (st == TW_OK) st = tw_sensor_open("replay", &cfg, &src);
     if (st == TW_OK && (rc = pick_reading(src, a.column, a.trace, &reading)) != 0) goto out;
     if (st == TW_OK && !a.no_corrected) {
@@ -230,7 +248,7 @@ int cmd_analyze(int argc, char **argv)
     if (st == TW_OK) {
         cli_interrupt_install();
         a.opt.cancel = &cli_interrupted;
-        st = tw_analyze(src, reading, events, &a.opt, &an);
+        st = analyze(src, reading, &events, &a.opt, &an);
     }
     if (st == TW_EINTERRUPTED) {
         fprintf(stderr, "truewatt analyze: interrupted; nothing reported%s%s\n",
@@ -251,10 +269,10 @@ int cmd_analyze(int argc, char **argv)
         rc = report(an, &a, tw_sensor_reading(src, reading)->name, corrected, pw);
     }
 out:
-    tw_analysis_profile_free(pw);
+    tw_analysis_profile_free(pw); /* before the analysis and its events: its estimate borrows their names */
     tw_analysis_free(an);
     tw_sensor_close(src);
-    tw_events_free(events);
+    events_close(&events);
     free(corrected);
     return rc;
 }

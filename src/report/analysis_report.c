@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/note.h"
+#include "correct/analysis_internal.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
 #include "correct/profile.h"
@@ -35,19 +36,50 @@ typedef struct report_profile {
     const char *column;        /* the trace column read (the model's name, perhaps with a prefix) */
     const char *note;          /* why there is no estimate, or NULL */
     const tw_estimate *est;    /* NULL with a note; tw_estimate_event_energy_j in the analysis's event order */
-    const tw_events *events;   /* the events the estimate was made from (the analysis's) */
 } report_profile;
 
-static bool any_truth(const tw_analysis *a)
+/* The per-event tables and lists go over the analysis's events with their
+ * energies (tw_analysis_each: replayed, never all held), a table twice: its
+ * widths, then its rows. */
+typedef struct rows_ctx {
+    const tw_analysis *a;
+    table *t;
+    bool truth;
+    const report_profile *pr;
+    json *j;
+} rows_ctx;
+
+/* Whether an event has its true energy: the truth columns. */
+static bool any_truth(const tw_analysis *a) { return a->any_truth; }
+
+/* The rows of a streamed table through fn after its widths were measured:
+ * the header, then the rows printed. */
+static tw_status print_rows(const tw_analysis *a, rows_ctx *c, tw_analysis_event_fn fn, void (*tail)(rows_ctx *c),
+                            FILE *f)
 {
-    for (size_t i = 0; i < tw_analysis_event_count(a); i++)
-        if (!isnan(tw_analysis_event(a, i)->true_energy_j)) return true;
-    return false;
+    table_stream_print(c->t, f);
+    tw_status st = tw_analysis_each(a, fn, c);
+    if (st == TW_OK && tail) tail(c);
+    return st;
 }
 
-static void energy_table(const tw_analysis *a, FILE *f)
+static tw_status energy_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
 {
-    bool truth = any_truth(a);
+    (void)i;
+    rows_ctx *c = ctx;
+    table *t = c->t;
+    table_cell(t, "%s", e->name);
+    table_cell(t, "%.4f", e->start_s);
+    table_cell(t, "%.4f", e->end_s);
+    if (c->truth) table_cell(t, "%.3f", e->true_energy_j);
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        table_cell(t, "%.3f", r->energy_j[m]);
+    if (c->truth) table_cell(t, "%+.2f", 100.0 * (r->energy_j[TW_METHOD_CORRECTED] / e->true_energy_j - 1.0));
+    return TW_OK;
+}
+
+static table *energy_table_new(bool truth)
+{
     const char *head[4 + 1 + TW_METHOD_COUNT + 1];
     size_t nc = 0;
     head[nc++] = "event";
@@ -57,39 +89,26 @@ static void energy_table(const tw_analysis *a, FILE *f)
     for (int m = 0; m < TW_METHOD_COUNT; m++)
         head[nc++] = tw_method_name((tw_method)m);
     if (truth) head[nc++] = "corrected_err_%";
-    table *t = table_new(nc, head);
-    if (!t) return;
-    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
-        const tw_event *e = tw_analysis_event(a, i);
-        table_cell(t, "%s", e->name);
-        table_cell(t, "%.4f", e->start_s);
-        table_cell(t, "%.4f", e->end_s);
-        if (truth) table_cell(t, "%.3f", e->true_energy_j);
-        for (int m = 0; m < TW_METHOD_COUNT; m++)
-            table_cell(t, "%.3f", tw_analysis_energy_j(a, i, (tw_method)m));
-        if (truth)
-            table_cell(t, "%+.2f", 100.0 * (tw_analysis_energy_j(a, i, TW_METHOD_CORRECTED) / e->true_energy_j - 1.0));
-    }
-    fprintf(f, "\nenergy per event [J]\n");
-    table_print(t, f);
-    table_free(t);
+    return table_new_streamed(nc, head);
 }
 
-static void split_table(const tw_analysis *a, FILE *f)
+static tw_status split_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
 {
-    static const char *const head[] = {"event", "duration_s", "idle_j", "active_idle_j", "dynamic_j", "total_j"};
-    table *t = table_new(6, head);
-    if (!t) return;
-    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
-        const tw_event *e = tw_analysis_event(a, i);
-        tw_energy_split s = tw_analysis_split(a, i);
-        table_cell(t, "%s", e->name);
-        table_cell(t, "%.4f", e->end_s - e->start_s);
-        table_cell(t, "%.3f", s.idle_j);
-        table_cell(t, "%.3f", s.active_idle_j);
-        table_cell(t, "%.3f", s.dynamic_j);
-        table_cell(t, "%.3f", tw_analysis_energy_j(a, i, TW_METHOD_CORRECTED));
-    }
+    (void)i;
+    table *t = ((rows_ctx *)ctx)->t;
+    table_cell(t, "%s", e->name);
+    table_cell(t, "%.4f", e->end_s - e->start_s);
+    table_cell(t, "%.3f", r->split.idle_j);
+    table_cell(t, "%.3f", r->split.active_idle_j);
+    table_cell(t, "%.3f", r->split.dynamic_j);
+    table_cell(t, "%.3f", r->energy_j[TW_METHOD_CORRECTED]);
+    return TW_OK;
+}
+
+static void split_total(rows_ctx *c)
+{
+    const tw_analysis *a = c->a;
+    table *t = c->t;
     tw_energy_split s = tw_analysis_total_split(a);
     table_cell(t, "%s", "whole trace");
     table_cell(t, "%.4f", tw_analysis_end_s(a) - tw_analysis_start_s(a));
@@ -97,9 +116,35 @@ static void split_table(const tw_analysis *a, FILE *f)
     table_cell(t, "%.3f", s.active_idle_j);
     table_cell(t, "%.3f", s.dynamic_j);
     table_cell(t, "%.3f", tw_analysis_total_energy_j(a));
-    fprintf(f, "\nwhere the energy went (corrected power) [J]\n");
-    table_print(t, f);
-    table_free(t);
+}
+
+static tw_status measure_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
+{
+    rows_ctx *c = ctx; /* the energy table's, then the split table's */
+    energy_row(&c[0], i, e, r);
+    return split_row(&c[1], i, e, r);
+}
+
+/* The energy per event by every method, then where it went: both measured
+ * in one pass over the events, then each printed in one more. */
+static tw_status event_tables(const tw_analysis *a, FILE *f)
+{
+    static const char *const split_head[] = {"event", "duration_s", "idle_j", "active_idle_j", "dynamic_j", "total_j"};
+    rows_ctx c[2] = {{.a = a, .t = energy_table_new(any_truth(a)), .truth = any_truth(a)},
+                     {.a = a, .t = table_new_streamed(6, split_head)}};
+    tw_status st = c[0].t && c[1].t ? tw_analysis_each(a, measure_row, c) : tw_fail(TW_ENOMEM, "out of memory");
+    if (st == TW_OK) {
+        split_total(&c[1]);
+        fprintf(f, "\nenergy per event [J]\n");
+        st = print_rows(a, &c[0], energy_row, NULL, f);
+    }
+    if (st == TW_OK) {
+        fprintf(f, "\nwhere the energy went (corrected power) [J]\n");
+        st = print_rows(a, &c[1], split_row, split_total, f);
+    }
+    table_free(c[0].t);
+    table_free(c[1].t);
+    return st;
 }
 
 /* "reading R (rc, period 20.6 ms, coverage 100 %)" */
@@ -123,10 +168,9 @@ typedef struct event_est {
     const char *group; /* the group's label when grouped */
 } event_est;
 
-static event_est event_estimate(const report_profile *pr, size_t i)
+static event_est event_estimate(const report_profile *pr, size_t i, const tw_event *e)
 {
     const tw_estimate *est = pr->est;
-    const tw_event *e = tw_events_get(pr->events, i);
     event_est r = {NULL, NAN, NAN, NAN, NAN, TW_EST_UNOBSERVED, NULL};
     const char *kind = e->kind && *e->kind ? e->kind : "kernel";
     for (size_t k = 0; k < est->nnames && !r.x; k++)
@@ -171,18 +215,55 @@ static void estimator_text(const report_profile *pr, FILE *f)
     }
 }
 
-static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f)
+static tw_status profile_row(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
+{
+    (void)r;
+    rows_ctx *c = ctx;
+    table *t = c->t;
+    bool truth = c->truth;
+    event_est x = event_estimate(c->pr, i, e);
+    bool below = tw_est_status_one_sided(x.status);
+    const char *le = x.status == TW_EST_AT_POWER_BOUND ? "<=" : "<"; /* run_status_notes */
+    table_cell(t, "%s", e->name);
+    table_cell(t, "%.4f", e->start_s);
+    table_cell(t, "%.4f", e->end_s);
+    if (truth) table_cell(t, "%.3f", e->true_energy_j);
+    if (isnan(x.dyn_j)) { /* an NVTX range, a marker, or an activity no window saw */
+        table_cell(t, "-");
+        table_cell(t, "-");
+        table_cell(t, "-");
+    } else if (below) { /* an upper bound: the estimate is not resolved */
+        table_cell(t, "%s%.3f", le, x.total_j - x.dyn_j + x.upper_j);
+        table_cell(t, "%s%.3f", le, x.upper_j);
+        table_cell(t, "%.3f", x.sd_j);
+    } else {
+        table_cell(t, "%.3f", x.total_j);
+        table_cell(t, "%.3f", x.dyn_j);
+        table_cell(t, "%.3f", x.sd_j);
+    }
+    if (x.group)
+        table_cell(t, "%s (%s)", tw_est_status_name(x.status), x.group);
+    else
+        table_cell(t, "%s", x.x ? tw_est_status_name(x.status) : "-");
+    if (truth && (below || isnan(x.total_j) || isnan(e->true_energy_j)))
+        table_cell(t, "-");
+    else if (truth)
+        table_cell(t, "%+.2f", 100.0 * (x.total_j / e->true_energy_j - 1.0));
+    return TW_OK;
+}
+
+static tw_status profile_text(const tw_analysis *a, const report_profile *pr, FILE *f)
 {
     if (!pr->m) {
         fprintf(f, "\nby the sensor profile: %s (%s)\n", pr->note ? pr->note : "no estimate", pr->source);
-        return;
+        return TW_OK;
     }
     char r[256];
     reading_text(pr, r, sizeof r);
     fprintf(f, "\nby the sensor profile: %s from %s\n", r, pr->source);
     if (!pr->est) {
         fprintf(f, "no estimate: %s\n", pr->note ? pr->note : "?");
-        return;
+        return TW_OK;
     }
     estimator_text(pr, f);
     bool truth = any_truth(a);
@@ -197,44 +278,16 @@ static void profile_text(const tw_analysis *a, const report_profile *pr, FILE *f
     head[nc++] = "sd_j";
     head[nc++] = "status";
     if (truth) head[nc++] = "model_err_%";
-    table *t = table_new(nc, head);
-    if (!t) return;
-    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
-        const tw_event *e = tw_analysis_event(a, i);
-        event_est x = event_estimate(pr, i);
-        bool below = tw_est_status_one_sided(x.status);
-        const char *le = x.status == TW_EST_AT_POWER_BOUND ? "<=" : "<"; /* run_status_notes */
-        table_cell(t, "%s", e->name);
-        table_cell(t, "%.4f", e->start_s);
-        table_cell(t, "%.4f", e->end_s);
-        if (truth) table_cell(t, "%.3f", e->true_energy_j);
-        if (isnan(x.dyn_j)) { /* an NVTX range, a marker, or an activity no window saw */
-            table_cell(t, "-");
-            table_cell(t, "-");
-            table_cell(t, "-");
-        } else if (below) { /* an upper bound: the estimate is not resolved */
-            table_cell(t, "%s%.3f", le, x.total_j - x.dyn_j + x.upper_j);
-            table_cell(t, "%s%.3f", le, x.upper_j);
-            table_cell(t, "%.3f", x.sd_j);
-        } else {
-            table_cell(t, "%.3f", x.total_j);
-            table_cell(t, "%.3f", x.dyn_j);
-            table_cell(t, "%.3f", x.sd_j);
-        }
-        if (x.group)
-            table_cell(t, "%s (%s)", tw_est_status_name(x.status), x.group);
-        else
-            table_cell(t, "%s", x.x ? tw_est_status_name(x.status) : "-");
-        if (truth && (below || isnan(x.total_j) || isnan(e->true_energy_j)))
-            table_cell(t, "-");
-        else if (truth)
-            table_cell(t, "%+.2f", 100.0 * (x.total_j / e->true_energy_j - 1.0));
-    }
-    table_print(t, f);
-    table_free(t);
+    rows_ctx c = {.a = a, .t = table_new_streamed(nc, head), .truth = truth, .pr = pr};
+    if (!c.t) return tw_fail(TW_ENOMEM, "out of memory");
+    tw_status st = tw_analysis_each(a, profile_row, &c); /* the widths */
+    if (st == TW_OK) st = print_rows(a, &c, profile_row, NULL, f);
+    table_free(c.t);
+    return st;
 }
 
-static void report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr, FILE *f)
+static tw_status report_analysis_text(const tw_analysis *a, const report_context *ctx, const report_profile *pr,
+                                      FILE *f)
 {
     fprintf(f, "trace      %s\n", ctx->trace);
     fprintf(f, "reading    %s: %llu samples, %llu distinct readings (repeats within %.3g ms dropped), %.3f .. %.3f s\n",
@@ -253,10 +306,10 @@ static void report_analysis_text(const tw_analysis *a, const report_context *ctx
     if (ctx->events_detected)
         fprintf(f, "events     none given: %zu activity regions detected from the corrected power\n",
                 tw_analysis_event_count(a));
-    energy_table(a, f);
-    split_table(a, f);
-    if (pr) profile_text(a, pr, f);
-    if (ctx->corrected_path) fprintf(f, "\ncorrected series written to %s\n", ctx->corrected_path);
+    tw_status st = event_tables(a, f);
+    if (st == TW_OK && pr) st = profile_text(a, pr, f);
+    if (st == TW_OK && ctx->corrected_path) fprintf(f, "\ncorrected series written to %s\n", ctx->corrected_path);
+    return st;
 }
 
 static void json_split(json *j, const char *key, tw_energy_split s)
@@ -307,7 +360,27 @@ static void estimator_json(json *j, const tw_estimate *est)
     json_end_array(j);
 }
 
-static void profile_json(json *j, const tw_analysis *a, const report_profile *pr)
+static tw_status profile_event_json(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
+{
+    (void)r;
+    rows_ctx *c = ctx;
+    json *j = c->j;
+    event_est x = event_estimate(c->pr, i, e);
+    json_begin_object(j);
+    json_kv_string(j, "name", e->name);
+    json_kv_time(j, "start_s", e->start_s);
+    json_kv_time(j, "end_s", e->end_s);
+    json_kv_number(j, "model_total_j", x.total_j);
+    json_kv_number(j, "model_dynamic_j", x.dyn_j);
+    json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
+    json_kv_string(j, "status", x.x ? tw_est_status_name(x.status) : NULL);
+    json_kv_number(j, "upper_j", tw_est_status_one_sided(x.status) ? x.upper_j : NAN);
+    json_kv_string(j, "group", x.group);
+    json_end_object(j);
+    return TW_OK;
+}
+
+static tw_status profile_json(json *j, const tw_analysis *a, const report_profile *pr)
 {
     const tw_reading_model *m = pr->m;
     json_key(j, "profile");
@@ -325,27 +398,34 @@ static void profile_json(json *j, const tw_analysis *a, const report_profile *pr
     estimator_json(j, pr->est);
     json_key(j, "events");
     json_begin_array(j);
-    for (size_t i = 0; pr->est && i < tw_analysis_event_count(a); i++) {
-        const tw_event *e = tw_analysis_event(a, i);
-        event_est x = event_estimate(pr, i);
-        json_begin_object(j);
-        json_kv_string(j, "name", e->name);
-        json_kv_time(j, "start_s", e->start_s);
-        json_kv_time(j, "end_s", e->end_s);
-        json_kv_number(j, "model_total_j", x.total_j);
-        json_kv_number(j, "model_dynamic_j", x.dyn_j);
-        json_kv_number(j, "model_dynamic_sd_j", x.sd_j);
-        json_kv_string(j, "status", x.x ? tw_est_status_name(x.status) : NULL);
-        json_kv_number(j, "upper_j", tw_est_status_one_sided(x.status) ? x.upper_j : NAN);
-        json_kv_string(j, "group", x.group);
-        json_end_object(j);
-    }
+    rows_ctx c = {.a = a, .pr = pr, .j = j};
+    tw_status st = pr->est ? tw_analysis_each(a, profile_event_json, &c) : TW_OK;
     json_end_array(j);
     json_end_object(j);
+    return st;
 }
 
-static void report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx,
-                                        const report_profile *pr)
+static tw_status event_json(void *ctx, size_t i, const tw_event *e, const tw_event_energy *r)
+{
+    (void)i;
+    json *j = ((rows_ctx *)ctx)->j;
+    json_begin_object(j);
+    json_kv_string(j, "name", e->name);
+    json_kv_time(j, "start_s", e->start_s);
+    json_kv_time(j, "end_s", e->end_s);
+    json_kv_number(j, "true_energy_j", e->true_energy_j);
+    json_key(j, "energy_j");
+    json_begin_object(j);
+    for (int m = 0; m < TW_METHOD_COUNT; m++)
+        json_kv_number(j, tw_method_name((tw_method)m), r->energy_j[m]);
+    json_end_object(j);
+    json_split(j, "split", r->split);
+    json_end_object(j);
+    return TW_OK;
+}
+
+static tw_status report_analysis_json_fields(json *j, const tw_analysis *a, const report_context *ctx,
+                                             const report_profile *pr)
 {
     json_kv_string(j, "trace", ctx->trace);
     json_kv_string(j, "reading", ctx->reading);
@@ -364,21 +444,8 @@ static void report_analysis_json_fields(json *j, const tw_analysis *a, const rep
     json_split(j, "total_split", tw_analysis_total_split(a));
     json_key(j, "events");
     json_begin_array(j);
-    for (size_t i = 0; i < tw_analysis_event_count(a); i++) {
-        const tw_event *e = tw_analysis_event(a, i);
-        json_begin_object(j);
-        json_kv_string(j, "name", e->name);
-        json_kv_time(j, "start_s", e->start_s);
-        json_kv_time(j, "end_s", e->end_s);
-        json_kv_number(j, "true_energy_j", e->true_energy_j);
-        json_key(j, "energy_j");
-        json_begin_object(j);
-        for (int m = 0; m < TW_METHOD_COUNT; m++)
-            json_kv_number(j, tw_method_name((tw_method)m), tw_analysis_energy_j(a, i, (tw_method)m));
-        json_end_object(j);
-        json_split(j, "split", tw_analysis_split(a, i));
-        json_end_object(j);
-    }
+    rows_ctx c = {.a = a, .j = j};
+    tw_status st = tw_analysis_each(a, event_json, &c);
     json_end_array(j);
     json_key(j, "methods");
     json_begin_object(j);
@@ -386,7 +453,8 @@ static void report_analysis_json_fields(json *j, const tw_analysis *a, const rep
         json_kv_string(j, tw_method_name((tw_method)m), tw_method_description((tw_method)m));
     json_end_object(j);
     json_kv_string(j, "corrected_series", ctx->corrected_path);
-    if (pr) profile_json(j, a, pr);
+    if (st == TW_OK && pr) st = profile_json(j, a, pr);
+    return st;
 }
 
 /* ---------------------------------------------------------------- the sensor profile */
@@ -417,7 +485,6 @@ struct tw_analysis_profile {
     char column[160];
     char note[768];
     char counter[160];
-    tw_events *events; /* the analysis's events, which the estimate's names point into */
     tw_estimate *est;
     tw_obs_series obs[2]; /* the best reading's windows, the counter's */
     report_profile r;
@@ -460,7 +527,6 @@ static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile
     r->m = m;
     snprintf(w->column, sizeof w->column, "%s%s", prefix, m->name);
     size_t idx, cidx;
-    tw_events *ev = NULL;
     tw_est_reading rd[2];
     size_t nrd = 0;
     tw_obs_series_init(&w->obs[0]);
@@ -477,28 +543,22 @@ static tw_status profile_estimate(tw_sensor *src, const tw_analysis *an, profile
             if (st == TW_OK) rd[nrd++] = (tw_est_reading){w->counter, w->obs[1].v, w->obs[1].n, true, w->obs[1].tau_s};
         }
     }
-    if (st == TW_OK) st = tw_events_new(&ev);
-    size_t n = tw_analysis_event_count(an);
-    for (size_t i = 0; st == TW_OK && i < n; i++)
-        st = tw_events_add(ev, tw_analysis_event(an, i));
+    const tw_feed *feed = tw_analysis_feed(an); /* set by every analysis made (its events, or the regions found) */
+    if (st == TW_OK && !feed) st = tw_fail(TW_EINVAL, "tw_analysis_profile_estimate: an analysis without its events");
     if (st == TW_OK) {
         tw_est_config cfg;
         tw_est_config_init(&cfg);
         cfg.cancel = cancel;
-        st = tw_estimate_run(rd, nrd, ev, &cfg, &w->est);
+        st = tw_estimate_feed(rd, nrd, feed, &cfg, &w->est); /* names borrowed from the analysis's events */
     }
     if (st == TW_OK) {
         r->est = w->est;
-        r->events = ev; /* the estimate borrows their names */
-        w->events = ev;
-        ev = NULL;
     } else if (st != TW_ENOMEM && st != TW_EINTERRUPTED) { /* the section says why; the analysis stands */
         snprintf(w->note, sizeof w->note, "%s", tw_last_error()[0] ? tw_last_error() : tw_strerror(st));
         r->note = w->note;
         tw_clear_error();
         st = TW_OK;
     }
-    tw_events_free(ev);
     return st;
 }
 
@@ -548,7 +608,6 @@ void tw_analysis_profile_free(tw_analysis_profile *w)
 {
     if (!w) return;
     tw_estimate_free(w->est);
-    tw_events_free(w->events);
     tw_obs_series_free(&w->obs[0]);
     tw_obs_series_free(&w->obs[1]);
     free(w);
@@ -569,14 +628,11 @@ tw_status tw_analysis_report(const tw_analysis *an, const tw_analysis_profile *w
     report_context ctx = {o->trace,      o->reading,           o->corrected_path, o->dedup_gap_s, o->capacitance_given,
                           o->idle_given, o->active_idle_given, o->events_detected};
     const report_profile *pr = w && w->have ? &w->r : NULL;
-    if (!o->json) {
-        report_analysis_text(an, &ctx, pr, out);
-        return TW_OK;
-    }
+    if (!o->json) return report_analysis_text(an, &ctx, pr, out);
     json j;
     json_init(&j, out);
     json_begin_object(&j);
-    report_analysis_json_fields(&j, an, &ctx, pr);
+    tw_status st = report_analysis_json_fields(&j, an, &ctx, pr);
     /* names from the files (events, columns) that were not UTF-8: written as U+FFFD, counted here */
     uint64_t replaced = json_replaced(&j);
     json_kv_uint(&j, "invalid_utf8_bytes_replaced", replaced);
@@ -585,5 +641,5 @@ tw_status tw_analysis_report(const tw_analysis *an, const tw_analysis_profile *w
     if (replaced)
         tw_notef(o->note, o->note_ctx, "warning: %llu bytes of names that were not UTF-8 written as U+FFFD",
                  (unsigned long long)replaced);
-    return TW_OK;
+    return st;
 }

@@ -152,20 +152,23 @@ for pat in '^step +1\.9000 +3\.0000 .* 100 +\(default\)$' '^  fwd +1\.9500 ' '^l
     '^NVTX ranges per domain and thread' '^\(default\) +100 +step +2 '; do
     grep -Eq -- "$pat" plain.txt || { cat plain.txt; fail "text report lacks /$pat/"; }
 done
-# the public API (docs/api.md's report example, compiled against truewatt.h and libtruewatt.so):
-# the same records as the JSON of `truewatt run`
-python3 - "$HERE/../../docs/api.md" >report_example.c <<'PY' || fail "no report example in docs/api.md"
-import re, sys
-m = re.search(r"<!-- example: report_example.c -->\s*```c\n(.*?)```", open(sys.argv[1]).read(), re.S)
-sys.exit(1) if not m else sys.stdout.write(m.group(1))
-PY
+# the public API (docs/api.md's examples, compiled against truewatt.h and libtruewatt.so)
 LIBDIR=$(dirname "$BIN")
 san=
 nm -D "$LIBDIR/libtruewatt.so" 2>/dev/null | grep -q __asan_ && san=-fsanitize=address,undefined
-command -v cc >/dev/null || fail "no C compiler (cc) for the API example"
-# shellcheck disable=SC2086
-cc -std=c11 -Wall -Wextra -Werror $san -I"$HERE/../../include" report_example.c -L"$LIBDIR" -ltruewatt -o report_example \
-    2>cc.log || fail "the report example does not compile: $(cat cc.log)"
+command -v cc >/dev/null || fail "no C compiler (cc) for the API examples"
+example() { # NAME: docs/api.md's <!-- example: NAME.c --> built as ./NAME
+    python3 - "$HERE/../../docs/api.md" "$1" >"$1.c" <<'PY' || fail "no example $1.c in docs/api.md"
+import re, sys
+m = re.search(r"<!-- example: %s\.c -->\s*```c\n(.*?)```" % re.escape(sys.argv[2]), open(sys.argv[1]).read(), re.S)
+sys.exit(1) if not m else sys.stdout.write(m.group(1))
+PY
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Wextra -Werror $san -I"$HERE/../../include" "$1.c" -L"$LIBDIR" -ltruewatt -o "$1" 2>cc.log ||
+        fail "the example $1.c does not compile: $(cat cc.log)"
+}
+# the report example: the same records as the JSON of `truewatt run`
+example report_example
 LD_LIBRARY_PATH=$LIBDIR ./report_example r.sqlite 'gemm*' >api.txt 2>err6.txt || fail "report example: $(cat err6.txt)"
 python3 - run.json api.txt <<'PY' || fail "the API's records differ from the JSON's"
 import json, re, sys
@@ -183,6 +186,30 @@ for a, b in zip(rng, want):
     assert a[:4] == (b[0], b[1], str(b[2]), str(b[3])) and abs(float(a[4]) - b[4]) < 1e-5 and abs(float(a[5]) - b[5]) < 1e-5, (a, b)
 assert re.search(r"^csv: [1-9][0-9]* bytes$", out, re.M), out
 print("ok    the public API (docs/api.md's report example) gives the JSON's records")
+PY
+
+# the streaming analysis example (tw_analyze_stream): each event once, by its index, with the energies of
+# `truewatt analyze RUN` (which keeps them), a kernel before the longer range that spans it (nothing waits for the range)
+example analyze_stream_example
+LD_LIBRARY_PATH=$LIBDIR ./analyze_stream_example r.sqlite power_buffer_w >stream.txt 2>err7.txt ||
+    fail "stream example: $(cat err7.txt)"
+"$BIN" analyze r.sqlite --column power_buffer_w --json --no-corrected-out >an.json 2>err8.txt ||
+    fail "analyze r.sqlite: $(cat err8.txt)"
+python3 - an.json stream.txt <<'PY' || fail "the streamed energies differ from truewatt analyze's"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ev = d["events"]
+got = re.findall(r"^event (\d+) (.+): (\S+) J$", open(sys.argv[2]).read(), re.M)
+assert sorted(int(g[0]) for g in got) == list(range(len(ev))) and len(ev) >= 7, (got, len(ev))
+for i, name, j in got:
+    e = ev[int(i)]
+    assert name == e["name"] and abs(float(j) - e["energy_j"]["corrected"]) <= 1e-6 * max(1, abs(float(j))), (i, name, j, e)
+order = [ev[int(g[0])] for g in got]
+pos = {(e["name"], round(e["start_s"], 2)): k for k, e in enumerate(order)}
+assert pos[("gemm_a", 2.0)] < pos[("step", 1.9)], [e["name"] for e in order]  # done at 2.6, the step at 3.1
+tail = re.search(r"^(\d+) events: \S+ J in them, (\S+) J over the trace$", open(sys.argv[2]).read(), re.M)
+assert tail and int(tail[1]) == len(ev) and abs(float(tail[2]) - d["total_energy_j"]) <= 1e-6 * d["total_energy_j"], tail
+print(f"ok    docs/api.md's stream example: {len(got)} events as they finish, truewatt analyze's energies")
 PY
 
 # wrong usage
