@@ -349,6 +349,12 @@ static bool room_for_one(void **v, size_t *cap, size_t n, size_t size, size_t fi
     return true;
 }
 
+/* fmin and fmax, inline: the library's are calls, once or more per launch
+ * and per piece on every pass. The same values (x86-64's: the second
+ * operand of two equal ones, the other of a NaN). */
+static inline double min2(double a, double b) { return isless(a, b) ? a : isnan(b) ? a : b; }
+static inline double max2(double a, double b) { return isgreater(a, b) ? a : isnan(b) ? a : b; }
+
 /* A running launch and its place in its class's spill. */
 typedef struct held_launch {
     launch l;
@@ -435,7 +441,7 @@ static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
 {
     tw_status st = TW_OK;
     for (;;) {
-        double ts = next_start(s, &st), te = s->nh ? end_of(s, 0) : INFINITY, t = fmin(ts, te);
+        double ts = next_start(s, &st), te = s->nh ? end_of(s, 0) : INFINITY, t = min2(ts, te);
         if (st != TW_OK) return st;
         if (isinf(t)) {
             *done = true;
@@ -769,9 +775,9 @@ static tw_status idle_share(const launches *ls, double first, double last, doubl
         if (st != TW_OK || (!k && !m)) break;
         bool kernel = !m || (k && k->t0 <= m->t0);
         const launch *l = kernel ? k : m;
-        double a = fmax(l->t0, end), b = fmin(l->t1, t1);
+        double a = max2(l->t0, end), b = min2(l->t1, t1);
         if (b > a) busy += b - a;
-        end = fmax(end, fmin(l->t1, t1));
+        end = max2(end, min2(l->t1, t1));
         r[kernel ? 0 : 1].pos++;
     }
     tw_spill_reader_close(&r[0]);
@@ -986,7 +992,7 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double lo = fmax(q->t0, o->t0_s), hi = fmin(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
+        double lo = max2(q->t0, o->t0_s), hi = min2(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
         if (w > 0 && d->M && d->ccol[q->name] && q->tot > 0) { /* its share of the counters' power */
             double acc[TW_EST_MAX_FEATURES];
@@ -2100,8 +2106,8 @@ static tw_status collect_one(void *arg, const tw_event *e)
     if (k == ACT_RANGE) return add_range(c, e, i);
     if (k != ACT_KERNEL && k != ACT_COPY) return TW_OK;
     if (e->end_s >= e->start_s) { /* the span of the activities, instants included (the process split's) */
-        c->e->activity_t0_s = fmin(c->e->activity_t0_s, e->start_s);
-        c->e->activity_t1_s = fmax(c->e->activity_t1_s, e->end_s);
+        c->e->activity_t0_s = min2(c->e->activity_t0_s, e->start_s);
+        c->e->activity_t1_s = max2(c->e->activity_t1_s, e->end_s);
     }
     if (!(e->end_s > e->start_s)) return TW_OK; /* an instant draws nothing */
     uint32_t id = 0;
@@ -2111,12 +2117,12 @@ static tw_status collect_one(void *arg, const tw_event *e)
     c->names.v[id].time_s += e->end_s - e->start_s;
     if (c->nl && e->start_s < c->last_start) c->sorted = false;
     c->last_start = e->start_s;
-    c->first_t0 = fmin(c->first_t0, e->start_s);
-    c->last_t1 = fmax(c->last_t1, e->end_s);
+    c->first_t0 = min2(c->first_t0, e->start_s);
+    c->last_t1 = max2(c->last_t1, e->end_s);
     c->nl++;
     if (id >= c->ncls && (st = note_classes(c)) != TW_OK) return st;
     int k2 = c->cls[id];
-    c->ls.longest[k2] = fmax(c->ls.longest[k2], e->end_s - e->start_s);
+    c->ls.longest[k2] = max2(c->ls.longest[k2], e->end_s - e->start_s);
     return tw_spill_append(&c->ls.cls[k2], &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
 }
 
