@@ -1037,6 +1037,11 @@ typedef struct row_entry {
     uint32_t last; /* the window's last entry */
 } row_entry;
 
+/* At most this many entries per piece are kept (16 bytes each, a piece 40):
+ * a run of many names per window would otherwise keep more on disk than its
+ * pieces, and read more than a pass over them. */
+#define KEEP_ROWS_PER_PIECE 2
+
 typedef struct kept_rows {
     tw_spill sp;
     bool open, valid;
@@ -1211,8 +1216,12 @@ static void block_tile_dense(const row_block *b, rd *R, size_t p, size_t i0, siz
 {
     for (size_t i = i0; i < i1; i++) {
         double *row = R->G + i * p, xa[BLOCK_ROWS];
-        for (size_t r = 0; r < b->n; r++)
+        bool any = false;
+        for (size_t r = 0; r < b->n; r++) {
             xa[r] = b->xd[r * p + i] * b->w[r];
+            any |= xa[r] != 0;
+        }
+        if (!any) continue; /* a column no row of the block touches (most knots'): its G row gets only zeros */
         size_t j = i;
         for (; j + 8 <= p; j += 8) {
             double acc[8];
@@ -1318,7 +1327,9 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel, kept_r
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
         const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
         if (st == TW_OK) st = make_row(d, o, R->r->tau_s, &pw);
-        if (st == TW_OK && keep) st = keep_row(keep, d); /* before block_add puts the row in order */
+        if (st == TW_OK && keep && keep->open) st = keep_row(keep, d); /* before block_add puts the row in order */
+        if (keep && keep->open && keep->sp.n > KEEP_ROWS_PER_PIECE * (d->ls->pieces.n + 1024))
+            kept_rows_close(keep); /* more entries than the pieces are worth: residuals make the rows again */
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
         block_add(&blk, d, R, w, y);
@@ -1329,7 +1340,7 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel, kept_r
         last_j = fmin(w, COUNTER_UPDATE_S) * y;
     }
     if (st == TW_OK) block_flush(&blk, R, p);
-    if (keep && st == TW_OK && (st = tw_spill_flush(&keep->sp)) == TW_OK)
+    if (keep && keep->open && st == TW_OK && (st = tw_spill_flush(&keep->sp)) == TW_OK)
         *keep = (kept_rows){keep->sp, true, true, d->shift, d->gbar};
     /* an edge lies within the counter's update period of where it is placed
      * (or its window, if shorter): uniform, sd period / sqrt 12, times the power there */
