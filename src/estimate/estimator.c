@@ -1769,6 +1769,12 @@ static void ctx_free(ctx *c)
 
 /* ---------------------------------------------------------------- passes */
 
+/* The caller may let the readings' windows' pages go (tw_est_config's windows_idle). */
+static void windows_idle(const tw_est_config *cfg)
+{
+    if (cfg->windows_idle) cfg->windows_idle(cfg->windows_ctx);
+}
+
 static tw_status fit_once(fit_state *f, double smooth, double *beta)
 {
     tw_status st = reduce(f, smooth);
@@ -3327,6 +3333,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
             }
             if (st != TW_OK) break;
         }
+        windows_idle(&cfg); /* the fit reads none of them */
         st = fit_once(&c.f, smooth, c.beta);
         if (st != TW_OK) break;
         for (size_t r = 0; r < nreadings; r++) {
@@ -3341,6 +3348,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
             if (!(R->s2 > 0)) R->s2 = 1e-12;
         }
     }
+    windows_idle(&cfg); /* the passes over them done */
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
