@@ -1241,6 +1241,24 @@ static void block_tile_dense(const row_block *b, rd *R, size_t p, size_t i0, siz
     }
 }
 
+/* xa x val[k] added into row[col[k]], k < n: the products four at a time
+ * (they vectorise: the row is neither the columns nor the values), the
+ * adds one by one. */
+static void scatter_add(double *restrict row, const uint32_t *restrict col, const double *restrict val, size_t n,
+                        double xa)
+{
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        double v[4];
+        for (int q = 0; q < 4; q++)
+            v[q] = xa * val[k + q];
+        for (int q = 0; q < 4; q++)
+            row[col[k + q]] += v[q];
+    }
+    for (; k < n; k++)
+        row[col[k]] += xa * val[k];
+}
+
 /* A block of sparse rows into the rows [i0, i1) of R->G; cur[r]: row r's
  * first entry at or after column i0, moved past those before i1. */
 static void block_tile(const row_block *b, rd *R, size_t p, size_t i1, size_t *cur)
@@ -1249,11 +1267,8 @@ static void block_tile(const row_block *b, rd *R, size_t p, size_t i1, size_t *c
         size_t a = cur[r], end = b->start[r + 1];
         const uint32_t *col = b->col;
         const double *val = b->val, w = b->w[r];
-        for (; a < end && col[a] < i1; a++) {
-            double xa = val[a] * w, *row = R->G + (size_t)col[a] * p;
-            for (size_t k = a; k < end; k++)
-                row[col[k]] += xa * val[k];
-        }
+        for (; a < end && col[a] < i1; a++)
+            scatter_add(R->G + (size_t)col[a] * p, col + a, val + a, end - a, val[a] * w);
         cur[r] = a;
     }
 }
