@@ -349,6 +349,12 @@ static bool room_for_one(void **v, size_t *cap, size_t n, size_t size, size_t fi
     return true;
 }
 
+/* fmin and fmax, inline: the library's are calls, once or more per launch
+ * and per piece on every pass. The same values (x86-64's: the second
+ * operand of two equal ones, the other of a NaN). */
+static inline double min2(double a, double b) { return isless(a, b) ? a : isnan(b) ? a : b; }
+static inline double max2(double a, double b) { return isgreater(a, b) ? a : isnan(b) ? a : b; }
+
 /* A running launch and its place in its class's spill. */
 typedef struct held_launch {
     launch l;
@@ -435,7 +441,7 @@ static tw_status sweep_next(sweeper *s, double *t0, double *t1, bool *done)
 {
     tw_status st = TW_OK;
     for (;;) {
-        double ts = next_start(s, &st), te = s->nh ? end_of(s, 0) : INFINITY, t = fmin(ts, te);
+        double ts = next_start(s, &st), te = s->nh ? end_of(s, 0) : INFINITY, t = min2(ts, te);
         if (st != TW_OK) return st;
         if (isinf(t)) {
             *done = true;
@@ -769,9 +775,9 @@ static tw_status idle_share(const launches *ls, double first, double last, doubl
         if (st != TW_OK || (!k && !m)) break;
         bool kernel = !m || (k && k->t0 <= m->t0);
         const launch *l = kernel ? k : m;
-        double a = fmax(l->t0, end), b = fmin(l->t1, t1);
+        double a = max2(l->t0, end), b = min2(l->t1, t1);
         if (b > a) busy += b - a;
-        end = fmax(end, fmin(l->t1, t1));
+        end = max2(end, min2(l->t1, t1));
         r[kernel ? 0 : 1].pos++;
     }
     tw_spill_reader_close(&r[0]);
@@ -874,7 +880,6 @@ typedef struct design {
     /* a sparse row */
     double *x;     /* dense scratch, p */
     size_t *touch; /* nonzero entries */
-    double *xv;    /* their values, in the order of touch (accumulate) */
     size_t nt;
     bool *mark;
     /* the activity counters (M = 0: none) */
@@ -987,7 +992,7 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
     for (size_t i = 0; st == TW_OK && i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (!(q->t0 < o->t1_s)) continue;
-        double lo = fmax(q->t0, o->t0_s), hi = fmin(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
+        double lo = max2(q->t0, o->t0_s), hi = min2(q->t1, o->t1_s), w = tw_obs_weight_in(o, tau_s, norm, lo, hi);
         if (w > 0) row_add(d, d->K + q->name, q->share * w / len);
         if (w > 0 && d->M && d->ccol[q->name] && q->tot > 0) { /* its share of the counters' power */
             double acc[TW_EST_MAX_FEATURES];
@@ -1019,6 +1024,46 @@ typedef struct rd {
     bool skip; /* left out of the combined equations (the shift search) */
     double rms, lag1;
 } rd;
+
+/* A reading's rows as accumulate made them (each window's entries in the
+ * order make_row touched them), kept in a spill for residuals: the last
+ * pass's residuals are then a read of them, not the pieces' pass again with
+ * each window's weights (the two exponentials of every piece in an rc
+ * window) made anew. Valid while the shift (and the counters' levels) they
+ * were made at hold. */
+typedef struct row_entry {
+    double x;
+    uint32_t col;  /* UINT32_MAX: none (a window that touches no column) */
+    uint32_t last; /* the window's last entry */
+} row_entry;
+
+/* At most this many entries per piece are kept (16 bytes each, a piece 40):
+ * a run of many names per window would otherwise keep more on disk than its
+ * pieces, and read more than a pass over them. */
+#define KEEP_ROWS_PER_PIECE 2
+
+typedef struct kept_rows {
+    tw_spill sp;
+    bool open, valid;
+    double shift;
+    const double *gbar;
+} kept_rows;
+
+static void kept_rows_close(kept_rows *k)
+{
+    if (k->open) tw_spill_close(&k->sp);
+    k->open = k->valid = false;
+}
+
+/* The design's current row (make_row's) onto the kept rows. */
+static tw_status keep_row(kept_rows *k, const design *d)
+{
+    tw_status st = TW_OK;
+    if (d->nt == 0) return tw_spill_append(&k->sp, &(row_entry){0.0, UINT32_MAX, 1});
+    for (size_t a = 0; a < d->nt && st == TW_OK; a++)
+        st = tw_spill_append(&k->sp, &(row_entry){d->x[d->touch[a]], (uint32_t)d->touch[a], a + 1 == d->nt});
+    return st;
+}
 
 static int idx_by_t0_ctx_cmp(const tw_obs *o, size_t a, size_t b)
 {
@@ -1128,44 +1173,152 @@ static void touched_in_order(design *d)
     }
 }
 
-/* A row into the upper triangle of the normal equations (mirrored once
- * accumulate is done): a row of few columns by its columns in order; one
- * that touches most (a counter's long window) as a dense vector, whose
- * products the compiler vectorises. */
-static void add_sparse(design *d, rd *R, double w, double y)
+/* Windows' rows held to be added into the upper triangle of the normal
+ * equations (mirrored once accumulate is done) together, a tile of G's rows
+ * at a time: G of 500 names is 2 MB, more than a core's own cache, and
+ * added into row by row most of accumulate's time went to waiting on its
+ * scattered adds; a tile stays in the cache while every row of the block
+ * is added into it. Each element of G still gets its windows' terms one by
+ * one in their order, so the sums are the same to the bit. */
+#define BLOCK_ROWS 32
+#define TILE_BYTES (256 * 1024) /* of G's rows, per tile */
+typedef struct row_block {
+    size_t n;                     /* rows held */
+    size_t start[BLOCK_ROWS + 1]; /* row r's entries: [start[r], start[r + 1]) */
+    double w[BLOCK_ROWS];         /* each row's window weight */
+    bool dense_block;             /* its rows are dense vectors (rows that touch most columns) */
+    uint32_t *col;                /* the entries' columns, each row's in increasing order */
+    double *val;                  /* their values */
+    double *xd;                   /* a dense row's vector (row r's at r * p), whose products vectorise */
+} row_block;
+
+static tw_status block_init(row_block *b, size_t p)
+{
+    memset(b, 0, sizeof *b);
+    b->col = malloc(BLOCK_ROWS * p * sizeof *b->col);
+    b->val = malloc(BLOCK_ROWS * p * sizeof *b->val);
+    b->xd = malloc(BLOCK_ROWS * p * sizeof *b->xd);
+    return b->col && b->val && b->xd ? TW_OK : tw_fail(TW_ENOMEM, "out of memory (normal equations)");
+}
+
+static void block_free(row_block *b)
+{
+    free(b->col);
+    free(b->val);
+    free(b->xd);
+}
+
+/* A block of dense rows into the rows [i0, i1) of R->G: each element's
+ * terms added in the rows' order as row by row (a column a row does not
+ * touch adds a zero), but eight columns of a G row at a time held in
+ * registers across the block's rows, whose products vectorise. */
+static void block_tile_dense(const row_block *b, rd *R, size_t p, size_t i0, size_t i1)
+{
+    for (size_t i = i0; i < i1; i++) {
+        double *row = R->G + i * p, xa[BLOCK_ROWS];
+        bool any = false;
+        for (size_t r = 0; r < b->n; r++) {
+            xa[r] = b->xd[r * p + i] * b->w[r];
+            any |= xa[r] != 0;
+        }
+        if (!any) continue; /* a column no row of the block touches (most knots'): its G row gets only zeros */
+        size_t j = i;
+        for (; j + 8 <= p; j += 8) {
+            double acc[8];
+            for (int k = 0; k < 8; k++)
+                acc[k] = row[j + k];
+            for (size_t r = 0; r < b->n; r++) {
+                const double *x = b->xd + r * p + j;
+                for (int k = 0; k < 8; k++)
+                    acc[k] += xa[r] * x[k];
+            }
+            for (int k = 0; k < 8; k++)
+                row[j + k] = acc[k];
+        }
+        for (; j < p; j++)
+            for (size_t r = 0; r < b->n; r++)
+                row[j] += xa[r] * b->xd[r * p + j];
+    }
+}
+
+/* xa x val[k] added into row[col[k]], k < n: the products four at a time
+ * (they vectorise: the row is neither the columns nor the values), the
+ * adds one by one. */
+static void scatter_add(double *restrict row, const uint32_t *restrict col, const double *restrict val, size_t n,
+                        double xa)
+{
+    size_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        double v[4];
+        for (int q = 0; q < 4; q++)
+            v[q] = xa * val[k + q];
+        for (int q = 0; q < 4; q++)
+            row[col[k + q]] += v[q];
+    }
+    for (; k < n; k++)
+        row[col[k]] += xa * val[k];
+}
+
+/* A block of sparse rows into the rows [i0, i1) of R->G; cur[r]: row r's
+ * first entry at or after column i0, moved past those before i1. */
+static void block_tile(const row_block *b, rd *R, size_t p, size_t i1, size_t *cur)
+{
+    for (size_t r = 0; r < b->n; r++) {
+        size_t a = cur[r], end = b->start[r + 1];
+        const uint32_t *col = b->col;
+        const double *val = b->val, w = b->w[r];
+        for (; a < end && col[a] < i1; a++)
+            scatter_add(R->G + (size_t)col[a] * p, col + a, val + a, end - a, val[a] * w);
+        cur[r] = a;
+    }
+}
+
+static void block_flush(row_block *b, rd *R, size_t p)
+{
+    size_t tile = TILE_BYTES / (p * sizeof *R->G), cur[BLOCK_ROWS];
+    if (tile == 0) tile = 1;
+    memcpy(cur, b->start, b->n * sizeof *cur);
+    for (size_t i0 = 0; i0 < p; i0 += tile) {
+        size_t i1 = i0 + tile < p ? i0 + tile : p;
+        if (b->dense_block)
+            block_tile_dense(b, R, p, i0, i1);
+        else
+            block_tile(b, R, p, i1, cur);
+    }
+    b->n = 0;
+    b->start[0] = 0;
+}
+
+/* The design's current row (weight w, value y) into the block (flushed
+ * when full), and at once into R->c and R->a. */
+static void block_add(row_block *b, design *d, rd *R, double w, double y)
 {
     size_t p = d->p;
+    bool dense = 2 * d->nt > p;
+    if (b->n > 0 && dense != b->dense_block) block_flush(b, R, p); /* a block's rows all of one kind */
+    size_t r = b->n, at = b->start[r];
+    b->dense_block = dense;
     touched_in_order(d);
-    for (size_t a = 0; a < d->nt; a++)
-        d->xv[a] = d->x[d->touch[a]];
-    for (size_t a = 0; a < d->nt; a++) {
-        size_t ja = d->touch[a];
-        double xa = d->xv[a] * w, *row = R->G + ja * p;
+    for (size_t k = 0; k < d->nt; k++) {
+        size_t ja = d->touch[k];
+        double x = d->x[ja], xa = x * w;
+        b->col[at + k] = (uint32_t)ja;
+        b->val[at + k] = x;
         R->c[ja] += xa * y;
         R->a[ja] += xa;
-        for (size_t b = a; b < d->nt; b++)
-            row[d->touch[b]] += xa * d->xv[b];
     }
+    b->w[r] = w;
+    if (dense) {
+        double *xd = b->xd + r * p;
+        memset(xd, 0, p * sizeof *xd);
+        for (size_t k = 0; k < d->nt; k++)
+            xd[d->touch[k]] = d->x[d->touch[k]];
+    }
+    b->start[r + 1] = at + d->nt;
+    if (++b->n == BLOCK_ROWS) block_flush(b, R, p);
 }
 
-static void add_dense(design *d, rd *R, double w, double y)
-{
-    size_t p = d->p;
-    double *xd = d->xv; /* p long */
-    memset(xd, 0, p * sizeof *xd);
-    for (size_t a = 0; a < d->nt; a++)
-        xd[d->touch[a]] = d->x[d->touch[a]];
-    for (size_t a = 0; a < d->nt; a++) {
-        size_t ja = d->touch[a];
-        double xa = xd[ja] * w, *row = R->G + ja * p;
-        R->c[ja] += xa * y;
-        R->a[ja] += xa;
-        for (size_t j = ja; j < p; j++)
-            row[j] += xa * xd[j];
-    }
-}
-
-static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
+static tw_status accumulate(design *d, rd *R, const volatile int *cancel, kept_rows *keep)
 {
     size_t p = d->p;
     if (!R->G) R->G = malloc(p * p * sizeof *R->G);
@@ -1177,28 +1330,38 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
     memset(R->a, 0, p * sizeof *R->a);
     R->yy = R->sumw = R->ysum = 0;
     double first_j = NAN, last_j = NAN;
-    piece_win pw;
-    tw_status st = piece_win_open(&pw, d->ls);
+    row_block blk;
+    piece_win pw = {0};
+    tw_status st = block_init(&blk, p);
+    if (st == TW_OK) st = piece_win_open(&pw, d->ls);
+    if (keep) {
+        kept_rows_close(keep);
+        if (st == TW_OK && (st = tw_spill_open(&keep->sp, sizeof(row_entry))) == TW_OK) keep->open = true;
+    }
     for (size_t i = 0; i < R->n && st == TW_OK; i++) {
         if (cancel && *cancel && (i & 4095) == 0) st = tw_fail(TW_EINTERRUPTED, "interrupted");
         const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
         if (st == TW_OK) st = make_row(d, o, R->r->tau_s, &pw);
+        if (st == TW_OK && keep && keep->open) st = keep_row(keep, d); /* before block_add puts the row in order */
+        if (keep && keep->open && keep->sp.n > KEEP_ROWS_PER_PIECE * (d->ls->pieces.n + 1024))
+            kept_rows_close(keep); /* more entries than the pieces are worth: residuals make the rows again */
         if (st != TW_OK) break;
         double w = o->t1_s - o->t0_s, y = o->power_w / R->gain;
-        if (2 * d->nt > p)
-            add_dense(d, R, w, y);
-        else
-            add_sparse(d, R, w, y);
+        block_add(&blk, d, R, w, y);
         R->yy += w * y * y;
         R->sumw += w;
         R->ysum += w * y;
         if (isnan(first_j)) first_j = fmin(w, COUNTER_UPDATE_S) * y;
         last_j = fmin(w, COUNTER_UPDATE_S) * y;
     }
+    if (st == TW_OK) block_flush(&blk, R, p);
+    if (keep && keep->open && st == TW_OK && (st = tw_spill_flush(&keep->sp)) == TW_OK)
+        *keep = (kept_rows){keep->sp, true, true, d->shift, d->gbar};
     /* an edge lies within the counter's update period of where it is placed
      * (or its window, if shorter): uniform, sd period / sqrt 12, times the power there */
     R->edge_sd_j = R->n ? hypot(first_j, last_j) / sqrt(12.0) : 0;
     piece_win_close(&pw);
+    block_free(&blk);
     for (size_t i = 0; i < p; i++)
         for (size_t j = 0; j < i; j++)
             R->G[i * p + j] = R->G[j * p + i];
@@ -1207,17 +1370,38 @@ static tw_status accumulate(design *d, rd *R, const volatile int *cancel)
 
 /* Residual statistics of one reading at the solution beta (columns of the
  * full design): rms, noise density and neighbour correlation. */
-static tw_status residuals(design *d, rd *R, const double *beta)
+/* Window i's fit at beta from the kept rows (the reader at its first entry). */
+static tw_status kept_fit(tw_spill_reader *in, const double *beta, double *fit)
 {
+    tw_status st = TW_OK;
+    *fit = 0;
+    for (const row_entry *e; (e = tw_spill_peek(in, &st)) != NULL; in->pos++) {
+        if (e->col != UINT32_MAX) *fit += e->x * beta[e->col];
+        if (e->last) {
+            in->pos++;
+            return TW_OK;
+        }
+    }
+    return st != TW_OK ? st : tw_fail(TW_EIO, "temporary file: the rows end early");
+}
+
+static tw_status residuals(design *d, rd *R, const double *beta, const kept_rows *kept)
+{
+    bool from_kept = kept && kept->valid && kept->shift == d->shift && kept->gbar == d->gbar;
     piece_win pw;
-    tw_status st = piece_win_open(&pw, d->ls);
+    tw_spill_reader kr = {0};
+    tw_status st = from_kept ? tw_spill_reader_open(&kr, &kept->sp) : piece_win_open(&pw, d->ls);
     double ss = 0, sw = 0, prev = NAN, num = 0, den = 0;
     for (size_t i = 0; st == TW_OK && i < R->n; i++) {
         const tw_obs *o = &R->r->obs[window_at(R->idx, R->lo, i)];
-        if ((st = make_row(d, o, R->r->tau_s, &pw)) != TW_OK) break;
         double fit = 0;
-        for (size_t a = 0; a < d->nt; a++)
-            fit += d->x[d->touch[a]] * beta[d->touch[a]];
+        if (from_kept) {
+            if ((st = kept_fit(&kr, beta, &fit)) != TW_OK) break;
+        } else {
+            if ((st = make_row(d, o, R->r->tau_s, &pw)) != TW_OK) break;
+            for (size_t a = 0; a < d->nt; a++)
+                fit += d->x[d->touch[a]] * beta[d->touch[a]];
+        }
         double r = o->power_w / R->gain - fit, w = o->t1_s - o->t0_s;
         ss += r * r;
         sw += w * r * r;
@@ -1225,7 +1409,10 @@ static tw_status residuals(design *d, rd *R, const double *beta)
         den += r * r;
         prev = r;
     }
-    piece_win_close(&pw);
+    if (from_kept)
+        tw_spill_reader_close(&kr);
+    else
+        piece_win_close(&pw);
     R->rms = R->n ? sqrt(ss / (double)R->n) : NAN;
     R->s2 = R->n ? sw / (double)R->n : NAN;
     R->lag1 = den > 0 ? num / den : 0;
@@ -1549,6 +1736,7 @@ typedef struct ctx {
     double *gbar;                     /* per name column x M: its mean level where the samples cover it */
     double *cint;                     /* per name column x M: its share of each feature's integral at the solution */
     double *peff;                     /* per name column: its power at the solution, counters' part included */
+    kept_rows *rows;                  /* per reading: its rows as accumulate made them (residuals) */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -1566,6 +1754,9 @@ static void ctx_free(ctx *c)
         free(c->f.R[r].c);
         free(c->f.R[r].a);
     }
+    for (size_t r = 0; c->rows && r < c->f.nr; r++)
+        kept_rows_close(&c->rows[r]);
+    free(c->rows);
     free(c->f.R);
     free(c->f.unit);
     free(c->f.Gu);
@@ -1587,12 +1778,17 @@ static void ctx_free(ctx *c)
     free(c->dbeta_u);
     free(c->f.d.x);
     free(c->f.d.touch);
-    free(c->f.d.xv);
     free(c->f.d.mark);
     free(c->beta);
 }
 
 /* ---------------------------------------------------------------- passes */
+
+/* The caller may let the readings' windows' pages go (tw_est_config's windows_idle). */
+static void windows_idle(const tw_est_config *cfg)
+{
+    if (cfg->windows_idle) cfg->windows_idle(cfg->windows_ctx);
+}
 
 static tw_status fit_once(fit_state *f, double smooth, double *beta)
 {
@@ -1816,7 +2012,7 @@ static tw_status find_shift(ctx *c, size_t fine, double smooth)
             double sh = from + k * step;
             if (stage == 1 && fabs(sh - best) < 1e-9) continue;
             d->shift = sh;
-            st = accumulate(d, F, NULL);
+            st = accumulate(d, F, NULL, NULL);
             if (st == TW_OK) st = fit_once(&c->f, smooth, c->beta);
             double rss = st == TW_OK ? rss_of(d, F, c->beta) : INFINITY;
             if (stage == 1 && nf < 8) {
@@ -1860,7 +2056,7 @@ static tw_status sensitivity(ctx *c, size_t nrs, double smooth, const volatile i
     for (int k = 0; k < 3 && st == TW_OK; k++) {
         d->shift = k == 0 ? s0 + h : k == 1 ? s0 - h : s0;
         for (size_t r = 0; r < nrs && st == TW_OK; r++)
-            st = accumulate(d, &c->f.R[r], cancel);
+            st = accumulate(d, &c->f.R[r], cancel, NULL);
         if (st == TW_OK) st = fit_once(&c->f, smooth, c->beta);
         if (st == TW_OK && k < 2) memcpy(side + (size_t)k * q, c->f.beta_u, q * sizeof *side);
     }
@@ -1942,8 +2138,8 @@ static tw_status collect_one(void *arg, const tw_event *e)
     if (k == ACT_RANGE) return add_range(c, e, i);
     if (k != ACT_KERNEL && k != ACT_COPY) return TW_OK;
     if (e->end_s >= e->start_s) { /* the span of the activities, instants included (the process split's) */
-        c->e->activity_t0_s = fmin(c->e->activity_t0_s, e->start_s);
-        c->e->activity_t1_s = fmax(c->e->activity_t1_s, e->end_s);
+        c->e->activity_t0_s = min2(c->e->activity_t0_s, e->start_s);
+        c->e->activity_t1_s = max2(c->e->activity_t1_s, e->end_s);
     }
     if (!(e->end_s > e->start_s)) return TW_OK; /* an instant draws nothing */
     uint32_t id = 0;
@@ -1953,12 +2149,12 @@ static tw_status collect_one(void *arg, const tw_event *e)
     c->names.v[id].time_s += e->end_s - e->start_s;
     if (c->nl && e->start_s < c->last_start) c->sorted = false;
     c->last_start = e->start_s;
-    c->first_t0 = fmin(c->first_t0, e->start_s);
-    c->last_t1 = fmax(c->last_t1, e->end_s);
+    c->first_t0 = min2(c->first_t0, e->start_s);
+    c->last_t1 = max2(c->last_t1, e->end_s);
     c->nl++;
     if (id >= c->ncls && (st = note_classes(c)) != TW_OK) return st;
     int k2 = c->cls[id];
-    c->ls.longest[k2] = fmax(c->ls.longest[k2], e->end_s - e->start_s);
+    c->ls.longest[k2] = max2(c->ls.longest[k2], e->end_s - e->start_s);
     return tw_spill_append(&c->ls.cls[k2], &(launch){e->start_s, e->end_s, 0.0, id, (uint32_t)i});
 }
 
@@ -2086,7 +2282,8 @@ static tw_status select_windows(ctx *c, const tw_est_reading *rs, size_t nrs)
 {
     tw_estimate *e = c->e;
     c->f.R = calloc(nrs, sizeof *c->f.R);
-    if (!c->f.R) return tw_fail(TW_ENOMEM, "out of memory");
+    c->rows = calloc(nrs, sizeof *c->rows);
+    if (!c->f.R || !c->rows) return tw_fail(TW_ENOMEM, "out of memory");
     c->f.nr = nrs;
     const tw_est_reading *ref = NULL;
     for (size_t r = 0; r < nrs; r++)
@@ -3149,15 +3346,14 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         d->p = d->K + N + d->M;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
-        d->xv = malloc(d->p * sizeof *d->xv);
         d->mark = calloc(d->p, sizeof *d->mark);
         c.beta = calloc(d->p, sizeof *c.beta);
-        if (!d->x || !d->touch || !d->xv || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
+        if (!d->x || !d->touch || !d->mark || !c.beta) st = tw_fail(TW_ENOMEM, "out of memory");
     }
     if (st == TW_OK) st = select_windows(&c, readings, nreadings);
     size_t used = 0;
     for (size_t r = 0; st == TW_OK && r < nreadings; r++) {
-        st = accumulate(d, &c.f.R[r], cfg.cancel);
+        st = accumulate(d, &c.f.R[r], cfg.cancel, &c.rows[r]);
         c.f.R[r].s2 = 1.0; /* first pass: every reading a second's weight alike */
         used += c.f.R[r].n;
     }
@@ -3182,13 +3378,14 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
                 st = find_shift(&c, fine, smooth);
                 c.shift_searched = st == TW_OK;
                 for (size_t r = 0; st == TW_OK && d->shift != 0 && r < nreadings; r++)
-                    st = accumulate(d, &c.f.R[r], cfg.cancel);
+                    st = accumulate(d, &c.f.R[r], cfg.cancel, &c.rows[r]);
             } else if (c.nl) {
                 warn(e, "the activities' clock was not matched to the readings' (%s): taken as it is",
                      d->p > MAX_SHIFT_UNKNOWNS ? "too many names" : "too few windows");
             }
             if (st != TW_OK) break;
         }
+        windows_idle(&cfg); /* the fit reads none of them */
         st = fit_once(&c.f, smooth, c.beta);
         if (st != TW_OK) break;
         for (size_t r = 0; r < nreadings; r++) {
@@ -3198,11 +3395,12 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
              * windows; the last pass's residuals also give rms and lag1 */
             if (pass < 2)
                 R->s2 = rss_of(d, R, c.beta) / (double)R->n;
-            else if ((st = residuals(d, R, c.beta)) != TW_OK)
+            else if ((st = residuals(d, R, c.beta, &c.rows[r])) != TW_OK)
                 break;
             if (!(R->s2 > 0)) R->s2 = 1e-12;
         }
     }
+    windows_idle(&cfg); /* the passes over them done */
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;

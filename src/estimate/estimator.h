@@ -95,6 +95,12 @@ typedef struct tw_est_config {
     /* the GPU's activity counters (NULL or no samples: none): each kernel
      * name they cover gets its power from them (docs/methods.md) */
     const tw_est_counters *counters;
+    /* called where the estimator will not read the readings' windows for a
+     * while (before each fit, and after its passes over them), so that a
+     * caller holding them in a file mapping can let their pages go (NULL:
+     * not called; tw_estimate_trace's, for a run of hours) */
+    void (*windows_idle)(void *ctx);
+    void *windows_ctx;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);

@@ -1,4 +1,5 @@
 /* The estimator on a recorded trace: see trace.h. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "estimate/trace.h"
 
 #include <math.h>
@@ -9,10 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "core/error.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
 #include "estimate/range_energy.h"
+#include "estimate/spill.h"
 
 /* Identified on an H100 80GB HBM3, driver 580.159.04 (data/profiles/):
  * name, response, period, window, delay, capacitance. */
@@ -64,7 +68,59 @@ typedef struct chosen {
     bool from_profile;
     bool reference;
     tw_obs_series obs;
+    size_t mapped; /* obs.v's bytes in a file mapping (map_windows); 0: in memory */
 } chosen;
+
+/* A reading's windows this many bytes and more are moved into a file
+ * mapping (map_windows). */
+#define MAP_WINDOWS_BYTES (64 * 1024)
+
+/* The reading's windows moved into a mapping of a temporary file (a
+ * spill's: unlinked, gone with the process), when they are many: the
+ * estimator reads them in passes, and between them (its fits) their pages
+ * are let go (windows_idle), so that a run of hours does not hold one
+ * window per update of its finest reading resident beside the fit's
+ * matrices (1.2 MB of the report's peak at 10 M launches). Where it cannot
+ * be done they stay in memory. */
+static void map_windows(chosen *c)
+{
+    size_t bytes = c->obs.n * sizeof *c->obs.v;
+    if (bytes < MAP_WINDOWS_BYTES) return;
+    tw_spill sp;
+    void *m = MAP_FAILED;
+    if (tw_spill_open(&sp, sizeof *c->obs.v) == TW_OK && tw_spill_write(&sp, 0, c->obs.v, c->obs.n) == TW_OK)
+        m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, sp.fd, 0);
+    tw_spill_close(&sp); /* the mapping keeps the file */
+    tw_clear_error();
+    if (m == MAP_FAILED) return;
+    free(c->obs.v);
+    c->obs.v = m;
+    c->obs.cap = c->obs.n;
+    c->mapped = bytes;
+}
+
+static void unmap_windows(chosen *c)
+{
+    if (!c->mapped) return;
+    munmap(c->obs.v, c->mapped);
+    c->obs.v = NULL;
+    c->obs.n = c->obs.cap = 0;
+    c->mapped = 0;
+}
+
+/* The estimator will not read the windows for a while: their pages let go
+ * (the page cache keeps them; read again, they come back from it). */
+typedef struct mapped_set {
+    chosen *ch;
+    size_t n;
+} mapped_set;
+
+static void windows_idle(void *ctx)
+{
+    const mapped_set *s = ctx;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->ch[i].mapped) madvise(s->ch[i].obs.v, s->ch[i].mapped, MADV_DONTNEED);
+}
 
 static void describe(const chosen *c, char *buf, size_t cap)
 {
@@ -186,6 +242,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
             add(info->notes, sizeof info->notes,
                 "%s: no model for it in a sensor profile of this GPU: the H100's model is assumed\n", ch[i].column);
         describe(&ch[i], info->readings, sizeof info->readings);
+        map_windows(&ch[i]);
         rd[m++] = (tw_est_reading){ch[i].column, ch[i].obs.v, ch[i].obs.n, ch[i].reference, ch[i].obs.tau_s};
     }
     if (st == TW_OK && m == 0) st = tw_fail(TW_ENOTFOUND, "%s: no reading could be observed", trace_path);
@@ -194,10 +251,15 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
+    mapped_set ms = {ch, n};
+    c.windows_idle = windows_idle;
+    c.windows_ctx = &ms;
     if (st == TW_OK) st = tw_estimate_feed(rd, m, events, &c, out);
     if (st == TW_OK) st = anchor_ranges(src, ch, cols, n, *out);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        unmap_windows(&ch[i]);
         tw_obs_series_free(&ch[i].obs);
+    }
     tw_sensor_close(src);
 #ifdef __GLIBC__
     /* the estimate's many megabytes freed: glibc keeps what lies between
