@@ -399,20 +399,17 @@ static tw_status merged_counters(merge *m, merge_gpu *g, tw_est_counter_set *cs,
     run_device *x = &g->dev;
     size_t from = g->owner;
     tw_status st = run_device_pm(m->f[from].run, x);
-    run_device *y = NULL;
     for (size_t i = 0; st == TW_OK && i < m->nf && !(x->pm.on && x->pm.samples); i++) {
         if (i == g->owner || !m->f[i].host || strcmp(m->f[i].host, g->host) != 0) continue;
-        if (!y && !(y = malloc(sizeof *y))) return tw_fail(TW_ENOMEM, "out of memory");
-        *y = *x;
-        st = run_device_pm(m->f[i].run, y);
-        if (st == TW_OK && y->pm.on && y->pm.samples) {
-            x->pm_asked = true;
-            x->pm = y->pm;
-            memcpy(x->pm_line, y->pm_line, sizeof x->pm_line);
-            from = i;
-        }
+        tw_run_pm pm;
+        bool asked;
+        st = run_pm_of(m->f[i].run, g->uuid, &pm, &asked);
+        if (st != TW_OK || !asked || !pm.on || !pm.samples) continue;
+        x->pm_asked = true;
+        x->pm = pm;
+        tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
+        from = i;
     }
-    free(y);
     if (st != TW_OK) return st;
     double shift = 1e-9 * (double)(m->f[from].t0_ns - m->f[g->owner].t0_ns);
     return run_device_counters(m->f[from].run, x, shift, m->opts, cs, why, cap);

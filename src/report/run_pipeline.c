@@ -263,31 +263,35 @@ static tw_status load_devices(tw_run *run, loaded *L)
     return TW_OK;
 }
 
-/* Device x's activity counters (runfile_pm.h), matched by UUID: what was
- * recorded, or why nothing was; nothing at all when none were asked for. */
-tw_status run_device_pm(tw_run *run, run_device *x)
+tw_status run_pm_of(tw_run *run, const char *uuid, tw_run_pm *out, bool *asked)
 {
-    double asked = tw_run_get_real(run, TW_RUN_PM_ASKED_KEY);
+    double want = tw_run_get_real(run, TW_RUN_PM_ASKED_KEY);
     tw_clear_error();
     tw_run_pm *pm = NULL;
     size_t n = 0;
-    x->pm_asked = false;
+    *asked = false;
     tw_status st = tw_run_pms(run, &pm, &n);
-    if (st != TW_OK || (isnan(asked) && n == 0)) return st;
-    const tw_run_pm *p = tw_run_pm_for(pm, n, x->uuid);
-    x->pm_asked = true;
+    if (st != TW_OK || (isnan(want) && n == 0)) return st;
+    const tw_run_pm *p = tw_run_pm_for(pm, n, uuid);
+    *asked = true;
     if (p) {
-        x->pm = *p;
+        *out = *p;
     } else {
-        memset(&x->pm, 0, sizeof x->pm);
-        x->pm.device = -1;
-        x->pm.busy_s = NAN;
-        snprintf(x->pm.reason, sizeof x->pm.reason,
+        memset(out, 0, sizeof *out);
+        out->device = -1;
+        out->busy_s = NAN;
+        snprintf(out->reason, sizeof out->reason,
                  "the program made no CUDA context on this GPU, or its injection library sent nothing");
     }
-    tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
     free(pm);
     return TW_OK;
+}
+
+tw_status run_device_pm(tw_run *run, run_device *x)
+{
+    tw_status st = run_pm_of(run, x->uuid, &x->pm, &x->pm_asked);
+    if (st == TW_OK && x->pm_asked) tw_run_pm_text(&x->pm, x->pm_line, sizeof x->pm_line);
+    return st;
 }
 
 static tw_status load_activity_counters(tw_run *run, loaded *L)

@@ -19,6 +19,7 @@
 #define run_group_feed tw_rep_run_group_feed
 #define group_feed_free tw_rep_group_feed_free
 #define run_est_groups tw_rep_run_est_groups
+#define run_pm_of tw_rep_run_pm_of
 #define run_device_pm tw_rep_run_device_pm
 #define run_device_counters tw_rep_run_device_counters
 
@@ -51,9 +52,12 @@ tw_status tw_run_record_profile(tw_run *run, int index, const char *gpu, const c
 typedef struct group_feed group_feed;
 tw_status run_group_feed(const tw_feed *in, const tw_report_options *o, group_feed **gf, tw_feed *out);
 void group_feed_free(group_feed *g);
-/* What `run` recorded of device x's activity counters (x->uuid), into
- * x->pm_asked, x->pm and x->pm_line: its samples, or why there are none;
- * nothing (x->pm_asked false) when none were asked for or recorded. */
+/* What `run` recorded of the activity counters of the GPU `uuid` into *out:
+ * its samples, or why there are none; *asked false (and *out untouched)
+ * when none were asked for or recorded. */
+tw_status run_pm_of(tw_run *run, const char *uuid, tw_run_pm *out, bool *asked);
+/* run_pm_of for device x (x->uuid) into x->pm_asked and x->pm, with its
+ * line x->pm_line. */
 tw_status run_device_pm(tw_run *run, run_device *x);
 /* Device x's activity counters (x->pm, recorded in `run`) as the
  * estimator's features, each sample moved by shift_s onto the estimate's

@@ -444,8 +444,6 @@ static void fit_noise(const run_device *d, const char **name, double *rms_w, dou
     if (m) *profile_w = m->rms_w;
 }
 
-/* How the activity counters entered the estimate: the model's features and
- * fit, or why they did not (nothing where none were recorded). */
 /* What recording the counters did to the energy (NULL where none were
  * recorded): PM sampling itself raises the GPU's power between kernels
  * (results/h100/pm-cost-idle: 119-130 W idle without it, 159-162 W with it,
@@ -459,6 +457,8 @@ const char *run_pm_note(const run_device *d)
            "run without --activity-counters";
 }
 
+/* How the activity counters entered the estimate: the model's features and
+ * fit, or why they did not (nothing where none were recorded). */
 void run_counters_text(const run_device *d, FILE *f)
 {
     const tw_est_counter_fit *c = &d->est->counters;
