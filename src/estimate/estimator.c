@@ -2956,7 +2956,7 @@ typedef struct unit_fig {
     double adjust_j;         /* E as reported less the model's (a counters' energy under zero or at the bound) */
     tw_est_status status;
     bool counters; /* some member's power is the counters' */
-    bool over;     /* the counters' model puts it above the power bound, beyond its error (kept) */
+    bool over;     /* the counters' model puts it above the power bound x its activity (kept) */
 } unit_fig;
 
 /* The variance of a unit's energy by the counters' model: its own term x
@@ -3052,6 +3052,18 @@ static unit_fig *unit_figures(const ctx *c, const double *uact)
     return fig;
 }
 
+/* Appends unit u's first member's name to the list buf (", " between): a
+ * warning's examples. */
+static void list_unit(const tw_estimate *e, const fit_state *f, const uint32_t *col, size_t u, char *buf, size_t cap)
+{
+    for (size_t i = 0; i < e->nnames; i++)
+        if (f->unit[col[i]] == u) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, cap - used, "%s%.60s", used ? ", " : "", e->names[i].name);
+            return;
+        }
+}
+
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
 {
     tw_estimate *e = c->e;
@@ -3131,34 +3143,21 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     for (size_t u = 0; u < f->U; u++) {
         bool at_bound = (f->at_upper && f->at_upper[K + u]) || fig[u].status == TW_EST_AT_POWER_BOUND;
         if (!at_bound || !(uact[u] > 0)) continue;
-        e->at_limit++;
-        for (size_t i = 0; i < e->nnames && e->at_limit <= 3; i++)
-            if (f->unit[col[i]] == u) {
-                size_t used = strlen(held);
-                snprintf(held + used, sizeof held - used, "%s%.60s", used ? ", " : "", e->names[i].name);
-                break;
-            }
+        if (++e->at_limit <= 3) list_unit(e, f, col, u, held, sizeof held);
     }
     if (e->at_limit)
         warn(e,
              "%zu name(s) reached the bound of %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
              "quiet level): their energies are not resolved by the model (%s%s)",
              e->at_limit, f->upper_w, e->power_limit_w, held, e->at_limit > 3 ? ", ..." : "");
-    /* names the counters' model puts above that bound beyond their error: kept (bursts above the
-     * limit, counter_status), said */
+    /* names the counters' model puts above that bound: kept (bursts above the limit,
+     * counter_status), said */
     size_t over = 0;
     double adjust = 0; /* the reported energies less the model's: in the check against the reference */
     char above_bound[256] = "";
     for (size_t u = 0; u < f->U0; u++) {
         adjust += fig[u].adjust_j;
-        if (!fig[u].over) continue;
-        over++;
-        for (size_t i = 0; i < e->nnames && over <= 3; i++)
-            if (f->unit[col[i]] == u) {
-                size_t used = strlen(above_bound);
-                snprintf(above_bound + used, sizeof above_bound - used, "%s%.60s", used ? ", " : "", e->names[i].name);
-                break;
-            }
+        if (fig[u].over && ++over <= 3) list_unit(e, f, col, u, above_bound, sizeof above_bound);
     }
     if (over)
         warn(e,
