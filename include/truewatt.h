@@ -217,6 +217,7 @@ typedef struct tw_report_options {
     size_t nrange_groups;
     const volatile int *cancel; /* nonzero: the computation stops with TW_EINTERRUPTED */
     bool no_activity_counters;  /* leave the activity counters out of the estimate (today's readings alone) */
+    bool no_linger;             /* no lingering-power term (docs/methods.md, "Lingering power"): to compare */
 } tw_report_options;
 
 TW_API void tw_report_options_init(tw_report_options *o);

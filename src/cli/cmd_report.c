@@ -36,6 +36,11 @@ int cmd_report(int argc, char **argv)
          .help = "estimate from the power readings alone, the activity counters the run\n"
                  "recorded left out (to compare; docs/methods.md)",
          .out = &o.no_counters},
+        {.name = "no-linger",
+         .type = CLI_OPT_FLAG,
+         .help = "no lingering-power term: each name's energy only while it runs (to\n"
+                 "compare; docs/methods.md)",
+         .out = &o.no_linger},
         {.name = "group",
          .type = CLI_OPT_CALL,
          .arg = "PATTERN",
@@ -54,7 +59,8 @@ int cmd_report(int argc, char **argv)
     const cli_opts table = {
         .cmd = "report",
         .synopsis = "RUN [--profile FILE] [--perfetto FILE] [--csv FILE] [--json]\n"
-                    "                          [--group PATTERN]... [--group-range NAME]... [--no-activity-counters]\n"
+                    "                          [--group PATTERN]... [--group-range NAME]... [--no-activity-counters] "
+                    "[--no-linger]\n"
                     "       truewatt report RUN RUN... [--profile FILE] [--csv FILE] [--json] [--group PATTERN]...",
         .about = "Recomputes the energy report of RUN, a run file that 'truewatt run' recorded\n"
                  "(truewatt-run.sqlite), as 'truewatt run' prints it when its command ends; the report is\n"

@@ -43,6 +43,7 @@ static tw_report_options library_options(const run_report_opts *o)
     x.range_groups = o->range_groups;
     x.nrange_groups = o->nrange_groups;
     x.no_activity_counters = o->no_counters;
+    x.no_linger = o->no_linger;
     x.cancel = &cli_interrupted;
     return x;
 }

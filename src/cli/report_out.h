@@ -24,6 +24,7 @@ typedef struct run_report_opts {
     const char *range_groups[REPORT_MAX_GROUPS]; /* --group-range NAME */
     size_t nrange_groups;
     bool no_counters; /* --no-activity-counters */
+    bool no_linger;   /* --no-linger */
     /* given the report once printed (run: the process report to the exporter); NULL: none */
     void (*on_report)(void *user, const tw_report *r);
     void *user;

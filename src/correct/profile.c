@@ -57,7 +57,7 @@ static double model_number_c(const tw_reading_model *m, size_t k)
 void tw_profile_init(tw_profile *p)
 {
     memset(p, 0, sizeof *p);
-    p->idle_w = p->active_idle_w = p->step_w = NAN;
+    p->idle_w = p->active_idle_w = p->step_w = p->linger_s = NAN;
 }
 
 void tw_reading_model_init(tw_reading_model *m, const char *name)
@@ -164,6 +164,7 @@ tw_status tw_profile_write_json(const tw_profile *p, FILE *f)
     json_kv_number(&j, "idle_w", p->idle_w);
     json_kv_number(&j, "active_idle_w", p->active_idle_w);
     json_kv_number(&j, "step_w", p->step_w);
+    if (isfinite(p->linger_s)) json_kv_number(&j, "linger_s", p->linger_s);
     json_key(&j, "readings");
     json_begin_array(&j);
     for (size_t i = 0; i < p->n; i++) {
@@ -286,6 +287,12 @@ static tw_status load_doc(const tw_json *doc, tw_profile *out, const char *path)
     if (!st) st = get_number(doc, "idle_w", &out->idle_w, path, "");
     if (!st) st = get_number(doc, "active_idle_w", &out->active_idle_w, path, "");
     if (!st) st = get_number(doc, "step_w", &out->step_w, path, "");
+    if (!st && tw_json_get(doc, "linger_s")) { /* optional: measured on some GPUs only */
+        st = get_number(doc, "linger_s", &out->linger_s, path, "");
+        if (!st && isfinite(out->linger_s) && !(out->linger_s > 0))
+            st =
+                tw_fail(TW_EPARSE, "%s: \"linger_s\": %g is not a time constant (> 0 s, or null)", path, out->linger_s);
+    }
     if (st) return st;
     const tw_json *rs = tw_json_get(doc, "readings");
     if (tw_json_type_of(rs) != TW_JSON_ARRAY)

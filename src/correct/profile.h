@@ -60,6 +60,10 @@ typedef struct tw_profile {
     double idle_w;        /* before a CUDA context exists; NaN when not measured */
     double active_idle_w; /* context alive, no kernel running */
     double step_w;        /* the calibration kernel's power above active idle */
+    /* the time constant of the power that lingers after a kernel ends
+     * (docs/methods.md, "Lingering power"; optional "linger_s" in the file):
+     * NaN where none was measured, and the estimator then has no linger term */
+    double linger_s;
     size_t n;
     tw_reading_model r[TW_PROFILE_MAX_READINGS];
 } tw_profile;

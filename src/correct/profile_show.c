@@ -68,6 +68,9 @@ tw_status tw_profile_print(FILE *out, const char *path, const tw_profile *p)
     print_level(out, "idle:", p->idle_w, "no CUDA context");
     print_level(out, "active idle:", p->active_idle_w, "context alive, no kernel running");
     print_level(out, "step:", p->step_w, "calibration kernel above active idle");
+    if (isfinite(p->linger_s))
+        fprintf(out, "%-13s %.3f s time constant of the power after a kernel ends (docs/methods.md)\n",
+                "linger:", p->linger_s);
     fprintf(out, "\n");
     const tw_reading_model *best = tw_profile_best(p, tw_identify_board_reading, NULL);
     if (p->n == 0) {

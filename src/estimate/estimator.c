@@ -36,6 +36,26 @@
 /* activity leaving the GPU idle less than this share of its span: the baseline rests on the prior (said) */
 #define MIN_IDLE_SHARE 0.02
 #define PRIOR_BOUND 0.5 /* a power whose sd is over this share of the prior's is the prior's, not the data's */
+/* Lingering power (docs/methods.md): on an H100 a GEMM's reading decays
+ * for ~0.2 s after it ends, above the quiet level and beyond the sensor's
+ * 13 ms lag (13-20 % of its energy; an FMA loop's ~0), and the solo
+ * reference counts that energy as the kernel's. Without a term for it the
+ * fit gave it to the next kernels (mixed pattern, results/h100/attrib-s28:
+ * gemm_20ms -7 %, fma_5ms +13 %, l2_1ms +13 %). Its time constant is the
+ * sensor profile's (linger_s, scripts/attrib-linger-scan); a GPU whose
+ * profile has none gets no term: where the data hold no linger, the term
+ * takes up whatever the sensor model misses (+4.5 % on a simulated H100
+ * read through a boxcar profile whose sensor is an rc). The prior keeps it
+ * near zero where the data cannot tell it from the name's own power (a
+ * periodic sequence). */
+#define DEFAULT_LINGER_PRIOR_W 10.0
+#define MAX_LINGER 16 /* names (by time) given a linger term: the rest have none */
+/* launches below which a name has no linger term: the linger is told from
+ * the name's own power by the varied gaps after its launches, which a few
+ * launches do not give (their linger would be the prior's alone) */
+#define MIN_LINGER_LAUNCHES 20
+#define LINGER_SPAN 10.0 /* time constants after which a launch's linger is dropped (e^-10) */
+#define LINGER_NONE UINT32_MAX
 #define SHIFT_MAX_S 10e-3
 #define MIN_SHIFT_WINDOWS 50
 #define MAX_SHIFT_UNKNOWNS 400
@@ -712,11 +732,25 @@ static bool behind(piece_src *p, double t, tw_status *st)
 /* The pieces a window can overlap, for windows that come in order of
  * start: the ones that end before a window's start are dropped, as no later
  * window reaches them. */
+/* The lingering power of each linger column at time t (linger_at): S[l] =
+ * sum over its pieces ended by t of their activity x e^-(t - end)/tau, read
+ * from a reader of its own as the windows' starts advance; pend: pieces
+ * begun by t that run past it. */
+typedef struct linger_trk {
+    piece_src src;
+    bool open;
+    double t;
+    double *S;
+    piece *pend;
+    size_t np, pcap;
+} linger_trk;
+
 typedef struct piece_win {
     piece_src src;
     piece *buf;
     size_t n, cap;
     bool end;
+    linger_trk lg;
 } piece_win;
 
 static tw_status piece_win_open(piece_win *w, const launches *ls)
@@ -729,6 +763,9 @@ static void piece_win_close(piece_win *w)
 {
     piece_src_close(&w->src);
     free(w->buf);
+    if (w->lg.open) piece_src_close(&w->lg.src);
+    free(w->lg.S);
+    free(w->lg.pend);
 }
 
 /* Into w->buf: every piece that ends after a and starts before b (and some that start after b). */
@@ -894,6 +931,10 @@ typedef struct design {
     const double *busy;
     const bool *ccol;   /* per name column: its power from the counters */
     const double *gbar; /* per name column x M: its mean level where samples cover it (NULL: not yet) */
+    /* lingering power: NL columns after the features' (K + N + M + l) */
+    size_t NL;
+    const uint32_t *lcol; /* per name column: its linger column l, or LINGER_NONE */
+    double ltau;          /* the linger's time constant (s) */
 } design;
 
 static void row_add(design *d, size_t j, double v)
@@ -957,6 +998,80 @@ static double counter_integral(const design *d, const tw_obs *o, double tau_s, d
     return covered;
 }
 
+/* The linger tracker of pw advanced to time t (windows' starts, in order;
+ * a t behind it keeps it where it is). A jump of more than LINGER_SPAN time
+ * constants starts it over from the pieces that can still linger at t, so a
+ * pass over a sample of windows (the clock-offset search) does not read every
+ * piece in between. */
+static tw_status linger_at(piece_win *pw, const design *d, double t)
+{
+    linger_trk *g = &pw->lg;
+    tw_status st = TW_OK;
+    if (!g->S) {
+        if (!(g->S = calloc(d->NL, sizeof *g->S))) return tw_fail(TW_ENOMEM, "out of memory");
+        if ((st = piece_src_open(&g->src, d->ls)) != TW_OK) return st;
+        g->open = true;
+        g->t = -INFINITY;
+    }
+    if (!(t > g->t)) return TW_OK;
+    double tau = d->ltau;
+    if (t - g->t > LINGER_SPAN * tau) {
+        memset(g->S, 0, d->NL * sizeof *g->S);
+        g->np = 0;
+        if ((st = piece_src_seek(&g->src, t - LINGER_SPAN * tau)) != TW_OK) return st;
+    } else {
+        double f = exp(-(t - g->t) / tau);
+        for (size_t l = 0; l < d->NL; l++)
+            g->S[l] *= f;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < g->np; i++) {
+        const piece *q = &g->pend[i];
+        if (q->t1 <= t)
+            g->S[d->lcol[q->name]] += q->share * (q->t1 - q->t0) * exp(-(t - q->t1) / tau);
+        else
+            g->pend[k++] = *q;
+    }
+    g->np = k;
+    for (const piece *x; (x = tw_spill_peek(&g->src.rd, &st)) != NULL && x->t0 <= t;) {
+        piece q = *x;
+        g->src.rd.pos++;
+        if (d->lcol[q.name] == LINGER_NONE || !(q.t1 > q.t0)) continue;
+        if (q.t1 <= t) {
+            g->S[d->lcol[q.name]] += q.share * (q.t1 - q.t0) * exp(-(t - q.t1) / tau);
+            continue;
+        }
+        if (!room_for_one((void **)&g->pend, &g->pcap, g->np, sizeof *g->pend, 16))
+            return tw_fail(TW_ENOMEM, "out of memory");
+        g->pend[g->np++] = q;
+    }
+    g->t = t;
+    return st;
+}
+
+/* Each linger column's mean over window o (its pieces, those the window
+ * overlaps already in pw->buf): a launch's activity A ended at e lingers at
+ * A e^-(t - e)/tau / tau, so over (t0, t1] the pieces ended by t0 give
+ * S(t0) (1 - e^-len/tau) and one ended at e inside it A (1 - e^-(t1 - e)/tau).
+ * Taken evenly over the window (an rc window weighs its end more; the linger
+ * changes little over its ~20 ms). */
+static tw_status linger_row(design *d, const tw_obs *o, piece_win *pw)
+{
+    tw_status st = linger_at(pw, d, o->t0_s);
+    if (st != TW_OK) return st;
+    double len = o->t1_s - o->t0_s, tau = d->ltau, base = (double)(d->K + d->N + d->M);
+    double whole = 1.0 - exp(-len / tau);
+    for (size_t l = 0; l < d->NL; l++)
+        if (pw->lg.S[l] > 0) row_add(d, (size_t)base + l, pw->lg.S[l] * whole / len);
+    for (size_t i = 0; i < pw->n; i++) {
+        const piece *q = &pw->buf[i];
+        if (d->lcol[q->name] == LINGER_NONE || !(q->t1 > o->t0_s) || q->t1 > o->t1_s) continue;
+        double A = q->share * (q->t1 - q->t0);
+        row_add(d, (size_t)base + d->lcol[q->name], A * (1.0 - exp(-(o->t1_s - q->t1) / tau)) / len);
+    }
+    return TW_OK;
+}
+
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
  * Windows come in order of start, through one piece_win per pass. */
@@ -1001,6 +1116,7 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
                 row_add(d, d->K + d->N + m, q->share / q->tot * acc[m] / len);
         }
     }
+    if (st == TW_OK && d->NL) st = linger_row(d, o, pw);
     return st;
 }
 
@@ -1457,7 +1573,13 @@ typedef struct fit_state {
     double *mean_u;  /* per unit: the prior's mean (NULL: 0 for every unit) */
     bool *held_u;    /* per unit: held at mean_u (a prior HELD_WEIGHT times its data's weight; NULL: none) */
     bool *signed_u;  /* per unit: may be negative (a name's own term beside its counters) */
-    double *cov_f;   /* M x (K + U): each feature's covariance with every coefficient (variances()) */
+    double *cov_f;   /* (U - U0) x (K + U): each feature's and linger's covariance with every coefficient
+                        (variances()) */
+    /* lingering power: units UL0 .. U - 1, after the features' */
+    size_t UL0;
+    size_t *lunit;   /* per name unit (U0): its linger unit, or SIZE_MAX */
+    double linger_w; /* sd of the prior on each linger term */
+    bool prior_own;  /* prior_u made by linger_priors (the names' entries follow prior_w) */
 } fit_state;
 
 /* The energy counter's total over its windows as one more equation, of
@@ -1570,9 +1692,9 @@ static tw_status solve(fit_state *f)
         return tw_fail(TW_ENOMEM, "out of memory");
     }
     for (size_t j = 0; j < q; j++) {
-        bool feature = j >= K + f->U0 && j < K + f->U0 + f->M;
+        bool extra = j >= K + f->U0; /* a feature's coefficient or a linger term */
         nonneg[j] = j >= K && !(f->signed_u && f->signed_u[j - K]);
-        upper[j] = j >= K && !feature ? f->upper_w : INFINITY;
+        upper[j] = j >= K && !extra ? f->upper_w : INFINITY;
     }
     tw_status st = tw_nnls_gram(f->Gu, f->cu, q, nonneg, upper, f->beta_u, f->bound, f->at_upper);
     for (size_t j = 0; j < q; j++) /* a unit held at either bound: its variance as a held one's */
@@ -1588,7 +1710,7 @@ static void expand(const fit_state *f, double *beta)
     size_t K = f->d.K;
     for (size_t k = 0; k < K; k++)
         beta[k] = f->beta_u[k];
-    for (size_t j = 0; j < f->d.N + f->d.M; j++)
+    for (size_t j = 0; j < f->d.N + f->d.M + f->d.NL; j++)
         beta[K + j] = f->beta_u[K + f->unit[j]];
 }
 
@@ -1615,22 +1737,23 @@ static double freed_variance(const fit_state *f, size_t j, const size_t *idx, si
     return inflate / (gjj * fmax(1.0 - explained, least));
 }
 
-/* Each counter feature's covariance with every coefficient (f->cov_f): its
- * column of the free block's inverse, from that block's factor L (scaled
- * to a unit diagonal; idx: its coefficients); a feature held at zero has its
- * variance alone. A name's energy by the counters sums several coefficients,
- * whose errors correlate (its own term against the features it trades with). */
-static tw_status feature_covariances(fit_state *f, const size_t *idx, size_t m, const double *L, double inflate)
+/* Each counter feature's and linger term's covariance with every
+ * coefficient (f->cov_f): its column of the free block's inverse, from that
+ * block's factor L (scaled to a unit diagonal; idx: its coefficients); one
+ * held at zero has its variance alone. A name's energy by the counters sums
+ * several coefficients, whose errors correlate (its own term against the
+ * features it trades with), as does its own power with its linger. */
+static tw_status extra_covariances(fit_state *f, const size_t *idx, size_t m, const double *L, double inflate)
 {
-    size_t q = f->d.K + f->U;
+    size_t q = f->d.K + f->U, ne = f->U - f->U0;
     free(f->cov_f);
-    f->cov_f = calloc(f->M * q, sizeof *f->cov_f);
+    f->cov_f = calloc(ne * q, sizeof *f->cov_f);
     double *x = malloc((m ? m : 1) * sizeof *x);
     if (!f->cov_f || !x) {
         free(x);
         return tw_fail(TW_ENOMEM, "out of memory");
     }
-    for (size_t fm = 0; fm < f->M; fm++) {
+    for (size_t fm = 0; fm < ne; fm++) {
         size_t j = f->d.K + f->U0 + fm, a = 0;
         while (a < m && idx[a] != j)
             a++;
@@ -1682,7 +1805,7 @@ static tw_status variances(fit_state *f, double inflate)
             f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
         for (size_t j = 0; j < q; j++)
             if (f->bound[j] && f->Gu[j * q + j] > 0) f->var_u[j] = freed_variance(f, j, idx, m, sub, dg, work, inflate);
-        if (f->M) st = feature_covariances(f, idx, m, sub, inflate);
+        if (f->U > f->U0) st = extra_covariances(f, idx, m, sub, inflate);
         break;
     }
 out:
@@ -1737,6 +1860,7 @@ typedef struct ctx {
     double *cint;                     /* per name column x M: its share of each feature's integral at the solution */
     double *peff;                     /* per name column: its power at the solution, counters' part included */
     kept_rows *rows;                  /* per reading: its rows as accumulate made them (residuals) */
+    uint32_t *lcol;                   /* per name column: its linger column (d.lcol) */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -1770,6 +1894,8 @@ static void ctx_free(ctx *c)
     free(c->f.held_u);
     free(c->f.signed_u);
     free(c->f.cov_f);
+    free(c->f.lunit);
+    free(c->lcol);
     free(c->cbusy);
     free(c->ccol);
     free(c->gbar);
@@ -2332,7 +2458,8 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
     size_t N = f->d.N, K = f->d.K, p = f->d.p, M = f->d.M;
     size_t *parent = malloc((N ? N : 1) * sizeof *parent);
     double *G = calloc(p * p, sizeof *G);
-    f->unit = malloc((N + M ? N + M : 1) * sizeof *f->unit);
+    size_t NL = f->d.NL;
+    f->unit = malloc((N + M + NL ? N + M + NL : 1) * sizeof *f->unit);
     if (!parent || !G || !f->unit) {
         free(parent);
         free(G);
@@ -2382,10 +2509,108 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
     f->U0 = f->U; /* the counters' features: a unit each, after the names' */
     for (size_t m = 0; m < M; m++)
         f->unit[N + m] = f->U++;
+    /* the linger terms: one per unit of names that have them (names told
+     * apart by nothing have lingers told apart by nothing) */
+    f->UL0 = f->U;
+    free(f->lunit);
+    f->lunit = malloc((f->U0 ? f->U0 : 1) * sizeof *f->lunit);
+    if (!f->lunit) {
+        free(uid);
+        free(parent);
+        free(G);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t u = 0; u < f->U0; u++)
+        f->lunit[u] = SIZE_MAX;
+    for (size_t j = 0; j < N; j++) {
+        if (!f->d.lcol || f->d.lcol[j] == LINGER_NONE) continue;
+        size_t u = f->unit[j];
+        if (f->lunit[u] == SIZE_MAX) f->lunit[u] = f->U++;
+        f->unit[N + M + f->d.lcol[j]] = f->lunit[u];
+    }
     free(uid);
     free(parent);
     free(G);
     return TW_OK;
+}
+
+/* ---------------------------------------------------------------- lingering power */
+
+/* The name columns given a linger term (c->lcol, d->NL): the MAX_LINGER
+ * with the most time of those with MIN_LINGER_LAUNCHES, neither pooled nor
+ * served by the counters (whose model follows the activity itself).
+ * cfg->linger_s <= 0: none. */
+static tw_status linger_columns(ctx *c, const tw_est_config *cfg, const uint32_t *col)
+{
+    design *d = &c->f.d;
+    d->NL = 0;
+    d->lcol = NULL;
+    if (!(cfg->linger_s > 0) || d->N == 0) return TW_OK;
+    d->ltau = cfg->linger_s;
+    c->f.linger_w = cfg->linger_prior_w > 0 ? cfg->linger_prior_w : DEFAULT_LINGER_PRIOR_W;
+    double *t = calloc(d->N, sizeof *t);
+    uint64_t *n = calloc(d->N, sizeof *n);
+    if (!t || !n || !(c->lcol = malloc(d->N * sizeof *c->lcol))) {
+        free(t);
+        free(n);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < c->names.n; i++) {
+        t[col[i]] += c->names.v[i].time_s;
+        n[col[i]] += c->names.v[i].launches;
+    }
+    for (size_t j = 0; j < d->N; j++)
+        c->lcol[j] = LINGER_NONE;
+    for (size_t k = 0; k < MAX_LINGER; k++) { /* the longest first (a few passes over the columns) */
+        size_t best = SIZE_MAX;
+        for (size_t j = 0; j < d->N; j++) {
+            bool pooled = c->e->pooled && j == d->N - 1, counters = d->M && c->ccol && c->ccol[j];
+            if (c->lcol[j] != LINGER_NONE || pooled || counters || n[j] < MIN_LINGER_LAUNCHES || !(t[j] > 0)) continue;
+            if (best == SIZE_MAX || t[j] > t[best]) best = j;
+        }
+        if (best == SIZE_MAX) break;
+        c->lcol[best] = (uint32_t)d->NL++;
+    }
+    free(t);
+    free(n);
+    d->lcol = c->lcol;
+    return TW_OK;
+}
+
+/* The linger terms' prior, N(0, linger_w^2), into prior_u (made here where
+ * no other prior made it, with prior_w for every other unit, as a NULL
+ * prior_u would mean), and their sign free: held at zero or above, a term
+ * the data barely see would only ever take energy (+4.5 % on a simulated
+ * spin kernel with no linger at all). Called before each fit, after the
+ * counters' priors. */
+static tw_status linger_priors(fit_state *f)
+{
+    if (f->U == f->UL0) return TW_OK;
+    if (!f->prior_u) {
+        if (!(f->prior_u = malloc(f->U * sizeof *f->prior_u))) return tw_fail(TW_ENOMEM, "out of memory");
+        f->prior_own = true;
+    }
+    if (!f->signed_u && !(f->signed_u = calloc(f->U, sizeof *f->signed_u))) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t u = 0; f->prior_own && u < f->UL0; u++)
+        f->prior_u[u] = f->prior_w;
+    for (size_t u = f->UL0; u < f->U; u++) {
+        f->prior_u[u] = f->linger_w;
+        f->signed_u[u] = true;
+    }
+    return TW_OK;
+}
+
+/* Each name column's power with its linger folded in (c->beta), as
+ * unit_power folds its unit's: the energy it lingers with after its launches
+ * is theirs, and their energies (launches, ranges, kinds) are its power x
+ * their activity, never under zero. A name held at zero or at the power
+ * bound keeps the power it is held at. After the last pass. */
+static void linger_fold(ctx *c)
+{
+    const design *d = &c->f.d;
+    for (size_t j = 0; j < d->N && d->NL; j++)
+        if (d->lcol[j] != LINGER_NONE && !c->f.bound[d->K + c->f.unit[j]])
+            c->beta[d->K + j] = fmax(0.0, c->beta[d->K + j] + c->beta[d->K + d->N + d->M + d->lcol[j]]);
 }
 
 /* ---------------------------------------------------------------- activity counters */
@@ -2574,6 +2799,7 @@ static tw_status counter_priors(fit_state *f, const bool *ccol)
     f->mean_u = calloc(f->U, sizeof *f->mean_u);
     f->held_u = calloc(f->U, sizeof *f->held_u);
     if (!f->prior_u || !f->signed_u || !f->mean_u || !f->held_u) return tw_fail(TW_ENOMEM, "out of memory");
+    f->prior_own = false;
     for (size_t u = 0; u < f->U; u++) {
         f->prior_u[u] = f->prior_w;
         f->signed_u[u] = u < f->U0;
@@ -2926,9 +3152,9 @@ static tw_status pieces_at_solution(ctx *c, double *act, double *ref_above, doub
  *   prior's, not the data's), bounded by estimate + 2 sd; else ok.
  * Neither bound exceeds the power bound x its time.
  * One-sided 2 sd: ~97.7 % where the error is normal. */
-static tw_est_status unit_status(const fit_state *f, size_t ku, double act, double *upper_j)
+static tw_est_status unit_status(const fit_state *f, size_t ku, double P, double sd, double act, double *upper_j)
 {
-    double P = f->beta_u[ku], sd = sqrt(f->var_u[ku]), E = P * act, Esd = sd * act;
+    double E = P * act, Esd = sd * act;
     *upper_j = NAN;
     if (!(act > 0) || !isfinite(sd)) return TW_EST_UNOBSERVED;
     if (f->at_upper && f->at_upper[ku]) {
@@ -3004,8 +3230,23 @@ static tw_est_status counter_status(const fit_state *f, size_t ku, double *E, do
     return TW_EST_OK;
 }
 
-/* Every name unit's figures (units from U0 on, the counters' features, are
- * left zero); NULL when out of memory. */
+/* A name unit's power and its sd with its linger term's folded in (the
+ * sum's variance with their covariance). */
+static void unit_power(const fit_state *f, size_t u, double *P, double *sd)
+{
+    size_t K = f->d.K, q = K + f->U, ku = K + u;
+    *P = f->beta_u[ku];
+    double v = f->var_u[ku];
+    size_t lu = f->lunit ? f->lunit[u] : SIZE_MAX;
+    if (lu != SIZE_MAX && !f->bound[ku]) { /* held at zero or the bound: reported as held */
+        *P += f->beta_u[K + lu];
+        v += f->var_u[K + lu] + (f->cov_f ? 2 * f->cov_f[(lu - f->U0) * q + ku] : 0);
+    }
+    *sd = sqrt(fmax(v, 0.0));
+}
+
+/* Every name unit's figures (units from U0 on, the counters' features and
+ * the linger terms, are left zero); NULL when out of memory. */
 static unit_fig *unit_figures(const ctx *c, const double *uact)
 {
     const fit_state *f = &c->f;
@@ -3027,11 +3268,16 @@ static unit_fig *unit_figures(const ctx *c, const double *uact)
         unit_fig *x = &fig[u];
         double a = uact[u];
         if (!x->counters) {
-            x->P = f->beta_u[K + u];
-            x->Psd = sqrt(f->var_u[K + u]);
+            unit_power(f, u, &x->P, &x->Psd);
+            /* as reported less the model's: a linger that leaves the power under zero, or one of a
+             * name held at a constraint (reported as held) */
+            size_t lu = f->lunit ? f->lunit[u] : SIZE_MAX;
+            x->adjust_j = x->P < 0 ? -x->P * a : 0;
+            if (lu != SIZE_MAX && f->bound[K + u]) x->adjust_j = -f->beta_u[K + lu] * a;
+            x->P = fmax(x->P, 0.0);
             x->E = x->P * a;
             x->Esd = x->Psd * a;
-            x->status = unit_status(f, K + u, a, &x->upper);
+            x->status = unit_status(f, K + u, x->P, x->Psd, a, &x->upper);
             x->counter_w = x->own_w = NAN;
             continue;
         }
@@ -3097,6 +3343,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
     double kern = 0, copy = 0;
     fig = unit_figures(c, uact);
+    for (size_t u = 0; fig && f->lunit && u < f->U0; u++) /* the energy the lingers add, as folded */
+        if (f->lunit[u] != SIZE_MAX && !f->bound[K + u]) e->linger_j += f->beta_u[K + f->lunit[u]] * uact[u];
     bool oom = !fig;
     for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] != (size_t)-1) {
@@ -3341,8 +3589,9 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         d->ls = &c.ls;
         st = counters_prepare(&c, &cfg, e->pooled ? N - 1 : (size_t)-1);
     }
+    if (st == TW_OK) st = linger_columns(&c, &cfg, col);
     if (st == TW_OK) {
-        d->p = d->K + N + d->M;
+        d->p = d->K + N + d->M + d->NL;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
         d->mark = calloc(d->p, sizeof *d->mark);
@@ -3368,10 +3617,12 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     c.f.base_w = cfg.active_idle_w > 0 && isfinite(cfg.active_idle_w) ? cfg.active_idle_w : NAN;
     for (int pass = 0; pass < 3 && st == TW_OK; pass++) {
         if (pass == 2 && d->M) st = counter_model_priors(&c.f, smooth, c.beta, &e->counters);
+        if (st == TW_OK) st = linger_priors(&c.f);
         if (st != TW_OK) break;
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
             if (d->M) st = counter_priors(&c.f, c.ccol);
+            if (st == TW_OK) st = linger_priors(&c.f);
             if (st != TW_OK) break;
             if (c.nl && c.f.R[fine].n >= MIN_SHIFT_WINDOWS && d->p <= MAX_SHIFT_UNKNOWNS) {
                 st = find_shift(&c, fine, smooth);
@@ -3402,6 +3653,8 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     windows_idle(&cfg); /* the passes over them done */
     e->shift_s = d->shift;
     e->prior_w = c.f.prior_w;
+    e->linger_s = d->NL ? d->ltau : NAN;
+    e->lingering = d->NL;
     e->power_limit_w = cfg.power_limit_w > 0 ? cfg.power_limit_w : NAN;
     e->power_bound_w = isfinite(c.f.upper_w) ? c.f.upper_w : NAN;
     e->active_idle_w = c.f.base_w;
@@ -3438,6 +3691,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         }
     }
     if (st == TW_OK) st = index_finest(&c, readings, nreadings);
+    if (st == TW_OK) linger_fold(&c);
     e->shift_sd_s = c.shift_sd > 0 ? c.shift_sd : NAN;
     if (st == TW_OK) st = results(&c, readings, nreadings, col);
     for (size_t m = 0; st == TW_OK && m < d->M; m++) {

@@ -101,6 +101,13 @@ typedef struct tw_est_config {
      * not called; tw_estimate_trace's, for a run of hours) */
     void (*windows_idle)(void *ctx);
     void *windows_ctx;
+    /* the power that lingers after a kernel (docs/methods.md, "Lingering
+     * power"): each of the names with the most time gets a second term, its
+     * activity's decay with this time constant after each launch, counted in
+     * its energy (<= 0: none; tw_estimate_trace takes the sensor profile's
+     * linger_s where this is 0), under a prior N(0, linger_prior_w^2) (0 = 10 W) */
+    double linger_s;
+    double linger_prior_w;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
@@ -242,6 +249,9 @@ typedef struct tw_estimate {
     double shift_s;         /* the activities' clock against the readings' (fitted; added to activity times) */
     double shift_sd_s;      /* its standard error (NaN: not fitted); each power's error includes what it moves */
     double prior_w;         /* sd of the prior on each name's power (the GPU's observed range) */
+    double linger_s;        /* the lingering power's time constant (NaN: no linger term) */
+    size_t lingering;       /* names with a linger term */
+    double linger_j;        /* the energy their linger terms add to them (in their energies) */
     double power_limit_w;   /* the GPU's power limit given (NaN: none) */
     double power_bound_w;   /* the bound on each name's power it gave (NaN: none) */
     double active_idle_w;   /* the baseline's prior level given (NaN: none) */

@@ -251,6 +251,8 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     tw_est_config c; /* the profile's active idle is the baseline's prior, unless the caller gave one */
     tw_est_config_from(&c, cfg);
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
+    /* the profile's lingering power, unless the caller chose (> 0) or declined (< 0) one */
+    if (profile && c.linger_s == 0 && profile->linger_s > 0) c.linger_s = profile->linger_s;
     mapped_set ms = {ch, n};
     c.windows_idle = windows_idle;
     c.windows_ctx = &ms;

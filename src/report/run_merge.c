@@ -424,6 +424,7 @@ static tw_status analyse(merge *m)
         tw_est_config c;
         tw_est_config_init(&c);
         c.cancel = m->cancel;
+        c.linger_s = m->opts->no_linger ? -1 : 0;
         c.patterns = m->patterns;
         c.npatterns = m->npatterns;
         x->patterns = m->patterns;

@@ -390,6 +390,7 @@ static tw_status analyse(tw_run *run, const char *path, loaded *L, const tw_repo
         tw_est_config c;
         tw_est_config_init(&c);
         c.cancel = L->cancel;
+        c.linger_s = o->no_linger ? -1 : 0;
         c.patterns = (const char *const *)L->patterns;
         c.npatterns = L->npatterns;
         x->patterns = c.patterns;

@@ -510,6 +510,11 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
             "baseline: linear between %zu knots %.2f s apart; kernel clock matched to the readings' with %+.2f ms "
             "(+- %.2f ms, in each name's error); prior on each name's power: 0 +- %.0f W\n",
             e->nknots, e->knot_s, 1e3 * e->shift_s, 1e3 * e->shift_sd_s, e->prior_w);
+    if (e->lingering)
+        fprintf(f,
+                "lingering power: the %zu names with the most time each have a term decaying with %.2f s after "
+                "their launches (the sensor profile's), in their energies: %.1f J (docs/methods.md)\n",
+                e->lingering, e->linger_s, e->linger_j);
     if (isfinite(e->power_bound_w))
         fprintf(f,
                 "bound on each name's power: %.0f W above the baseline (the GPU's power limit, %.0f W, less its "
@@ -744,6 +749,9 @@ static void json_estimate(json *j, const run_device *d)
     json_kv_number(j, "clock_shift_s", e->shift_s);
     json_kv_number(j, "clock_shift_sd_s", e->shift_sd_s);
     json_kv_number(j, "prior_power_sd_w", e->prior_w);
+    json_kv_number(j, "linger_s", e->linger_s);
+    json_kv_uint(j, "linger_names", e->lingering);
+    json_kv_number(j, "linger_j", e->lingering ? e->linger_j : NAN);
     json_kv_number(j, "power_limit_w", e->power_limit_w);
     json_kv_number(j, "power_bound_w", e->power_bound_w);
     json_kv_uint(j, "names_at_bound", e->at_limit);

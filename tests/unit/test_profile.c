@@ -265,7 +265,8 @@ static void test_round_trip_with_nan(void **state)
     tw_profile p, back;
     example_profile(&p);
     snprintf(p.command, sizeof p.command, "truewatt sensor identify -o \"x y\\z.json\" \t caf\xc3\xa9");
-    p.idle_w = NAN; /* not measured */
+    p.idle_w = NAN;    /* not measured */
+    p.linger_s = 0.25; /* written only where measured */
     tw_reading_model m = model("power_w", TW_RESP_RC, 0.066, NAN, 1.0);
     m.capacitance_s = 0.8401234567;
     m.rms_w = 0.0201;
@@ -282,9 +283,11 @@ static void test_round_trip_with_nan(void **state)
     assert_int_equal(access(tmp, F_OK), -1); /* renamed into place */
     assert_ok(tw_profile_load(path, &back));
     assert_same_profile(&p, &back);
+    assert_true(back.linger_s == 0.25);
     char *text = tw_test_slurp(path);
     assert_non_null(text);
     assert_non_null(strstr(text, "\"idle_w\": null"));
+    assert_non_null(strstr(text, "\"linger_s\": 0.25"));
     assert_non_null(strstr(text, "\"schema\": \"truewatt-sensor-profile\""));
     assert_non_null(strstr(text, "\"response\": \"unknown\""));
     assert_null(strstr(text, "nan"));
@@ -310,6 +313,7 @@ static void test_unknown_keys_ignored(void **state)
     assert_ok(tw_profile_load(path, &p));
     assert_string_equal(p.driver, "1.2");
     assert_true(p.idle_w == 50.0 && isnan(p.active_idle_w) && p.step_w == 100.0);
+    assert_true(isnan(p.linger_s)); /* none measured: the estimator adds no linger term */
     assert_int_equal(p.n, 1);
     assert_int_equal(p.r[0].response, TW_RESP_COUNTER);
     assert_true(p.r[0].period_p90_s == 0.11 && isnan(p.r[0].capacitance_s) && p.r[0].updates == 42);
@@ -358,6 +362,19 @@ static void test_malformed_rejected(void **state)
     longname[sizeof longname - 1] = '\0';
     snprintf(doc, sizeof doc, "{\"schema\": \"truewatt-sensor-profile\", \"version\": 1, \"gpu\": \"%s\"}", longname);
     load_bad(doc, "\"gpu\" is longer than 127 bytes");
+
+    /* the optional linger: a time constant or null */
+    static const char *const lingers[][2] = {{"-1", "\"linger_s\": -1 is not a time constant"},
+                                             {"0", "\"linger_s\": 0 is not a time constant"},
+                                             {"\"0.2\"", "\"linger_s\": expected a number or null, found string"}};
+    reading(r, sizeof r, "boxcar", "0.1", "1");
+    for (size_t i = 0; i < sizeof lingers / sizeof lingers[0]; i++) {
+        snprintf(doc, sizeof doc, "{\"linger_s\": %s, %s%s]}", lingers[i][0], head + 1, r);
+        load_bad(doc, lingers[i][1]);
+    }
+    snprintf(doc, sizeof doc, "{\"linger_s\": null, %s%s]}", head + 1, r);
+    assert_ok(tw_profile_load(tw_test_file(1, doc), &p));
+    assert_true(isnan(p.linger_s));
 
     const char *missing = tw_test_path(3, "no-such-profile.json");
     assert_int_equal(tw_profile_load(missing, &p), TW_ENOTFOUND);
