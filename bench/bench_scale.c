@@ -21,6 +21,8 @@
  *   report   the launches read back from the run file + the estimator over
  *            its samples (truewatt report RUN); the worst per-name error against
  *            the truth, which is generated again (the same seeded sequence)
+ *   linger   the report again with the lingering-power term the H100's profile
+ *            gives (linger_s 0.25 s; the simulator's own profile has none): its cost
  *   perfetto the Perfetto file of the run (counters, corrected power, slices)
  *   export   truewatt export RUN --csv: the trace and events CSVs
  *   analyze  tw_analyze_stream over power_buffer_w of the run file, its events replayed from
@@ -54,6 +56,7 @@
 #define NAMES 500
 #define STREAMS 4
 #define ACTIVE_IDLE_W 120.0 /* the simulated H100's level while a context lives */
+#define H100_LINGER_S 0.25  /* data/profiles/nvidia-h100-80gb-hbm3_580.159.04.json's linger_s */
 #define UUID "GPU-5ca1e000-0000-4000-8000-000000000000"
 
 /* A seeded generator, so every run (and every stage) sees the same timeline. */
@@ -329,7 +332,7 @@ static int write_names(const tw_estimate *est, const char *path)
     return fclose(f) != 0;
 }
 
-static int stage_report(size_t n, const paths *p, bool perfetto, bool names)
+static int stage_report(size_t n, const paths *p, bool perfetto, bool names, double linger_s)
 {
     tw_run *run = NULL;
     tw_run_feed *rf = NULL;
@@ -342,6 +345,7 @@ static int stage_report(size_t n, const paths *p, bool perfetto, bool names)
     tw_est_config_init(&c);
     /* as `truewatt report` does: the devices table's enforced power limit bounds each name's power */
     c.power_limit_w = 700;
+    c.linger_s = linger_s; /* the linger stage: the H100 profile's lingering-power term (0: none) */
     tw_estimate *est = NULL;
     if (check(tw_estimate_trace(p->run, "", NULL, &feed, &c, &est, NULL), "estimate")) return 1;
     double t2 = now_s();
@@ -455,9 +459,10 @@ static int run_stage(const char *stage, size_t n, const paths *p)
     if (pid == 0) {
         printf("stage=%-8s launches=%zu", stage, n);
         int rc = strcmp(stage, "record") == 0     ? stage_record(n, p)
-                 : strcmp(stage, "report") == 0   ? stage_report(n, p, false, false)
-                 : strcmp(stage, "names") == 0    ? stage_report(n, p, false, true)
-                 : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true, false)
+                 : strcmp(stage, "report") == 0   ? stage_report(n, p, false, false, 0)
+                 : strcmp(stage, "linger") == 0   ? stage_report(n, p, false, false, H100_LINGER_S)
+                 : strcmp(stage, "names") == 0    ? stage_report(n, p, false, true, 0)
+                 : strcmp(stage, "perfetto") == 0 ? stage_report(n, p, true, false, 0)
                  : strcmp(stage, "export") == 0   ? stage_export(n, p)
                                                   : stage_analyze(p);
         printf(" own_peak_rss_mb=%.1f", peak_rss_mib());
@@ -490,7 +495,7 @@ int main(int argc, char **argv)
     snprintf(p.corrected, sizeof p.corrected, "%s/tw-scale-%zu.corrected.csv", dir, n);
     snprintf(p.csv_dir, sizeof p.csv_dir, "%s/tw-scale-%zu.export", dir, n);
     snprintf(p.rows, sizeof p.rows, "%s/tw-scale-%zu.sensor-rows", dir, n);
-    static const char *const stages[] = {"record", "report", "perfetto", "export", "analyze"};
+    static const char *const stages[] = {"record", "report", "linger", "perfetto", "export", "analyze"};
     int rc = 0;
     for (size_t i = 0; i < sizeof stages / sizeof *stages && !rc; i++)
         if (!only || strstr(only, stages[i])) rc = run_stage(stages[i], n, &p);

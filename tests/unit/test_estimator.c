@@ -933,6 +933,55 @@ static void test_linger(void **state)
     free(s);
 }
 
+/* A name held at the power bound has no linger (linger_hold): free beside
+ * it, the linger took what the bound denied, below zero, and the baseline
+ * rose (two H100s, results/h100x2/mpi-before-s25: the GPUs' totals +4.5 and
+ * -6.2 % off their counters). "H" (500 W, 100 ms, 30 launches) under a
+ * 400 W limit (a bound of 300 W above the quiet 100 W) and "L" (80 W,
+ * 30 launches): with the term, H is held at the bound with the energy it has
+ * without it, and the GPU's total (baseline + kernels) is the one without
+ * the term. */
+static void test_linger_at_bound(void **state)
+{
+    (void)state;
+    enum { NK = 60 };
+    static kern k[NK];
+    for (size_t i = 0; i < NK; i++) {
+        double t0 = 1.0 + 0.25 * (double)i;
+        k[i] = i % 2 ? (kern){"L", t0, t0 + 0.05, 80, NULL, 0} : (kern){"H", t0, t0 + 0.1, 500, NULL, 0};
+    }
+    size_t ns, n;
+    double t_end = 1.0 + 0.25 * NK + 2.0;
+    seg *s = truth(k, NK, t_end, BASE_W, &ns);
+    tw_obs *o = windows(s, ns, 0.02, t_end, 0.02, 0.02, 0, &n);
+    tw_events *ev = events_of(k, NK);
+    tw_est_reading rd = {"r", o, n, false, 0};
+    tw_estimate *e[2] = {NULL, NULL};
+    for (int with = 0; with < 2; with++) {
+        tw_est_config cfg;
+        tw_est_config_init(&cfg);
+        cfg.power_limit_w = 400;
+        cfg.linger_s = with ? 0.25 : 0;
+        assert_ok(tw_estimate_run(&rd, 1, ev, &cfg, &e[with]));
+    }
+    const tw_est_name *h = find(e[1], "H");
+    assert_int_equal(h->status, TW_EST_AT_POWER_BOUND);
+    assert_int_equal(e[1]->lingering, 2); /* both names have the term; H's is held at zero */
+    near(h->energy_j, find(e[0], "H")->energy_j, 1e-9, "H: the bound x its time, as without the term");
+    double b0 = tw_estimate_baseline_j(e[0], e[0]->fit_t0_s, e[0]->fit_t1_s);
+    double b1 = tw_estimate_baseline_j(e[1], e[1]->fit_t0_s, e[1]->fit_t1_s);
+    print_message("baseline %.2f J with the term, %.2f without; kernels %.2f and %.2f J; L %.2f and %.2f J\n", b1, b0,
+                  e[1]->kernels_j, e[0]->kernels_j, find(e[1], "L")->energy_j, find(e[0], "L")->energy_j);
+    /* the GPU's total as without the term (L's own linger, free, trades 16 J with the baseline: both
+     * fits misfit a name that draws more than the bound) */
+    near(b1 + e[1]->kernels_j, b0 + e[0]->kernels_j, 1e-4 * (b0 + e[0]->kernels_j), "the total as without the term");
+    tw_estimate_free(e[0]);
+    tw_estimate_free(e[1]);
+    tw_events_free(ev);
+    free(o);
+    free(s);
+}
+
 /* One draw of white noise (noise_w rms) on the windows `clean` (into o) and
  * the estimate of that reading. */
 static tw_estimate *noisy_draw(const tw_obs *clean, tw_obs *o, size_t n, tw_rng *rng, double noise_w,
@@ -1220,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_fixed_order_timing),
         cmocka_unit_test(test_out_of_order),
         cmocka_unit_test(test_linger),
+        cmocka_unit_test(test_linger_at_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
