@@ -1041,7 +1041,7 @@ static tw_status linger_at(piece_win *pw, const design *d, double t)
     for (const piece *x; (x = tw_spill_peek(&g->src.rd, &st)) != NULL && x->t0 <= t;) {
         piece q = *x;
         g->src.rd.pos++;
-        if (d->lcol[q.name] == LINGER_NONE || !(q.t1 > q.t0)) continue;
+        if (!(q.t1 > q.t0)) continue; /* (lpieces: lingering names' pieces only) */
         if (q.t1 <= t) {
             g->S[d->lcol[q.name]] += q.share * (q.t1 - q.t0) * exp(-(t - q.t1) / tau);
             continue;
@@ -1064,15 +1064,15 @@ static tw_status linger_row(design *d, const tw_obs *o, piece_win *pw)
 {
     tw_status st = linger_at(pw, d, o->t0_s);
     if (st != TW_OK) return st;
-    double len = o->t1_s - o->t0_s, tau = d->ltau, base = (double)(d->K + d->N + d->M);
-    double whole = 1.0 - exp(-len / tau);
+    size_t base = d->K + d->N + d->M;
+    double len = o->t1_s - o->t0_s, tau = d->ltau, whole = 1.0 - exp(-len / tau);
     for (size_t l = 0; l < d->NL; l++)
-        if (pw->lg.S[l] > 0) row_add(d, (size_t)base + l, pw->lg.S[l] * whole / len);
+        if (pw->lg.S[l] > 0) row_add(d, base + l, pw->lg.S[l] * whole / len);
     for (size_t i = 0; i < pw->n; i++) {
         const piece *q = &pw->buf[i];
         if (d->lcol[q->name] == LINGER_NONE || !(q->t1 > o->t0_s) || q->t1 > o->t1_s) continue;
         double A = q->share * (q->t1 - q->t0);
-        row_add(d, (size_t)base + d->lcol[q->name], A * (1.0 - exp(-(o->t1_s - q->t1) / tau)) / len);
+        row_add(d, base + d->lcol[q->name], A * (1.0 - exp(-(o->t1_s - q->t1) / tau)) / len);
     }
     return TW_OK;
 }
@@ -2645,6 +2645,16 @@ static bool linger_hold(fit_state *f)
     return changed;
 }
 
+/* Name unit u's linger unit where its linger counts in its power, else
+ * SIZE_MAX: a name held at zero or at the power bound is reported as held
+ * (its linger held at zero too, linger_hold, but for a unit the last refit
+ * bound). The one rule for unit_power, linger_fold and the lingers' energy. */
+static size_t counted_linger(const fit_state *f, size_t u)
+{
+    size_t lu = f->lunit ? f->lunit[u] : SIZE_MAX;
+    return lu != SIZE_MAX && !f->bound[f->d.K + u] ? lu : SIZE_MAX;
+}
+
 /* Each name column's power with its linger folded in (c->beta), as
  * unit_power folds its unit's: the energy it lingers with after its launches
  * is theirs, and their energies (launches, ranges, kinds) are its power x
@@ -2653,9 +2663,10 @@ static bool linger_hold(fit_state *f)
 static void linger_fold(ctx *c)
 {
     const design *d = &c->f.d;
-    for (size_t j = 0; j < d->N && d->NL; j++)
-        if (d->lcol[j] != LINGER_NONE && !c->f.bound[d->K + c->f.unit[j]])
-            c->beta[d->K + j] = fmax(0.0, c->beta[d->K + j] + c->beta[d->K + d->N + d->M + d->lcol[j]]);
+    for (size_t j = 0; j < d->N && d->NL; j++) {
+        size_t lu = counted_linger(&c->f, c->f.unit[j]);
+        if (lu != SIZE_MAX) c->beta[d->K + j] = fmax(0.0, c->beta[d->K + j] + c->f.beta_u[d->K + lu]);
+    }
 }
 
 /* ---------------------------------------------------------------- activity counters */
@@ -3282,8 +3293,8 @@ static void unit_power(const fit_state *f, size_t u, double *P, double *sd)
     size_t K = f->d.K, q = K + f->U, ku = K + u;
     *P = f->beta_u[ku];
     double v = f->var_u[ku];
-    size_t lu = f->lunit ? f->lunit[u] : SIZE_MAX;
-    if (lu != SIZE_MAX && !f->bound[ku]) { /* held at zero or the bound: reported as held */
+    size_t lu = counted_linger(f, u);
+    if (lu != SIZE_MAX) {
         *P += f->beta_u[K + lu];
         v += f->var_u[K + lu] + (f->cov_f ? 2 * f->cov_f[(lu - f->U0) * q + ku] : 0);
     }
@@ -3316,9 +3327,9 @@ static unit_fig *unit_figures(const ctx *c, const double *uact)
             unit_power(f, u, &x->P, &x->Psd);
             /* as reported less the model's: a linger that leaves the power under zero, or one of a
              * name held at a constraint (reported as held) */
-            size_t lu = f->lunit ? f->lunit[u] : SIZE_MAX;
             x->adjust_j = x->P < 0 ? -x->P * a : 0;
-            if (lu != SIZE_MAX && f->bound[K + u]) x->adjust_j = -f->beta_u[K + lu] * a;
+            if (f->lunit && f->lunit[u] != SIZE_MAX && counted_linger(f, u) == SIZE_MAX)
+                x->adjust_j = -f->beta_u[K + f->lunit[u]] * a;
             x->P = fmax(x->P, 0.0);
             x->E = x->P * a;
             x->Esd = x->Psd * a;
@@ -3388,8 +3399,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
     double kern = 0, copy = 0;
     fig = unit_figures(c, uact);
-    for (size_t u = 0; fig && f->lunit && u < f->U0; u++) /* the energy the lingers add, as folded */
-        if (f->lunit[u] != SIZE_MAX && !f->bound[K + u]) e->linger_j += f->beta_u[K + f->lunit[u]] * uact[u];
+    for (size_t u = 0; fig && u < f->U0; u++) /* the energy the lingers add, as folded */
+        if (counted_linger(f, u) != SIZE_MAX) e->linger_j += f->beta_u[K + counted_linger(f, u)] * uact[u];
     bool oom = !fig;
     for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] != (size_t)-1) {
