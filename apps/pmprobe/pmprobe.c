@@ -15,6 +15,7 @@
  *
  *   pmprobe --out DIR [--interval-ns N] [--hwbuf-mb M] [--rounds R] [--per-group L] [--gap-ms G]
  *           [--target-ms T] [--copy-mb C] [--no-activity] [--metrics a,b,c] [--idle-ms I] [--no-pm]
+ *           [--cycle ON_MS,OFF_MS,N] [--cycle-disable]
  *
  * Writes DIR/samples.csv (start_ns,end_ns,<metric>...), DIR/kernels.csv, DIR/metrics.txt (the
  * chip's base metrics for PM sampling), DIR/summary.txt (everything printed on stdout). Every
@@ -68,9 +69,11 @@ typedef struct {
     uint32_t max_samples; /* counter data image capacity per decode */
     int idle_ms;          /* an idle stretch (context open, nothing running) before the workload */
     bool pm;              /* PM sampling at all (--no-pm: the idle stretch's reference) */
+    int cycle_on_ms, cycle_off_ms, cycles; /* --cycle ON,OFF,N: sampling stopped and started again */
+    bool cycle_disable;                    /* --cycle-disable: disabled and enabled again instead */
 } options;
 
-static options opt = {NULL, 100000, 512, 3, 3, 20, 50.0, 1024, true, NULL, 20, 20000, 0, true};
+static options opt = {NULL, 100000, 512, 3, 3, 20, 50.0, 1024, true, NULL, 20, 20000, 0, true, 0, 0, 0, false};
 
 /* ------------------------------------------------------------------ output and errors */
 
@@ -705,6 +708,8 @@ static int decode_once(pm_setup *pm)
     return why;
 }
 
+static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER; /* the decode thread against --cycle */
+
 /* The decode thread: the hardware buffer is drained every --decode-ms while kernels run, as
  * truewatt's recorder would have to (a buffer that fills up loses samples). */
 static void *decode_thread(void *arg)
@@ -716,9 +721,13 @@ static void *decode_thread(void *arg)
         pthread_mutex_unlock(&smp.lock);
         if (stop) break;
         sleep_ms(opt.decode_ms);
-        /* a full image leaves records in the buffer: decode again at once */
-        while (decode_once(pm) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
-        }
+        /* a full image leaves records in the buffer: decode again at once (not while --cycle
+         * stops or starts the sampling) */
+        pthread_mutex_lock(&pm_lock);
+        if (pm->d.started && !pm->d.stopped)
+            while (decode_once(pm) == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+            }
+        pthread_mutex_unlock(&pm_lock);
     }
     return NULL;
 }
@@ -1039,13 +1048,61 @@ static void idle_stretch(void)
         b.tv_sec + b.tv_nsec / 1e9, opt.pm ? "on" : "off");
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* cycle_stretch: --cycle ON,OFF,N on an idle GPU: N times, PM sampling stopped (with
+ * --cycle-disable: stopped and its object disabled) for OFF ms, then started (enabled) again for
+ * ON ms, each switch's wall-clock time in the summary ("cycle: off at .. on at .."), so that the
+ * GPU's power (power.csv) says whether its rise follows sampling or stays once it was on. */
+static bool cycle_stretch(pm_setup *pm)
+{
+    char why[700];
+    for (int i = 0; i < opt.cycles; i++) {
+        pthread_mutex_lock(&pm_lock);
+        double t_off = wall_s();
+        twi_pm_device_stop(&pm->d, on_sample, NULL);
+        if (opt.cycle_disable) {
+            CUpti_PmSampling_Disable_Params dp = {.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+            dp.pPmSamplingObject = pm->d.obj;
+            cupti_ok(cuptiPmSamplingDisable(&dp), "cuptiPmSamplingDisable");
+            pm->d.obj = NULL;
+            free(pm->d.image);
+            free(pm->d.blank);
+            pm->d.image = pm->d.blank = NULL;
+        }
+        double t_off_done = wall_s();
+        pthread_mutex_unlock(&pm_lock);
+        sleep_ms(opt.cycle_off_ms);
+        pthread_mutex_lock(&pm_lock);
+        double t_on = wall_s();
+        bool ok = !opt.cycle_disable || pm_enable(pm);
+        pm->d.started = pm->d.stopped = false;
+        ok = ok && twi_pm_device_start(&pm->d, why, sizeof why);
+        double t_on_done = wall_s();
+        pthread_mutex_unlock(&pm_lock);
+        say("cycle %d: off at %.3f (took %.1f ms), on at %.3f (took %.1f ms)%s\n", i, t_off,
+            (t_off_done - t_off) * 1e3, t_on, (t_on_done - t_on) * 1e3, ok ? "" : " FAILED");
+        if (!ok) {
+            failed("PM sampling started again", "CUPTI", why, "", 0);
+            return false;
+        }
+        sleep_ms(opt.cycle_on_ms);
+    }
+    return true;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int usage(void)
 {
     fprintf(stderr, "usage: pmprobe --out DIR [--interval-ns N] [--hwbuf-mb M] [--rounds R] [--per-group L] "
                     "[--gap-ms G] [--target-ms T] [--copy-mb C] [--decode-ms D] [--max-samples S] [--no-activity] "
-                    "[--metrics a,b,c] [--idle-ms I] [--no-pm]\n");
+                    "[--metrics a,b,c] [--idle-ms I] [--no-pm] [--cycle ON,OFF,N] [--cycle-disable]\n");
     return 2;
 }
 
@@ -1074,6 +1131,10 @@ static void parse_args(int argc, char **argv)
             opt.pm = false;
             continue;
         }
+        if (strcmp(a, "--cycle-disable") == 0) {
+            opt.cycle_disable = true;
+            continue;
+        }
         if (!v) exit(usage());
         i++;
         if (strcmp(a, "--out") == 0)
@@ -1100,7 +1161,13 @@ static void parse_args(int argc, char **argv)
             opt.metrics = v;
         else if (strcmp(a, "--idle-ms") == 0)
             opt.idle_ms = (int)parse_u(a, v);
-        else {
+        else if (strcmp(a, "--cycle") == 0) {
+            if (sscanf(v, "%d,%d,%d", &opt.cycle_on_ms, &opt.cycle_off_ms, &opt.cycles) != 3 || opt.cycle_on_ms <= 0 ||
+                opt.cycle_off_ms <= 0 || opt.cycles <= 0) {
+                fprintf(stderr, "pmprobe: --cycle needs ON_MS,OFF_MS,N (positive integers), not '%s'\n", v);
+                exit(2);
+            }
+        } else {
             fprintf(stderr, "pmprobe: unknown option '%s'\n", a);
             exit(usage());
         }
@@ -1153,6 +1220,7 @@ int main(int argc, char **argv)
     }
     thread_started = opt.pm;
     idle_stretch();
+    if (opt.pm && opt.cycles && !cycle_stretch(&pm)) goto done;
     run_workload(&g, groups, &n_groups);
 
 done:
