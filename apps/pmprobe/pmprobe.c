@@ -56,19 +56,19 @@
 
 typedef struct {
     const char *out;
-    uint64_t interval_ns; /* PM sampling interval */
-    size_t hwbuf_mb;      /* the device-side record buffer */
-    int rounds;           /* rounds over the kernel kinds */
-    int per_group;        /* launches of one kind back to back */
-    int gap_ms;           /* idle host sleep after each group */
-    double target_ms;     /* each launch's duration, calibrated */
-    size_t copy_mb;       /* each of the copy's two buffers */
-    bool activity;        /* CUPTI activity tracing beside PM sampling */
-    const char *metrics;  /* comma-separated override of the candidates */
-    int decode_ms;        /* decode thread period */
-    uint32_t max_samples; /* counter data image capacity per decode */
-    int idle_ms;          /* an idle stretch (context open, nothing running) before the workload */
-    bool pm;              /* PM sampling at all (--no-pm: the idle stretch's reference) */
+    uint64_t interval_ns;                  /* PM sampling interval */
+    size_t hwbuf_mb;                       /* the device-side record buffer */
+    int rounds;                            /* rounds over the kernel kinds */
+    int per_group;                         /* launches of one kind back to back */
+    int gap_ms;                            /* idle host sleep after each group */
+    double target_ms;                      /* each launch's duration, calibrated */
+    size_t copy_mb;                        /* each of the copy's two buffers */
+    bool activity;                         /* CUPTI activity tracing beside PM sampling */
+    const char *metrics;                   /* comma-separated override of the candidates */
+    int decode_ms;                         /* decode thread period */
+    uint32_t max_samples;                  /* counter data image capacity per decode */
+    int idle_ms;                           /* an idle stretch (context open, nothing running) before the workload */
+    bool pm;                               /* PM sampling at all (--no-pm: the idle stretch's reference) */
     int cycle_on_ms, cycle_off_ms, cycles; /* --cycle ON,OFF,N: sampling stopped and started again */
     bool cycle_disable;                    /* --cycle-disable: disabled and enabled again instead */
 } options;
@@ -1085,8 +1085,8 @@ static bool cycle_stretch(pm_setup *pm)
         ok = ok && twi_pm_device_start(&pm->d, why, sizeof why);
         double t_on_done = wall_s();
         pthread_mutex_unlock(&pm_lock);
-        say("cycle %d: off at %.3f (took %.1f ms), on at %.3f (took %.1f ms)%s\n", i, t_off,
-            (t_off_done - t_off) * 1e3, t_on, (t_on_done - t_on) * 1e3, ok ? "" : " FAILED");
+        say("cycle %d: off at %.3f (took %.1f ms), on at %.3f (took %.1f ms)%s\n", i, t_off, (t_off_done - t_off) * 1e3,
+            t_on, (t_on_done - t_on) * 1e3, ok ? "" : " FAILED");
         if (!ok) {
             failed("PM sampling started again", "CUPTI", why, "", 0);
             return false;

@@ -46,6 +46,9 @@ def main():
     ap.add_argument("--energy", required=True)
     ap.add_argument("--gpus", required=True, help='CSV "rank,uuid": the GPU each rank was given')
     ap.add_argument("--tolerance", type=float, default=0.01)
+    ap.add_argument("--activity-counters", action="store_true",
+                    help="the ranks ran with --activity-counters: every GPU must have them recorded (else only "
+                         "those recorded are checked: truewatt run's default windows need the program's context)")
     args = ap.parse_args()
     d = json.load(open(args.merged))
     log = {}
@@ -79,7 +82,7 @@ def main():
                 f"truewatt's own counter reading {g['counter_j']:.2f} J)")
     for g in d["gpus"]:  # where the ranks recorded activity counters: recorded, and given to the estimate
         a, m = g.get("activity_counters"), g.get("activity_model")
-        if a is None:
+        if a is None or not (args.activity_counters or a.get("recorded")):
             continue
         verdict(bool(a.get("recorded")) and a.get("samples", 0) > 0 and m is not None and (m["used"] or m["why_not"]),
                 f"{g['uuid'].lower()}: activity counters {a.get('line', '')[:60]}...; in its estimate: "

@@ -64,13 +64,32 @@ extern char **environ;
 typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s, merge_wait_s;
-    double pm_ms; /* --activity-counters: PM sampling's interval (ms); 0 = none */
+    double pm_ms;           /* --activity-counters: PM sampling's interval (ms); 0 = none */
+    const char *pm_windows; /* --activity-windows ON,EVERY (s): sampling in windows (the default) */
+    bool no_pm;             /* --no-activity-counters */
     bool json, no_inject;
     char **cmd;
     run_report_opts rep; /* --csv, --group, --group-range */
 } run_args;
 
 #define PERIOD .min = 1e-5, .max = 3600
+
+/* The activity counters by default: PM sampling every 1 ms, enabled 1 s of
+ * every 10 s. Enabled, it raises an H100's power by 30-40 W, and disabled
+ * it does not (results/h100/pm-cycle): in windows the rise is a term the
+ * estimate measures and keeps out of the kernels' energy, and costs a tenth
+ * of it (docs/methods.md, "Activity counters in windows"). */
+#define DEFAULT_PM_WINDOWS "1,10"
+#define DEFAULT_PM_MS 1.0
+
+/* ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (pm_sampling.h's
+ * twi_pm_parse_windows, which the injection library applies). */
+static bool pm_windows_ok(const char *s)
+{
+    double on, every;
+    char tail;
+    return s && sscanf(s, "%lf,%lf%c", &on, &every, &tail) == 2 && on >= 0.1 && every > on && every <= 3600;
+}
 
 /* --activity-counters without a value (before the command, or before "--"):
  * the default interval, 1 ms. */
@@ -177,6 +196,18 @@ static int parse_args(int argc, char **argv, run_args *a)
          .out = &a->pm_ms,
          .min = 0.01,
          .max = 1000},
+        {.name = "activity-windows",
+         .type = CLI_OPT_STRING,
+         .arg = "ON,EVERY",
+         .def = DEFAULT_PM_WINDOWS,
+         .help = "the activity counters by default: sampled every 1 ms in windows of ON s\n"
+                 "of every EVERY s; the GPU's extra power while they are on is measured\n"
+                 "and kept out of the kernels' energy (docs/usage.md)",
+         .out = &a->pm_windows},
+        {.name = "no-activity-counters",
+         .type = CLI_OPT_FLAG,
+         .help = "record no activity counters (the power readings alone)",
+         .out = &a->no_pm},
         {.name = "merge-wait",
          .type = CLI_OPT_DOUBLE,
          .arg = "S",
@@ -193,7 +224,7 @@ static int parse_args(int argc, char **argv, run_args *a)
             "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
             "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
             "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
-            "                    [--activity-counters[=MS]]\n"
+            "                    [--activity-counters[=MS] | --activity-windows ON,EVERY | --no-activity-counters]\n"
             "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
@@ -210,6 +241,17 @@ static int parse_args(int argc, char **argv, run_args *a)
     int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
+    if (!pm_windows_ok(a->pm_windows))
+        return cli_usage("run", "--activity-windows '%s': ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (e.g. %s)",
+                         a->pm_windows, DEFAULT_PM_WINDOWS);
+    if (a->no_inject || a->no_pm) { /* none */
+        a->pm_ms = 0;
+        a->pm_windows = NULL;
+    } else if (a->pm_ms > 0) { /* throughout */
+        a->pm_windows = NULL;
+    } else {
+        a->pm_ms = DEFAULT_PM_MS;
+    }
     a->cmd = argv + first;
     return 0;
 }
@@ -349,6 +391,7 @@ static bool child_env(envp *e, const run_args *a, const char *events_abs, uint64
         char ms[32];
         snprintf(ms, sizeof ms, "%.6g", a->pm_ms);
         if (!env_set(e, "TW_PM_INTERVAL_MS", ms)) return false;
+        if (a->pm_windows && !env_set(e, "TW_PM_WINDOWS", a->pm_windows)) return false;
     }
     /* $TW_INJECT_LIBRARY, else the installed one, else the build tree's (tw_inject_library) */
     char *lib = absolute(tw_inject_library());

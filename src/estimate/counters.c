@@ -34,6 +34,8 @@ void tw_est_counter_set_free(tw_est_counter_set *s)
     free(s->t0_s);
     free(s->t1_s);
     free(s->v);
+    free(s->w0_s);
+    free(s->w1_s);
     memset(s, 0, sizeof *s);
 }
 
@@ -70,7 +72,7 @@ tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_c
         }
     out->nmetrics = nm;
     out->interval_s = interval_s;
-    out->c = (tw_est_counters){0, NULL, NULL, nf, out->names, NULL};
+    out->c = (tw_est_counters){0, NULL, NULL, nf, out->names, NULL, 0, NULL, NULL};
     return TW_OK;
 }
 
@@ -123,5 +125,28 @@ tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, c
     s->c.t0_s = s->t0_s;
     s->c.t1_s = s->t1_s;
     s->c.v = s->v;
+    return TW_OK;
+}
+
+tw_status tw_est_counters_window(tw_est_counter_set *s, double t0_s, double t1_s)
+{
+    size_t k = s->c.nw;
+    if (!(t1_s > t0_s) || (k && t0_s < s->w1_s[k - 1]))
+        return tw_fail(TW_EINVAL, "a PM sampling window (%.6f .. %.6f s) is no span after the one before it", t0_s,
+                       t1_s);
+    if (k == s->wcap) {
+        size_t cap = s->wcap ? 2 * s->wcap : 64;
+        double *a = realloc(s->w0_s, cap * sizeof *a);
+        if (a) s->w0_s = a;
+        double *b = a ? realloc(s->w1_s, cap * sizeof *b) : NULL;
+        if (!b) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
+        s->w1_s = b;
+        s->wcap = cap;
+    }
+    s->w0_s[k] = t0_s;
+    s->w1_s[k] = t1_s;
+    s->c.nw = k + 1;
+    s->c.w0_s = s->w0_s;
+    s->c.w1_s = s->w1_s;
     return TW_OK;
 }

@@ -35,6 +35,8 @@ typedef struct tw_est_counter_set {
     int at[6];      /* the metrics' places in a sample: SM cycles active, elapsed, then each feature's (-1: none) */
     size_t nmetrics;
     double interval_s;
+    double *w0_s, *w1_s; /* PM sampling's windows (tw_est_counters.nw) */
+    size_t wcap;
 } tw_est_counter_set;
 
 /* The features of the comma-separated list `metrics` (as recorded) sampled
@@ -44,6 +46,9 @@ typedef struct tw_est_counter_set {
  * the set grows by the features alone (5 doubles and its span a sample). */
 tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_counter_set *out);
 tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, const float *values);
+/* A window PM sampling was enabled in (sampling in windows), in order:
+ * TW_EINVAL for one that is no span or starts before the last one ended. */
+tw_status tw_est_counters_window(tw_est_counter_set *s, double t0_s, double t1_s);
 void tw_est_counter_set_free(tw_est_counter_set *s);
 
 #endif

@@ -117,6 +117,8 @@ void tw_estimate_free(tw_estimate *e)
     free(e->ranges);
     event_energies_free(e->energies_j);
     free(e->knot_w);
+    free(e->pm_w0);
+    free(e->pm_w1);
     free(e);
 }
 
@@ -144,7 +146,10 @@ double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
         t = tk;
         v = vk;
     }
-    return sum + 0.5 * (v + baseline_at(e, b)) * (b - t);
+    sum += 0.5 * (v + baseline_at(e, b)) * (b - t);
+    for (size_t k = 0; k < e->pm_nw; k++) /* PM sampling's own power while it was on */
+        if (e->pm_w1[k] > a && e->pm_w0[k] < b) sum += e->pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
+    return sum;
 }
 
 /* Each event's energy, spilled in order of event (tw_estimate_event_energy_j). */
@@ -939,6 +944,10 @@ typedef struct design {
     size_t NL;
     const uint32_t *lcol; /* per name column: its linger column l, or LINGER_NONE */
     double ltau;          /* the linger's time constant (s) */
+    /* PM sampling's own power: R (0 or 1) column after the lingers' (K + N + M + NL), the GPU's
+     * extra power while sampling is enabled, over the nw windows w0 .. w1 (activities' clock) */
+    size_t R, nw;
+    const double *w0, *w1;
 } design;
 
 static void row_add(design *d, size_t j, double v)
@@ -1077,6 +1086,26 @@ static tw_status linger_row(design *d, const tw_obs *o, piece_win *pw)
     return TW_OK;
 }
 
+/* PM sampling's column: the share of window o (weighted as it weighs its
+ * instants) that sampling was enabled in. */
+static void pm_row(design *d, const tw_obs *o, double tau_s, double norm)
+{
+    size_t lo = 0, hi = d->nw;
+    while (lo < hi) { /* the first sampling window that ends after o starts */
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->w1[mid] <= o->t0_s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double len = o->t1_s - o->t0_s, w = 0;
+    for (size_t k = lo; k < d->nw && d->w0[k] < o->t1_s; k++) {
+        double a = max2(d->w0[k], o->t0_s), b = min2(d->w1[k], o->t1_s);
+        if (b > a) w += tw_obs_weight_in(o, tau_s, norm, a, b);
+    }
+    row_add(d, d->K + d->N + d->M + d->NL, w / len);
+}
+
 /* The row of window o: the baseline's hat functions' means over it and each
  * name's activity in it (weighted as the window weighs its instants).
  * Windows come in order of start, through one piece_win per pass. */
@@ -1122,6 +1151,7 @@ static tw_status make_row(design *d, const tw_obs *ow, double tau_s, piece_win *
         }
     }
     if (st == TW_OK && d->NL) st = linger_row(d, o, pw);
+    if (st == TW_OK && d->R) pm_row(d, o, tau_s, norm);
     return st;
 }
 
@@ -1583,6 +1613,7 @@ typedef struct fit_state {
     /* lingering power: units UL0 .. U - 1, after the features' */
     size_t UL0;
     size_t *lunit;   /* per name unit (U0): its linger unit, or SIZE_MAX */
+    size_t UR;       /* PM sampling's own power: its unit (between the features' and the lingers'), or SIZE_MAX */
     double linger_w; /* sd of the prior on each linger term */
     bool prior_own;  /* prior_u made by linger_priors (the names' entries follow prior_w) */
 } fit_state;
@@ -1715,7 +1746,7 @@ static void expand(const fit_state *f, double *beta)
     size_t K = f->d.K;
     for (size_t k = 0; k < K; k++)
         beta[k] = f->beta_u[k];
-    for (size_t j = 0; j < f->d.N + f->d.M + f->d.NL; j++)
+    for (size_t j = 0; j < f->d.N + f->d.M + f->d.NL + f->d.R; j++)
         beta[K + j] = f->beta_u[K + f->unit[j]];
 }
 
@@ -2463,8 +2494,8 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
     size_t N = f->d.N, K = f->d.K, p = f->d.p, M = f->d.M;
     size_t *parent = malloc((N ? N : 1) * sizeof *parent);
     double *G = calloc(p * p, sizeof *G);
-    size_t NL = f->d.NL;
-    f->unit = malloc((N + M + NL ? N + M + NL : 1) * sizeof *f->unit);
+    size_t NL = f->d.NL, R = f->d.R;
+    f->unit = malloc((N + M + NL + R ? N + M + NL + R : 1) * sizeof *f->unit);
     if (!parent || !G || !f->unit) {
         free(parent);
         free(G);
@@ -2514,6 +2545,8 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
     f->U0 = f->U; /* the counters' features: a unit each, after the names' */
     for (size_t m = 0; m < M; m++)
         f->unit[N + m] = f->U++;
+    f->UR = SIZE_MAX; /* PM sampling's own power: a unit of its own */
+    if (R) f->unit[N + M + NL] = f->UR = f->U++;
     /* the linger terms: one per unit of names that have them (names told
      * apart by nothing have lingers told apart by nothing) */
     f->UL0 = f->U;
@@ -2769,8 +2802,10 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     }
     piece_src_close(&src); /* safe after a failed open: it starts from zero */
     double cs = 0, ts = 0;
+    /* sampling in windows covers each name's time about as often as it was on */
+    double want = MIN_COUNTER_COVERAGE * (d->R ? c->e->counters.window_share : 1.0);
     for (size_t j = 0; st == TW_OK && j < N; j++) {
-        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] >= MIN_COUNTER_COVERAGE * all[j];
+        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] > 0 && cov[j] >= want * all[j];
         for (size_t m = 0; m < M; m++)
             c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
         if (!c->copy[j]) {
@@ -2782,6 +2817,37 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     free(cov);
     free(all);
     return st;
+}
+
+/* PM sampling in windows: the design's column of its own power (d->R)
+ * where some window overlaps the fit span, whether the counters' model is
+ * used or not (the GPU drew that power either way); their number, time and
+ * share of the fit span in e->counters. */
+static void pm_windows(ctx *c, const tw_est_config *cfg)
+{
+    design *d = &c->f.d;
+    tw_est_counter_fit *cf = &c->e->counters;
+    const tw_est_counters *cn = cfg->counters;
+    d->R = d->nw = 0;
+    if (!cn || !cn->nw || !cn->w0_s || !cn->w1_s || !(d->T1 > d->T0)) return;
+    double on = 0;
+    size_t n = 0;
+    for (size_t k = 0; k < cn->nw; k++) {
+        double a = fmax(cn->w0_s[k], d->T0), b = fmin(cn->w1_s[k], d->T1);
+        if (!(cn->w1_s[k] > cn->w0_s[k]) || (k && cn->w0_s[k] < cn->w1_s[k - 1])) return; /* not windows: none */
+        if (b > a) {
+            on += b - a;
+            n++;
+        }
+    }
+    if (!n) return;
+    d->R = 1;
+    d->nw = cn->nw;
+    d->w0 = cn->w0_s;
+    d->w1 = cn->w1_s;
+    cf->windows = n;
+    cf->window_s = on;
+    cf->window_share = on / (d->T1 - d->T0);
 }
 
 /* Sets up the counters' model (design columns, the columns it serves) where
@@ -2826,8 +2892,9 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     cf->coverage = share;
     cf->samples = c->ncs;
     if (names == 0) {
-        snprintf(cf->why, sizeof cf->why, "the samples cover no kernel name for %.0f %% of its time",
-                 100 * MIN_COUNTER_COVERAGE);
+        snprintf(cf->why, sizeof cf->why, "the samples cover no kernel name for %.0f %% of its time%s",
+                 100 * MIN_COUNTER_COVERAGE * (d->R ? cf->window_share : 1.0),
+                 d->R ? " (half the share of the fit span sampling was on in)" : "");
         d->M = 0;
         return TW_OK;
     }
@@ -3503,6 +3570,18 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     else
         for (size_t k = 0; k + 1 < K; k++)
             bj += 0.5 * (f->beta_u[k] + f->beta_u[k + 1]) * d->dk;
+    if (f->UR != SIZE_MAX) { /* PM sampling's own power: the GPU's, not a kernel's */
+        e->counters.pm_w = f->beta_u[K + f->UR];
+        e->counters.pm_sd_w = sqrt(f->var_u[K + f->UR]);
+        e->counters.pm_j = e->counters.pm_w * e->counters.window_s;
+        bj += e->counters.pm_j;
+        e->pm_w = e->counters.pm_w;
+        e->pm_nw = d->nw;
+        if (!(e->pm_w0 = malloc(d->nw * sizeof *e->pm_w0)) || !(e->pm_w1 = malloc(d->nw * sizeof *e->pm_w1)))
+            goto no_memory;
+        memcpy(e->pm_w0, d->w0, d->nw * sizeof *e->pm_w0);
+        memcpy(e->pm_w1, d->w1, d->nw * sizeof *e->pm_w1);
+    }
     e->baseline_j = bj;
     if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) goto no_memory;
     memcpy(e->knot_w, f->beta_u, K * sizeof *e->knot_w);
@@ -3643,11 +3722,12 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
     if (st == TW_OK) {
         d->N = N;
         d->ls = &c.ls;
+        pm_windows(&c, &cfg);
         st = counters_prepare(&c, &cfg, e->pooled ? N - 1 : (size_t)-1);
     }
     if (st == TW_OK) st = linger_columns(&c, &cfg, col);
     if (st == TW_OK) {
-        d->p = d->K + N + d->M + d->NL;
+        d->p = d->K + N + d->M + d->NL + d->R;
         d->x = malloc(d->p * sizeof *d->x);
         d->touch = malloc(d->p * sizeof *d->touch);
         d->mark = calloc(d->p, sizeof *d->mark);

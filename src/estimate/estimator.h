@@ -59,6 +59,14 @@ typedef struct tw_est_counters {
     size_t nf;                  /* features, at most TW_EST_MAX_FEATURES */
     const char *const *feature; /* their names */
     const double *v;            /* n x nf, row by sample */
+    /* the spans PM sampling was enabled in, when it was enabled in windows
+     * (`truewatt run`'s default, docs/methods.md "Activity counters in
+     * windows"): in order, not overlapping, on the activities' clock. The
+     * GPU draws more while it is (+30-40 W on an idle H100,
+     * results/h100/pm-cycle): that power is a term of its own, not the
+     * baseline's or a kernel's. nw = 0: enabled throughout, no such term. */
+    size_t nw;
+    const double *w0_s, *w1_s;
 } tw_est_counters;
 
 /* One reading's observations (borrowed). */
@@ -178,6 +186,12 @@ typedef struct tw_est_counter_fit {
     size_t names;    /* names given their power by the counters */
     double coverage; /* share of the kernels' time the samples cover */
     size_t samples;  /* samples inside the fit span */
+    /* PM sampling in windows (tw_est_counters.nw > 0): the windows inside
+     * the fit span, their time, the power the GPU drew more while they were
+     * on (its sd) and its energy, which the baseline's energy includes */
+    size_t windows;
+    double window_s, window_share;
+    double pm_w, pm_sd_w, pm_j;
 } tw_est_counter_fit;
 
 typedef struct tw_est_group {
@@ -260,6 +274,9 @@ typedef struct tw_estimate {
     double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
     char warnings[1024];                 /* lines; "" when none */
     tw_est_counter_fit counters;         /* the activity counters' part */
+    /* PM sampling's windows (counters.windows) and its own power, for tw_estimate_baseline_j */
+    size_t pm_nw;
+    double *pm_w0, *pm_w1, pm_w;
 } tw_estimate;
 
 /* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other
@@ -284,7 +301,8 @@ double tw_estimate_event_energy_j(const tw_estimate *e, size_t i);
  * writer's callers): n of them, from j. */
 tw_status tw_estimate_set_event_energies(tw_estimate *e, const double *j, size_t n);
 
-/* The baseline's energy over [a, b] (held at its end values outside the fit span). */
+/* The baseline's energy over [a, b] (held at its end values outside the fit
+ * span), PM sampling's own power in its windows included. */
 double tw_estimate_baseline_j(const tw_estimate *e, double a, double b);
 
 #endif

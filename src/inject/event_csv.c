@@ -37,6 +37,8 @@ const char *twi_kind_name(twi_kind kind)
         return "pm_off";
     case TWI_PM_END:
         return "pm_end";
+    case TWI_PM_WINDOW:
+        return "pm_window";
     }
     return "unknown";
 }

@@ -32,7 +32,8 @@ typedef enum twi_kind {
     TWI_PM_METRICS = 4,
     TWI_PM_SAMPLE = 5,
     TWI_PM_OFF = 6,
-    TWI_PM_END = 7
+    TWI_PM_END = 7,
+    TWI_PM_WINDOW = 8
 } twi_kind;
 
 /* CUPTI's CUpti_ActivityMemcpyKind values. */
@@ -72,7 +73,7 @@ typedef struct twi_record {
 
 /* "HtoD", "DtoH", ...; "unknown" for values out of range. */
 const char *twi_memcpy_kind_name(uint32_t copy_kind);
-/* "kernel", "memcpy", "memset", "nvtx", "pm_metrics", "pm_sample", "pm_off", "pm_end". */
+/* "kernel", "memcpy", "memset", "nvtx", "pm_metrics", "pm_sample", "pm_off", "pm_end", "pm_window". */
 const char *twi_kind_name(twi_kind kind);
 
 /* ---------------------------------------------------------------- clock */

@@ -48,6 +48,7 @@
  *                        (default: CUPTI's own clock and a measured offset)
  *   TW_INJECT_VERBOSE    "1": a line on what was set up and a summary at exit
  *   TW_PM_INTERVAL_MS    activity counters: CUPTI's PM sampling every this many ms
+ *   TW_PM_WINDOWS        "ON,EVERY": that sampling enabled ON s of every EVERY s only
  *                        (0.01..1000) on each GPU the program uses, as pm_* lines
  *                        of the events file (pm_sampling.h; truewatt run
  *                        --activity-counters sets it); unset: none
@@ -906,14 +907,22 @@ static void pm_emit(void *ctx, const twi_record *r)
     emit_locked(r);
 }
 
-/* Activity counters when truewatt run asked for them (TW_PM_INTERVAL_MS). */
+/* Activity counters when truewatt run asked for them (TW_PM_INTERVAL_MS,
+ * in windows with TW_PM_WINDOWS). */
 static void start_pm_sampling(const twi_cupti_client *cl)
 {
-    const char *iv = getenv("TW_PM_INTERVAL_MS");
+    const char *iv = getenv("TW_PM_INTERVAL_MS"), *win = getenv("TW_PM_WINDOWS");
     if (!iv || !*iv) return;
     twi_pm_config pc = {.prefix = PREFIX, .verbose = cl->verbose, .emit = pm_emit};
     if (!twi_pm_parse_interval(iv, &pc.interval_ns)) {
         fprintf(stderr, PREFIX "TW_PM_INTERVAL_MS='%s' is not 0.01..1000 (ms): no activity counters\n", iv);
+        return;
+    }
+    if (win && *win && !twi_pm_parse_windows(win, &pc.window_ns, &pc.period_ns)) {
+        fprintf(stderr,
+                PREFIX "TW_PM_WINDOWS='%s' is not ON,EVERY (s, 0.1 <= ON < EVERY <= 3600): no activity "
+                       "counters\n",
+                win);
         return;
     }
     twi_pm_start(&pc, twi_cupti_handle());

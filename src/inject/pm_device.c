@@ -479,14 +479,33 @@ void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
     d->decode_errors = errors; /* a decode after the stop that finds nothing is no error */
 }
 
+static void disable(twi_pm_device *d)
+{
+    if (!d->obj) return;
+    CUpti_PmSampling_Disable_Params dp = {.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+    dp.pPmSamplingObject = d->obj;
+    api.cuptiPmSamplingDisable(&dp);
+    d->obj = NULL;
+}
+
+void twi_pm_device_pause(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
+{
+    twi_pm_device_stop(d, fn, ctx);
+    disable(d);
+    free(d->image); /* the next enable makes the counter data image again */
+    free(d->blank);
+    d->image = d->blank = NULL;
+}
+
+bool twi_pm_device_resume(twi_pm_device *d, const twi_pm_options *o, char *why, size_t cap)
+{
+    d->started = d->stopped = false;
+    return twi_pm_device_enable(d, o, why, cap) && twi_pm_device_start(d, why, cap);
+}
+
 void twi_pm_device_free(twi_pm_device *d)
 {
-    if (d->obj) {
-        CUpti_PmSampling_Disable_Params dp = {.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
-        dp.pPmSamplingObject = d->obj;
-        api.cuptiPmSamplingDisable(&dp);
-        d->obj = NULL;
-    }
+    disable(d);
     twi_pm_host_free(d->host);
     d->host = NULL;
     free(d->avail);

@@ -11,6 +11,8 @@
  *   twi_pm_device_start        start
  *   twi_pm_device_decode       hardware buffer -> image -> each sample's values, image reset
  *   twi_pm_device_stop         decode, stop, decode what is left
+ *   twi_pm_device_pause        stop, disable (the GPU's extra power ends only there)
+ *   twi_pm_device_resume       enable and start again
  *   twi_pm_device_free         disable, free
  * Each step that fails returns false with CUPTI's message in `why`. No step
  * prints, allocates per sample or takes a lock; the caller serialises calls
@@ -99,6 +101,13 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
 void twi_pm_device_drain(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx, int most);
 /* What the buffer holds, stop, then the rest until CUPTI has no more. */
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
+/* Stops (twi_pm_device_stop) and disables sampling, keeping the chosen
+ * metrics and configuration. On the H100 the GPU draws 30-40 W more while
+ * sampling is enabled, stopped or not; disabled, it does not
+ * (results/h100/pm-cycle): sampling in windows pauses this way. */
+void twi_pm_device_pause(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
+/* Enables and starts a paused device again (~150 ms on the H100). */
+bool twi_pm_device_resume(twi_pm_device *d, const twi_pm_options *o, char *why, size_t cap);
 /* Disables sampling and frees what the device holds (any state). */
 void twi_pm_device_free(twi_pm_device *d);
 

@@ -70,6 +70,8 @@ typedef enum { DEV_UNSEEN = 0, DEV_ON, DEV_OFF } dev_state;
 
 typedef struct pm_dev {
     dev_state state;
+    bool paused;    /* sampling in windows: disabled until the next window */
+    uint64_t on_ns; /* when its window began (just before it was enabled; CUPTI's clock) */
     twi_pm_device d;
     CUcontext ctx; /* the primary context, retained while sampling */
     char uuid[TWI_UUID_LEN];
@@ -110,6 +112,22 @@ bool twi_pm_parse_interval(const char *s, uint64_t *ns)
         end++;
     if (errno || *end || !(ms >= 0.01 && ms <= 1000.0)) return false;
     *ns = (uint64_t)(ms * 1e6 + 0.5);
+    return true;
+}
+
+bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns)
+{
+    if (!s || !*s) return false;
+    char *end;
+    errno = 0;
+    double on = strtod(s, &end);
+    if (errno || *end != ',') return false;
+    double every = strtod(end + 1, &end);
+    while (*end == ' ')
+        end++;
+    if (errno || *end || !(on >= 0.1) || !(every > on) || !(every <= 3600)) return false;
+    *window_ns = (uint64_t)(on * 1e9 + 0.5);
+    *period_ns = (uint64_t)(every * 1e9 + 0.5);
     return true;
 }
 
@@ -198,11 +216,22 @@ static void device_uuid(pm_dev *p, bool *mig)
     twi_format_uuid((const unsigned char *)a.bytes, *mig, p->uuid);
 }
 
-/* Everything up to the start (the context current on this thread). */
+/* Where the GPU's power changed in a switch that began at t and ends now:
+ * CUPTI does not say within the enable (or the disable) it happened, which
+ * take ~150 (~65) ms on the H100 (results/h100/pm-cycle); halfway errs by
+ * at most half of that. */
+static uint64_t midway(uint64_t t) { return t + (twi_pm_now() - t) / 2; }
+
+/* Everything up to the start (the context current on this thread); the
+ * window begins where sampling is enabled (the metrics' choice before it
+ * takes a second or more). */
 static bool setup_device(pm_dev *p, char *why, size_t cap)
 {
-    return twi_pm_device_prepare(&p->d, why, cap) && twi_pm_device_choose(&p->d, &pm.opt, why, cap) &&
-           twi_pm_device_enable(&p->d, &pm.opt, why, cap) && twi_pm_device_start(&p->d, why, cap);
+    if (!twi_pm_device_prepare(&p->d, why, cap) || !twi_pm_device_choose(&p->d, &pm.opt, why, cap)) return false;
+    uint64_t t = twi_pm_now();
+    bool ok = twi_pm_device_enable(&p->d, &pm.opt, why, cap) && twi_pm_device_start(&p->d, why, cap);
+    p->on_ns = midway(t);
+    return ok;
 }
 
 /* What a failed or finished device leaves: sampling disabled, freed, the context released. */
@@ -339,12 +368,56 @@ static void discover(void)
     }
 }
 
+/* Device p's window ended: stopped (what it holds decoded), disabled,
+ * its pm_window record from its enable to the disable (midway). */
+static void window_done(pm_dev *p, int index)
+{
+    sample_ctx c = {p, index};
+    twi_pm_device_stop(&p->d, on_sample, &c); /* the samples end here, inside the window */
+    uint64_t t = twi_pm_now();
+    twi_pm_device_pause(&p->d, on_sample, &c);
+    t = midway(t);
+    if (pm.c.window_ns && t > p->on_ns) emit(p, index, TWI_PM_WINDOW, "on", p->on_ns, t);
+}
+
+/* Sampling in windows: device p disabled at its window's end (what it
+ * holds decoded first), enabled again at the next window's start. */
+static void switch_window(pm_dev *p, int index)
+{
+    uint64_t now = twi_pm_now();
+    bool off = !p->paused && now - p->on_ns >= pm.c.window_ns, on = p->paused && now - p->on_ns >= pm.c.period_ns;
+    if (!off && !on) return;
+    if (!p->ctx || cu.ctx_push(p->ctx) != CUDA_SUCCESS) return; /* tried again at the next look */
+    char why[600] = "";
+    bool ok = true;
+    if (off) {
+        window_done(p, index);
+        p->paused = true;
+    } else {
+        uint64_t t = twi_pm_now();
+        ok = twi_pm_device_resume(&p->d, &pm.opt, why, sizeof why);
+        p->on_ns = midway(t);
+        p->paused = false;
+    }
+    CUcontext popped;
+    cu.ctx_pop(&popped);
+    if (!ok) { /* its samples so far stay; the rest of the run has none */
+        if (pm.c.window_ns) emit(p, index, TWI_PM_WINDOW, "on", p->on_ns, twi_pm_now());
+        teardown(p);
+        p->state = DEV_OFF;
+        say("PM sampling on CUDA device %d: enabled again for its next window: %s; no samples after this", index, why);
+    }
+}
+
 static void work_once(void)
 {
     pthread_mutex_lock(&pm.work);
     discover();
-    for (int i = 0; i < MAX_DEVICES; i++)
-        if (pm.dev[i].state == DEV_ON) decode_device(&pm.dev[i], i);
+    for (int i = 0; i < MAX_DEVICES; i++) {
+        pm_dev *p = &pm.dev[i];
+        if (p->state == DEV_ON && !p->paused) decode_device(p, i);
+        if (p->state == DEV_ON && pm.c.window_ns) switch_window(p, i);
+    }
     pthread_mutex_unlock(&pm.work);
 }
 
@@ -415,8 +488,7 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti)
 static void stop_device(pm_dev *p, int index)
 {
     bool pushed = p->ctx && cu.ctx_push(p->ctx) == CUDA_SUCCESS;
-    sample_ctx c = {p, index};
-    twi_pm_device_stop(&p->d, on_sample, &c);
+    if (!p->paused) window_done(p, index); /* its last window */
     if (pushed) {
         CUcontext popped;
         cu.ctx_pop(&popped);

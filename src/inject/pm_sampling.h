@@ -19,6 +19,8 @@
  *               CUPTI's clock (the kernels' clock)
  *   pm_off      name: why the device has no samples (no permission, old
  *               CUPTI, MIG, none of the metrics accepted, ...)
+ *   pm_window   name "on": start/end the span sampling was enabled in (sampling
+ *               in windows only: enable .. disable, each ~0.1 s, inside it)
  *   pm_end      name "samples=N overflows=N busy_s=S": at the end, the samples
  *               recorded, the decodes that found the hardware buffer overflowed,
  *               and the seconds spent decoding and evaluating (this process's
@@ -48,8 +50,12 @@ typedef void (*twi_pm_emit_fn)(void *ctx, const twi_record *r);
 
 typedef struct twi_pm_config {
     uint64_t interval_ns; /* the sampling interval */
-    const char *prefix;   /* of messages on stderr */
-    bool verbose;         /* also what was set up */
+    /* sampling in windows: enabled window_ns of every period_ns, disabled in
+     * between (0: enabled throughout). The GPU draws more while it is
+     * enabled (results/h100/pm-cycle); each window becomes a pm_window record */
+    uint64_t window_ns, period_ns;
+    const char *prefix; /* of messages on stderr */
+    bool verbose;       /* also what was set up */
     twi_pm_emit_fn emit;
     void *ctx;
 } twi_pm_config;
@@ -57,6 +63,9 @@ typedef struct twi_pm_config {
 /* Parses TW_PM_INTERVAL_MS ("1", "0.5"): an interval of 0.01 ms to 1000 ms
  * into *ns. False for anything else. */
 bool twi_pm_parse_interval(const char *s, uint64_t *ns);
+/* Parses TW_PM_WINDOWS ("ON,EVERY" in seconds, e.g. "1,10": ON of every
+ * EVERY, 0.1 <= ON < EVERY <= 3600) into ns. False for anything else. */
+bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns);
 /* Starts the PM thread with libcupti's handle `cupti` (loaded by
  * cupti_activity.c). False (and a message) when it cannot start. */
 bool twi_pm_start(const twi_pm_config *c, void *cupti);

@@ -444,7 +444,7 @@ static tw_status analyse(merge *m)
         char why[160];
         tw_status st = merged_counters(m, g, &cs, why, sizeof why);
         if (st != TW_OK) return st;
-        if (cs.c.n) c.counters = &cs.c;
+        if (cs.c.n || cs.c.nw) c.counters = &cs.c;
         tw_status est = tw_estimate_trace(f->path, x->prefix, prof, &feed, &c, &x->est, &x->info);
         tw_est_counter_set_free(&cs);
         if (est != TW_OK) {

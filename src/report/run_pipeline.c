@@ -357,24 +357,32 @@ static tw_status add_sample(void *arg, double t0_s, double t1_s, const float *va
     return tw_est_counters_add(s->set, t0_s + s->shift_s, t1_s + s->shift_s, values);
 }
 
+static tw_status add_window(void *arg, double t0_s, double t1_s)
+{
+    const shifted_set *s = arg;
+    return tw_est_counters_window(s->set, t0_s + s->shift_s, t1_s + s->shift_s);
+}
+
 tw_status run_device_counters(tw_run *run, const run_device *x, double shift_s, const tw_report_options *o,
                               tw_est_counter_set *set, char *why, size_t cap)
 {
     memset(set, 0, sizeof *set);
     why[0] = '\0';
     if (!x->pm_asked || !x->pm.on || x->pm.samples == 0) return TW_OK;
+    shifted_set s = {set, shift_s};
+    tw_status st = TW_OK;
     if (o->no_activity_counters) {
         snprintf(why, cap, "left out (--no-activity-counters)");
-        return TW_OK;
-    }
-    tw_status st = tw_est_counters_begin(x->pm.metrics, (double)x->pm.interval_ns * 1e-9, set);
-    if (st == TW_ENOTFOUND) { /* metrics that give no feature: said, the estimate goes on without them */
-        snprintf(why, cap, "%s", tw_last_error());
+    } else if ((st = tw_est_counters_begin(x->pm.metrics, (double)x->pm.interval_ns * 1e-9, set)) == TW_ENOTFOUND) {
+        snprintf(why, cap, "%s", tw_last_error()); /* metrics that give no feature: said, the estimate goes on */
         tw_clear_error();
-        return TW_OK;
+        memset(set, 0, sizeof *set);
+        st = TW_OK;
+    } else if (st == TW_OK) {
+        st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, &s);
     }
-    shifted_set s = {set, shift_s};
-    if (st == TW_OK) st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, &s);
+    /* the windows it was enabled in whether its samples are used or not: the GPU drew more in them */
+    if (st == TW_OK) st = tw_run_pm_windows(run, x->pm.device, add_window, &s);
     if (st != TW_OK) tw_est_counter_set_free(set);
     return st;
 }
@@ -406,7 +414,7 @@ static tw_status analyse(tw_run *run, const char *path, loaded *L, const tw_repo
         char why[160];
         st = run_device_counters(run, x, 0, o, &cs, why, sizeof why);
         if (st != TW_OK) return st;
-        if (cs.c.n) c.counters = &cs.c;
+        if (cs.c.n || cs.c.nw) c.counters = &cs.c;
         tw_status est = tw_estimate_trace(path, x->prefix, prof, &L->feeds[d], &c, &x->est, &x->info);
         tw_est_counter_set_free(&cs);
         if (est != TW_OK) {

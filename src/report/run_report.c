@@ -452,9 +452,23 @@ static void fit_noise(const run_device *d, const char **name, double *rms_w, dou
 const char *run_pm_note(const run_device *d)
 {
     if (!d->pm_asked || !d->pm.on || d->pm.samples == 0) return NULL;
+    if (d->est && d->est->counters.windows) /* its own term: pm_text */
+        return "PM sampling was enabled in windows only; the GPU's extra power in them is a term of its own "
+               "(\"PM sampling's own power\"), in the baseline, never in a kernel's energy";
     return "PM sampling raises the GPU's power between kernels while it runs (an H100's by 30-45 W): the baseline "
            "and the total include that, the kernels' energy above the baseline does not; for the run's total, "
            "run without --activity-counters";
+}
+
+/* PM sampling in windows: what the GPU drew more while it was enabled, the
+ * term that takes it (estimator.h, tw_est_counter_fit). */
+static void pm_text(const tw_est_counter_fit *c, FILE *f)
+{
+    if (!c->windows) return;
+    fprintf(f,
+            "PM sampling's own power: +%.1f +- %.1f W in its %zu windows (%.2f s, %.1f %% of the fit span): %.1f J, "
+            "in the baseline (the GPU's energy less this is what the program drew without the counters)\n",
+            c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, c->pm_j);
 }
 
 /* How the activity counters entered the estimate: the model's features and
@@ -462,6 +476,7 @@ const char *run_pm_note(const run_device *d)
 void run_counters_text(const run_device *d, FILE *f)
 {
     const tw_est_counter_fit *c = &d->est->counters;
+    pm_text(c, f);
     if (!c->used) {
         if (c->why[0]) fprintf(f, "activity counters in the estimate: not used (%s)\n", c->why);
         return;
@@ -708,6 +723,14 @@ void run_counters_json(json *j, const run_device *d)
     json_begin_object(j);
     json_kv_bool(j, "used", c->used);
     json_kv_string(j, "why_not", c->used || !c->why[0] ? NULL : c->why);
+    if (c->windows) { /* PM sampling in windows: its own power */
+        json_kv_uint(j, "windows", c->windows);
+        json_kv_number(j, "window_s", c->window_s);
+        json_kv_number(j, "window_share", c->window_share);
+        json_kv_number(j, "pm_power_w", c->pm_w);
+        json_kv_number(j, "pm_power_sd_w", c->pm_sd_w);
+        json_kv_number(j, "pm_energy_j", c->pm_j);
+    }
     if (c->used) {
         json_kv_uint(j, "names", c->names);
         json_kv_uint(j, "samples", c->samples);

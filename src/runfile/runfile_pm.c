@@ -16,7 +16,9 @@
     "CREATE TABLE IF NOT EXISTS pm_devices(device INTEGER PRIMARY KEY, uuid TEXT, interval_ns INTEGER, "               \
     "metrics TEXT, refused TEXT, reason TEXT, t_ns INTEGER NOT NULL, busy_s REAL, overflows INTEGER);\n"               \
     "CREATE TABLE IF NOT EXISTS pm_samples(device INTEGER NOT NULL, start_ns INTEGER NOT NULL, "                       \
-    "dur_ns INTEGER NOT NULL, v BLOB NOT NULL)"
+    "dur_ns INTEGER NOT NULL, v BLOB NOT NULL);\n"                                                                     \
+    "CREATE TABLE IF NOT EXISTS pm_windows(device INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT "    \
+    "NULL)"
 
 #define MAX_VALUES 64
 
@@ -143,6 +145,24 @@ static tw_status put_sample(tw_run *r, const char *path, unsigned long line, con
     return st;
 }
 
+/* pm_window: a span PM sampling was enabled in (sampling in windows). */
+static tw_status put_window(tw_run *r, const char *path, unsigned long line, const char *text, int64_t device,
+                            int64_t start, int64_t end)
+{
+    if (!(end > start)) return bad_line(path, line, "pm_window: its end is not after its start", text);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(r->db, "INSERT INTO pm_windows VALUES(?,?,?)", -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return run_db_fail(r->db, r->path, "cannot write a PM sampling window");
+    }
+    sqlite3_bind_int64(s, 1, device);
+    sqlite3_bind_int64(s, 2, start);
+    sqlite3_bind_int64(s, 3, end);
+    tw_status st = run_step_write(r, s, "cannot write a PM sampling window");
+    sqlite3_finalize(s);
+    return st;
+}
+
 /* pm_end: the device's cost and overflows, into its row. */
 static tw_status put_end(tw_run *r, const char *path, unsigned long line, const char *text, int64_t device)
 {
@@ -178,7 +198,9 @@ tw_status tw_run_pm_line(tw_run *r, const char *path, unsigned long line, const 
     if (strcmp(kind, "pm_metrics") == 0) return put_device(r, path, line, true, text, device, uuid, start_ns);
     if (strcmp(kind, "pm_off") == 0) return put_device(r, path, line, false, text, device, uuid, start_ns);
     if (strcmp(kind, "pm_end") == 0) return put_end(r, path, line, text, device);
-    return tw_fail(TW_EPARSE, "%s:%lu: unknown kind '%.40s' (pm_metrics, pm_sample, pm_off, pm_end)", path, line, kind);
+    if (strcmp(kind, "pm_window") == 0) return put_window(r, path, line, text, device, start_ns, end_ns);
+    return tw_fail(TW_EPARSE, "%s:%lu: unknown kind '%.40s' (pm_metrics, pm_sample, pm_off, pm_end, pm_window)", path,
+                   line, kind);
 }
 
 /* ---------------------------------------------------------------- reading back */
@@ -318,6 +340,27 @@ tw_status tw_run_pm_each(tw_run *r, int device, size_t nvalues, tw_run_pm_fn fn,
         st = fn(ctx, run_s_of(start), run_s_of(start + dur), v);
     }
     if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the activity counter samples");
+    sqlite3_finalize(s);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+tw_status tw_run_pm_windows(tw_run *r, int device, tw_run_pm_window_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&r->mu);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(r->db, "SELECT start_ns, end_ns FROM pm_windows WHERE device = ? ORDER BY start_ns", -1, &s,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        pthread_mutex_unlock(&r->mu);
+        return TW_OK; /* a run file from before windows, or without counters */
+    }
+    sqlite3_bind_int64(s, 1, device);
+    tw_status st = TW_OK;
+    int rc;
+    while (st == TW_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+        st = fn(ctx, run_s_of(sqlite3_column_int64(s, 0)), run_s_of(sqlite3_column_int64(s, 1)));
+    if (st == TW_OK && rc != SQLITE_DONE) st = run_db_fail(r->db, r->path, "cannot read the PM sampling windows");
     sqlite3_finalize(s);
     pthread_mutex_unlock(&r->mu);
     return st;

@@ -59,6 +59,11 @@ void tw_run_pm_text(const tw_run_pm *p, char *buf, size_t cap);
  * naming the run file; fn's error stops the reading and is returned. */
 typedef tw_status (*tw_run_pm_fn)(void *ctx, double t0_s, double t1_s, const float *values);
 tw_status tw_run_pm_each(tw_run *r, int device, size_t nvalues, tw_run_pm_fn fn, void *ctx);
+/* Device `device`'s PM sampling windows (sampling in windows: the spans it
+ * was enabled in), in order of start, to fn as run seconds; none (and
+ * TW_OK) for a run that sampled throughout or not at all. */
+typedef tw_status (*tw_run_pm_window_fn)(void *ctx, double t0_s, double t1_s);
+tw_status tw_run_pm_windows(tw_run *r, int device, tw_run_pm_window_fn fn, void *ctx);
 /* tw_run_export_pm (pm_samples.csv): truewatt.h. */
 
 #endif

@@ -14,7 +14,9 @@
 #     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
-#   - without --activity-counters: none asked for, none recorded, no line;
+#   - --no-activity-counters: none asked for, none recorded, no line;
+#   - the default, in windows (--activity-windows): pm_window rows, the samples
+#     inside them, the estimate's term for PM sampling's own power;
 #   - the fake refusing (no permission; --activity-counters 0.5, a value as its
 #     own argument): the run completes with its kernels and the report says why
 #     there are no activity counters.
@@ -117,20 +119,53 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
-# ---- without --activity-counters (they raise the GPU's power: opt-in): none asked for, none recorded, no line
-"$BIN" run --json -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run without --activity-counters: $(cat err)"
-python3 - e.sqlite e.json <<'PY' && ok "without --activity-counters: none recorded, none asked for" || fail "without: $(cat err)"
+# ---- --no-activity-counters: none asked for, none recorded, no line
+"$BIN" run --json --no-activity-counters -o e.sqlite -- "$HOST" - gpu >e.json 2>err ||
+    fail "run --no-activity-counters: $(cat err)"
+python3 - e.sqlite e.json <<'PY' && ok "--no-activity-counters: none recorded, none asked for" || fail "none: $(cat err)"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 # the pm tables are made by the first pm record: none here
 tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-assert not {"pm_samples", "pm_devices"} & tables, tables
+assert not {"pm_samples", "pm_devices", "pm_windows"} & tables, tables
 assert db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone() is None
 assert db.execute("SELECT value FROM environment WHERE name = 'TW_PM_INTERVAL_MS'").fetchone() is None
 dev = json.load(open(sys.argv[2]))["devices"][0]
 assert "activity_counters" not in dev, dev.keys()
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY
+
+# ---- the default: sampling in windows (here 0.2 s of every 0.5 s, the default's 1 s of every 10 s
+# being longer than the program): a pm_window row per window, each sample inside one, the windows
+# apart by the period; the estimate's term for PM sampling's own power, near 0 W as the fake NVML's
+# power does not rise with it, and its text line; a bad --activity-windows refused
+"$BIN" run --json --activity-windows 0.2,0.5 -o w.sqlite -- "$HOST" - gpu >w.json 2>err ||
+    fail "run --activity-windows: $(cat err)"
+python3 - w.sqlite w.json <<'PY' && ok "windows: recorded, samples inside them, the estimate's term" || fail "windows: $(cat err)"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+w = db.execute("SELECT device, start_ns, end_ns FROM pm_windows ORDER BY start_ns").fetchall()
+assert 2 <= len(w) <= 4 and all(d == 0 and b > a for d, a, b in w), w
+for (_, a0, b0), (_, a1, b1) in zip(w, w[1:]):
+    assert b0 < a1 and abs((a1 - a0) - 5e8) <= 2.6e8, ("windows every 0.5 s (checked every 0.25 s)", w)
+assert all(abs((b - a) - 2e8) <= 2.6e8 for _, a, b in w[:-1]), ("0.2 s each, give or take a look", w)
+env = dict(db.execute("SELECT name, value FROM environment"))
+assert env.get("TW_PM_WINDOWS") == "0.2,0.5" and env.get("TW_PM_INTERVAL_MS") == "1", env
+n = 0
+for s, d in db.execute("SELECT start_ns, dur_ns FROM pm_samples"):
+    assert any(a <= s and s + d <= b for _, a, b in w), ("a sample outside every window", s, w)
+    n += 1
+assert n > 100, n
+m = json.load(open(sys.argv[2]))["devices"][0]["estimate"]["activity_model"]
+assert m["windows"] >= 1 and 0 < m["window_share"] < 1 and m["window_s"] > 0, m
+assert abs(m["pm_power_w"]) <= max(5.0, 3 * m["pm_power_sd_w"]), m
+assert abs(m["pm_energy_j"] - m["pm_power_w"] * m["window_s"]) <= 1e-6 * max(1, abs(m["pm_energy_j"])), m
+PY
+"$BIN" report w.sqlite >w.txt 2>err && grep -q "^PM sampling's own power: [+-][0-9.]* +- [0-9.]* W in its [0-9]* windows" w.txt &&
+    ok "windows: the text report's line" || fail "windows line: $(grep -i 'PM sampling' w.txt) $(cat err)"
+"$BIN" run --activity-windows 2,1 -o x.sqlite -- true >out 2>err
+[ $? = 2 ] && grep -q "activity-windows '2,1': ON,EVERY in seconds" err && ok "a bad --activity-windows refused" ||
+    fail "bad --activity-windows: $(cat err)"
 
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
 FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||

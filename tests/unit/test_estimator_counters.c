@@ -144,7 +144,7 @@ static void sample(const launch *l, size_t nl, double from, double to, samples *
         for (int m = 0; m < NF; m++)
             s->v[k * NF + (size_t)m] = integral(l, nl, s->t0[k], s->t1[k], m) / 0.001;
     }
-    s->c = (tw_est_counters){n, s->t0, s->t1, NF, feature_names, s->v};
+    s->c = (tw_est_counters){n, s->t0, s->t1, NF, feature_names, s->v, 0, NULL, NULL};
 }
 
 static void samples_free(samples *s)
@@ -381,6 +381,73 @@ static void test_one_name_in_bursts(void **state)
     fixture_free(&f);
 }
 
+/* PM sampling in three windows of ~0.7 s (a quarter of the fit span),
+ * each a little longer than one cycle, and the GPU drawing PM_W more while
+ * sampling is enabled, as the H100 does (results/h100/pm-cycle). The names'
+ * levels come from the windows alone (a quarter of each name's time: the
+ * counters are used, where the same coverage from one stretch is not,
+ * test_part_covered); the power while sampling is on is a term of its own:
+ * each name within 2 % of its truth, the term within 1 W of PM_W, and the
+ * GPU's energy (the baseline's with the term's) the truth. */
+#define PM_W 35.0
+static void test_windows(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    const double w0[3] = {0.95, 3.35, 5.75}, w1[3] = {1.65, 4.05, 6.45};
+    double on = 0;
+    for (size_t i = 0; i < f.nw; i++) /* the readings with the windows' power */
+        for (int k = 0; k < 3; k++) {
+            double a = fmax(w0[k], f.o[i].t0_s), b = fmin(w1[k], f.o[i].t1_s);
+            if (b > a) f.o[i].power_w += PM_W * (b - a) / (f.o[i].t1_s - f.o[i].t0_s);
+        }
+    samples part[3];
+    size_t n = 0;
+    for (int k = 0; k < 3; k++) {
+        sample(f.l, f.nl, w0[k], w1[k], &part[k]);
+        n += part[k].c.n;
+    }
+    samples s = {malloc(n * sizeof(double)), malloc(n * sizeof(double)), malloc(n * NF * sizeof(double)), {0}};
+    n = 0;
+    for (int k = 0; k < 3; k++) {
+        memcpy(s.t0 + n, part[k].t0, part[k].c.n * sizeof(double));
+        memcpy(s.t1 + n, part[k].t1, part[k].c.n * sizeof(double));
+        memcpy(s.v + n * NF, part[k].v, part[k].c.n * NF * sizeof(double));
+        n += part[k].c.n;
+        samples_free(&part[k]);
+    }
+    s.c = (tw_est_counters){n, s.t0, s.t1, NF, feature_names, s.v, 3, w0, w1};
+    tw_estimate *e = estimate_with(&f, &s);
+    assert_true(e->counters.used);
+    assert_int_equal(e->counters.names, 4);
+    assert_int_equal(e->counters.windows, 3);
+    for (int k = 0; k < 3; k++) /* inside the fit span (the first starts before the first kernel) */
+        on += fmin(w1[k], e->fit_t1_s) - fmax(w0[k], e->fit_t0_s);
+    near(e->counters.window_s, on, 1e-9, "the windows' time");
+    near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power");
+    near(e->counters.pm_j, PM_W * on, 1.0 * on, "its energy");
+    for (size_t k = 0; k < 4; k++) {
+        const tw_est_name *x = find(e, sigs[k].name);
+        assert_int_equal(x->status, TW_EST_OK);
+        assert_int_equal(x->method, TW_EST_BY_COUNTERS);
+        double want = true_j(f.l, f.nl, k);
+        near(x->energy_j, want, 0.02 * want, sigs[k].name);
+    }
+    double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, PM sampling's included");
+    near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
+         "the baseline's energy over the fit span, the windows' power in it");
+    tw_estimate_free(e);
+    /* the same samples without the windows said: a quarter of each name's time is not enough */
+    s.c.nw = 0;
+    e = estimate_with(&f, &s);
+    assert_false(e->counters.used);
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
 static void test_features_of_metrics(void **state)
 {
     (void)state;
@@ -420,7 +487,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_by_counters),   cmocka_unit_test(test_part_covered),
         cmocka_unit_test(test_one_name_in_bursts),  cmocka_unit_test(test_bad_samples),
-        cmocka_unit_test(test_features_of_metrics),
+        cmocka_unit_test(test_features_of_metrics), cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
