@@ -2708,6 +2708,11 @@ static void linger_fold(ctx *c)
  * left to the readings alone (a gap, samples that began late or ended early):
  * its gaps would otherwise be filled with the level of a minority of its time. */
 #define MIN_COUNTER_COVERAGE 0.5
+/* With sampling in windows, a name whose covered time is under this (s) too:
+ * a few samples' worth (one name caught at a window's edge, JAX in
+ * results/h100/attrib-s31w) are no level to fill the other nine tenths of
+ * its time with */
+#define MIN_WINDOWED_S 0.01
 /* A feature whose largest level while kernels run is under this share of
  * its peak explains nothing: left out, so that no column is empty. */
 #define MIN_FEATURE_LEVEL 1e-4
@@ -2805,7 +2810,8 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     /* sampling in windows covers each name's time about as often as it was on */
     double want = MIN_COUNTER_COVERAGE * (d->R ? c->e->counters.window_share : 1.0);
     for (size_t j = 0; st == TW_OK && j < N; j++) {
-        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] > 0 && cov[j] >= want * all[j];
+        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] > (d->R ? MIN_WINDOWED_S : 0) &&
+                     cov[j] >= want * all[j];
         for (size_t m = 0; m < M; m++)
             c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
         if (!c->copy[j]) {

@@ -14,9 +14,9 @@
 #     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
-#   - --no-activity-counters: none asked for, none recorded, no line;
-#   - the default, in windows (--activity-windows): pm_window rows, the samples
-#     inside them, the estimate's term for PM sampling's own power;
+#   - by default and with --no-activity-counters: none asked for, none recorded, no line;
+#   - in windows (--activity-windows): pm_window rows, the samples inside
+#     them, the estimate's term for PM sampling's own power;
 #   - the fake refusing (no permission; --activity-counters 0.5, a value as its
 #     own argument): the run completes with its kernels and the report says why
 #     there are no activity counters.
@@ -119,10 +119,13 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
-# ---- --no-activity-counters: none asked for, none recorded, no line
-"$BIN" run --json --no-activity-counters -o e.sqlite -- "$HOST" - gpu >e.json 2>err ||
-    fail "run --no-activity-counters: $(cat err)"
-python3 - e.sqlite e.json <<'PY' && ok "--no-activity-counters: none recorded, none asked for" || fail "none: $(cat err)"
+# ---- by default (they raise the GPU's power: opt-in), and with --no-activity-counters after
+# --activity-counters: none asked for, none recorded, no line
+for how in default no; do
+    opt=; [ $how = no ] && opt="--activity-counters --no-activity-counters"
+    # shellcheck disable=SC2086
+    "$BIN" run --json $opt -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run ($how): $(cat err)"
+    python3 - e.sqlite e.json <<'PY' && ok "$how: none recorded, none asked for" || fail "none ($how): $(cat err)"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 # the pm tables are made by the first pm record: none here
@@ -134,9 +137,10 @@ dev = json.load(open(sys.argv[2]))["devices"][0]
 assert "activity_counters" not in dev, dev.keys()
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY
+    rm -f e.sqlite
+done
 
-# ---- the default: sampling in windows (here 0.2 s of every 0.5 s, the default's 1 s of every 10 s
-# being longer than the program): a pm_window row per window, each sample inside one, the windows
+# ---- sampling in windows (--activity-windows; here 0.2 s of every 0.5 s, the program being short): a pm_window row per window, each sample inside one, the windows
 # apart by the period; the estimate's term for PM sampling's own power, near 0 W as the fake NVML's
 # power does not rise with it, and its text line; a bad --activity-windows refused
 "$BIN" run --json --activity-windows 0.2,0.5 -o w.sqlite -- "$HOST" - gpu >w.json 2>err ||
@@ -166,6 +170,9 @@ PY
 "$BIN" run --activity-windows 2,1 -o x.sqlite -- true >out 2>err
 [ $? = 2 ] && grep -q "activity-windows '2,1': ON,EVERY in seconds" err && ok "a bad --activity-windows refused" ||
     fail "bad --activity-windows: $(cat err)"
+"$BIN" run --activity-counters 1 --activity-windows 1,10 -o x.sqlite -- true >out 2>err
+[ $? = 2 ] && grep -q "one of them" err && ok "--activity-counters with --activity-windows refused" ||
+    fail "both: $(cat err)"
 
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
 FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||

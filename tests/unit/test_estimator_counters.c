@@ -221,6 +221,18 @@ static tw_estimate *estimate_with(const fixture *f, const samples *s)
     return e;
 }
 
+/* Each name resolved by the counters, its energy within tol (a share) of the truth. */
+static void names_by_counters(const tw_estimate *e, const fixture *f, double tol)
+{
+    for (size_t k = 0; k < 4; k++) {
+        const tw_est_name *x = find(e, sigs[k].name);
+        assert_int_equal(x->status, TW_EST_OK);
+        assert_int_equal(x->method, TW_EST_BY_COUNTERS);
+        double want = true_j(f->l, f->nl, k);
+        near(x->energy_j, want, tol * want, sigs[k].name);
+    }
+}
+
 /* Without counters A and B are one group (their columns are proportional);
  * with them, each gets its own power and energy, within 1 % of the truth,
  * and the features' coefficients come back; every name is "counters". */
@@ -246,12 +258,9 @@ static void test_split_by_counters(void **state)
         assert_string_equal(e->counters.feature[m], feature_names[m]);
         near(e->counters.coef_w[m], coef[m], 0.01 * coef[m], "a feature's power at full activity");
     }
+    names_by_counters(e, &f, 0.01);
     for (size_t k = 0; k < 4; k++) {
         const tw_est_name *x = find(e, sigs[k].name);
-        assert_int_equal(x->status, TW_EST_OK);
-        assert_int_equal(x->method, TW_EST_BY_COUNTERS);
-        double want = true_j(f.l, f.nl, k);
-        near(x->energy_j, want, 0.01 * want, sigs[k].name);
         near(x->power_w, power_of(k), 0.01 * power_of(k), "power");
         near(x->counter_w + x->own_w, x->power_w, 1e-6 * x->power_w, "counters' part + own term");
         assert_true(x->energy_sd_j >= 0 && x->energy_sd_j < 0.05 * x->energy_j);
@@ -427,13 +436,7 @@ static void test_windows(void **state)
     near(e->counters.window_s, on, 1e-9, "the windows' time");
     near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power");
     near(e->counters.pm_j, PM_W * on, 1.0 * on, "its energy");
-    for (size_t k = 0; k < 4; k++) {
-        const tw_est_name *x = find(e, sigs[k].name);
-        assert_int_equal(x->status, TW_EST_OK);
-        assert_int_equal(x->method, TW_EST_BY_COUNTERS);
-        double want = true_j(f.l, f.nl, k);
-        near(x->energy_j, want, 0.02 * want, sigs[k].name);
-    }
+    names_by_counters(e, &f, 0.02);
     double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
     near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, PM sampling's included");
     near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
