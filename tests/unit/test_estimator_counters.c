@@ -442,6 +442,17 @@ static void test_windows(void **state)
     near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
          "the baseline's energy over the fit span, the windows' power in it");
     tw_estimate_free(e);
+    /* the windows as the run file gives them, in order: one that overlaps the last or is no span refused */
+    tw_est_counter_set cs;
+    assert_ok(tw_est_counters_begin("sm__cycles_active.avg,gpc__cycles_elapsed.max", 0.001, &cs));
+    assert_ok(tw_est_counters_window(&cs, 1.0, 2.0));
+    assert_int_equal(tw_est_counters_window(&cs, 1.5, 3.0), TW_EINVAL);
+    assert_non_null(strstr(tw_last_error(), "no span after the one before it"));
+    assert_int_equal(tw_est_counters_window(&cs, 3.0, 3.0), TW_EINVAL);
+    assert_ok(tw_est_counters_window(&cs, 2.0, 2.5));
+    assert_int_equal(cs.c.nw, 2);
+    assert_true(cs.c.w0_s[1] == 2.0 && cs.c.w1_s[1] == 2.5);
+    tw_est_counter_set_free(&cs);
     /* the same samples without the windows said: a quarter of each name's time is not enough */
     s.c.nw = 0;
     e = estimate_with(&f, &s);

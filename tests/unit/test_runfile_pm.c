@@ -163,6 +163,48 @@ static void test_import(void **state)
     sqlite3_close(db);
 }
 
+/* What tw_run_pm_windows handed over (at most 4). */
+typedef struct spans {
+    double t0[4], t1[4];
+    size_t n;
+} spans;
+
+static tw_status collect_window(void *ctx, double t0_s, double t1_s)
+{
+    spans *w = ctx;
+    if (w->n == 4) return tw_fail(TW_EIO, "more than 4 windows");
+    w->t0[w->n] = t0_s;
+    w->t1[w->n++] = t1_s;
+    return TW_OK;
+}
+
+/* pm_window lines (--activity-windows): per device, in order of start whatever the file's order;
+ * none for another device or a run without them. */
+static void test_windows(void **state)
+{
+    (void)state;
+    tw_run *r = imported(tw_test_path(0, "windows.sqlite"),
+                         HEADER "on,2.25,2.5,0,-1,pm_window," UUID0 "\n"
+                                "on,0.5,0.75,0,-1,pm_window," UUID0 "\n"
+                                "on,1.0,1.5,1,-1,pm_window,GPU-c0de0001-0000-4000-8000-000000000001\n");
+    spans w = {0};
+    assert_ok(tw_run_pm_windows(r, 0, collect_window, &w));
+    assert_int_equal(w.n, 2);
+    const double want[4] = {0.5, 0.75, 2.25, 2.5};
+    for (size_t k = 0; k < 2; k++) {
+        assert_true(fabs(w.t0[k] - want[2 * k]) < 1e-12);
+        assert_true(fabs(w.t1[k] - want[2 * k + 1]) < 1e-12);
+    }
+    spans none = {0};
+    assert_ok(tw_run_pm_windows(r, 5, collect_window, &none));
+    assert_int_equal(none.n, 0);
+    assert_ok(tw_run_close(r));
+    r = imported(tw_test_path(0, "nowindows.sqlite"), events);
+    assert_ok(tw_run_pm_windows(r, 0, collect_window, &none));
+    assert_int_equal(none.n, 0);
+    assert_ok(tw_run_close(r));
+}
+
 /* A run without activity counters: no tables, none read, no file exported. */
 static void test_none(void **state)
 {
@@ -211,6 +253,8 @@ static void test_bad_lines(void **state)
     import_skips(HEADER "1,0.5,0.6,zero,-1,pm_sample,\n", ":2: device 'zero' is not an integer");
     import_skips(HEADER "samples=1 overflows=x busy_s=1,0.5,0.5,0,-1,pm_end,\n", ":2: pm_end: busy_s or overflows");
     import_skips(HEADER "samples=1 overflows=0 busy_s=-1,0.5,0.5,0,-1,pm_end,\n", ":2: pm_end: busy_s or overflows");
+    import_skips(HEADER "on,0.6,0.5,0,-1,pm_window,\n", ":2: event 'on' ends before it starts");
+    import_skips(HEADER "on,0.5,0.5,0,-1,pm_window,\n", ":2: pm_window: its end is not after its start");
 }
 
 int main(void)
@@ -219,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_import),
         cmocka_unit_test(test_none),
         cmocka_unit_test(test_bad_lines),
+        cmocka_unit_test(test_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
