@@ -1397,6 +1397,11 @@ typedef struct tw_recording_options {
     double activity_counters_ms; /* the program records activity counters this often (TW_PM_INTERVAL_MS); 0: none */
 } tw_recording_options;
 
+/* The syntax of `truewatt run --activity-windows`' ON,EVERY (TW_PM_WINDOWS: PM
+ * sampling enabled ON s of every EVERY s, 0.1 <= ON < EVERY <= 3600), as the
+ * injection library reads it: TW_EINVAL saying why for anything else. */
+TW_API tw_status tw_activity_windows_check(const char *spec);
+
 TW_API void tw_recording_options_init(tw_recording_options *o);
 /* Checks what can be checked before anything is created: the sensor
  * profile (NULL: each GPU's own) loads, the run file's folder is writable. */

@@ -18,6 +18,7 @@
 #include "correct/profile.h"
 #include "correct/profile_pick.h"
 #include "exporter/procfile.h"
+#include "inject/pm_options.h"
 #include "report/run_pipeline.h"
 #include "report/run_report.h"
 #include "runfile/runfile.h"
@@ -414,5 +415,14 @@ tw_status tw_devices_choose(const char *backend, const char *list, const char *c
     for (size_t i = 0; i < k && i < cap; i++)
         out[i] = all[pos[i]];
     *n = k < cap ? k : cap;
+    return TW_OK;
+}
+
+tw_status tw_activity_windows_check(const char *spec)
+{
+    uint64_t on_ns, every_ns;
+    if (!twi_pm_parse_windows(spec, &on_ns, &every_ns))
+        return tw_fail(TW_EINVAL, "'%s': ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (e.g. 1,10)",
+                       spec ? spec : "(null)");
     return TW_OK;
 }

@@ -82,17 +82,7 @@ typedef struct run_args {
  * counters' model from the cheap metrics gave every name of a PyTorch step
  * about the same power, and some names of another more than the GPU can
  * draw (results/h100/attrib-s31w). */
-#define PM_WINDOWS_EXAMPLE "1,10"
 #define PM_WINDOWS_MS 1.0
-
-/* ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (pm_sampling.h's
- * twi_pm_parse_windows, which the injection library applies). */
-static bool pm_windows_ok(const char *s)
-{
-    double on, every;
-    char tail;
-    return s && sscanf(s, "%lf,%lf%c", &on, &every, &tail) == 2 && on >= 0.1 && every > on && every <= 3600;
-}
 
 /* --activity-counters without a value (before the command, or before "--"):
  * the default interval, 1 ms. */
@@ -243,9 +233,8 @@ static int parse_args(int argc, char **argv, run_args *a)
     int rc = cli_opts_parse(&o, argc, argv, &first);
     if (rc) return rc;
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
-    if (a->pm_windows && !pm_windows_ok(a->pm_windows))
-        return cli_usage("run", "--activity-windows '%s': ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (e.g. %s)",
-                         a->pm_windows, PM_WINDOWS_EXAMPLE);
+    if (a->pm_windows && tw_activity_windows_check(a->pm_windows) != TW_OK)
+        return cli_usage("run", "--activity-windows %s", tw_last_error());
     if (a->pm_ms > 0 && a->pm_windows)
         return cli_usage("run", "--activity-counters samples throughout, --activity-windows in windows: one of them");
     if (a->no_inject || a->no_pm) { /* none */

@@ -148,7 +148,7 @@ double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
     }
     sum += 0.5 * (v + baseline_at(e, b)) * (b - t);
     for (size_t k = 0; k < e->pm_nw; k++) /* PM sampling's own power while it was on */
-        if (e->pm_w1[k] > a && e->pm_w0[k] < b) sum += e->pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
+        if (e->pm_w1[k] > a && e->pm_w0[k] < b) sum += e->counters.pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
     return sum;
 }
 
@@ -2840,7 +2840,13 @@ static void pm_windows(ctx *c, const tw_est_config *cfg)
     size_t n = 0;
     for (size_t k = 0; k < cn->nw; k++) {
         double a = fmax(cn->w0_s[k], d->T0), b = fmin(cn->w1_s[k], d->T1);
-        if (!(cn->w1_s[k] > cn->w0_s[k]) || (k && cn->w0_s[k] < cn->w1_s[k - 1])) return; /* not windows: none */
+        if (!(cn->w1_s[k] > cn->w0_s[k]) || (k && cn->w0_s[k] < cn->w1_s[k - 1])) {
+            warn(c->e,
+                 "PM sampling window %zu (%.6f .. %.6f s) is no span after the one before it: no term for "
+                 "PM sampling's own power",
+                 k, cn->w0_s[k], cn->w1_s[k]);
+            return;
+        }
         if (b > a) {
             on += b - a;
             n++;
@@ -3581,12 +3587,11 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         e->counters.pm_sd_w = sqrt(f->var_u[K + f->UR]);
         e->counters.pm_j = e->counters.pm_w * e->counters.window_s;
         bj += e->counters.pm_j;
-        e->pm_w = e->counters.pm_w;
-        e->pm_nw = d->nw;
         if (!(e->pm_w0 = malloc(d->nw * sizeof *e->pm_w0)) || !(e->pm_w1 = malloc(d->nw * sizeof *e->pm_w1)))
             goto no_memory;
         memcpy(e->pm_w0, d->w0, d->nw * sizeof *e->pm_w0);
         memcpy(e->pm_w1, d->w1, d->nw * sizeof *e->pm_w1);
+        e->pm_nw = d->nw;
     }
     e->baseline_j = bj;
     if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) goto no_memory;

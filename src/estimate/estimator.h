@@ -274,9 +274,10 @@ typedef struct tw_estimate {
     double activity_t0_s, activity_t1_s; /* the first kernel's or copy's start, the last one's end (NaN: none) */
     char warnings[1024];                 /* lines; "" when none */
     tw_est_counter_fit counters;         /* the activity counters' part */
-    /* PM sampling's windows (counters.windows) and its own power, for tw_estimate_baseline_j */
+    /* PM sampling's windows inside the fit span's design (counters.windows of them inside the span), for
+     * tw_estimate_baseline_j with counters.pm_w */
     size_t pm_nw;
-    double *pm_w0, *pm_w1, pm_w;
+    double *pm_w0, *pm_w1;
 } tw_estimate;
 
 /* Kernels, copies and NVTX ranges (kind "nvtx") come from `events`; other

@@ -81,6 +81,7 @@
 #include "inject/demangle.h"
 #include "inject/event_csv.h"
 #include "inject/nvtx_ranges.h"
+#include "inject/pm_options.h"
 #include "inject/pm_sampling.h"
 
 #define PREFIX "truewatt-inject: "

@@ -60,12 +60,6 @@ typedef struct twi_pm_config {
     void *ctx;
 } twi_pm_config;
 
-/* Parses TW_PM_INTERVAL_MS ("1", "0.5"): an interval of 0.01 ms to 1000 ms
- * into *ns. False for anything else. */
-bool twi_pm_parse_interval(const char *s, uint64_t *ns);
-/* Parses TW_PM_WINDOWS ("ON,EVERY" in seconds, e.g. "1,10": ON of every
- * EVERY, 0.1 <= ON < EVERY <= 3600) into ns. False for anything else. */
-bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns);
 /* Starts the PM thread with libcupti's handle `cupti` (loaded by
  * cupti_activity.c). False (and a message) when it cannot start. */
 bool twi_pm_start(const twi_pm_config *c, void *cupti);

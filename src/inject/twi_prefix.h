@@ -1,5 +1,5 @@
 /* The injection library's GPU-free parts (event_csv, demangle, nvtx_ranges,
- * cupti_activity) are also objects of libtruewatt, where every global symbol
+ * pm_options, cupti_activity) are also objects of libtruewatt, where every global symbol
  * carries the library's prefix (tests/meta/static_symbols.sh): their
  * functions are named tw_i_* there and in the injection library alike, while
  * the call sites keep the short twi_* names. */
@@ -36,6 +36,8 @@
 #define twi_ranges_end tw_i_ranges_end
 #define twi_ranges_pending tw_i_ranges_pending
 #define twi_ranges_free tw_i_ranges_free
+#define twi_pm_parse_interval tw_i_pm_parse_interval
+#define twi_pm_parse_windows tw_i_pm_parse_windows
 #define twi_cupti_start tw_i_cupti_start
 #define twi_cupti_stop tw_i_cupti_stop
 #define twi_cupti_flush tw_i_cupti_flush

@@ -453,6 +453,16 @@ static void test_windows(void **state)
     assert_int_equal(cs.c.nw, 2);
     assert_true(cs.c.w0_s[1] == 2.0 && cs.c.w1_s[1] == 2.5);
     tw_est_counter_set_free(&cs);
+    /* windows out of order: said, and no term made of them */
+    const double bad0[2] = {3.35, 0.95}, bad1[2] = {4.05, 1.65};
+    s.c.w0_s = bad0;
+    s.c.w1_s = bad1;
+    s.c.nw = 2;
+    e = estimate_with(&f, &s);
+    assert_int_equal(e->counters.windows, 0);
+    assert_true(e->counters.pm_j == 0);
+    assert_non_null(strstr(e->warnings, "PM sampling window 1 (0.950000 .. 1.650000 s) is no span after the one"));
+    tw_estimate_free(e);
     /* the same samples without the windows said: a quarter of each name's time is not enough */
     s.c.nw = 0;
     e = estimate_with(&f, &s);
