@@ -192,9 +192,10 @@ static int parse_args(int argc, char **argv, run_args *a)
         {.name = "activity-windows",
          .type = CLI_OPT_STRING,
          .arg = "ON,EVERY",
-         .help = "also record the activity counters, every 1 ms but only in windows of ON\n"
-                 "s of every EVERY s (e.g. 1,10); the GPU's extra power while they are on\n"
-                 "is measured and kept out of the kernels' energy (docs/usage.md)",
+         .help = "also record the activity counters, every 1 ms (or --activity-counters'\n"
+                 "MS) but only in windows of ON s of every EVERY s (e.g. 1,10); the GPU's\n"
+                 "extra power while they are on is measured and kept out of the kernels'\n"
+                 "energy (docs/usage.md)",
          .out = &a->pm_windows},
         {.name = "no-activity-counters",
          .type = CLI_OPT_FLAG,
@@ -216,7 +217,7 @@ static int parse_args(int argc, char **argv, run_args *a)
             "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
             "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
             "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
-            "                    [--activity-counters[=MS] | --activity-windows ON,EVERY | --no-activity-counters]\n"
+            "                    [--activity-counters[=MS]] [--activity-windows ON,EVERY] [--no-activity-counters]\n"
             "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"
@@ -235,12 +236,10 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (tw_devices_check(a->devices) != TW_OK) return cli_usage("run", "%s", tw_last_error());
     if (a->pm_windows && tw_activity_windows_check(a->pm_windows) != TW_OK)
         return cli_usage("run", "--activity-windows %s", tw_last_error());
-    if (a->pm_ms > 0 && a->pm_windows)
-        return cli_usage("run", "--activity-counters samples throughout, --activity-windows in windows: one of them");
     if (a->no_inject || a->no_pm) { /* none */
         a->pm_ms = 0;
         a->pm_windows = NULL;
-    } else if (a->pm_windows) {
+    } else if (a->pm_windows && !(a->pm_ms > 0)) { /* --activity-counters=MS: the interval in the windows */
         a->pm_ms = PM_WINDOWS_MS;
     }
     a->cmd = argv + first;

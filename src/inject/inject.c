@@ -48,10 +48,12 @@
  *                        (default: CUPTI's own clock and a measured offset)
  *   TW_INJECT_VERBOSE    "1": a line on what was set up and a summary at exit
  *   TW_PM_INTERVAL_MS    activity counters: CUPTI's PM sampling every this many ms
- *   TW_PM_WINDOWS        "ON,EVERY": that sampling enabled ON s of every EVERY s only
  *                        (0.01..1000) on each GPU the program uses, as pm_* lines
  *                        of the events file (pm_sampling.h; truewatt run
  *                        --activity-counters sets it); unset: none
+ *   TW_PM_WINDOWS        "ON,EVERY": that sampling enabled ON s of every EVERY s only
+ *   TW_PM_METRICS        "a,b,...": the metrics asked for instead of the
+ *                        default list (twi_pm_wanted), for studies of the features
  */
 #define _GNU_SOURCE /* dladdr, pthread_setname_np, syscall */
 
@@ -914,7 +916,7 @@ static void start_pm_sampling(const twi_cupti_client *cl)
 {
     const char *iv = getenv("TW_PM_INTERVAL_MS"), *win = getenv("TW_PM_WINDOWS");
     if (!iv || !*iv) return;
-    twi_pm_config pc = {.prefix = PREFIX, .verbose = cl->verbose, .emit = pm_emit};
+    twi_pm_config pc = {.metrics = getenv("TW_PM_METRICS"), .prefix = PREFIX, .verbose = cl->verbose, .emit = pm_emit};
     if (!twi_pm_parse_interval(iv, &pc.interval_ns)) {
         fprintf(stderr, PREFIX "TW_PM_INTERVAL_MS='%s' is not 0.01..1000 (ms): no activity counters\n", iv);
         return;

@@ -83,6 +83,9 @@ static struct {
     bool profiler_tried, profiler_ok;
     char profiler_why[256]; /* why the profiler could not be initialised ("" = it was) */
     twi_pm_options opt;     /* the wanted metrics, interval and buffers of every device */
+    char metric_text[1024]; /* twi_pm_config.metrics, split in place into metric[] */
+    const char *metric[TWI_PM_MAX_METRICS];
+    unsigned decode_ms; /* how often the buffers are decoded (TWI_PM_DECODE_MS, less at fine intervals) */
     pm_dev dev[MAX_DEVICES];
     pthread_t thread;
     bool running;
@@ -175,6 +178,34 @@ static uint32_t image_samples(uint64_t interval_ns)
 {
     uint64_t n = 2 * (uint64_t)TWI_PM_DECODE_MS * 1000000u / interval_ns + 16;
     return n > IMAGE_MAX_SAMPLES ? IMAGE_MAX_SAMPLES : (uint32_t)n;
+}
+
+/* The decoding period: TWI_PM_DECODE_MS, or less where the hardware buffer
+ * would hold less than twice that at the interval (~64 KB a sample: at 20 us
+ * the 512 MB buffer holds ~160 ms; the H100's probe at 10 us, decoded every
+ * 20 ms into too large an image, overflowed it), at least 5 ms. */
+static unsigned decode_period_ms(uint64_t interval_ns)
+{
+    double holds_ms = (double)HWBUF_MAX / RECORD_BYTES * (double)interval_ns / 1e6;
+    double ms = holds_ms / 4;
+    if (ms >= TWI_PM_DECODE_MS) return TWI_PM_DECODE_MS;
+    return ms < 5 ? 5u : (unsigned)ms;
+}
+
+/* The metrics asked for: `list` (comma-separated, TW_PM_METRICS) split into
+ * pm.metric, else the default list; their count. */
+static unsigned wanted_metrics(const char *list, const char *const **out)
+{
+    *out = twi_pm_wanted;
+    if (!list || !*list) return twi_pm_n_wanted;
+    snprintf(pm.metric_text, sizeof pm.metric_text, "%s", list);
+    unsigned n = 0;
+    for (char *save = NULL, *tok = strtok_r(pm.metric_text, ", ", &save); tok && n < TWI_PM_MAX_METRICS;
+         tok = strtok_r(NULL, ", ", &save))
+        pm.metric[n++] = tok;
+    if (!n) return twi_pm_n_wanted;
+    *out = pm.metric;
+    return n;
 }
 
 /* The device's UUID as NVML writes it (a MIG instance's when it is one); *mig. */
@@ -401,7 +432,7 @@ static void *pm_loop(void *arg)
     while (!pm.stop) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)TWI_PM_DECODE_MS * 1000000u;
+        uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)pm.decode_ms * 1000000u;
         until.tv_sec += (time_t)(ns / 1000000000u);
         until.tv_nsec = (long)(ns % 1000000000u);
         int rc = 0;
@@ -422,11 +453,15 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti)
 {
     if (pm.running || !c || !c->emit || !c->interval_ns) return false;
     pm.c = *c;
+    const char *const *wanted;
+    unsigned n_wanted = wanted_metrics(c->metrics, &wanted);
+    pm.c.metrics = NULL; /* the caller's string is not kept */
+    pm.decode_ms = decode_period_ms(c->interval_ns);
     pm.opt = (twi_pm_options){.interval_ns = c->interval_ns,
                               .hwbuf_bytes = hwbuf_bytes(c->interval_ns),
                               .image_samples = image_samples(c->interval_ns),
-                              .wanted = twi_pm_wanted,
-                              .n_wanted = twi_pm_n_wanted};
+                              .wanted = wanted,
+                              .n_wanted = n_wanted};
     char why[256];
     if (!twi_pm_load(cupti, why, sizeof why)) {
         /* one record for every device (-1): the run file says why there are none */

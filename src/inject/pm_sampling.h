@@ -54,6 +54,11 @@ typedef struct twi_pm_config {
      * between (0: enabled throughout). The GPU draws more while it is
      * enabled (results/h100/pm-cycle); each window becomes a pm_window record */
     uint64_t window_ns, period_ns;
+    /* the metrics to ask for, comma-separated, most important first (NULL or
+     * "": twi_pm_wanted); TW_PM_METRICS, for studies of the features
+     * (scripts/gpu-activity-calib): the per-SM pipe metrics cost ~30 % of a
+     * core each to decode (pm_sampling.c) */
+    const char *metrics;
     const char *prefix; /* of messages on stderr */
     bool verbose;       /* also what was set up */
     twi_pm_emit_fn emit;

@@ -170,9 +170,22 @@ PY
 "$BIN" run --activity-windows 2,1 -o x.sqlite -- true >out 2>err
 [ $? = 2 ] && grep -q "activity-windows '2,1': ON,EVERY in seconds" err && ok "a bad --activity-windows refused" ||
     fail "bad --activity-windows: $(cat err)"
-"$BIN" run --activity-counters 1 --activity-windows 1,10 -o x.sqlite -- true >out 2>err
-[ $? = 2 ] && grep -q "one of them" err && ok "--activity-counters with --activity-windows refused" ||
-    fail "both: $(cat err)"
+# --activity-counters=MS with --activity-windows: that interval inside the windows; TW_PM_METRICS: the
+# metrics asked for (a study's list), in its order
+TW_PM_METRICS="sm__cycles_active.avg, gpc__cycles_elapsed.max,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed" \
+    "$BIN" run --json --activity-counters 0.5 --activity-windows 0.2,0.5 -o wi.sqlite -- "$HOST" - gpu >wi.json 2>err ||
+    fail "run --activity-counters 0.5 --activity-windows: $(cat err)"
+python3 - wi.sqlite <<'PY' && ok "windows at 0.5 ms with the metrics asked for" || fail "windows at 0.5 ms: $(cat err)"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+dev = db.execute("SELECT interval_ns, metrics FROM pm_devices").fetchall()
+want = "sm__cycles_active.avg,gpc__cycles_elapsed.max,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"
+assert dev == [(500000, want)], dev
+w = db.execute("SELECT start_ns, end_ns FROM pm_windows").fetchall()
+assert len(w) >= 1, w
+iv = [d for (d,) in db.execute("SELECT dur_ns FROM pm_samples")]
+assert len(iv) > 200 and sorted(iv)[len(iv) // 2] == 500000, (len(iv), sorted(iv)[len(iv) // 2] if iv else None)
+PY
 
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
 FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
