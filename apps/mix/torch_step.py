@@ -16,6 +16,14 @@ unresolved), each in the NVTX ranges "step" > "forward", "backward", "optimizer"
   layernorm  LayerNorm over (4096, 1024) bf16
   gelu       GELU over (4096, 4096) bf16
   adamw      one AdamW step of the model's parameters (the optimizer's fused/foreach kernels)
+and other kernels of other kinds, for a power model's calibration (scripts/gpu-activity-calib):
+  linear_out the feed-forward's second matmul: (4096 x 4096) @ (1024 x 4096)^T, bf16
+  matmul_small  (1024 x 1024) @ (1024 x 1024), bf16
+  matmul_fp32   (4096 x 4096) @ (4096 x 4096), fp32
+  add        a + b over 64 M bf16 each (DRAM)        add_l2   the same over 2 M (L2-resident)
+  softmax    over the last dim of (8, 16, 512, 512) bf16
+  sum        the column sums of (8192 x 8192) fp32   copy     128 M bf16 copied
+  relu       ReLU over (4096, 4096) bf16
 Each op prints the lines scripts/gpu/attrib_table.py reads (times on truewatt's timeline,
 $TW_T0_MONO_NS, as apps/mix/mix.cu does):
   mix.window pattern=torch-steady only=OP ... quiet_before_start_s=.. start_s=.. end_s=.. ...
@@ -27,13 +35,14 @@ import sys
 import time
 
 OPS = ("linear", "attention", "layernorm", "gelu", "adamw")
+CALIB_OPS = ("linear_out", "matmul_small", "matmul_fp32", "add", "add_l2", "softmax", "sum", "copy", "relu")
 D, HEADS, FF, LAYERS, BATCH, SEQ = 1024, 16, 4096, 4, 8, 512
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=1200, help="measured training steps (default 1200)")
-    p.add_argument("--steady", help="comma-separated operators to run back to back: " + ", ".join(OPS))
+    p.add_argument("--steady", help="comma-separated operators to run back to back: " + ", ".join(OPS + CALIB_OPS))
     p.add_argument("--seconds", type=float, default=4.0, help="per operator with --steady (default 4)")
     p.add_argument("--quiet", type=float, default=1.5, help="quiet stretches around each --steady op (default 1.5)")
     a = p.parse_args()
@@ -42,9 +51,9 @@ def parse_args():
     a.ops = []
     if a.steady:
         a.ops = a.steady.split(",")
-        bad = [o for o in a.ops if o not in OPS]
+        bad = [o for o in a.ops if o not in OPS + CALIB_OPS]
         if bad:
-            p.error("unknown operator(s) %s; known: %s" % (", ".join(bad), ", ".join(OPS)))
+            p.error("unknown operator(s) %s; known: %s" % (", ".join(bad), ", ".join(OPS + CALIB_OPS)))
     return a
 
 
@@ -54,6 +63,29 @@ def timeline():
     if t0.isdigit():
         return int(t0), "tw"
     return time.monotonic_ns(), "self"  # time.monotonic is CLOCK_MONOTONIC on Linux
+
+
+def calib_ops(torch, F, dev, h):
+    """CALIB_OPS: their tensors made only when asked for (a few GB in all)."""
+    bf, f32 = torch.bfloat16, torch.float32
+    made = {}
+
+    def t(key, *shape, dtype=bf):
+        if key not in made:
+            made[key] = torch.randn(*shape, device=dev, dtype=dtype)
+        return made[key]
+
+    return {
+        "linear_out": lambda: F.linear(h, t("w2", D, FF)),
+        "matmul_small": lambda: torch.mm(t("s1", 1024, 1024), t("s2", 1024, 1024)),
+        "matmul_fp32": lambda: torch.mm(t("f1", 4096, 4096, dtype=f32), t("f2", 4096, 4096, dtype=f32)),
+        "add": lambda: torch.add(t("a1", 64 << 20), t("a2", 64 << 20)),
+        "add_l2": lambda: torch.add(t("l1", 2 << 20), t("l2", 2 << 20)),
+        "softmax": lambda: F.softmax(t("sm", BATCH, HEADS, SEQ, SEQ), dim=-1),
+        "sum": lambda: t("r", 8192, 8192, dtype=f32).sum(dim=0),
+        "copy": lambda: t("cd", 128 << 20).copy_(t("cs", 128 << 20)),
+        "relu": lambda: F.relu(h),
+    }
 
 
 def main():
@@ -124,6 +156,7 @@ def main():
         "gelu": lambda: F.gelu(h),
         "adamw": lambda: opt.step(),
     }
+    ops.update(calib_ops(torch, F, dev, h))
     # the model's gradients stay from the last step, so adamw updates real parameter shapes
     for op in args.ops:
         fn = ops[op]

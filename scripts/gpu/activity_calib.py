@@ -16,8 +16,9 @@ Three steps, each printed and written to OUT:
     while kernels run (the energy counter, attrib_table.window_energy: never truewatt's estimate) and
     its features' levels (src/estimate/counters.c's definitions: sm, tensor, issue, dram, l2; a
     sample's value over the share of it kernels cover).
- 2. model.txt: P = sum_m c_m * level_m, c >= 0, fitted by least squares on the mix kernels only;
-    then each PyTorch operator predicted from its own levels: a test on kernels the fit never saw.
+ 2. model.txt: P = sum_m c_m * level_m, c >= 0, by least squares: on the mix kernels only, on every
+    row, and for each PyTorch operator on every row but its own (leave one out: a test on kernels the
+    fit never saw).
  3. step.csv: each name of the training step, its levels from the fine samples (each sample's
     level shared among the names in it by their time in it) and from the same samples pooled to
     1 ms (what 1 ms sampling gives), and the model's power for both; the names of the operators
@@ -35,7 +36,8 @@ import attrib_table as at  # noqa: E402  (the counter references: one implementa
 
 import numpy as np  # noqa: E402
 
-FEATURES = ("sm", "tensor", "issue", "dram", "l2")
+FEATURES = ("sm", "tensor", "issue", "dram", "l2", "l1")
+SMS = 132  # the H100 SXM's SMs: l1's scale (a study's feature; the coefficient absorbs a wrong one)
 L2_SECTORS_PER_CYCLE = 128.0  # counters.c's scale
 EDGE_S = 0.3  # a steady stretch's first and last EDGE_S are left out of its levels (ramp, tail)
 
@@ -49,7 +51,8 @@ def clip01(x):
 
 
 def feature_row(names, v):
-    """counters.c's features of one sample (None where a metric was not recorded)."""
+    """counters.c's features of one sample (None where a metric was not recorded), and l1: L1's data
+    stage (global, local and shared memory) wavefronts per SM and cycle, which counters.c lacks."""
     idx = {n: i for i, n in enumerate(names)}
 
     def get(prefix, exact=True):
@@ -62,8 +65,10 @@ def feature_row(names, v):
     sm = clip01((get("sm__cycles_active.avg") or 0.0) / el)
     t, iss = get("sm__pipe_tensor", exact=False), get("sm__inst_executed.avg.per_cycle_active")
     d, l2 = get("dram__throughput.avg.pct_of_peak_sustained_elapsed"), get("lts__t_sectors.sum")
+    l1 = get("l1tex__data_pipe_lsu_wavefronts.sum")
     return (sm, None if t is None else clip01(t / 100), None if iss is None else clip01(iss * sm / 4),
-            None if d is None else clip01(d / 100), None if l2 is None else clip01(l2 / el / L2_SECTORS_PER_CYCLE))
+            None if d is None else clip01(d / 100), None if l2 is None else clip01(l2 / el / L2_SECTORS_PER_CYCLE),
+            None if l1 is None else clip01(l1 / el / SMS))
 
 
 def read_samples(path, device=0):
@@ -285,28 +290,40 @@ def main(argv):
         for r in rows:
             w.writerow([r["source"], r["name"], r["calls"], "%.6f" % r["busy_s"], "%.3f" % r["power_w"]] +
                        ["%.5f" % r["levels"][m] for m in use] + [r["note"]])
+    torch_rows = [r for r in rows if r["source"] == "torch"]
     c, res = fit(mix, use)
-    lines = ["The model: P above the quiet level = sum_m c_m * level_m, c >= 0, least squares on the %d mix "
-             "kernels only" % len(mix),
-             "  " + ", ".join("c_%s = %.1f W" % (FEATURES[m], c[k]) for k, m in enumerate(use)),
-             "  fit residual %.1f W rms" % math.sqrt(float(np.mean(res ** 2))), "",
-             "%-16s %9s %9s %7s   %s" % ("kernel/op", "power_w", "model_w", "err_%", "levels " + " ".join(
-                 "%6s" % FEATURES[m] for m in use))]
+    c_all, res_all = fit(rows, use)
+    # each PyTorch operator predicted by a model fitted without it (leave one out): kernels the fit never saw
+    c_loo = {r["name"]: fit([q for q in rows if q is not r], use)[0] for r in torch_rows}
+    power = lambda cc, lv: float(sum(cc[k] * lv[m] for k, m in enumerate(use)))
+    coef = lambda cc: ", ".join("c_%s = %.1f W" % (FEATURES[m], cc[k]) for k, m in enumerate(use))
+    rms = lambda r: math.sqrt(float(np.mean(r ** 2)))
+    lines = ["The model: P above the quiet level while kernels run = sum_m c_m * level_m, c >= 0, least squares",
+             "  on the %d mix kernels only: %s; residual %.1f W rms" % (len(mix), coef(c), rms(res)),
+             "  on all %d rows (mix and PyTorch): %s; residual %.1f W rms" % (len(rows), coef(c_all), rms(res_all)),
+             "  mix_w: the mix-only model; loo_w: the model fitted on every other row (PyTorch operators only)", "",
+             "%-13s %8s %8s %7s %8s %7s   %s" % ("kernel/op", "power_w", "mix_w", "err_%", "loo_w", "err_%",
+                                              "levels " + " ".join("%6s" % FEATURES[m] for m in use))]
     refs = reference_powers(raw)
     for r in rows:
-        pred = float(sum(c[k] * r["levels"][m] for k, m in enumerate(use)))
-        r["model_w"] = pred
-        lines.append("%-16s %9.1f %9.1f %7s   %s" % (r["name"], r["power_w"], pred, f1(pct(pred, r["power_w"])),
-                                                     " ".join("%6.3f" % r["levels"][m] for m in use)))
+        r["model_w"] = power(c, r["levels"])
+        loo = power(c_loo[r["name"]], r["levels"]) if r["name"] in c_loo else None
+        r["loo_w"] = loo
+        lines.append("%-13s %8.1f %8.1f %7s %8s %7s   %s" % (
+            r["name"], r["power_w"], r["model_w"], f1(pct(r["model_w"], r["power_w"])), f1(loo),
+            f1(pct(loo, r["power_w"])), " ".join("%6.3f" % r["levels"][m] for m in use)))
+    errs = [abs(pct(r["loo_w"], r["power_w"])) for r in torch_rows]
+    if errs:
+        lines.append("leave one out over the %d PyTorch operators: |err| median %.1f %%, largest %.1f %%" % (
+            len(errs), sorted(errs)[len(errs) // 2], max(errs)))
     if refs:
         lines += ["", "PyTorch operators: with the counters (calib.csv) against without them (torch.ref, the reference)",
-                  "%-10s %10s %10s %7s %9s %7s" % ("op", "with_w", "ref_w", "diff_%", "model_w", "err_%")]
-        for r in rows:
-            if r["source"] == "torch" and r["name"] in refs:
+                  "%-13s %10s %10s %7s %9s %7s" % ("op", "with_w", "ref_w", "diff_%", "loo_w", "err_%")]
+        for r in torch_rows:
+            if r["name"] in refs:
                 ref = refs[r["name"]]
-                lines.append("%-10s %10.1f %10.1f %7s %9.1f %7s" % (r["name"], r["power_w"], ref,
-                                                                    f1(pct(r["power_w"], ref)), r["model_w"],
-                                                                    f1(pct(r["model_w"], ref))))
+                lines.append("%-13s %10.1f %10.1f %7s %9s %7s" % (r["name"], r["power_w"], ref, f1(pct(r["power_w"], ref)),
+                                                                  f1(r["loo_w"]), f1(pct(r["loo_w"], ref))))
     text = "\n".join(lines) + "\n"
     open(os.path.join(outdir, "model.txt"), "w").write(text)
     print(text)
@@ -324,7 +341,7 @@ def main(argv):
         iv = (info["interval_ns"] or 0) * 1e-9
         finel = step_levels(samples, evs)
         coarse = step_levels(samples, evs, pool_s=1e-3) if iv and iv < 1e-3 else {}
-        model = lambda lv: float(sum(c[k] * lv[m] for k, m in enumerate(use)))
+        model = lambda lv: power(c_all, lv)
         names = sorted(finel, key=lambda n: -finel[n][0])
         path = os.path.join(outdir, stem + ".step.csv")
         with open(path, "w", newline="") as f:
@@ -338,18 +355,20 @@ def main(argv):
                            ["%.4f" % lv[m] for m in use] + ["-" if cl[m] is None else "%.4f" % cl[m] for m in use])
         print("%s: %d samples every %.1f us in %d windows, %s overflows, %.3f s decoding (this process)" %
               (stem, len(samples), iv * 1e6, len(info["windows"]), info["overflows"], info["busy_s"] or 0))
-        print("  the 12 names with the most sampled time: the model's power from the fine samples and from them "
-              "pooled to 1 ms")
+        print("  the 12 names with the most sampled time: the model's power (fitted on all rows) from the fine samples\n"
+              "  and from them pooled to 1 ms")
         print("  %-60s %8s %8s %8s" % ("name", "time_ms", "fine_w", "1ms_w"))
         for n in names[:12]:
             t, lv = finel[n]
             cl = coarse.get(n)
             print("  %-60s %8.1f %8.1f %8s" % (n[:60], t * 1e3, model(lv), "-" if not cl else "%.1f" % model(cl[1])))
         if ops:
-            print("  the operators' kernels in the step against the operators' steady power (torch.ref)")
+            print("  the operators' kernels in the step (the model fitted without the operator) against the operators'\n"
+                  "  steady power (torch.ref)")
             print("  %-10s %9s %9s %7s %9s %7s" % ("op", "ref_w", "fine_w", "err_%", "1ms_w", "err_%"))
             for op, ks in ops.items():
-                got = [(finel[k][0], model(finel[k][1]), model(coarse[k][1]) if k in coarse else None)
+                cc = c_loo.get(op, c_all)
+                got = [(finel[k][0], power(cc, finel[k][1]), power(cc, coarse[k][1]) if k in coarse else None)
                        for k in ks if k in finel]
                 if not got or op not in ref_of:
                     print("  %-10s %9s (its kernels not sampled in the step's windows)" % (op, f1(ref_of.get(op))))

@@ -457,16 +457,12 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
     return (int)dd.decodeStopReason;
 }
 
-void twi_pm_device_drain(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx, int most)
-{
-    for (int k = 0; k < most; k++)
-        if (twi_pm_device_decode(d, fn, ctx) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
-}
-
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
 {
     if (!d->started || d->stopped) return;
-    twi_pm_device_drain(d, fn, ctx, 1000); /* up to now */
+    /* stopped first, then decoded: where decoding is slower than sampling (the H100's at 20 us with
+     * the per-SM pipe metrics: ~80 us a sample) draining first never caught up, and a window of
+     * 0.3 s went on for the whole run (results/h100/activity-calib) */
     CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
     sp.pPmSamplingObject = d->obj;
     api.cuptiPmSamplingStop(&sp);

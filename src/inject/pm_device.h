@@ -97,8 +97,6 @@ bool twi_pm_device_start(twi_pm_device *d, char *why, size_t cap);
  * (CUPTI_PM_SAMPLING_DECODE_STOP_REASON_*), or -1 when decoding failed
  * (d->last_error; an out-of-memory result counts as an overflow). */
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
-/* Decodes until the image is not full (at most `most` decodes in a row). */
-void twi_pm_device_drain(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx, int most);
 /* What the buffer holds, stop, then the rest until CUPTI has no more. */
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
 /* Stops (twi_pm_device_stop) and disables sampling, keeping the chosen

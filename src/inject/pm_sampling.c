@@ -346,7 +346,12 @@ static void decode_device(pm_dev *p, int index)
 {
     uint64_t errors = p->d.decode_errors, overflows = p->d.overflows;
     sample_ctx c = {p, index};
-    twi_pm_device_drain(&p->d, on_sample, &c, MAX_DECODES_AT_ONCE);
+    /* at most MAX_DECODES_AT_ONCE, for at most one decoding period: a window's end is looked at in
+     * time even where decoding is slower than sampling */
+    uint64_t until = twi_pm_now() + (uint64_t)pm.decode_ms * 1000000u;
+    for (int k = 0; k < MAX_DECODES_AT_ONCE && twi_pm_now() < until; k++)
+        if (twi_pm_device_decode(&p->d, on_sample, &c) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+            break;
     if (!errors && p->d.decode_errors)
         say("PM sampling on CUDA device %d: cuptiPmSamplingDecodeData: %s (CUPTI error %d)", index,
             twi_pm_result_text((CUptiResult)p->d.last_error), p->d.last_error);
@@ -418,8 +423,8 @@ static void work_once(void)
     discover();
     for (int i = 0; i < MAX_DEVICES; i++) {
         pm_dev *p = &pm.dev[i];
+        if (p->state == DEV_ON && pm.c.window_ns) switch_window(p, i); /* a window ends on time */
         if (p->state == DEV_ON && !p->paused) decode_device(p, i);
-        if (p->state == DEV_ON && pm.c.window_ns) switch_window(p, i);
     }
     pthread_mutex_unlock(&pm.work);
 }

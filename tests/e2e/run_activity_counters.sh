@@ -187,6 +187,27 @@ iv = [d for (d,) in db.execute("SELECT dur_ns FROM pm_samples")]
 assert len(iv) > 200 and sorted(iv)[len(iv) // 2] == 500000, (len(iv), sorted(iv)[len(iv) // 2] if iv else None)
 PY
 
+# ---- windows where decoding is slower than sampling (FAKE_CUPTI_PM=slow: twice the sampled time, as
+# the H100's at 20-50 us with the per-SM pipe metrics): sampling still stops at each window's end (the
+# window, enabled, lasts until what was sampled is decoded: CUPTI decodes only while enabled)
+FAKE_CUPTI_PM=slow "$BIN" run --json --activity-counters 0.5 --activity-windows 0.2,0.8 -o ws.sqlite -- "$HOST" - stream 3 \
+    >ws.json 2>err || fail "run with slow decoding: $(cat err)"
+python3 - ws.sqlite <<'PY' && ok "slow decoding: sampling stops at each window's end" || fail "slow decoding: $(cat err)"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+w = db.execute("SELECT start_ns, end_ns FROM pm_windows ORDER BY start_ns").fetchall()
+assert len(w) >= 2, ("the windows went on: sampling never stopped", w)
+spans = {}
+for s, d in db.execute("SELECT start_ns, dur_ns FROM pm_samples"):
+    i = [k for k, (a, b) in enumerate(w) if a <= s and s + d <= b]
+    assert i, ("a sample outside every window", s, w)
+    lo, hi = spans.get(i[0], (s, s + d))
+    spans[i[0]] = (min(lo, s), max(hi, s + d))
+assert len(spans) >= 2 and sum(1 for lo, hi in spans.values() if hi - lo > 0.1e9) >= 2, spans
+# sampled for 0.2 s and at most one look (2 x 250 ms) more; the window itself also holds the decoding after
+assert all(hi - lo <= 0.2e9 + 0.55e9 for lo, hi in spans.values()), ("sampling went on past its window", spans, w)
+PY
+
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
 FAKE_CUPTI_PM=inf "$BIN" run --json --activity-counters -o c.sqlite -- "$HOST" - gpu >c.json 2>err ||
     fail "run with unusable samples: $(cat err)"

@@ -222,7 +222,10 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * Names starting "dram__bytes_" are refused (as a chip without those
  * counters would).
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
- * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins). */
+ * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
+ * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
+ * H100's decoding at 20-50 us with the per-SM pipe metrics took 1.4-4 times
+ * the sampled time, results/h100/activity-calib): the decoding falls behind. */
 
 #define FAKE_PM_MAX_METRICS 32
 #define FAKE_PM_MAGIC 0x706d6661u
@@ -410,6 +413,12 @@ CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
     p->decodeStopReason = left > n ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
                                    : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
     p->overflow = 0;
+    const char *mode = getenv("FAKE_CUPTI_PM");
+    if (mode && strcmp(mode, "slow") == 0 && n) {
+        uint64_t ns = 2 * n * o->interval;
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&lock);
     fake_pm_decodes++;
     pthread_mutex_unlock(&lock);
