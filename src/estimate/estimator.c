@@ -2713,6 +2713,7 @@ static void linger_fold(ctx *c)
  * results/h100/attrib-s31w) are no level to fill the other nine tenths of
  * its time with */
 #define MIN_WINDOWED_S 0.01
+#define MIN_WINDOW_SAMPLED 0.5 /* below: a warning that samples were lost in the windows */
 /* A feature whose largest level while kernels run is under this share of
  * its peak explains nothing: left out, so that no column is empty. */
 #define MIN_FEATURE_LEVEL 1e-4
@@ -2825,6 +2826,15 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     return st;
 }
 
+/* The samples' time in [t0, t1] over `on` s of windows there. */
+static double sampled_share(const tw_est_counters *cn, double t0, double t1, double on)
+{
+    double got = 0;
+    for (size_t i = 0; i < cn->n; i++)
+        got += fmax(0, fmin(cn->t1_s[i], t1) - fmax(cn->t0_s[i], t0));
+    return on > 0 ? got / on : 0;
+}
+
 /* PM sampling in windows: the design's column of its own power (d->R)
  * where some window overlaps the fit span, whether the counters' model is
  * used or not (the GPU drew that power either way); their number, time and
@@ -2860,6 +2870,12 @@ static void pm_windows(ctx *c, const tw_est_config *cfg)
     cf->windows = n;
     cf->window_s = on;
     cf->window_share = on / (d->T1 - d->T0);
+    cf->window_sampled = sampled_share(cn, d->T0, d->T1, on);
+    if (cf->window_sampled < MIN_WINDOW_SAMPLED)
+        warn(c->e,
+             "the activity counters' samples cover %.0f %% of PM sampling's windows: samples were lost "
+             "(decoding slower than sampling: a longer --activity-counters interval, or fewer metrics)",
+             100 * cf->window_sampled);
 }
 
 /* Sets up the counters' model (design columns, the columns it serves) where

@@ -346,12 +346,13 @@ static void decode_device(pm_dev *p, int index)
 {
     uint64_t errors = p->d.decode_errors, overflows = p->d.overflows;
     sample_ctx c = {p, index};
-    /* at most MAX_DECODES_AT_ONCE, for at most one decoding period: a window's end is looked at in
-     * time even where decoding is slower than sampling */
-    uint64_t until = twi_pm_now() + (uint64_t)pm.decode_ms * 1000000u;
-    for (int k = 0; k < MAX_DECODES_AT_ONCE && twi_pm_now() < until; k++)
-        if (twi_pm_device_decode(&p->d, on_sample, &c) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
-            break;
+    /* at most MAX_DECODES_AT_ONCE, and in windows only until the window's end is due, so that it ends
+     * on time even where decoding is slower than sampling (a bound of one decoding period instead
+     * halved the thread's decoding and the H100's hardware buffer overflowed at 1 ms with the per-SM
+     * pipe metrics: results/h100/activity-calib) */
+    uint64_t until = pm.c.window_ns ? p->on_ns + pm.c.window_ns : UINT64_MAX;
+    for (int k = 0; k < MAX_DECODES_AT_ONCE && (k == 0 || twi_pm_now() < until); k++)
+        if (twi_pm_device_decode(&p->d, on_sample, &c) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
     if (!errors && p->d.decode_errors)
         say("PM sampling on CUDA device %d: cuptiPmSamplingDecodeData: %s (CUPTI error %d)", index,
             twi_pm_result_text((CUptiResult)p->d.last_error), p->d.last_error);

@@ -466,9 +466,10 @@ static void pm_text(const tw_est_counter_fit *c, FILE *f)
 {
     if (!c->windows) return;
     fprintf(f,
-            "PM sampling's own power: +%.1f +- %.1f W in its %zu windows (%.2f s, %.1f %% of the fit span): %.1f J, "
-            "in the baseline (the GPU's energy less this is what the program drew without the counters)\n",
-            c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, c->pm_j);
+            "PM sampling's own power: +%.1f +- %.1f W in its %zu windows (%.2f s, %.1f %% of the fit span, %.0f %% "
+            "of it sampled): %.1f J, in the baseline (the GPU's energy less this is what the program drew without the "
+            "counters)\n",
+            c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, 100 * c->window_sampled, c->pm_j);
 }
 
 /* How the activity counters entered the estimate: the model's features and
@@ -727,6 +728,7 @@ void run_counters_json(json *j, const run_device *d)
         json_kv_uint(j, "windows", c->windows);
         json_kv_number(j, "window_s", c->window_s);
         json_kv_number(j, "window_share", c->window_share);
+        json_kv_number(j, "window_sampled_share", c->window_sampled);
         json_kv_number(j, "pm_power_w", c->pm_w);
         json_kv_number(j, "pm_power_sd_w", c->pm_sd_w);
         json_kv_number(j, "pm_energy_j", c->pm_j);

@@ -164,6 +164,10 @@ m = json.load(open(sys.argv[2]))["devices"][0]["estimate"]["activity_model"]
 assert m["windows"] >= 1 and 0 < m["window_share"] < 1 and m["window_s"] > 0, m
 assert abs(m["pm_power_w"]) <= max(5.0, 3 * m["pm_power_sd_w"]), m
 assert abs(m["pm_energy_j"] - m["pm_power_w"] * m["window_s"]) <= 1e-6 * max(1, abs(m["pm_energy_j"])), m
+# the samples' time over the windows', from the run file: the report's share
+got = sum(d for (d,) in db.execute("SELECT dur_ns FROM pm_samples")) * 1e-9
+on = sum((b - a) * 1e-9 for _, a, b in w)
+assert 0.5 < m["window_sampled_share"] <= 1.0 and abs(m["window_sampled_share"] - got / on) < 0.05, (m, got, on)
 PY
 "$BIN" report w.sqlite >w.txt 2>err && grep -q "^PM sampling's own power: [+-][0-9.]* +- [0-9.]* W in its [0-9]* windows" w.txt &&
     ok "windows: the text report's line" || fail "windows line: $(grep -i 'PM sampling' w.txt) $(cat err)"
@@ -206,6 +210,16 @@ for s, d in db.execute("SELECT start_ns, dur_ns FROM pm_samples"):
 assert len(spans) >= 2 and sum(1 for lo, hi in spans.values() if hi - lo > 0.1e9) >= 2, spans
 # sampled for 0.2 s and at most one look (2 x 250 ms) more; the window itself also holds the decoding after
 assert all(hi - lo <= 0.2e9 + 0.55e9 for lo, hi in spans.values()), ("sampling went on past its window", spans, w)
+PY
+python3 - ws.json <<'PY' && ok "slow decoding: the report says how much of the windows was sampled" || fail "slow decoding's report: $(cat err)"
+import json, sys
+d = json.load(open(sys.argv[1]))["devices"][0]
+m = d["estimate"]["activity_model"]
+print("window_sampled_share", m["window_sampled_share"], file=sys.stderr)
+assert 0 < m["window_sampled_share"] < 1, m
+low = m["window_sampled_share"] < 0.5
+said = any("of PM sampling's windows: samples were lost" in w for w in d["estimate"].get("warnings", []))
+assert said == low, (m["window_sampled_share"], d["estimate"].get("warnings"))
 PY
 
 # ---- unusable samples (an infinite rate, as an H100 once gave ~0): left out and counted, the rest recorded
