@@ -105,6 +105,8 @@ static bool failed(char *why, size_t cap, const char *call, CUptiResult r)
     return false;
 }
 
+#define STOP_DRAIN_S 0.25 /* twi_pm_device_stop's decoding before the stop, at most */
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -460,9 +462,15 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
 {
     if (!d->started || d->stopped) return;
-    /* stopped first, then decoded: where decoding is slower than sampling (the H100's at 20 us with
-     * the per-SM pipe metrics: ~80 us a sample) draining first never caught up, and a window of
-     * 0.3 s went on for the whole run (results/h100/activity-calib) */
+    /* decoded up to now first: on the H100 what the buffer holds at the stop is not decoded after it
+     * (windows of 0.3 s at 0.1 ms kept one image's 1,000 samples each, results/h100/pm-windows); but
+     * for at most STOP_DRAIN_S, since where decoding is slower than sampling (20 us with the per-SM
+     * pipe metrics: ~80 us a sample) draining never catches up: a window of 0.3 s went on for the
+     * whole run (results/h100/activity-calib). What is left is lost, and the report says how much
+     * of the windows was sampled. */
+    double until = now_s() + STOP_DRAIN_S;
+    while (now_s() < until)
+        if (twi_pm_device_decode(d, fn, ctx) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
     CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
     sp.pPmSamplingObject = d->obj;
     api.cuptiPmSamplingStop(&sp);

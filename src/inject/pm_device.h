@@ -10,7 +10,7 @@
  *   twi_pm_device_enable       enable, config (time trigger, else SYSCLK), counter data image
  *   twi_pm_device_start        start
  *   twi_pm_device_decode       hardware buffer -> image -> each sample's values, image reset
- *   twi_pm_device_stop         decode, stop, decode what is left
+ *   twi_pm_device_stop         decode (0.25 s at most), stop, decode what is left
  *   twi_pm_device_pause        stop, disable (the GPU's extra power ends only there)
  *   twi_pm_device_resume       enable and start again
  *   twi_pm_device_free         disable, free
@@ -97,7 +97,8 @@ bool twi_pm_device_start(twi_pm_device *d, char *why, size_t cap);
  * (CUPTI_PM_SAMPLING_DECODE_STOP_REASON_*), or -1 when decoding failed
  * (d->last_error; an out-of-memory result counts as an overflow). */
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
-/* What the buffer holds, stop, then the rest until CUPTI has no more. */
+/* What the buffer holds (for at most 0.25 s of decoding), stop, then the rest
+ * until CUPTI has no more. */
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
 /* Stops (twi_pm_device_stop) and disables sampling, keeping the chosen
  * metrics and configuration. On the H100 the GPU draws 30-40 W more while
