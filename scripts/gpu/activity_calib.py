@@ -82,6 +82,8 @@ def read_samples(path, device=0):
     out = []
     for s, d, v in db.execute("SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = ? ORDER BY start_ns",
                               (device,)):
+        if row[1] and d > 4 * row[1]:  # a stall, or the first sample after a window's gap: counters.c's rule
+            continue
         vals = struct.unpack("<%df" % len(names), v)
         out.append((s * 1e-9, (s + d) * 1e-9, feature_row(names, vals)))
     info = {"metrics": names, "interval_ns": row[1], "busy_s": row[2], "overflows": row[3]}
