@@ -326,6 +326,7 @@ bool twi_pm_device_enable(twi_pm_device *d, const twi_pm_options *o, char *why, 
     en.deviceIndex = (size_t)d->index;
     if ((r = api.cuptiPmSamplingEnable(&en)) != CUPTI_SUCCESS) return failed(why, cap, "cuptiPmSamplingEnable", r);
     d->obj = en.pPmSamplingObject;
+    d->interval_ns = o->interval_ns;
 
     CUpti_PmSampling_SetConfig_Params sc = {.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
     sc.pPmSamplingObject = d->obj;
@@ -451,6 +452,7 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
             continue;
         }
         d->samples++;
+        if (end > d->last_end_ns) d->last_end_ns = end;
         fn(ctx, start, end, v, d->n_metric);
     }
     d->eval_s += now_s() - t1;
@@ -463,14 +465,22 @@ void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
 {
     if (!d->started || d->stopped) return;
     /* decoded up to now first: on the H100 what the buffer holds at the stop is not decoded after it
-     * (windows of 0.3 s at 0.1 ms kept one image's 1,000 samples each, results/h100/pm-windows); but
-     * for at most STOP_DRAIN_S, since where decoding is slower than sampling (20 us with the per-SM
-     * pipe metrics: ~80 us a sample) draining never catches up: a window of 0.3 s went on for the
-     * whole run (results/h100/activity-calib). What is left is lost, and the report says how much
-     * of the windows was sampled. */
+     * (windows of 0.3 s at 0.1 ms kept one image's 1,000 samples each, results/h100/pm-windows-s32a);
+     * until the last sample decoded is recent (a decode that found the buffer empty may come before
+     * the hardware wrote the latest), for at most STOP_DRAIN_S: where decoding is slower than
+     * sampling (20 us with the per-SM pipe metrics: ~86 us a sample) draining never catches up, and a
+     * window of 0.3 s went on for the whole run (results/h100/activity-calib-s32a). What is left is
+     * lost; the report says how much of the windows was sampled. */
     double until = now_s() + STOP_DRAIN_S;
-    while (now_s() < until)
-        if (twi_pm_device_decode(d, fn, ctx) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
+    uint64_t recent_ns = 4 * d->interval_ns + 1000000u;
+    while (now_s() < until) {
+        int why = twi_pm_device_decode(d, fn, ctx);
+        if (why == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) continue;
+        uint64_t t = twi_pm_now();
+        if (why < 0 || !t || d->last_end_ns + recent_ns >= t) break;
+        struct timespec pause = {0, 2000000}; /* 2 ms for the hardware to write what it holds */
+        nanosleep(&pause, NULL);
+    }
     CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
     sp.pPmSamplingObject = d->obj;
     api.cuptiPmSamplingStop(&sp);

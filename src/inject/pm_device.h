@@ -71,6 +71,8 @@ typedef struct twi_pm_device {
     uint8_t *image, *blank; /* the counter data image; its initialised state, to reset it */
     size_t image_size;
     bool started, stopped;
+    uint64_t interval_ns; /* the sampling interval (twi_pm_options') */
+    uint64_t last_end_ns; /* the end of the latest sample decoded (CUPTI's clock) */
     /* counts */
     uint64_t samples, decodes, decode_errors, eval_errors, overflows, full_stops;
     size_t incomplete_max;   /* most samples populated but not complete at a decode */
@@ -97,8 +99,8 @@ bool twi_pm_device_start(twi_pm_device *d, char *why, size_t cap);
  * (CUPTI_PM_SAMPLING_DECODE_STOP_REASON_*), or -1 when decoding failed
  * (d->last_error; an out-of-memory result counts as an overflow). */
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
-/* What the buffer holds (for at most 0.25 s of decoding), stop, then the rest
- * until CUPTI has no more. */
+/* What the buffer holds, until its latest sample is recent (for at most
+ * 0.25 s), stop, then the rest until CUPTI has no more. */
 void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
 /* Stops (twi_pm_device_stop) and disables sampling, keeping the chosen
  * metrics and configuration. On the H100 the GPU draws 30-40 W more while
