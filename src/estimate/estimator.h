@@ -191,8 +191,8 @@ typedef struct tw_est_counter_fit {
      * on (its sd) and its energy, which the baseline's energy includes */
     size_t windows;
     double window_s, window_share;
-    double window_sampled; /* the samples' time over the windows' (below ~0.8: samples were lost, or the
-                            * enable and disable calls took much of short windows) */
+    double window_sampled; /* the samples' time over the windows' (the rest: enabling, disabling and
+                            * decoding at each window's end, or samples lost) */
     double pm_w, pm_sd_w, pm_j;
 } tw_est_counter_fit;
 

@@ -441,7 +441,24 @@ static void test_windows(void **state)
     near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, PM sampling's included");
     near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
          "the baseline's energy over the fit span, the windows' power in it");
+    near(e->counters.window_sampled, 1.0, 0.01, "the windows' share sampled");
+    assert_null(strstr(e->warnings, "samples were lost"));
     tw_estimate_free(e);
+    /* the same samples in windows said three times as long (samples lost, or long enable and disable
+     * calls): their share sampled a third, and a warning */
+    const double w1_long[3] = {0.95 + 2.1, 3.35 + 2.1, 5.75 + 2.1};
+    s.c.w1_s = w1_long;
+    e = estimate_with(&f, &s);
+    double on_long = 0, got = 0;
+    for (int k = 0; k < 3; k++) {
+        on_long += fmin(w1_long[k], e->fit_t1_s) - fmax(w0[k], e->fit_t0_s);
+        got += fmin(w1[k], e->fit_t1_s) - fmax(w0[k], e->fit_t0_s);
+    }
+    near(e->counters.window_sampled, got / on_long, 0.01, "the long windows' share sampled");
+    assert_true(e->counters.window_sampled < 0.4);
+    assert_non_null(strstr(e->warnings, "of PM sampling's windows: samples were lost"));
+    tw_estimate_free(e);
+    s.c.w1_s = w1;
     /* the windows as the run file gives them, in order: one that overlaps the last or is no span refused */
     tw_est_counter_set cs;
     assert_ok(tw_est_counters_begin("sm__cycles_active.avg,gpc__cycles_elapsed.max", 0.001, &cs));
