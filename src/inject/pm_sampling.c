@@ -349,7 +349,7 @@ static void decode_device(pm_dev *p, int index)
     /* at most MAX_DECODES_AT_ONCE, and in windows only until the window's end is due, so that it ends
      * on time even where decoding is slower than sampling (a bound of one decoding period instead
      * halved the thread's decoding and the H100's hardware buffer overflowed at 1 ms with the per-SM
-     * pipe metrics: results/h100/activity-calib) */
+     * pipe metrics: results/h100/activity-calib-s32b) */
     uint64_t until = pm.c.window_ns ? p->on_ns + pm.c.window_ns : UINT64_MAX;
     for (int k = 0; k < MAX_DECODES_AT_ONCE && (k == 0 || twi_pm_now() < until); k++)
         if (twi_pm_device_decode(&p->d, on_sample, &c) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
