@@ -1616,6 +1616,7 @@ typedef struct fit_state {
     size_t UR;       /* PM sampling's own power: its unit (between the features' and the lingers'), or SIZE_MAX */
     double linger_w; /* sd of the prior on each linger term */
     bool prior_own;  /* prior_u made by linger_priors (the names' entries follow prior_w) */
+    double inflate;  /* the error's inflation variances() was last given */
 } fit_state;
 
 /* The energy counter's total over its windows as one more equation, of
@@ -1818,6 +1819,7 @@ static tw_status variances(fit_state *f, double inflate)
     double *sub = malloc(q * q * sizeof *sub), *dg = malloc(q * sizeof *dg), *work = malloc(q * sizeof *work);
     free(f->var_u);
     f->var_u = malloc(q * sizeof *f->var_u);
+    f->inflate = inflate;
     tw_status st = TW_OK;
     if (!idx || !sub || !dg || !work || !f->var_u) {
         st = tw_fail(TW_ENOMEM, "out of memory");
@@ -1897,6 +1899,7 @@ typedef struct ctx {
     double *peff;                     /* per name column: its power at the solution, counters' part included */
     kept_rows *rows;                  /* per reading: its rows as accumulate made them (residuals) */
     uint32_t *lcol;                   /* per name column: its linger column (d.lcol) */
+    bool *pinned;                     /* per name column: in a group the user asked for (a pattern) */
 } ctx;
 
 static void ctx_free(ctx *c)
@@ -1907,6 +1910,7 @@ static void ctx_free(ctx *c)
     launches_free(&c->ls);
     free(c->rng);
     free(c->copy);
+    free(c->pinned);
     free(c->fine);
     for (size_t r = 0; r < c->f.nr; r++) {
         free(c->f.R[r].idx);
@@ -2518,10 +2522,17 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
         }
     }
     /* names matching one pattern: one group (a pooled column stays pooled) */
+    free(c->pinned);
+    if (!(c->pinned = calloc(N ? N : 1, sizeof *c->pinned))) {
+        free(parent);
+        free(G);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
     for (size_t k = 0; k < cfg->npatterns; k++) {
         size_t root = N;
         for (size_t i = 0; i < c->names.n; i++) {
             if (fnmatch(cfg->patterns[k], c->names.v[i].name, 0) != 0) continue;
+            c->pinned[col[i]] = true;
             if (root == N)
                 root = col[i];
             else
@@ -3452,6 +3463,243 @@ static unit_fig *unit_figures(const ctx *c, const double *uact)
     return fig;
 }
 
+/* ---------------------------------------------------------------- names the data cannot split */
+
+/* At most this many unresolved units (those with the most activity) are
+ * looked at for trading: the covariance costs a solve of the normal
+ * equations each; the rest are short names whose bounds are small anyway. */
+#define MAX_TRADE_UNITS 256
+
+/* The covariance of the powers of the n units u[] (W^2, C[a * n + b]) with
+ * every constraint freed and the priors kept, inflated as variances() makes
+ * each one's variance, the clock offset's share included; NaN for a unit
+ * no window sees. */
+static tw_status unit_covariance(const ctx *c, const size_t *u, size_t n, double *C)
+{
+    const fit_state *f = &c->f;
+    size_t K = f->d.K, q = K + f->U, m = 0;
+    size_t *idx = malloc(q * sizeof *idx), *pos = malloc(q * sizeof *pos);
+    double *L = malloc(q * q * sizeof *L), *x = malloc(q * sizeof *x);
+    tw_status st = idx && pos && L && x ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t j = 0; st == TW_OK && j < q; j++) {
+        pos[j] = SIZE_MAX;
+        if (f->Gu[j * q + j] > 0) {
+            pos[j] = m;
+            idx[m++] = j;
+        }
+    }
+    bool ok = false;
+    for (double ridge = 0; st == TW_OK && ridge <= 1e-4; ridge = ridge > 0 ? ridge * 100 : 1e-10) {
+        for (size_t a = 0; a < m; a++) /* scaled to a unit diagonal, as variances() does */
+            for (size_t b = 0; b <= a; b++)
+                L[a * m + b] =
+                    f->Gu[idx[a] * q + idx[b]] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]) +
+                    (a == b ? ridge : 0);
+        if ((ok = tw_cholesky(L, m))) break;
+    }
+    double s2 = c->shift_sd * c->shift_sd;
+    for (size_t a = 0; st == TW_OK && a < n; a++) {
+        size_t ja = K + u[a];
+        for (size_t b = 0; b < n; b++)
+            C[a * n + b] = NAN;
+        if (!ok || pos[ja] == SIZE_MAX) continue;
+        memset(x, 0, m * sizeof *x);
+        x[pos[ja]] = 1;
+        tw_cholesky_solve(L, m, x);
+        for (size_t b = 0; b < n; b++) {
+            size_t jb = K + u[b];
+            if (pos[jb] == SIZE_MAX) continue;
+            C[a * n + b] = f->inflate * x[pos[jb]] / sqrt(f->Gu[ja * q + ja] * f->Gu[jb * q + jb]);
+            if (c->dbeta_u && s2 > 0) C[a * n + b] += c->dbeta_u[ja] * c->dbeta_u[jb] * s2;
+        }
+    }
+    free(idx);
+    free(pos);
+    free(L);
+    free(x);
+    return st;
+}
+
+/* Whether name unit u is one the data leave unresolved and that may join
+ * others: a kernel unit the readings alone give its power (not the
+ * counters'), in no group the user asked for and not the pooled names, with
+ * a power whose error (constraints freed) is over PRIOR_BOUND of the
+ * prior's: the prior's figure, not the data's. One held at the power bound
+ * with a small error is resolved: the data ask for more than the bound
+ * (bursts above the power limit) and it stays at the bound. */
+static bool tradable(const ctx *c, const unit_fig *fig, const double *uact, const bool *fixed, size_t u)
+{
+    const fit_state *f = &c->f;
+    if (u >= f->U0 || fixed[u] || fig[u].counters || !(uact[u] > 0)) return false;
+    return !(fig[u].Psd <= PRIOR_BOUND * f->prior_w);
+}
+
+typedef struct act_unit {
+    double act;
+    size_t u;
+} act_unit;
+
+static int by_activity_desc(const void *a, const void *b)
+{
+    const act_unit *x = a, *y = b;
+    return x->act > y->act ? -1 : x->act < y->act ? 1 : (x->u > y->u) - (x->u < y->u);
+}
+
+/* The units cand[0..n-1] by activity, most first. */
+static tw_status sort_by_activity(size_t *cand, size_t n, const double *uact)
+{
+    act_unit *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = (act_unit){uact[cand[i]], cand[i]};
+    qsort(v, n, sizeof *v, by_activity_desc);
+    for (size_t i = 0; i < n; i++)
+        cand[i] = v[i].u;
+    free(v);
+    return TW_OK;
+}
+
+/* A set of names whose summed energy E (variance v, activity act) the data
+ * resolve: a power error within PRIOR_BOUND of the prior's and E at least
+ * SIGMAS errors (a set whose energy is the prior's, or under its error,
+ * joins another). */
+static bool set_resolved(const fit_state *f, double E, double v, double act)
+{
+    if (!(v >= 0) || !(act > 0)) return true; /* nothing to join for */
+    double sd = sqrt(v);
+    return sd / act <= PRIOR_BOUND * f->prior_w && E >= SIGMAS * sd;
+}
+
+/* Set B joins set A in the sets' covariance V (n x n): A's row and column
+ * become the sums; B's are left (no longer read). */
+static void join_sets(double *V, size_t n, size_t A, size_t B)
+{
+    double vab = V[A * n + B];
+    for (size_t k = 0; k < n; k++) {
+        if (k == A || k == B) continue;
+        V[A * n + k] += V[B * n + k];
+        V[k * n + A] = V[A * n + k];
+    }
+    V[A * n + A] += V[B * n + B] + 2 * vab;
+}
+
+/* Names the data cannot split (issue 15: "report the group's energy, not an
+ * arbitrary split"). Names interleaved below every reading's resolution (a
+ * PyTorch step's 10-100 us kernels in 20 ms windows) are not parallel
+ * columns, so the cosine test of groups() keeps them apart, and the fit
+ * splits their energy arbitrarily: one at the power bound, its neighbour
+ * at zero, swapped in the next run. Their sum is what the data fix. Two
+ * unresolved units (tradable) whose energies' sum is known better than
+ * either alone (var(E_a + E_b) < min(var E_a, var E_b): they trade energy,
+ * a correlation under -1/2 for equal errors) are joined, and so on
+ * transitively. sup[u] is the unit that represents u (itself where u is
+ * joined to none); for each representative of two or more, traded[r] is set
+ * and E[r], Esd[r] are the members' summed energy and its error (the
+ * members' covariances included). */
+static tw_status trade_groups(const ctx *c, const unit_fig *fig, const double *uact, size_t *sup, bool *traded,
+                              double *Eout, double *Esd)
+{
+    const fit_state *f = &c->f;
+    size_t U = f->U, N = f->d.N, n = 0;
+    for (size_t u = 0; u < U; u++) {
+        sup[u] = u;
+        traded[u] = false;
+    }
+    bool *fixed = calloc(U ? U : 1, sizeof *fixed);
+    size_t *cand = malloc((U ? U : 1) * sizeof *cand);
+    if (!fixed || !cand) {
+        free(fixed);
+        free(cand);
+        return tw_fail(TW_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < N; j++) /* copies, groups asked for, the pooled names: as they are */
+        if (c->copy[j] || (c->pinned && c->pinned[j]) || (c->e->pooled && j == N - 1)) fixed[f->unit[j]] = true;
+    for (size_t u = 0; u < f->U0; u++)
+        if (tradable(c, fig, uact, fixed, u)) cand[n++] = u;
+    tw_status st = TW_OK;
+    double *V = NULL, *E = NULL, *act = NULL;
+    size_t *parent = NULL;
+    bool *live = NULL, *final = NULL;
+    if (n < 2) goto out;
+    if ((st = sort_by_activity(cand, n, uact)) != TW_OK) goto out;
+    if (n > MAX_TRADE_UNITS) n = MAX_TRADE_UNITS;
+    V = malloc(n * n * sizeof *V);
+    E = malloc(n * sizeof *E);
+    act = malloc(n * sizeof *act);
+    parent = malloc(n * sizeof *parent);
+    live = calloc(n, sizeof *live);
+    final = calloc(n, sizeof *final);
+    if (!V || !E || !act || !parent || !live || !final) {
+        st = tw_fail(TW_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((st = unit_covariance(c, cand, n, V)) != TW_OK) goto out;
+    for (size_t a = 0; a < n; a++) { /* the energies' covariance (NaN: none, no trade) */
+        parent[a] = a;
+        for (size_t b = 0; b < n; b++) {
+            V[a * n + b] *= uact[cand[a]] * uact[cand[b]];
+            if (!isfinite(V[a * n + b])) V[a * n + b] = a == b ? NAN : 0;
+        }
+    }
+    /* each set: its energy, its activity, its members' covariance with every other set's (V, by rows) */
+    for (size_t a = 0; a < n; a++) {
+        E[a] = fig[cand[a]].E;
+        act[a] = uact[cand[a]];
+        live[a] = true;
+    }
+    for (;;) {
+        size_t A = SIZE_MAX; /* the unresolved set with the most activity still to join */
+        for (size_t a = 0; a < n; a++)
+            if (live[a] && !final[a] && !set_resolved(f, E[a], V[a * n + a], act[a]) &&
+                (A == SIZE_MAX || act[a] > act[A]))
+                A = a;
+        if (A == SIZE_MAX) break;
+        size_t B = SIZE_MAX; /* the set it trades the most energy with */
+        double best = 0;
+        for (size_t b = 0; b < n; b++) {
+            if (!live[b] || b == A || !(V[A * n + A] > 0) || !(V[b * n + b] > 0)) continue;
+            double rho = V[A * n + b] / sqrt(V[A * n + A] * V[b * n + b]);
+            if (rho < best) {
+                best = rho;
+                B = b;
+            }
+        }
+        if (B == SIZE_MAX) { /* trades with none: as it is */
+            final[A] = true;
+            continue;
+        }
+        join_sets(V, n, A, B);
+        E[A] += E[B];
+        act[A] += act[B];
+        live[B] = false;
+        parent[B] = A;
+        final[A] = false;
+    }
+    for (size_t a = 0; a < n; a++) {
+        size_t r = a;
+        while (parent[r] != r)
+            r = parent[r];
+        if (r == a) continue;
+        sup[cand[a]] = cand[r];
+        traded[cand[r]] = true;
+    }
+    for (size_t a = 0; a < n; a++)
+        if (traded[cand[a]]) {
+            Eout[cand[a]] = E[a];
+            Esd[cand[a]] = sqrt(fmax(V[a * n + a], 0.0));
+        }
+out:
+    free(fixed);
+    free(cand);
+    free(V);
+    free(E);
+    free(act);
+    free(parent);
+    free(live);
+    free(final);
+    return st;
+}
+
 /* Appends unit u's first member's name to the list buf (", " between): a
  * warning's examples. */
 static void list_unit(const tw_estimate *e, const fit_state *f, const uint32_t *col, size_t u, char *buf, size_t cap)
@@ -3464,6 +3712,29 @@ static void list_unit(const tw_estimate *e, const fit_state *f, const uint32_t *
         }
 }
 
+/* A set of names the data cannot split (trade_groups): its summed energy E
+ * and error Esd over its activity act; ok, or below resolution as a name
+ * is (unit_status), its bound held under the power bound x its activity. */
+static void traded_figures(const fit_state *f, double E, double Esd, double act, tw_est_group *g)
+{
+    g->traded = true;
+    g->active_s = act;
+    g->energy_j = fmax(E, 0.0);
+    g->energy_sd_j = Esd;
+    g->power_w = act > 0 ? g->energy_j / act : NAN;
+    g->power_sd_w = act > 0 ? Esd / act : NAN;
+    g->upper_j = NAN;
+    g->status = TW_EST_OK;
+    if (!(act > 0) || !isfinite(Esd)) {
+        g->status = TW_EST_UNOBSERVED;
+        return;
+    }
+    if (g->energy_j < SIGMAS * Esd) {
+        g->status = TW_EST_BELOW_RESOLUTION;
+        g->upper_j = fmin(g->energy_j + SIGMAS * Esd, f->upper_w * act);
+    }
+}
+
 static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uint32_t *col)
 {
     tw_estimate *e = c->e;
@@ -3474,35 +3745,51 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     double *act = calloc(d->N ? d->N : 1, sizeof *act);
     double *uact = calloc(f->U ? f->U : 1, sizeof *uact);
     double *above = malloc((c->nrng ? c->nrng : 1) * sizeof *above), ref_above = 0;
-    size_t *members = NULL, *gid = NULL; /* freed at out, as the above */
+    size_t *members = NULL, *gid = NULL, *sup = NULL; /* freed at out, as the above */
+    bool *traded = NULL;
+    double *supE = NULL, *supEsd = NULL, *supact = NULL;
     unit_fig *fig = NULL;
     tw_status st =
         act && uact && above ? pieces_at_solution(c, act, &ref_above, above) : tw_fail(TW_ENOMEM, "out of memory");
     if (st != TW_OK) goto out;
     for (size_t j = 0; j < d->N; j++)
         uact[f->unit[j]] += act[j];
+    size_t nU = f->U ? f->U : 1;
+    double kern = 0, copy = 0;
+    fig = unit_figures(c, uact);
+    sup = malloc(nU * sizeof *sup);
+    traded = calloc(nU, sizeof *traded);
+    supE = calloc(nU, sizeof *supE);
+    supEsd = calloc(nU, sizeof *supEsd);
+    supact = calloc(nU, sizeof *supact);
+    if (!fig || !sup || !traded || !supE || !supEsd || !supact) goto no_memory;
+    /* names the data cannot split: one group each set of them (sup: the unit that stands for each) */
+    if ((st = trade_groups(c, fig, uact, sup, traded, supE, supEsd)) != TW_OK) goto out;
+    for (size_t u = 0; u < f->U; u++)
+        supact[sup[u]] += uact[u];
     /* per name (pooled names share their column's figures) */
-    if (!(members = calloc(f->U ? f->U : 1, sizeof *members))) goto no_memory;
+    if (!(members = calloc(nU, sizeof *members))) goto no_memory;
     for (size_t i = 0; i < c->names.n; i++)
-        members[f->unit[col[i]]]++;
+        members[sup[f->unit[col[i]]]]++;
     e->nnames = c->names.n;
     e->names = malloc((e->nnames ? e->nnames : 1) * sizeof *e->names);
     if (!e->names) goto no_memory;
     if (e->nnames) memcpy(e->names, c->names.v, e->nnames * sizeof *e->names);
-    /* groups: units of several columns */
-    gid = malloc((f->U ? f->U : 1) * sizeof *gid);
-    e->groups = calloc(f->U ? f->U : 1, sizeof *e->groups);
+    /* groups: units of several columns, and sets of units the data cannot split */
+    gid = malloc(nU * sizeof *gid);
+    e->groups = calloc(nU, sizeof *e->groups);
     if (!gid || !e->groups) goto no_memory;
     for (size_t u = 0; u < f->U; u++)
-        gid[u] = members[u] > 1 ? e->ngroups++ : (size_t)-1;
-    double kern = 0, copy = 0;
-    fig = unit_figures(c, uact);
-    for (size_t u = 0; fig && u < f->U0; u++) /* the energy the lingers add, as folded */
+        gid[u] = sup[u] == u && members[u] > 1 ? e->ngroups++ : (size_t)-1;
+    for (size_t u = 0; u < f->U0; u++) /* the energy the lingers add, as folded */
         if (counted_linger(f, u) != SIZE_MAX) e->linger_j += f->beta_u[K + counted_linger(f, u)] * uact[u];
-    bool oom = !fig;
+    bool oom = false;
     for (size_t u = 0; !oom && u < f->U; u++) {
-        if (gid[u] != (size_t)-1) {
-            tw_est_group *g = &e->groups[gid[u]];
+        if (gid[u] == (size_t)-1) continue;
+        tw_est_group *g = &e->groups[gid[u]];
+        if (traded[u])
+            traded_figures(f, supE[u], supEsd[u], supact[u], g);
+        else {
             g->power_w = fig[u].P;
             g->power_sd_w = fig[u].Psd;
             g->energy_j = fig[u].E;
@@ -3510,23 +3797,23 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
             g->active_s = uact[u];
             g->status = fig[u].status;
             g->upper_j = fig[u].upper;
-            oom = !(g->members = malloc(members[u] * sizeof *g->members));
         }
+        oom = !(g->members = malloc(members[u] * sizeof *g->members));
     }
     if (oom) goto no_memory;
     for (size_t i = 0; i < e->nnames; i++) {
         tw_est_name *x = &e->names[i];
-        size_t j = col[i], u = f->unit[j];
+        size_t j = col[i], u = f->unit[j], su = sup[u];
         x->active_s = act[j];
         x->method = fig[u].counters ? TW_EST_BY_COUNTERS : TW_EST_BY_READINGS;
         x->counter_w = fig[u].counter_w;
         x->own_w = fig[u].own_w;
-        if (gid[u] != (size_t)-1) {
-            tw_est_group *g = &e->groups[gid[u]];
+        if (gid[su] != (size_t)-1) {
+            tw_est_group *g = &e->groups[gid[su]];
             g->members[g->nmembers++] = i;
             g->launches += x->launches;
             g->time_s += x->time_s;
-            x->group = (int)gid[u];
+            x->group = (int)gid[su];
             x->status = TW_EST_GROUPED;
             x->power_w = x->power_sd_w = x->energy_j = x->energy_sd_j = x->upper_j = NAN;
             continue;
@@ -3544,7 +3831,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     char held[256] = "";
     for (size_t u = 0; u < f->U; u++) {
         bool at_bound = (f->at_upper && f->at_upper[K + u]) || fig[u].status == TW_EST_AT_POWER_BOUND;
-        if (!at_bound || !(uact[u] > 0)) continue;
+        if (!at_bound || !(uact[u] > 0) || traded[sup[u]]) continue; /* a set's sum is what it reports */
         if (++e->at_limit <= 3) list_unit(e, f, col, u, held, sizeof held);
     }
     if (e->at_limit)
@@ -3586,7 +3873,8 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         if (e->pooled && f->unit[col[gr->members[0]]] == f->unit[d->N - 1] && col[gr->members[0]] == d->N - 1)
             snprintf(gr->label, sizeof gr->label, POOLED_NAME " (%zu names)", gr->nmembers);
         else
-            snprintf(gr->label, sizeof gr->label, "group %zu: %.100s (+%zu)", g + 1, first->name, gr->nmembers - 1);
+            snprintf(gr->label, sizeof gr->label, "group %zu%s: %.100s (+%zu)", g + 1,
+                     gr->traded ? ", not split by the data" : "", first->name, gr->nmembers - 1);
     }
     e->kernels_j = kern;
     e->copies_j = copy;
@@ -3661,6 +3949,11 @@ out:
     free(members);
     free(gid);
     free(fig);
+    free(sup);
+    free(traded);
+    free(supE);
+    free(supEsd);
+    free(supact);
     return st;
 }
 

@@ -204,6 +204,9 @@ typedef struct tw_est_group {
     double time_s, active_s;
     double power_w, power_sd_w, energy_j, energy_sd_j, upper_j;
     tw_est_status status; /* OK, BELOW_RESOLUTION or AT_POWER_BOUND */
+    /* names the data cannot split (not parallel columns: interleaved below the readings' resolution,
+     * their energies traded against each other); their summed energy, each member fitted apart */
+    bool traded;
 } tw_est_group;
 
 /* An NVTX range (or any span): the energy measured over it and the part
