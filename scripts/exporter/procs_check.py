@@ -20,7 +20,6 @@ OUT/metrics-*.txt. Exit 0 when every check passes.
                  --app 'CMD ...' --app2 'CMD ...' --other 'CMD ...' [--tol 0.03]
 """
 import argparse
-import csv
 import glob
 import json
 import os
@@ -30,6 +29,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu"))
+from counter_ref import at, counter_points, read_log  # noqa: E402
 
 lines, failed = [], []
 
@@ -83,17 +85,10 @@ def split_of(report, index):
 
 
 def counter_j(energy_csv, index, t0_ns, t1_ns):
-    """The GPU's counter between two CLOCK_MONOTONIC times, linear between its readings."""
-    rows = [(int(r["t_mono_ns"]), float(r["energy_mj"])) for r in csv.DictReader(open(energy_csv))
-            if int(r["index"]) == index]
-
-    def at(t):
-        for (ta, ea), (tb, eb) in zip(rows, rows[1:]):
-            if ta <= t <= tb:
-                return ea + (eb - ea) * (t - ta) / (tb - ta)
-        raise ValueError("no counter reading around %d" % t)
-
-    return (at(t1_ns) - at(t0_ns)) / 1e3
+    """The GPU's counter between two CLOCK_MONOTONIC times (scripts/gpu/counter_ref.py: linear between
+    its updates, not its polls)."""
+    pts = counter_points(read_log(energy_csv, lambda r: int(r["index"])).get(index, []))
+    return at(pts, t1_ns * 1e-9) - at(pts, t0_ns * 1e-9)
 
 
 def kernel_span_ns(run_path):

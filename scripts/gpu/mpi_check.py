@@ -6,9 +6,7 @@ energy its NVML counter counted over the same span, read independently by energy
 (within --tolerance, default 1 %); and each rank's kernels on its own GPU (--gpus: the UUID
 each rank was given, one "rank,uuid" line each). Prints PASS/FAIL lines; exit status 1 on a FAIL.
 
-The counter's value changes at its own update instants, seen at the next poll: each change is
-placed in the middle of the two polls around it, and the counter is interpolated linearly between
-changes, so that the span's ends fall between updates without a bias.
+The counter's energy over a span: scripts/gpu/counter_ref.py.
 
   python3 scripts/gpu/mpi_check.py --merged merged.json --energy energy.csv --gpus ranks.csv
 """
@@ -16,28 +14,8 @@ import argparse
 import csv
 import json
 import sys
-from bisect import bisect_right
 
-
-def counter_points(rows):
-    """(t_s, joules) at each change of the counter: mid-way between the polls around it."""
-    pts, prev = [], None
-    for t, e in rows:
-        if prev is None:
-            pts.append((t, e))
-        elif e != prev[1]:
-            pts.append((0.5 * (prev[0] + t), e))
-        prev = (t, e)
-    return pts
-
-
-def at(pts, t):
-    ts = [p[0] for p in pts]
-    k = bisect_right(ts, t)
-    if k == 0 or k == len(pts):
-        raise ValueError(f"{t:.3f} s is outside the energy log ({ts[0]:.3f} .. {ts[-1]:.3f} s)")
-    (t0, e0), (t1, e1) = pts[k - 1], pts[k]
-    return e0 + (e1 - e0) * (t - t0) / (t1 - t0)
+from counter_ref import at, counter_points, read_log
 
 
 def main():
@@ -51,9 +29,7 @@ def main():
                          "those recorded are checked: truewatt run's default windows need the program's context)")
     args = ap.parse_args()
     d = json.load(open(args.merged))
-    log = {}
-    for r in csv.DictReader(open(args.energy)):
-        log.setdefault(r["uuid"].lower(), []).append((int(r["t_mono_ns"]) * 1e-9, int(r["energy_mj"]) * 1e-3))
+    log = read_log(args.energy, lambda r: r["uuid"].lower())
     given = {int(r): u.strip().lower() for r, u in csv.reader(open(args.gpus))}
     ok = True
 

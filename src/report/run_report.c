@@ -158,25 +158,79 @@ static void text_lines(const char *prefix, const char *text, FILE *f)
     }
 }
 
-/* The names table and its notes; *noted: whether it explained '<' and '<=' (bit 0, bit 1). */
-static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
+/* A row of the names table: an ungrouped name, or a group (its label). */
+typedef struct name_row {
+    const char *name, *kind;
+    uint64_t launches;
+    double time_s, active_s, energy_j, energy_sd_j, upper_j, power_w;
+    tw_est_status status;
+    const char *by; /* the model that gave its power (NULL for a group: its members') */
+    size_t order;   /* names first, each in the estimate's order (ties) */
+} name_row;
+
+static int row_by_energy(const void *a, const void *b)
 {
+    const name_row *x = a, *y = b;
+    double ex = isfinite(x->energy_j) ? x->energy_j : 0, ey = isfinite(y->energy_j) ? y->energy_j : 0;
+    if (ex != ey) return ex > ey ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The rows: every name not in a group and every group, by energy, largest first. */
+static name_row *name_rows(const run_device *d, size_t *n)
+{
+    const tw_estimate *e = d->est;
+    name_row *r = malloc((e->nnames + e->ngroups + 1) * sizeof *r);
+    *n = 0;
+    if (!r) return NULL;
+    for (size_t i = 0; i < e->nnames; i++) {
+        const tw_est_name *x = &e->names[i];
+        if (x->status == TW_EST_GROUPED) continue;
+        r[*n] = (name_row){x->name,
+                           x->kind,
+                           x->launches,
+                           x->time_s,
+                           x->active_s,
+                           x->energy_j,
+                           x->energy_sd_j,
+                           x->upper_j,
+                           x->power_w,
+                           x->status,
+                           tw_est_method_name(x->method),
+                           *n};
+        ++*n;
+    }
+    for (size_t g = 0; g < e->ngroups; g++) {
+        const tw_est_group *x = &e->groups[g];
+        r[*n] = (name_row){run_group_label(d, g), "group",    x->launches, x->time_s, x->active_s, x->energy_j,
+                           x->energy_sd_j,        x->upper_j, x->power_w,  x->status, NULL,        *n};
+        ++*n;
+    }
+    qsort(r, *n, sizeof *r, row_by_energy);
+    return r;
+}
+
+/* The names table (the names not in a group, and the groups, by energy) and its notes; *noted: whether it
+ * explained '<' and '<=' (bit 0, bit 1). */
+static void text_names(const run_device *d, FILE *f, unsigned *noted)
+{
+    const tw_estimate *e = d->est;
     *noted = 0;
     if (e->nnames == 0) return;
     static const char *const head[] = {"name",   "kind",         "launches", "time_s",  "energy_j",
                                        "+-sd_j", "j_per_launch", "power_w",  "share_%", "by"};
     bool by = e->counters.used; /* which model gave each name its power: where the counters gave some */
-    table *t = table_new(by ? 10 : 9, head);
-    if (!t) return;
+    size_t nrows = 0;
+    name_row *rows = name_rows(d, &nrows);
+    table *t = rows ? table_new(by ? 10 : 9, head) : NULL;
+    if (!t) {
+        free(rows);
+        return;
+    }
     double act = e->kernels_j + e->copies_j;
-    size_t shown = 0, below = 0, at_bound = 0, grouped = 0;
-    for (size_t i = 0; i < e->nnames; i++) {
-        const tw_est_name *x = &e->names[i];
-        if (x->status == TW_EST_GROUPED) {
-            grouped++;
-            continue;
-        }
-        if (shown == TEXT_ROWS) continue;
+    size_t shown = 0, below = 0, at_bound = 0;
+    for (size_t i = 0; i < nrows && shown < TEXT_ROWS; i++) {
+        const name_row *x = &rows[i];
         shown++;
         table_cell(t, "%.60s", x->name);
         table_cell(t, "%s", x->kind);
@@ -211,12 +265,14 @@ static void text_names(const tw_estimate *e, FILE *f, unsigned *noted)
             table_cell(t, "%.1f", x->power_w);
             table_cell(t, "%.1f", act > 0 ? 100.0 * x->energy_j / act : NAN);
         }
-        if (by) table_cell(t, "%s", tw_est_method_name(x->method));
+        if (by) table_cell(t, "%s", x->by ? x->by : "-");
     }
-    fprintf(f, "\nkernels and copies, by energy above the baseline\n");
+    fprintf(f, "\nkernels and copies, by energy above the baseline%s\n",
+            e->ngroups ? " (a group's members: under \"groups\" below)" : "");
     table_print(t, f);
     table_free(t);
-    size_t rest = e->nnames - shown - grouped;
+    size_t rest = nrows - shown;
+    free(rows);
     if (rest) fprintf(f, "... and %zu more (all in --json)\n", rest);
     run_status_notes(below, at_bound, e->power_bound_w, f);
     *noted = (below ? 1u : 0u) | (at_bound ? 2u : 0u);
@@ -551,7 +607,7 @@ static void text_device(const run_record *r, const run_device *d, FILE *f)
     text_methods(&d->methods, e->model_j, f);
     if (e->nnames == 0) fprintf(f, "\nno kernels in the timeline: no energy per kernel\n");
     unsigned noted;
-    text_names(e, f, &noted);
+    text_names(d, f, &noted);
     text_groups(d, noted, f);
     text_ranges(d, f);
     run_mig_text(d, f);
