@@ -33,42 +33,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attrib_table as at  # noqa: E402  (the counter references: one implementation)
+from pm_features import FEATURES, clip01, feature_row  # noqa: E402  (counters.c's features: one implementation)
 
 import numpy as np  # noqa: E402
 
-FEATURES = ("sm", "tensor", "issue", "dram", "l2", "l1")
-SMS = 132  # the H100 SXM's SMs: l1's scale (a study's feature; the coefficient absorbs a wrong one)
-L2_SECTORS_PER_CYCLE = 128.0  # counters.c's scale
 EDGE_S = 0.3  # a steady stretch's first and last EDGE_S are left out of its levels (ramp, tail)
 
 
 def die(msg):
     sys.exit("activity_calib: " + msg)
-
-
-def clip01(x):
-    return 0.0 if not x > 0 else (1.0 if x > 1 else x)
-
-
-def feature_row(names, v):
-    """counters.c's features of one sample (None where a metric was not recorded), and l1: L1's data
-    stage (global, local and shared memory) wavefronts per SM and cycle, which counters.c lacks."""
-    idx = {n: i for i, n in enumerate(names)}
-
-    def get(prefix, exact=True):
-        for n, i in idx.items():
-            if (n == prefix) if exact else n.startswith(prefix):
-                return v[i]
-        return None
-
-    el = max(1.0, get("gpc__cycles_elapsed.max") or 0.0)
-    sm = clip01((get("sm__cycles_active.avg") or 0.0) / el)
-    t, iss = get("sm__pipe_tensor", exact=False), get("sm__inst_executed.avg.per_cycle_active")
-    d, l2 = get("dram__throughput.avg.pct_of_peak_sustained_elapsed"), get("lts__t_sectors.sum")
-    l1 = get("l1tex__data_pipe_lsu_wavefronts.sum")
-    return (sm, None if t is None else clip01(t / 100), None if iss is None else clip01(iss * sm / 4),
-            None if d is None else clip01(d / 100), None if l2 is None else clip01(l2 / el / L2_SECTORS_PER_CYCLE),
-            None if l1 is None else clip01(l1 / el / SMS))
 
 
 def read_samples(path, device=0):

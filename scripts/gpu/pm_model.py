@@ -6,11 +6,9 @@ and what does it give each kernel name? An offline study of a run file recorded 
   python3 scripts/gpu/pm_model.py RUN.sqlite [--range NAME] [--device 0] [--top 12]
 
 Over the span of the NVTX ranges named NAME (default "step"; the whole run without them):
-  features on a 0.1 ms grid from the PM samples (each sample's value held over its span):
-    sm      SMs active: sm__cycles_active.avg / gpc__cycles_elapsed.max
-    tensor  tensor pipes active: sm__pipe_tensor_cycles_active...pct_of_peak_sustained_elapsed / 100
-    ipc     instructions per elapsed cycle / 4: sm__inst_executed.avg.per_cycle_active x sm
-    dram    DRAM throughput: dram__throughput.avg.pct_of_peak_sustained_elapsed / 100
+  features on a 0.1 ms grid from the PM samples (each sample's value held over its span): those of
+    src/estimate/counters.c (scripts/gpu/pm_features.py: sm, tensor, issue, dram, l2, and l1 where
+    recorded) whose metrics the run recorded
   each sample of the reading (default the ~20 ms buffer) modelled as B + sum_f c_f * f, the features
   seen through the reading's response in the run's profile (as scripts/gpu/resolution.py does);
   beside it the model with one power for any kernel (busy). Prints both residuals (W rms), the
@@ -20,16 +18,22 @@ Over the span of the NVTX ranges named NAME (default "step"; the whole run witho
 """
 import argparse
 import json
+import os
 import sqlite3
 import struct
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pm_features import FEATURES, feature_row  # noqa: E402  (counters.c's features: one implementation)
+
 DT = 100_000  # ns, the grid
 
 
 def features(db, dev, g0, nb):
+    """Each feature (pm_features.py: counters.c's definitions) on the grid, a sample's value held over
+    its span; the features whose metrics the run did not record are left out."""
     row = db.execute("SELECT metrics, interval_ns, reason FROM pm_devices WHERE device = ?", (dev,)).fetchone()
     if not row or not row[0]:
         sys.exit(f"no activity counters for device {dev}: {row[2] if row else 'no pm_devices row'}")
@@ -38,7 +42,8 @@ def features(db, dev, g0, nb):
     if not need <= set(names):
         sys.exit(f"the run's metrics lack {sorted(need - set(names))}")
     fmt = "<%df" % len(names)
-    raw = {n: np.zeros(nb, np.float32) for n in names}
+    grid = np.zeros((nb, len(FEATURES)), np.float32)
+    recorded = None
     have = np.zeros(nb, bool)
     n = 0
     for start, dur, v in db.execute("SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = ? ORDER BY start_ns",
@@ -47,21 +52,13 @@ def features(db, dev, g0, nb):
         if i1 <= 0 or i0 >= nb:
             continue
         i0, i1 = max(i0, 0), min(i1, nb)
-        vals = struct.unpack(fmt, v)
-        for k, name in enumerate(names):
-            raw[name][i0:i1] = vals[k]
+        row_f = feature_row(names, struct.unpack(fmt, v))
+        if recorded is None:
+            recorded = [m for m, x in enumerate(row_f) if x is not None]
+        grid[i0:i1] = [x or 0.0 for x in row_f]
         have[i0:i1] = True
         n += 1
-    el = np.maximum(raw["gpc__cycles_elapsed.max"], 1.0)
-    sm = np.clip(raw["sm__cycles_active.avg"] / el, 0, 1)
-    f = {"sm": sm}
-    t = [n_ for n_ in names if n_.startswith("sm__pipe_tensor")]
-    if t:
-        f["tensor"] = np.clip(raw[t[0]] / 100.0, 0, 1)
-    if "sm__inst_executed.avg.per_cycle_active" in raw:
-        f["ipc"] = raw["sm__inst_executed.avg.per_cycle_active"] * sm / 4.0
-    if "dram__throughput.avg.pct_of_peak_sustained_elapsed" in raw:
-        f["dram"] = np.clip(raw["dram__throughput.avg.pct_of_peak_sustained_elapsed"] / 100.0, 0, 1)
+    f = {FEATURES[m]: grid[:, m] for m in (recorded or [0])}
     return f, have, n, int(row[1] or 0)
 
 
