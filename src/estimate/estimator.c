@@ -3534,27 +3534,16 @@ static bool tradable(const ctx *c, const unit_fig *fig, const double *uact, cons
     return !(fig[u].Psd <= PRIOR_BOUND * f->prior_w);
 }
 
-typedef struct act_unit {
-    double act;
-    size_t u;
-} act_unit;
-
-static int by_activity_desc(const void *a, const void *b)
-{
-    const act_unit *x = a, *y = b;
-    return x->act > y->act ? -1 : x->act < y->act ? 1 : (x->u > y->u) - (x->u < y->u);
-}
-
-/* The units cand[0..n-1] by activity, most first. */
+/* The units cand[0..n-1] by activity, most first (ties: the lower unit first). */
 static tw_status sort_by_activity(size_t *cand, size_t n, const double *uact)
 {
-    act_unit *v = malloc((n ? n : 1) * sizeof *v);
+    instant *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) return tw_fail(TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        v[i] = (act_unit){uact[cand[i]], cand[i]};
-    qsort(v, n, sizeof *v, by_activity_desc);
+        v[i] = (instant){-uact[cand[i]], cand[i]};
+    qsort(v, n, sizeof *v, instant_cmp);
     for (size_t i = 0; i < n; i++)
-        cand[i] = v[i].u;
+        cand[i] = v[i].i;
     free(v);
     return TW_OK;
 }
