@@ -1808,6 +1808,24 @@ static tw_status extra_covariances(fit_state *f, const size_t *idx, size_t m, co
     return TW_OK;
 }
 
+/* The Cholesky factor (lower, in L) of the normal matrix's block over the
+ * coefficients idx[0..m-1], scaled to a unit diagonal as the solver does,
+ * with the smallest ridge (0, then 1e-10 up to 1e-4) that lets it factor;
+ * false where none does. */
+static bool scaled_factor(const fit_state *f, const size_t *idx, size_t m, double *L)
+{
+    size_t q = f->d.K + f->U;
+    for (double ridge = 0; ridge <= 1e-4; ridge = ridge > 0 ? ridge * 100 : 1e-10) {
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = 0; b <= a; b++)
+                L[a * m + b] =
+                    f->Gu[idx[a] * q + idx[b]] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]) +
+                    (a == b ? ridge : 0);
+        if (tw_cholesky(L, m)) return true;
+    }
+    return false;
+}
+
 /* Variance of each coefficient: the free block's inverse (unit weights are
  * 1 / noise density^2, so no further scale); a coefficient held at zero or
  * at the power bound gets its variance with the constraint freed
@@ -1815,7 +1833,7 @@ static tw_status extra_covariances(fit_state *f, const size_t *idx, size_t m, co
 static tw_status variances(fit_state *f, double inflate)
 {
     size_t q = f->d.K + f->U, m = 0;
-    size_t *idx = malloc(q * sizeof *idx);
+    size_t *idx = calloc(q ? q : 1, sizeof *idx); /* zeroed: the factor reads only the m set below */
     double *sub = malloc(q * q * sizeof *sub), *dg = malloc(q * sizeof *dg), *work = malloc(q * sizeof *work);
     free(f->var_u);
     f->var_u = malloc(q * sizeof *f->var_u);
@@ -1830,21 +1848,13 @@ static tw_status variances(fit_state *f, double inflate)
         f->var_u[j] = g > 0 ? inflate / g : INFINITY;
         if (!f->bound[j] && g > 0) idx[m++] = j;
     }
-    for (double ridge = 0; ridge <= 1e-4; ridge = ridge > 0 ? ridge * 100 : 1e-10) {
-        /* scaled to a unit diagonal, as the solver does */
-        for (size_t a = 0; a < m; a++)
-            for (size_t b = 0; b <= a; b++)
-                sub[a * m + b] =
-                    f->Gu[idx[a] * q + idx[b]] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]) +
-                    (a == b ? ridge : 0);
-        if (!tw_cholesky(sub, m)) continue;
+    if (scaled_factor(f, idx, m, sub)) {
         tw_cholesky_inverse_diag(sub, m, dg, work);
         for (size_t a = 0; a < m; a++)
             f->var_u[idx[a]] = inflate * dg[a] / f->Gu[idx[a] * q + idx[a]];
         for (size_t j = 0; j < q; j++)
             if (f->bound[j] && f->Gu[j * q + j] > 0) f->var_u[j] = freed_variance(f, j, idx, m, sub, dg, work, inflate);
         if (f->U > f->U0) st = extra_covariances(f, idx, m, sub, inflate);
-        break;
     }
 out:
     free(idx);
@@ -3488,15 +3498,7 @@ static tw_status unit_covariance(const ctx *c, const size_t *u, size_t n, double
             idx[m++] = j;
         }
     }
-    bool ok = false;
-    for (double ridge = 0; st == TW_OK && ridge <= 1e-4; ridge = ridge > 0 ? ridge * 100 : 1e-10) {
-        for (size_t a = 0; a < m; a++) /* scaled to a unit diagonal, as variances() does */
-            for (size_t b = 0; b <= a; b++)
-                L[a * m + b] =
-                    f->Gu[idx[a] * q + idx[b]] / sqrt(f->Gu[idx[a] * q + idx[a]] * f->Gu[idx[b] * q + idx[b]]) +
-                    (a == b ? ridge : 0);
-        if ((ok = tw_cholesky(L, m))) break;
-    }
+    bool ok = st == TW_OK && scaled_factor(f, idx, m, L);
     double s2 = c->shift_sd * c->shift_sd;
     for (size_t a = 0; st == TW_OK && a < n; a++) {
         size_t ja = K + u[a];
@@ -3577,14 +3579,14 @@ static void join_sets(double *V, size_t n, size_t A, size_t B)
  * PyTorch step's 10-100 us kernels in 20 ms windows) are not parallel
  * columns, so the cosine test of groups() keeps them apart, and the fit
  * splits their energy arbitrarily: one at the power bound, its neighbour
- * at zero, swapped in the next run. Their sum is what the data fix. Two
- * unresolved units (tradable) whose energies' sum is known better than
- * either alone (var(E_a + E_b) < min(var E_a, var E_b): they trade energy,
- * a correlation under -1/2 for equal errors) are joined, and so on
- * transitively. sup[u] is the unit that represents u (itself where u is
- * joined to none); for each representative of two or more, traded[r] is set
- * and E[r], Esd[r] are the members' summed energy and its error (the
- * members' covariances included). */
+ * at zero, swapped in the next run. Their sum is what the data fix. Each
+ * unresolved unit (tradable) starts a set; the unresolved set (set_resolved)
+ * with the most activity joins the set whose energy it trades the most with
+ * (the most negative correlation of their energies), until every set is
+ * resolved or trades with none. sup[u] is the unit that represents u (itself
+ * where u is joined to none); for each representative of two or more,
+ * traded[r] is set and Eout[r], Esd[r] are the members' summed energy and
+ * its error (the members' covariances included). */
 static tw_status trade_groups(const ctx *c, const unit_fig *fig, const double *uact, size_t *sup, bool *traded,
                               double *Eout, double *Esd)
 {
