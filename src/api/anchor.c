@@ -601,6 +601,13 @@ double tw_anchor_scale(const tw_anchor *a, double *rel_sd)
     return a->slope;
 }
 
+size_t tw_anchor_knots(const tw_anchor *a, const tw_anchor_knot **k)
+{
+    settle(a);
+    *k = a->k;
+    return a->nk;
+}
+
 double tw_anchor_needed_from(const tw_anchor *a)
 {
     return a->n > a->off ? a->r[a->off].t_s - a->delay_s - 2 * a->period_s : INFINITY;

@@ -106,6 +106,9 @@ double tw_anchor_needed_from(const tw_anchor *a);
 void tw_anchor_trim(tw_anchor *a, double t_now);
 /* The time of the latest read (-inf: none). */
 double tw_anchor_last_read_s(const tw_anchor *a);
+/* The knots made so far (the pending ones made first), in order of time;
+ * *k valid until the anchor next changes. */
+size_t tw_anchor_knots(const tw_anchor *a, const tw_anchor_knot **k);
 
 /* A span ending at t waits this long (on the shape's time) for the
  * counter's next knot; past it, the shape alone. */

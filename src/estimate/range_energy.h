@@ -3,13 +3,10 @@
  * The estimator gives each range the sample buffer over its span, scaled by
  * the buffer's gain over the whole fit; on an H100 that gain scatters by
  * ~1 % over a fraction of a second (0.7-1.1 s training steps came out
- * -1.05 .. +1.34 % off the counter's difference). Nor do the counter's
- * windows as the estimator places them do: a read's value is the energy up
- * to the last point of the counter's update grid before the read (up to a
- * period, 100 ms on an H100, earlier), so windows between reads 0.5 s apart
- * are each up to 20 % off in length; over minutes that cancels, over a range
- * of a fraction of a second it does not (shared by the buffer's shape, a
- * range before the first kernel came out 4-8 % off on the fake NVML).
+ * -1.05 .. +1.34 % off the counter's difference). The counter's windows
+ * (on its fitted grid: counter_grid.h) are 0.5 s long, a range's edges fall
+ * inside them: between them the buffer's shape, scaled to the two knots
+ * around each edge, not the buffer's gain over the whole fit.
  *
  * One pass over the trace's rows feeds the anchor the API's sessions use
  * (src/api/anchor.h: the grid's phase fitted from the reads against the

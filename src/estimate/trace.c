@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "estimate/counter_grid.h"
 #include "estimate/range_energy.h"
 #include "estimate/spill.h"
 
@@ -67,6 +69,7 @@ typedef struct chosen {
     tw_reading_model m;
     bool from_profile;
     bool reference;
+    bool gridded; /* a counter's windows on its fitted update grid (grid_counter) */
     tw_obs_series obs;
     size_t mapped; /* obs.v's bytes in a file mapping (map_windows); 0: in memory */
 } chosen;
@@ -129,6 +132,7 @@ static void describe(const chosen *c, char *buf, size_t cap)
     if (c->m.response == TW_RESP_RC) add(buf, cap, " C %.3g ms", 1e3 * c->m.capacitance_s);
     if (c->m.response == TW_RESP_BOXCAR || c->m.response == TW_RESP_WINDOW)
         add(buf, cap, " %.3g ms window", 1e3 * c->m.window_s);
+    if (c->gridded) add(buf, cap, ", on its fitted %.3g ms grid", 1e3 * c->m.period_s);
     add(buf, cap, ", %s)", c->from_profile ? "profile" : "H100 default");
 }
 
@@ -161,23 +165,47 @@ static bool try_column(tw_sensor *src, const char *prefix, const char *name, con
     return true;
 }
 
+/* The trusted counter that is the reference and the sample buffer beside
+ * it, by their index in ch; false when the trace lacks either. */
+static bool counter_and_shape(const chosen *ch, size_t n, size_t *counter, size_t *shape)
+{
+    *counter = *shape = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (ch[i].reference && ch[i].m.response == TW_RESP_COUNTER && tw_reading_model_trusted(&ch[i].m))
+            *counter = i;
+        else if (!ch[i].reference && strcmp(ch[i].m.name, "power_buffer_w") == 0)
+            *shape = i;
+    }
+    return *counter != SIZE_MAX && *shape != SIZE_MAX;
+}
+
+/* The counter's windows on its fitted update grid (counter_grid.h), where
+ * the trace has the sample buffer and the counter's model is trusted; else
+ * (or where the grid could not be fitted) they stay as its reads came. */
+static tw_status grid_counter(tw_sensor *src, chosen *ch, const size_t *cols, size_t n, size_t i)
+{
+    size_t counter, shape;
+    if (!counter_and_shape(ch, n, &counter, &shape) || counter != i) return TW_OK;
+    tw_obs_series g;
+    tw_obs_series_init(&g);
+    tw_status st = tw_est_counter_windows(src, cols[shape], &ch[shape].m, cols[i], &ch[i].m, &g);
+    if (st == TW_OK && g.n > 0) {
+        tw_obs_series_free(&ch[i].obs);
+        ch[i].obs = g;
+        ch[i].gridded = true;
+    } else {
+        tw_obs_series_free(&g);
+    }
+    return st;
+}
+
 /* The NVTX ranges' energies at the counter's reads (range_energy.h), where
  * the trace has the sample buffer and a counter whose model is trusted. */
 static tw_status anchor_ranges(tw_sensor *src, const chosen *ch, const size_t *cols, size_t n, tw_estimate *e)
 {
-    const chosen *shape = NULL, *counter = NULL;
-    size_t shape_col = 0, counter_col = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (ch[i].reference && ch[i].m.response == TW_RESP_COUNTER && tw_reading_model_trusted(&ch[i].m)) {
-            counter = &ch[i];
-            counter_col = cols[i];
-        } else if (!ch[i].reference && strcmp(ch[i].m.name, "power_buffer_w") == 0) {
-            shape = &ch[i];
-            shape_col = cols[i];
-        }
-    }
-    if (!shape || !counter || e->nranges == 0) return TW_OK;
-    return tw_est_anchor_ranges(src, shape_col, &shape->m, counter_col, &counter->m, e);
+    size_t counter, shape;
+    if (!counter_and_shape(ch, n, &counter, &shape) || e->nranges == 0) return TW_OK;
+    return tw_est_anchor_ranges(src, cols[shape], &ch[shape].m, cols[counter], &ch[counter].m, e);
 }
 
 tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw_profile *profile,
@@ -237,6 +265,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
             st = TW_OK;
             continue;
         }
+        if (st == TW_OK) st = grid_counter(src, ch, cols, n, i);
         if (st != TW_OK) break;
         if (!ch[i].from_profile)
             add(info->notes, sizeof info->notes,

@@ -122,7 +122,7 @@ d = json.load(open(sys.argv[1]))
 dev = d["devices"][0]
 assert dev["profile"]["status"] == "model" and dev["profile"]["best_reading"] == "power_buffer_w", dev["profile"]
 est = dev["estimate"]
-assert est["readings_fitted"] == "power_buffer_w (boxcar 20 ms window, profile), energy_j (counter, profile)", est
+assert est["readings_fitted"] == "power_buffer_w (boxcar 20 ms window, profile), energy_j (counter, on its fitted 100 ms grid, profile)", est
 k = {x["name"]: x for x in dev["names"]}
 ok = True
 for name, p, dur in (("gemm", 400, 0.6), ("relu", 250, 0.3)):
@@ -261,7 +261,7 @@ PY
 "$BIN" run -o t4.sqlite --perfetto p4.perfetto-trace -- python3 short_app.py short.csv >r4.txt 2>err4.txt ||
     fail "text run with a profile: $(cat err4.txt)"
 for pat in "^profile: sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\.0\.json .*\(best reading power_buffer_w: boxcar, update every 20 ms, coverage 100 %\)\$" \
-    '^readings fitted: power_buffer_w \(boxcar 20 ms window, profile\), energy_j \(counter, profile\)$' \
+    '^readings fitted: power_buffer_w \(boxcar 20 ms window, profile\), energy_j \(counter, on its fitted 100 ms grid, profile\)$' \
     '^tiny +kernel +40 +0\.080000 ' '^small +kernel +40 +0\.200000 ' '^baseline: linear between'; do
     grep -Eq -- "$pat" r4.txt || { cat r4.txt; fail "text report lacks /$pat/"; }
 done

@@ -41,7 +41,10 @@ span = e["fit_end_s"] - e["fit_start_s"]
 gpu, module = 300 * span, (300 + 150) * span  # the scripted powers
 print(f"  GPU {e['model_j']:.3f} J (scripted {gpu:.3f}); module {e['module_energy_j']:.3f} J (scripted {module:.3f}) over {span:.3f} s")
 assert e["power_scope"] == "gpu" and e["module_reading"] == "module_power_instant_w", e
-assert abs(e["model_j"] / gpu - 1) < 0.01 and abs(e["counter_j"] / gpu - 1) < 0.01
+assert abs(e["model_j"] / gpu - 1) < 0.01, (e["model_j"], gpu)
+# the naive counter method (reads at their own times, interpolated) over a ~3 s span: a read late
+# by up to a 100 ms update on a loaded machine moves it by a few %; the module's would be +50 %
+assert abs(e["counter_j"] / gpu - 1) < 0.05, (e["counter_j"], gpu)
 assert abs(e["module_energy_j"] / module - 1) < 0.01
 PY
 "$BIN" report gh.sqlite >gh.txt 2>err &&

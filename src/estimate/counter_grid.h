@@ -1,0 +1,36 @@
+/* The energy counter's windows on a recorded trace, each read placed at
+ * its boundary on the counter's fitted update grid (internal).
+ *
+ * A read of the counter returns the energy up to the last point of its
+ * update grid (every 100 ms on an H100) at least its delay before the
+ * read: up to a period before it. Placed at the read's own time less the
+ * delay (correct/observe.c), each window between reads is up to a period
+ * off in length. Reads exactly 0.5 s apart keep one offset, which cancels;
+ * a read late by tens of ms (a sampler thread that waited for a core on a
+ * loaded host) does not: on the fake NVML at a constant 400 W, one read
+ * 100 ms late made a 1.5 s program's measured energy 10 % low (CI,
+ * cli.e2e.gpu_exporter_procs_fake), since the counter's windows scale every
+ * reading (the estimator's reference) and the process's share.
+ *
+ * One pass over the trace's rows feeds the anchor the API's sessions and
+ * the report's NVTX ranges use (src/api/anchor.h: the grid's phase fitted
+ * from the reads against the sample buffer's integral): its knots are the
+ * windows' edges, each window's power the counter's difference over it. */
+#ifndef TW_ESTIMATE_COUNTER_GRID_H
+#define TW_ESTIMATE_COUNTER_GRID_H
+
+#include <stddef.h>
+
+#include "correct/observe.h"
+#include "correct/profile.h"
+#include "truewatt.h"
+
+/* The counter's windows (column counter_col, model counter_m) between its
+ * knots, from the rows of src (from its start), the shape from column
+ * shape_col (shape_m, the sample buffer). out is left empty when the grid
+ * could not be fitted (too few reads, a shape that is not the counter's):
+ * the caller then places the reads as they come (tw_observe_updates). */
+tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                                 const tw_reading_model *counter_m, tw_obs_series *out);
+
+#endif
