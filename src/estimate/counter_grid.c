@@ -13,28 +13,110 @@
  * anchor's fit spans the last 20 s of reads, so a later refit places them
  * no more (the anchor then lets them and the shape before them go). */
 #define SETTLED_S 30.0
+/* Reads whose phases on the counter's grid lie within 2 x this of one
+ * another count as one phase (a read's stamp, the call's middle, scatters
+ * by a few ms on an H100: a call costs ~4 ms) */
+#define PHASE_TOL_S 0.004
 
 typedef struct knots {
     tw_anchor_knot *v;
     size_t n, cap;
 } knots;
 
+static tw_status push_knot(knots *out, tw_anchor_knot k)
+{
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? 2 * out->cap : 256;
+        tw_anchor_knot *v = realloc(out->v, cap * sizeof *v);
+        if (!v) return tw_fail(TW_ENOMEM, "out of memory (%zu counter reads)", cap);
+        out->v = v;
+        out->cap = cap;
+    }
+    out->v[out->n++] = k;
+    return TW_OK;
+}
+
 /* The anchor's knots up to t after those taken already (in order of time). */
 static tw_status take_knots(knots *out, const tw_anchor *a, double t)
 {
     const tw_anchor_knot *k;
     size_t nk = tw_anchor_knots(a, &k);
-    for (size_t i = 0; i < nk && k[i].t_s <= t; i++) {
-        if (out->n && !(k[i].t_s > out->v[out->n - 1].t_s)) continue;
-        if (out->n == out->cap) {
-            size_t cap = out->cap ? 2 * out->cap : 256;
-            tw_anchor_knot *v = realloc(out->v, cap * sizeof *v);
-            if (!v) return tw_fail(TW_ENOMEM, "out of memory (%zu counter reads)", cap);
-            out->v = v;
-            out->cap = cap;
-        }
-        out->v[out->n++] = k[i];
+    tw_status st = TW_OK;
+    for (size_t i = 0; i < nk && k[i].t_s <= t && st == TW_OK; i++)
+        if (!out->n || k[i].t_s > out->v[out->n - 1].t_s) st = push_knot(out, k[i]);
+    return st;
+}
+
+/* A read of the counter in this row (a new value, later than the last): kept
+ * for the reads' common phase, should the grid not be fitted. */
+static tw_status keep_read(knots *reads, const tw_row *row, size_t col)
+{
+    if (col >= row->n || !row->valid[col] || !isfinite(row->value[col])) return TW_OK;
+    double t = row->t_value_s ? row->t_value_s[col] : row->t_s, v = row->value[col];
+    if (reads->n && (v == reads->v[reads->n - 1].value_j || !(t > reads->v[reads->n - 1].t_s))) return TW_OK;
+    return push_knot(reads, (tw_anchor_knot){t, v, NAN});
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The start of the window of width 2 PHASE_TOL_S (on the circle of one
+ * period) that holds the most reads' phases. */
+static tw_status common_phase(const knots *reads, double period, double delay, double *lo, size_t *most)
+{
+    size_t n = reads->n;
+    double *r = malloc(2 * n * sizeof *r);
+    if (!r) return tw_fail(TW_ENOMEM, "out of memory (%zu counter reads)", n);
+    for (size_t i = 0; i < n; i++) {
+        double g = reads->v[i].t_s - delay;
+        r[i] = g - floor(g / period) * period;
     }
+    qsort(r, n, sizeof *r, cmp_double);
+    for (size_t i = 0; i < n; i++)
+        r[n + i] = r[i] + period; /* once round the circle */
+    *most = 0;
+    for (size_t i = 0, j = 0; i < n; i++) {
+        if (j < i) j = i;
+        while (j + 1 < 2 * n && j + 1 < i + n && r[j + 1] - r[i] <= 2 * PHASE_TOL_S)
+            j++;
+        if (j - i + 1 > *most) {
+            *most = j - i + 1;
+            *lo = r[i];
+        }
+    }
+    free(r);
+    return TW_OK;
+}
+
+/* Without a fitted grid: the reads at the phase most of them share, each
+ * half a period before its own time less the delay (its boundary lies
+ * somewhere in the period before that: the middle, not the end, of where
+ * it may be; the windows then shifted by at most half a period, all by
+ * the same, their energies exact over the shifted span); the reads off it,
+ * late or early, left out (a counter loses no energy by a read left out:
+ * its neighbours' window spans it). */
+static tw_status keep_common_phase(knots *reads, const tw_reading_model *m, tw_counter_placement *how)
+{
+    double period = m->period_s > 0 ? m->period_s : 0.1, delay = isfinite(m->delay_s) ? m->delay_s : 0.0, lo = 0;
+    size_t most = 0, kept = 0;
+    how->reads = reads->n;
+    tw_status st = reads->n >= 3 ? common_phase(reads, period, delay, &lo, &most) : TW_OK;
+    if (st != TW_OK || most < 2) { /* too few to say: none (the reads as they come) */
+        reads->n = 0;
+        return st;
+    }
+    for (size_t i = 0; i < reads->n; i++) {
+        double g = reads->v[i].t_s - delay, ph = g - floor(g / period) * period;
+        if (ph < lo) ph += period;
+        if (ph - lo > 2 * PHASE_TOL_S) continue;
+        reads->v[kept] = reads->v[i];
+        reads->v[kept++].t_s = g - 0.5 * period;
+    }
+    how->left_out = reads->n - kept;
+    reads->n = kept;
     return TW_OK;
 }
 
@@ -49,12 +131,14 @@ static tw_status windows_of(const knots *k, tw_obs_series *out)
 }
 
 tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                                 const tw_reading_model *counter_m, tw_obs_series *out)
+                                 const tw_reading_model *counter_m, tw_obs_series *out, tw_counter_placement *how)
 {
-    if (!src || !shape_m || !counter_m || !out) return tw_fail(TW_EINVAL, "tw_est_counter_windows: NULL argument");
+    if (!src || !shape_m || !counter_m || !out || !how)
+        return tw_fail(TW_EINVAL, "tw_est_counter_windows: NULL argument");
+    *how = (tw_counter_placement){false, 0, 0};
     tw_energy_line line;
     tw_anchor a;
-    knots k = {NULL, 0, 0};
+    knots k = {NULL, 0, 0}, reads = {NULL, 0, 0};
     tw_line_init(&line, TW_LINE_TILES, shape_m);
     tw_anchor_init(&a, counter_m, shape_m->period_s);
     tw_status st = tw_sensor_rewind(src);
@@ -62,6 +146,7 @@ tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_read
         tw_row row;
         bool eof = false;
         if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK || eof) break;
+        if ((st = keep_read(&reads, &row, counter_col)) != TW_OK) break;
         tw_anchor_feed(&a, &line, &row, shape_col, counter_col);
         if (rows % TRIM_EVERY == 0) {
             double keep = tw_line_end_s(&line) - SETTLED_S;
@@ -71,10 +156,13 @@ tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_read
         }
     }
     if (st == TW_OK) st = take_knots(&k, &a, INFINITY);
+    how->fitted = st == TW_OK && k.n >= 2;
+    if (st == TW_OK && !how->fitted) st = keep_common_phase(&reads, counter_m, how);
     out->period_s = counter_m->period_s;
     out->window_s = counter_m->window_s;
-    if (st == TW_OK) st = windows_of(&k, out);
+    if (st == TW_OK) st = windows_of(how->fitted ? &k : &reads, out);
     free(k.v);
+    free(reads.v);
     tw_anchor_free(&a);
     tw_line_free(&line);
     return st;

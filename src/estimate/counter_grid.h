@@ -19,18 +19,28 @@
 #ifndef TW_ESTIMATE_COUNTER_GRID_H
 #define TW_ESTIMATE_COUNTER_GRID_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "correct/observe.h"
 #include "correct/profile.h"
 #include "truewatt.h"
 
-/* The counter's windows (column counter_col, model counter_m) between its
- * knots, from the rows of src (from its start), the shape from column
- * shape_col (shape_m, the sample buffer). out is left empty when the grid
- * could not be fitted (too few reads, a shape that is not the counter's):
- * the caller then places the reads as they come (tw_observe_updates). */
+/* How the windows were placed: on the fitted grid; else the reads (how
+ * many) at the phase on the grid that most of them share, those off it
+ * left out (a short run: the grid needs eight reads, about 4 s). */
+typedef struct tw_counter_placement {
+    bool fitted;
+    size_t reads, left_out;
+} tw_counter_placement;
+
+/* The counter's windows (column counter_col, model counter_m) from the rows
+ * of src (from its start), the shape from column shape_col (shape_m, the
+ * sample buffer): between the knots of the fitted grid, else between the
+ * reads at their common phase (fewer than three reads: none, out left
+ * empty; the caller then places the reads as they come,
+ * tw_observe_updates). */
 tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                                 const tw_reading_model *counter_m, tw_obs_series *out);
+                                 const tw_reading_model *counter_m, tw_obs_series *out, tw_counter_placement *how);
 
 #endif

@@ -69,7 +69,8 @@ typedef struct chosen {
     tw_reading_model m;
     bool from_profile;
     bool reference;
-    bool gridded; /* a counter's windows on its fitted update grid (grid_counter) */
+    bool placed;                    /* a counter's windows placed on its update grid (grid_counter) ... */
+    tw_counter_placement placement; /* ... how */
     tw_obs_series obs;
     size_t mapped; /* obs.v's bytes in a file mapping (map_windows); 0: in memory */
 } chosen;
@@ -132,7 +133,10 @@ static void describe(const chosen *c, char *buf, size_t cap)
     if (c->m.response == TW_RESP_RC) add(buf, cap, " C %.3g ms", 1e3 * c->m.capacitance_s);
     if (c->m.response == TW_RESP_BOXCAR || c->m.response == TW_RESP_WINDOW)
         add(buf, cap, " %.3g ms window", 1e3 * c->m.window_s);
-    if (c->gridded) add(buf, cap, ", on its fitted %.3g ms grid", 1e3 * c->m.period_s);
+    if (c->placed && c->placement.fitted) add(buf, cap, ", on its fitted %.3g ms grid", 1e3 * c->m.period_s);
+    if (c->placed && !c->placement.fitted && c->placement.left_out)
+        add(buf, cap, ", %zu of %zu reads off the others' phase on its %.3g ms grid left out", c->placement.left_out,
+            c->placement.reads, 1e3 * c->m.period_s);
     add(buf, cap, ", %s)", c->from_profile ? "profile" : "H100 default");
 }
 
@@ -179,20 +183,21 @@ static bool counter_and_shape(const chosen *ch, size_t n, size_t *counter, size_
     return *counter != SIZE_MAX && *shape != SIZE_MAX;
 }
 
-/* The counter's windows on its fitted update grid (counter_grid.h), where
- * the trace has the sample buffer and the counter's model is trusted; else
- * (or where the grid could not be fitted) they stay as its reads came. */
+/* The counter's windows on its update grid (counter_grid.h: fitted, else
+ * the reads at their common phase), where the trace has the sample buffer
+ * and the counter's model is trusted; else (or with too few reads) they
+ * stay as its reads came. */
 static tw_status grid_counter(tw_sensor *src, chosen *ch, const size_t *cols, size_t n, size_t i)
 {
     size_t counter, shape;
     if (!counter_and_shape(ch, n, &counter, &shape) || counter != i) return TW_OK;
     tw_obs_series g;
     tw_obs_series_init(&g);
-    tw_status st = tw_est_counter_windows(src, cols[shape], &ch[shape].m, cols[i], &ch[i].m, &g);
+    tw_status st = tw_est_counter_windows(src, cols[shape], &ch[shape].m, cols[i], &ch[i].m, &g, &ch[i].placement);
     if (st == TW_OK && g.n > 0) {
         tw_obs_series_free(&ch[i].obs);
         ch[i].obs = g;
-        ch[i].gridded = true;
+        ch[i].placed = true;
     } else {
         tw_obs_series_free(&g);
     }
