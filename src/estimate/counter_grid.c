@@ -91,6 +91,25 @@ static tw_status common_phase(const knots *reads, double period, double delay, d
     return TW_OK;
 }
 
+/* Whether the reads come further apart than the counter's updates (their
+ * median gap over 1.5 periods: `truewatt run` reads it every 0.5 s). A
+ * counter read at least as often as it updates shows each update within a
+ * read's gap of when it came, where its reads' own times place it (a
+ * simulated run's rows, a fast poller): nothing to fit. */
+static tw_status reads_sparse(const knots *reads, const tw_reading_model *m, bool *sparse)
+{
+    *sparse = false;
+    if (reads->n < 3) return TW_OK;
+    double *gap = malloc((reads->n - 1) * sizeof *gap);
+    if (!gap) return tw_fail(TW_ENOMEM, "out of memory (%zu counter reads)", reads->n);
+    for (size_t i = 1; i < reads->n; i++)
+        gap[i - 1] = reads->v[i].t_s - reads->v[i - 1].t_s;
+    qsort(gap, reads->n - 1, sizeof *gap, cmp_double);
+    *sparse = gap[(reads->n - 1) / 2] > 1.5 * (m->period_s > 0 ? m->period_s : 0.1);
+    free(gap);
+    return TW_OK;
+}
+
 /* Without a fitted grid: the reads at the phase most of them share, each
  * half a period before its own time less the delay (its boundary lies
  * somewhere in the period before that: the middle, not the end, of where
@@ -156,8 +175,11 @@ tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_read
         }
     }
     if (st == TW_OK) st = take_knots(&k, &a, INFINITY);
-    how->fitted = st == TW_OK && k.n >= 2;
-    if (st == TW_OK && !how->fitted) st = keep_common_phase(&reads, counter_m, how);
+    bool sparse = false;
+    if (st == TW_OK) st = reads_sparse(&reads, counter_m, &sparse);
+    how->fitted = st == TW_OK && sparse && k.n >= 2;
+    if (st == TW_OK && !sparse) reads.n = 0; /* read as often as it updates: as the reads came */
+    if (st == TW_OK && sparse && !how->fitted) st = keep_common_phase(&reads, counter_m, how);
     out->period_s = counter_m->period_s;
     out->window_s = counter_m->window_s;
     if (st == TW_OK) st = windows_of(how->fitted ? &k : &reads, out);

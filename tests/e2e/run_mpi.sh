@@ -58,7 +58,8 @@ EOF
 mpi() { mpirun --oversubscribe --allow-run-as-root --bind-to none -n 2 "$@"; }
 
 # check_merged NAME JSON "UUID:watts:ranks ..." : the merged report's GPUs, in order, each with the
-# ranks whose kernels ran on it (3 launches each); energy and counter = watts x the fitted span (1 %);
+# ranks whose kernels ran on it (3 launches each); energy = watts x the fitted span (1 %), the naive
+# counter method's within 5 %;
 # the total = the sum over the GPUs given (each once)
 check_merged() {
     python3 - "$2" "$3" <<'PY' && ok "$1" || fail "$1"
@@ -72,10 +73,12 @@ for g, (uuid, watts, ranks) in zip(gpus, want):
     span = g["fit_end_s"] - g["fit_start_s"]
     expect = float(watts) * span  # the scripted power over the span: independent of the estimator
     total += expect
-    for key in ("energy_j", "counter_j"):
+    # counter_j: the naive counter method (reads at their own times) over a few seconds, which a read
+    # late by up to a 100 ms update on a loaded machine moves by a few % (docs/methods.md, the fit)
+    for key, tol in (("energy_j", 0.01), ("counter_j", 0.05)):
         err = g[key] / expect - 1
         print(f"  {uuid} {key} {g[key]:.3f} J, scripted {watts} W x {span:.3f} s = {expect:.3f} J ({100 * err:+.3f} %)")
-        assert abs(err) < 0.01, (uuid, key)
+        assert abs(err) < tol, (uuid, key, err)
     got = sorted((n["rank"], n["launches"]) for n in g["names"] if n["kind"] == "kernel")
     assert got == [(int(r), 3) for r in ranks.split(",")], (uuid, got)
 t = d["total"]
