@@ -47,16 +47,6 @@ static tw_status take_knots(knots *out, const tw_anchor *a, double t)
     return st;
 }
 
-/* A read of the counter in this row (a new value, later than the last): kept
- * for the reads' common phase, should the grid not be fitted. */
-static tw_status keep_read(knots *reads, const tw_row *row, size_t col)
-{
-    if (col >= row->n || !row->valid[col] || !isfinite(row->value[col])) return TW_OK;
-    double t = row->t_value_s ? row->t_value_s[col] : row->t_s, v = row->value[col];
-    if (reads->n && (v == reads->v[reads->n - 1].value_j || !(t > reads->v[reads->n - 1].t_s))) return TW_OK;
-    return push_knot(reads, (tw_anchor_knot){t, v, NAN});
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -65,7 +55,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* The start of the window of width 2 PHASE_TOL_S (on the circle of one
  * period) that holds the most reads' phases. */
-static tw_status common_phase(const knots *reads, double period, double delay, double *lo, size_t *most)
+static tw_status common_phase(const tw_update_series *reads, double period, double delay, double *lo, size_t *most)
 {
     size_t n = reads->n;
     double *r = malloc(2 * n * sizeof *r);
@@ -96,7 +86,7 @@ static tw_status common_phase(const knots *reads, double period, double delay, d
  * counter read at least as often as it updates shows each update within a
  * read's gap of when it came, where its reads' own times place it (a
  * simulated run's rows, a fast poller): nothing to fit. */
-static tw_status reads_sparse(const knots *reads, const tw_reading_model *m, bool *sparse)
+static tw_status reads_sparse(const tw_update_series *reads, const tw_reading_model *m, bool *sparse)
 {
     *sparse = false;
     if (reads->n < 3) return TW_OK;
@@ -117,26 +107,22 @@ static tw_status reads_sparse(const knots *reads, const tw_reading_model *m, boo
  * the same, their energies exact over the shifted span); the reads off it,
  * late or early, left out (a counter loses no energy by a read left out:
  * its neighbours' window spans it). */
-static tw_status keep_common_phase(knots *reads, const tw_reading_model *m, tw_counter_placement *how)
+static tw_status keep_common_phase(const tw_update_series *reads, const tw_reading_model *m, knots *kept,
+                                   tw_counter_placement *how)
 {
     double period = m->period_s > 0 ? m->period_s : 0.1, delay = isfinite(m->delay_s) ? m->delay_s : 0.0, lo = 0;
-    size_t most = 0, kept = 0;
+    size_t most = 0;
     how->reads = reads->n;
-    tw_status st = reads->n >= 3 ? common_phase(reads, period, delay, &lo, &most) : TW_OK;
-    if (st != TW_OK || most < 2) { /* too few to say: none (the reads as they come) */
-        reads->n = 0;
-        return st;
-    }
-    for (size_t i = 0; i < reads->n; i++) {
+    tw_status st = common_phase(reads, period, delay, &lo, &most);
+    if (st != TW_OK || most < 2) return st; /* too few to say: none (the reads as they come) */
+    for (size_t i = 0; i < reads->n && st == TW_OK; i++) {
         double g = reads->v[i].t_s - delay, ph = g - floor(g / period) * period;
         if (ph < lo) ph += period;
-        if (ph - lo > 2 * PHASE_TOL_S) continue;
-        reads->v[kept] = reads->v[i];
-        reads->v[kept++].t_s = g - 0.5 * period;
+        if (ph - lo <= 2 * PHASE_TOL_S)
+            st = push_knot(kept, (tw_anchor_knot){g - 0.5 * period, reads->v[i].value, NAN});
     }
-    how->left_out = reads->n - kept;
-    reads->n = kept;
-    return TW_OK;
+    how->left_out = reads->n - kept->n;
+    return st;
 }
 
 static tw_status windows_of(const knots *k, tw_obs_series *out)
@@ -149,15 +135,12 @@ static tw_status windows_of(const knots *k, tw_obs_series *out)
     return st;
 }
 
-tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                                 const tw_reading_model *counter_m, tw_obs_series *out, tw_counter_placement *how)
+/* The anchor's knots over the rows of src (from its start). */
+static tw_status fit_grid(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                          const tw_reading_model *counter_m, knots *k)
 {
-    if (!src || !shape_m || !counter_m || !out || !how)
-        return tw_fail(TW_EINVAL, "tw_est_counter_windows: NULL argument");
-    *how = (tw_counter_placement){false, 0, 0};
     tw_energy_line line;
     tw_anchor a;
-    knots k = {NULL, 0, 0}, reads = {NULL, 0, 0};
     tw_line_init(&line, TW_LINE_TILES, shape_m);
     tw_anchor_init(&a, counter_m, shape_m->period_s);
     tw_status st = tw_sensor_rewind(src);
@@ -165,27 +148,40 @@ tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_read
         tw_row row;
         bool eof = false;
         if ((st = tw_sensor_next(src, &row, &eof)) != TW_OK || eof) break;
-        if ((st = keep_read(&reads, &row, counter_col)) != TW_OK) break;
         tw_anchor_feed(&a, &line, &row, shape_col, counter_col);
         if (rows % TRIM_EVERY == 0) {
             double keep = tw_line_end_s(&line) - SETTLED_S;
-            st = take_knots(&k, &a, keep);
+            st = take_knots(k, &a, keep);
             tw_anchor_trim(&a, keep);
             tw_line_trim(&line, fmin(keep, tw_anchor_needed_from(&a)));
         }
     }
-    if (st == TW_OK) st = take_knots(&k, &a, INFINITY);
-    bool sparse = false;
-    if (st == TW_OK) st = reads_sparse(&reads, counter_m, &sparse);
-    how->fitted = st == TW_OK && sparse && k.n >= 2;
-    if (st == TW_OK && !sparse) reads.n = 0; /* read as often as it updates: as the reads came */
-    if (st == TW_OK && sparse && !how->fitted) st = keep_common_phase(&reads, counter_m, how);
-    out->period_s = counter_m->period_s;
-    out->window_s = counter_m->window_s;
-    if (st == TW_OK) st = windows_of(how->fitted ? &k : &reads, out);
-    free(k.v);
-    free(reads.v);
+    if (st == TW_OK) st = take_knots(k, &a, INFINITY);
     tw_anchor_free(&a);
     tw_line_free(&line);
+    return st;
+}
+
+tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
+                                 const tw_reading_model *counter_m, const tw_update_series *reads, tw_obs_series *out,
+                                 tw_counter_placement *how)
+{
+    if (!src || !shape_m || !counter_m || !reads || !out || !how)
+        return tw_fail(TW_EINVAL, "tw_est_counter_windows: NULL argument");
+    *how = (tw_counter_placement){false, reads->n, 0};
+    out->period_s = counter_m->period_s;
+    out->window_s = counter_m->window_s;
+    bool sparse = false;
+    tw_status st = reads_sparse(reads, counter_m, &sparse);
+    if (st != TW_OK || !sparse) return st; /* read as often as it updates: as the reads came */
+    knots k = {NULL, 0, 0};
+    st = fit_grid(src, shape_col, shape_m, counter_col, counter_m, &k);
+    how->fitted = st == TW_OK && k.n >= 2;
+    if (st == TW_OK && !how->fitted) {
+        k.n = 0;
+        st = keep_common_phase(reads, counter_m, &k, how);
+    }
+    if (st == TW_OK) st = windows_of(&k, out);
+    free(k.v);
     return st;
 }

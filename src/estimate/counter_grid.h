@@ -34,14 +34,14 @@ typedef struct tw_counter_placement {
     size_t reads, left_out;
 } tw_counter_placement;
 
-/* The counter's windows (column counter_col, model counter_m) from the rows
- * of src (from its start), the shape from column shape_col (shape_m, the
- * sample buffer): between the knots of the fitted grid, else between the
- * reads at their common phase. Where its reads come about as often as it
- * updates (each update then seen within a read's gap), or are fewer than
- * three: none, out left empty; the caller then places the reads as they
- * come (tw_observe_updates). */
+/* The counter's windows (column counter_col, model counter_m; reads: its
+ * updates as tw_updates_read gives them) from the rows of src (from its
+ * start), the shape from column shape_col (shape_m, the sample buffer): between the knots of the fitted grid, else
+ * between the reads at their common phase. Where its reads come about as often as it updates (each update then seen
+ * within a read's gap), or are fewer than three: none, out left empty; the caller then places the reads as they come
+ * (tw_observe_updates). */
 tw_status tw_est_counter_windows(tw_sensor *src, size_t shape_col, const tw_reading_model *shape_m, size_t counter_col,
-                                 const tw_reading_model *counter_m, tw_obs_series *out, tw_counter_placement *how);
+                                 const tw_reading_model *counter_m, const tw_update_series *reads, tw_obs_series *out,
+                                 tw_counter_placement *how);
 
 #endif

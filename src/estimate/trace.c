@@ -187,13 +187,15 @@ static bool counter_and_shape(const chosen *ch, size_t n, size_t *counter, size_
  * the reads at their common phase), where the trace has the sample buffer
  * and the counter's model is trusted; else (or with too few reads) they
  * stay as its reads came. */
-static tw_status grid_counter(tw_sensor *src, chosen *ch, const size_t *cols, size_t n, size_t i)
+static tw_status grid_counter(tw_sensor *src, chosen *ch, const size_t *cols, size_t n, size_t i,
+                              const tw_update_series *reads)
 {
     size_t counter, shape;
     if (!counter_and_shape(ch, n, &counter, &shape) || counter != i) return TW_OK;
     tw_obs_series g;
     tw_obs_series_init(&g);
-    tw_status st = tw_est_counter_windows(src, cols[shape], &ch[shape].m, cols[i], &ch[i].m, &g, &ch[i].placement);
+    tw_status st =
+        tw_est_counter_windows(src, cols[shape], &ch[shape].m, cols[i], &ch[i].m, reads, &g, &ch[i].placement);
     if (st == TW_OK && g.n > 0) {
         tw_obs_series_free(&ch[i].obs);
         ch[i].obs = g;
@@ -263,6 +265,7 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
         tw_obs_series_init(&ch[i].obs);
     for (size_t i = 0; i < n && st == TW_OK; i++) {
         st = tw_observe_updates(&u[i], &ch[i].m, &ch[i].obs);
+        if (st == TW_OK) st = grid_counter(src, ch, cols, n, i, &u[i]);
         tw_update_series_free(&u[i]);
         if (st == TW_EINVAL) { /* a model that cannot observe this reading: said, not fatal */
             add(info->notes, sizeof info->notes, "%s not used: %s\n", ch[i].column, tw_last_error());
@@ -270,7 +273,6 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
             st = TW_OK;
             continue;
         }
-        if (st == TW_OK) st = grid_counter(src, ch, cols, n, i);
         if (st != TW_OK) break;
         if (!ch[i].from_profile)
             add(info->notes, sizeof info->notes,

@@ -113,7 +113,10 @@ static void check_windows(const char *trace, const tw_profile *prof, bool fitted
     tw_obs_series_init(&grid);
     tw_obs_series_init(&naive);
     tw_counter_placement how;
-    assert_int_equal(tw_est_counter_windows(src, scol, sm, ccol, cm, &grid, &how), TW_OK);
+    tw_update_series reads = {0};
+    assert_int_equal(tw_updates_read(src, ccol, &reads), TW_OK);
+    assert_int_equal(tw_est_counter_windows(src, scol, sm, ccol, cm, &reads, &grid, &how), TW_OK);
+    tw_update_series_free(&reads);
     assert_int_equal(tw_observe(src, ccol, cm, true, &naive), TW_OK);
     assert_true(how.fitted == fitted);
     assert_int_equal(how.left_out, left_out);
