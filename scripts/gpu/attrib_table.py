@@ -573,40 +573,78 @@ def cmd_mix(raw, outdir):
 
 
 # ---------------------------------------------------------------- torch
-def kernel_names(dev):
-    return {n: v for n, v in report_names(dev).items() if v.get("kind", "kernel") == "kernel"}
-
-
 STATUS_MARK = {"ok": "ok", "below_resolution": "<", "at_power_bound": "<=", "grouped": "grp", "-": "-"}
+
+
+def report_units(dev):
+    """What the report gives an energy of its own: each kernel name that is not in a group, and
+    each group (the names the data cannot tell apart). [{label, members (frozenset), energy_j,
+    time_s, status}]; a name in a group has no energy of its own, so ranking names alone leaves
+    out the program's largest parts (an empty table when every kernel is grouped)."""
+    units = []
+    for n, v in report_names(dev).items():
+        if v.get("kind", "kernel") == "kernel" and v.get("group") is None and v.get("energy_j") is not None:
+            units.append({"label": n, "members": frozenset([n]), "energy_j": v["energy_j"],
+                          "time_s": v.get("time_s"), "status": v.get("status", "ok")})
+    for g in report_groups(dev).values():
+        members = g.get("names")
+        if not isinstance(members, list) or g.get("energy_j") is None:
+            continue
+        units.append({"label": g.get("label") or "group %s" % g.get("id"), "members": frozenset(members),
+                      "energy_j": g["energy_j"], "time_s": g.get("time_s"), "status": g.get("status", "ok")})
+    return units
+
+
+def same_parts(unit, units):
+    """The energy of unit's names in another run: the sum of that run's units that lie inside
+    unit's names, where they make up exactly those names; else None and why (a group there that
+    holds other names too, or names it does not report)."""
+    inside = [u for u in units if u["members"] <= unit["members"]]
+    covered = frozenset().union(*[u["members"] for u in inside]) if inside else frozenset()
+    if covered == unit["members"]:
+        statuses = sorted({u["status"] for u in inside})
+        return sum(u["energy_j"] for u in inside), ",".join(statuses), ""
+    straddle = [u for u in units if u["members"] & unit["members"] and not u["members"] <= unit["members"]]
+    why = ("split differently (%d of its %d names in groups with other names)" %
+           (len(frozenset().union(*[u["members"] for u in straddle]) & unit["members"]), len(unit["members"]))
+           if straddle else "%d of its %d names absent" % (len(unit["members"] - covered), len(unit["members"])))
+    return None, "-", why
+
+
+def unit_of(name, units):
+    return next((u for u in units if name in u["members"]), None)
 
 
 def cmd_torch(raw, outdir):
     d1, _ = device_and_prefix(raw, "torch.run1")
     d2, _ = device_and_prefix(raw, "torch.run2")
-    n1, n2 = kernel_names(d1), kernel_names(d2)
-    top = sorted((n for n in n1 if n1[n].get("energy_j") is not None), key=lambda n: -n1[n]["energy_j"])[:10]
+    u1, u2 = report_units(d1), report_units(d2)
+    top = sorted(u1, key=lambda u: -u["energy_j"])[:10]
     rep_rows = []
-    print("PyTorch step, two runs: the top 10 names by energy (status: ok resolved, < below resolution, <= at the\n"
-          "power bound, grp in a group (no energy of its own), - absent)")
-    print("%-60s %10s %10s %7s %8s %4s %4s" % ("name", "run1_j", "run2_j", "diff_%", "run1_w", "st1", "st2"))
-    for n in top:
-        e1 = n1[n]["energy_j"]
-        e2 = (n2.get(n) or {}).get("energy_j")
+    print("PyTorch step, two runs: the top 10 of what the report gives an energy (names, and groups of\n"
+          "names the data cannot tell apart) by energy in run 1, against the same names in run 2 (status:\n"
+          "ok resolved, < below resolution, <= at the power bound, - not comparable: the note says why)")
+    print("%-60s %5s %10s %10s %7s %8s %4s %4s  %s" % ("name or group", "names", "run1_j", "run2_j", "diff_%",
+                                                       "run1_w", "st1", "st2", "note"))
+    for u in top:
+        e1 = u["energy_j"]
+        e2, st2, why = same_parts(u, u2)
         d = pct(e2, e1)
-        w = e1 / n1[n]["time_s"] if n1[n].get("time_s") else None
-        st1, st2 = n1[n].get("status", "ok"), (n2.get(n) or {}).get("status", "-")
-        rep_rows.append([n, e1, e2, d, st1, st2])
-        print("%-60s %10s %10s %7s %8s %4s %4s" % (n[:60], f6(e1), f6(e2), p1(d), f6(w), STATUS_MARK.get(st1, st1),
-                                                   STATUS_MARK.get(st2, st2)))
+        w = e1 / u["time_s"] if u.get("time_s") else None
+        rep_rows.append([u["label"], len(u["members"]), e1, e2, d, u["status"], st2, why])
+        print("%-60s %5d %10s %10s %7s %8s %4s %4s  %s" % (
+            u["label"][:60], len(u["members"]), f6(e1), f6(e2), p1(d), f6(w), STATUS_MARK.get(u["status"], u["status"]),
+            ",".join(STATUS_MARK.get(s, s) for s in st2.split(",")), why))
     write_csv(os.path.join(outdir, "torch_repeat.csv"),
-              ["name", "run1_j", "run2_j", "diff_pct", "run1_status", "run2_status"], rep_rows)
+              ["name", "names", "run1_j", "run2_j", "diff_pct", "run1_status", "run2_status", "note"], rep_rows)
 
     stem = "torch.steady"
     wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
     tr = trace_for(raw, stem, prefix_of(raw, stem))
     evs = read_events(raw, stem)
     rows = []
-    print("\nPyTorch operators: steady power above the baseline against the full run's estimate")
+    print("\nPyTorch operators: steady power above the baseline against the full run's estimate (of the\n"
+          "op's kernels' names, or of the groups that hold them: the note says so)")
     print("%-10s %6s %9s %9s %9s %7s  %s" % ("op", "calls", "steady_w", "j_call", "est_w", "err_%", "kernels"))
     for win in wins:
         op = win.get("only", "?")
@@ -621,13 +659,18 @@ def cmd_torch(raw, outdir):
         calls = sum(int(num(k, "launches", stem)) for k in ks if k.get("name") == op)
         steady_w = ref["energy_j"] / tot if ref["energy_j"] is not None and tot else None
         per_call = ref["energy_j"] / calls if ref["energy_j"] is not None and calls else None
-        est_e = sum(n1[n]["energy_j"] for n in mine if n in n1 and n1[n].get("energy_j") is not None)
-        est_t = sum(n1[n]["time_s"] for n in mine if n in n1 and n1[n].get("energy_j") is not None)
+        units = {id(u): u for u in (unit_of(n, u1) for n in mine) if u is not None}.values()
+        est_e = sum(u["energy_j"] for u in units)
+        est_t = sum(u["time_s"] or 0 for u in units)
         est_w = est_e / est_t if est_t else None
         err = pct(est_w, steady_w)
-        rows.append([op, " | ".join(mine), calls, steady_w, per_call, est_w, err, ref.get("note", "")])
-        print("%-10s %6d %9s %9s %9s %7s  %s" % (op, calls, f6(steady_w), f6(per_call), f6(est_w),
-                                                 p1(err), " | ".join(mine)[:80]))
+        others = sum(len(u["members"]) for u in units) - len([n for n in mine if unit_of(n, u1)])
+        why = ("the estimate is of %d name(s) with %d other(s) grouped with them" % (len(mine), others) if others
+               else "" if units else "its kernels are not in run 1's report")
+        note = "; ".join(x for x in (ref.get("note", ""), why) if x)
+        rows.append([op, " | ".join(mine), calls, steady_w, per_call, est_w, err, note])
+        print("%-10s %6d %9s %9s %9s %7s  %s%s" % (op, calls, f6(steady_w), f6(per_call), f6(est_w),
+                                                   p1(err), " | ".join(mine)[:80], "  (%s)" % note if note else ""))
     write_csv(os.path.join(outdir, "torch_steady.csv"),
               ["op", "kernels", "calls", "steady_w", "steady_j_per_call", "estimate_w", "error_pct", "note"], rows)
 

@@ -259,13 +259,27 @@ with open(raw + "/torch.steady.events.csv", "w") as f:
     for s, e in g:
         f.write("gemmk,%.3f,%.3f,0,7,kernel,1,1,1,1,1,1,1\n" % (s, e))
         f.write("bias,%.3f,%.3f,0,7,kernel,1,1,1,1,1,1,1\n" % (e, e + 0.001))
+# groups: run 1 holds {ga, gb} (80 J) and {gc, gd} (30 J); run 2 {ga, gb} (84 J: +5 %), and gc with ge
+# (33 J), gd alone (10 J): {gc, gd} is not comparable (run 2 split it differently)
+import json
+def name(n, e, t, group=None):
+    return {"name": n, "kind": "kernel", "launches": 10, "time_s": t, "energy_j": None if group is not None else e,
+            "status": "grouped" if group is not None else "ok", "group": group}
+def group(i, label, members, e, t):
+    return {"id": i, "label": label, "why": "not_split_by_data", "names": members, "time_s": t, "energy_j": e,
+            "status": "ok"}
 for run, (a, b, c) in (("run1", (240, 100, 50)), ("run2", (250, 103, 49))):
-    names = [("gemmk", a, 1.0), ("k1", b, 0.5), ("k2", c, 0.5)]
+    names = [name("gemmk", a, 1.0), name("k1", b, 0.5), name("k2", c, 0.5),
+             {"name": "memcpy HtoD 4 B", "kind": "memcpy", "launches": 1, "time_s": 0.001, "energy_j": 0.5}]
+    if run == "run1":
+        names += [name("ga", 0, 0.1, 0), name("gb", 0, 0.1, 0), name("gc", 0, 0.1, 1), name("gd", 0, 0.1, 1)]
+        groups = [group(0, "grp-ab", ["ga", "gb"], 80, 0.2), group(1, "grp-cd", ["gc", "gd"], 30, 0.2)]
+    else:
+        names += [name("ga", 0, 0.1, 0), name("gb", 0, 0.1, 0), name("gc", 0, 0.1, 1), name("ge", 0, 0.1, 1),
+                  name("gd", 10, 0.1)]
+        groups = [group(0, "grp-ab", ["ga", "gb"], 84, 0.2), group(1, "grp-ce", ["gc", "ge"], 33, 0.2)]
     with open(raw + "/torch.%s.report.json" % run, "w") as f:
-        f.write('{"devices": [{"names": [%s, {"name": "memcpy HtoD 4 B", "kind": "memcpy", "launches": 1, '
-                '"time_s": 0.001, "energy_j": 0.5}], "groups": [], "estimate": {}}]}' % ", ".join(
-                    '{"name": "%s", "kind": "kernel", "launches": 10, "time_s": %g, "energy_j": %g, "status": "ok"}'
-                    % (n, t, e) for n, e, t in names))
+        json.dump({"devices": [{"names": names, "groups": groups, "estimate": {}}]}, f)
     with open(raw + "/torch.%s.trace.csv" % run, "w") as f:
         f.write("t_s,energy_j,energy_j_t_s\n0.1,1,0.1\n0.2,2,0.2\n")
 EOF2
@@ -277,7 +291,15 @@ cat "$T/torch.txt"
 check torch_repeat.csv gemmk diff_pct 4.16667 1e-3
 check torch_repeat.csv k1 run2_j 103 0
 check torch_repeat.csv k2 diff_pct -2 1e-9
-[ "$(grep -c . "$out/torch_repeat.csv")" = 4 ] || bad "torch_repeat.csv: not a header and 3 names (no memcpy)"
+check torch_repeat.csv grp-ab names 2 0
+check torch_repeat.csv grp-ab diff_pct 5 1e-9
+check torch_repeat.csv grp-cd run1_j 30 0
+check torch_repeat.csv grp-cd run2_j "" 0
+grep -q '^grp-cd,.*split differently (1 of its 2 names in groups with other names)' "$out/torch_repeat.csv" ||
+  bad "torch_repeat.csv: grp-cd does not say why it is not comparable: $(grep grp-cd "$out/torch_repeat.csv")"
+[ "$(sed -n 2,6p "$out/torch_repeat.csv" | cut -d, -f1 | tr '\n' ' ')" = "gemmk k1 grp-ab k2 grp-cd " ] ||
+  bad "torch_repeat.csv: not the 3 names and 2 groups by energy (no memcpy): $(cat "$out/torch_repeat.csv")"
+[ "$(grep -c . "$out/torch_repeat.csv")" = 6 ] || bad "torch_repeat.csv: not a header and 5 rows"
 grep -q '^linear,gemmk,10,' "$out/torch_steady.csv" ||
   bad "torch_steady.csv: the op's kernels are not 'gemmk' alone: $(cat "$out/torch_steady.csv")"
 check torch_steady.csv linear steady_w 246.914 1e-3

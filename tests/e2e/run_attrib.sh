@@ -266,6 +266,18 @@ for pat in "^profile: sensor profile $TW_PROFILE_DIR/fake-h100_fake-580\.0\.json
     grep -Eq -- "$pat" r4.txt || { cat r4.txt; fail "text report lacks /$pat/"; }
 done
 
+# scripts/offline-repeat (the PyTorch step's "run twice" table from kept run files): the same run
+# file twice, once compressed, reports the same names and energies, so every row is within 5 %
+xz -k -c t4.sqlite >t4.sqlite.xz || fail "xz"
+python3 "$HERE/../../scripts/offline-repeat" --build "$(dirname "$BIN")" rep t4.sqlite t4.sqlite.xz >rep.txt 2>&1 ||
+    fail "offline-repeat: $(cat rep.txt)"
+grep -Eq '^within 5 %: ([1-9][0-9]*) of \1 ' rep/compare.txt || fail "offline-repeat, one run twice: $(cat rep/compare.txt)"
+grep -Eq '^ +1 +[0-9.]+ +[0-9.]+ +0\.0 .* tiny$' rep/compare.txt || fail "offline-repeat: no row for tiny: $(cat rep/compare.txt)"
+if python3 "$HERE/../../scripts/offline-repeat" --build "$(dirname "$BIN")" rep2 t4.sqlite >rep2.txt 2>&1; then
+    fail "offline-repeat took one run file (runs come in pairs)"
+fi
+grep -q "runs come in pairs" rep2.txt || fail "offline-repeat, one run: $(cat rep2.txt)"
+
 # a malformed --profile: a clear error before the command runs
 printf '{"schema": "truewatt-sensor-profile", "version": 1, "gpu": \n' >bad.json
 "$BIN" run --profile bad.json -o t5.sqlite -- touch ran >r5.txt 2>err5.txt
