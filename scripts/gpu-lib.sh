@@ -1,7 +1,7 @@
 # Shared steps of the GPU result scripts (sourced, not run): the Release
 # build, meta.txt (command, date, GPU, driver, clocks), and the end (trace
 # gzipped, elapsed time, every file stamped, $OUT/results.tar.gz for the
-# device tool). Never changes the card's settings.
+# device tool, in parts of 15 MiB when larger: gpu_pack). Never changes the card's settings.
 log() { echo "== $*" >&2; }
 
 # gpu_build: builds build-gpu/truewatt (no tests); sets $tw and $start.
@@ -78,7 +78,31 @@ gpu_finish() {
   for f in "$@"; do if [ -f "$dir/$f" ]; then gzip -f -6 "$dir/$f"; fi; done
   echo "elapsed: $(( $(date +%s) - start )) s (build included)" >> "$dir/meta.txt"
   scripts/stamp-results "$dir" # every file names its command, date, GPU and driver
-  if [ -n "${OUT:-}" ]; then tar -czf "$OUT/results.tar.gz" "$dir"; fi
+  gpu_pack "$dir"
+}
+
+# gpu_pack TAR-ARGS...: with $OUT set (the device tool), `tar -czf $OUT/results.tar.gz TAR-ARGS...`.
+# The tool returns at most 8 files of 16 MiB and drops a larger one: an archive over 15 MiB is split
+# into results.tar.gz.00, .01, ... (join: cat results.tar.gz.* | tar -xz), with a warning past 8
+# parts. Run files kept with TW_KEEP_RUNS=1 are xz-compressed first (*.sqlite.xz, as results keep
+# them): a PyTorch study's kept runs made a 20 MB archive that came back as nothing.
+gpu_pack() {
+  [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
+  local part=$((15 * 1024 * 1024)) a p prev=
+  if [ "${TW_KEEP_RUNS:-0}" = 1 ]; then
+    for a in "$@"; do # the folders packed (not -C's)
+      if [ "$prev" != -C ] && [ -d "$a" ]; then find "$a" -name '*.sqlite' -type f -exec xz -f -T0 -6 {} \;; fi
+      prev=$a
+    done
+  fi
+  rm -f "$OUT"/results.tar.gz "$OUT"/results.tar.gz.[0-9]*
+  tar -czf "$OUT/results.tar.gz" "$@" || return
+  if [ "$(stat -c %s "$OUT/results.tar.gz")" -gt "$part" ]; then
+    split -b "$part" -d "$OUT/results.tar.gz" "$OUT/results.tar.gz." && rm "$OUT/results.tar.gz"
+    p=$(ls "$OUT"/results.tar.gz.* | wc -l)
+    log "results.tar.gz in $p parts of 15 MiB (cat results.tar.gz.* | tar -xz)"
+    [ "$p" -le 8 ] || log "warning: $p parts: the device tool returns 8 files; keep fewer run files"
+  fi
 }
 
 # gpu_short: h100, h200 or the GPU's name in lower case (results/<gpu>/).
