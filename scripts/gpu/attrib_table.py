@@ -611,6 +611,19 @@ def same_parts(unit, units):
     return None, "-", why
 
 
+def repeat_rows(d1, d2, top_n=10):
+    """The run-twice table: the top_n of run 1's units by energy, each against the same names in
+    run 2. [{unit, e1, e2, diff_pct, st2, why, w}] (e2 None where run 2 split the names
+    differently: why says how)."""
+    u2 = report_units(d2)
+    rows = []
+    for u in sorted(report_units(d1), key=lambda u: -u["energy_j"])[:top_n]:
+        e2, st2, why = same_parts(u, u2)
+        rows.append({"unit": u, "e1": u["energy_j"], "e2": e2, "diff_pct": pct(e2, u["energy_j"]), "st2": st2,
+                     "why": why, "w": u["energy_j"] / u["time_s"] if u.get("time_s") else None})
+    return rows
+
+
 def unit_of(name, units):
     return next((u for u in units if name in u["members"]), None)
 
@@ -618,23 +631,20 @@ def unit_of(name, units):
 def cmd_torch(raw, outdir):
     d1, _ = device_and_prefix(raw, "torch.run1")
     d2, _ = device_and_prefix(raw, "torch.run2")
-    u1, u2 = report_units(d1), report_units(d2)
-    top = sorted(u1, key=lambda u: -u["energy_j"])[:10]
+    u1 = report_units(d1)
     rep_rows = []
     print("PyTorch step, two runs: the top 10 of what the report gives an energy (names, and groups of\n"
           "names the data cannot tell apart) by energy in run 1, against the same names in run 2 (status:\n"
           "ok resolved, < below resolution, <= at the power bound, - not comparable: the note says why)")
     print("%-60s %5s %10s %10s %7s %8s %4s %4s  %s" % ("name or group", "names", "run1_j", "run2_j", "diff_%",
                                                        "run1_w", "st1", "st2", "note"))
-    for u in top:
-        e1 = u["energy_j"]
-        e2, st2, why = same_parts(u, u2)
-        d = pct(e2, e1)
-        w = e1 / u["time_s"] if u.get("time_s") else None
-        rep_rows.append([u["label"], len(u["members"]), e1, e2, d, u["status"], st2, why])
+    for r in repeat_rows(d1, d2):
+        u = r["unit"]
+        rep_rows.append([u["label"], len(u["members"]), r["e1"], r["e2"], r["diff_pct"], u["status"], r["st2"], r["why"]])
         print("%-60s %5d %10s %10s %7s %8s %4s %4s  %s" % (
-            u["label"][:60], len(u["members"]), f6(e1), f6(e2), p1(d), f6(w), STATUS_MARK.get(u["status"], u["status"]),
-            ",".join(STATUS_MARK.get(s, s) for s in st2.split(",")), why))
+            u["label"][:60], len(u["members"]), f6(r["e1"]), f6(r["e2"]), p1(r["diff_pct"]), f6(r["w"]),
+            STATUS_MARK.get(u["status"], u["status"]), ",".join(STATUS_MARK.get(s, s) for s in r["st2"].split(",")),
+            r["why"]))
     write_csv(os.path.join(outdir, "torch_repeat.csv"),
               ["name", "names", "run1_j", "run2_j", "diff_pct", "run1_status", "run2_status", "note"], rep_rows)
 
