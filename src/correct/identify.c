@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "correct/identify.h"
 #include "correct/observe.h"
+#include "core/sort.h"
 
 #define FIT_START_AFTER_CONTEXT_S 3.0 /* the plan's active-idle phase: windows start after the context */
 #define FIT_END_AFTER_LAST_S 2.5
@@ -254,16 +255,10 @@ static best_fit search(fit_data *d, cand_kind kind, double pmin, double pmax, in
 
 /* ---------------------------------------------------------------- per reading */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double quantile(double *v, size_t n, double q)
 {
     if (n == 0) return NAN;
-    qsort(v, n, sizeof *v, cmp_double);
+    tw_sort_doubles(v, n);
     return v[(size_t)fmin((double)(n - 1), floor(q * (double)(n - 1) + 0.5))];
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "correct/observe.h"
+#include "core/sort.h"
 
 /* A value stamped this much before the row that carries it has a timestamp
  * of its own (the driver's sample buffer); otherwise the stamp is the query. */
@@ -100,12 +101,6 @@ tw_status tw_updates_read(tw_sensor *src, size_t reading, tw_update_series *out)
 
 /* ---------------------------------------------------------------- stamps on a sampling grid */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median period: the sampling grid's step, robust to a late stamp now and then. */
 static tw_status median_step(const tw_update_series *u, double *step)
 {
@@ -114,7 +109,7 @@ static tw_status median_step(const tw_update_series *u, double *step)
     size_t m = 0;
     for (size_t k = 1; k < u->n; k++)
         if (u->v[k].t_s > u->v[k - 1].t_s) d[m++] = u->v[k].t_s - u->v[k - 1].t_s;
-    qsort(d, m, sizeof *d, cmp_double);
+    tw_sort_doubles(d, m);
     *step = m ? d[m / 2] : NAN;
     free(d);
     return TW_OK;
@@ -131,7 +126,7 @@ static double grid_side(const double *t, size_t lo, size_t hi, size_t k, double 
     for (size_t j = lo; j <= hi && m < GRID_HALF; j++)
         c[m++] = t[j] - round((t[j] - t[k]) / step) * step;
     if (m < 3) return INFINITY;
-    qsort(c, m, sizeof *c, cmp_double);
+    tw_sort_doubles(c, m);
     double at = c[m / 2];
     size_t on = 0;
     for (size_t j = 0; j < m; j++)

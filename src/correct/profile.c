@@ -69,6 +69,25 @@ void tw_reading_model_init(tw_reading_model *m, const char *name)
         *model_number(m, k) = NAN;
 }
 
+const tw_activity_model *tw_profile_activity_for(const tw_activity_model *models, size_t n, const char *const *names,
+                                                 size_t nf, size_t *order)
+{
+    for (size_t i = 0; models && i < n; i++) {
+        const tw_activity_model *a = &models[i];
+        if (a->nf != nf) continue;
+        size_t k = 0;
+        for (; k < nf; k++) {
+            size_t m = 0;
+            while (m < a->nf && strcmp(a->feature[m], names[k]) != 0)
+                m++;
+            if (m == a->nf) break;
+            order[k] = m;
+        }
+        if (k == nf) return a;
+    }
+    return NULL;
+}
+
 const tw_reading_model *tw_profile_find(const tw_profile *p, const char *name)
 {
     for (size_t i = 0; i < p->n; i++)
@@ -149,6 +168,38 @@ const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(cons
 
 /* ---------------------------------------------------------------- writing */
 
+/* "key": [v[0], ..., v[n-1]] */
+static void write_numbers(json *j, const char *key, const double *v, size_t n)
+{
+    json_key(j, key);
+    json_begin_array(j);
+    for (size_t k = 0; k < n; k++)
+        json_number(j, v[k]);
+    json_end_array(j);
+}
+
+/* "activity_models": [{"features": [...], "power_w": [...], "sd_w": [...], "residual_w", "source"}] */
+static void write_activity(json *j, const tw_profile *p)
+{
+    json_key(j, "activity_models");
+    json_begin_array(j);
+    for (size_t i = 0; i < p->n_activity; i++) {
+        const tw_activity_model *a = &p->activity[i];
+        json_begin_object(j);
+        json_key(j, "features");
+        json_begin_array(j);
+        for (size_t k = 0; k < a->nf; k++)
+            json_string(j, a->feature[k]);
+        json_end_array(j);
+        write_numbers(j, "power_w", a->power_w, a->nf);
+        write_numbers(j, "sd_w", a->sd_w, a->nf);
+        json_kv_number(j, "residual_w", a->residual_w);
+        json_kv_string(j, "source", a->source);
+        json_end_object(j);
+    }
+    json_end_array(j);
+}
+
 tw_status tw_profile_write_json(const tw_profile *p, FILE *f)
 {
     json j;
@@ -178,6 +229,7 @@ tw_status tw_profile_write_json(const tw_profile *p, FILE *f)
         json_end_object(&j);
     }
     json_end_array(&j);
+    if (p->n_activity) write_activity(&j, p);
     json_end_object(&j);
     json_finish(&j);
     return ferror(f) ? tw_fail(TW_EIO, "writing the sensor profile failed") : TW_OK;
@@ -260,6 +312,62 @@ static tw_status load_reading(const tw_json *o, size_t i, tw_profile *out, const
     return tw_profile_set(out, &m);
 }
 
+/* activity_models[i].key: an array of nf numbers (nf: the features'), finite, each over `low` (or at
+ * least it, where `strict` is false) */
+static tw_status get_feature_numbers(const tw_json *o, const char *key, size_t nf, double low, bool strict, double *dst,
+                                     const char *path, const char *where)
+{
+    const tw_json *v = tw_json_get(o, key);
+    if (tw_json_type_of(v) != TW_JSON_ARRAY || tw_json_len(v) != nf)
+        return tw_fail(TW_EPARSE, "%s: %s\"%s\": expected an array of %zu numbers (one per feature)", path, where, key,
+                       nf);
+    for (size_t k = 0; k < nf; k++) {
+        const tw_json *x = tw_json_at(v, k);
+        double d = tw_json_number(x);
+        if (tw_json_type_of(x) != TW_JSON_NUMBER || !isfinite(d) || (strict ? !(d > low) : !(d >= low)))
+            return tw_fail(TW_EPARSE, "%s: %s\"%s\"[%zu]: expected a number %s %g", path, where, key, k,
+                           strict ? ">" : ">=", low);
+        dst[k] = d;
+    }
+    return TW_OK;
+}
+
+static tw_status load_activity(const tw_json *o, size_t i, tw_profile *out, const char *path)
+{
+    char where[48];
+    snprintf(where, sizeof where, "activity_models[%zu].", i);
+    if (tw_json_type_of(o) != TW_JSON_OBJECT)
+        return tw_fail(TW_EPARSE, "%s: activity_models[%zu]: expected an object, found %s", path, i,
+                       tw_json_type_name(tw_json_type_of(o)));
+    if (out->n_activity >= TW_PROFILE_MAX_ACTIVITY)
+        return tw_fail(TW_EPARSE, "%s: more than %d activity models", path, TW_PROFILE_MAX_ACTIVITY);
+    tw_activity_model *a = &out->activity[out->n_activity];
+    memset(a, 0, sizeof *a);
+    const tw_json *fs = tw_json_get(o, "features");
+    size_t nf = tw_json_len(fs);
+    if (tw_json_type_of(fs) != TW_JSON_ARRAY || nf == 0 || nf > TW_PROFILE_MAX_FEATURES)
+        return tw_fail(TW_EPARSE, "%s: %s\"features\": expected an array of 1 to %d names", path, where,
+                       TW_PROFILE_MAX_FEATURES);
+    for (size_t k = 0; k < nf; k++) {
+        const char *name = tw_json_string(tw_json_at(fs, k));
+        if (!name || !*name || strlen(name) >= sizeof a->feature[k])
+            return tw_fail(TW_EPARSE, "%s: %s\"features\"[%zu]: expected a feature's name (1 to %zu bytes)", path,
+                           where, k, sizeof a->feature[k] - 1);
+        for (size_t m = 0; m < k; m++)
+            if (!strcmp(a->feature[m], name))
+                return tw_fail(TW_EPARSE, "%s: %s\"features\": \"%s\" appears twice", path, where, name);
+        snprintf(a->feature[k], sizeof a->feature[k], "%s", name);
+    }
+    a->nf = nf;
+    tw_status st = get_feature_numbers(o, "power_w", nf, 0, false, a->power_w, path, where);
+    if (!st) st = get_feature_numbers(o, "sd_w", nf, 0, true, a->sd_w, path, where);
+    a->residual_w = NAN;
+    if (!st && tw_json_get(o, "residual_w")) st = get_number(o, "residual_w", &a->residual_w, path, where);
+    if (!st && tw_json_get(o, "source")) st = get_string(o, "source", a->source, sizeof a->source, path, where);
+    if (!st) out->n_activity++;
+    return st;
+}
+
 static tw_status check_schema(const tw_json *doc, const char *path)
 {
     if (tw_json_type_of(doc) != TW_JSON_OBJECT)
@@ -300,6 +408,12 @@ static tw_status load_doc(const tw_json *doc, tw_profile *out, const char *path)
                        tw_json_type_name(tw_json_type_of(rs)));
     for (size_t i = 0; i < tw_json_len(rs) && !st; i++)
         st = load_reading(tw_json_at(rs, i), i, out, path);
+    const tw_json *am = tw_json_get(doc, "activity_models"); /* optional: calibrated on some GPUs only */
+    if (!st && am && tw_json_type_of(am) != TW_JSON_ARRAY)
+        return tw_fail(TW_EPARSE, "%s: \"activity_models\": expected an array, found %s", path,
+                       tw_json_type_name(tw_json_type_of(am)));
+    for (size_t i = 0; am && i < tw_json_len(am) && !st; i++)
+        st = load_activity(tw_json_at(am, i), i, out, path);
     return st;
 }
 

@@ -51,6 +51,29 @@ typedef struct tw_reading_model {
     uint64_t updates;     /* updates the fit used */
 } tw_reading_model;
 
+/* A power model of the GPU's activity counters, calibrated once per GPU
+ * (scripts/activity-model from scripts/gpu-activity-calib's kernels back to
+ * back): the power above the quiet level at full activity of each feature
+ * (src/estimate/counters.c's names: sm, tensor, issue, dram, l2) and its
+ * standard error. The estimator takes it as the prior on the counters'
+ * coefficients where the features a run's samples give are exactly these
+ * (docs/methods.md, "A calibrated prior"). */
+#define TW_PROFILE_MAX_FEATURES 8
+#define TW_PROFILE_MAX_ACTIVITY 4
+typedef struct tw_activity_model {
+    size_t nf;
+    char feature[TW_PROFILE_MAX_FEATURES][16];
+    double power_w[TW_PROFILE_MAX_FEATURES]; /* >= 0 */
+    double sd_w[TW_PROFILE_MAX_FEATURES];    /* > 0 */
+    double residual_w;                       /* the calibration's residual, rms (NaN: not given) */
+    char source[160];                        /* where it was calibrated (results folder, date) */
+} tw_activity_model;
+
+/* The model of exactly the features `names` (any order; NULL: none): their
+ * coefficients' order is the caller's, in *order (indices into m's). */
+const tw_activity_model *tw_profile_activity_for(const tw_activity_model *models, size_t n, const char *const *names,
+                                                 size_t nf, size_t *order);
+
 typedef struct tw_profile {
     char gpu[128];        /* device name as the driver gives it */
     char driver[64];      /* driver version */
@@ -66,6 +89,9 @@ typedef struct tw_profile {
     double linger_s;
     size_t n;
     tw_reading_model r[TW_PROFILE_MAX_READINGS];
+    /* optional "activity_models" in the file: calibrated counters' models, one per feature set */
+    size_t n_activity;
+    tw_activity_model activity[TW_PROFILE_MAX_ACTIVITY];
 } tw_profile;
 
 /* Empty profile: strings "", levels NaN, no readings. */

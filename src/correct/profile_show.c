@@ -57,6 +57,20 @@ static tw_status print_table(FILE *out, const tw_profile *p, const tw_reading_mo
     return TW_OK;
 }
 
+/* The calibrated activity counters' models, one line each (none: nothing). */
+static void print_activity(FILE *out, const tw_profile *p)
+{
+    for (size_t i = 0; i < p->n_activity; i++) {
+        const tw_activity_model *a = &p->activity[i];
+        fprintf(out, "%sactivity counters' model %zu, power above the quiet level at full activity:", i ? "" : "\n",
+                i + 1);
+        for (size_t k = 0; k < a->nf; k++)
+            fprintf(out, "%s %s %.1f +- %.1f W", k ? "," : "", a->feature[k], a->power_w[k], a->sd_w[k]);
+        if (isfinite(a->residual_w)) fprintf(out, "; residual %.1f W rms", a->residual_w);
+        fprintf(out, "%s%s\n", a->source[0] ? "; " : "", a->source);
+    }
+}
+
 tw_status tw_profile_print(FILE *out, const char *path, const tw_profile *p)
 {
     fprintf(out, "sensor profile %s\n", path);
@@ -85,6 +99,7 @@ tw_status tw_profile_print(FILE *out, const char *path, const tw_profile *p)
                 best->period_s * 1e3);
     else
         fprintf(out, "\nbest for energy: none (no reading has a known response)\n");
+    print_activity(out, p);
     return TW_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/note.h"
 #include "gpu/gpu.h"
+#include "core/sort.h"
 
 /* CUDA C for NVRTC. Every timed kernel reads clock64 (SM cycles) around its
  * work; the throughput and bandwidth kernels also read %globaltimer so the SM
@@ -140,15 +141,9 @@ typedef struct bench {
 /* A progress line through the caller's note, when set. */
 #define say(b, ...) tw_notef((b)->note, (b)->note_ctx, __VA_ARGS__)
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    tw_sort_doubles(v, n);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 

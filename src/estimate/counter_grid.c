@@ -7,6 +7,7 @@
 #include "api/anchor.h"
 #include "api/energy_line.h"
 #include "core/error.h"
+#include "core/sort.h"
 
 #define TRIM_EVERY 256 /* rows between trims, as the session's */
 /* Knots this long before the shape's end are taken as they stand: the
@@ -47,12 +48,6 @@ static tw_status take_knots(knots *out, const tw_anchor *a, double t)
     return st;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The start of the window of width 2 PHASE_TOL_S (on the circle of one
  * period) that holds the most reads' phases. */
 static tw_status common_phase(const tw_update_series *reads, double period, double delay, double *lo, size_t *most)
@@ -64,7 +59,7 @@ static tw_status common_phase(const tw_update_series *reads, double period, doub
         double g = reads->v[i].t_s - delay;
         r[i] = g - floor(g / period) * period;
     }
-    qsort(r, n, sizeof *r, cmp_double);
+    tw_sort_doubles(r, n);
     for (size_t i = 0; i < n; i++)
         r[n + i] = r[i] + period; /* once round the circle */
     *most = 0;
@@ -94,7 +89,7 @@ static tw_status reads_sparse(const tw_update_series *reads, const tw_reading_mo
     if (!gap) return tw_fail(TW_ENOMEM, "out of memory (%zu counter reads)", reads->n);
     for (size_t i = 1; i < reads->n; i++)
         gap[i - 1] = reads->v[i].t_s - reads->v[i - 1].t_s;
-    qsort(gap, reads->n - 1, sizeof *gap, cmp_double);
+    tw_sort_doubles(gap, reads->n - 1);
     *sparse = gap[(reads->n - 1) / 2] > 1.5 * (m->period_s > 0 ? m->period_s : 0.1);
     free(gap);
     return TW_OK;

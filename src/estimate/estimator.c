@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/nnls.h"
 #include "estimate/spill.h"
+#include "core/sort.h"
 
 #define DEFAULT_TAIL_S 1.0
 #define DEFAULT_SMOOTH 10.0
@@ -1901,6 +1902,7 @@ typedef struct ctx {
     /* the activity counters (counters_prepare) */
     const tw_est_counters *cn;        /* NULL: none used */
     size_t ncs, cs0;                  /* their samples inside the fit span: cs0 .. cs0 + ncs - 1 */
+    double sample_s;                  /* their median span (s): the interval */
     size_t fidx[TW_EST_MAX_FEATURES]; /* the features used: their indices in cn */
     double *cbusy;                    /* ncs: the share of each sample some kernel covers */
     bool *ccol;                       /* per name column: its power from the counters */
@@ -2729,11 +2731,14 @@ static void linger_fold(ctx *c)
  * left to the readings alone (a gap, samples that began late or ended early):
  * its gaps would otherwise be filled with the level of a minority of its time. */
 #define MIN_COUNTER_COVERAGE 0.5
-/* With sampling in windows, a name whose covered time is under this (s) too:
- * a few samples' worth (one name caught at a window's edge, JAX in
- * results/h100/attrib-s31w) are no level to fill the other nine tenths of
- * its time with */
-#define MIN_WINDOWED_S 0.01
+/* With sampling in windows, a name whose covered time is under this many
+ * samples' worth too: a few samples (one name caught at a window's edge, JAX
+ * in results/h100/attrib-s31w at 1 ms) are no level to fill the other nine
+ * tenths of its time with. In samples, not seconds: 10 ms (this rule's
+ * first form) left the PyTorch step's names of 50 ms out at 0.1 ms, each
+ * with 60-80 samples (results/h100/pm-fine-1-5) */
+#define MIN_WINDOWED_SAMPLES 10
+#define SPAN_MEDIAN_PROBES 4097 /* samples whose median span stands for all */
 /* Under this share of PM sampling's windows in samples, a warning (the H100's windows of 0.3 s kept
  * 50-67 % with nothing lost, results/h100/pm-windows; 13 % at 20 us with the per-SM pipe metrics) */
 #define MIN_WINDOW_SAMPLED 0.4
@@ -2763,6 +2768,21 @@ static bool counter_span(ctx *c, const tw_est_counters *cn, double T0, double T1
     c->ncs = n;
     if (!n) snprintf(why, cap, "no sample inside the fit span");
     return n > 0;
+}
+
+/* The median span of the samples inside the fit span (their interval), from
+ * at most SPAN_MEDIAN_PROBES of them evenly spread. */
+static double median_span(const tw_est_counters *cn, size_t cs0, size_t ncs)
+{
+    double probe[SPAN_MEDIAN_PROBES];
+    size_t n = ncs < SPAN_MEDIAN_PROBES ? ncs : SPAN_MEDIAN_PROBES;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = cs0 + (n > 1 ? i * (ncs - 1) / (n - 1) : 0);
+        probe[i] = cn->t1_s[k] - cn->t0_s[k];
+    }
+    if (!n) return 0;
+    tw_sort_doubles(probe, n);
+    return probe[n / 2];
 }
 
 /* The share of each sample that some kernel covers (c->cbusy): the
@@ -2804,6 +2824,18 @@ static void counter_levels(ctx *c)
     c->f.d.M = M;
 }
 
+/* The share of the fit span the samples were taken in: 1 without windows;
+ * with them, the windows' share times the share of them in samples, since
+ * samples cover each name's time about as often as they were taken (at
+ * 0.1 ms with the per-SM pipe metrics the H100's windows of 0.3 s held 38 %
+ * in samples, results/h100/pm-fine: asking for half the windows' share left
+ * every name to the readings). */
+static double sampled_fit_share(const ctx *c, const design *d)
+{
+    const tw_est_counter_fit *cf = &c->e->counters;
+    return d->R ? cf->window_share * fmin(1.0, cf->window_sampled) : 1.0;
+}
+
 /* Which name columns the counters give their power (c->ccol: kernels
  * whose time the samples cover at least MIN_COUNTER_COVERAGE of; the
  * pooled column is left to the readings) and each one's mean level over
@@ -2831,11 +2863,10 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     }
     piece_src_close(&src); /* safe after a failed open: it starts from zero */
     double cs = 0, ts = 0;
-    /* sampling in windows covers each name's time about as often as it was on */
-    double want = MIN_COUNTER_COVERAGE * (d->R ? c->e->counters.window_share : 1.0);
+    double want = MIN_COUNTER_COVERAGE * sampled_fit_share(c, d);
     for (size_t j = 0; st == TW_OK && j < N; j++) {
-        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 && cov[j] > (d->R ? MIN_WINDOWED_S : 0) &&
-                     cov[j] >= want * all[j];
+        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 &&
+                     cov[j] > (d->R ? MIN_WINDOWED_SAMPLES * c->sample_s : 0) && cov[j] >= want * all[j];
         for (size_t m = 0; m < M; m++)
             c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
         if (!c->copy[j]) {
@@ -2902,6 +2933,26 @@ static void pm_windows(ctx *c, const tw_est_config *cfg)
              100 * cf->window_sampled);
 }
 
+/* The calibrated model of exactly the features used (cf->feature), if the
+ * configuration has one: its coefficients in cf->cal_w, cf->cal_sd_w, in the
+ * features' order, and its source in cf->calibrated; else cf->calibrated "". */
+static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
+{
+    const char *names[TW_EST_MAX_FEATURES];
+    size_t order[TW_EST_MAX_FEATURES];
+    cf->calibrated[0] = '\0';
+    for (size_t m = 0; m < cf->nf; m++)
+        names[m] = cf->feature[m];
+    const tw_activity_model *a =
+        tw_profile_activity_for(cfg->activity_models, cfg->n_activity_models, names, cf->nf, order);
+    if (!a) return;
+    for (size_t m = 0; m < cf->nf; m++) {
+        cf->cal_w[m] = a->power_w[order[m]];
+        cf->cal_sd_w[m] = a->sd_w[order[m]];
+    }
+    snprintf(cf->calibrated, sizeof cf->calibrated, "%s", a->source[0] ? a->source : "calibrated");
+}
+
 /* Sets up the counters' model (design columns, the columns it serves) where
  * the configuration gives counters that cover kernels inside the fit span;
  * else says why not in e->counters.why and leaves d->M at 0. */
@@ -2914,6 +2965,7 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     if (!cn || cn->n == 0 || cn->nf == 0 || !cn->t0_s || !cn->t1_s || !cn->v) return TW_OK;
     if (!counter_span(c, cn, d->T0, d->T1, cf->why, sizeof cf->why)) return TW_OK;
     c->cn = cn;
+    c->sample_s = median_span(cn, c->cs0, c->ncs);
     size_t M0 = cn->nf < TW_EST_MAX_FEATURES ? cn->nf : TW_EST_MAX_FEATURES;
     c->cbusy = calloc(c->ncs, sizeof *c->cbusy);
     c->ccol = calloc(d->N ? d->N : 1, sizeof *c->ccol);
@@ -2945,8 +2997,8 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     cf->samples = c->ncs;
     if (names == 0) {
         snprintf(cf->why, sizeof cf->why, "the samples cover no kernel name for %.0f %% of its time%s",
-                 100 * MIN_COUNTER_COVERAGE * (d->R ? cf->window_share : 1.0),
-                 d->R ? " (half the share of the fit span sampling was on in)" : "");
+                 100 * MIN_COUNTER_COVERAGE * sampled_fit_share(c, d),
+                 d->R ? " (half the share of the fit span the samples were taken in)" : "");
         d->M = 0;
         return TW_OK;
     }
@@ -2956,14 +3008,27 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     for (size_t m = 0; m < d->M; m++)
         snprintf(cf->feature[m], sizeof cf->feature[m], "%s", cn->feature ? cn->feature[c->fidx[m]] : "?");
     c->f.M = d->M;
+    calibrated_model(cfg, cf);
     return TW_OK;
+}
+
+/* A calibrated model's coefficients (cf->calibrated not ""): each feature's
+ * prior N(cal_w, cal_sd_w^2); true where set. */
+static bool calibrated_priors(fit_state *f, const tw_est_counter_fit *cf)
+{
+    if (!cf->calibrated[0]) return false;
+    for (size_t m = 0; m < f->M; m++) {
+        f->mean_u[f->U0 + m] = cf->cal_w[m];
+        f->prior_u[f->U0 + m] = cf->cal_sd_w[m];
+    }
+    return true;
 }
 
 /* The priors of the counters' model: each feature's coefficient and each
  * name's own term N(0, prior_w^2) to begin with (counter_model_priors narrows the
  * latter); a unit of names the counters all serve is its own term, which
  * may be negative (a name that draws less than its counters say). */
-static tw_status counter_priors(fit_state *f, const bool *ccol)
+static tw_status counter_priors(fit_state *f, const bool *ccol, const tw_est_counter_fit *cf)
 {
     free(f->prior_u);
     free(f->signed_u);
@@ -2983,6 +3048,7 @@ static tw_status counter_priors(fit_state *f, const bool *ccol)
         if (!ccol[j]) f->signed_u[f->unit[j]] = false;
     for (size_t u = 0; u < f->U0; u++) /* first the counters' model alone: the features' coefficients */
         f->held_u[u] = f->signed_u[u];
+    calibrated_priors(f, cf);
     return TW_OK;
 }
 
@@ -3046,6 +3112,7 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
         f->prior_u[f->U0 + m] = t;
         f->held_u[f->U0 + m] = false;
     }
+    if (calibrated_priors(f, cf)) cf->coef_prior_sd_w = NAN; /* each its own: cal_sd_w */
     if (st == TW_OK) st = fit_once(f, smooth, beta);
     for (size_t m = 0; m < M; m++) { /* the features held there, each own term under the broad prior */
         f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
@@ -3057,8 +3124,8 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
     }
     if (st == TW_OK) st = fit_once(f, smooth, beta);
     if (st == TW_OK) st = variances(f, 1.0);
-    for (size_t m = 0; m < M; m++) { /* the features free again, under t */
-        f->mean_u[f->U0 + m] = 0;
+    for (size_t m = 0; m < M; m++) { /* the features free again, under t (or the calibrated prior) */
+        f->mean_u[f->U0 + m] = cf->calibrated[0] ? cf->cal_w[m] : 0;
         f->held_u[f->U0 + m] = false;
     }
     n = 0;
@@ -4071,7 +4138,7 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         if (st != TW_OK) break;
         if (pass == 1) {
             c.f.prior_w = prior_scale(&c.f.R[fine]);
-            if (d->M) st = counter_priors(&c.f, c.ccol);
+            if (d->M) st = counter_priors(&c.f, c.ccol, &e->counters);
             if (st == TW_OK) st = linger_priors(&c.f);
             if (st != TW_OK) break;
             if (c.nl && c.f.R[fine].n >= MIN_SHIFT_WINDOWS && d->p <= MAX_SHIFT_UNKNOWNS) {

@@ -116,6 +116,14 @@ typedef struct tw_est_config {
      * linger_s where this is 0), under a prior N(0, linger_prior_w^2) (0 = 10 W) */
     double linger_s;
     double linger_prior_w;
+    /* power models of the activity counters calibrated on this GPU (its sensor
+     * profile's activity_models; tw_estimate_trace takes the profile's where
+     * this is NULL): where the features a run's samples give are exactly one
+     * model's, its coefficients and their errors are the prior on the
+     * counters' coefficients, instead of one learned from the coefficients'
+     * own scatter (docs/methods.md, "A calibrated prior") */
+    const tw_activity_model *activity_models;
+    size_t n_activity_models;
 } tw_est_config;
 
 void tw_est_config_init(tw_est_config *c);
@@ -182,6 +190,10 @@ typedef struct tw_est_counter_fit {
     double coef_w[TW_EST_MAX_FEATURES];    /* power at full activity of each feature, W (>= 0) */
     double coef_sd_w[TW_EST_MAX_FEATURES]; /* standard errors */
     double coef_prior_sd_w;                /* sd of the prior on each coefficient (from the coefficients' scatter) */
+    /* the coefficients' prior from a calibrated model (tw_est_config.activity_models): its source ("": none,
+     * the prior is N(0, coef_prior_sd_w^2)); each feature's prior mean and sd */
+    char calibrated[160];
+    double cal_w[TW_EST_MAX_FEATURES], cal_sd_w[TW_EST_MAX_FEATURES];
     double own_sd_w; /* sd of the prior on each name's own term (estimated from the names' scatter) */
     size_t names;    /* names given their power by the counters */
     double coverage; /* share of the kernels' time the samples cover */

@@ -289,6 +289,11 @@ tw_status tw_estimate_trace(const char *trace_path, const char *prefix, const tw
     if (profile && !isfinite(c.active_idle_w)) c.active_idle_w = profile->active_idle_w;
     /* the profile's lingering power, unless the caller chose (> 0) or declined (< 0) one */
     if (profile && c.linger_s == 0 && profile->linger_s > 0) c.linger_s = profile->linger_s;
+    /* the profile's calibrated counters' models, unless the caller gave some */
+    if (profile && !c.activity_models && profile->n_activity) {
+        c.activity_models = profile->activity;
+        c.n_activity_models = profile->n_activity;
+    }
     mapped_set ms = {ch, n};
     c.windows_idle = windows_idle;
     c.windows_ctx = &ms;

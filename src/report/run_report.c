@@ -554,10 +554,16 @@ void run_counters_text(const run_device *d, FILE *f)
     const char *name;
     double rms, prof;
     fit_noise(d, &name, &rms, &prof);
-    fprintf(f,
-            " (prior 0 +- %.1f W, from their scatter); each name's own term 0 +- %.1f W (from the names' scatter); "
-            "%s residual %.2f W rms",
-            c->coef_prior_sd_w, c->own_sd_w, name, rms);
+    if (c->calibrated[0]) {
+        fprintf(f, " (prior: the sensor profile's calibrated model,");
+        for (size_t m = 0; m < c->nf; m++)
+            fprintf(f, "%s %s %.1f +- %.1f W", m ? "," : "", c->feature[m], c->cal_w[m], c->cal_sd_w[m]);
+        fprintf(f, "; %s)", c->calibrated);
+    } else {
+        fprintf(f, " (prior 0 +- %.1f W, from their scatter)", c->coef_prior_sd_w);
+    }
+    fprintf(f, "; each name's own term 0 +- %.1f W (from the names' scatter); %s residual %.2f W rms", c->own_sd_w,
+            name, rms);
     if (isfinite(prof)) fprintf(f, " (the profile's noise %.2f W)", prof);
     fputc('\n', f);
 }
@@ -745,6 +751,16 @@ void run_json_lines(json *j, const char *key, const char *text)
     json_end_array(j);
 }
 
+/* "key": {feature: v[m], ...} over the counters' features */
+static void by_feature(json *j, const char *key, const tw_est_counter_fit *c, const double *v)
+{
+    json_key(j, key);
+    json_begin_object(j);
+    for (size_t m = 0; m < c->nf; m++)
+        json_kv_number(j, c->feature[m], v[m]);
+    json_end_object(j);
+}
+
 static void json_profile(json *j, const run_device *d)
 {
     char line[2048];
@@ -800,17 +816,17 @@ void run_counters_json(json *j, const run_device *d)
         json_kv_uint(j, "names", c->names);
         json_kv_uint(j, "samples", c->samples);
         json_kv_number(j, "coverage", c->coverage);
-        json_key(j, "coefficients_w");
-        json_begin_object(j);
-        for (size_t m = 0; m < c->nf; m++)
-            json_kv_number(j, c->feature[m], c->coef_w[m]);
-        json_end_object(j);
-        json_key(j, "coefficients_sd_w");
-        json_begin_object(j);
-        for (size_t m = 0; m < c->nf; m++)
-            json_kv_number(j, c->feature[m], c->coef_sd_w[m]);
-        json_end_object(j);
-        json_kv_number(j, "coefficient_prior_sd_w", c->coef_prior_sd_w);
+        by_feature(j, "coefficients_w", c, c->coef_w);
+        by_feature(j, "coefficients_sd_w", c, c->coef_sd_w);
+        json_kv_number(j, "coefficient_prior_sd_w", c->coef_prior_sd_w); /* null with a calibrated prior */
+        if (c->calibrated[0]) { /* the sensor profile's calibrated model, the coefficients' prior */
+            json_key(j, "calibrated_prior");
+            json_begin_object(j);
+            json_kv_string(j, "source", c->calibrated);
+            by_feature(j, "power_w", c, c->cal_w);
+            by_feature(j, "sd_w", c, c->cal_sd_w);
+            json_end_object(j);
+        }
         json_kv_number(j, "own_term_sd_w", c->own_sd_w);
         const char *name;
         double rms, prof;

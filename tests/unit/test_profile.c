@@ -319,13 +319,17 @@ static void test_unknown_keys_ignored(void **state)
     assert_true(p.r[0].period_p90_s == 0.11 && isnan(p.r[0].capacitance_s) && p.r[0].updates == 42);
 }
 
+/* A valid document's start, up to its readings' array (a test adds one reading and the end). */
+#define VALID_HEAD                                                                                                     \
+    "{\"schema\": \"truewatt-sensor-profile\", \"version\": 1, \"gpu\": \"G\", \"driver\": \"D\", "                    \
+    "\"backend\": \"sim\", \"created\": \"c\", \"command\": \"x\", \"idle_w\": 1, "                                    \
+    "\"active_idle_w\": 2, \"step_w\": 3, \"readings\": ["
+
 static void test_malformed_rejected(void **state)
 {
     (void)state;
     /* a valid document to break one piece at a time */
-    const char *head = "{\"schema\": \"truewatt-sensor-profile\", \"version\": 1, \"gpu\": \"G\", \"driver\": \"D\", "
-                       "\"backend\": \"sim\", \"created\": \"c\", \"command\": \"x\", \"idle_w\": 1, "
-                       "\"active_idle_w\": 2, \"step_w\": 3, \"readings\": [";
+    const char *head = VALID_HEAD;
     char doc[4096], r[1024];
     reading(r, sizeof r, "boxcar", "0.1", "1");
     snprintf(doc, sizeof doc, "%s%s]}", head, r);
@@ -470,6 +474,166 @@ static void test_example_file(void **state)
     assert_string_equal(tw_profile_best(&back, NULL, NULL)->name, "power_buffer_w");
 }
 
+/* ---------------------------------------------------------------- activity models */
+
+/* One activity model of the features `names` (comma separated) with the given numbers. */
+static void activity_model(tw_activity_model *a, const char *names, const double *power_w, const double *sd_w,
+                           double residual_w, const char *source)
+{
+    memset(a, 0, sizeof *a);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", names);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        assert_true(a->nf < TW_PROFILE_MAX_FEATURES);
+        snprintf(a->feature[a->nf], sizeof a->feature[a->nf], "%s", t);
+        a->power_w[a->nf] = power_w[a->nf];
+        a->sd_w[a->nf] = sd_w[a->nf];
+        a->nf++;
+    }
+    a->residual_w = residual_w;
+    snprintf(a->source, sizeof a->source, "%s", source);
+}
+
+/* The profile's JSON text (malloc'd, caller frees). */
+static char *profile_text(const tw_profile *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_ok(tw_profile_write_json(p, f));
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(text);
+    return text;
+}
+
+static void assert_same_activity(const tw_profile *a, const tw_profile *b)
+{
+    assert_int_equal(a->n_activity, b->n_activity);
+    for (size_t i = 0; i < a->n_activity; i++) {
+        const tw_activity_model *x = &a->activity[i], *y = &b->activity[i];
+        assert_int_equal(x->nf, y->nf);
+        for (size_t k = 0; k < x->nf; k++) {
+            assert_string_equal(x->feature[k], y->feature[k]);
+            if (!same_number(x->power_w[k], y->power_w[k]) || !same_number(x->sd_w[k], y->sd_w[k]))
+                fail_msg("model %zu, %s: %.17g +- %.17g vs %.17g +- %.17g", i, x->feature[k], x->power_w[k], x->sd_w[k],
+                         y->power_w[k], y->sd_w[k]);
+        }
+        assert_true(same_number(x->residual_w, y->residual_w));
+        assert_string_equal(x->source, y->source);
+    }
+}
+
+static void test_activity_round_trip(void **state)
+{
+    (void)state;
+    tw_profile p, back;
+    example_profile(&p);
+    p.n_activity = 2;
+    activity_model(&p.activity[0], "sm,tensor,issue,dram,l2", (const double[]){41.25, 0.0, 12.5, 87.0625, 23.1234567},
+                   (const double[]){1.5, 0.75, 2.125, 3.0625, 0.0123456789}, 4.375,
+                   "results/h100/activity-calib (2026-01-02, \"quoted\" \\ path)");
+    activity_model(&p.activity[1], "sm,dram,l2", (const double[]){52.5, 90.25, 19.0}, (const double[]){0.5, 1.25, 2.0},
+                   NAN, "");
+    char *text = profile_text(&p);
+    assert_non_null(strstr(text, "\"activity_models\""));
+    assert_ok(tw_profile_parse(text, "memory", &back));
+    free(text);
+    assert_same_profile(&p, &back);
+    assert_same_activity(&p, &back);
+    assert_true(isnan(back.activity[1].residual_w)); /* null in the file */
+
+    /* none: no key written, none read back */
+    example_profile(&p);
+    assert_int_equal(p.n_activity, 0);
+    text = profile_text(&p);
+    assert_null(strstr(text, "activity_models"));
+    back.n_activity = 3;
+    assert_ok(tw_profile_parse(text, "memory", &back));
+    free(text);
+    assert_same_profile(&p, &back);
+    assert_int_equal(back.n_activity, 0);
+}
+
+static void test_activity_for(void **state)
+{
+    (void)state;
+    tw_activity_model m[2];
+    activity_model(&m[0], "sm,tensor,issue,dram,l2", (const double[]){1, 2, 3, 4, 5}, (const double[]){1, 1, 1, 1, 1},
+                   NAN, "");
+    activity_model(&m[1], "sm,dram,l2", (const double[]){6, 7, 8}, (const double[]){1, 1, 1}, NAN, "");
+    size_t order[TW_PROFILE_MAX_FEATURES] = {99, 99, 99, 99};
+
+    const char *const names[] = {"l2", "sm", "dram"};
+    assert_ptr_equal(tw_profile_activity_for(m, 2, names, 3, order), &m[1]);
+    assert_int_equal(order[0], 2); /* l2 */
+    assert_int_equal(order[1], 0); /* sm */
+    assert_int_equal(order[2], 1); /* dram */
+    for (size_t k = 0; k < 3; k++)
+        assert_string_equal(m[1].feature[order[k]], names[k]);
+
+    const char *const all[] = {"dram", "issue", "l2", "tensor", "sm"};
+    assert_ptr_equal(tw_profile_activity_for(m, 2, all, 5, order), &m[0]);
+    for (size_t k = 0; k < 5; k++)
+        assert_string_equal(m[0].feature[order[k]], all[k]);
+
+    const char *const subset[] = {"sm", "dram"};
+    assert_null(tw_profile_activity_for(m, 2, subset, 2, order));
+    const char *const other[] = {"sm", "dram", "tensor"};
+    assert_null(tw_profile_activity_for(m, 2, other, 3, order));
+    assert_null(tw_profile_activity_for(m, 1, names, 3, order)); /* only the first model searched */
+    assert_null(tw_profile_activity_for(NULL, 0, names, 3, order));
+}
+
+/* Parsing `text` fails with TW_EPARSE and a message naming the origin and holding `want`. */
+static void parse_bad(const char *text, const char *want)
+{
+    tw_profile p;
+    tw_status st = tw_profile_parse(text, "bad-profile.json", &p);
+    if (st != TW_EPARSE) fail_msg("parsed (status %d) but should not: %s", st, text);
+    const char *e = tw_last_error();
+    if (!strstr(e, "bad-profile.json") || !strstr(e, want)) fail_msg("error '%s' lacks the origin or '%s'", e, want);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(p.n_activity, 0);
+}
+
+static void test_activity_malformed(void **state)
+{
+    (void)state;
+    /* the valid document of test_malformed_rejected, then "activity_models": %s */
+    const char *head = VALID_HEAD;
+    char doc[4096], r[1024];
+    reading(r, sizeof r, "boxcar", "0.1", "1");
+#define DOC(models) snprintf(doc, sizeof doc, "%s%s], \"activity_models\": %s}", head, r, models)
+
+    tw_profile p;
+    DOC("[{\"features\": [\"sm\", \"dram\", \"l2\"], \"power_w\": [50, 0, 20], \"sd_w\": [1, 2, 3]}]");
+    assert_ok(tw_profile_parse(doc, "good.json", &p));
+    assert_int_equal(p.n_activity, 1);
+    assert_int_equal(p.activity[0].nf, 3);
+    assert_true(p.activity[0].power_w[1] == 0.0 && p.activity[0].sd_w[2] == 3.0);
+    assert_true(isnan(p.activity[0].residual_w)); /* optional */
+    assert_string_equal(p.activity[0].source, "");
+    DOC("[]");
+    assert_ok(tw_profile_parse(doc, "good.json", &p));
+    assert_int_equal(p.n_activity, 0);
+
+    DOC("[{\"features\": [\"sm\", \"dram\", \"l2\"], \"power_w\": [50, 30, 20], \"sd_w\": [1, 2]}]");
+    parse_bad(doc, "activity_models[0].\"sd_w\": expected an array of 3 numbers (one per feature)");
+    DOC("[{\"features\": [\"sm\", \"dram\", \"l2\"], \"power_w\": [50, 30, 20], \"sd_w\": [1, 0, 3]}]");
+    parse_bad(doc, "activity_models[0].\"sd_w\"[1]: expected a number > 0");
+    DOC("[{\"features\": [\"sm\", \"dram\", \"l2\"], \"power_w\": [50, 30, -0.5], \"sd_w\": [1, 2, 3]}]");
+    parse_bad(doc, "activity_models[0].\"power_w\"[2]: expected a number >= 0");
+    DOC("[{\"features\": [\"sm\"], \"power_w\": [50], \"sd_w\": [1]},"
+        " {\"features\": [\"sm\", \"dram\", \"sm\"], \"power_w\": [50, 30, 20], \"sd_w\": [1, 2, 3]}]");
+    parse_bad(doc, "activity_models[1].\"features\": \"sm\" appears twice");
+    DOC("{\"features\": [\"sm\"], \"power_w\": [50], \"sd_w\": [1]}");
+    parse_bad(doc, "\"activity_models\": expected an array, found object");
+    DOC("[{\"features\": [], \"power_w\": [], \"sd_w\": []}]");
+    parse_bad(doc, "activity_models[0].\"features\": expected an array of 1 to 8 names");
+#undef DOC
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +646,9 @@ int main(void)
         cmocka_unit_test(test_file_name),
         cmocka_unit_test(test_lookup),
         cmocka_unit_test(test_example_file),
+        cmocka_unit_test(test_activity_round_trip),
+        cmocka_unit_test(test_activity_for),
+        cmocka_unit_test(test_activity_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,12 @@
+/* Sorting numbers (one comparison for every qsort of doubles). */
+#ifndef TW_CORE_SORT_H
+#define TW_CORE_SORT_H
+
+#include <stddef.h>
+
+/* qsort's comparison of two doubles, ascending (NaN: not ordered; keep them out). */
+int tw_cmp_double(const void *a, const void *b);
+/* v[0..n-1] in ascending order. */
+void tw_sort_doubles(double *v, size_t n);
+
+#endif
