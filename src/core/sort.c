@@ -2,7 +2,8 @@
 
 #include <stdlib.h>
 
-int tw_cmp_double(const void *a, const void *b)
+/* qsort's comparison of two doubles, ascending (NaN: not ordered; keep them out). */
+static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -10,5 +11,5 @@ int tw_cmp_double(const void *a, const void *b)
 
 void tw_sort_doubles(double *v, size_t n)
 {
-    if (n > 1) qsort(v, n, sizeof *v, tw_cmp_double);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_double);
 }

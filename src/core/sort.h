@@ -4,8 +4,6 @@
 
 #include <stddef.h>
 
-/* qsort's comparison of two doubles, ascending (NaN: not ordered; keep them out). */
-int tw_cmp_double(const void *a, const void *b);
 /* v[0..n-1] in ascending order. */
 void tw_sort_doubles(double *v, size_t n);
 

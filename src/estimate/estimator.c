@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "core/nnls.h"
-#include "estimate/spill.h"
 #include "core/sort.h"
+#include "estimate/spill.h"
 
 #define DEFAULT_TAIL_S 1.0
 #define DEFAULT_SMOOTH 10.0
@@ -3096,23 +3096,27 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
 {
     size_t K = f->d.K, M = f->M, n = 0;
     double *b = calloc(f->U0 + M + 1, sizeof *b), *v = calloc(f->U0 + M + 1, sizeof *v);
-    tw_status st = b && v ? variances(f, 1.0) : tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t m = 0; st == TW_OK && m < M; m++, n++) {
-        b[n] = f->beta_u[K + f->U0 + m];
-        v[n] = f->var_u[K + f->U0 + m];
-    }
-    /* no scatter to learn a scale from (each coefficient within its error of 0: features that rise
-     * and fall together, as one name's do): the names' broad prior, not one that forbids them all.
-     * A 1 W prior there left an H100's one GEMM 64 J of its ~5,600 J and a residual of 283 W rms,
-     * which then weighed the readings down so that the prior won (results/h100x2/mpi-counters-fixed) */
-    double t = st == TW_OK ? moments_sd(b, v, n) : 0;
-    if (!(t >= MIN_OWN_SD_W)) t = f->prior_w;
-    cf->coef_prior_sd_w = t;
-    for (size_t m = 0; m < M; m++) {
-        f->prior_u[f->U0 + m] = t;
+    tw_status st = b && v ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t m = 0; m < M; m++)
         f->held_u[f->U0 + m] = false;
+    if (calibrated_priors(f, cf)) { /* each its own: cal_sd_w; no scale to learn */
+        cf->coef_prior_sd_w = NAN;
+    } else {
+        if (st == TW_OK) st = variances(f, 1.0);
+        for (size_t m = 0; st == TW_OK && m < M; m++, n++) {
+            b[n] = f->beta_u[K + f->U0 + m];
+            v[n] = f->var_u[K + f->U0 + m];
+        }
+        /* no scatter to learn a scale from (each coefficient within its error of 0: features that rise
+         * and fall together, as one name's do): the names' broad prior, not one that forbids them all.
+         * A 1 W prior there left an H100's one GEMM 64 J of its ~5,600 J and a residual of 283 W rms,
+         * which then weighed the readings down so that the prior won (results/h100x2/mpi-counters-fixed) */
+        double t = st == TW_OK ? moments_sd(b, v, n) : 0;
+        if (!(t >= MIN_OWN_SD_W)) t = f->prior_w;
+        cf->coef_prior_sd_w = t;
+        for (size_t m = 0; m < M; m++)
+            f->prior_u[f->U0 + m] = t;
     }
-    if (calibrated_priors(f, cf)) cf->coef_prior_sd_w = NAN; /* each its own: cal_sd_w */
     if (st == TW_OK) st = fit_once(f, smooth, beta);
     for (size_t m = 0; m < M; m++) { /* the features held there, each own term under the broad prior */
         f->mean_u[f->U0 + m] = f->beta_u[K + f->U0 + m];
