@@ -535,6 +535,13 @@ static void pm_text(const tw_est_counter_fit *c, FILE *f)
             c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, 100 * c->window_sampled, c->pm_j);
 }
 
+/* " sm 1.0 +- 2.0 W, dram ..." over the counters' features */
+static void feature_watts(FILE *f, const tw_est_counter_fit *c, const double *w, const double *sd)
+{
+    for (size_t m = 0; m < c->nf; m++)
+        fprintf(f, "%s %s %.1f +- %.1f W", m ? "," : "", c->feature[m], w[m], sd[m]);
+}
+
 /* How the activity counters entered the estimate: the model's features and
  * fit, or why they did not (nothing where none were recorded). */
 void run_counters_text(const run_device *d, FILE *f)
@@ -549,15 +556,13 @@ void run_counters_text(const run_device *d, FILE *f)
             "activity counters in the estimate: %zu kernel names get their power from them (%zu samples cover "
             "%.1f %% of the kernels' time); power at full activity:",
             c->names, c->samples, 100 * c->coverage);
-    for (size_t m = 0; m < c->nf; m++)
-        fprintf(f, "%s %s %.1f +- %.1f W", m ? "," : "", c->feature[m], c->coef_w[m], c->coef_sd_w[m]);
+    feature_watts(f, c, c->coef_w, c->coef_sd_w);
     const char *name;
     double rms, prof;
     fit_noise(d, &name, &rms, &prof);
     if (c->calibrated[0]) {
         fprintf(f, " (prior: the sensor profile's calibrated model,");
-        for (size_t m = 0; m < c->nf; m++)
-            fprintf(f, "%s %s %.1f +- %.1f W", m ? "," : "", c->feature[m], c->cal_w[m], c->cal_sd_w[m]);
+        feature_watts(f, c, c->cal_w, c->cal_sd_w);
         fprintf(f, "; %s)", c->calibrated);
     } else {
         fprintf(f, " (prior 0 +- %.1f W, from their scatter)", c->coef_prior_sd_w);
