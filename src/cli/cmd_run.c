@@ -74,15 +74,22 @@ typedef struct run_args {
 
 #define PERIOD .min = 1e-5, .max = 3600
 
-/* --activity-windows: PM sampling every 1 ms, enabled ON s of every EVERY
- * s. Enabled, it raises an H100's power by 30-40 W, and disabled it does
- * not (results/h100/pm-cycle): in windows the rise is a term the estimate
- * measures and keeps out of the kernels' energy, at a fraction of the cost
- * (docs/methods.md, "Activity counters in windows"). Not the default: the
- * counters' model from the cheap metrics gave every name of a PyTorch step
- * about the same power, and some names of another more than the GPU can
- * draw (results/h100/attrib-s31w). */
-#define PM_WINDOWS_MS 1.0
+/* The activity counters by default: CUPTI's PM sampling every 0.1 ms, enabled
+ * 1 s of every 5 s (docs/methods.md, "Activity counters in windows"), with
+ * the estimator's six metrics (src/inject/pm_sampling.c). The readings alone
+ * cannot split a framework's step of 10-100 us kernels: `truewatt run` on the
+ * PyTorch step run twice gave 2 of its top 10 names within 5 % of each other,
+ * mostly groups (results/h100/attrib-torch-s33b); with these windows and the
+ * H100 profile's calibrated model, 10 of 10, GEMMs ~620 W above the baseline
+ * and elementwise kernels ~370-480 W (results/h100/attrib-fine-s36). Enabled,
+ * PM sampling raises an H100's power by 30-40 W, and disabled it does not
+ * (results/h100/pm-cycle): in windows the rise is a term the estimate
+ * measures and keeps out of the kernels' energy. The program's process
+ * decodes the samples: 12-23 % of one core in those runs. --activity-windows
+ * chooses other windows, --activity-counters=MS alone samples throughout,
+ * --no-activity-counters none. */
+#define PM_DEFAULT_WINDOWS "1,5"
+#define PM_WINDOWS_MS 0.1
 
 /* --activity-counters without a value (before the command, or before "--"):
  * the default interval, 1 ms. */
@@ -180,26 +187,27 @@ static int parse_args(int argc, char **argv, run_args *a)
         {.name = "activity-counters",
          .type = CLI_OPT_DOUBLE,
          .arg = "MS",
-         .help = "also record the GPUs' activity counters (CUPTI PM sampling: SM activity,\n"
-                 "DRAM and L2 traffic, clock) every MS ms (default 1; bare\n"
-                 "--activity-counters before the command means 1): they split the sensor's\n"
-                 "energy between kernels finer than its readings, but on an H100 they raise\n"
-                 "the GPU's power between kernels by 30-45 W while they run; where they are\n"
-                 "not allowed the run goes on and the report says why (docs/usage.md)",
+         .help = "record the GPUs' activity counters (CUPTI PM sampling: SM, tensor pipe and\n"
+                 "instruction activity, DRAM and L2 traffic) every MS ms throughout the run\n"
+                 "(bare --activity-counters before the command means 1) instead of in the\n"
+                 "default windows; on an H100 they raise the GPU's power between kernels by\n"
+                 "30-45 W while they run, which the baseline and the total then include;\n"
+                 "where they are not allowed the run goes on and the report says why",
          .out = &a->pm_ms,
          .min = 0.01,
          .max = 1000},
         {.name = "activity-windows",
          .type = CLI_OPT_STRING,
          .arg = "ON,EVERY",
-         .help = "also record the activity counters, every 1 ms (or --activity-counters'\n"
-                 "MS) but only in windows of ON s of every EVERY s (e.g. 1,10); the GPU's\n"
-                 "extra power while they are on is measured and kept out of the kernels'\n"
-                 "energy (docs/usage.md)",
+         .help = "record the activity counters every 0.1 ms (or --activity-counters' MS)\n"
+                 "in windows of ON s of every EVERY s (default 1,5: they split the sensor's\n"
+                 "energy between kernels finer than its readings); the GPU's extra power\n"
+                 "while they are on is measured and kept out of the kernels' energy\n"
+                 "(docs/usage.md)",
          .out = &a->pm_windows},
         {.name = "no-activity-counters",
          .type = CLI_OPT_FLAG,
-         .help = "record no activity counters (the default; overrides the two above)",
+         .help = "record no activity counters (overrides the two above): the readings alone",
          .out = &a->no_pm},
         {.name = "merge-wait",
          .type = CLI_OPT_DOUBLE,
@@ -239,6 +247,9 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (a->no_inject || a->no_pm) { /* none */
         a->pm_ms = 0;
         a->pm_windows = NULL;
+    } else if (!a->pm_windows && !(a->pm_ms > 0)) { /* neither asked: the default windows */
+        a->pm_ms = PM_WINDOWS_MS;
+        a->pm_windows = PM_DEFAULT_WINDOWS;
     } else if (a->pm_windows && !(a->pm_ms > 0)) { /* --activity-counters=MS: the interval in the windows */
         a->pm_ms = PM_WINDOWS_MS;
     }

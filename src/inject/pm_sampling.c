@@ -36,17 +36,24 @@
 #define HWBUF_MAX ((size_t)512 << 20) /* the probe's, which never overflowed at 100 us */
 #define IMAGE_MAX_SAMPLES 1000u       /* counter data image: ~52 MB at 11 metrics; a fuller buffer takes more decodes */
 
-/* What the program's process pays for each metric decides the list (scripts/gpu-pm-cost,
- * results/h100/pm-cost/cost.txt, at 1 ms on the H100): SM activity with the elapsed cycles costs
- * 1.5 % of one core, DRAM and L2 traffic and the clock under 1 % more each, but each per-SM pipe
- * metric (tensor pipe, instruction issue) ~29 % on its own: CUPTI decodes what the hardware
- * streams, at a rate set by the metrics, not by the interval. The estimator's features are then
- * SM activity, DRAM and L2 (src/estimate/counters.c); on the committed PyTorch runs the two costly
- * ones changed no top-10 name by more than the runs' own agreement (scripts/activity-check --mask).
- * Most important first: a chip that refuses one keeps the others that fit in one pass. */
+/* The estimator's features (src/estimate/counters.c): SM activity with the elapsed cycles, the
+ * tensor pipes, instruction issue, DRAM and L2 traffic, nothing it does not use. Their cost in
+ * the program's process (scripts/gpu-pm-cost, results/h100/pm-cost/cost.txt, at 1 ms throughout
+ * on the H100): SM activity with the elapsed cycles 1.5 % of one core, DRAM and L2 under 1 % more
+ * each, but each per-SM pipe metric (tensor pipe, instruction issue) ~29 % on its own: CUPTI
+ * decodes what the hardware streams, at a rate set by the metrics, not by the interval. They are
+ * kept for what they tell apart: the PyTorch step's GEMMs from its elementwise kernels, 10 of its
+ * top 10 names within 5 % run to run with them against 7 of 10 without
+ * (results/h100/attrib-fine-s36, pm-fine-1-5), in the default windows (1 s of every 5 s: 12-23 %
+ * of one core). Most important first: a chip that refuses one keeps the others that fit in one
+ * pass. */
 const char *const twi_pm_wanted[] = {
-    "sm__cycles_active.avg", "gpc__cycles_elapsed.max", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "lts__t_sectors.sum",    "dram__bytes_read.sum",    "gpc__cycles_elapsed.avg.per_second",
+    "sm__cycles_active.avg",
+    "gpc__cycles_elapsed.max",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed.avg.per_cycle_active",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__t_sectors.sum",
 };
 const unsigned twi_pm_n_wanted = sizeof twi_pm_wanted / sizeof twi_pm_wanted[0];
 

@@ -520,7 +520,7 @@ const char *run_pm_note(const run_device *d)
                "(\"PM sampling's own power\"), in the baseline, never in a kernel's energy";
     return "PM sampling raises the GPU's power between kernels while it runs (an H100's by 30-45 W): the baseline "
            "and the total include that, the kernels' energy above the baseline does not; for the run's total, "
-           "run without --activity-counters";
+           "run with --no-activity-counters";
 }
 
 /* PM sampling in windows: what the GPU drew more while it was enabled, the

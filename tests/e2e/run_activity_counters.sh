@@ -5,7 +5,7 @@
 # 0's primary context active), the power from the fake libnvidia-ml. The
 # measured program is inject_host in its gpu mode (three kernels of 0.3 s).
 #   - the run file's pm_devices row: the interval, the metrics the fake
-#     accepts (the wanted list of pm_sampling.c but dram__bytes_*, which it refuses);
+#     accepts (the wanted list of pm_sampling.c but sm__inst_executed*, which it refuses);
 #   - pm_samples: the fake's samples, back to back at 1 ms, each value the
 #     fake's formula (metric p of sample k: (p + 1) * 1000 + k % 1000), within
 #     the command's run on the timeline;
@@ -14,7 +14,8 @@
 #     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
-#   - by default and with --no-activity-counters: none asked for, none recorded, no line;
+#   - by default: in windows of 1 s every 5 s at 0.1 ms; with --no-activity-counters: none asked
+#     for, none recorded, no line;
 #   - in windows (--activity-windows): pm_window rows, the samples inside
 #     them, the estimate's term for PM sampling's own power;
 #   - the fake refusing (no permission; --activity-counters 0.5, a value as its
@@ -48,10 +49,10 @@ unset CUDA_VISIBLE_DEVICES NVTX_INJECTION64_PATH FAKE_CUPTI_PM FAKE_CUDA_NO_CONT
 python3 - a.sqlite "$UUID" <<'PY' && ok "the run file holds the fake's samples, back to back, with its values" || fail "pm tables"
 import sqlite3, struct, sys
 db = sqlite3.connect(sys.argv[1])
-wanted = ["sm__cycles_active.avg", "gpc__cycles_elapsed.max", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-          "lts__t_sectors.sum", "gpc__cycles_elapsed.avg.per_second"]
+wanted = ["sm__cycles_active.avg", "gpc__cycles_elapsed.max", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+          "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sectors.sum"]
 dev = db.execute("SELECT device, uuid, interval_ns, metrics, refused, reason FROM pm_devices").fetchall()
-assert dev == [(0, sys.argv[2], 1000000, ",".join(wanted), "dram__bytes_read.sum", None)], dev
+assert dev == [(0, sys.argv[2], 1000000, ",".join(wanted), "sm__inst_executed.avg.per_cycle_active", None)], dev
 rows = db.execute("SELECT device, start_ns, dur_ns, v FROM pm_samples ORDER BY start_ns").fetchall()
 meta = dict(db.execute("SELECT key, value FROM meta"))
 spawn_ns, exit_ns = meta["spawn_s"] * 1e9, meta["exit_s"] * 1e9
@@ -75,7 +76,7 @@ a = dev["activity_counters"]
 n = int(sys.argv[2])
 assert a["recorded"] is True and a["samples"] == n and a["interval_ms"] == 1 and a["reason"] is None, a
 assert a["line"].startswith(f"{n} samples every 1 ms (PM sampling: sm__cycles_active.avg, gpc__cycles_elapsed.max, "), a
-assert a["refused"] == "dram__bytes_read.sum", a
+assert a["refused"] == "sm__inst_executed.avg.per_cycle_active", a
 # the decoding's cost is said (the fake's is near 0), no overflow
 assert a["busy_s"] >= 0 and 0 <= a["busy_pct_of_one_core"] < 100 and a["overflows"] == 0, a
 assert "% of one core" in a["line"] and "overflowed" not in a["line"], a
@@ -119,13 +120,29 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
-# ---- by default (they raise the GPU's power: opt-in), and with --no-activity-counters after
-# --activity-counters: none asked for, none recorded, no line
-for how in default no; do
-    opt=; [ $how = no ] && opt="--activity-counters --no-activity-counters"
-    # shellcheck disable=SC2086
-    "$BIN" run --json $opt -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run ($how): $(cat err)"
-    python3 - e.sqlite e.json <<'PY' && ok "$how: none recorded, none asked for" || fail "none ($how): $(cat err)"
+# ---- by default: in windows of 1 s of every 5 s at 0.1 ms (cmd_run.c), their run file rows and
+# the estimate's term for PM sampling's own power; with --no-activity-counters (after
+# --activity-counters too): none asked for, none recorded, no line
+"$BIN" run --json -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run (default): $(cat err)"
+python3 - e.sqlite e.json <<'PY' && ok "default: windows of 1 s every 5 s at 0.1 ms" || fail "default: $(cat err)"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+env = dict(db.execute("SELECT name, value FROM environment"))
+assert env.get("TW_PM_WINDOWS") == "1,5" and env.get("TW_PM_INTERVAL_MS") == "0.1", env
+assert db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()[0] == 0.1
+assert db.execute("SELECT interval_ns FROM pm_devices WHERE device = 0").fetchone()[0] == 100000
+w = db.execute("SELECT start_ns, end_ns FROM pm_windows WHERE device = 0").fetchall()
+assert len(w) >= 1, w
+assert db.execute("SELECT COUNT(*) FROM pm_samples WHERE device = 0").fetchone()[0] > 1000
+dev = json.load(open(sys.argv[2]))["devices"][0]
+assert dev["activity_counters"]["recorded"] is True, dev["activity_counters"]
+assert dev["estimate"]["activity_model"]["windows"] >= 1, dev["estimate"]["activity_model"]
+assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
+PY
+rm -f e.sqlite
+"$BIN" run --json --activity-counters --no-activity-counters -o e.sqlite -- "$HOST" - gpu >e.json 2>err ||
+    fail "run (--no-activity-counters): $(cat err)"
+python3 - e.sqlite e.json <<'PY' && ok "--no-activity-counters: none recorded, none asked for" || fail "none: $(cat err)"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 # the pm tables are made by the first pm record: none here
@@ -137,8 +154,7 @@ dev = json.load(open(sys.argv[2]))["devices"][0]
 assert "activity_counters" not in dev, dev.keys()
 assert {x["name"]: x for x in dev["names"]}["spin(float*, int)"]["launches"] == 3
 PY
-    rm -f e.sqlite
-done
+rm -f e.sqlite
 
 # ---- sampling in windows (--activity-windows; here 0.2 s of every 0.5 s, the program being short): a pm_window row per window, each sample inside one, the windows
 # apart by the period; the estimate's term for PM sampling's own power, near 0 W as the fake NVML's
@@ -154,7 +170,7 @@ for (_, a0, b0), (_, a1, b1) in zip(w, w[1:]):
     assert b0 < a1 and abs((a1 - a0) - 5e8) <= 2.6e8, ("windows every 0.5 s (checked every 0.25 s)", w)
 assert all(abs((b - a) - 2e8) <= 2.6e8 for _, a, b in w[:-1]), ("0.2 s each, give or take a look", w)
 env = dict(db.execute("SELECT name, value FROM environment"))
-assert env.get("TW_PM_WINDOWS") == "0.2,0.5" and env.get("TW_PM_INTERVAL_MS") == "1", env
+assert env.get("TW_PM_WINDOWS") == "0.2,0.5" and env.get("TW_PM_INTERVAL_MS") == "0.1", env
 n = 0
 for s, d in db.execute("SELECT start_ns, dur_ns FROM pm_samples"):
     assert any(a <= s and s + d <= b for _, a, b in w), ("a sample outside every window", s, w)

@@ -219,8 +219,8 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * completed sample k = 0, 1, ... once T0 + (k + 1) I has passed; sample k
  * spans [T0 + k I, T0 + (k + 1) I] and metric number p (in the order the
  * config's metrics were added) has the value (p + 1) * 1000 + k % 1000.
- * Names starting "dram__bytes_" are refused (as a chip without those
- * counters would).
+ * Names starting "sm__inst_executed" are refused (as a chip without that
+ * counter would).
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
  * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
@@ -315,7 +315,7 @@ CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetri
 {
     CUpti_Profiler_Host_Object *h = p->pHostObject;
     for (size_t i = 0; i < p->numMetrics; i++)
-        if (strncmp(p->ppMetricNames[i], "dram__bytes_", 12) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
+        if (strncmp(p->ppMetricNames[i], "sm__inst_executed", 17) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics && h->n < FAKE_PM_MAX_METRICS; i++)
         snprintf(h->name[h->n++], sizeof h->name[0], "%s", p->ppMetricNames[i]);
     return CUPTI_SUCCESS;
@@ -453,7 +453,7 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
     if (im.magic != FAKE_PM_MAGIC || p->rangeIndex >= im.n) return CUPTI_ERROR_INVALID_PARAMETER;
     const CUpti_Profiler_Host_Object *h = p->pHostObject;
     uint64_t k = im.k0 + p->rangeIndex;
-    /* FAKE_CUPTI_PM=inf: sample 50 of every 100 has an infinite rate (the
+    /* FAKE_CUPTI_PM=inf: sample 50 of every 100 has an infinite L2 count (the
      * H100 gave a rate metric of 0.06 a second once: a span of ~nothing) */
     const char *mode = getenv("FAKE_CUPTI_PM");
     bool inf = mode && strcmp(mode, "inf") == 0 && k % 100 == 50;
@@ -463,7 +463,7 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
             pos++;
         if (pos == h->n) return CUPTI_ERROR_INVALID_METRIC_NAME;
         p->pMetricValues[i] = (double)(pos + 1) * 1000.0 + (double)(k % 1000);
-        if (inf && strstr(p->ppMetricNames[i], "per_second")) p->pMetricValues[i] = INFINITY;
+        if (inf && strstr(p->ppMetricNames[i], "lts__t_sectors")) p->pMetricValues[i] = INFINITY;
     }
     return CUPTI_SUCCESS;
 }

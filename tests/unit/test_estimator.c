@@ -924,31 +924,52 @@ static void linger_errors(const tw_obs *clean, size_t n, const tw_events *ev, co
     free(o);
 }
 
+/* The pattern, its truth's windows (20 ms rc, 13.2 ms) and its launches. */
+typedef struct linger_fixture {
+    kern k[LINGER_MAXK];
+    size_t nk, n;
+    double t_end;
+    tw_obs *clean;
+    tw_events *ev;
+} linger_fixture;
+
+static linger_fixture *linger_fixture_make(void)
+{
+    linger_fixture *f = calloc(1, sizeof *f);
+    seg *s;
+    size_t ns;
+    f->nk = linger_pattern(f->k, &s, &ns, &f->t_end);
+    f->clean = windows(s, ns, 0.02, f->t_end, 0.02, 0.02, 0.0132, &f->n);
+    f->ev = events_of(f->k, f->nk);
+    free(s);
+    return f;
+}
+
+static void linger_fixture_free(linger_fixture *f)
+{
+    tw_events_free(f->ev);
+    free(f->clean);
+    free(f);
+}
+
 /* With the term (linger_s = tau) every name is within 3 % of its truth;
  * without it the gemm's linger goes to the baseline and the launches after
  * it (the gemm 12 % low here), which is what the term is for. */
 static void test_linger(void **state)
 {
     (void)state;
-    static kern k[LINGER_MAXK];
-    seg *s;
-    size_t ns, n;
-    double t_end, err[3];
-    size_t nk = linger_pattern(k, &s, &ns, &t_end);
-    tw_obs *clean = windows(s, ns, 0.02, t_end, 0.02, 0.02, 0.0132, &n);
-    tw_events *ev = events_of(k, nk);
+    linger_fixture *f = linger_fixture_make();
+    double err[3];
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.linger_s = linger_tau;
-    linger_errors(clean, n, ev, &cfg, "with linger", TW_EST_BY_READINGS, err);
+    linger_errors(f->clean, f->n, f->ev, &cfg, "with linger", TW_EST_BY_READINGS, err);
     for (int i = 0; i < 3; i++)
         assert_true(fabs(err[i]) < 3);
     cfg.linger_s = 0;
-    linger_errors(clean, n, ev, &cfg, "without linger", TW_EST_BY_READINGS, err);
+    linger_errors(f->clean, f->n, f->ev, &cfg, "without linger", TW_EST_BY_READINGS, err);
     assert_true(err[0] < -5);
-    tw_events_free(ev);
-    free(clean);
-    free(s);
+    linger_fixture_free(f);
 }
 
 /* The same pattern with the activity counters sampled every 1 ms throughout:
@@ -963,20 +984,16 @@ static void test_linger(void **state)
 static void test_linger_counters(void **state)
 {
     (void)state;
-    static kern k[LINGER_MAXK];
-    seg *s;
-    size_t ns, n;
-    double t_end, err[3];
-    size_t nk = linger_pattern(k, &s, &ns, &t_end);
-    tw_obs *clean = windows(s, ns, 0.02, t_end, 0.02, 0.02, 0.0132, &n);
-    tw_events *ev = events_of(k, nk);
-    size_t nsm = (size_t)floor(t_end / 1e-3);
+    linger_fixture *f = linger_fixture_make();
+    const kern *k = f->k;
+    double err[3];
+    size_t nsm = (size_t)floor(f->t_end / 1e-3);
     double *t0 = malloc(nsm * sizeof *t0), *t1 = malloc(nsm * sizeof *t1), *v = calloc(nsm, sizeof *v);
     for (size_t i = 0; i < nsm; i++) {
         t0[i] = 1e-3 * (double)i;
         t1[i] = t0[i] + 1e-3;
     }
-    for (size_t j = 0; j < nk; j++) /* each launch's share of the samples it overlaps */
+    for (size_t j = 0; j < f->nk; j++) /* each launch's share of the samples it overlaps */
         for (size_t i = (size_t)(k[j].t0 / 1e-3); i < nsm && t0[i] < k[j].t1; i++)
             v[i] +=
                 fmax(0.0, fmin(t1[i], k[j].t1) - fmax(t0[i], k[j].t0)) / 1e-3 * linger_P[linger_index(&k[j])] / 400.0;
@@ -986,12 +1003,10 @@ static void test_linger_counters(void **state)
     tw_est_config_init(&cfg);
     cfg.linger_s = linger_tau;
     cfg.counters = &cn;
-    linger_errors(clean, n, ev, &cfg, "counters, with linger", TW_EST_BY_COUNTERS, err);
+    linger_errors(f->clean, f->n, f->ev, &cfg, "counters, with linger", TW_EST_BY_COUNTERS, err);
     for (int i = 0; i < 3; i++)
         assert_true(fabs(err[i]) < 3);
-    tw_events_free(ev);
-    free(clean);
-    free(s);
+    linger_fixture_free(f);
     free(t0);
     free(t1);
     free(v);
