@@ -80,8 +80,9 @@ typedef struct run_args {
  * cannot split a framework's step of 10-100 us kernels: `truewatt run` on the
  * PyTorch step run twice gave 2 of its top 10 names within 5 % of each other,
  * mostly groups (results/h100/attrib-torch-s33b); with these windows and the
- * H100 profile's calibrated model, 10 of 10, GEMMs ~620 W above the baseline
- * and elementwise kernels ~370-480 W (results/h100/attrib-fine-s36). Enabled,
+ * H100 profile's calibrated model, 9 and 10 of 10 in two pairs, GEMMs ~600-650 W
+ * above the baseline and elementwise kernels ~370-480 W
+ * (results/h100/attrib-default-s36, attrib-fine-s36). Enabled,
  * PM sampling raises an H100's power by 30-40 W, and disabled it does not
  * (results/h100/pm-cycle): in windows the rise is a term the estimate
  * measures and keeps out of the kernels' energy. The program's process
@@ -247,11 +248,9 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (a->no_inject || a->no_pm) { /* none */
         a->pm_ms = 0;
         a->pm_windows = NULL;
-    } else if (!a->pm_windows && !(a->pm_ms > 0)) { /* neither asked: the default windows */
+    } else if (!(a->pm_ms > 0)) { /* in windows (the default ones unless asked) at the default interval */
         a->pm_ms = PM_WINDOWS_MS;
-        a->pm_windows = PM_DEFAULT_WINDOWS;
-    } else if (a->pm_windows && !(a->pm_ms > 0)) { /* --activity-counters=MS: the interval in the windows */
-        a->pm_ms = PM_WINDOWS_MS;
+        if (!a->pm_windows) a->pm_windows = PM_DEFAULT_WINDOWS;
     }
     a->cmd = argv + first;
     return 0;
