@@ -80,7 +80,8 @@ typedef struct run_args {
  * cannot split a framework's step of 10-100 us kernels: `truewatt run` on the
  * PyTorch step run twice gave 2 of its top 10 names within 5 % of each other,
  * mostly groups (results/h100/attrib-torch-s33b); with these windows and the
- * H100 profile's calibrated model, 9 and 10 of 10 in two pairs, GEMMs ~600-650 W
+ * H100 profile's calibrated model, 9, 10 and 4 of 10 in three pairs (the
+ * third's GEMMs 4-6 % apart, the step's sum within 1 %), GEMMs ~600-650 W
  * above the baseline and elementwise kernels ~370-480 W
  * (results/h100/attrib-default-s36, attrib-fine-s36). Enabled,
  * PM sampling raises an H100's power by 30-40 W, and disabled it does not
