@@ -3438,16 +3438,15 @@ typedef struct unit_fig {
     bool over;     /* the counters' model puts it above the power bound x its activity (kept) */
 } unit_fig;
 
-/* The variance of a unit's energy by the counters' model: its own term x
- * its activity plus each feature's coefficient x its share of that feature
- * (ci), with their covariances. */
-static double counter_energy_var(const fit_state *f, size_t u, double act, const double *ci)
+/* The variance of a unit's energy by the counters' model: its own term
+ * (its linger in it: unit_power's power, whose sd is own_sd) x its activity
+ * plus each feature's coefficient x its share of that feature (ci), with
+ * their covariances. */
+static double counter_energy_var(const fit_state *f, size_t u, double act, const double *ci, double own_sd)
 {
     size_t K = f->d.K, q = K + f->U, ku = K + u, lu = counted_linger(f, u);
-    double v = act * act * f->var_u[ku];
+    double v = act * act * own_sd * own_sd;
     const double *cl = lu != SIZE_MAX && f->cov_f ? f->cov_f + (lu - f->U0) * q : NULL;
-    if (lu != SIZE_MAX) /* its linger, in its own term (unit_power) */
-        v += act * act * (f->var_u[K + lu] + (cl ? 2 * cl[ku] : 0));
     for (size_t m = 0; f->cov_f && m < f->M; m++) {
         const double *cm = f->cov_f + m * q;
         v += 2 * act * ci[m] * (cm[ku] + (cl ? cm[K + lu] : 0));
@@ -3540,12 +3539,12 @@ static unit_fig *unit_figures(const ctx *c, const double *uact)
         double cj = 0;
         for (size_t m = 0; m < M; m++)
             cj += f->beta_u[K + f->U0 + m] * uci[u * M + m];
-        size_t lu = counted_linger(f, u);
-        x->own_w = f->beta_u[K + u] + (lu != SIZE_MAX ? f->beta_u[K + lu] : 0);
+        double own_sd;
+        unit_power(f, u, &x->own_w, &own_sd);
         x->counter_w = a > 0 ? cj / a : NAN;
         x->E = x->own_w * a + cj;
         double modelled = x->E;
-        x->Esd = sqrt(counter_energy_var(f, u, a, uci + u * M));
+        x->Esd = sqrt(counter_energy_var(f, u, a, uci + u * M, own_sd));
         x->status = counter_status(f, K + u, &x->E, x->Esd, a, &x->upper, &x->over);
         x->adjust_j = x->E - modelled;
         x->P = a > 0 ? x->E / a : NAN;
