@@ -261,6 +261,33 @@ PY
 grep -qE "PM sampling on CUDA device 0: [0-9]+ samples, 0 overflows, [1-9][0-9]* samples not evaluated" err &&
     ok "the injection library counts them on stderr" || fail "unusable samples not said: $(cat err)"
 
+# ---- an idle GPU's samples (sm__cycles_active 0, so instructions per active cycle 0 / 0: NaN, as the
+# H100 gives them): kept, with nothing issued, not left out as unusable
+FAKE_CUPTI_PM=idle "$BIN" run --json --activity-counters -o i.sqlite -- "$HOST" - gpu >i.json 2>err ||
+    fail "run with idle samples: $(cat err)"
+python3 - i.sqlite <<'PY' && ok "idle samples kept, nothing issued in them" || fail "idle samples: $(cat err)"
+import math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+names = db.execute("SELECT metrics FROM pm_devices WHERE device = 0").fetchone()[0].split(",")
+act, issue = names.index("sm__cycles_active.avg"), names.index("sm__inst_executed.avg.per_cycle_active")
+rows = db.execute("SELECT start_ns, v FROM pm_samples WHERE device = 0 ORDER BY start_ns").fetchall()
+assert len(rows) >= 150, len(rows)
+first = rows[0][0]
+ks = {}
+for t, v in rows:
+    ks[(t - first) // 1000000] = struct.unpack("<%df" % len(names), v)
+last = max(ks)
+assert set(ks) == set(range(last + 1)), sorted(set(range(last + 1)) - set(ks))[:5]
+# the fake's sample k: metric p is (p + 1) * 1000 + k % 1000, but in its idle ones (k % 100 in 40..59)
+idle = [k for k in ks if 40 <= k % 100 < 60]
+assert idle, "no idle sample in the run"
+assert all(ks[k][act] == 0 and ks[k][issue] == 0 for k in idle), [ks[k] for k in idle[:3]]
+assert all(ks[k][issue] == (issue + 1) * 1000 + k % 1000 for k in ks if k not in idle)
+assert all(math.isfinite(x) for v in ks.values() for x in v)
+PY
+grep -q "samples not evaluated" err && fail "idle samples counted as not evaluated: $(cat err)" ||
+    ok "no sample said to be unusable"
+
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
 FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
     fail "run with PM sampling refused: $(cat err)"

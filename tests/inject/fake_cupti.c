@@ -220,7 +220,9 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * spans [T0 + k I, T0 + (k + 1) I] and metric number p (in the order the
  * config's metrics were added) has the value (p + 1) * 1000 + k % 1000.
  * Names starting "sm__inst_executed" are refused (as a chip without that
- * counter would).
+ * counter would), but with $FAKE_CUPTI_PM=idle.
+ * $FAKE_CUPTI_PM=idle: samples 40-59 of every 100 are of an idle GPU, as the
+ * H100 gives them: sm__cycles_active.avg 0 and a ratio per active cycle NaN.
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
  * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
@@ -314,7 +316,9 @@ CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Param
 CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
 {
     CUpti_Profiler_Host_Object *h = p->pHostObject;
-    for (size_t i = 0; i < p->numMetrics; i++)
+    const char *mode = getenv("FAKE_CUPTI_PM");
+    bool idle = mode && strcmp(mode, "idle") == 0;
+    for (size_t i = 0; i < p->numMetrics && !idle; i++)
         if (strncmp(p->ppMetricNames[i], "sm__inst_executed", 17) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics && h->n < FAKE_PM_MAX_METRICS; i++)
         snprintf(h->name[h->n++], sizeof h->name[0], "%s", p->ppMetricNames[i]);
@@ -457,6 +461,7 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
      * H100 gave a rate metric of 0.06 a second once: a span of ~nothing) */
     const char *mode = getenv("FAKE_CUPTI_PM");
     bool inf = mode && strcmp(mode, "inf") == 0 && k % 100 == 50;
+    bool idle = mode && strcmp(mode, "idle") == 0 && k % 100 >= 40 && k % 100 < 60;
     for (size_t i = 0; i < p->numMetrics; i++) {
         size_t pos = 0;
         while (pos < h->n && strcmp(h->name[pos], p->ppMetricNames[i]) != 0)
@@ -464,6 +469,8 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
         if (pos == h->n) return CUPTI_ERROR_INVALID_METRIC_NAME;
         p->pMetricValues[i] = (double)(pos + 1) * 1000.0 + (double)(k % 1000);
         if (inf && strstr(p->ppMetricNames[i], "lts__t_sectors")) p->pMetricValues[i] = INFINITY;
+        if (idle && strcmp(p->ppMetricNames[i], "sm__cycles_active.avg") == 0) p->pMetricValues[i] = 0;
+        if (idle && strstr(p->ppMetricNames[i], ".per_cycle_active")) p->pMetricValues[i] = NAN;
     }
     return CUPTI_SUCCESS;
 }
