@@ -8,6 +8,7 @@
 #include "inject/pm_device.h"
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -391,23 +392,43 @@ static bool usable(uint64_t start, uint64_t end, const double *v, size_t n)
     return true;
 }
 
-/* A ratio per active cycle has no value in a sample with no active cycle
- * (CUPTI gives 0 / 0, NaN): nothing was issued there, so 0. Without this
- * every sample of an idle GPU was left out with the per-SM instruction issue
- * among the metrics: 31-44 % of the PyTorch step's samples (12,896 of
- * 42,102 in results/h100/attrib-default-s36-torch3), the idle time between
- * its kernels, and the windows looked mostly unsampled. */
-static void idle_ratios(const twi_pm_device *d, double *v)
+/* The first sample left out, said at the end (what CUPTI gave, so that a
+ * new kind of unusable sample can be told from the known ones). */
+static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uint64_t end, const double *v)
 {
-    int active = -1;
-    for (size_t i = 0; i < d->n_metric && active < 0; i++)
-        if (strcmp(d->metric[i], "sm__cycles_active.avg") == 0) active = (int)i;
-    if (active < 0 || v[active] != 0) return;
+    if (!why && end > start) d->not_finite++;
+    if (d->verbose && d->eval_errors < 20) {
+        fprintf(stderr,
+                "truewatt-inject: PM sample left out: %s, %" PRIu64 " .. %" PRIu64 " ns (the last kept ended %" PRIu64
+                "):",
+                why ? why : "values", start, end, d->last_end_ns);
+        for (size_t i = 0; !why && i < d->n_metric; i++)
+            fprintf(stderr, " %g", v[i]);
+        fputc('\n', stderr);
+    }
+    if (d->unusable[0]) return;
+    if (why) {
+        snprintf(d->unusable, sizeof d->unusable, "%s", why);
+        return;
+    }
+    if (end <= start) {
+        snprintf(d->unusable, sizeof d->unusable, "no span (%" PRIu64 " .. %" PRIu64 " ns)", start, end);
+        return;
+    }
+    double active = NAN;
     for (size_t i = 0; i < d->n_metric; i++)
-        if (isnan(v[i]) && strstr(d->metric[i], ".per_cycle_active")) v[i] = 0;
+        if (strcmp(d->metric[i], "sm__cycles_active.avg") == 0) active = v[i];
+    for (size_t i = 0; i < d->n_metric; i++)
+        if (!isfinite(v[i])) {
+            snprintf(d->unusable, sizeof d->unusable, "%s = %g (sm__cycles_active.avg = %g)", d->metric[i], v[i],
+                     active);
+            return;
+        }
 }
 
-static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
+enum { SAMPLE_OK, SAMPLE_NO_SPAN, SAMPLE_BAD };
+
+static int sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
 {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
         .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
@@ -415,7 +436,10 @@ static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end
     si.pCounterDataImage = d->image;
     si.counterDataImageSize = d->image_size;
     si.sampleIndex = i;
-    if (api.cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) return false;
+    if (api.cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) {
+        note_unusable(d, "no sample info", 0, 0, v);
+        return SAMPLE_BAD;
+    }
     *start = si.startTimestamp;
     *end = si.endTimestamp;
     CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
@@ -427,9 +451,72 @@ static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end
     ev.ppMetricNames = d->metric;
     ev.numMetrics = d->n_metric;
     ev.pMetricValues = v;
-    if (api.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS) return false;
-    if (!usable(*start, *end, v, d->n_metric)) idle_ratios(d, v); /* the rare path: a search by name */
-    return usable(*start, *end, v, d->n_metric);
+    if (api.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS) {
+        note_unusable(d, "evaluation failed", 0, 0, v);
+        return SAMPLE_BAD;
+    }
+    if (usable(*start, *end, v, d->n_metric)) return SAMPLE_OK;
+    bool finite = true;
+    for (size_t m = 0; m < d->n_metric; m++)
+        finite = finite && isfinite(v[m]);
+    if (finite) return SAMPLE_NO_SPAN;
+    note_unusable(d, NULL, *start, *end, v);
+    return SAMPLE_BAD;
+}
+
+/* Samples with no span: on the H100 CUPTI gives many with one stale
+ * timestamp as both start and end (13,042 of 43,788 in a PyTorch step at
+ * 0.1 ms, busy ones, each where the samples with a span leave a gap). They
+ * are held, in order, until the next sample with a span; where they fill the
+ * time from the last one's end to its start at the interval (their number
+ * times it within HELD_SLACK), each gets its share of that time, in order;
+ * else they are left out (a gap the estimate fills from the names' levels). */
+#define HELD_SLACK 0.1
+
+static void hold(twi_pm_device *d, uint64_t start, uint64_t end, const double *v)
+{
+    if (!d->held) d->held = malloc((size_t)TWI_PM_HELD_MAX * (d->n_metric ? d->n_metric : 1) * sizeof *d->held);
+    if (!d->held || d->n_held >= TWI_PM_HELD_MAX) {
+        d->no_span++;
+        d->eval_errors++;
+        note_unusable(d, NULL, start, end, v);
+        return;
+    }
+    memcpy(d->held + d->n_held * d->n_metric, v, d->n_metric * sizeof *v);
+    d->n_held++;
+}
+
+/* The held samples before one starting at `next` (0: none comes, the end). */
+static void release_held(twi_pm_device *d, uint64_t next, twi_pm_sample_fn fn, void *ctx)
+{
+    size_t n = d->n_held;
+    if (!n) return;
+    d->n_held = 0;
+    double fill = next > d->last_end_ns ? (double)(next - d->last_end_ns) : 0,
+           want = (double)n * (double)d->interval_ns;
+    bool fits = d->last_end_ns && next && fabs(fill - want) <= HELD_SLACK * want;
+    if (d->verbose && d->refilled + d->no_span < 100000)
+        fprintf(stderr,
+                "truewatt-inject: %zu PM samples with no span, %.0f us between the samples with a span around them: "
+                "%s\n",
+                n, fill / 1e3, fits ? "given that time" : "left out");
+    if (!fits) {
+        d->no_span += n;
+        d->eval_errors += n;
+        if (!d->unusable[0])
+            snprintf(d->unusable, sizeof d->unusable,
+                     "%zu with no span where the samples around them leave %.0f us, not %zu intervals", n, fill / 1e3,
+                     n);
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint64_t a = d->last_end_ns + (uint64_t)(fill * (double)k / (double)n);
+        uint64_t b = k + 1 == n ? next : d->last_end_ns + (uint64_t)(fill * (double)(k + 1) / (double)n);
+        fn(ctx, a, b, d->held + k * d->n_metric, d->n_metric);
+    }
+    d->samples += n;
+    d->refilled += n;
+    d->last_end_ns = next;
 }
 
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
@@ -464,10 +551,16 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
     for (size_t i = 0; i < info.numCompletedSamples; i++) {
         uint64_t start, end;
         double v[TWI_PM_MAX_METRICS];
-        if (!sample_of(d, i, &start, &end, v)) {
+        int got = sample_of(d, i, &start, &end, v);
+        if (got == SAMPLE_NO_SPAN) {
+            hold(d, start, end, v);
+            continue;
+        }
+        if (got != SAMPLE_OK) {
             d->eval_errors++;
             continue;
         }
+        release_held(d, start, fn, ctx);
         d->samples++;
         if (end > d->last_end_ns) d->last_end_ns = end;
         fn(ctx, start, end, v, d->n_metric);
@@ -507,7 +600,8 @@ void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
         int why = twi_pm_device_decode(d, fn, ctx);
         if (why < 0 || why == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS) break;
     }
-    d->decode_errors = errors; /* a decode after the stop that finds nothing is no error */
+    d->decode_errors = errors;   /* a decode after the stop that finds nothing is no error */
+    release_held(d, 0, fn, ctx); /* none with a span after them: left out */
 }
 
 static void disable(twi_pm_device *d)
@@ -543,5 +637,7 @@ void twi_pm_device_free(twi_pm_device *d)
     free(d->config);
     free(d->image);
     free(d->blank);
+    free(d->held);
+    d->held = NULL;
     d->avail = d->config = d->image = d->blank = NULL;
 }

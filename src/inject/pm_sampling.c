@@ -190,11 +190,18 @@ static uint32_t image_samples(uint64_t interval_ns)
 /* The decoding period: TWI_PM_DECODE_MS, or less where the hardware buffer
  * would hold less than twice that at the interval (~64 KB a sample: at 20 us
  * the 512 MB buffer holds ~160 ms; the H100's probe at 10 us, decoded every
- * 20 ms into too large an image, overflowed it), at least 5 ms. */
+ * 20 ms into too large an image, overflowed it), or where a period's samples
+ * would fill more than half the counter data image, at least 5 ms. A decode
+ * that fills the image costs the samples after it their time: on the H100
+ * the next decode gave the next 60-300 ms of samples one stale timestamp
+ * (the image's making) as both start and end, or none (at 0.1 ms decoded
+ * every 0.2 s, 30 % of the PyTorch step's samples, in gaps of 110 ms after
+ * each image of 1,000; the same at 0.15 and 0.2 ms). */
 static unsigned decode_period_ms(uint64_t interval_ns)
 {
     double holds_ms = (double)HWBUF_MAX / RECORD_BYTES * (double)interval_ns / 1e6;
-    double ms = holds_ms / 4;
+    double ms = holds_ms / 4, half_image_ms = IMAGE_MAX_SAMPLES / 2.0 * (double)interval_ns / 1e6;
+    if (half_image_ms < ms) ms = half_image_ms;
     if (ms >= TWI_PM_DECODE_MS) return TWI_PM_DECODE_MS;
     return ms < 5 ? 5u : (unsigned)ms;
 }
@@ -290,6 +297,7 @@ static void start_device(int index)
     char why[600] = "";
     bool mig = false;
     p->d.index = index;
+    p->d.verbose = pm.c.verbose;
     if (cu.device_get(&p->d.dev, index) != CUDA_SUCCESS) {
         device_off(p, index, "cuDeviceGet failed");
         return;
@@ -518,10 +526,12 @@ static void stop_device(pm_dev *p, int index)
              p->d.decode_s + p->d.eval_s);
     uint64_t t = twi_pm_now() | 1;
     emit(p, index, TWI_PM_END, text, t, t);
-    if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
-        say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
-            " samples not evaluated; %.3f s decoding, %.3f s evaluating",
-            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.decode_s, p->d.eval_s);
+    if (pm.c.verbose || p->d.overflows || p->d.eval_errors || p->d.refilled)
+        say("PM sampling on CUDA device %d: %" PRIu64 " samples (%" PRIu64 " of them with no span, given the time "
+            "they filled), %" PRIu64 " overflows, %" PRIu64 " samples not evaluated (%" PRIu64 " with no span, %" PRIu64
+            " with a value not finite%s%s); %.3f s decoding, %.3f s evaluating",
+            index, p->d.samples, p->d.refilled, p->d.overflows, p->d.eval_errors, p->d.no_span, p->d.not_finite,
+            p->d.unusable[0] ? "; the first: " : "", p->d.unusable, p->d.decode_s, p->d.eval_s);
     teardown(p);
     p->state = DEV_OFF;
 }

@@ -258,35 +258,40 @@ assert ks == {k for k in range(last + 1) if k % 100 != 50}, sorted(set(range(las
 busy = db.execute("SELECT busy_s FROM pm_devices WHERE device = 0").fetchone()[0]
 assert busy is not None, "no pm_end: sampling was not stopped, or its record not read"
 PY
-grep -qE "PM sampling on CUDA device 0: [0-9]+ samples, 0 overflows, [1-9][0-9]* samples not evaluated" err &&
+grep -qE "PM sampling on CUDA device 0: [0-9]+ samples \(0 of them with no span, given the time they filled\), 0 overflows, [1-9][0-9]* samples not evaluated \(0 with no span, [1-9][0-9]* with a value not finite; the first: lts__t_sectors.sum = inf " err &&
     ok "the injection library counts them on stderr" || fail "unusable samples not said: $(cat err)"
 
-# ---- an idle GPU's samples (sm__cycles_active 0, so instructions per active cycle 0 / 0: NaN, as the
-# H100 gives them): kept, with nothing issued, not left out as unusable
-FAKE_CUPTI_PM=idle "$BIN" run --json --activity-counters -o i.sqlite -- "$HOST" - gpu >i.json 2>err ||
-    fail "run with idle samples: $(cat err)"
-python3 - i.sqlite <<'PY' && ok "idle samples kept, nothing issued in them" || fail "idle samples: $(cat err)"
-import math, sqlite3, struct, sys
-db = sqlite3.connect(sys.argv[1])
-names = db.execute("SELECT metrics FROM pm_devices WHERE device = 0").fetchone()[0].split(",")
-act, issue = names.index("sm__cycles_active.avg"), names.index("sm__inst_executed.avg.per_cycle_active")
-rows = db.execute("SELECT start_ns, v FROM pm_samples WHERE device = 0 ORDER BY start_ns").fetchall()
-assert len(rows) >= 150, len(rows)
-first = rows[0][0]
-ks = {}
-for t, v in rows:
-    ks[(t - first) // 1000000] = struct.unpack("<%df" % len(names), v)
-last = max(ks)
-assert set(ks) == set(range(last + 1)), sorted(set(range(last + 1)) - set(ks))[:5]
-# the fake's sample k: metric p is (p + 1) * 1000 + k % 1000, but in its idle ones (k % 100 in 40..59)
-idle = [k for k in ks if 40 <= k % 100 < 60]
-assert idle, "no idle sample in the run"
-assert all(ks[k][act] == 0 and ks[k][issue] == 0 for k in idle), [ks[k] for k in idle[:3]]
-assert all(ks[k][issue] == (issue + 1) * 1000 + k % 1000 for k in ks if k not in idle)
-assert all(math.isfinite(x) for v in ks.values() for x in v)
+# ---- samples with no span (one stale timestamp as start and end, as the H100 gives many): where they
+# fill the time the samples around them leave, each gets its share of it, in order; else left out
+for mode in stale stale-gap; do
+    FAKE_CUPTI_PM=$mode "$BIN" run --json --activity-counters -o $mode.sqlite -- "$HOST" - gpu >$mode.json 2>$mode.err ||
+        fail "run with samples with no span ($mode): $(cat $mode.err)"
+done
+python3 - stale.sqlite stale-gap.sqlite <<'PY' && ok "samples with no span: given the time they fill, or left out" ||
+import sqlite3, struct, sys
+def samples(path):
+    db = sqlite3.connect(path)
+    names = db.execute("SELECT metrics FROM pm_devices WHERE device = 0").fetchone()[0].split(",")
+    rows = db.execute("SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = 0 ORDER BY start_ns").fetchall()
+    assert len(rows) >= 150, (path, len(rows))
+    # the fake's sample k spans [k, k + 1] ms after its first, metric p's value (p + 1) * 1000 + k % 1000
+    first = rows[0][0]
+    out = {}
+    for t, d, v in rows:
+        k = (t - first) // 1000000
+        assert (t - first) % 1000000 == 0 and d == 1000000, (path, t - first, d)
+        assert struct.unpack("<%df" % len(names), v)[0] == 1000 + k % 1000, (path, k, v)
+        out[k] = True
+    return set(out), max(out)
+ks, last = samples(sys.argv[1])
+assert ks == set(range(last + 1)), sorted(set(range(last + 1)) - ks)[:5]
+ks, last = samples(sys.argv[2])
+assert ks == {k for k in range(last + 1) if not 40 <= k % 100 < 65}, sorted(ks ^ {k for k in range(last + 1) if not 40 <= k % 100 < 65})[:5]
 PY
-grep -q "samples not evaluated" err && fail "idle samples counted as not evaluated: $(cat err)" ||
-    ok "no sample said to be unusable"
+    fail "samples with no span: $(cat stale.err stale-gap.err)"
+grep -qE "[0-9]+ samples \([1-9][0-9]* of them with no span, given the time they filled\), 0 overflows, 0 samples not evaluated" stale.err &&
+    grep -qE "samples \(0 of them with no span, given the time they filled\), 0 overflows, [1-9][0-9]* samples not evaluated \([1-9][0-9]* with no span, 0 with a value not finite; the first: evaluation failed\)" stale-gap.err &&
+    ok "the injection library says how many, and why those left out were" || fail "no span not said: $(cat stale.err stale-gap.err)"
 
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
 FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||

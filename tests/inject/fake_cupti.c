@@ -220,9 +220,11 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * spans [T0 + k I, T0 + (k + 1) I] and metric number p (in the order the
  * config's metrics were added) has the value (p + 1) * 1000 + k % 1000.
  * Names starting "sm__inst_executed" are refused (as a chip without that
- * counter would), but with $FAKE_CUPTI_PM=idle.
- * $FAKE_CUPTI_PM=idle: samples 40-59 of every 100 are of an idle GPU, as the
- * H100 gives them: sm__cycles_active.avg 0 and a ratio per active cycle NaN.
+ * counter would).
+ * $FAKE_CUPTI_PM=stale: samples 40-59 of every 100 have no span, their start
+ * and end one stale timestamp (the device's start), as the H100 gives many;
+ * $FAKE_CUPTI_PM=stale-gap: the same, and samples 60-64 are missing, so that
+ * those with no span do not fill the time around them.
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
  * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
@@ -316,9 +318,7 @@ CUptiResult cuptiProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Param
 CUptiResult cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params *p)
 {
     CUpti_Profiler_Host_Object *h = p->pHostObject;
-    const char *mode = getenv("FAKE_CUPTI_PM");
-    bool idle = mode && strcmp(mode, "idle") == 0;
-    for (size_t i = 0; i < p->numMetrics && !idle; i++)
+    for (size_t i = 0; i < p->numMetrics; i++)
         if (strncmp(p->ppMetricNames[i], "sm__inst_executed", 17) == 0) return CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 0; i < p->numMetrics && h->n < FAKE_PM_MAX_METRICS; i++)
         snprintf(h->name[h->n++], sizeof h->name[0], "%s", p->ppMetricNames[i]);
@@ -445,8 +445,12 @@ CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData
     memcpy(&im, p->pCounterDataImage, sizeof im);
     if (im.magic != FAKE_PM_MAGIC || p->sampleIndex >= im.n) return CUPTI_ERROR_INVALID_PARAMETER;
     const CUpti_PmSampling_Object *o = p->pPmSamplingObject;
-    p->startTimestamp = o->t0 + (im.k0 + p->sampleIndex) * o->interval;
+    uint64_t k = im.k0 + p->sampleIndex;
+    p->startTimestamp = o->t0 + k * o->interval;
     p->endTimestamp = p->startTimestamp + o->interval;
+    const char *mode = getenv("FAKE_CUPTI_PM");
+    if (mode && strncmp(mode, "stale", 5) == 0 && k % 100 >= 40 && k % 100 < 60)
+        p->startTimestamp = p->endTimestamp = o->t0;
     return CUPTI_SUCCESS;
 }
 
@@ -461,7 +465,7 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
      * H100 gave a rate metric of 0.06 a second once: a span of ~nothing) */
     const char *mode = getenv("FAKE_CUPTI_PM");
     bool inf = mode && strcmp(mode, "inf") == 0 && k % 100 == 50;
-    bool idle = mode && strcmp(mode, "idle") == 0 && k % 100 >= 40 && k % 100 < 60;
+    if (mode && strcmp(mode, "stale-gap") == 0 && k % 100 >= 60 && k % 100 < 65) return CUPTI_ERROR_UNKNOWN;
     for (size_t i = 0; i < p->numMetrics; i++) {
         size_t pos = 0;
         while (pos < h->n && strcmp(h->name[pos], p->ppMetricNames[i]) != 0)
@@ -469,8 +473,6 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
         if (pos == h->n) return CUPTI_ERROR_INVALID_METRIC_NAME;
         p->pMetricValues[i] = (double)(pos + 1) * 1000.0 + (double)(k % 1000);
         if (inf && strstr(p->ppMetricNames[i], "lts__t_sectors")) p->pMetricValues[i] = INFINITY;
-        if (idle && strcmp(p->ppMetricNames[i], "sm__cycles_active.avg") == 0) p->pMetricValues[i] = 0;
-        if (idle && strstr(p->ppMetricNames[i], ".per_cycle_active")) p->pMetricValues[i] = NAN;
     }
     return CUPTI_SUCCESS;
 }
