@@ -396,7 +396,10 @@ static bool usable(uint64_t start, uint64_t end, const double *v, size_t n)
  * new kind of unusable sample can be told from the known ones). */
 static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uint64_t end, const double *v)
 {
-    if (!why && end > start) d->not_finite++;
+    if (!why && end <= start)
+        d->no_span++;
+    else if (!why)
+        d->not_finite++;
     if (d->verbose && d->eval_errors < 20) {
         fprintf(stderr,
                 "truewatt-inject: PM sample left out: %s, %" PRIu64 " .. %" PRIu64 " ns (the last kept ended %" PRIu64
@@ -426,9 +429,7 @@ static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uin
         }
 }
 
-enum { SAMPLE_OK, SAMPLE_NO_SPAN, SAMPLE_BAD };
-
-static int sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
+static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
 {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
         .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
@@ -438,7 +439,7 @@ static int sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end,
     si.sampleIndex = i;
     if (api.cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) {
         note_unusable(d, "no sample info", 0, 0, v);
-        return SAMPLE_BAD;
+        return false;
     }
     *start = si.startTimestamp;
     *end = si.endTimestamp;
@@ -453,70 +454,11 @@ static int sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end,
     ev.pMetricValues = v;
     if (api.cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS) {
         note_unusable(d, "evaluation failed", 0, 0, v);
-        return SAMPLE_BAD;
+        return false;
     }
-    if (usable(*start, *end, v, d->n_metric)) return SAMPLE_OK;
-    bool finite = true;
-    for (size_t m = 0; m < d->n_metric; m++)
-        finite = finite && isfinite(v[m]);
-    if (finite) return SAMPLE_NO_SPAN;
+    if (usable(*start, *end, v, d->n_metric)) return true;
     note_unusable(d, NULL, *start, *end, v);
-    return SAMPLE_BAD;
-}
-
-/* Samples with no span: on the H100 CUPTI gives many with one stale
- * timestamp as both start and end (13,042 of 43,788 in a PyTorch step at
- * 0.1 ms, busy ones, each where the samples with a span leave a gap). They
- * are held, in order, until the next sample with a span; where they fill the
- * time from the last one's end to its start at the interval (their number
- * times it within HELD_SLACK), each gets its share of that time, in order;
- * else they are left out (a gap the estimate fills from the names' levels). */
-#define HELD_SLACK 0.1
-
-static void hold(twi_pm_device *d, uint64_t start, uint64_t end, const double *v)
-{
-    if (!d->held) d->held = malloc((size_t)TWI_PM_HELD_MAX * (d->n_metric ? d->n_metric : 1) * sizeof *d->held);
-    if (!d->held || d->n_held >= TWI_PM_HELD_MAX) {
-        d->no_span++;
-        d->eval_errors++;
-        note_unusable(d, NULL, start, end, v);
-        return;
-    }
-    memcpy(d->held + d->n_held * d->n_metric, v, d->n_metric * sizeof *v);
-    d->n_held++;
-}
-
-/* The held samples before one starting at `next` (0: none comes, the end). */
-static void release_held(twi_pm_device *d, uint64_t next, twi_pm_sample_fn fn, void *ctx)
-{
-    size_t n = d->n_held;
-    if (!n) return;
-    d->n_held = 0;
-    double fill = next > d->last_end_ns ? (double)(next - d->last_end_ns) : 0,
-           want = (double)n * (double)d->interval_ns;
-    bool fits = d->last_end_ns && next && fabs(fill - want) <= HELD_SLACK * want;
-    if (d->verbose && d->refilled + d->no_span < 100000)
-        fprintf(stderr,
-                "truewatt-inject: %zu PM samples with no span, %.0f us between the samples with a span around them: "
-                "%s\n",
-                n, fill / 1e3, fits ? "given that time" : "left out");
-    if (!fits) {
-        d->no_span += n;
-        d->eval_errors += n;
-        if (!d->unusable[0])
-            snprintf(d->unusable, sizeof d->unusable,
-                     "%zu with no span where the samples around them leave %.0f us, not %zu intervals", n, fill / 1e3,
-                     n);
-        return;
-    }
-    for (size_t k = 0; k < n; k++) {
-        uint64_t a = d->last_end_ns + (uint64_t)(fill * (double)k / (double)n);
-        uint64_t b = k + 1 == n ? next : d->last_end_ns + (uint64_t)(fill * (double)(k + 1) / (double)n);
-        fn(ctx, a, b, d->held + k * d->n_metric, d->n_metric);
-    }
-    d->samples += n;
-    d->refilled += n;
-    d->last_end_ns = next;
+    return false;
 }
 
 int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
@@ -551,16 +493,10 @@ int twi_pm_device_decode(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
     for (size_t i = 0; i < info.numCompletedSamples; i++) {
         uint64_t start, end;
         double v[TWI_PM_MAX_METRICS];
-        int got = sample_of(d, i, &start, &end, v);
-        if (got == SAMPLE_NO_SPAN) {
-            hold(d, start, end, v);
-            continue;
-        }
-        if (got != SAMPLE_OK) {
+        if (!sample_of(d, i, &start, &end, v)) {
             d->eval_errors++;
             continue;
         }
-        release_held(d, start, fn, ctx);
         d->samples++;
         if (end > d->last_end_ns) d->last_end_ns = end;
         fn(ctx, start, end, v, d->n_metric);
@@ -600,8 +536,7 @@ void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
         int why = twi_pm_device_decode(d, fn, ctx);
         if (why < 0 || why == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS) break;
     }
-    d->decode_errors = errors;   /* a decode after the stop that finds nothing is no error */
-    release_held(d, 0, fn, ctx); /* none with a span after them: left out */
+    d->decode_errors = errors; /* a decode after the stop that finds nothing is no error */
 }
 
 static void disable(twi_pm_device *d)
@@ -637,7 +572,5 @@ void twi_pm_device_free(twi_pm_device *d)
     free(d->config);
     free(d->image);
     free(d->blank);
-    free(d->held);
-    d->held = NULL;
     d->avail = d->config = d->image = d->blank = NULL;
 }

@@ -36,7 +36,6 @@
 #include <stdint.h>
 
 #define TWI_PM_MAX_METRICS 16
-#define TWI_PM_HELD_MAX 16384 /* samples with no span held at once (1.6 s at 0.1 ms) */
 
 /* What the metric choice says of each candidate (the probe prints it). */
 typedef void (*twi_pm_verdict_fn)(void *ctx, const char *metric, const char *verdict);
@@ -83,11 +82,7 @@ typedef struct twi_pm_device {
      * or "METRIC = VALUE (sm__cycles_active.avg = X)", for the end's line */
     char unusable[200];
     uint64_t no_span, not_finite; /* samples left out for each reason (eval_errors counts them all) */
-    /* samples with no span held until the next one with a span (see twi_pm_device_decode) */
-    double *held; /* n_held x n_metric values, room for TWI_PM_HELD_MAX samples */
-    size_t n_held;
-    uint64_t refilled; /* samples with no span given the time they filled */
-    bool verbose;      /* each of the first samples left out on stderr, with its neighbours' times */
+    bool verbose;                 /* each of the first samples left out on stderr, with its neighbours' times */
 } twi_pm_device;
 
 /* The entry points from `handle` (dlopen's; NULL: the process's global

@@ -526,11 +526,11 @@ static void stop_device(pm_dev *p, int index)
              p->d.decode_s + p->d.eval_s);
     uint64_t t = twi_pm_now() | 1;
     emit(p, index, TWI_PM_END, text, t, t);
-    if (pm.c.verbose || p->d.overflows || p->d.eval_errors || p->d.refilled)
-        say("PM sampling on CUDA device %d: %" PRIu64 " samples (%" PRIu64 " of them with no span, given the time "
-            "they filled), %" PRIu64 " overflows, %" PRIu64 " samples not evaluated (%" PRIu64 " with no span, %" PRIu64
-            " with a value not finite%s%s); %.3f s decoding, %.3f s evaluating",
-            index, p->d.samples, p->d.refilled, p->d.overflows, p->d.eval_errors, p->d.no_span, p->d.not_finite,
+    if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
+        say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
+            " samples not evaluated (%" PRIu64 " with no span, %" PRIu64 " with a value not finite%s%s); %.3f s "
+            "decoding, %.3f s evaluating",
+            index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.no_span, p->d.not_finite,
             p->d.unusable[0] ? "; the first: " : "", p->d.unusable, p->d.decode_s, p->d.eval_s);
     teardown(p);
     p->state = DEV_OFF;

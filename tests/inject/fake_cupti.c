@@ -222,9 +222,9 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * Names starting "sm__inst_executed" are refused (as a chip without that
  * counter would).
  * $FAKE_CUPTI_PM=stale: samples 40-59 of every 100 have no span, their start
- * and end one stale timestamp (the device's start), as the H100 gives many;
- * $FAKE_CUPTI_PM=stale-gap: the same, and samples 60-64 are missing, so that
- * those with no span do not fill the time around them.
+ * and end one stale timestamp (the device's start).
+ * $FAKE_CUPTI_PM=full-stale: after a decode that filled the counter data
+ * image, the next decode's first 20 samples have no span, as on the H100.
  * $FAKE_CUPTI_PM=refuse: counter availability fails with
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
  * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
@@ -242,11 +242,11 @@ struct CUpti_Profiler_Host_Object {
 struct CUpti_PmSampling_Object {
     size_t device;
     uint64_t interval, t0, t_stop, next;
-    int started, stopped;
+    int started, stopped, after_full;
 };
 
 typedef struct fake_image {
-    uint32_t magic, max, n, pad;
+    uint32_t magic, max, n, stale; /* stale: its first samples with no span (full-stale) */
     uint64_t k0;
 } fake_image;
 
@@ -418,6 +418,9 @@ CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
                                    : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
     p->overflow = 0;
     const char *mode = getenv("FAKE_CUPTI_PM");
+    im.stale = mode && strcmp(mode, "full-stale") == 0 && o->after_full ? (uint32_t)(n < 20 ? n : 20) : 0;
+    memcpy(p->pCounterDataImage, &im, sizeof im);
+    o->after_full = left > n;
     if (mode && strcmp(mode, "slow") == 0 && n) {
         uint64_t ns = 2 * n * o->interval;
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
@@ -449,7 +452,7 @@ CUptiResult cuptiPmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData
     p->startTimestamp = o->t0 + k * o->interval;
     p->endTimestamp = p->startTimestamp + o->interval;
     const char *mode = getenv("FAKE_CUPTI_PM");
-    if (mode && strncmp(mode, "stale", 5) == 0 && k % 100 >= 40 && k % 100 < 60)
+    if ((mode && strcmp(mode, "stale") == 0 && k % 100 >= 40 && k % 100 < 60) || p->sampleIndex < im.stale)
         p->startTimestamp = p->endTimestamp = o->t0;
     return CUPTI_SUCCESS;
 }
@@ -465,7 +468,6 @@ CUptiResult cuptiProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToG
      * H100 gave a rate metric of 0.06 a second once: a span of ~nothing) */
     const char *mode = getenv("FAKE_CUPTI_PM");
     bool inf = mode && strcmp(mode, "inf") == 0 && k % 100 == 50;
-    if (mode && strcmp(mode, "stale-gap") == 0 && k % 100 >= 60 && k % 100 < 65) return CUPTI_ERROR_UNKNOWN;
     for (size_t i = 0; i < p->numMetrics; i++) {
         size_t pos = 0;
         while (pos < h->n && strcmp(h->name[pos], p->ppMetricNames[i]) != 0)
