@@ -74,24 +74,26 @@ typedef struct run_args {
 
 #define PERIOD .min = 1e-5, .max = 3600
 
-/* The activity counters by default: CUPTI's PM sampling every 0.1 ms, enabled
+/* The activity counters by default: CUPTI's PM sampling every 0.2 ms, enabled
  * 1 s of every 5 s (docs/methods.md, "Activity counters in windows"), with
  * the estimator's six metrics (src/inject/pm_sampling.c). The readings alone
  * cannot split a framework's step of 10-100 us kernels: `truewatt run` on the
  * PyTorch step run twice gave 2 of its top 10 names within 5 % of each other,
  * mostly groups (results/h100/attrib-torch-s33b); with these windows and the
- * H100 profile's calibrated model, 9, 10 and 4 of 10 in three pairs (the
- * third's GEMMs 4-6 % apart, the step's sum within 1 %), GEMMs ~600-650 W
- * above the baseline and elementwise kernels ~370-480 W
- * (results/h100/attrib-default-s36, attrib-fine-s36). Enabled,
- * PM sampling raises an H100's power by 30-40 W, and disabled it does not
- * (results/h100/pm-cycle): in windows the rise is a term the estimate
- * measures and keeps out of the kernels' energy. The program's process
- * decodes the samples: 12-23 % of one core in those runs. --activity-windows
- * chooses other windows, --activity-counters=MS alone samples throughout,
- * --no-activity-counters none. */
+ * H100 profile's calibrated model, GEMMs ~550-650 W above the baseline and
+ * elementwise kernels ~370-500 W. 0.2 ms, not 0.1: the program's process
+ * decodes the samples, ~110 us of one core each with these metrics on an
+ * H100, so at 0.1 ms it fell behind, the counter data image filled and CUPTI
+ * gave the samples after each fill no time (results/h100/pm-decode-s37: the
+ * windows 56-60 % in samples at 0.1 ms, 18-20 % of one core; 75-77 % at 0.2
+ * ms, 10-12 %; the PyTorch step's pair 8 and 9 of 10 within 5 %, its GEMMs
+ * 3-5 % and 1-2 % apart). Enabled, PM sampling raises an H100's power by
+ * 30-40 W, and disabled it does not (results/h100/pm-cycle): in windows the
+ * rise is a term the estimate measures and keeps out of the kernels' energy.
+ * --activity-windows chooses other windows, --activity-counters=MS alone
+ * samples throughout, --no-activity-counters none. */
 #define PM_DEFAULT_WINDOWS "1,5"
-#define PM_WINDOWS_MS 0.1
+#define PM_WINDOWS_MS 0.2
 
 /* --activity-counters without a value (before the command, or before "--"):
  * the default interval, 1 ms. */
@@ -201,7 +203,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         {.name = "activity-windows",
          .type = CLI_OPT_STRING,
          .arg = "ON,EVERY",
-         .help = "record the activity counters every 0.1 ms (or --activity-counters' MS)\n"
+         .help = "record the activity counters every 0.2 ms (or --activity-counters' MS)\n"
                  "in windows of ON s of every EVERY s (default 1,5: they split the sensor's\n"
                  "energy between kernels finer than its readings); the GPU's extra power\n"
                  "while they are on is measured and kept out of the kernels' energy\n"

@@ -14,7 +14,7 @@
 #     without --no-activity-counters;
 #   - a second GPU sampled on which the program has no context: the report says
 #     it has no activity counters, and why;
-#   - by default: in windows of 1 s every 5 s at 0.1 ms; with --no-activity-counters: none asked
+#   - by default: in windows of 1 s every 5 s at 0.2 ms; with --no-activity-counters: none asked
 #     for, none recorded, no line;
 #   - in windows (--activity-windows): pm_window rows, the samples inside
 #     them, the estimate's term for PM sampling's own power;
@@ -120,17 +120,17 @@ PY
 grep -q "^activity counters in the estimate: not used (the samples cover no kernel name" a.txt &&
     ok "the text report's line on the estimate" || fail "estimate line: $(grep -i 'in the estimate' a.txt)"
 
-# ---- by default: in windows of 1 s of every 5 s at 0.1 ms (cmd_run.c), their run file rows and
+# ---- by default: in windows of 1 s of every 5 s at 0.2 ms (cmd_run.c), their run file rows and
 # the estimate's term for PM sampling's own power; with --no-activity-counters (after
 # --activity-counters too): none asked for, none recorded, no line
 "$BIN" run --json -o e.sqlite -- "$HOST" - gpu >e.json 2>err || fail "run (default): $(cat err)"
-python3 - e.sqlite e.json <<'PY' && ok "default: windows of 1 s every 5 s at 0.1 ms" || fail "default: $(cat err)"
+python3 - e.sqlite e.json <<'PY' && ok "default: windows of 1 s every 5 s at 0.2 ms" || fail "default: $(cat err)"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 env = dict(db.execute("SELECT name, value FROM environment"))
-assert env.get("TW_PM_WINDOWS") == "1,5" and env.get("TW_PM_INTERVAL_MS") == "0.1", env
-assert db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()[0] == 0.1
-assert db.execute("SELECT interval_ns FROM pm_devices WHERE device = 0").fetchone()[0] == 100000
+assert env.get("TW_PM_WINDOWS") == "1,5" and env.get("TW_PM_INTERVAL_MS") == "0.2", env
+assert db.execute("SELECT value FROM meta WHERE key = 'activity_counters_ms'").fetchone()[0] == 0.2
+assert db.execute("SELECT interval_ns FROM pm_devices WHERE device = 0").fetchone()[0] == 200000
 w = db.execute("SELECT start_ns, end_ns FROM pm_windows WHERE device = 0").fetchall()
 assert len(w) >= 1, w
 assert db.execute("SELECT COUNT(*) FROM pm_samples WHERE device = 0").fetchone()[0] > 1000
@@ -170,7 +170,7 @@ for (_, a0, b0), (_, a1, b1) in zip(w, w[1:]):
     assert b0 < a1 and abs((a1 - a0) - 5e8) <= 2.6e8, ("windows every 0.5 s (checked every 0.25 s)", w)
 assert all(abs((b - a) - 2e8) <= 2.6e8 for _, a, b in w[:-1]), ("0.2 s each, give or take a look", w)
 env = dict(db.execute("SELECT name, value FROM environment"))
-assert env.get("TW_PM_WINDOWS") == "0.2,0.5" and env.get("TW_PM_INTERVAL_MS") == "0.1", env
+assert env.get("TW_PM_WINDOWS") == "0.2,0.5" and env.get("TW_PM_INTERVAL_MS") == "0.2", env
 n = 0
 for s, d in db.execute("SELECT start_ns, dur_ns FROM pm_samples"):
     assert any(a <= s and s + d <= b for _, a, b in w), ("a sample outside every window", s, w)
