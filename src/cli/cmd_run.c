@@ -85,9 +85,9 @@ typedef struct run_args {
  * decodes the samples, ~110 us of one core each with these metrics on an
  * H100, so at 0.1 ms it fell behind, the counter data image filled and CUPTI
  * gave the samples after each fill no time (results/h100/pm-decode-s37: the
- * windows 56-60 % in samples at 0.1 ms, 18-20 % of one core; 75-77 % at 0.2
- * ms, 10-12 %; the PyTorch step's pair 8 and 9 of 10 within 5 %, its GEMMs
- * 3-5 % and 1-2 % apart). Enabled, PM sampling raises an H100's power by
+ * windows 56-60 % in samples at 0.1 ms, 19-22 % of one core decoding; 77 %
+ * at 0.2 ms, 14 %; the PyTorch step's pair 8 and 9 of 10 within 5 %, its
+ * GEMMs 3-5 % and 1-2 % apart). Enabled, PM sampling raises an H100's power by
  * 30-40 W, and disabled it does not (results/h100/pm-cycle): in windows the
  * rise is a term the estimate measures and keeps out of the kernels' energy.
  * --activity-windows chooses other windows, --activity-counters=MS alone
