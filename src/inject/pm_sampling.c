@@ -44,9 +44,9 @@
  * decodes what the hardware streams, at a rate set by the metrics, not by the interval. They are
  * kept for what they tell apart: the PyTorch step's GEMMs from its elementwise kernels, 10 of its
  * top 10 names within 5 % run to run with them against 7 of 10 without
- * (results/h100/attrib-fine-s36, pm-fine-1-5), in the default windows (1 s of every 5 s: 12-23 %
- * of one core). Most important first: a chip that refuses one keeps the others that fit in one
- * pass. */
+ * (results/h100/attrib-fine-s36, pm-fine-1-5), in the default windows (1 s of every 5 s at 0.2
+ * ms: 14 % of one core, results/h100/pm-decode-s37). Most important first: a chip that refuses one keeps the others
+ * that fit in one pass. */
 const char *const twi_pm_wanted[] = {
     "sm__cycles_active.avg",
     "gpc__cycles_elapsed.max",

@@ -410,17 +410,16 @@ CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
     uint64_t now = o->stopped ? o->t_stop : fake_cupti_now();
     uint64_t done = (now - o->t0) / o->interval, left = done - o->next;
     uint64_t n = left < im.max ? left : im.max;
+    const char *mode = getenv("FAKE_CUPTI_PM");
     im.n = (uint32_t)n;
     im.k0 = o->next;
+    im.stale = mode && strcmp(mode, "full-stale") == 0 && o->after_full ? (uint32_t)(n < 20 ? n : 20) : 0;
     o->next += n;
+    o->after_full = left > n;
     memcpy(p->pCounterDataImage, &im, sizeof im);
     p->decodeStopReason = left > n ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
                                    : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
     p->overflow = 0;
-    const char *mode = getenv("FAKE_CUPTI_PM");
-    im.stale = mode && strcmp(mode, "full-stale") == 0 && o->after_full ? (uint32_t)(n < 20 ? n : 20) : 0;
-    memcpy(p->pCounterDataImage, &im, sizeof im);
-    o->after_full = left > n;
     if (mode && strcmp(mode, "slow") == 0 && n) {
         uint64_t ns = 2 * n * o->interval;
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
