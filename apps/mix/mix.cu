@@ -2,7 +2,8 @@
 // Run:   build-gpu/mix --list                       the kernels and patterns (no GPU needed)
 //        build-gpu/mix --plan PATTERN [--seed N]    the planned launches as CSV (no GPU needed)
 //        build-gpu/mix --save-calib FILE            calibrate every kernel, write FILE, exit
-//        build-gpu/mix PATTERN [--only NAME [--fill-wait]] [--seed N] [--seconds S] [--quiet S] [--calib FILE]
+//        build-gpu/mix PATTERN [--only NAME [--fill-wait] | --without NAME] [--seed N] [--seconds S] [--quiet S]
+//                          [--calib FILE]
 //        build-gpu/mix --steady NAME [--seconds S] [--quiet S] [--calib FILE]
 //
 // The workload of the per-kernel energy validation (issue 15, docs/attrib.md): five kernel
@@ -34,12 +35,15 @@
 // the replaced launch's nominal duration: the GPU stays as busy as in the full pattern (its clocks
 // too: left idle between NAME's launches, the H100 ran short compute kernels up to 66 % slower),
 // and the fills' own energy is small and known (a steady wait run measures it).
+// --without NAME performs every launch but NAME's, at the same planned times: with the full pattern's
+// energy, NAME's marginal energy in it (the leave-one-out reference: what NAME adds to the pattern,
+// at the clocks the others keep; scripts/gpu-attrib with TW_ATTRIB_LOO=1).
 // --steady NAME launches NAME back to back for --seconds (>= 4 s for the reference). The pattern
 // or the steady loop is the NVTX range "tw_measure" (apps/README.md).
 //
 // stdout, at the end (times on truewatt's timeline: seconds since $TW_T0_MONO_NS on
 // CLOCK_MONOTONIC, or since the program's start when it is unset; clock= says which):
-//   mix.window pattern=P only=NAME|- seed=N clock=tw|self quiet_before_start_s=.. quiet_before_end_s=..
+//   mix.window pattern=P only=NAME|- [without=NAME] seed=N clock=tw|self quiet_before_start_s=.. quiet_before_end_s=..
 //              start_s=.. end_s=.. quiet_after_start_s=.. quiet_after_end_s=..
 //              [fill=wait_calib fill_launches=N fill_time_s=T]   (with --fill-wait: the fills' count
 //              and summed duration, from cudaEvents)
@@ -773,13 +777,13 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
     *end = mono_ns();
 }
 
-static void report(const char *pattern, const char *only, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
+static void report(const char *pattern, const char *only, const char *without, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
                    int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats,
                    const Stats *fill = nullptr) {
     printf(
-        "mix.window pattern=%s only=%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
+        "mix.window pattern=%s only=%s%s%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
         "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f",
-        pattern, only, (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
+        pattern, only, without ? " without=" : "", without ? without : "", (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
     if (fill) printf(" fill=wait_calib fill_launches=%ld fill_time_s=%.9f", fill->n, fill->sum_s);
     printf("\n");
     for (int k : names) {
@@ -795,7 +799,8 @@ static void report(const char *pattern, const char *only, uint64_t seed, int64_t
     fflush(stdout);
 }
 
-static int run_pattern(const std::string &pattern, const std::vector<Launch> &plan, int only, bool fill,
+// only >= 0: NAME's launches alone (fill: the wait kernel for the others'); without >= 0: all but NAME's
+static int run_pattern(const std::string &pattern, const std::vector<Launch> &plan, int only, bool fill, int without,
                        uint64_t seed, double quiet_s) {
     const int wait_fill = calib_index(WAIT);
     std::vector<int> names = plan_names(plan);
@@ -804,7 +809,7 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     CHECK(cudaStreamCreateWithFlags(&st[1], cudaStreamNonBlocking));
     std::vector<Timed> timed;
     for (const Launch &l : plan)
-        if (only < 0 || l.k == only || fill) {
+        if ((only < 0 || l.k == only || fill) && l.k != without) {
             Timed t{l.k == only || only < 0 ? l.k : wait_fill, nullptr, nullptr, 0};
             CHECK(cudaEventCreate(&t.e0));
             CHECK(cudaEventCreate(&t.e1));
@@ -822,7 +827,8 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     size_t n = 0;
     for (const Launch &l : plan) {
         const bool filled = only >= 0 && l.k != only && fill;
-        if (only >= 0 && l.k != only && !fill) continue;  // skipped; the next kept launch still waits for its own time
+        if ((only >= 0 && l.k != only && !fill) || l.k == without)
+            continue;  // skipped; the next kept launch still waits for its own time
         timed[n].planned_ns = start + (int64_t)(l.t_s * 1e9);
         wait_until_ns(timed[n].planned_ns);
         CHECK(cudaEventRecord(timed[n].e0, st[l.stream]));
@@ -854,10 +860,13 @@ static int run_pattern(const std::string &pattern, const std::vector<Launch> &pl
     CHECK(cudaEventDestroy(origin));
     bool ok = true;
     for (int k : names)
-        if (only < 0 || k == only) ok = check_name(k) && ok;
-    std::vector<int> shown = only < 0 ? names : std::vector<int>{only};
+        if ((only < 0 || k == only) && k != without) ok = check_name(k) && ok;
+    std::vector<int> shown;
+    for (int k : names)
+        if ((only < 0 || k == only) && k != without) shown.push_back(k);
     const Stats fills = stats.count(wait_fill) ? stats[wait_fill] : Stats();
-    report(pattern.c_str(), only < 0 ? "-" : kdefs()[only].name.c_str(), seed, qb0, qb1, start, end, qa0, qa1, shown,
+    report(pattern.c_str(), only < 0 ? "-" : kdefs()[only].name.c_str(),
+           without < 0 ? nullptr : kdefs()[without].name.c_str(), seed, qb0, qb1, start, end, qa0, qa1, shown,
            stats, fill ? &fills : nullptr);
     return ok ? 0 : 1;
 }
@@ -899,7 +908,7 @@ static int run_steady(int k, double seconds, double quiet_s) {
     std::map<int, Stats> stats;
     stats[k].n = n;
     stats[k].sum_s = sum;
-    report("steady", kdefs()[k].name.c_str(), 0, qb0, qb1, start, end, qa0, qa1, {k}, stats);
+    report("steady", kdefs()[k].name.c_str(), nullptr, 0, qb0, qb1, start, end, qa0, qa1, {k}, stats);
     return ok ? 0 : 1;
 }
 
@@ -907,12 +916,13 @@ static int run_steady(int k, double seconds, double quiet_s) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mix --list | --plan PATTERN [--seed N] [--seconds S] | --save-calib FILE\n"
-            "       mix PATTERN [--only NAME [--fill-wait]] [--seed N] [--seconds S] [--quiet S] [--calib FILE]\n"
+            "       mix PATTERN [--only NAME [--fill-wait] | --without NAME] [--seed N] [--seconds S] [--quiet S] [--calib FILE]\n"
             "       mix --steady NAME [--seconds S] [--quiet S] [--calib FILE]\n"
             "patterns: bursts, mixed, streams, steps (apps/README.md, docs/attrib.md)\n"
             "  --only NAME    perform only NAME's launches, at their planned times (the solo reference)\n"
             "  --fill-wait    with --only: the nearly idle wait kernel in place of the others' launches,\n"
             "                 for their nominal durations (the GPU kept as busy as in the full pattern)\n"
+            "  --without NAME every launch but NAME's, at their planned times (the leave-one-out reference)\n"
             "  --seed N       the pattern's random seed (default 1)\n"
             "  --seconds S    the pattern's length, or the steady run's (default 6; 4 for --steady)\n"
             "  --quiet S      the quiet stretches before and after (default 1.5)\n"
@@ -928,8 +938,20 @@ static double parse_num(const char *v, const char *opt, double lo, double hi) {
     return x;
 }
 
+// NAME's kernel index where NAME is one of the pattern's names (-1 for an empty NAME); else exits 2
+static int pattern_name(const std::string &name, const std::string &pattern, const std::vector<int> &names) {
+    if (name.empty()) return -1;
+    const int k = kdef_index(name);
+    if (k < 0 || std::find(names.begin(), names.end(), k) == names.end()) {
+        std::string list_;
+        for (int j : names) list_ += " " + kdefs()[j].name;
+        die_usage("'%s' is not a kernel of pattern %s (its names:%s)", name.c_str(), pattern.c_str(), list_.c_str());
+    }
+    return k;
+}
+
 int main(int argc, char **argv) {
-    std::string pattern, only_name, steady_name, calib_in, calib_out, plan_pattern;
+    std::string pattern, only_name, without_name, steady_name, calib_in, calib_out, plan_pattern;
     uint64_t seed = 1;
     double seconds = -1, quiet_s = 1.5;
     bool list = false, fill = false;
@@ -950,6 +972,8 @@ int main(int argc, char **argv) {
             plan_pattern = need();
         else if (a == "--only")
             only_name = need();
+        else if (a == "--without")
+            without_name = need();
         else if (a == "--fill-wait")
             fill = true;
         else if (a == "--steady")
@@ -993,23 +1017,18 @@ int main(int argc, char **argv) {
     if (modes != 1) die_usage("give one of PATTERN, --steady NAME, --save-calib FILE");
     if (!only_name.empty() && pattern.empty()) die_usage("--only goes with a PATTERN");
     if (fill && only_name.empty()) die_usage("--fill-wait goes with --only NAME");
+    if (!without_name.empty() && (pattern.empty() || !only_name.empty()))
+        die_usage("--without goes with a PATTERN, not with --only");
 
     std::vector<Launch> plan;
     std::vector<int> names;
-    int only = -1, steady = -1;
+    int only = -1, without = -1, steady = -1;
     if (!pattern.empty()) {
         if (!make_plan(pattern, seed, seconds > 0 ? seconds : 6, plan))
             die_usage("unknown pattern '%s'", pattern.c_str());
         names = plan_names(plan);
-        if (!only_name.empty()) {
-            only = kdef_index(only_name);
-            if (only < 0 || std::find(names.begin(), names.end(), only) == names.end()) {
-                std::string list_;
-                for (int k : names) list_ += " " + kdefs()[k].name;
-                die_usage("'%s' is not a kernel of pattern %s (its names:%s)", only_name.c_str(), pattern.c_str(),
-                          list_.c_str());
-            }
-        }
+        only = pattern_name(only_name, pattern, names);
+        without = pattern_name(without_name, pattern, names);
     } else if (!steady_name.empty()) {
         steady = kdef_index(steady_name);
         if (steady < 0 || kdefs()[steady].target_s == 0)
@@ -1047,5 +1066,5 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (steady >= 0) return run_steady(steady, seconds > 0 ? seconds : 4, quiet_s);
-    return run_pattern(pattern, plan, only, fill, seed, quiet_s);
+    return run_pattern(pattern, plan, only, fill, without, seed, quiet_s);
 }

@@ -370,6 +370,28 @@ def busy_reference(raw, p, name, launches, prefix, steady):
     return (ref["energy_j"] - wait_w * num(w, "fill_time_s", stem)) / launches
 
 
+def loo_reference(raw, p, name, launches):
+    """NAME's leave-one-out reference in pattern P: the energy above the baseline of the full pattern run
+    as a reference (ref.P) less that of the pattern without NAME's launches (loo.P.NAME, `mix P --without
+    NAME`), per launch: what NAME adds to the pattern where the others keep the GPU as they keep it in the
+    full run (its clocks, its temperature), which solo leaves out. (loo_j, its uncertainty), or (None,
+    None) when either run is missing or has no energy."""
+    refs = []
+    for stem in ("ref.%s" % p, "loo.%s.%s" % (p, name)):
+        if not os.path.exists(os.path.join(raw, stem + ".stderr.txt")):
+            return None, None
+        wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
+        if stem.startswith("loo.") and any(k.get("name") == name for k in ks):
+            die(f"{stem}: {name} ran in its leave-one-out run (mix --without not honoured)")
+        ref = window_energy(trace_for(raw, stem, prefix_of(raw, stem)), wins[0], stem)
+        if ref["energy_j"] is None:
+            return None, None
+        refs.append(ref)
+    full, without = refs
+    return ((full["energy_j"] - without["energy_j"]) / launches,
+            math.hypot(full["unc_j"], without["unc_j"]) / launches)
+
+
 def speed_vs_solo(full_dur, solo_dur):
     """How much faster (per cent) a launch ran in the full pattern than in its solo run. The solo run is the
     truth only where the kernel ran the same: on the H100, with the other kernels left out, the GPU idles
@@ -490,7 +512,8 @@ def cmd_mix(raw, outdir):
                     sd = (n.get("energy_sd_j") or 0) / rl if status == "ok" else None
             unc = sref.get("unc_j")
             busy = busy_reference(raw, p, name, launches, prefix_of(raw, stem), steady)
-            rows[name] = dict(busy=busy, launches=launches, dur=num(k, "mean_duration_s", stem),
+            loo, loo_unc = loo_reference(raw, p, name, launches)
+            rows[name] = dict(busy=busy, loo=loo, loo_unc=loo_unc, launches=launches, dur=num(k, "mean_duration_s", stem),
                               steady=steady.get(name, (None,))[0], solo=solo_j, est=estimate, sd=sd, status=status,
                               solo_unc=unc / launches if unc is not None else None,
                               upper=(n or {}).get("upper_j"), group=(n or {}).get("group"), solo_dur=solo_dur)
@@ -502,7 +525,7 @@ def cmd_mix(raw, outdir):
         for name, r in rows.items():
             attrib.append([p, name, r["launches"], r["dur"], r["steady"], r["solo"], r["est"], r["sd"],
                            pct(r["est"], r["solo"]), r["solo_dur"], speed_vs_solo(r["dur"], r["solo_dur"]), r["busy"],
-                           pct(r["est"], r["busy"])])
+                           pct(r["est"], r["busy"]), r["loo"], r["loo_unc"], pct(r["est"], r["loo"])])
             table.append((p, name, r, ts, inst))
         # a group of names the data cannot tell apart: one row, its energy against the members' solo sum
         for gid, g in groups.items():
@@ -522,12 +545,13 @@ def cmd_mix(raw, outdir):
                      sd=(g.get("energy_sd_j") or 0) / L, status="group", upper=None, group=gid, solo_unc=None)
             gname = "+".join(members)
             attrib.append([p, gname, L, r["dur"], r["steady"], r["solo"], r["est"], r["sd"], pct(r["est"], r["solo"]),
-                           None, None, None, None])
+                           None, None, None, None, None, None, None])
             table.append((p, gname, r, {}, {}))
 
     write_csv(os.path.join(outdir, "attrib.csv"),
               ["pattern", "name", "launches", "mean_duration_s", "steady_j", "solo_j", "estimate_j", "sd_j",
-               "error_pct", "solo_mean_duration_s", "speed_vs_solo_pct", "busy_j", "busy_error_pct"], attrib)
+               "error_pct", "solo_mean_duration_s", "speed_vs_solo_pct", "busy_j", "busy_error_pct", "loo_j", "loo_unc_j",
+               "loo_error_pct"], attrib)
     write_csv(os.path.join(outdir, "conservation.csv"),
               ["pattern", "counter_j", "kernels_j", "baseline_j", "error_pct"], cons)
     write_csv(os.path.join(outdir, "solo.csv"),
@@ -566,6 +590,16 @@ def cmd_mix(raw, outdir):
         print("%-8s %-22s %6d %9.4f %10s %10s %9s %10s %9s %7s %5s %9s %9s" % (
             p, name[:22], L, r["dur"] * 1e3, f6(r["steady"]), f6(r["solo"]), f6(r["solo_unc"]), etxt, f6(r["sd"]),
             p1(pct(e, r["solo"])), covers(r), p1(tsp), p1(inp)))
+    loo_rows = [(p, name, r) for p, name, r, _, _ in table if r.get("loo") is not None]
+    if loo_rows:
+        print("\nleave-one-out (TW_ATTRIB_LOO=1): loo_j, what the name adds to the full pattern (ref.P less loo.P.NAME),\n"
+              "per launch; speed: how much faster it ran in the full pattern than solo")
+        print("%-8s %-22s %10s %10s %9s %10s %8s %8s %8s" % (
+            "pattern", "name", "solo_j", "loo_j", "loo_unc", "estimate_j", "err_%", "loo_e_%", "speed_%"))
+        for p, name, r in loo_rows:
+            print("%-8s %-22s %10s %10s %9s %10s %8s %8s %8s" % (
+                p, name[:22], f6(r["solo"]), f6(r["loo"]), f6(r["loo_unc"]), f6(r["est"]), p1(pct(r["est"], r["solo"])),
+                p1(pct(r["est"], r["loo"])), p1(speed_vs_solo(r["dur"], r["solo_dur"]))))
     print("\nconservation (kernels_j includes copies and memsets)")
     print("%-8s %12s %12s %12s %8s" % ("pattern", "counter_j", "kernels_j", "baseline_j", "err_%"))
     for p, c, k, b, e in cons:

@@ -24,6 +24,10 @@
 #     of wait_1ms and 0.03 s of gemm_2ms: 5.3125 and 3.1875 J. gemm_2ms: 10 + 20 + 6.25 + 3.1875
 #     + 20 + 14 = 73.4375 J -> 36.71875 a launch (-8.203125 %); wait_1ms: 6.25 + 5 + 5 + 5.3125 =
 #     21.5625 J
+#   leave-one-out gemm_2ms (TW_ATTRIB_LOO: ref.bursts, the full pattern again, 95 J above the
+#     baseline; loo.bursts.gemm_2ms, mix --without gemm_2ms, wait_1ms alone, 15 J): (95 - 15) / 2 =
+#     40 J a launch, the estimate 41 +2.5 % against it; its uncertainty the two runs' 1.1785 J (as
+#     solo's, below) in quadrature over 2 launches: 0.8333 J. wait_1ms has no loo run: empty.
 #   naive instant (readings every 10 ms, baseline 100 W from the quiet stretch): exact here,
 #     40 and 15 J.
 #   busy solo gemm_2ms (mix --only gemm_2ms --fill-wait): gemm_2ms as in solo plus the fill (the
@@ -93,6 +97,8 @@ trace(raw + "/solo.bursts.wait_1ms.trace.csv", [(s, e, 50.0) for s, e in B], gpu
 trace(raw + "/steady.gemm_2ms.trace.csv", [(2.0, 3.0, 200.0)], after_w=110.0, buffer=True)
 trace(raw + "/busy.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A] + [(2.2, 2.5, 2.0)])
 trace(raw + "/steady.wait_1ms.trace.csv", [(2.0, 3.0, 2.0)], buffer=True)
+trace(raw + "/ref.bursts.trace.csv", [(s, e, 200.0) for s, e in A] + [(s, e, 50.0) for s, e in B])
+trace(raw + "/loo.bursts.gemm_2ms.trace.csv", [(s, e, 50.0) for s, e in B])
 EOF
 
 win="quiet_before_start_s=0.5 quiet_before_end_s=2.0 start_s=2.0 end_s=3.0 quiet_after_start_s=3.0 quiet_after_end_s=4.5"
@@ -102,6 +108,11 @@ win="quiet_before_start_s=0.5 quiet_before_end_s=2.0 start_s=2.0 end_s=3.0 quiet
   echo "mix.kernel name=gemm_2ms launches=2 mean_duration_s=0.2 work=1 target_s=0.002"
   echo "mix.kernel name=wait_1ms launches=1 mean_duration_s=0.3 work=1 target_s=0.001"
 } > "$raw/full.bursts.stderr.txt"
+cp "$raw/full.bursts.stderr.txt" "$raw/ref.bursts.stderr.txt"
+{
+  echo "mix.window pattern=bursts only=- without=gemm_2ms seed=1 clock=tw $win"
+  echo "mix.kernel name=wait_1ms launches=1 mean_duration_s=0.3 work=1 target_s=0.001"
+} > "$raw/loo.bursts.gemm_2ms.stderr.txt"
 for n in gemm_2ms:2 wait_1ms:1; do
   {
     echo "mix.window pattern=bursts only=${n%:*} seed=1 clock=tw $win"
@@ -128,6 +139,8 @@ report1 gemm_2ms 2 > "$raw/solo.bursts.gemm_2ms.report.json"
 report1 gemm_2ms 5 > "$raw/steady.gemm_2ms.report.json"
 report1 wait_1ms 1000 > "$raw/steady.wait_1ms.report.json"
 report1 gemm_2ms 2 > "$raw/busy.bursts.gemm_2ms.report.json"
+report1 gemm_2ms 2 > "$raw/ref.bursts.report.json"
+report1 wait_1ms 1 > "$raw/loo.bursts.gemm_2ms.report.json"
 cat > "$raw/solo.bursts.wait_1ms.report.json" <<'EOF'
 {"devices": [{"index": 0, "column_prefix": "gpu0_", "names": []},
              {"index": 1, "column_prefix": "gpu1_", "names": [{"name": "wait_1ms", "kind": "kernel", "launches": 1,
@@ -189,7 +202,7 @@ if got == "" or abs(float(got) - float(want)) > float(tol):
     sys.exit(f"{path} {key} {col}: '{got}', expected {want} +- {tol}")
 EOF
 }
-head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct,solo_mean_duration_s,speed_vs_solo_pct,busy_j,busy_error_pct' ||
+head -1 "$out/attrib.csv" | grep -qx 'pattern,name,launches,mean_duration_s,steady_j,solo_j,estimate_j,sd_j,error_pct,solo_mean_duration_s,speed_vs_solo_pct,busy_j,busy_error_pct,loo_j,loo_unc_j,loo_error_pct' ||
   bad "attrib.csv header: $(head -1 "$out/attrib.csv")"
 head -1 "$out/conservation.csv" | grep -qx 'pattern,counter_j,kernels_j,baseline_j,error_pct' ||
   bad "conservation.csv header: $(head -1 "$out/conservation.csv")"
@@ -212,6 +225,11 @@ check attrib.csv bursts,gemm_2ms speed_vs_solo_pct 0 1e-9
 check attrib.csv bursts,gemm_2ms busy_j 40 1e-3
 check attrib.csv bursts,gemm_2ms busy_error_pct 2.5 1e-2
 check attrib.csv bursts,wait_1ms busy_j "" 0
+check attrib.csv bursts,gemm_2ms loo_j 40 1e-3
+check attrib.csv bursts,gemm_2ms loo_unc_j 0.8333 1e-3
+check attrib.csv bursts,gemm_2ms loo_error_pct 2.5 1e-2
+check attrib.csv bursts,wait_1ms loo_j "" 0
+grep -q "^bursts *gemm_2ms .* 40 .* 2.5 .* 2.5 " "$T/table.txt" || bad "the table has no leave-one-out row for gemm_2ms"
 check conservation.csv bursts counter_j 500 0
 check conservation.csv bursts kernels_j 95 0
 check conservation.csv bursts baseline_j 400 0
