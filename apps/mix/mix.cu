@@ -777,13 +777,14 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
     *end = mono_ns();
 }
 
-static void report(const char *pattern, const char *only, const char *without, uint64_t seed, int64_t qb0, int64_t qb1, int64_t s, int64_t e,
-                   int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats,
+static void report(const char *pattern, const char *only, const char *without, uint64_t seed, int64_t qb0,
+                   int64_t qb1, int64_t s, int64_t e, int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats,
                    const Stats *fill = nullptr) {
     printf(
         "mix.window pattern=%s only=%s%s%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
         "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f",
-        pattern, only, without ? " without=" : "", without ? without : "", (unsigned long long)seed, g_clock, tl(qb0), tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
+        pattern, only, without ? " without=" : "", without ? without : "", (unsigned long long)seed, g_clock, tl(qb0),
+        tl(qb1), tl(s), tl(e), tl(qa0), tl(qa1));
     if (fill) printf(" fill=wait_calib fill_launches=%ld fill_time_s=%.9f", fill->n, fill->sum_s);
     printf("\n");
     for (int k : names) {
@@ -916,7 +917,8 @@ static int run_steady(int k, double seconds, double quiet_s) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mix --list | --plan PATTERN [--seed N] [--seconds S] | --save-calib FILE\n"
-            "       mix PATTERN [--only NAME [--fill-wait] | --without NAME] [--seed N] [--seconds S] [--quiet S] [--calib FILE]\n"
+            "       mix PATTERN [--only NAME [--fill-wait] | --without NAME] [--seed N] [--seconds S] [--quiet S]\n"
+            "           [--calib FILE]\n"
             "       mix --steady NAME [--seconds S] [--quiet S] [--calib FILE]\n"
             "patterns: bursts, mixed, streams, steps (apps/README.md, docs/attrib.md)\n"
             "  --only NAME    perform only NAME's launches, at their planned times (the solo reference)\n"
