@@ -778,8 +778,8 @@ static void quiet(double seconds, int64_t *start, int64_t *end) {
 }
 
 static void report(const char *pattern, const char *only, const char *without, uint64_t seed, int64_t qb0,
-                   int64_t qb1, int64_t s, int64_t e, int64_t qa0, int64_t qa1, const std::vector<int> &names, const std::map<int, Stats> &stats,
-                   const Stats *fill = nullptr) {
+                   int64_t qb1, int64_t s, int64_t e, int64_t qa0, int64_t qa1, const std::vector<int> &names,
+                   const std::map<int, Stats> &stats, const Stats *fill = nullptr) {
     printf(
         "mix.window pattern=%s only=%s%s%s seed=%llu clock=%s quiet_before_start_s=%.9f quiet_before_end_s=%.9f "
         "start_s=%.9f end_s=%.9f quiet_after_start_s=%.9f quiet_after_end_s=%.9f",
