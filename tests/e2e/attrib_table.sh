@@ -42,16 +42,11 @@
 #
 # usage: attrib_table.sh   (temp files under $TW_TMPDIR, else $TMPDIR or /tmp)
 set -u
-export LC_ALL=C
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/script_common.sh" attrib_table
 script=$here/../../scripts/gpu/attrib_table.py
-T=$(mktemp -d "${TW_TMPDIR:-${TMPDIR:-/tmp}}/e2e-attrib_table.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
 raw=$T/raw
 mkdir -p "$raw"
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # the traces: power = base(t) + the kernels running, integrated exactly (piecewise constant)
 python3 - "$raw" <<'EOF'

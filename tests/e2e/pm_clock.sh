@@ -9,14 +9,9 @@
 # (1,980 MHz): median 1,995. A sample of 2 ms (a stall) inside gemm's second launch [3.0, 3.003] is
 # left out, so that launch adds nothing. Device 1's rows must not be read.
 set -u
-export LC_ALL=C
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/script_common.sh" pm_clock
 script=$here/../../scripts/gpu/pm_clock.py
-T=$(mktemp -d "${TW_TMPDIR:-${TMPDIR:-/tmp}}/e2e-pm_clock.XXXXXX") || exit 2
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 python3 - "$T" <<'PY'
 import sys

@@ -1,0 +1,10 @@
+# Sourced by the end-to-end tests of the Python scripts under scripts/gpu (attrib_table.sh,
+# pm_clock.sh): LC_ALL=C, skip (77) without python3, a temporary folder T under $TW_TMPDIR (else
+# $TMPDIR or /tmp) removed at exit, fail=0, and bad MESSAGE, which prints it and records a failure.
+# usage: . script_common.sh NAME
+export LC_ALL=C
+command -v python3 >/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
+T=$(mktemp -d "${TW_TMPDIR:-${TMPDIR:-/tmp}}/e2e-$1.XXXXXX") || exit 2
+trap 'rm -rf "$T"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
