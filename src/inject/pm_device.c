@@ -379,7 +379,6 @@ bool twi_pm_device_start(twi_pm_device *d, char *why, size_t cap)
     return true;
 }
 
-/* Sample i's span and values; false when CUPTI cannot give them. */
 /* A sample the run file can hold: a span that ends after it starts and
  * finite values. On the H100 a rare sample came with a rate metric of 0.06
  * cycles a second (a span far too long or none at all); one of `inf` there
@@ -396,7 +395,8 @@ static bool usable(uint64_t start, uint64_t end, const double *v, size_t n)
  * new kind of unusable sample can be told from the known ones). */
 static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uint64_t end, const double *v)
 {
-    if (!why && end <= start)
+    const bool no_span = !why && end <= start; /* else, without why: a value not finite (usable) */
+    if (no_span)
         d->no_span++;
     else if (!why)
         d->not_finite++;
@@ -414,7 +414,7 @@ static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uin
         snprintf(d->unusable, sizeof d->unusable, "%s", why);
         return;
     }
-    if (end <= start) {
+    if (no_span) {
         snprintf(d->unusable, sizeof d->unusable, "no span (%" PRIu64 " .. %" PRIu64 " ns)", start, end);
         return;
     }
@@ -429,6 +429,8 @@ static void note_unusable(twi_pm_device *d, const char *why, uint64_t start, uin
         }
 }
 
+/* Sample i's span and values; false when CUPTI cannot give them or they are
+ * not usable (note_unusable counts it and keeps the first one's why). */
 static bool sample_of(twi_pm_device *d, size_t i, uint64_t *start, uint64_t *end, double *v)
 {
     CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
