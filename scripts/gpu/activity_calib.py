@@ -24,6 +24,7 @@ Three steps, each printed and written to OUT:
     1 ms (what 1 ms sampling gives), and the model's power for both; the names of the operators
     against their steady references.
 """
+import bisect
 import csv
 import math
 import os
@@ -33,7 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attrib_table as at  # noqa: E402  (the counter references: one implementation)
-from pm_features import FEATURES, clip01, feature_row  # noqa: E402  (counters.c's features: one implementation)
+from pm_features import FEATURES, clip01, clock_mhz, feature_row  # noqa: E402  (counters.c's features: one implementation)
 
 import numpy as np  # noqa: E402
 
@@ -45,21 +46,23 @@ def die(msg):
 
 
 def read_samples(path, device=0):
-    """(metric names, [(t0_s, t1_s, features)]) of a run file's PM samples on the run's timeline."""
+    """(metric names, [(t0_s, t1_s, features)], info) of a run file's PM samples on the run's timeline;
+    info["clock_mhz"]: each sample's GPC clock (pm_features.clock_mhz), in the samples' order."""
     db = sqlite3.connect(path)
     row = db.execute("SELECT metrics, interval_ns, busy_s, overflows FROM pm_devices WHERE device = ?",
                      (device,)).fetchone()
     if not row or not row[0]:
         die(f"{path}: no PM sampling on device {device}")
     names = row[0].split(",")
-    out = []
+    out, clocks = [], []
     for s, d, v in db.execute("SELECT start_ns, dur_ns, v FROM pm_samples WHERE device = ? ORDER BY start_ns",
                               (device,)):
         if row[1] and d > 4 * row[1]:  # a stall, or the first sample after a window's gap: counters.c's rule
             continue
         vals = struct.unpack("<%df" % len(names), v)
         out.append((s * 1e-9, (s + d) * 1e-9, feature_row(names, vals)))
-    info = {"metrics": names, "interval_ns": row[1], "busy_s": row[2], "overflows": row[3]}
+        clocks.append(clock_mhz(names, vals, d * 1e-9))
+    info = {"metrics": names, "interval_ns": row[1], "busy_s": row[2], "overflows": row[3], "clock_mhz": clocks}
     wins = db.execute("SELECT start_ns, end_ns FROM pm_windows WHERE device = ? ORDER BY start_ns",
                       (device,)).fetchall() if has_table(db, "pm_windows") else []
     info["windows"] = [(a * 1e-9, b * 1e-9) for a, b in wins]
@@ -102,6 +105,37 @@ def stretch_levels(samples, evs, lo, hi):
     return [clip01(a / dur / share) for a in acc]
 
 
+def merged(evs, lo, hi):
+    """The kernels' time in [lo, hi] as disjoint spans in order (concurrent kernels count once)."""
+    out = []
+    for a, b, _ in sorted(e for e in evs if e[1] > lo and e[0] < hi):
+        a, b = max(a, lo), min(b, hi)
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        elif b > a:
+            out.append([a, b])
+    return out
+
+
+def stretch_clock(samples, clocks, evs, lo, hi):
+    """The GPC clock while kernels ran over [lo, hi], MHz: the mean of the samples inside that kernels
+    cover for at least 90 % of their span, weighted by their span (None: no such sample, or no clock)."""
+    spans = merged(evs, lo, hi)
+    starts = [a for a, _ in spans]
+    acc = dur = 0.0
+    for (t0, t1, _), c in zip(samples, clocks):
+        if c is None or t0 < lo or t1 > hi:
+            continue
+        k, cover = max(0, bisect.bisect_right(starts, t0) - 1), 0.0
+        while k < len(spans) and spans[k][0] < t1:
+            cover += max(0.0, min(t1, spans[k][1]) - max(t0, spans[k][0]))
+            k += 1
+        if cover >= 0.9 * (t1 - t0):
+            acc += c * (t1 - t0)
+            dur += t1 - t0
+    return acc / dur if dur > 0 else None
+
+
 def steady_rows(raw):
     """calib rows: (source, name, calls, busy_s, power_w (above the quiet level, per kernel time), levels)."""
     rows = []
@@ -116,7 +150,7 @@ def stretch_rows(raw, stem, source):
     wins, ks = at.mix_lines(os.path.join(raw, stem + ".stderr.txt"))
     tr = at.trace_for(raw, stem, at.prefix_of(raw, stem))
     evs = kernels(raw, stem)
-    _, samples, _ = read_samples(os.path.join(raw, stem + ".sqlite"))
+    _, samples, info = read_samples(os.path.join(raw, stem + ".sqlite"))
     out = []
     for win in wins:
         name = win.get("only") or stem[len("steady."):]
@@ -124,10 +158,11 @@ def stretch_rows(raw, stem, source):
         s, e = ref["start_s"], ref["end_s"]
         b = busy_in(evs, s, e)
         lv = stretch_levels(samples, evs, s + EDGE_S, e - EDGE_S)
+        clk = stretch_clock(samples, info["clock_mhz"], evs, s + EDGE_S, e - EDGE_S)
         calls = sum(int(at.num(k, "launches", stem)) for k in ks if k.get("name") == name)
         w = ref["energy_j"] / b if ref["energy_j"] is not None and b > 0 else None
         out.append({"source": source, "name": name, "calls": calls, "busy_s": b, "power_w": w, "levels": lv,
-                    "note": ref.get("note", "")})
+                    "clock_mhz": clk, "note": ref.get("note", "")})
     return out
 
 
@@ -261,10 +296,12 @@ def main(argv):
     use = [m for m in range(len(FEATURES)) if all(r["levels"][m] is not None for r in rows)]
     with open(os.path.join(outdir, "calib.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["source", "name", "calls", "busy_s", "power_w"] + [FEATURES[m] for m in use] + ["note"])
+        w.writerow(["source", "name", "calls", "busy_s", "power_w"] + [FEATURES[m] for m in use] +
+                   ["clock_mhz", "note"])
         for r in rows:
             w.writerow([r["source"], r["name"], r["calls"], "%.6f" % r["busy_s"], "%.3f" % r["power_w"]] +
-                       ["%.5f" % r["levels"][m] for m in use] + [r["note"]])
+                       ["%.5f" % r["levels"][m] for m in use] +
+                       ["" if r["clock_mhz"] is None else "%.1f" % r["clock_mhz"], r["note"]])
     torch_rows = [r for r in rows if r["source"] == "torch"]
     c, res = fit(mix, use)
     c_all, res_all = fit(rows, use)

@@ -7,6 +7,10 @@
   dram    DRAM throughput: dram__throughput.avg.pct_of_peak_sustained_elapsed / 100
   l2      L2 traffic: lts__t_sectors.sum per elapsed cycle / 128
   l1      (not in counters.c) L1's data stage wavefronts per SM and cycle: l1tex__data_pipe_lsu_wavefronts.sum
+
+and the sample's GPC clock (clock_mhz): gpc__cycles_elapsed.max over its span. The features per elapsed cycle
+(all but dram) times the clock over a model's reference clock are rates per second (counters.c,
+CLOCKED): scripts/activity-model fits them so where calib.csv has the clock.
 """
 
 FEATURES = ("sm", "tensor", "issue", "dram", "l2", "l1")
@@ -16,6 +20,16 @@ L2_SECTORS_PER_CYCLE = 128.0  # counters.c's scale
 
 def clip01(x):
     return 0.0 if not x > 0 else (1.0 if x > 1 else x)
+
+
+CLOCKED = ("sm", "tensor", "issue", "l2", "l1")  # per elapsed cycle: scaled by the clock where a model has one
+
+
+def clock_mhz(names, v, span_s):
+    """The sample's GPC clock, MHz: its elapsed cycles over its span (None without either)."""
+    if "gpc__cycles_elapsed.max" not in names or not span_s > 0:
+        return None
+    return v[names.index("gpc__cycles_elapsed.max")] / span_s * 1e-6
 
 
 def feature_row(names, v):
