@@ -118,8 +118,9 @@ def merged(evs, lo, hi):
 
 
 def stretch_clock(samples, clocks, evs, lo, hi):
-    """The GPC clock while kernels ran over [lo, hi], MHz: the mean of the samples inside that kernels
-    cover for at least 90 % of their span, weighted by their span (None: no such sample, or no clock)."""
+    """The GPC clock while kernels ran over [lo, hi], MHz: the mean of the samples inside, each weighted by
+    the kernels' time in it (None: no such sample, or no clock). Between the launches of a steady stretch
+    the clock has no time to change: short kernels' samples count as much as their kernels cover."""
     spans = merged(evs, lo, hi)
     starts = [a for a, _ in spans]
     acc = dur = 0.0
@@ -130,9 +131,8 @@ def stretch_clock(samples, clocks, evs, lo, hi):
         while k < len(spans) and spans[k][0] < t1:
             cover += max(0.0, min(t1, spans[k][1]) - max(t0, spans[k][0]))
             k += 1
-        if cover >= 0.9 * (t1 - t0):
-            acc += c * (t1 - t0)
-            dur += t1 - t0
+        acc += c * cover
+        dur += cover
     return acc / dur if dur > 0 else None
 
 

@@ -178,7 +178,7 @@ static void write_numbers(json *j, const char *key, const double *v, size_t n)
     json_end_array(j);
 }
 
-/* "activity_models": [{"features": [...], "power_w": [...], "sd_w": [...], "residual_w", "source"}] */
+/* "activity_models": [{"features": [...], "power_w": [...], "sd_w": [...], "residual_w", "clock_mhz", "source"}] */
 static void write_activity(json *j, const tw_profile *p)
 {
     json_key(j, "activity_models");
@@ -194,6 +194,7 @@ static void write_activity(json *j, const tw_profile *p)
         write_numbers(j, "power_w", a->power_w, a->nf);
         write_numbers(j, "sd_w", a->sd_w, a->nf);
         json_kv_number(j, "residual_w", a->residual_w);
+        if (a->clock_mhz > 0) json_kv_number(j, "clock_mhz", a->clock_mhz);
         json_kv_string(j, "source", a->source);
         json_end_object(j);
     }
@@ -363,6 +364,12 @@ static tw_status load_activity(const tw_json *o, size_t i, tw_profile *out, cons
     if (!st) st = get_feature_numbers(o, "sd_w", nf, 0, true, a->sd_w, path, where);
     a->residual_w = NAN;
     if (!st && tw_json_get(o, "residual_w")) st = get_number(o, "residual_w", &a->residual_w, path, where);
+    a->clock_mhz = NAN;
+    if (!st && tw_json_get(o, "clock_mhz")) {
+        st = get_number(o, "clock_mhz", &a->clock_mhz, path, where);
+        if (!st && !isnan(a->clock_mhz) && !(a->clock_mhz > 0)) /* null: none */
+            st = tw_fail(TW_EPARSE, "%s: %s\"clock_mhz\": expected a clock above 0 MHz", path, where);
+    }
     if (!st && tw_json_get(o, "source")) st = get_string(o, "source", a->source, sizeof a->source, path, where);
     if (!st) out->n_activity++;
     return st;

@@ -66,7 +66,10 @@ typedef struct tw_activity_model {
     double power_w[TW_PROFILE_MAX_FEATURES]; /* >= 0 */
     double sd_w[TW_PROFILE_MAX_FEATURES];    /* > 0 */
     double residual_w;                       /* the calibration's residual, rms (NaN: not given) */
-    char source[160];                        /* where it was calibrated (results folder, date) */
+    /* the reference clock of its per-cycle features (optional "clock_mhz"; NaN: none): each
+     * sample's sm, tensor, issue and l2 times its GPC clock over this (estimate/counters.h) */
+    double clock_mhz;
+    char source[160]; /* where it was calibrated (results folder, date) */
 } tw_activity_model;
 
 /* The model of exactly the features `names` (any order; NULL: none): their

@@ -67,6 +67,7 @@ static void print_activity(FILE *out, const tw_profile *p)
         for (size_t k = 0; k < a->nf; k++)
             fprintf(out, "%s %s %.1f +- %.1f W", k ? "," : "", a->feature[k], a->power_w[k], a->sd_w[k]);
         if (isfinite(a->residual_w)) fprintf(out, "; residual %.1f W rms", a->residual_w);
+        if (a->clock_mhz > 0) fprintf(out, "; at %.0f MHz (features x clock / it)", a->clock_mhz);
         fprintf(out, "%s%s\n", a->source[0] ? "; " : "", a->source);
     }
 }

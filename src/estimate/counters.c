@@ -17,6 +17,11 @@
  * the most it moves (118 in an L2-resident loop on the H100); a scale, which
  * the feature's coefficient absorbs, but for where a level is capped at 1 */
 #define L2_SECTORS_PER_CYCLE 128.0
+/* A sample's clock over the reference is held within this factor of 1 either
+ * way: a span the sampling's clock misread (a few hundred ns of overlap, a
+ * late timestamp) must not scale its features past what a GPU's DVFS range
+ * spans (the H100's 345-1,980 MHz: a factor 5.7) */
+#define MAX_CLOCK_RATIO 6.0
 
 /* The index of the metric named `name` (or starting with it, when prefix) in names[0 .. n), or -1. */
 static int metric(char *const *names, size_t n, const char *name, bool prefix)
@@ -76,6 +81,16 @@ tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_c
     return TW_OK;
 }
 
+void tw_est_counters_clock(tw_est_counter_set *s, double ref_mhz) { s->clock_ref_mhz = ref_mhz > 0 ? ref_mhz : 0; }
+
+/* The sample's GPC clock over the reference (1 without one): elapsed cycles over its span. */
+static double clock_ratio(const tw_est_counter_set *s, double elapsed, double span_s)
+{
+    if (!(s->clock_ref_mhz > 0) || !(span_s > 0)) return 1.0;
+    double r = elapsed / span_s * 1e-6 / s->clock_ref_mhz;
+    return isfinite(r) ? fmin(MAX_CLOCK_RATIO, fmax(1.0 / MAX_CLOCK_RATIO, r)) : 1.0;
+}
+
 /* Room for one more sample. */
 static bool room(tw_est_counter_set *s)
 {
@@ -102,6 +117,8 @@ tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, c
      * (the H100's: 170 ns): the later one starts where the earlier ended; one that overlaps by half
      * its span or more is no next sample */
     size_t k = s->c.n;
+    const int *at = s->at;
+    double elapsed = fmax(1.0, (double)r[at[1]]), clk = clock_ratio(s, elapsed, t1_s - t0_s);
     if (k && t0_s < s->t1_s[k - 1]) {
         if (s->t1_s[k - 1] - t0_s >= 0.5 * (t1_s - t0_s)) {
             s->dropped++;
@@ -110,15 +127,15 @@ tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, c
         t0_s = s->t1_s[k - 1];
     }
     if (!room(s)) return tw_fail(TW_ENOMEM, "out of memory (activity counters)");
-    const int *at = s->at;
-    double elapsed = fmax(1.0, (double)r[at[1]]), sm = clip01(r[at[0]] / elapsed);
+    double sm = clip01(r[at[0]] / elapsed);
     double *v = s->v + k * s->c.nf;
     size_t f = 0;
-    v[f++] = sm;
-    if (at[2] >= 0) v[f++] = clip01(r[at[2]] / 100.0);
-    if (at[3] >= 0) v[f++] = clip01(r[at[3]] * sm / 4.0);
-    if (at[4] >= 0) v[f++] = clip01(r[at[4]] / 100.0);
-    if (at[5] >= 0) v[f++] = clip01(r[at[5]] / elapsed / L2_SECTORS_PER_CYCLE);
+    v[f++] = sm * clk;
+    if (at[2] >= 0) v[f++] = clip01(r[at[2]] / 100.0) * clk;
+    if (at[3] >= 0) v[f++] = clip01(r[at[3]] * sm / 4.0) * clk;
+    if (at[4] >= 0) v[f++] = clip01(r[at[4]] / 100.0); /* bandwidth's share per second: no clock */
+    if (at[5] >= 0) v[f++] = clip01(r[at[5]] / elapsed / L2_SECTORS_PER_CYCLE) * clk;
+    if (clk != 1.0) s->clocked++;
     s->t0_s[k] = t0_s;
     s->t1_s[k] = t1_s;
     s->c.n = k + 1;

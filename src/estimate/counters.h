@@ -15,7 +15,15 @@
  * clocks) repeat these in other units. Without l2 an L2-resident loop's
  * power had no feature to follow (the H100's mixed pattern: the names'
  * own terms took 174 W of its 300 W). A feature whose metrics were not recorded is
- * left out; without sm there are none. */
+ * left out; without sm there are none.
+ *
+ * Power follows activity per second, the features are per elapsed cycle: a
+ * kernel the power limiter slowed (a PyTorch GEMM at 1,550 MHz, its tensor
+ * pipes 97 % busy) has the features of one at full clock. Where the
+ * calibrated model that will be the prior names a reference clock
+ * (tw_est_counters_clock), sm, tensor, issue and l2 are scaled by the
+ * sample's GPC clock (gpc__cycles_elapsed.max over its span) over it; dram,
+ * a share of the memory's bandwidth per second, is not. */
 #ifndef TW_ESTIMATE_COUNTERS_H
 #define TW_ESTIMATE_COUNTERS_H
 
@@ -35,7 +43,9 @@ typedef struct tw_est_counter_set {
     int at[6];      /* the metrics' places in a sample: SM cycles active, elapsed, then each feature's (-1: none) */
     size_t nmetrics;
     double interval_s;
-    double *w0_s, *w1_s; /* PM sampling's windows (tw_est_counters.nw) */
+    double clock_ref_mhz; /* > 0: the per-cycle features scaled by the clock over it (tw_est_counters_clock) */
+    size_t clocked;       /* samples scaled so */
+    double *w0_s, *w1_s;  /* PM sampling's windows (tw_est_counters.nw) */
     size_t wcap;
 } tw_est_counter_set;
 
@@ -46,6 +56,10 @@ typedef struct tw_est_counter_set {
  * the set grows by the features alone (5 doubles and its span a sample). */
 tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_counter_set *out);
 tw_status tw_est_counters_add(tw_est_counter_set *s, double t0_s, double t1_s, const float *values);
+/* Before the first sample: scale the per-cycle features (sm, tensor, issue,
+ * l2) by each sample's GPC clock over ref_mhz (the calibrated model's
+ * reference, tw_activity_model.clock_mhz; <= 0 or NaN: no scaling). */
+void tw_est_counters_clock(tw_est_counter_set *s, double ref_mhz);
 /* A window PM sampling was enabled in (sampling in windows), in order:
  * TW_EINVAL for one that is no span or starts before the last one ended. */
 tw_status tw_est_counters_window(tw_est_counter_set *s, double t0_s, double t1_s);

@@ -363,6 +363,18 @@ static tw_status add_window(void *arg, double t0_s, double t1_s)
     return tw_est_counters_window(s->set, t0_s + s->shift_s, t1_s + s->shift_s);
 }
 
+/* The features scaled by each sample's clock where the calibrated model the
+ * estimator will take as their prior (the one of exactly these features)
+ * was fitted so (estimate/counters.h). */
+static void counters_clock(const run_device *x, tw_est_counter_set *set)
+{
+    if (x->profile != RUN_PROFILE_MODEL) return;
+    size_t order[TW_EST_MAX_FEATURES];
+    const tw_activity_model *m =
+        tw_profile_activity_for(x->prof.activity, x->prof.n_activity, set->c.feature, set->c.nf, order);
+    if (m && m->clock_mhz > 0) tw_est_counters_clock(set, m->clock_mhz);
+}
+
 tw_status run_device_counters(tw_run *run, const run_device *x, double shift_s, const tw_report_options *o,
                               tw_est_counter_set *set, char *why, size_t cap)
 {
@@ -379,6 +391,7 @@ tw_status run_device_counters(tw_run *run, const run_device *x, double shift_s, 
         memset(set, 0, sizeof *set);
         st = TW_OK;
     } else if (st == TW_OK) {
+        counters_clock(x, set);
         st = tw_run_pm_each(run, x->pm.device, set->nmetrics, add_sample, &s);
     }
     /* the windows it was enabled in whether its samples are used or not: the GPU drew more in them */

@@ -520,6 +520,8 @@ static void assert_same_activity(const tw_profile *a, const tw_profile *b)
                          y->power_w[k], y->sd_w[k]);
         }
         assert_true(same_number(x->residual_w, y->residual_w));
+        /* a clock of 0 (none) is not written and reads back as NaN */
+        assert_true(x->clock_mhz > 0 ? same_number(x->clock_mhz, y->clock_mhz) : isnan(y->clock_mhz));
         assert_string_equal(x->source, y->source);
     }
 }
@@ -535,8 +537,10 @@ static void test_activity_round_trip(void **state)
                    "results/h100/activity-calib (2026-01-02, \"quoted\" \\ path)");
     activity_model(&p.activity[1], "sm,dram,l2", (const double[]){52.5, 90.25, 19.0}, (const double[]){0.5, 1.25, 2.0},
                    NAN, "");
+    p.activity[0].clock_mhz = 1979.125;
     char *text = profile_text(&p);
     assert_non_null(strstr(text, "\"activity_models\""));
+    assert_non_null(strstr(text, "\"clock_mhz\": 1979.125"));
     assert_ok(tw_profile_parse(text, "memory", &back));
     free(text);
     assert_same_profile(&p, &back);
@@ -613,7 +617,11 @@ static void test_activity_malformed(void **state)
     assert_int_equal(p.activity[0].nf, 3);
     assert_true(p.activity[0].power_w[1] == 0.0 && p.activity[0].sd_w[2] == 3.0);
     assert_true(isnan(p.activity[0].residual_w)); /* optional */
+    assert_true(isnan(p.activity[0].clock_mhz));  /* optional: the features unscaled */
     assert_string_equal(p.activity[0].source, "");
+    DOC("[{\"features\": [\"sm\"], \"power_w\": [50], \"sd_w\": [1], \"clock_mhz\": 1755}]");
+    assert_ok(tw_profile_parse(doc, "good.json", &p));
+    assert_true(p.activity[0].clock_mhz == 1755.0);
     DOC("[]");
     assert_ok(tw_profile_parse(doc, "good.json", &p));
     assert_int_equal(p.n_activity, 0);
@@ -631,6 +639,10 @@ static void test_activity_malformed(void **state)
     parse_bad(doc, "\"activity_models\": expected an array, found object");
     DOC("[{\"features\": [], \"power_w\": [], \"sd_w\": []}]");
     parse_bad(doc, "activity_models[0].\"features\": expected an array of 1 to 8 names");
+    DOC("[{\"features\": [\"sm\"], \"power_w\": [50], \"sd_w\": [1], \"clock_mhz\": 0}]");
+    parse_bad(doc, "activity_models[0].\"clock_mhz\": expected a clock above 0 MHz");
+    DOC("[{\"features\": [\"sm\"], \"power_w\": [50], \"sd_w\": [1], \"clock_mhz\": \"boost\"}]");
+    parse_bad(doc, "activity_models[0].\"clock_mhz\": expected a number or null, found string");
 #undef DOC
 }
 
