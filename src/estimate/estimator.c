@@ -2948,6 +2948,7 @@ static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
     const char *names[TW_EST_MAX_FEATURES];
     size_t order[TW_EST_MAX_FEATURES];
     cf->calibrated[0] = '\0';
+    cf->cal_clock_mhz = NAN;
     for (size_t m = 0; m < cf->nf; m++)
         names[m] = cf->feature[m];
     const tw_activity_model *a =
@@ -2958,6 +2959,7 @@ static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
         cf->cal_sd_w[m] = a->sd_w[order[m]];
     }
     snprintf(cf->calibrated, sizeof cf->calibrated, "%s", a->source[0] ? a->source : "calibrated");
+    if (a->clock_mhz > 0) cf->cal_clock_mhz = a->clock_mhz;
 }
 
 /* Sets up the counters' model (design columns, the columns it serves) where

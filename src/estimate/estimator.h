@@ -194,10 +194,11 @@ typedef struct tw_est_counter_fit {
      * the prior is N(0, coef_prior_sd_w^2)); each feature's prior mean and sd */
     char calibrated[160];
     double cal_w[TW_EST_MAX_FEATURES], cal_sd_w[TW_EST_MAX_FEATURES];
-    double own_sd_w; /* sd of the prior on each name's own term (estimated from the names' scatter) */
-    size_t names;    /* names given their power by the counters */
-    double coverage; /* share of the kernels' time the samples cover */
-    size_t samples;  /* samples inside the fit span */
+    double cal_clock_mhz; /* its reference clock: the per-cycle features were scaled by the clock over it (NaN: none) */
+    double own_sd_w;      /* sd of the prior on each name's own term (estimated from the names' scatter) */
+    size_t names;         /* names given their power by the counters */
+    double coverage;      /* share of the kernels' time the samples cover */
+    size_t samples;       /* samples inside the fit span */
     /* PM sampling in windows (tw_est_counters.nw > 0): the windows inside
      * the fit span, their time, the power the GPU drew more while they were
      * on (its sd) and its energy, which the baseline's energy includes */

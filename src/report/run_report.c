@@ -563,6 +563,7 @@ void run_counters_text(const run_device *d, FILE *f)
     if (c->calibrated[0]) {
         fprintf(f, " (prior: the sensor profile's calibrated model,");
         feature_watts(f, c, c->cal_w, c->cal_sd_w);
+        if (isfinite(c->cal_clock_mhz)) fprintf(f, "; the features x each sample's clock / %.0f MHz", c->cal_clock_mhz);
         fprintf(f, "; %s)", c->calibrated);
     } else {
         fprintf(f, " (prior 0 +- %.1f W, from their scatter)", c->coef_prior_sd_w);
@@ -828,6 +829,7 @@ void run_counters_json(json *j, const run_device *d)
             json_key(j, "calibrated_prior");
             json_begin_object(j);
             json_kv_string(j, "source", c->calibrated);
+            json_kv_number(j, "clock_mhz", c->cal_clock_mhz); /* null: the features not scaled by the clock */
             by_feature(j, "power_w", c, c->cal_w);
             by_feature(j, "sd_w", c, c->cal_sd_w);
             json_end_object(j);

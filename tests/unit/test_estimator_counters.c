@@ -591,13 +591,47 @@ static void test_features_of_metrics(void **state)
     assert_non_null(strstr(tw_last_error(), "sm__cycles_active.avg"));
 }
 
+/* The per-cycle features (sm, tensor, issue, l2) times each sample's GPC clock
+ * over the calibrated model's reference clock; dram, a share of the memory's
+ * bandwidth per second, as it is. Two samples of the same per-cycle activity,
+ * at 1,980 and at 990 MHz (elapsed cycles over the 1 ms span), then one whose
+ * span makes the clock absurd (100 x): held at MAX_CLOCK_RATIO (6). */
+static void test_features_by_clock(void **state)
+{
+    (void)state;
+    const char *metrics = "sm__cycles_active.avg,gpc__cycles_elapsed.max,"
+                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"
+                          "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                          "lts__t_sectors.sum";
+    double t0[3] = {1.0, 1.001, 1.002}, t1[3] = {1.001, 1.002, 1.00201};
+    /* each: SM cycles active (half the elapsed), elapsed, tensor %, IPC, DRAM %, L2 sectors (32 a cycle) */
+    float raw[3 * 6] = {0.99e6f, 1.98e6f, 40,       2,       30,      63.36e6f, 0.495e6f, 0.99e6f, 40,
+                        2,       30,      31.68e6f, 0.99e6f, 1.98e6f, 40,       2,        30,      63.36e6f};
+    const double level[5] = {0.5, 0.4, 2 * 0.5 / 4, 0.3, 0.25}, ratio[3] = {1.0, 0.5, 6.0};
+    for (int clocked = 0; clocked < 2; clocked++) {
+        tw_est_counter_set cs;
+        assert_ok(tw_est_counters_begin(metrics, 0.001, &cs));
+        tw_est_counters_clock(&cs, clocked ? 1980.0 : 0.0); /* 0: none */
+        for (int k = 0; k < 3; k++)
+            assert_ok(tw_est_counters_add(&cs, t0[k], t1[k], raw + 6 * k));
+        assert_int_equal(cs.c.n, 3);
+        assert_int_equal(cs.clocked, clocked ? 3 : 0); /* every sample scaled, the first by ~1 */
+        for (int k = 0; k < 3; k++)
+            for (int m = 0; m < 5; m++) {
+                double r = clocked && m != 3 ? ratio[k] : 1.0; /* m = 3: dram */
+                near(cs.c.v[k * 5 + m], level[m] * r, 1e-6, clocked ? "a feature times the clock" : "a feature");
+            }
+        tw_est_counter_set_free(&cs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_by_counters),   cmocka_unit_test(test_part_covered),
         cmocka_unit_test(test_one_name_in_bursts),  cmocka_unit_test(test_bad_samples),
         cmocka_unit_test(test_features_of_metrics), cmocka_unit_test(test_windows),
-        cmocka_unit_test(test_calibrated_prior),
+        cmocka_unit_test(test_calibrated_prior),    cmocka_unit_test(test_features_by_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
