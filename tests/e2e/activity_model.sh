@@ -40,6 +40,11 @@ PY
 
 python3 "$script" --write "$T/p1.json" "$T/calib.csv" >"$T/out1.txt" 2>&1 || bad "the clocked fit failed: $(cat "$T/out1.txt")"
 python3 "$script" --no-clock --write "$T/p2.json" "$T/calib.csv" >"$T/out2.txt" 2>&1 || bad "--no-clock failed: $(cat "$T/out2.txt")"
+# --loo: each row against the model fitted on the seven others; the data are exact, so every row's error is ~0
+python3 "$script" --loo "$T/calib.csv" >"$T/loo.txt" 2>&1 || bad "--loo failed: $(cat "$T/loo.txt")"
+[ "$(grep -c '^  [a-z0-9_]* ' "$T/loo.txt")" = 8 ] || bad "--loo: not one line per row: $(cat "$T/loo.txt")"
+awk '/^  [a-z0-9_]+ +[0-9.]+ +[0-9.]+ +[-+][0-9.]+$/ { e = $4 < 0 ? -$4 : $4; if (e > 0.5) bad = 1 } END { exit bad }' \
+  "$T/loo.txt" || bad "--loo: an exact model's row missed by over 0.5 %: $(cat "$T/loo.txt")"
 python3 "$script" --write "$T/p3.json" "$T/noclock.csv" >"$T/out3.txt" 2>&1 || bad "no clock column failed: $(cat "$T/out3.txt")"
 python3 - "$T" <<'PY' || fail=1
 import json, sys
