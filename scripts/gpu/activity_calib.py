@@ -34,7 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attrib_table as at  # noqa: E402  (the counter references: one implementation)
-from pm_features import FEATURES, clip01, clock_mhz, feature_row  # noqa: E402  (counters.c's features: one implementation)
+from pm_features import FEATURES, clip01, clock_mhz, feature_row  # noqa: E402  (counters.c's features)
 
 import numpy as np  # noqa: E402
 

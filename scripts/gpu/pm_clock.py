@@ -21,6 +21,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pm_features import clock_mhz  # noqa: E402  (one definition of a sample's clock)
 from pm_gaps import open_run  # noqa: E402  (one way to open a run file)
 
 CLOCK = "gpc__cycles_elapsed.max"
@@ -80,6 +81,10 @@ def metric(m, name, prefix=False):
     return m.get(name)
 
 
+def sample_clock(t0, t1, m):
+    return clock_mhz(list(m), list(m.values()), t1 - t0)
+
+
 def main(argv):
     if len(argv) >= 3 and argv[0] == "--csv":
         samples, launches = from_csv(argv[1], argv[2])
@@ -107,11 +112,11 @@ def main(argv):
     print("%-60s %8s %10s %9s" % ("name", "samples", "clock_mhz", "tensor_%"))
     for n in names:
         s = inside.get(n, [])
-        clock = [metric(m, CLOCK) / (b - a) / 1e6 for a, b, m in s]
+        clock = [sample_clock(a, b, m) for a, b, m in s]
         tensor = [metric(m, TENSOR, True) for _, _, m in s if metric(m, TENSOR, True) is not None]
         print("%-60s %8d %10s %9s" % (n[:60], len(s), "%.0f" % statistics.mean(clock) if clock else "-",
                                       "%.1f" % statistics.mean(tensor) if tensor else "-"))
-    idle = [metric(m, CLOCK) / (b - a) / 1e6 for a, b, m in samples if not metric(m, SM)]
+    idle = [sample_clock(a, b, m) for a, b, m in samples if not metric(m, SM)]
     print("%-60s %8d %10s" % ("(idle: no SM active; median)", len(idle), "%.0f" % statistics.median(idle) if idle else "-"))
 
 
