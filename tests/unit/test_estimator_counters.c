@@ -557,13 +557,15 @@ static void test_calibrated_prior(void **state)
     fixture_free(&f);
 }
 
+/* the estimator's six metrics (truewatt run's default list) */
+#define SIX_METRICS                                                                                                    \
+    "sm__cycles_active.avg,gpc__cycles_elapsed.max,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"   \
+    "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors.sum"
+
 static void test_features_of_metrics(void **state)
 {
     (void)state;
-    const char *metrics = "sm__cycles_active.avg,gpc__cycles_elapsed.max,"
-                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"
-                          "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
-                          "lts__t_sectors.sum";
+    const char *metrics = SIX_METRICS;
     double t0[3] = {1.0, 1.001 - 170e-9, 1.002}, t1[3] = {1.001, 1.002, 1.012};
     float raw[3 * 6] = {500, 2000, 40, 2, 30, 64000, 2000, 2000, 0, 1, 90, 512000, 1000, 2000, 0, 0, 0, 0};
     tw_est_counter_set cs;
@@ -599,10 +601,7 @@ static void test_features_of_metrics(void **state)
 static void test_features_by_clock(void **state)
 {
     (void)state;
-    const char *metrics = "sm__cycles_active.avg,gpc__cycles_elapsed.max,"
-                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,"
-                          "sm__inst_executed.avg.per_cycle_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
-                          "lts__t_sectors.sum";
+    const char *metrics = SIX_METRICS;
     double t0[3] = {1.0, 1.001, 1.002}, t1[3] = {1.001, 1.002, 1.00201};
     /* each: SM cycles active (half the elapsed), elapsed, tensor %, IPC, DRAM %, L2 sectors (32 a cycle) */
     float raw[3 * 6] = {0.99e6f, 1.98e6f, 40,       2,       30,      63.36e6f, 0.495e6f, 0.99e6f, 40,
