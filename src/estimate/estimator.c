@@ -3882,6 +3882,9 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         x->method = fig[u].counters ? TW_EST_BY_COUNTERS : TW_EST_BY_READINGS;
         x->counter_w = fig[u].counter_w;
         x->own_w = fig[u].own_w;
+        x->linger_j = NAN;
+        if (u < f->U0 && counted_linger(f, u) != SIZE_MAX && gid[su] == (size_t)-1)
+            x->linger_j = f->beta_u[K + counted_linger(f, u)] * uact[u];
         if (gid[su] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[su]];
             g->members[g->nmembers++] = i;

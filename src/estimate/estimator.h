@@ -179,6 +179,10 @@ typedef struct tw_est_name {
     tw_est_method method;
     double counter_w; /* TW_EST_BY_COUNTERS: the counters' model's mean power over its time (else NaN) */
     double own_w;     /* TW_EST_BY_COUNTERS: its own term, power_w - counter_w (else NaN) */
+    /* the energy its linger term adds to energy_j, of either sign (docs/methods.md, "Lingering
+     * power"): NaN where it has none (not among the names with the most time, held at a
+     * constraint, grouped); the names' sum is tw_estimate.linger_j */
+    double linger_j;
 } tw_est_name;
 
 /* How the activity counters were used (tw_estimate.counters). */

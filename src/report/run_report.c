@@ -926,6 +926,7 @@ void run_name_json(json *j, const tw_est_name *x, const char *name)
     json_kv_string(j, "method", tw_est_method_name(x->method));
     json_kv_number(j, "counter_power_w", x->counter_w);
     json_kv_number(j, "own_power_w", x->own_w);
+    json_kv_number(j, "linger_j", x->linger_j); /* null: no linger term of its own */
     json_key(j, "group");
     if (x->group >= 0)
         json_number(j, x->group);
