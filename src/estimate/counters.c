@@ -77,17 +77,17 @@ tw_status tw_est_counters_begin(const char *metrics, double interval_s, tw_est_c
         }
     out->nmetrics = nm;
     out->interval_s = interval_s;
-    out->c = (tw_est_counters){0, NULL, NULL, nf, out->names, NULL, 0, NULL, NULL};
+    out->c = (tw_est_counters){0, NULL, NULL, nf, out->names, NULL, 0, NULL, NULL, 0};
     return TW_OK;
 }
 
-void tw_est_counters_clock(tw_est_counter_set *s, double ref_mhz) { s->clock_ref_mhz = ref_mhz > 0 ? ref_mhz : 0; }
+void tw_est_counters_clock(tw_est_counter_set *s, double ref_mhz) { s->c.clock_mhz = ref_mhz > 0 ? ref_mhz : 0; }
 
 /* The sample's GPC clock over the reference (1 without one): elapsed cycles over its span. */
 static double clock_ratio(const tw_est_counter_set *s, double elapsed, double span_s)
 {
-    if (!(s->clock_ref_mhz > 0) || !(span_s > 0)) return 1.0;
-    double r = elapsed / span_s * 1e-6 / s->clock_ref_mhz;
+    if (!(s->c.clock_mhz > 0) || !(span_s > 0)) return 1.0;
+    double r = elapsed / span_s * 1e-6 / s->c.clock_mhz;
     return isfinite(r) ? fmin(MAX_CLOCK_RATIO, fmax(1.0 / MAX_CLOCK_RATIO, r)) : 1.0;
 }
 

@@ -43,9 +43,8 @@ typedef struct tw_est_counter_set {
     int at[6];      /* the metrics' places in a sample: SM cycles active, elapsed, then each feature's (-1: none) */
     size_t nmetrics;
     double interval_s;
-    double clock_ref_mhz; /* > 0: the per-cycle features scaled by the clock over it (tw_est_counters_clock) */
-    size_t clocked;       /* samples scaled so */
-    double *w0_s, *w1_s;  /* PM sampling's windows (tw_est_counters.nw) */
+    size_t clocked;      /* samples whose features were scaled by their clock (c.clock_mhz > 0) */
+    double *w0_s, *w1_s; /* PM sampling's windows (tw_est_counters.nw) */
     size_t wcap;
 } tw_est_counter_set;
 

@@ -2941,8 +2941,11 @@ static void pm_windows(ctx *c, const tw_est_config *cfg)
 }
 
 /* The calibrated model of exactly the features used (cf->feature), if the
- * configuration has one: its coefficients in cf->cal_w, cf->cal_sd_w, in the
- * features' order, and its source in cf->calibrated; else cf->calibrated "". */
+ * configuration has one fitted at the clock the samples' features were
+ * scaled to (none, or its clock_mhz: tw_est_counters.clock_mhz): its
+ * coefficients in cf->cal_w, cf->cal_sd_w, in the features' order, its
+ * source in cf->calibrated and its clock in cf->cal_clock_mhz; else
+ * cf->calibrated "". */
 static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
 {
     const char *names[TW_EST_MAX_FEATURES];
@@ -2953,7 +2956,9 @@ static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
         names[m] = cf->feature[m];
     const tw_activity_model *a =
         tw_profile_activity_for(cfg->activity_models, cfg->n_activity_models, names, cf->nf, order);
-    if (!a) return;
+    /* a model fitted on features scaled by the clock prices unscaled ones wrongly, and the other way */
+    double scaled = cfg->counters ? cfg->counters->clock_mhz : 0, fitted = a && a->clock_mhz > 0 ? a->clock_mhz : 0;
+    if (!a || scaled != fitted) return;
     for (size_t m = 0; m < cf->nf; m++) {
         cf->cal_w[m] = a->power_w[order[m]];
         cf->cal_sd_w[m] = a->sd_w[order[m]];

@@ -67,6 +67,9 @@ typedef struct tw_est_counters {
      * baseline's or a kernel's. nw = 0: enabled throughout, no such term. */
     size_t nw;
     const double *w0_s, *w1_s;
+    /* the reference clock the per-cycle features were scaled to (estimate/counters.h), MHz; 0: not
+     * scaled. A calibrated model is the coefficients' prior only where its clock_mhz is this one. */
+    double clock_mhz;
 } tw_est_counters;
 
 /* One reading's observations (borrowed). */

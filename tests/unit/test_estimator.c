@@ -1026,7 +1026,7 @@ static void test_linger_counters(void **state)
             v[i] +=
                 fmax(0.0, fmin(t1[i], k[j].t1) - fmax(t0[i], k[j].t0)) / 1e-3 * linger_P[linger_index(&k[j])] / 400.0;
     static const char *const feature[] = {"sm"};
-    tw_est_counters cn = {nsm, t0, t1, 1, feature, v, 0, NULL, NULL};
+    tw_est_counters cn = {nsm, t0, t1, 1, feature, v, 0, NULL, NULL, 0};
     tw_est_config cfg;
     tw_est_config_init(&cfg);
     cfg.linger_s = linger_tau;

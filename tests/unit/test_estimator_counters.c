@@ -144,7 +144,7 @@ static void sample(const launch *l, size_t nl, double from, double to, samples *
         for (int m = 0; m < NF; m++)
             s->v[k * NF + (size_t)m] = integral(l, nl, s->t0[k], s->t1[k], m) / 0.001;
     }
-    s->c = (tw_est_counters){n, s->t0, s->t1, NF, feature_names, s->v, 0, NULL, NULL};
+    s->c = (tw_est_counters){n, s->t0, s->t1, NF, feature_names, s->v, 0, NULL, NULL, 0};
 }
 
 static void samples_free(samples *s)
@@ -426,7 +426,7 @@ static void test_windows(void **state)
         n += part[k].c.n;
         samples_free(&part[k]);
     }
-    s.c = (tw_est_counters){n, s.t0, s.t1, NF, feature_names, s.v, 3, w0, w1};
+    s.c = (tw_est_counters){n, s.t0, s.t1, NF, feature_names, s.v, 3, w0, w1, 0};
     tw_estimate *e = estimate_with(&f, &s);
     assert_true(e->counters.used);
     assert_int_equal(e->counters.names, 4);
@@ -511,7 +511,8 @@ static tw_estimate *estimate_calibrated(const fixture *f, const samples *s, cons
  * features' coefficients where the run's features are exactly its own, in
  * any order: the truth gives the truth; a wrong one held tight (0.5 W) holds
  * the coefficients where it says, the names' own terms taking the rest, and
- * the GPU's energy stays the truth; one of other features is not used. */
+ * the GPU's energy stays the truth; one fitted at a clock the features were
+ * not scaled to, or of other features, is not used. */
 static void test_calibrated_prior(void **state)
 {
     (void)state;
@@ -546,6 +547,18 @@ static void test_calibrated_prior(void **state)
     double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
     near(e->model_j, truth, 2e-3 * truth, "the GPU's energy, whatever the prior");
     tw_estimate_free(e);
+    /* the truth fitted on features scaled by the clock (clock_mhz) while these were not: not used; with
+     * the samples' features said to be scaled to that clock, used, its clock reported */
+    m[0].clock_mhz = 1980;
+    e = estimate_calibrated(&f, &s, m, 1);
+    assert_string_equal(e->counters.calibrated, "");
+    tw_estimate_free(e);
+    s.c.clock_mhz = 1980;
+    e = estimate_calibrated(&f, &s, m, 1);
+    assert_string_equal(e->counters.calibrated, "test: the truth");
+    near(e->counters.cal_clock_mhz, 1980, 0, "the model's clock, reported");
+    tw_estimate_free(e);
+    s.c.clock_mhz = 0;
     /* only a model of other features: none used, the prior from the coefficients' scatter */
     e = estimate_calibrated(&f, &s, &m[1], 1);
     assert_string_equal(e->counters.calibrated, "");
