@@ -2714,6 +2714,14 @@ static size_t counted_linger(const fit_state *f, size_t u)
     return lu != SIZE_MAX && !f->bound[f->d.K + u] ? lu : SIZE_MAX;
 }
 
+/* The energy name unit u's linger adds to it over its activity act, of
+ * either sign; NaN where none counts (counted_linger). */
+static double linger_energy(const fit_state *f, size_t u, double act)
+{
+    size_t lu = counted_linger(f, u);
+    return lu != SIZE_MAX ? f->beta_u[f->d.K + lu] * act : NAN;
+}
+
 /* Each name column's power with its linger folded in (c->beta), as
  * unit_power folds its unit's: the energy it lingers with after its launches
  * is theirs, and their energies (launches, ranges, kinds) are its power x
@@ -2964,7 +2972,7 @@ static void calibrated_model(const tw_est_config *cfg, tw_est_counter_fit *cf)
         cf->cal_sd_w[m] = a->sd_w[order[m]];
     }
     snprintf(cf->calibrated, sizeof cf->calibrated, "%s", a->source[0] ? a->source : "calibrated");
-    if (a->clock_mhz > 0) cf->cal_clock_mhz = a->clock_mhz;
+    if (fitted > 0) cf->cal_clock_mhz = fitted;
 }
 
 /* Sets up the counters' model (design columns, the columns it serves) where
@@ -3860,8 +3868,10 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
     if (!gid || !e->groups) goto no_memory;
     for (size_t u = 0; u < f->U; u++)
         gid[u] = sup[u] == u && members[u] > 1 ? e->ngroups++ : (size_t)-1;
-    for (size_t u = 0; u < f->U0; u++) /* the energy the lingers add, as folded */
-        if (counted_linger(f, u) != SIZE_MAX) e->linger_j += f->beta_u[K + counted_linger(f, u)] * uact[u];
+    for (size_t u = 0; u < f->U0; u++) { /* the energy the lingers add, as folded */
+        double lj = linger_energy(f, u, uact[u]);
+        if (isfinite(lj)) e->linger_j += lj;
+    }
     bool oom = false;
     for (size_t u = 0; !oom && u < f->U; u++) {
         if (gid[u] == (size_t)-1) continue;
@@ -3887,9 +3897,7 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         x->method = fig[u].counters ? TW_EST_BY_COUNTERS : TW_EST_BY_READINGS;
         x->counter_w = fig[u].counter_w;
         x->own_w = fig[u].own_w;
-        x->linger_j = NAN;
-        if (u < f->U0 && counted_linger(f, u) != SIZE_MAX && gid[su] == (size_t)-1)
-            x->linger_j = f->beta_u[K + counted_linger(f, u)] * uact[u];
+        x->linger_j = u < f->U0 && gid[su] == (size_t)-1 ? linger_energy(f, u, uact[u]) : NAN;
         if (gid[su] != (size_t)-1) {
             tw_est_group *g = &e->groups[gid[su]];
             g->members[g->nmembers++] = i;
