@@ -420,7 +420,7 @@ def stems(raw, prefix):
 
 
 # ---------------------------------------------------------------- mix
-PATTERN_ORDER = ["bursts", "mixed", "streams", "steps"]
+PATTERN_ORDER = ["bursts", "mixed", "mixed-even", "streams", "steps"]
 
 
 def steady_refs(raw):

@@ -1,5 +1,5 @@
 # Sourced by the end-to-end tests of the Python scripts (attrib_table.sh, attrib_across.sh, activity_model.sh,
-# offline_score.sh, pm_clock.sh): LC_ALL=C, skip (77) without python3, a temporary folder T under $TW_TMPDIR (else
+# offline_score.sh, pm_clock.sh, realapps_check.sh): LC_ALL=C, skip (77) without python3, a temporary folder T under $TW_TMPDIR (else
 # $TMPDIR or /tmp) removed at exit, fail=0, and bad MESSAGE, which prints it and records a failure.
 # usage: . script_common.sh NAME
 export LC_ALL=C
