@@ -1,6 +1,7 @@
 # Sourced by the end-to-end tests of the Python scripts (attrib_table.sh, attrib_across.sh, activity_model.sh,
-# offline_score.sh, pm_clock.sh, realapps_check.sh): LC_ALL=C, skip (77) without python3, a temporary folder T under $TW_TMPDIR (else
-# $TMPDIR or /tmp) removed at exit, fail=0, and bad MESSAGE, which prints it and records a failure.
+# offline_score.sh, pm_clock.sh, realapps_check.sh, attrib_pm_lead.sh): LC_ALL=C, skip (77) without python3, a
+# temporary folder T under $TW_TMPDIR (else $TMPDIR or /tmp) removed at exit, fail=0, and bad MESSAGE, which prints it
+# and records a failure.
 # usage: . script_common.sh NAME
 export LC_ALL=C
 command -v python3 >/dev/null || { echo "SKIP: python3 is needed"; exit 77; }
