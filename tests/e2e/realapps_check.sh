@@ -42,7 +42,9 @@ case_ conservation 1 'conservation +1.50 %' 500.0 100.0 0.5 1.5 '[{"name": "step
 case_ ranges 1 '0 NVTX ranges' 500.0 100.0 0.5 0.2 '[]'
 grep -q 'SOME CHECKS FAILED' "$T/ranges.out" || bad "a failure without the summary line"
 # the reports gzipped, as the result folders keep them
-mkdir -p "$T/gz" && report "$T/gz" torch 500.0 100.0 0.5 0.2 '[{"name": "step"}]' && report "$T/gz" jax 500.0 100.0 0.5 0.1 '[]'
+mkdir -p "$T/gz"
+report "$T/gz" torch 500.0 100.0 0.5 0.2 '[{"name": "step"}]'
+report "$T/gz" jax 500.0 100.0 0.5 0.1 '[]'
 gzip "$T/gz/torch.report.json" "$T/gz/jax.report.json"
 python3 "$script" "$T/gz" >"$T/gz.out" 2>&1 || bad "gzipped reports: $(cat "$T/gz.out")"
 [ "$fail" = 0 ] && echo "realapps_check: ok"
