@@ -148,7 +148,7 @@ static void test_defaults(void **state)
 {
     (void)state;
     tw_sample_plan pl;
-    /* the H200 has no profile yet: Hopper's default, as the H100's sensors */
+    /* a Hopper GPU without a profile at hand: Hopper's default, as the H100's sensors */
     tw_sample_plan_default(tw_plan_arch("NVIDIA H200", 0), &pl);
     assert_false(pl.from_profile);
     assert_float_equal(pl.fast_period_s, 0.05, 1e-12);

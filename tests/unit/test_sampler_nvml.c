@@ -85,8 +85,8 @@ static bool has_reading(const tw_sampler *s, const char *name)
     return false;
 }
 
-/* No profile for the GPU: Hopper's default (the fake is an "H200" here, as
- * the H200 has no profile yet), and the notes say so. */
+/* No profile for the GPU: Hopper's default (the fake is an "H200" here, with
+ * an empty profile folder: no profile at hand for it), and the notes say so. */
 static void test_no_profile(void **state)
 {
     (void)state;
