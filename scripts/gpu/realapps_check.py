@@ -6,6 +6,8 @@ alone, so the same check runs on reports made again from kept run files.
   python3 scripts/gpu/realapps_check.py DIR
 """
 import gzip, json, os, sys
+if len(sys.argv) != 2:
+    sys.exit("usage: python3 scripts/gpu/realapps_check.py DIR")
 out = sys.argv[1]
 ok = True
 
@@ -19,7 +21,9 @@ def brief(names):
 
 for prog in ("torch", "jax"):
     path = os.path.join(out, prog + ".report.json")
-    f = open(path) if os.path.exists(path) or not os.path.exists(path + ".gz") else gzip.open(path + ".gz", "rt")
+    if not os.path.exists(path) and not os.path.exists(path + ".gz"):
+        sys.exit(f"realapps_check: {path}[.gz]: no such file")
+    f = open(path) if os.path.exists(path) else gzip.open(path + ".gz", "rt")
     d = json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     for dev in d["devices"]:
         est = dev.get("estimate") or {}

@@ -5,7 +5,8 @@
 # baseline (the ceiling: max(700 - 130, power_bound 560) = 570 W), a name below resolution whose
 # bound is 0.5 J over 1 ms (500 W); JAX the same without ranges: both pass, exit 0. Then, one at a
 # time: a negative energy; a GEMM at 580 W (over 570 x 1.001); a bound of 0.6 J over 1 ms (600 W);
-# conservation 1.5 %; PyTorch without a range: each fails, exit 1, and names what failed.
+# conservation 1.5 %; PyTorch without a range: each fails, exit 1, and names what failed. A folder
+# without the reports is refused with the file's path.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/script_common.sh" realapps_check
@@ -47,5 +48,12 @@ report "$T/gz" torch 500.0 100.0 0.5 0.2 '[{"name": "step"}]'
 report "$T/gz" jax 500.0 100.0 0.5 0.1 '[]'
 gzip "$T/gz/torch.report.json" "$T/gz/jax.report.json"
 python3 "$script" "$T/gz" >"$T/gz.out" 2>&1 || bad "gzipped reports: $(cat "$T/gz.out")"
+# a folder without the reports: refused, naming the file
+mkdir -p "$T/none"
+if python3 "$script" "$T/none" >"$T/none.out" 2>&1; then
+  bad "a folder without reports passed"
+else
+  grep -q "$T/none/torch.report.json\[.gz\]: no such file" "$T/none.out" || bad "the message: $(cat "$T/none.out")"
+fi
 [ "$fail" = 0 ] && echo "realapps_check: ok"
 exit "$fail"
