@@ -63,10 +63,6 @@ if "clock_mhz" in m2 or all(abs(plain[f] - want[f]) <= 5 for f in want):
 if "clock_mhz" in m3:
     sys.exit("FAIL: a calib.csv without clock_mhz gave a model with one")
 PY
-if python3 "$script" "$T/zero.csv" >"$T/out4.txt" 2>&1; then
-  bad "a clock of 0 was accepted"
-elif ! grep -q "zero.csv: clock_mhz" "$T/out4.txt"; then
-  bad "a clock of 0: the message lacks the file and column: $(cat "$T/out4.txt")"
-fi
+refused "a clock of 0" "zero.csv: clock_mhz" python3 "$script" "$T/zero.csv"
 [ "$fail" = 0 ] && echo "activity_model: ok"
 exit "$fail"

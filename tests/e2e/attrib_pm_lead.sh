@@ -57,10 +57,7 @@ python3 "$script" --profile "$T/profile.json" --out "$T/scan.txt" "$T/a.full.syn
 grep -qE 'a\.full\.syn +.* 0\.15 +\(\+(29\.[0-9]|30\.[0-9])\)$' "$T/out.txt" || bad "run a: $(cat "$T/out.txt")"
 grep -qE 'b\.full\.syn +.* 0\.00 +\(\+(29\.[0-9]|30\.[0-9])\)$' "$T/out.txt" || bad "run b: $(cat "$T/out.txt")"
 head -1 "$T/scan.txt" | grep -q '^# provenance: command: scripts/attrib-pm-lead ' || bad "--out has no provenance line"
-if python3 "$script" --profile "$T/profile.json" "$T/none" >"$T/out2.txt" 2>&1; then
-  bad "a run without files was accepted"
-else
-  grep -q "$T/none" "$T/out2.txt" || bad "the message lacks the path: $(cat "$T/out2.txt")"
-fi
+refused "a run without files" "$T/none.events.csv.gz: no such file" \
+  python3 "$script" --profile "$T/profile.json" "$T/none"
 [ "$fail" = 0 ] && echo "attrib_pm_lead: ok"
 exit "$fail"
