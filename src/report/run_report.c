@@ -281,11 +281,13 @@ static void text_names(const run_device *d, FILE *f, unsigned *noted)
 void run_status_notes(size_t below, size_t at_bound, double bound_w, FILE *f)
 {
     if (below)
-        fprintf(f,
-                "'<': below resolution: under two standard errors of the data, or held at zero by the fit; the "
-                "figure is an upper bound\n"
-                "     (one-sided, ~97.7 %%: the estimate + 2 sd, at most the power bound x its time). More launches or "
-                "a longer run narrow it.\n");
+        fprintf(
+            f, "'<': below resolution: under two standard errors of the data, or held at zero by the fit; the "
+               "figure is an upper bound\n"
+               "     (one-sided, ~97.7 %%: the estimate + 2 sd, at most the power bound x its time, but where the "
+               "activity counters'\n"
+               "     model puts the name above that bound: bursts can draw more). More launches or a longer run narrow "
+               "it.\n");
     if (!at_bound) return;
     char bound[64] = "";
     if (isfinite(bound_w)) snprintf(bound, sizeof bound, " (%.0f W above the baseline)", bound_w);
