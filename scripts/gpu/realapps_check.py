@@ -9,8 +9,9 @@ The readings' bound on a name: its energy (the estimate of one below resolution,
 one held at the power bound) is at most what the finest power reading of the trace (the sample buffer
 where there is one) shows above the GPU's lowest level over the samples that end between one of its
 launches' start and LAG_S after its end (the sensor's delay and the power that lingers after a kernel;
-every other kernel's share taken as nothing); the same for each group over its members' launches. A board power limit is no such bound: a 28 ms burst of bf16 GEMMs read 852 W in the H100's
-20 ms buffer (results/h100/realapps-s41), above its 700 W limit.
+every other kernel's share taken as nothing); the same for each group over its members' launches. A
+board power limit is no such bound: a 28 ms burst of bf16 GEMMs read 852 W in the H100's 20 ms buffer
+(results/h100/realapps-s41), above its 700 W limit.
   python3 scripts/gpu/realapps_check.py DIR
 """
 import bisect, csv, gzip, io, json, os, sys
@@ -93,9 +94,8 @@ def check(out, prog):
         t1 = max((b for s in spans.values() for _, b in s), default=0)
         inside = sorted(w for t, w in samples if t0 <= t <= t1) or [w for _, w in samples]
         low = inside[len(inside) * LOW_PCT // 100] if inside else 0
-        # (a below-resolution name's upper bound, estimate + 2 sd, may well exceed it: a loose bound is no
-        # wrong number; a 16 MiB copy's 1.3 J against 0.1 J in its windows, results/h100/realapps-s41)
-        # each name and each group (over its members' launches) as the report gives its energy
+        # each name and each group (over its members' launches) as the report gives its energy (a
+        # below-resolution name's upper bound, estimate + 2 sd, may exceed it: a loose bound is no wrong number)
         given = [(x["name"], [x["name"]], x["energy_j"]) for x in names]
         given += [(g.get("label", f"group {g.get('id')}"), g["names"], g["energy_j"]) for g in dev.get("groups") or []]
         over, unread = [], []

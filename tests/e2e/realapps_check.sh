@@ -4,7 +4,7 @@
 # Each run: a trace of the sample buffer every 20 ms from 0.02 to 2.00 s at 130 W, but 630 W in the ten
 # samples of 1.02 .. 1.20 s and in the one of 1.40 s (past gemm's 0.1 s of lag, before tiny); events:
 # gemm from 1.0 to 1.2 s, tiny from 1.5 to 1.501 s, and an NVTX range.
-# The lowest level is 130 W (the 5th percentile of the eleven samples from 1.0 to 1.21 s, the kernels' span).
+# The lowest level is 130 W (the 5th percentile of the 26 samples from 1.0 to 1.5 s, the kernels' span).
 # gemm's bound: the samples ending within [1.0, 1.3] s, ten of them 500 W above it for 20 ms each: 100 J
 # (110 J were the 1.40 s sample counted);
 # tiny's: the samples ending within [1.5, 1.601] s, all at 130 W: 0 J (0.01 J allowed); a group of both:
