@@ -14,7 +14,7 @@ board power limit is no such bound: a 28 ms burst of bf16 GEMMs read 852 W in th
 (results/h100/realapps-s41), above its 700 W limit.
   python3 scripts/gpu/realapps_check.py DIR
 """
-import bisect, csv, gzip, io, json, os, sys
+import bisect, csv, gzip, json, os, sys
 
 LAG_S = 0.1  # the buffer's 20 ms windows, a delay of ~13 ms, and ~0.25 s of lingering power's first part
 LOW_PCT = 5  # the GPU's lowest level: this percentile of the readings over the run's kernels
@@ -34,7 +34,8 @@ def rows(path):
     f = opened(path)
     if f is None:
         sys.exit(f"realapps_check: {path}[.gz]: no such file")
-    return list(csv.DictReader(io.StringIO("".join(line for line in f if not line.startswith("#")))))
+    with f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def finest_power(trace, prefix):
