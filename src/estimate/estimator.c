@@ -134,6 +134,38 @@ static double baseline_at(const tw_estimate *e, double t)
     return e->knot_w[k] * (1 - u) + e->knot_w[k + 1] * u;
 }
 
+/* Edge r of PM sampling's window k (of nw, in order): r < TW_EST_PM_LEAD
+ * the (r+1)-th TW_EST_PM_EDGE_S before its recorded start, else the
+ * (r - TW_EST_PM_LEAD + 1)-th after its end, each kept to its side of the
+ * middle of the gap to the neighbouring window (windows close together share
+ * the gap, none counted twice); false where none is left. */
+static bool pm_edge_span(const double *w0, const double *w1, size_t nw, size_t k, size_t r, double *a, double *b)
+{
+    if (r < TW_EST_PM_LEAD) {
+        *b = w0[k] - (double)r * TW_EST_PM_EDGE_S;
+        *a = *b - TW_EST_PM_EDGE_S;
+        if (k > 0) *a = fmax(*a, 0.5 * (w1[k - 1] + w0[k]));
+    } else {
+        *a = w1[k] + (double)(r - TW_EST_PM_LEAD) * TW_EST_PM_EDGE_S;
+        *b = *a + TW_EST_PM_EDGE_S;
+        if (k + 1 < nw) *b = fmin(*b, 0.5 * (w1[k] + w0[k + 1]));
+    }
+    return *b > *a;
+}
+
+/* The energy PM sampling's power at its windows' edges adds over [a, b]. */
+static double pm_edges_j(const tw_estimate *e, double a, double b)
+{
+    double sum = 0;
+    for (size_t k = 0; k < e->pm_nw; k++)
+        for (size_t r = 0; r < TW_EST_PM_EDGES; r++) {
+            double lo, hi;
+            if (pm_edge_span(e->pm_w0, e->pm_w1, e->pm_nw, k, r, &lo, &hi) && hi > a && lo < b)
+                sum += e->counters.pm_edge_w[r] * (fmin(b, hi) - fmax(a, lo));
+        }
+    return sum;
+}
+
 double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
 {
     if (!e || !e->knot_w || !(b > a)) return b == a ? 0.0 : NAN;
@@ -148,9 +180,9 @@ double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
         v = vk;
     }
     sum += 0.5 * (v + baseline_at(e, b)) * (b - t);
-    for (size_t k = 0; k < e->pm_nw; k++) /* PM sampling's own power while it was on */
+    for (size_t k = 0; k < e->pm_nw; k++) /* PM sampling's own power while it was on, and at the edges */
         if (e->pm_w1[k] > a && e->pm_w0[k] < b) sum += e->counters.pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
-    return sum;
+    return sum + pm_edges_j(e, a, b);
 }
 
 /* Each event's energy, spilled in order of event (tw_estimate_event_energy_j). */
@@ -945,8 +977,9 @@ typedef struct design {
     size_t NL;
     const uint32_t *lcol; /* per name column: its linger column l, or LINGER_NONE */
     double ltau;          /* the linger's time constant (s) */
-    /* PM sampling's own power: R (0 or 1) column after the lingers' (K + N + M + NL), the GPU's
-     * extra power while sampling is enabled, over the nw windows w0 .. w1 (activities' clock) */
+    /* PM sampling's own power: R (0, or 1 + TW_EST_PM_EDGES) columns after the lingers' (K + N + M + NL),
+     * the GPU's extra power while sampling is enabled, over the nw windows w0 .. w1 (activities'
+     * clock), then at each of their edges (pm_edge_span) */
     size_t R, nw;
     const double *w0, *w1;
 } design;
@@ -1087,24 +1120,36 @@ static tw_status linger_row(design *d, const tw_obs *o, piece_win *pw)
     return TW_OK;
 }
 
-/* PM sampling's column: the share of window o (weighted as it weighs its
- * instants) that sampling was enabled in. */
+/* PM sampling's columns: the share of window o (weighted as it weighs its
+ * instants) that sampling was enabled in, as recorded, and that each of
+ * the windows' edges covers. */
 static void pm_row(design *d, const tw_obs *o, double tau_s, double norm)
 {
+    const double lead = TW_EST_PM_LEAD * TW_EST_PM_EDGE_S, trail = TW_EST_PM_TRAIL * TW_EST_PM_EDGE_S;
     size_t lo = 0, hi = d->nw;
-    while (lo < hi) { /* the first sampling window that ends after o starts */
+    while (lo < hi) { /* the first sampling window whose trailing edges end after o starts */
         size_t mid = lo + (hi - lo) / 2;
-        if (d->w1[mid] <= o->t0_s)
+        if (d->w1[mid] + trail <= o->t0_s)
             lo = mid + 1;
         else
             hi = mid;
     }
-    double len = o->t1_s - o->t0_s, w = 0;
-    for (size_t k = lo; k < d->nw && d->w0[k] < o->t1_s; k++) {
+    size_t col = d->K + d->N + d->M + d->NL;
+    double len = o->t1_s - o->t0_s, w = 0, we[TW_EST_PM_EDGES] = {0};
+    for (size_t k = lo; k < d->nw && d->w0[k] - lead < o->t1_s; k++) {
         double a = max2(d->w0[k], o->t0_s), b = min2(d->w1[k], o->t1_s);
         if (b > a) w += tw_obs_weight_in(o, tau_s, norm, a, b);
+        for (size_t r = 0; r < TW_EST_PM_EDGES; r++) {
+            double ea, eb;
+            if (!pm_edge_span(d->w0, d->w1, d->nw, k, r, &ea, &eb)) continue;
+            a = max2(ea, o->t0_s);
+            b = min2(eb, o->t1_s);
+            if (b > a) we[r] += tw_obs_weight_in(o, tau_s, norm, a, b);
+        }
     }
-    row_add(d, d->K + d->N + d->M + d->NL, w / len);
+    row_add(d, col, w / len);
+    for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
+        row_add(d, col + 1 + r, we[r] / len);
 }
 
 /* The row of window o: the baseline's hat functions' means over it and each
@@ -1614,7 +1659,8 @@ typedef struct fit_state {
     /* lingering power: units UL0 .. U - 1, after the features' */
     size_t UL0;
     size_t *lunit;   /* per name unit (U0): its linger unit, or SIZE_MAX */
-    size_t UR;       /* PM sampling's own power: its unit (between the features' and the lingers'), or SIZE_MAX */
+    size_t UR;       /* PM sampling's own power: its unit (between the features' and the lingers'), or SIZE_MAX;
+                        its edges' the TW_EST_PM_EDGES after it */
     double linger_w; /* sd of the prior on each linger term */
     bool prior_own;  /* prior_u made by linger_priors (the names' entries follow prior_w) */
     double inflate;  /* the error's inflation variances() was last given */
@@ -2570,6 +2616,8 @@ static tw_status groups(ctx *c, const tw_est_config *cfg, const uint32_t *col)
         f->unit[N + m] = f->U++;
     f->UR = SIZE_MAX; /* PM sampling's own power: a unit of its own */
     if (R) f->unit[N + M + NL] = f->UR = f->U++;
+    for (size_t r = 1; r < R; r++) /* its edges' (pm_row): a unit each, after it */
+        f->unit[N + M + NL + r] = f->U++;
     /* the linger terms: one per unit of names that have them (names told
      * apart by nothing have lingers told apart by nothing) */
     f->UL0 = f->U;
@@ -2904,10 +2952,16 @@ static double sampled_share(const tw_est_counters *cn, double t0, double t1, dou
     return on > 0 ? got / on : 0;
 }
 
-/* PM sampling in windows: the design's column of its own power (d->R)
+/* PM sampling in windows: the design's columns of its own power (d->R)
  * where some window overlaps the fit span, whether the counters' model is
- * used or not (the GPU drew that power either way); their number, time and
- * share of the fit span in e->counters. */
+ * used or not (the GPU drew that power either way): one over the windows as
+ * recorded, one for each of their edges (pm_edge_span). The record puts a
+ * window's start halfway through the enable call, yet on the H100 and the
+ * H200 the power rose 0.15-0.2 s before it in every kept run, and fell some
+ * 30 ms after its recorded end (results/h100/pm-lead-offline, pm-edges-offline);
+ * fitted from every window, the edges take that power where the data put it,
+ * whatever lead a GPU or driver has, instead of the baseline and the names
+ * beside it. Their number, time and share of the fit span in e->counters. */
 static void pm_windows(ctx *c, const tw_est_config *cfg)
 {
     design *d = &c->f.d;
@@ -2932,7 +2986,7 @@ static void pm_windows(ctx *c, const tw_est_config *cfg)
         }
     }
     if (!n) return;
-    d->R = 1;
+    d->R = 1 + TW_EST_PM_EDGES;
     d->nw = cn->nw;
     d->w0 = cn->w0_s;
     d->w1 = cn->w1_s;
@@ -3983,12 +4037,15 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
         e->counters.pm_w = f->beta_u[K + f->UR];
         e->counters.pm_sd_w = sqrt(f->var_u[K + f->UR]);
         e->counters.pm_j = e->counters.pm_w * e->counters.window_s;
-        bj += e->counters.pm_j;
+        for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
+            e->counters.pm_edge_w[r] = f->beta_u[K + f->UR + 1 + r];
         if (!(e->pm_w0 = malloc(d->nw * sizeof *e->pm_w0)) || !(e->pm_w1 = malloc(d->nw * sizeof *e->pm_w1)))
             goto no_memory;
         memcpy(e->pm_w0, d->w0, d->nw * sizeof *e->pm_w0);
         memcpy(e->pm_w1, d->w1, d->nw * sizeof *e->pm_w1);
         e->pm_nw = d->nw;
+        e->counters.pm_edge_j = pm_edges_j(e, d->T0, d->T1);
+        bj += e->counters.pm_j + e->counters.pm_edge_j;
     }
     e->baseline_j = bj;
     if (!(e->knot_w = malloc(K * sizeof *e->knot_w))) goto no_memory;

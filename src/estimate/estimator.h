@@ -48,6 +48,13 @@
 #include "trace/feed.h"
 #include "truewatt.h"
 
+/* PM sampling's power around its windows: spans of TW_EST_PM_EDGE_S, TW_EST_PM_LEAD before each
+ * window's recorded start and TW_EST_PM_TRAIL after its end (estimator.c, pm_edge_span) */
+#define TW_EST_PM_EDGE_S 0.1
+#define TW_EST_PM_LEAD 5
+#define TW_EST_PM_TRAIL 2
+#define TW_EST_PM_EDGES (TW_EST_PM_LEAD + TW_EST_PM_TRAIL)
+
 /* The GPU's activity counters (CUPTI PM sampling, runfile_pm.h), as
  * features of its power: per sample, its span on the activities' clock and
  * each feature's GPU-wide mean over it as a share of its peak (0 .. 1;
@@ -214,6 +221,10 @@ typedef struct tw_est_counter_fit {
     double window_sampled; /* the samples' time over the windows' (the rest: enabling, disabling and
                             * decoding at each window's end, or samples lost) */
     double pm_w, pm_sd_w, pm_j;
+    /* the power PM sampling adds just outside each window as recorded: TW_EST_PM_LEAD spans of
+     * TW_EST_PM_EDGE_S before its start (nearest first), then TW_EST_PM_TRAIL after its end, each
+     * its own power fitted from every window, and their energy, which the baseline's includes */
+    double pm_edge_w[TW_EST_PM_EDGES], pm_edge_j;
 } tw_est_counter_fit;
 
 typedef struct tw_est_group {

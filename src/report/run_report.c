@@ -535,6 +535,16 @@ static void pm_text(const tw_est_counter_fit *c, FILE *f)
             "of it sampled): %.1f J, in the baseline (the GPU's energy less this is what the program drew without the "
             "counters)\n",
             c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, 100 * c->window_sampled, c->pm_j);
+    fprintf(f,
+            "PM sampling's power at its windows' edges (each %.1f s; the record puts a window halfway through "
+            "its enable and disable calls):",
+            TW_EST_PM_EDGE_S);
+    for (int r = TW_EST_PM_LEAD - 1; r >= 0; r--)
+        fprintf(f, " %+.1f", c->pm_edge_w[r]);
+    fprintf(f, " W before its start,");
+    for (int r = TW_EST_PM_LEAD; r < TW_EST_PM_EDGES; r++)
+        fprintf(f, " %+.1f", c->pm_edge_w[r]);
+    fprintf(f, " W after its end: %.1f J, in the baseline\n", c->pm_edge_j);
 }
 
 /* " sm 1.0 +- 2.0 W, dram ..." over the counters' features */
@@ -819,6 +829,18 @@ void run_counters_json(json *j, const run_device *d)
         json_kv_number(j, "pm_power_w", c->pm_w);
         json_kv_number(j, "pm_power_sd_w", c->pm_sd_w);
         json_kv_number(j, "pm_energy_j", c->pm_j);
+        json_kv_number(j, "pm_edge_s", TW_EST_PM_EDGE_S);
+        json_key(j, "pm_lead_w"); /* nearest the window's recorded start first */
+        json_begin_array(j);
+        for (int r = 0; r < TW_EST_PM_LEAD; r++)
+            json_number(j, c->pm_edge_w[r]);
+        json_end_array(j);
+        json_key(j, "pm_trail_w");
+        json_begin_array(j);
+        for (int r = TW_EST_PM_LEAD; r < TW_EST_PM_EDGES; r++)
+            json_number(j, c->pm_edge_w[r]);
+        json_end_array(j);
+        json_kv_number(j, "pm_edge_energy_j", c->pm_edge_j);
     }
     if (c->used) {
         json_kv_uint(j, "names", c->names);

@@ -399,22 +399,21 @@ static void test_one_name_in_bursts(void **state)
  * each name within 2 % of its truth, the term within 1 W of PM_W, and the
  * GPU's energy (the baseline's with the term's) the truth. */
 #define PM_W 35.0
-static void test_windows(void **state)
+
+/* The fixture's readings with PM_W more from `lead` s before each of the 3
+ * windows w0 .. w1 to `trail` s after its end, and samples in the windows
+ * alone, the windows said (as recorded: w0 .. w1). */
+static samples windowed(fixture *f, const double *w0, const double *w1, double lead, double trail)
 {
-    (void)state;
-    fixture f;
-    fixture_make(&f);
-    const double w0[3] = {0.95, 3.35, 5.75}, w1[3] = {1.65, 4.05, 6.45};
-    double on = 0;
-    for (size_t i = 0; i < f.nw; i++) /* the readings with the windows' power */
+    for (size_t i = 0; i < f->nw; i++)
         for (int k = 0; k < 3; k++) {
-            double a = fmax(w0[k], f.o[i].t0_s), b = fmin(w1[k], f.o[i].t1_s);
-            if (b > a) f.o[i].power_w += PM_W * (b - a) / (f.o[i].t1_s - f.o[i].t0_s);
+            double a = fmax(w0[k] - lead, f->o[i].t0_s), b = fmin(w1[k] + trail, f->o[i].t1_s);
+            if (b > a) f->o[i].power_w += PM_W * (b - a) / (f->o[i].t1_s - f->o[i].t0_s);
         }
     samples part[3];
     size_t n = 0;
     for (int k = 0; k < 3; k++) {
-        sample(f.l, f.nl, w0[k], w1[k], &part[k]);
+        sample(f->l, f->nl, w0[k], w1[k], &part[k]);
         n += part[k].c.n;
     }
     samples s = {malloc(n * sizeof(double)), malloc(n * sizeof(double)), malloc(n * NF * sizeof(double)), {0}};
@@ -427,6 +426,17 @@ static void test_windows(void **state)
         samples_free(&part[k]);
     }
     s.c = (tw_est_counters){n, s.t0, s.t1, NF, feature_names, s.v, 3, w0, w1, 0};
+    return s;
+}
+
+static void test_windows(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    const double w0[3] = {0.95, 3.35, 5.75}, w1[3] = {1.65, 4.05, 6.45};
+    double on = 0;
+    samples s = windowed(&f, w0, w1, 0, 0);
     tw_estimate *e = estimate_with(&f, &s);
     assert_true(e->counters.used);
     assert_int_equal(e->counters.names, 4);
@@ -436,6 +446,8 @@ static void test_windows(void **state)
     near(e->counters.window_s, on, 1e-9, "the windows' time");
     near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power");
     near(e->counters.pm_j, PM_W * on, 1.0 * on, "its energy");
+    for (size_t r = 0; r < TW_EST_PM_EDGES; r++) /* none at the edges */
+        near(e->counters.pm_edge_w[r], 0, 2.0, "PM sampling's power at an edge of its windows");
     names_by_counters(e, &f, 0.02);
     double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
     near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, PM sampling's included");
@@ -489,6 +501,43 @@ static void test_windows(void **state)
     s.c.nw = 0;
     e = estimate_with(&f, &s);
     assert_false(e->counters.used);
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+}
+
+/* PM sampling's power where its record does not put it: on from 0.2 s before
+ * each window's recorded start to 0.05 s after its end, as on the H100 and
+ * the H200 (results/h100/pm-lead-offline). The edges' terms take it where it
+ * is: the two spans nearest before the start PM_W each, the first after the
+ * end half of it, the rest none; each name within 2 % of its truth and the
+ * GPU's energy the truth. With only the windows' own term (the edges' left
+ * out of the design) it fails: their term 30.7 W, B +3.1 % and D +5.5 %. */
+static void test_window_edges(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_make(&f);
+    const double w0[3] = {1.95, 4.35, 6.75}, w1[3] = {2.65, 5.05, 7.45};
+    samples s = windowed(&f, w0, w1, 0.2, 0.05);
+    tw_estimate *e = estimate_with(&f, &s);
+    assert_true(e->counters.used);
+    assert_int_equal(e->counters.windows, 3);
+    near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power in its windows as recorded");
+    const double want[TW_EST_PM_EDGES] = {PM_W, PM_W, 0, 0, 0, PM_W / 2, 0};
+    for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
+        near(e->counters.pm_edge_w[r], want[r], 2.0, "PM sampling's power at an edge of its windows");
+    near(e->counters.pm_edge_j, 3 * PM_W * 0.25, 0.5, "their energy");
+    names_by_counters(e, &f, 0.02);
+    double on = 0;
+    for (int k = 0; k < 3; k++)
+        on += w1[k] + 0.05 - (w0[k] - 0.2);
+    double truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, PM sampling's at the edges included");
+    near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
+         "the baseline's energy over the fit span, the edges' power in it");
+    near(tw_estimate_baseline_j(e, w0[1] - 0.2, w0[1]), (BASE_W + PM_W) * 0.2, 3.0 * 0.2,
+         "the baseline's energy over a window's lead, PM sampling's power in it");
     tw_estimate_free(e);
     samples_free(&s);
     fixture_free(&f);
@@ -643,7 +692,8 @@ int main(void)
         cmocka_unit_test(test_split_by_counters),   cmocka_unit_test(test_part_covered),
         cmocka_unit_test(test_one_name_in_bursts),  cmocka_unit_test(test_bad_samples),
         cmocka_unit_test(test_features_of_metrics), cmocka_unit_test(test_windows),
-        cmocka_unit_test(test_calibrated_prior),    cmocka_unit_test(test_features_by_clock),
+        cmocka_unit_test(test_window_edges),        cmocka_unit_test(test_calibrated_prior),
+        cmocka_unit_test(test_features_by_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
