@@ -83,6 +83,10 @@ typedef struct pm_dev {
     twi_pm_device d;
     CUcontext ctx; /* the primary context, retained while sampling */
     char uuid[TWI_UUID_LEN];
+    /* how long its enable (with the start) and disable calls took, for the verbose summary: the run file
+     * puts a window halfway through each, and the GPU's power moves earlier (docs/methods.md) */
+    unsigned enables, disables;
+    double enable_s, enable_max_s, disable_s, disable_max_s;
 } pm_dev;
 
 static struct {
@@ -239,6 +243,15 @@ static void device_uuid(pm_dev *p, bool *mig)
  * at most half of that. */
 static uint64_t midway(uint64_t t) { return t + (twi_pm_now() - t) / 2; }
 
+/* A call that began at t took until now: into its count, sum and most. */
+static void timed(uint64_t t, unsigned *n, double *sum_s, double *max_s)
+{
+    double d = (double)(twi_pm_now() - t) * 1e-9;
+    ++*n;
+    *sum_s += d;
+    if (d > *max_s) *max_s = d;
+}
+
 /* Everything up to the start (the context current on this thread); the
  * window begins where sampling is enabled (the metrics' choice before it
  * takes a second or more). */
@@ -248,6 +261,7 @@ static bool setup_device(pm_dev *p, char *why, size_t cap)
     uint64_t t = twi_pm_now();
     bool ok = twi_pm_device_enable(&p->d, &pm.opt, why, cap) && twi_pm_device_start(&p->d, why, cap);
     p->on_ns = midway(t);
+    timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
     return ok;
 }
 
@@ -400,6 +414,7 @@ static void window_done(pm_dev *p, int index)
     twi_pm_device_stop(&p->d, on_sample, &c); /* the samples end here, inside the window */
     uint64_t t = twi_pm_now();
     twi_pm_device_pause(&p->d, on_sample, &c);
+    timed(t, &p->disables, &p->disable_s, &p->disable_max_s);
     t = midway(t);
     if (pm.c.window_ns && t > p->on_ns) emit(p, index, TWI_PM_WINDOW, "on", p->on_ns, t);
 }
@@ -421,6 +436,7 @@ static void switch_window(pm_dev *p, int index)
         uint64_t t = twi_pm_now();
         ok = twi_pm_device_resume(&p->d, &pm.opt, why, sizeof why);
         p->on_ns = midway(t);
+        timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
         p->paused = false;
     }
     CUcontext popped;
@@ -529,9 +545,12 @@ static void stop_device(pm_dev *p, int index)
     if (pm.c.verbose || p->d.overflows || p->d.eval_errors)
         say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
             " samples not evaluated (%" PRIu64 " with no span, %" PRIu64 " with a value not finite%s%s); %.3f s "
-            "decoding, %.3f s evaluating",
+            "decoding, %.3f s evaluating; %u enable calls of %.1f ms mean (most %.1f), %u disable calls of %.1f ms "
+            "mean (most %.1f)",
             index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.no_span, p->d.not_finite,
-            p->d.unusable[0] ? "; the first: " : "", p->d.unusable, p->d.decode_s, p->d.eval_s);
+            p->d.unusable[0] ? "; the first: " : "", p->d.unusable, p->d.decode_s, p->d.eval_s, p->enables,
+            p->enables ? 1e3 * p->enable_s / p->enables : 0.0, 1e3 * p->enable_max_s, p->disables,
+            p->disables ? 1e3 * p->disable_s / p->disables : 0.0, 1e3 * p->disable_max_s);
     teardown(p);
     p->state = DEV_OFF;
 }
