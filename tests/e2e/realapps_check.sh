@@ -9,7 +9,8 @@
 # (110 J were the 1.40 s sample counted);
 # tiny's: the samples ending within [1.5, 1.601] s, all at 130 W: 0 J (0.01 J allowed); a group of both:
 # 100 J. The clean pair (gemm 100 J, tiny 0.005 J, the group 100 J, conservation +0.2 %, one NVTX range for
-# PyTorch) passes, exit 0. Then, one at a time: a negative energy; gemm at 102 J (over 1.01 x 100 + 0.01);
+# PyTorch) passes, exit 0; so does gemm at 104 +- 1.6 J (within 2 sd of its bound: 100.8 J). Then, one at a
+# time: a negative energy; gemm at 102 J (no sd: over 1.01 x 100 + 0.01), at 104 +- 1.0 J (102 J past 2 sd);
 # tiny at 0.05 J; the group at 105 J; a name the events lack; conservation 1.5 %; PyTorch without a range:
 # each fails, exit 1, and names what failed. A folder without the reports, and one without the JSON run's
 # trace, are refused with the file's path.
@@ -28,7 +29,8 @@ run() {
 {"devices": [{"index": 0, "column_prefix": "",
   "estimate": {"conservation_pct": $6},
   "names": [
-    {"name": "gemm", "status": "ok", "power_w": 500.0, "energy_j": $3, "time_s": 0.2, "upper_j": null},
+    {"name": "gemm", "status": "ok", "power_w": 500.0, "energy_j": $3, "energy_sd_j": ${GEMM_SD:-null},
+     "time_s": 0.2, "upper_j": null},
     {"name": "tiny", "status": "below_resolution", "power_w": 5.0, "energy_j": $4, "time_s": 0.001,
      "upper_j": 0.4}$extra],
   "groups": [{"id": 0, "label": "gemm+tiny", "names": ["gemm", "tiny"], "energy_j": $5}],
@@ -61,6 +63,9 @@ case_ clean 0 'all checks passed' 100.0 0.005 100.0 0.2 '[{"name": "step"}]'
 grep -q 'torch GPU 0: .*100 power readings (lowest level 130 W)' "$T/clean.out" || bad "clean: $(cat "$T/clean.out")"
 case_ negative 1 'negative: 1 (tiny)' 100.0 -0.005 100.0 0.2 '[{"name": "step"}]'
 case_ gemm 1 'more energy than the readings hold: 1 (gemm)' 102.0 0.005 100.0 0.2 '[{"name": "step"}]'
+GEMM_SD=1.6 case_ gemm_within_sd 0 'all checks passed' 104.0 0.005 100.0 0.2 '[{"name": "step"}]'
+GEMM_SD=1.0 case_ gemm_past_sd 1 'more energy than the readings hold: 1 (gemm)' 104.0 0.005 100.0 0.2 \
+  '[{"name": "step"}]'
 case_ tiny 1 'more energy than the readings hold: 1 (tiny)' 100.0 0.05 100.0 0.2 '[{"name": "step"}]'
 case_ group 1 'more energy than the readings hold: 1 (gemm+tiny)' 100.0 0.005 105.0 0.2 '[{"name": "step"}]'
 case_ unread 1 'not in the events: 1 (ghost)' 100.0 0.005 100.0 0.2 '[{"name": "step"}]' ghost
