@@ -78,8 +78,9 @@ typedef enum { DEV_UNSEEN = 0, DEV_ON, DEV_OFF } dev_state;
 
 typedef struct pm_dev {
     dev_state state;
-    bool paused;    /* sampling in windows: disabled until the next window */
-    uint64_t on_ns; /* when its window began (just before it was enabled; CUPTI's clock) */
+    bool paused;      /* sampling in windows: disabled until the next window */
+    uint64_t on_ns;   /* when its window began, for the schedule (halfway through its enable call; CUPTI's clock) */
+    uint64_t from_ns; /* its window's record begins: its enable call's start */
     twi_pm_device d;
     CUcontext ctx; /* the primary context, retained while sampling */
     char uuid[TWI_UUID_LEN];
@@ -237,10 +238,13 @@ static void device_uuid(pm_dev *p, bool *mig)
     twi_format_uuid((const unsigned char *)a.bytes, *mig, p->uuid);
 }
 
-/* Where the GPU's power changed in a switch that began at t and ends now:
- * CUPTI does not say within the enable (or the disable) it happened, which
- * take ~150 (~65) ms on the H100 (results/h100/pm-cycle); halfway errs by
- * at most half of that. */
+/* Halfway through a call that began at t and ends now: where a window
+ * begins for the schedule (its length and period). Its record runs from its
+ * enable call's start to its disable call's end: the GPU's power rose about
+ * 0.2 s before the middle of enable calls of ~420 ms on the H200 and fell
+ * some 30 ms after the middle of disable calls of ~85 ms
+ * (results/h200/attrib-s42, results/h100/pm-edges-offline), so the calls'
+ * outer ends hold the power, the middles did not. */
 static uint64_t midway(uint64_t t) { return t + (twi_pm_now() - t) / 2; }
 
 /* A call that began at t took until now: into its count, sum and most. */
@@ -260,6 +264,7 @@ static bool setup_device(pm_dev *p, char *why, size_t cap)
     if (!twi_pm_device_prepare(&p->d, why, cap) || !twi_pm_device_choose(&p->d, &pm.opt, why, cap)) return false;
     uint64_t t = twi_pm_now();
     bool ok = twi_pm_device_enable(&p->d, &pm.opt, why, cap) && twi_pm_device_start(&p->d, why, cap);
+    p->from_ns = t;
     p->on_ns = midway(t);
     timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
     return ok;
@@ -407,7 +412,7 @@ static void discover(void)
 }
 
 /* Device p's window ended: stopped (what it holds decoded), disabled,
- * its pm_window record from its enable to the disable (midway). */
+ * its pm_window record from its enable call's start to the disable's end. */
 static void window_done(pm_dev *p, int index)
 {
     sample_ctx c = {p, index};
@@ -415,8 +420,8 @@ static void window_done(pm_dev *p, int index)
     uint64_t t = twi_pm_now();
     twi_pm_device_pause(&p->d, on_sample, &c);
     timed(t, &p->disables, &p->disable_s, &p->disable_max_s);
-    t = midway(t);
-    if (pm.c.window_ns && t > p->on_ns) emit(p, index, TWI_PM_WINDOW, "on", p->on_ns, t);
+    t = twi_pm_now();
+    if (pm.c.window_ns && t > p->from_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, t);
 }
 
 /* Sampling in windows: device p disabled at its window's end (what it
@@ -435,6 +440,7 @@ static void switch_window(pm_dev *p, int index)
     } else {
         uint64_t t = twi_pm_now();
         ok = twi_pm_device_resume(&p->d, &pm.opt, why, sizeof why);
+        p->from_ns = t;
         p->on_ns = midway(t);
         timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
         p->paused = false;
@@ -442,7 +448,7 @@ static void switch_window(pm_dev *p, int index)
     CUcontext popped;
     cu.ctx_pop(&popped);
     if (!ok) { /* its samples so far stay; the rest of the run has none */
-        if (pm.c.window_ns) emit(p, index, TWI_PM_WINDOW, "on", p->on_ns, twi_pm_now());
+        if (pm.c.window_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, twi_pm_now());
         teardown(p);
         p->state = DEV_OFF;
         say("PM sampling on CUDA device %d: enabled again for its next window: %s; no samples after this", index, why);

@@ -535,9 +535,7 @@ static void pm_text(const tw_est_counter_fit *c, FILE *f)
             "of it sampled): %.1f J, in the baseline (the GPU's energy less this is what the program drew without the "
             "counters)\n",
             c->pm_w, c->pm_sd_w, c->windows, c->window_s, 100 * c->window_share, 100 * c->window_sampled, c->pm_j);
-    fprintf(f,
-            "PM sampling's power at its windows' edges (each %.1f s; the record puts a window halfway through "
-            "its enable and disable calls):",
+    fprintf(f, "PM sampling's power at its windows' edges (each %.1f s, outside each window as recorded):",
             TW_EST_PM_EDGE_S);
     for (int r = TW_EST_PM_LEAD - 1; r >= 0; r--)
         fprintf(f, " %+.1f", c->pm_edge_w[r]);
