@@ -25,11 +25,13 @@ baselines' difference.
 Only the functions named report_* know the layout of truewatt's JSON report.
 """
 import csv
-import gzip
 import json
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import textfile  # noqa: E402  (one way to open a kept text file)
 
 MARGIN_S = 0.3  # after a stretch starts or a window ends: the sensor's lag and the GPU's tail
 
@@ -40,11 +42,10 @@ def die(msg):
 
 # ---------------------------------------------------------------- files
 def open_text(path):
-    if os.path.exists(path):
-        return open(path, newline="")
-    if os.path.exists(path + ".gz"):
-        return gzip.open(path + ".gz", "rt", newline="")
-    die(f"{path}: no such file (nor {path}.gz)")
+    f = textfile.open_text(path)
+    if f is None:
+        die(f"{path}: no such file (nor {path}.gz)")
+    return f
 
 
 def read_json(path):

@@ -14,7 +14,6 @@ pm_samples.csv and events.csv. First PM-sampled device only.
 """
 import bisect
 import csv
-import gzip
 import os
 import statistics
 import struct
@@ -23,6 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pm_features import clock_mhz  # noqa: E402  (one definition of a sample's clock)
 from pm_gaps import open_run  # noqa: E402  (one way to open a run file)
+from textfile import open_text  # noqa: E402  (one way to open a kept text file)
 
 CLOCK = "gpc__cycles_elapsed.max"
 SM = "sm__cycles_active.avg"
@@ -51,12 +51,11 @@ def from_run(path):
             os.unlink(tmp)
 
 
-def open_text(path):
-    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
-
-
 def rows(path):
-    with open_text(path) as f:
+    f = open_text(path)
+    if f is None:
+        sys.exit(f"pm_clock: {path}: no such file")
+    with f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 

@@ -17,25 +17,19 @@ board power limit is no such bound: a 28 ms burst of bf16 GEMMs read 852 W in th
 (results/h100/realapps-s41), above its 700 W limit.
   python3 scripts/gpu/realapps_check.py DIR
 """
-import bisect, csv, gzip, json, os, sys
+import bisect, csv, json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from textfile import open_text  # noqa: E402  (one way to open a kept text file)
 
 LAG_S = 0.1  # the buffer's 20 ms windows, a delay of ~13 ms, and ~0.25 s of lingering power's first part
 LOW_PCT = 5  # the GPU's lowest level: this percentile of the readings over the run's kernels
 SIGMAS = 2  # an energy over the readings' bound by more than this many of its standard errors fails
 
 
-def opened(path):
-    """path or path.gz opened as text; None if neither exists"""
-    if os.path.exists(path):
-        return open(path)
-    if os.path.exists(path + ".gz"):
-        return gzip.open(path + ".gz", "rt")
-    return None
-
-
 def rows(path):
     """the CSV's rows (the '#' provenance lines skipped); exits naming the file when it is absent"""
-    f = opened(path)
+    f = open_text(path)
     if f is None:
         sys.exit(f"realapps_check: {path}[.gz]: no such file")
     with f:
@@ -79,7 +73,7 @@ def brief(names):
 
 def check(out, prog):
     path = os.path.join(out, prog + ".report.json")
-    f = opened(path)
+    f = open_text(path)
     if f is None:
         sys.exit(f"realapps_check: {path}[.gz]: no such file")
     d = json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
