@@ -2955,13 +2955,15 @@ static double sampled_share(const tw_est_counters *cn, double t0, double t1, dou
 /* PM sampling in windows: the design's columns of its own power (d->R)
  * where some window overlaps the fit span, whether the counters' model is
  * used or not (the GPU drew that power either way): one over the windows as
- * recorded, one for each of their edges (pm_edge_span). The record puts a
- * window's start halfway through the enable call, yet on the H100 and the
- * H200 the power rose 0.15-0.2 s before it in every kept run, and fell some
- * 30 ms after its recorded end (results/h100/pm-lead-offline, pm-edges-offline);
- * fitted from every window, the edges take that power where the data put it,
- * whatever lead a GPU or driver has, instead of the baseline and the names
- * beside it. Their number, time and share of the fit span in e->counters. */
+ * recorded, one for each of their edges (pm_edge_span). Run files recorded
+ * before 2026-11-28 put a window's start halfway through the enable call, yet
+ * on the H100 and the H200 the power rose 0.15-0.2 s before it in every kept
+ * run, and fell some 30 ms after its recorded end (results/h100/pm-lead-offline,
+ * pm-edges-offline); fitted from every window, the edges take that power where
+ * the data put it, whatever lead a GPU or driver has, instead of the baseline
+ * and the names beside it (the injection now records the calls' outer ends:
+ * the edges come out near zero, results/h200/attrib-s42b). Their number,
+ * time and share of the fit span in e->counters. */
 static void pm_windows(ctx *c, const tw_est_config *cfg)
 {
     design *d = &c->f.d;
