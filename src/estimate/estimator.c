@@ -138,7 +138,8 @@ static double baseline_at(const tw_estimate *e, double t)
  * the (r+1)-th TW_EST_PM_EDGE_S before its recorded start, else the
  * (r - TW_EST_PM_LEAD + 1)-th after its end, each kept to its side of the
  * middle of the gap to the neighbouring window (windows close together share
- * the gap, none counted twice); false where none is left. */
+ * the gap: spans that overlapped would fit only their sum); false where none
+ * is left. */
 static bool pm_edge_span(const double *w0, const double *w1, size_t nw, size_t k, size_t r, double *a, double *b)
 {
     if (r < TW_EST_PM_LEAD) {

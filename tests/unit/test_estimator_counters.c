@@ -527,7 +527,7 @@ static void test_window_edges(void **state)
     const double want[TW_EST_PM_EDGES] = {PM_W, PM_W, 0, 0, 0, PM_W / 2, 0};
     for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
         near(e->counters.pm_edge_w[r], want[r], 2.0, "PM sampling's power at an edge of its windows");
-    near(e->counters.pm_edge_j, 3 * PM_W * 0.25, 0.5, "their energy");
+    near(e->counters.pm_edge_j, 3 * PM_W * 0.25, 2.0 * 3 * 0.25, "their energy (2 W over the spans with power)");
     names_by_counters(e, &f, 0.02);
     double on = 0;
     for (int k = 0; k < 3; k++)
@@ -538,6 +538,24 @@ static void test_window_edges(void **state)
          "the baseline's energy over the fit span, the edges' power in it");
     near(tw_estimate_baseline_j(e, w0[1] - 0.2, w0[1]), (BASE_W + PM_W) * 0.2, 3.0 * 0.2,
          "the baseline's energy over a window's lead, PM sampling's power in it");
+    tw_estimate_free(e);
+    samples_free(&s);
+    fixture_free(&f);
+    /* windows 0.4 s apart: each gap's edges end at its middle (the lead's three farther spans left out,
+     * pm_edge_span), the same truths */
+    fixture_make(&f);
+    const double c0[3] = {1.95, 3.05, 4.15}, c1[3] = {2.65, 3.75, 4.85};
+    s = windowed(&f, c0, c1, 0.2, 0.05);
+    e = estimate_with(&f, &s);
+    near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power, windows close together");
+    for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
+        if (r != 2 && r != 3 && r != 4) near(e->counters.pm_edge_w[r], want[r], 2.0, "an edge, windows close together");
+    near(e->counters.pm_edge_j, 3 * PM_W * 0.25, 2.0 * 3 * 0.25, "their energy, windows close together");
+    names_by_counters(e, &f, 0.02);
+    truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
+    near(e->model_j, truth, 1e-3 * truth, "the GPU's energy, windows close together");
+    near(tw_estimate_baseline_j(e, e->fit_t0_s, e->fit_t1_s), e->baseline_j, 1e-6 * e->baseline_j,
+         "the baseline's energy over the fit span, windows close together");
     tw_estimate_free(e);
     samples_free(&s);
     fixture_free(&f);
