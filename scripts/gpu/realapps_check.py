@@ -12,9 +12,8 @@ launches' start and LAG_S after its end (the sensor's delay and the power that l
 every other kernel's share taken as nothing), by more than SIGMAS of its own standard error (the report's
 energy_sd_j; none given: 0): an estimate within its error of the bound is no wrong number (the H200's 28 ms
 burst of 20 bf16 GEMMs, results/h200/realapps-s42: 26.7 +- 2.1 J where its readings hold 26.3 J); the
-same for each group over its members' launches. A
-board power limit is no such bound: a 28 ms burst of bf16 GEMMs read 852 W in the H100's 20 ms buffer
-(results/h100/realapps-s41), above its 700 W limit.
+same for each group over its members' launches. A board power limit is no such bound: a 28 ms burst
+of bf16 GEMMs read 852 W in the H100's 20 ms buffer (results/h100/realapps-s41), above its 700 W limit.
   python3 scripts/gpu/realapps_check.py DIR
 """
 import bisect, csv, json, os, sys
