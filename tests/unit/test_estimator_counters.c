@@ -548,8 +548,8 @@ static void test_window_edges(void **state)
     s = windowed(&f, c0, c1, 0.2, 0.05);
     e = estimate_with(&f, &s);
     near(e->counters.pm_w, PM_W, 1.0, "PM sampling's own power, windows close together");
-    for (size_t r = 0; r < TW_EST_PM_EDGES; r++)
-        if (r != 2 && r != 3 && r != 4) near(e->counters.pm_edge_w[r], want[r], 2.0, "an edge, windows close together");
+    for (size_t r = 0; r < TW_EST_PM_EDGES; r++) /* (the farther lead spans: the first window's alone) */
+        near(e->counters.pm_edge_w[r], want[r], 2.0, "an edge, windows close together");
     near(e->counters.pm_edge_j, 3 * PM_W * 0.25, 2.0 * 3 * 0.25, "their energy, windows close together");
     names_by_counters(e, &f, 0.02);
     truth = BASE_W * (e->fit_t1_s - e->fit_t0_s) + PM_W * on + integral(f.l, f.nl, e->fit_t0_s, e->fit_t1_s, -1);
