@@ -13,7 +13,6 @@ sampling) are left out. From a run file (`truewatt run -o`) or from `truewatt ex
 pm_samples.csv and events.csv. First PM-sampled device only.
 """
 import bisect
-import csv
 import os
 import statistics
 import struct
@@ -22,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pm_features import clock_mhz  # noqa: E402  (one definition of a sample's clock)
 from pm_gaps import open_run  # noqa: E402  (one way to open a run file)
-from textfile import open_text  # noqa: E402  (one way to open a kept text file)
+from textfile import csv_rows  # noqa: E402  (one way to read a kept CSV)
 
 CLOCK = "gpc__cycles_elapsed.max"
 SM = "sm__cycles_active.avg"
@@ -51,25 +50,17 @@ def from_run(path):
             os.unlink(tmp)
 
 
-def rows(path):
-    f = open_text(path)
-    if f is None:
-        sys.exit(f"pm_clock: {path}: no such file")
-    with f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
-
 def from_csv(pm_path, events_path):
     """The same from truewatt export's CSVs (pm_samples: one row per sample and metric)."""
     by = {}
     dev = None
-    for r in rows(pm_path):
+    for r in csv_rows(pm_path, "pm_clock"):
         dev = r["device"] if dev is None else dev
         if r["device"] != dev:
             continue
         by.setdefault((float(r["start_s"]), float(r["end_s"])), {})[r["metric"]] = float(r["value"])
     samples = sorted((a, b, m) for (a, b), m in by.items())
-    launches = [(r["name"], float(r["start_s"]), float(r["end_s"])) for r in rows(events_path)
+    launches = [(r["name"], float(r["start_s"]), float(r["end_s"])) for r in csv_rows(events_path, "pm_clock")
                 if r.get("kind") == "kernel" and r.get("device", dev) == dev]
     return samples, launches
 

@@ -16,23 +16,14 @@ same for each group over its members' launches. A board power limit is no such b
 of bf16 GEMMs read 852 W in the H100's 20 ms buffer (results/h100/realapps-s41), above its 700 W limit.
   python3 scripts/gpu/realapps_check.py DIR
 """
-import bisect, csv, json, os, sys
+import bisect, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from textfile import open_text  # noqa: E402  (one way to open a kept text file)
+from textfile import csv_rows, open_text  # noqa: E402  (one way to open a kept text file)
 
 LAG_S = 0.1  # the buffer's 20 ms windows, a delay of ~13 ms, and ~0.25 s of lingering power's first part
 LOW_PCT = 5  # the GPU's lowest level: this percentile of the readings over the run's kernels
 SIGMAS = 2  # an energy over the readings' bound by more than this many of its standard errors fails
-
-
-def rows(path):
-    """the CSV's rows (the '#' provenance lines skipped); exits naming the file when it is absent"""
-    f = open_text(path)
-    if f is None:
-        sys.exit(f"realapps_check: {path}[.gz]: no such file")
-    with f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def finest_power(trace, prefix):
@@ -76,8 +67,8 @@ def check(out, prog):
     if f is None:
         sys.exit(f"realapps_check: {path}[.gz]: no such file")
     d = json.load(f, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    trace = rows(os.path.join(out, prog + ".json.trace.csv"))
-    events = rows(os.path.join(out, prog + ".json.events.csv"))
+    trace = csv_rows(os.path.join(out, prog + ".json.trace.csv"), "realapps_check")
+    events = csv_rows(os.path.join(out, prog + ".json.events.csv"), "realapps_check")
     ok = True
     for dev in d["devices"]:
         est = dev.get("estimate") or {}
