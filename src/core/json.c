@@ -198,5 +198,13 @@ void json_kv_bool(json *j, const char *key, bool v)
     json_key(j, key);
     json_bool(j, v);
 }
+void json_kv_numbers(json *j, const char *key, const double *v, size_t n)
+{
+    json_key(j, key);
+    json_begin_array(j);
+    for (size_t k = 0; k < n; k++)
+        json_number(j, v[k]);
+    json_end_array(j);
+}
 
 void json_finish(json *j) { fputc('\n', j->f); }

@@ -31,6 +31,7 @@
 #define json_kv_time tw_jsonw_kv_time
 #define json_kv_uint tw_jsonw_kv_uint
 #define json_kv_bool tw_jsonw_kv_bool
+#define json_kv_numbers tw_jsonw_kv_numbers
 #define json_replaced tw_jsonw_replaced
 #define json_finish tw_jsonw_finish
 
@@ -60,6 +61,8 @@ void json_kv_number(json *j, const char *key, double v);
 void json_kv_time(json *j, const char *key, double t_s);
 void json_kv_uint(json *j, const char *key, uint64_t v);
 void json_kv_bool(json *j, const char *key, bool v);
+/* "key": [v[0], ..., v[n-1]] */
+void json_kv_numbers(json *j, const char *key, const double *v, size_t n);
 /* Bytes of strings (keys and values) that were not valid UTF-8, each written as U+FFFD. */
 uint64_t json_replaced(const json *j);
 /* Ends the document with a newline. */

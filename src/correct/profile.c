@@ -168,16 +168,6 @@ const tw_reading_model *tw_profile_best(const tw_profile *p, bool (*usable)(cons
 
 /* ---------------------------------------------------------------- writing */
 
-/* "key": [v[0], ..., v[n-1]] */
-static void write_numbers(json *j, const char *key, const double *v, size_t n)
-{
-    json_key(j, key);
-    json_begin_array(j);
-    for (size_t k = 0; k < n; k++)
-        json_number(j, v[k]);
-    json_end_array(j);
-}
-
 /* "activity_models": [{"features": [...], "power_w": [...], "sd_w": [...], "residual_w", "clock_mhz", "source"}] */
 static void write_activity(json *j, const tw_profile *p)
 {
@@ -191,8 +181,8 @@ static void write_activity(json *j, const tw_profile *p)
         for (size_t k = 0; k < a->nf; k++)
             json_string(j, a->feature[k]);
         json_end_array(j);
-        write_numbers(j, "power_w", a->power_w, a->nf);
-        write_numbers(j, "sd_w", a->sd_w, a->nf);
+        json_kv_numbers(j, "power_w", a->power_w, a->nf);
+        json_kv_numbers(j, "sd_w", a->sd_w, a->nf);
         json_kv_number(j, "residual_w", a->residual_w);
         if (a->clock_mhz > 0) json_kv_number(j, "clock_mhz", a->clock_mhz);
         json_kv_string(j, "source", a->source);

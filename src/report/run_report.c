@@ -828,16 +828,8 @@ void run_counters_json(json *j, const run_device *d)
         json_kv_number(j, "pm_power_sd_w", c->pm_sd_w);
         json_kv_number(j, "pm_energy_j", c->pm_j);
         json_kv_number(j, "pm_edge_s", TW_EST_PM_EDGE_S);
-        json_key(j, "pm_lead_w"); /* nearest the window's recorded start first */
-        json_begin_array(j);
-        for (int r = 0; r < TW_EST_PM_LEAD; r++)
-            json_number(j, c->pm_edge_w[r]);
-        json_end_array(j);
-        json_key(j, "pm_trail_w");
-        json_begin_array(j);
-        for (int r = TW_EST_PM_LEAD; r < TW_EST_PM_EDGES; r++)
-            json_number(j, c->pm_edge_w[r]);
-        json_end_array(j);
+        json_kv_numbers(j, "pm_lead_w", c->pm_edge_w, TW_EST_PM_LEAD); /* nearest the recorded start first */
+        json_kv_numbers(j, "pm_trail_w", c->pm_edge_w + TW_EST_PM_LEAD, TW_EST_PM_TRAIL);
         json_kv_number(j, "pm_edge_energy_j", c->pm_edge_j);
     }
     if (c->used) {
