@@ -85,7 +85,7 @@ typedef struct pm_dev {
     CUcontext ctx; /* the primary context, retained while sampling */
     char uuid[TWI_UUID_LEN];
     /* how long its enable (with the start) and disable calls took, for the verbose summary: the window's
-     * power lies within them, ~420 and ~85 ms on the H200 (midway) */
+     * power lies within them, ~420 and ~85 ms on the H200 (enabled) */
     unsigned enables, disables;
     double enable_s, enable_max_s, disable_s, disable_max_s;
 } pm_dev;
@@ -238,22 +238,29 @@ static void device_uuid(pm_dev *p, bool *mig)
     twi_format_uuid((const unsigned char *)a.bytes, *mig, p->uuid);
 }
 
-/* Halfway through a call that began at t and ends now: where a window
- * begins for the schedule (its length and period). Its record runs from its
- * enable call's start to its disable call's end: the GPU's power rose about
- * 0.2 s before the middle of enable calls of ~420 ms on the H200 and fell
- * some 30 ms after the middle of disable calls of ~85 ms
- * (results/h200/attrib-s42, results/h100/pm-edges-offline), so the calls'
- * outer ends hold the power, the middles did not. */
-static uint64_t midway(uint64_t t) { return t + (twi_pm_now() - t) / 2; }
-
-/* A call that began at t took until now: into its count, sum and most. */
-static void timed(uint64_t t, unsigned *n, double *sum_s, double *max_s)
+/* A call that began at t took until now: into its count, sum and most; now. */
+static uint64_t timed(uint64_t t, unsigned *n, double *sum_s, double *max_s)
 {
-    double d = (double)(twi_pm_now() - t) * 1e-9;
+    uint64_t now = twi_pm_now();
+    double d = (double)(now - t) * 1e-9;
     ++*n;
     *sum_s += d;
     if (d > *max_s) *max_s = d;
+    return now;
+}
+
+/* Device p's enable call began at t and ended now. Its window's record
+ * runs from the enable call's start to the disable call's end: the GPU's
+ * power rose about 0.2 s before the middle of enable calls of ~420 ms on the
+ * H200 and fell some 30 ms after the middle of disable calls of ~85 ms
+ * (results/h200/attrib-s42, results/h100/pm-edges-offline), so the calls'
+ * outer ends hold the power, the middles did not. The schedule (its length
+ * and period) counts from halfway through the call, as before. */
+static void enabled(pm_dev *p, uint64_t t)
+{
+    uint64_t end = timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
+    p->from_ns = t;
+    p->on_ns = t + (end - t) / 2;
 }
 
 /* Everything up to the start (the context current on this thread); the
@@ -264,9 +271,7 @@ static bool setup_device(pm_dev *p, char *why, size_t cap)
     if (!twi_pm_device_prepare(&p->d, why, cap) || !twi_pm_device_choose(&p->d, &pm.opt, why, cap)) return false;
     uint64_t t = twi_pm_now();
     bool ok = twi_pm_device_enable(&p->d, &pm.opt, why, cap) && twi_pm_device_start(&p->d, why, cap);
-    p->from_ns = t;
-    p->on_ns = midway(t);
-    timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
+    enabled(p, t);
     return ok;
 }
 
@@ -419,8 +424,7 @@ static void window_done(pm_dev *p, int index)
     twi_pm_device_stop(&p->d, on_sample, &c); /* the samples end here, inside the window */
     uint64_t t = twi_pm_now();
     twi_pm_device_pause(&p->d, on_sample, &c);
-    timed(t, &p->disables, &p->disable_s, &p->disable_max_s);
-    t = twi_pm_now();
+    t = timed(t, &p->disables, &p->disable_s, &p->disable_max_s);
     if (pm.c.window_ns && t > p->from_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, t);
 }
 
@@ -440,9 +444,7 @@ static void switch_window(pm_dev *p, int index)
     } else {
         uint64_t t = twi_pm_now();
         ok = twi_pm_device_resume(&p->d, &pm.opt, why, sizeof why);
-        p->from_ns = t;
-        p->on_ns = midway(t);
-        timed(t, &p->enables, &p->enable_s, &p->enable_max_s);
+        enabled(p, t);
         p->paused = false;
     }
     CUcontext popped;
