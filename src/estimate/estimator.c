@@ -154,11 +154,29 @@ static bool pm_edge_span(const double *w0, const double *w1, size_t nw, size_t k
     return *b > *a;
 }
 
+/* The first of the nw windows (in order, not overlapping) whose trailing
+ * edges end after t: a binary search, so that what is asked of a span costs
+ * the windows near it, not all of a long run's (a report asks it of every
+ * launch). */
+static size_t pm_first_window(const double *w1, size_t nw, double t)
+{
+    size_t lo = 0, hi = nw;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w1[mid] + TW_EST_PM_TRAIL * TW_EST_PM_EDGE_S <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The energy PM sampling's power at its windows' edges adds over [a, b]. */
 static double pm_edges_j(const tw_estimate *e, double a, double b)
 {
     double sum = 0;
-    for (size_t k = 0; k < e->pm_nw; k++)
+    for (size_t k = pm_first_window(e->pm_w1, e->pm_nw, a);
+         k < e->pm_nw && e->pm_w0[k] - TW_EST_PM_LEAD * TW_EST_PM_EDGE_S < b; k++)
         for (size_t r = 0; r < TW_EST_PM_EDGES; r++) {
             double lo, hi;
             if (pm_edge_span(e->pm_w0, e->pm_w1, e->pm_nw, k, r, &lo, &hi) && hi > a && lo < b)
@@ -181,8 +199,9 @@ double tw_estimate_baseline_j(const tw_estimate *e, double a, double b)
         v = vk;
     }
     sum += 0.5 * (v + baseline_at(e, b)) * (b - t);
-    for (size_t k = 0; k < e->pm_nw; k++) /* PM sampling's own power while it was on, and at the edges */
-        if (e->pm_w1[k] > a && e->pm_w0[k] < b) sum += e->counters.pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
+    /* PM sampling's own power while it was on, and at the edges */
+    for (size_t k = pm_first_window(e->pm_w1, e->pm_nw, a); k < e->pm_nw && e->pm_w0[k] < b; k++)
+        if (e->pm_w1[k] > a) sum += e->counters.pm_w * (fmin(b, e->pm_w1[k]) - fmax(a, e->pm_w0[k]));
     return sum + pm_edges_j(e, a, b);
 }
 
@@ -1126,16 +1145,8 @@ static tw_status linger_row(design *d, const tw_obs *o, piece_win *pw)
  * the windows' edges covers. */
 static void pm_row(design *d, const tw_obs *o, double tau_s, double norm)
 {
-    const double lead = TW_EST_PM_LEAD * TW_EST_PM_EDGE_S, trail = TW_EST_PM_TRAIL * TW_EST_PM_EDGE_S;
-    size_t lo = 0, hi = d->nw;
-    while (lo < hi) { /* the first sampling window whose trailing edges end after o starts */
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->w1[mid] + trail <= o->t0_s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t col = d->K + d->N + d->M + d->NL;
+    const double lead = TW_EST_PM_LEAD * TW_EST_PM_EDGE_S;
+    size_t lo = pm_first_window(d->w1, d->nw, o->t0_s), col = d->K + d->N + d->M + d->NL;
     double len = o->t1_s - o->t0_s, w = 0, we[TW_EST_PM_EDGES] = {0};
     for (size_t k = lo; k < d->nw && d->w0[k] - lead < o->t1_s; k++) {
         double a = max2(d->w0[k], o->t0_s), b = min2(d->w1[k], o->t1_s);
