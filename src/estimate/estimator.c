@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/nnls.h"
 #include "core/sort.h"
+#include "estimate/prior_scale.h"
 #include "estimate/spill.h"
 
 #define DEFAULT_TAIL_S 1.0
@@ -303,6 +304,20 @@ static act_class classify_memo(kind_memo *m, const tw_event *e)
     return m->cls;
 }
 
+/* Whether the counters' features see a name's activity: a kernel's (on
+ * the SMs), and a copy's or memset's within the device's memory (its DRAM
+ * and L2 traffic: on the H200 the PyTorch step's 8 MiB device-to-device
+ * copy, always beside a fill and an add, made with them a group whose power
+ * the readings alone set, 394 W in one run and 554 W in the other,
+ * results/h200/attrib-s42-torch). Copies to or from the host or another
+ * device move most of their power over links no feature counts: they keep
+ * the readings' own power. */
+static bool seen_by_counters(const tw_est_name *n)
+{
+    if (!n->kind || !*n->kind || strcmp(n->kind, "kernel") == 0 || strcmp(n->kind, "memset") == 0) return true;
+    return strcmp(n->kind, "memcpy") == 0 && strncmp(n->name, "memcpy DtoD ", 12) == 0;
+}
+
 /* One launch: its span, the name (column) it counts for, and its time
  * alone (rates(): its work rate is made from it as it is read, rate_of). */
 typedef struct launch {
@@ -316,8 +331,8 @@ typedef struct launch {
 typedef struct piece {
     double t0, t1;
     double share; /* the launch's work rate over its span: 1 alone */
-    double tot;   /* the rates of every launch of its class in the stretch: its share of the counters' power is
-                     share / tot */
+    double tot;   /* the rates of every launch running beside it that the counters see (seen_by_counters), of
+                     either class: its share of the counters' power is share / tot */
     uint32_t name;
     uint32_t ev;
 } piece;
@@ -336,6 +351,8 @@ typedef struct launches {
     size_t *alone_cnt; /* and their number */
     tw_spill pieces;   /* both classes' pieces in order of start, then of event (make_pieces) */
     tw_spill lpieces;  /* the pieces of the names with a linger term, in the same order (linger_columns) */
+    const bool *seen;  /* per column: its activity is in the counters' features (kernels, and copies within the
+                          device's memory: seen_by_counters); NULL: the kernels */
 } launches;
 
 static void launches_free(launches *ls)
@@ -661,53 +678,88 @@ static double rate_of(const launches *ls, const launch *l)
 }
 
 /* The sweep of both classes that makes the pieces (make_pieces), in order
- * of start (then of event). */
+ * of start: each class's stretches cut where the other class's begin and
+ * end, so that a piece's tot counts every launch the counters' features see
+ * running beside it, kernels and copies alike (a copy's DRAM traffic and a
+ * kernel's beside it are in the same samples). */
 typedef struct piece_sweep {
     const launches *ls;
     sweeper s[2]; /* kernels, copies */
     double a[2], b[2];
-    double tot[2]; /* the rates of the launches running in the class's stretch */
-    size_t at[2];  /* the next running launch of the class's stretch to hand out */
-    bool done[2], has[2];
-    piece head[2];
+    double tot[2];         /* the rates of the class's seen launches running in its stretch */
+    bool done[2], live[2]; /* live: a[k] .. b[k] holds a stretch not yet handed out to its end */
+    double t, cut;         /* the cut being handed out: [t, cut) */
+    double tot_all;        /* the seen launches' rates in it, both classes */
+    int k;                 /* the class being handed out (2: none) */
+    size_t at;             /* its next running launch */
 } piece_sweep;
 
-static tw_status class_head(piece_sweep *p, int k)
+static double class_tot(const piece_sweep *p, int k)
 {
-    sweeper *s = &p->s[k];
-    while (!p->has[k] && !p->done[k]) {
-        if (p->at[k] < s->nh) {
-            const launch *l = &s->heap[p->at[k]++].l;
-            p->head[k] = (piece){p->a[k], p->b[k], rate_of(p->ls, l), p->tot[k], l->name, l->ev};
-            p->has[k] = true;
-            break;
-        }
-        tw_status st = sweep_next(s, &p->a[k], &p->b[k], &p->done[k]);
-        if (st != TW_OK) return st;
-        p->at[k] = 0;
-        p->tot[k] = 0;
-        for (size_t i = 0; !p->done[k] && i < s->nh; i++)
-            p->tot[k] += rate_of(p->ls, &s->heap[i].l);
+    const launches *ls = p->ls;
+    double tot = 0;
+    for (size_t i = 0; i < p->s[k].nh; i++) {
+        const launch *l = &p->s[k].heap[i].l;
+        if (ls->seen[l->name]) tot += rate_of(ls, l);
     }
+    return tot;
+}
+
+/* The next cut [p->t, p->cut) where the running launches of either class do
+ * not change; false at the end. */
+static tw_status next_cut(piece_sweep *p, bool *any)
+{
+    *any = false;
+    for (int k = 0; k < 2; k++) {
+        if (p->live[k] && p->b[k] <= p->t) p->live[k] = false;
+        if (p->live[k] || p->done[k]) continue;
+        tw_status st = sweep_next(&p->s[k], &p->a[k], &p->b[k], &p->done[k]);
+        if (st != TW_OK) return st;
+        if (!p->done[k]) {
+            p->live[k] = true;
+            p->tot[k] = class_tot(p, k);
+        }
+    }
+    double start = INFINITY;
+    for (int k = 0; k < 2; k++)
+        if (p->live[k]) start = fmin(start, fmax(p->a[k], p->t));
+    if (isinf(start)) return TW_OK;
+    double cut = INFINITY;
+    p->tot_all = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!p->live[k]) continue;
+        double from = fmax(p->a[k], p->t);
+        if (from <= start) {
+            cut = fmin(cut, p->b[k]);
+            p->tot_all += p->tot[k];
+        } else {
+            cut = fmin(cut, from);
+        }
+    }
+    p->t = start;
+    p->cut = cut;
+    p->k = 0;
+    p->at = 0;
+    *any = true;
     return TW_OK;
 }
 
 /* The next piece into *q; *got false at the end. */
 static tw_status sweep_piece(piece_sweep *p, piece *q, bool *got)
 {
-    for (int k = 0; k < 2; k++) {
-        tw_status st = class_head(p, k);
-        if (st != TW_OK) return st;
+    for (;;) {
+        for (; p->k < 2; p->k++, p->at = 0) {
+            int k = p->k;
+            if (!p->live[k] || fmax(p->a[k], p->t) > p->t || p->at >= p->s[k].nh) continue;
+            const launch *l = &p->s[k].heap[p->at++].l;
+            *q = (piece){p->t, p->cut, rate_of(p->ls, l), p->tot_all, l->name, l->ev};
+            *got = true;
+            return TW_OK;
+        }
+        if (p->k == 2) p->t = p->cut;
+        tw_status st = next_cut(p, got);
+        if (st != TW_OK || !*got) return st;
     }
-    *got = p->has[0] || p->has[1];
-    if (!*got) return TW_OK;
-    int k = !p->has[0]                                                                                           ? 1
-            : !p->has[1]                                                                                         ? 0
-            : p->head[1].t0 < p->head[0].t0 || (p->head[1].t0 == p->head[0].t0 && p->head[1].ev < p->head[0].ev) ? 1
-                                                                                                                 : 0;
-    *q = p->head[k];
-    p->has[k] = false;
-    return TW_OK;
 }
 
 /* Every piece into ls->pieces, once (after rates(): a piece's share is its
@@ -718,6 +770,8 @@ static tw_status make_pieces(launches *ls)
     piece_sweep p;
     memset(&p, 0, sizeof p);
     p.ls = ls;
+    p.t = p.cut = -INFINITY;
+    p.k = 2;
     tw_status st = sweeper_init(&p.s[0], ls, false);
     if (st == TW_OK) st = sweeper_init(&p.s[1], ls, true);
     if (st == TW_OK) st = tw_spill_open(&ls->pieces, sizeof(piece));
@@ -1666,6 +1720,7 @@ typedef struct fit_state {
     double *mean_u;  /* per unit: the prior's mean (NULL: 0 for every unit) */
     bool *held_u;    /* per unit: held at mean_u (a prior HELD_WEIGHT times its data's weight; NULL: none) */
     bool *signed_u;  /* per unit: may be negative (a name's own term beside its counters) */
+    bool *apart_u;   /* per name unit (U0): its own term apart from the counters' model (APART_Z); NULL: none */
     double *cov_f;   /* (U - U0) x (K + U): each feature's and linger's covariance with every coefficient
                         (variances()) */
     /* lingering power: units UL0 .. U - 1, after the features' */
@@ -1948,6 +2003,7 @@ typedef struct ctx {
     size_t nrng, rcap;
     size_t nev;    /* events replayed (their indices: 0 .. nev) */
     bool *copy;    /* per column: a copy or memset (copy engines) */
+    bool *seen;    /* per column: its activity in the counters' features (seen_by_counters) */
     win_idx *fine; /* index_finest (pick_windows: NULL for fine_lo .. fine_lo + nfine - 1) */
     size_t fine_lo, nfine;
     double fine_longest;
@@ -1980,6 +2036,7 @@ static void ctx_free(ctx *c)
     launches_free(&c->ls);
     free(c->rng);
     free(c->copy);
+    free(c->seen);
     free(c->pinned);
     free(c->fine);
     for (size_t r = 0; r < c->f.nr; r++) {
@@ -2003,6 +2060,7 @@ static void ctx_free(ctx *c)
     free(c->f.mean_u);
     free(c->f.held_u);
     free(c->f.signed_u);
+    free(c->f.apart_u);
     free(c->f.cov_f);
     free(c->f.lunit);
     free(c->lcol);
@@ -2860,28 +2918,44 @@ static double median_span(const tw_est_counters *cn, size_t cs0, size_t ncs)
     return probe[n / 2];
 }
 
-/* The share of each sample that some kernel covers (c->cbusy): the
- * counters count activity only while kernels run, so a sample's level over
- * its kernels' time is its mean over this share. */
+/* Adds [a, b] to the share of each sample it covers (c->cbusy), from
+ * sample *k on (spans come in order). */
+static void busy_span(ctx *c, double a, double b, size_t *k)
+{
+    const double *t0 = c->cn->t0_s + c->cs0, *t1 = c->cn->t1_s + c->cs0;
+    while (*k < c->ncs && t1[*k] <= a)
+        (*k)++;
+    for (size_t j = *k; j < c->ncs && t0[j] < b; j++) {
+        double x = fmax(a, t0[j]), y = fmin(b, t1[j]);
+        if (y > x) c->cbusy[j] += (y - x) / (t1[j] - t0[j]);
+    }
+}
+
+/* The share of each sample that some launch the counters see covers
+ * (c->cbusy): the counters count activity only while such launches run, so
+ * a sample's level over their time is its mean over this share. The union
+ * of the seen pieces' spans (they come in order of start). */
 static tw_status counter_busy(ctx *c)
 {
-    const tw_est_counters *cn = c->cn;
-    sweeper s;
-    tw_status st = sweeper_init(&s, &c->ls, false);
+    piece_src src;
+    tw_status st = piece_src_open(&src, &c->ls);
     size_t k = 0;
-    const double *t0 = cn->t0_s + c->cs0, *t1 = cn->t1_s + c->cs0;
-    for (bool done = false; st == TW_OK;) {
-        double a, b;
-        st = sweep_next(&s, &a, &b, &done);
-        if (st != TW_OK || done) break;
-        while (k < c->ncs && t1[k] <= a)
-            k++;
-        for (size_t j = k; j < c->ncs && t0[j] < b; j++) {
-            double x = fmax(a, t0[j]), y = fmin(b, t1[j]);
-            if (y > x) c->cbusy[j] += (y - x) / (t1[j] - t0[j]);
+    double ua = 0, ub = -INFINITY;
+    while (st == TW_OK) {
+        piece q;
+        bool got = false;
+        if ((st = piece_next(&src, &q, &got)) != TW_OK || !got) break;
+        if (!c->ls.seen[q.name] || !(q.t1 > q.t0)) continue;
+        if (q.t0 > ub) {
+            if (ub > ua) busy_span(c, ua, ub, &k);
+            ua = q.t0;
+            ub = q.t1;
+        } else {
+            ub = fmax(ub, q.t1);
         }
     }
-    sweeper_free(&s);
+    if (st == TW_OK && ub > ua) busy_span(c, ua, ub, &k);
+    piece_src_close(&src);
     return st;
 }
 
@@ -2911,8 +2985,9 @@ static double sampled_fit_share(const ctx *c, const design *d)
     return d->R ? cf->window_share * fmin(1.0, cf->window_sampled) : 1.0;
 }
 
-/* Which name columns the counters give their power (c->ccol: kernels
- * whose time the samples cover at least MIN_COUNTER_COVERAGE of; the
+/* Which name columns the counters give their power (c->ccol: kernels and
+ * copies within the device's memory (seen_by_counters) whose time the
+ * samples cover at least MIN_COUNTER_COVERAGE of; the
  * pooled column is left to the readings) and each one's mean level over
  * its covered time (c->gbar), its share of each stretch by its rate. */
 static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_share)
@@ -2929,7 +3004,7 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
         bool got = false;
         if ((st = piece_next(&src, &q, &got)) != TW_OK || !got) break;
         double a = fmax(q.t0, d->T0), b = fmin(q.t1, d->T1);
-        if (c->copy[q.name] || !(b > a) || !(q.tot > 0)) continue;
+        if (!c->ls.seen[q.name] || !(b > a) || !(q.tot > 0)) continue;
         double w = q.share / q.tot;
         cov[q.name] += w * counter_integral(d, NULL, 0, a, b, q.name, acc);
         all[q.name] += w * (b - a);
@@ -2940,11 +3015,11 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     double cs = 0, ts = 0;
     double want = MIN_COUNTER_COVERAGE * sampled_fit_share(c, d);
     for (size_t j = 0; st == TW_OK && j < N; j++) {
-        c->ccol[j] = !c->copy[j] && j != pooled_col && all[j] > 0 &&
+        c->ccol[j] = c->ls.seen[j] && j != pooled_col && all[j] > 0 &&
                      cov[j] > (d->R ? MIN_WINDOWED_SAMPLES * c->sample_s : 0) && cov[j] >= want * all[j];
         for (size_t m = 0; m < M; m++)
             c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
-        if (!c->copy[j]) {
+        if (c->ls.seen[j]) {
             cs += cov[j];
             ts += all[j];
         }
@@ -3142,46 +3217,37 @@ static tw_status counter_priors(fit_state *f, const bool *ccol, const tw_est_cou
     return TW_OK;
 }
 
-/* The sd s of a prior N(0, s^2) from the coefficients it is for
- * (empirical Bayes, the method of moments): each fitted under a broad prior,
- * b_j with variance v_j, has E[b_j^2] = s^2 + v_j, so s^2 is the weighted
- * mean of b_j^2 - v_j (weights 1 / (s^2 + v_j)^2, iterated); 0 where the
- * coefficients are all within their errors of 0. */
-static double moments_sd(const double *b, const double *v, size_t n)
-{
-    double s2 = 0;
-    for (int it = 0; it < 50; it++) {
-        double num = 0, den = 0;
-        for (size_t j = 0; j < n; j++) {
-            double w = 1.0 / ((s2 + v[j]) * (s2 + v[j]));
-            num += w * (b[j] * b[j] - v[j]);
-            den += w;
-        }
-        double next = den > 0 ? fmax(0.0, num / den) : 0;
-        bool done = fabs(next - s2) <= 1e-6 * (s2 + 1.0);
-        s2 = next;
-        if (done) break;
-    }
-    return sqrt(s2);
-}
+/* A name's own term further from 0 than this many of sqrt(s^2 + v) (its
+ * own error and the names' scatter) is apart from the counters' model:
+ * left out of the scatter that sets s (tw_prior_scale_robust_sd). One such
+ * name would otherwise set s for every name: on the H100's realapps PyTorch
+ * run a GEMM of 16 ms at +524 +- 29 W beside 28 names about within their
+ * errors of 0 made s 111 W (under which most names came out below
+ * resolution); without it s is 0. It keeps the prior s too: its readings'
+ * own power took that GEMM to ~1,000 W above the baseline for its 30 us
+ * launches, where the power bound clipped it and lost 0.4 % of the GPU's
+ * energy: the model's misfit on one name, not the readings resolving it. */
+#define APART_Z 5.0
 
 /* The priors of the counters' model from its own fit, no strength chosen
  * by hand but the floor MIN_OWN_SD_W (docs/methods.md):
  * - the features' coefficients: N(0, t^2), t from the coefficients
- *   themselves (moments_sd), fitted with the own terms held at 0. Features
+ *   themselves (tw_prior_scale_sd), fitted with the own terms held at 0. Features
  *   that rise together (SM activity, instruction issue and the tensor pipes
  *   in a GEMM) trade their coefficients otherwise, from run to run, and the
  *   names' split with them: on the PyTorch step run twice
  *   (results/h100/activity) the tensor pipes took 92 W in one run and 362 W
  *   in the other under the broad prior alone, 4 of the top 10 names within
  *   5 % of each other; with t, 8 of 10;
- * - each name's own term: N(0, s^2), s from the names (moments_sd over each
- *   own term fitted under the broad prior with the features held where the
- *   model alone put them: the own terms and the features trade otherwise,
- *   as each name's features are nearly its own column times its mean level).
- *   Where the counters explain the names, s is small and each name follows
- *   its counters; where names differ from them by more than the readings'
- *   noise, s grows and the names the readings resolve keep their own power. */
+ * - each name's own term: N(0, s^2), s from the names
+ *   (tw_prior_scale_robust_sd over each own term fitted under the broad
+ *   prior with the features held where the model alone put them: the own
+ *   terms and the features trade otherwise, as each name's features are
+ *   nearly its own column times its mean level), a name far apart from the
+ *   others left out (APART_Z). Where the counters explain the names, s is
+ *   small and each name follows its counters; where names differ from them
+ *   by more than the readings' noise, s grows and the names the readings
+ *   resolve keep their own power. */
 static tw_status counter_model_priors(fit_state *f, double smooth, double *beta, tw_est_counter_fit *cf)
 {
     size_t K = f->d.K, M = f->M, n = 0;
@@ -3201,7 +3267,7 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
          * and fall together, as one name's do): the names' broad prior, not one that forbids them all.
          * A 1 W prior there left an H100's one GEMM 64 J of its ~5,600 J and a residual of 283 W rms,
          * which then weighed the readings down so that the prior won (results/h100x2/mpi-counters-fixed) */
-        double t = st == TW_OK ? moments_sd(b, v, n) : 0;
+        double t = st == TW_OK ? tw_prior_scale_sd(b, v, n) : 0;
         if (!(t >= MIN_OWN_SD_W)) t = f->prior_w;
         cf->coef_prior_sd_w = t;
         for (size_t m = 0; m < M; m++)
@@ -3223,16 +3289,33 @@ static tw_status counter_model_priors(fit_state *f, double smooth, double *beta,
         f->held_u[f->U0 + m] = false;
     }
     n = 0;
+    size_t *un = malloc((f->U0 ? f->U0 : 1) * sizeof *un);
+    bool *apart = malloc(f->U0 ? f->U0 : 1);
+    if (st == TW_OK && (!un || !apart)) st = tw_fail(TW_ENOMEM, "out of memory");
     for (size_t u = 0; st == TW_OK && u < f->U0; u++) {
         double vu = f->var_u[K + u];
         if (!f->signed_u[u] || f->bound[K + u] || !isfinite(vu) || !(vu > 0)) continue;
+        un[n] = u;
         b[n] = f->beta_u[K + u];
         v[n++] = vu;
     }
-    double s = st == TW_OK ? fmax(MIN_OWN_SD_W, moments_sd(b, v, n)) : 0;
+    double s = st == TW_OK ? tw_prior_scale_robust_sd(b, v, n, APART_Z, apart) : 0;
+    if (st == TW_OK && s < 0) st = tw_fail(TW_ENOMEM, "out of memory");
+    s = fmax(MIN_OWN_SD_W, s);
     cf->own_sd_w = s;
     for (size_t u = 0; u < f->U0; u++)
         if (f->signed_u[u]) f->prior_u[u] = s;
+    free(f->apart_u);
+    f->apart_u = calloc(f->U0 ? f->U0 : 1, sizeof *f->apart_u);
+    if (st == TW_OK && !f->apart_u) st = tw_fail(TW_ENOMEM, "out of memory");
+    cf->names_apart = 0;
+    for (size_t i = 0; st == TW_OK && i < n; i++)
+        if (apart[i]) {
+            f->apart_u[un[i]] = true;
+            cf->names_apart++;
+        }
+    free(un);
+    free(apart);
     free(b);
     free(v);
     return st;
@@ -4012,6 +4095,17 @@ static tw_status results(ctx *c, const tw_est_reading *rs, size_t nrs, const uin
              "limit (%.0f W) less its quiet level (bursts shorter than the power limiter's averaging time can draw "
              "more than the limit): kept as the model gives them (%s%s)",
              over, f->upper_w, e->power_limit_w, above_bound, over > 3 ? ", ..." : "");
+    /* names the readings put apart from the counters' model: kept on it (APART_Z), said */
+    char apart[256] = "";
+    size_t napart = 0;
+    for (size_t u = 0; f->apart_u && u < f->U0; u++)
+        if (f->apart_u[u] && ++napart <= 3) list_unit(e, f, col, u, apart, sizeof apart);
+    if (napart)
+        warn(e,
+             "%zu name(s) differ from the activity counters' model by more than %.0f of their standard errors "
+             "against the readings: kept on the model, and left out of the scatter that sets the other names' "
+             "own terms (%s%s)",
+             napart, APART_Z, apart, napart > 3 ? ", ..." : "");
     /* the energies by kind: every unit's energy to the kind of its members */
     for (size_t u = 0; u < f->U0; u++) {
         double E = isfinite(fig[u].E) ? fig[u].E : 0; /* as the names report it (an energy under zero: 0) */
@@ -4193,9 +4287,15 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         st = tw_fail(TW_ENOMEM, "out of memory");
     size_t N = 0;
     if (st == TW_OK) st = columns(&c, cfg.max_names ? cfg.max_names : DEFAULT_MAX_NAMES, col, &N);
-    if (st == TW_OK && !(c.copy = calloc(N ? N : 1, sizeof *c.copy))) st = tw_fail(TW_ENOMEM, "out of memory");
-    for (size_t i = 0; st == TW_OK && i < c.names.n; i++)
+    if (st == TW_OK && (!(c.copy = calloc(N ? N : 1, sizeof *c.copy)) || !(c.seen = malloc(N ? N : 1))))
+        st = tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t j = 0; st == TW_OK && j < N; j++)
+        c.seen[j] = true;
+    for (size_t i = 0; st == TW_OK && i < c.names.n; i++) {
         if (strcmp(c.names.v[i].kind, "kernel") != 0) c.copy[col[i]] = true;
+        if (!seen_by_counters(&c.names.v[i])) c.seen[col[i]] = false;
+    }
+    c.ls.seen = c.seen;
     if (st == TW_OK) {
         st = by_class(&c.ls, c.sorted, c.names.n, N, col, c.copy);
         if (st == TW_OK) st = rates(&c.ls, N);

@@ -210,8 +210,11 @@ typedef struct tw_est_counter_fit {
     double cal_w[TW_EST_MAX_FEATURES], cal_sd_w[TW_EST_MAX_FEATURES];
     double cal_clock_mhz; /* its reference clock: the per-cycle features were scaled by the clock over it (NaN: none) */
     double own_sd_w;      /* sd of the prior on each name's own term (estimated from the names' scatter) */
+    size_t names_apart;   /* names whose own term the readings put apart from the counters' model: under the
+                             prior own_sd_w still, but left out of the scatter that sets it (APART_Z) */
     size_t names;         /* names given their power by the counters */
-    double coverage;      /* share of the kernels' time the samples cover */
+    double coverage;      /* share of the time of what the counters see (kernels, copies within the device's memory)
+                             that the samples cover */
     size_t samples;       /* samples inside the fit span */
     /* PM sampling in windows (tw_est_counters.nw > 0): the windows inside
      * the fit span, their time, the power the GPU drew more while they were

@@ -563,8 +563,8 @@ void run_counters_text(const run_device *d, FILE *f)
         return;
     }
     fprintf(f,
-            "activity counters in the estimate: %zu kernel names get their power from them (%zu samples cover "
-            "%.1f %% of the kernels' time); power at full activity:",
+            "activity counters in the estimate: %zu names (kernels, and copies within the device's memory) get "
+            "their power from them (%zu samples cover %.1f %% of their time); power at full activity:",
             c->names, c->samples, 100 * c->coverage);
     feature_watts(f, c, c->coef_w, c->coef_sd_w);
     const char *name;
@@ -578,8 +578,9 @@ void run_counters_text(const run_device *d, FILE *f)
     } else {
         fprintf(f, " (prior 0 +- %.1f W, from their scatter)", c->coef_prior_sd_w);
     }
-    fprintf(f, "; each name's own term 0 +- %.1f W (from the names' scatter); %s residual %.2f W rms", c->own_sd_w,
-            name, rms);
+    fprintf(f, "; each name's own term 0 +- %.1f W (from the names' scatter", c->own_sd_w);
+    if (c->names_apart) fprintf(f, ", %zu name(s) apart from the model left out", c->names_apart);
+    fprintf(f, "); %s residual %.2f W rms", name, rms);
     if (isfinite(prof)) fprintf(f, " (the profile's noise %.2f W)", prof);
     fputc('\n', f);
 }
@@ -849,6 +850,7 @@ void run_counters_json(json *j, const run_device *d)
             json_end_object(j);
         }
         json_kv_number(j, "own_term_sd_w", c->own_sd_w);
+        json_kv_uint(j, "names_apart", c->names_apart);
         const char *name;
         double rms, prof;
         fit_noise(d, &name, &rms, &prof);
