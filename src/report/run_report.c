@@ -563,7 +563,7 @@ void run_counters_text(const run_device *d, FILE *f)
         return;
     }
     fprintf(f,
-            "activity counters in the estimate: %zu names (kernels, and copies within the device's memory) get "
+            "activity counters in the estimate: %zu name(s) (kernels, and copies within the device's memory) get "
             "their power from them (%zu samples cover %.1f %% of their time); power at full activity:",
             c->names, c->samples, 100 * c->coverage);
     feature_watts(f, c, c->coef_w, c->coef_sd_w);
