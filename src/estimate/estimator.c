@@ -11,7 +11,6 @@
 
 #include "core/error.h"
 #include "core/nnls.h"
-#include "core/sort.h"
 #include "estimate/prior_scale.h"
 #include "estimate/spill.h"
 
@@ -1085,6 +1084,20 @@ static double sample_level(const design *d, size_t k, size_t m)
     return busy > 0 ? fmin(1.0, fmax(0.0, v / fmin(1.0, busy))) : 0;
 }
 
+/* The first sample that ends after a. */
+static size_t first_sample_after(const design *d, double a)
+{
+    size_t lo = 0, hi = d->ns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->s1[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The counters' features integrated over [a, b] of a piece of column col,
  * each instant weighted as window o weighs it (NULL: plainly), into acc[m];
  * the time no sample covers counts the column's own mean level (d->gbar,
@@ -1095,16 +1108,8 @@ static double counter_integral(const design *d, const tw_obs *o, double tau_s, d
     for (size_t m = 0; m < d->M; m++)
         acc[m] = 0;
     if (!(b > a)) return 0;
-    size_t lo = 0, hi = d->ns;
-    while (lo < hi) { /* the first sample that ends after a */
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->s1[mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     double covered = 0;
-    for (size_t k = lo; k < d->ns && d->s0[k] < b; k++) {
+    for (size_t k = first_sample_after(d, a); k < d->ns && d->s0[k] < b; k++) {
         double x = fmax(a, d->s0[k]), y = fmin(b, d->s1[k]);
         if (!(y > x)) continue;
         double w = o ? tw_obs_weight(o, tau_s, x, y) : y - x;
@@ -2016,7 +2021,6 @@ typedef struct ctx {
     /* the activity counters (counters_prepare) */
     const tw_est_counters *cn;        /* NULL: none used */
     size_t ncs, cs0;                  /* their samples inside the fit span: cs0 .. cs0 + ncs - 1 */
-    double sample_s;                  /* their median span (s): the interval */
     size_t fidx[TW_EST_MAX_FEATURES]; /* the features used: their indices in cn */
     double *cbusy;                    /* ncs: the share of each sample some kernel covers */
     bool *ccol;                       /* per name column: its power from the counters */
@@ -2864,14 +2868,17 @@ static void linger_fold(ctx *c)
  * left to the readings alone (a gap, samples that began late or ended early):
  * its gaps would otherwise be filled with the level of a minority of its time. */
 #define MIN_COUNTER_COVERAGE 0.5
-/* With sampling in windows, a name whose covered time is under this many
- * samples' worth too: a few samples (one name caught at a window's edge, JAX
- * in results/h100/attrib-s31w at 1 ms) are no level to fill the other nine
- * tenths of its time with. In samples, not seconds: 10 ms (this rule's
- * first form) left the PyTorch step's names of 50 ms out at 0.1 ms, each
- * with 60-80 samples (results/h100/pm-fine-1-5) */
+/* With sampling in windows, a name whose launches fall in fewer samples
+ * than this too: a few samples (one name caught at a window's edge, JAX in
+ * results/h100/attrib-s31w at 1 ms) are no level to fill the other nine
+ * tenths of its time with. Samples its launches fall in, not their covered
+ * time: 10 ms (this rule's first form) left the PyTorch step's names of
+ * 50 ms out at 0.1 ms, each with 60-80 samples (results/h100/pm-fine-1-5),
+ * and 10 samples' worth of time (its second) the real programs' short
+ * kernels, whose launches fall in hundreds of samples but fill a few: on
+ * the H100's PyTorch program 31 names resolved against 65 so, JAX 5 against
+ * 16 (results/h100/samples-offline) */
 #define MIN_WINDOWED_SAMPLES 10
-#define SPAN_MEDIAN_PROBES 4097 /* samples whose median span stands for all */
 /* Under this share of PM sampling's windows in samples, a warning (the H100's windows of 0.3 s kept
  * 50-67 % with nothing lost, results/h100/pm-windows; 13 % at 20 us with the per-SM pipe metrics) */
 #define MIN_WINDOW_SAMPLED 0.4
@@ -2901,21 +2908,6 @@ static bool counter_span(ctx *c, const tw_est_counters *cn, double T0, double T1
     c->ncs = n;
     if (!n) snprintf(why, cap, "no sample inside the fit span");
     return n > 0;
-}
-
-/* The median span of the samples inside the fit span (their interval), from
- * at most SPAN_MEDIAN_PROBES of them evenly spread. */
-static double median_span(const tw_est_counters *cn, size_t cs0, size_t ncs)
-{
-    double probe[SPAN_MEDIAN_PROBES];
-    size_t n = ncs < SPAN_MEDIAN_PROBES ? ncs : SPAN_MEDIAN_PROBES;
-    for (size_t i = 0; i < n; i++) {
-        size_t k = cs0 + (n > 1 ? i * (ncs - 1) / (n - 1) : 0);
-        probe[i] = cn->t1_s[k] - cn->t0_s[k];
-    }
-    if (!n) return 0;
-    tw_sort_doubles(probe, n);
-    return probe[n / 2];
 }
 
 /* Adds [a, b] to the share of each sample it covers (c->cbusy), from
@@ -2987,7 +2979,8 @@ static double sampled_fit_share(const ctx *c, const design *d)
 
 /* Which name columns the counters give their power (c->ccol: kernels and
  * copies within the device's memory (seen_by_counters) whose time the
- * samples cover at least MIN_COUNTER_COVERAGE of; the
+ * samples cover at least MIN_COUNTER_COVERAGE of, in windows in at least
+ * MIN_WINDOWED_SAMPLES samples; the
  * pooled column is left to the readings) and each one's mean level over
  * its covered time (c->gbar), its share of each stretch by its rate. */
 static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_share)
@@ -2995,7 +2988,10 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     design *d = &c->f.d;
     size_t N = d->N, M = d->M;
     double *cov = calloc(N ? N : 1, sizeof *cov), *all = calloc(N ? N : 1, sizeof *all);
-    tw_status st = cov && all ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    size_t *nsamp = calloc(N ? N : 1, sizeof *nsamp), *last = malloc((N ? N : 1) * sizeof *last);
+    tw_status st = cov && all && nsamp && last ? TW_OK : tw_fail(TW_ENOMEM, "out of memory");
+    for (size_t j = 0; st == TW_OK && j < N; j++)
+        last[j] = SIZE_MAX;
     piece_src src;
     if (st == TW_OK) st = piece_src_open(&src, &c->ls);
     double acc[TW_EST_MAX_FEATURES];
@@ -3008,6 +3004,11 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
         double w = q.share / q.tot;
         cov[q.name] += w * counter_integral(d, NULL, 0, a, b, q.name, acc);
         all[q.name] += w * (b - a);
+        for (size_t k = first_sample_after(d, a); k < d->ns && d->s0[k] < b; k++) /* the samples it is in */
+            if (last[q.name] != k && fmin(b, d->s1[k]) > fmax(a, d->s0[k])) {
+                last[q.name] = k;
+                nsamp[q.name]++;
+            }
         for (size_t m = 0; m < M; m++)
             c->gbar[(size_t)q.name * M + m] += w * acc[m];
     }
@@ -3015,8 +3016,8 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     double cs = 0, ts = 0;
     double want = MIN_COUNTER_COVERAGE * sampled_fit_share(c, d);
     for (size_t j = 0; st == TW_OK && j < N; j++) {
-        c->ccol[j] = c->ls.seen[j] && j != pooled_col && all[j] > 0 &&
-                     cov[j] > (d->R ? MIN_WINDOWED_SAMPLES * c->sample_s : 0) && cov[j] >= want * all[j];
+        c->ccol[j] = c->ls.seen[j] && j != pooled_col && all[j] > 0 && (!d->R || nsamp[j] >= MIN_WINDOWED_SAMPLES) &&
+                     cov[j] >= want * all[j];
         for (size_t m = 0; m < M; m++)
             c->gbar[j * M + m] = cov[j] > 0 ? c->gbar[j * M + m] / cov[j] : 0;
         if (c->ls.seen[j]) {
@@ -3027,6 +3028,8 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
     *covered_share = ts > 0 ? cs / ts : 0;
     free(cov);
     free(all);
+    free(nsamp);
+    free(last);
     return st;
 }
 
@@ -3130,7 +3133,6 @@ static tw_status counters_prepare(ctx *c, const tw_est_config *cfg, size_t poole
     if (!cn || cn->n == 0 || cn->nf == 0 || !cn->t0_s || !cn->t1_s || !cn->v) return TW_OK;
     if (!counter_span(c, cn, d->T0, d->T1, cf->why, sizeof cf->why)) return TW_OK;
     c->cn = cn;
-    c->sample_s = median_span(cn, c->cs0, c->ncs);
     size_t M0 = cn->nf < TW_EST_MAX_FEATURES ? cn->nf : TW_EST_MAX_FEATURES;
     c->cbusy = calloc(c->ncs, sizeof *c->cbusy);
     c->ccol = calloc(d->N ? d->N : 1, sizeof *c->ccol);
