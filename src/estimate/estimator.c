@@ -351,7 +351,7 @@ typedef struct launches {
     tw_spill pieces;   /* both classes' pieces in order of start, then of event (make_pieces) */
     tw_spill lpieces;  /* the pieces of the names with a linger term, in the same order (linger_columns) */
     const bool *seen;  /* per column: its activity is in the counters' features (kernels, and copies within the
-                          device's memory: seen_by_counters); NULL: the kernels */
+                          device's memory: seen_by_counters); set before make_pieces */
 } launches;
 
 static void launches_free(launches *ls)
@@ -2022,7 +2022,7 @@ typedef struct ctx {
     const tw_est_counters *cn;        /* NULL: none used */
     size_t ncs, cs0;                  /* their samples inside the fit span: cs0 .. cs0 + ncs - 1 */
     size_t fidx[TW_EST_MAX_FEATURES]; /* the features used: their indices in cn */
-    double *cbusy;                    /* ncs: the share of each sample some kernel covers */
+    double *cbusy;                    /* ncs: the share of each sample some launch the counters see covers */
     bool *ccol;                       /* per name column: its power from the counters */
     double *gbar;                     /* per name column x M: its mean level where the samples cover it */
     double *cint;                     /* per name column x M: its share of each feature's integral at the solution */
@@ -3005,7 +3005,7 @@ static tw_status counter_columns(ctx *c, size_t pooled_col, double *covered_shar
         cov[q.name] += w * counter_integral(d, NULL, 0, a, b, q.name, acc);
         all[q.name] += w * (b - a);
         for (size_t k = first_sample_after(d, a); k < d->ns && d->s0[k] < b; k++) /* the samples it is in */
-            if (last[q.name] != k && fmin(b, d->s1[k]) > fmax(a, d->s0[k])) {
+            if ((last[q.name] == SIZE_MAX || k > last[q.name]) && fmin(b, d->s1[k]) > fmax(a, d->s0[k])) {
                 last[q.name] = k;
                 nsamp[q.name]++;
             }
@@ -3225,10 +3225,11 @@ static tw_status counter_priors(fit_state *f, const bool *ccol, const tw_est_cou
  * name would otherwise set s for every name: on the H100's realapps PyTorch
  * run a GEMM of 16 ms at +524 +- 29 W beside 28 names about within their
  * errors of 0 made s 111 W (under which most names came out below
- * resolution); without it s is 0. It keeps the prior s too: its readings'
- * own power took that GEMM to ~1,000 W above the baseline for its 30 us
- * launches, where the power bound clipped it and lost 0.4 % of the GPU's
- * energy: the model's misfit on one name, not the readings resolving it. */
+ * resolution); without it s is 0. It keeps the prior s too: given the
+ * readings' broad prior instead (a trial, not kept), that GEMM drew ~1,000 W
+ * above the baseline for its 30 us launches, was clipped at the power bound
+ * and took 0.4 % of the GPU's energy with it: the model's misfit on one
+ * name, not the readings resolving it. */
 #define APART_Z 5.0
 
 /* The priors of the counters' model from its own fit, no strength chosen
@@ -4289,7 +4290,8 @@ tw_status tw_estimate_feed(const tw_est_reading *readings, size_t nreadings, con
         st = tw_fail(TW_ENOMEM, "out of memory");
     size_t N = 0;
     if (st == TW_OK) st = columns(&c, cfg.max_names ? cfg.max_names : DEFAULT_MAX_NAMES, col, &N);
-    if (st == TW_OK && (!(c.copy = calloc(N ? N : 1, sizeof *c.copy)) || !(c.seen = malloc(N ? N : 1))))
+    if (st == TW_OK &&
+        (!(c.copy = calloc(N ? N : 1, sizeof *c.copy)) || !(c.seen = malloc((N ? N : 1) * sizeof *c.seen))))
         st = tw_fail(TW_ENOMEM, "out of memory");
     for (size_t j = 0; st == TW_OK && j < N; j++)
         c.seen[j] = true;
