@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # offline.sh BASE_BUILD [BUILD]: BUILD (default build, this tree's) against BASE_BUILD on the kept run
 # files, no GPU: the PyTorch step's repeat (scripts/offline-repeat) on six pairs, the real programs'
-# check (scripts/gpu/realapps_check.py) on the text runs of three realapps folders with their own
-# trace and events, and the patterns against their solo references on the 18 kept folders
-# (results/h100/linger-known-offline/score-exp.sh). Writes repeat/, realapps/ and folders/ here.
+# check (scripts/offline-realapps) on the text runs of three realapps folders, and the patterns
+# against their solo references on the 18 kept folders (results/h100/linger-known-offline/score-exp.sh).
+# Writes repeat/, realapps/ and folders/ here.
 set -u
 base=$1; build=${2:-build}
 cd "$(git rev-parse --show-toplevel)"
@@ -16,22 +16,8 @@ for f in results/h100/attrib results/h100/attrib-default-s38/torch results/h100/
 done
 scripts/offline-repeat --base "$base" --build "$build" "$here/repeat" "${pairs[@]}" >/dev/null
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$here/realapps"
-out="$here/realapps/check.txt"
-echo "# provenance: command: $here/offline.sh $*; each PROG's text run (PROG.sqlite.xz) reported by each build with --json, its own trace and events (PROG.trace.csv.gz, PROG.events.csv.gz) as the check reads them; $stamp" > "$out"
-for g in results/h100/realapps-s41b results/h200/realapps-s42 results/h200/realapps-s43; do
-  for b in "$base" "$build"; do
-    d="$tmp/$(basename "$g")"; rm -rf "$d"; mkdir -p "$d"
-    for p in torch jax; do
-      xz -dc "$g/$p.sqlite.xz" > "$d/$p.sqlite"
-      "$b/truewatt" report --json "$d/$p.sqlite" > "$d/$p.report.json" 2>/dev/null
-      cp "$g/$p.trace.csv.gz" "$d/$p.json.trace.csv.gz"
-      cp "$g/$p.events.csv.gz" "$d/$p.json.events.csv.gz"
-    done
-    echo "## $g, build $b" >> "$out"
-    python3 scripts/gpu/realapps_check.py "$d" >> "$out" 2>&1
-  done
-done
+scripts/offline-realapps --base "$base" --build "$build" "$here/realapps" results/h100/realapps-s41b \
+  results/h200/realapps-s42 results/h200/realapps-s43
 EXP_BUILD=$build BASE_BUILD=$base bash results/h100/linger-known-offline/score-exp.sh "$tmp/folders" > "$tmp/score.txt" 2>&1
 rm -rf "$here/folders"; mkdir -p "$here/folders"
 for c in "$tmp"/folders/*/compare.txt; do mkdir -p "$here/folders/$(basename "$(dirname "$c")")"; cp "$c" "$here/folders/$(basename "$(dirname "$c")")/"; done
