@@ -278,6 +278,24 @@ if python3 "$HERE/../../scripts/offline-repeat" --build "$(dirname "$BIN")" rep2
 fi
 grep -q "runs come in pairs" rep2.txt || fail "offline-repeat, one run: $(cat rep2.txt)"
 
+# scripts/offline-realapps (gpu-realapps' check on a folder's kept text runs): the run file as a
+# folder's PyTorch text run, with its own trace and events as truewatt export writes them: the check's
+# line for it under the build's heading (its lack of NVTX ranges is the check's to say), the text report
+# kept; a build without the program refused
+mkdir -p ra && cp t4.sqlite.xz ra/torch.sqlite.xz && "$BIN" export t4.sqlite --csv ra.csv >/dev/null 2>&1 ||
+    fail "export for offline-realapps"
+gzip -c ra.csv/trace.csv >ra/torch.trace.csv.gz && gzip -c ra.csv/events.csv >ra/torch.events.csv.gz || fail "gzip"
+"$HERE/../../scripts/offline-realapps" --build "$(dirname "$BIN")" raout ra >rao.txt 2>&1 ||
+    fail "offline-realapps: $(cat rao.txt)"
+grep -q "^## ra, build $(dirname "$BIN")\$" raout/check.txt || fail "offline-realapps: no heading: $(cat raout/check.txt)"
+grep -Eq '^torch GPU 0: conservation [-+][0-9.]+ %, .*0 NVTX ranges' raout/check.txt ||
+    fail "offline-realapps: no check line: $(cat raout/check.txt)"
+grep -q '^tiny ' raout/ra.torch.report.txt || fail "offline-realapps: no text report"
+if "$HERE/../../scripts/offline-realapps" --build "$PWD/nothing" raout2 ra >rao2.txt 2>&1; then
+    fail "offline-realapps ran without a build"
+fi
+grep -q "nothing/truewatt: no such program" rao2.txt || fail "offline-realapps, no build: $(cat rao2.txt)"
+
 # a malformed --profile: a clear error before the command runs
 printf '{"schema": "truewatt-sensor-profile", "version": 1, "gpu": \n' >bad.json
 "$BIN" run --profile bad.json -o t5.sqlite -- touch ran >r5.txt 2>err5.txt
