@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# offline.sh BASE_BUILD [BUILD]: BUILD (default build, this tree's) against BASE_BUILD on the kept run
+# offline.sh BASE_BUILD [BUILD [HERE]]: BUILD (default build, this tree's) against BASE_BUILD on the kept run
 # files, no GPU: the PyTorch step's repeat (scripts/offline-repeat) on six pairs, the real programs'
 # check (scripts/offline-realapps) on the text runs of three realapps folders, and the patterns
 # against their solo references on the 18 kept folders (results/h100/linger-known-offline/score-exp.sh).
-# Writes repeat/, realapps/ and folders/ here.
+# Writes repeat/, realapps/ and folders/ into HERE (default this folder; results/h100/samples-offline's
+# script calls this one with its own).
 set -u
 base=$1; build=${2:-build}
 cd "$(git rev-parse --show-toplevel)"
-here=results/h100/copies-offline
+here=${3:-results/h100/copies-offline}
 stamp="date: $(date -u +%FT%TZ); commit: $(git rev-parse --short HEAD); builds: $base (base) $build; the run files recorded on the GPU named in each folder's README.md or meta.txt"
 pairs=()
 for f in results/h100/attrib results/h100/attrib-default-s38/torch results/h100/attrib-default-s37a/torch \
@@ -21,4 +22,4 @@ scripts/offline-realapps --base "$base" --build "$build" "$here/realapps" result
 EXP_BUILD=$build BASE_BUILD=$base bash results/h100/linger-known-offline/score-exp.sh "$tmp/folders" > "$tmp/score.txt" 2>&1
 rm -rf "$here/folders"; mkdir -p "$here/folders"
 for c in "$tmp"/folders/*/compare.txt; do mkdir -p "$here/folders/$(basename "$(dirname "$c")")"; cp "$c" "$here/folders/$(basename "$(dirname "$c")")/"; done
-{ echo "# provenance: command: $here/offline.sh $* (results/h100/linger-known-offline/score-exp.sh: all 18 folders, the H200's 3, the H100's s41 3); $stamp"; cat "$tmp/score.txt"; } > "$here/folders/score.txt"
+{ echo "# provenance: command: results/h100/copies-offline/offline.sh $* (results/h100/linger-known-offline/score-exp.sh: all 18 folders, the H200's 3, the H100's s41 3); $stamp"; cat "$tmp/score.txt"; } > "$here/folders/score.txt"

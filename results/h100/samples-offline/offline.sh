@@ -1,22 +1,8 @@
 #!/usr/bin/env bash
 # offline.sh BASE_BUILD [BUILD]: BUILD (default build, this tree's) against BASE_BUILD on the kept run
-# files, no GPU: the real programs' check (scripts/offline-realapps) on the text runs of three
-# realapps folders, the PyTorch step's repeat (scripts/offline-repeat) on six pairs, and the patterns against their solo references on the 18 kept folders
-# (results/h100/linger-known-offline/score-exp.sh). Writes realapps/, repeat/ and folders/ here.
+# files, no GPU: the same comparisons as results/h100/copies-offline (the PyTorch step's repeat on six
+# pairs, the real programs' check on three realapps folders' text runs, the patterns on the 18 kept
+# folders), written here by that folder's script.
 set -u
-base=$1; build=${2:-build}
 cd "$(git rev-parse --show-toplevel)"
-here=results/h100/samples-offline
-stamp="date: $(date -u +%FT%TZ); commit: $(git rev-parse --short HEAD); builds: $base (base) $build; the run files recorded on the GPU named in each folder's README.md or meta.txt"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-scripts/offline-realapps --base "$base" --build "$build" "$here/realapps" results/h100/realapps-s41b \
-  results/h200/realapps-s42 results/h200/realapps-s43
-pairs=()
-for f in results/h100/attrib results/h100/attrib-default-s38/torch results/h100/attrib-default-s37a/torch \
-         results/h100/attrib-default-s37b/torch results/h200/attrib-s42-torch results/h200/attrib-s43-torch; do
-  pairs+=("$f/raw/torch.run1.sqlite.xz" "$f/raw/torch.run2.sqlite.xz")
-done
-scripts/offline-repeat --base "$base" --build "$build" "$here/repeat" "${pairs[@]}" >/dev/null
-EXP_BUILD=$build BASE_BUILD=$base bash results/h100/linger-known-offline/score-exp.sh "$tmp/folders" > "$tmp/score.txt" 2>&1
-mkdir -p "$here/folders"
-{ echo "# provenance: command: $here/offline.sh $* (results/h100/linger-known-offline/score-exp.sh: all 18 folders, the H200's 3, the H100's s41 3); $stamp"; cat "$tmp/score.txt"; } > "$here/folders/score.txt"
+exec results/h100/copies-offline/offline.sh "$1" "${2:-build}" results/h100/samples-offline
