@@ -18,9 +18,9 @@ static double moment_sum(const double *b, const double *v, size_t n, double s2)
 /* Paule and Mandel's estimator: each term of the sum falls as s grows, so
  * the root is unique and a bisection finds it. It replaced a fixed-point
  * iteration on the likelihood's equation (weights 1 / (s^2 + v_j)^2), which
- * went round a cycle on the H100's realapps PyTorch run
- * (results/h100/realapps-s41b: 52, 332, 108, 359, 0 W, ...) and returned its
- * 50th step; the likelihood itself is so flat where one of 22 own terms
+ * went round a cycle on the own terms of the H100's realapps PyTorch run
+ * (results/h100/realapps-s41b: 45, 310, 0 W, ...; tests/unit/test_prior_scale.c
+ * holds them) and returned its 50th step; the likelihood itself is so flat where one of 22 own terms
  * stands out at 3.3 of its errors that its peak lay at 122 W on the H200's
  * (realapps-s42), where this gives 0. */
 double tw_prior_scale_sd(const double *b, const double *v, size_t n)
