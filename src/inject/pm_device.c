@@ -550,13 +550,30 @@ static void disable(twi_pm_device *d)
     d->obj = NULL;
 }
 
+/* Disabled, the counter data image freed (the next enable makes it again). */
+static void release(twi_pm_device *d)
+{
+    disable(d);
+    free(d->image);
+    free(d->blank);
+    d->image = d->blank = NULL;
+}
+
 void twi_pm_device_pause(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx)
 {
     twi_pm_device_stop(d, fn, ctx);
-    disable(d);
-    free(d->image); /* the next enable makes the counter data image again */
-    free(d->blank);
-    d->image = d->blank = NULL;
+    release(d);
+}
+
+void twi_pm_device_reset(twi_pm_device *d)
+{
+    if (d->started && !d->stopped) {
+        CUpti_PmSampling_Stop_Params sp = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
+        sp.pPmSamplingObject = d->obj;
+        api.cuptiPmSamplingStop(&sp);
+    }
+    d->stopped = true;
+    release(d);
 }
 
 bool twi_pm_device_resume(twi_pm_device *d, const twi_pm_options *o, char *why, size_t cap)

@@ -12,6 +12,7 @@
  *   twi_pm_device_decode       hardware buffer -> image -> each sample's values, image reset
  *   twi_pm_device_stop         decode (0.25 s at most), stop, decode what is left
  *   twi_pm_device_pause        stop, disable (the GPU's extra power ends only there)
+ *   twi_pm_device_reset        after an overflow: stop, disable, nothing decoded
  *   twi_pm_device_resume       enable and start again
  *   twi_pm_device_free         disable, free
  * Each step that fails returns false with CUPTI's message in `why`. No step
@@ -112,6 +113,9 @@ void twi_pm_device_stop(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
  * sampling is enabled, stopped or not; disabled, it does not
  * (results/h100/pm-cycle): sampling in windows pauses this way. */
 void twi_pm_device_pause(twi_pm_device *d, twi_pm_sample_fn fn, void *ctx);
+/* After an overflow: stopped and disabled without decoding (a decode
+ * answers CUPTI_ERROR_OUT_OF_MEMORY until then), like a paused device. */
+void twi_pm_device_reset(twi_pm_device *d);
 /* Enables and starts a paused device again (~150 ms on the H100). */
 bool twi_pm_device_resume(twi_pm_device *d, const twi_pm_options *o, char *why, size_t cap);
 /* Disables sampling and frees what the device holds (any state). */

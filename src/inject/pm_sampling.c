@@ -86,7 +86,7 @@ typedef struct pm_dev {
     char uuid[TWI_UUID_LEN];
     /* how long its enable (with the start) and disable calls took, for the verbose summary: the window's
      * power lies within them, ~420 and ~85 ms on the H200 (enabled) */
-    unsigned enables, disables;
+    unsigned enables, disables, restarts; /* restarts: after an overflow (restart_after_overflow) */
     double enable_s, enable_max_s, disable_s, disable_max_s;
 } pm_dev;
 
@@ -380,7 +380,88 @@ static void on_sample(void *ctx, uint64_t start, uint64_t end, const double *v, 
     emit(c->p, c->index, TWI_PM_SAMPLE, text, start, end);
 }
 
-/* What the device's hardware buffer holds; a failure or an overflow said once. */
+/* Device p's window closed at `t` (its disable call began at t0): the call
+ * timed, its pm_window record from its enable call's start to t. */
+static void window_closed(pm_dev *p, int index, uint64_t t0)
+{
+    uint64_t t = timed(t0, &p->disables, &p->disable_s, &p->disable_max_s);
+    p->paused = true;
+    if (pm.c.window_ns && t > p->from_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, t);
+}
+
+/* Device p's window ended: stopped (what it holds decoded), disabled, its
+ * record written. */
+static void window_done(pm_dev *p, int index)
+{
+    sample_ctx c = {p, index};
+    twi_pm_device_stop(&p->d, on_sample, &c); /* the samples end here, inside the window */
+    uint64_t t = twi_pm_now();
+    twi_pm_device_pause(&p->d, on_sample, &c);
+    window_closed(p, index, t);
+}
+
+/* Device p (its context current) enabled and started again: its next window
+ * begins; false with why. */
+static bool resume_device(pm_dev *p, char *why, size_t cap)
+{
+    uint64_t t = twi_pm_now();
+    bool ok = twi_pm_device_resume(&p->d, &pm.opt, why, cap);
+    enabled(p, t);
+    p->paused = false;
+    return ok;
+}
+
+/* Device p could not be enabled again: its samples so far stay, the rest of the run has none. */
+static void give_up(pm_dev *p, int index, const char *why)
+{
+    if (pm.c.window_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, twi_pm_now());
+    teardown(p);
+    p->state = DEV_OFF;
+    say("PM sampling on CUDA device %d: could not be enabled again: %s; no samples after this", index, why);
+}
+
+/* Sampling in windows: device p disabled at its window's end (what it
+ * holds decoded first), enabled again at the next window's start. */
+static void switch_window(pm_dev *p, int index)
+{
+    uint64_t now = twi_pm_now();
+    bool off = !p->paused && now - p->on_ns >= pm.c.window_ns, on = p->paused && now - p->on_ns >= pm.c.period_ns;
+    if (!off && !on) return;
+    if (!p->ctx || cu.ctx_push(p->ctx) != CUDA_SUCCESS) return; /* tried again at the next look */
+    char why[600] = "";
+    bool ok = true;
+    if (off)
+        window_done(p, index);
+    else
+        ok = resume_device(p, why, sizeof why);
+    CUcontext popped;
+    cu.ctx_pop(&popped);
+    if (!ok) give_up(p, index, why);
+}
+
+/* After an overflow, sampling afresh: once the hardware buffer had filled,
+ * CUPTI's decode answered CUPTI_ERROR_OUT_OF_MEMORY at every call until the
+ * end (the H200's calibration at 1 ms with eleven metrics: 117 decodes in a
+ * row, no sample in the last 28 s of its run, results/h200/activity-calib-s40).
+ * Stopped and disabled without decoding; in windows its window ends there
+ * (the next comes at its time), else it is enabled again at once. */
+static void restart_after_overflow(pm_dev *p, int index)
+{
+    if (!p->ctx || cu.ctx_push(p->ctx) != CUDA_SUCCESS) return; /* tried again at the next overflow */
+    uint64_t t = twi_pm_now();
+    twi_pm_device_reset(&p->d);
+    window_closed(p, index, t);
+    p->restarts++;
+    char why[600] = "";
+    bool ok = pm.c.window_ns || resume_device(p, why, sizeof why);
+    CUcontext popped;
+    cu.ctx_pop(&popped);
+    if (!ok) give_up(p, index, why);
+}
+
+/* What the device's hardware buffer holds; a failure or an overflow said
+ * once. After an overflow that stops decoding, sampling starts afresh
+ * (restart_after_overflow). */
 static void decode_device(pm_dev *p, int index)
 {
     uint64_t errors = p->d.decode_errors, overflows = p->d.overflows;
@@ -390,13 +471,18 @@ static void decode_device(pm_dev *p, int index)
      * halved the thread's decoding and the H100's hardware buffer overflowed at 1 ms with the per-SM
      * pipe metrics: results/h100/activity-calib-s32b) */
     uint64_t until = pm.c.window_ns ? p->on_ns + pm.c.window_ns : UINT64_MAX;
+    int why = 0;
     for (int k = 0; k < MAX_DECODES_AT_ONCE && (k == 0 || twi_pm_now() < until); k++)
-        if (twi_pm_device_decode(&p->d, on_sample, &c) != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
+        if ((why = twi_pm_device_decode(&p->d, on_sample, &c)) !=
+            CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+            break;
     if (!errors && p->d.decode_errors)
         say("PM sampling on CUDA device %d: cuptiPmSamplingDecodeData: %s (CUPTI error %d)", index,
             twi_pm_result_text((CUptiResult)p->d.last_error), p->d.last_error);
     if (!overflows && p->d.overflows)
-        say("PM sampling on CUDA device %d: the hardware buffer overflowed: samples were lost", index);
+        say("PM sampling on CUDA device %d: the hardware buffer overflowed: samples were lost%s", index,
+            pm.c.window_ns ? "; its window ends there" : "; sampling starts afresh");
+    if (why < 0 && p->d.last_error == CUPTI_ERROR_OUT_OF_MEMORY) restart_after_overflow(p, index);
 }
 
 /* Devices whose primary context became active since the last look. */
@@ -413,47 +499,6 @@ static void discover(void)
         if (cu.device_get(&dev, i) != CUDA_SUCCESS || cu.ctx_state(dev, &flags, &active) != CUDA_SUCCESS || !active)
             continue;
         start_device(i);
-    }
-}
-
-/* Device p's window ended: stopped (what it holds decoded), disabled,
- * its pm_window record from its enable call's start to the disable's end. */
-static void window_done(pm_dev *p, int index)
-{
-    sample_ctx c = {p, index};
-    twi_pm_device_stop(&p->d, on_sample, &c); /* the samples end here, inside the window */
-    uint64_t t = twi_pm_now();
-    twi_pm_device_pause(&p->d, on_sample, &c);
-    t = timed(t, &p->disables, &p->disable_s, &p->disable_max_s);
-    if (pm.c.window_ns && t > p->from_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, t);
-}
-
-/* Sampling in windows: device p disabled at its window's end (what it
- * holds decoded first), enabled again at the next window's start. */
-static void switch_window(pm_dev *p, int index)
-{
-    uint64_t now = twi_pm_now();
-    bool off = !p->paused && now - p->on_ns >= pm.c.window_ns, on = p->paused && now - p->on_ns >= pm.c.period_ns;
-    if (!off && !on) return;
-    if (!p->ctx || cu.ctx_push(p->ctx) != CUDA_SUCCESS) return; /* tried again at the next look */
-    char why[600] = "";
-    bool ok = true;
-    if (off) {
-        window_done(p, index);
-        p->paused = true;
-    } else {
-        uint64_t t = twi_pm_now();
-        ok = twi_pm_device_resume(&p->d, &pm.opt, why, sizeof why);
-        enabled(p, t);
-        p->paused = false;
-    }
-    CUcontext popped;
-    cu.ctx_pop(&popped);
-    if (!ok) { /* its samples so far stay; the rest of the run has none */
-        if (pm.c.window_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, twi_pm_now());
-        teardown(p);
-        p->state = DEV_OFF;
-        say("PM sampling on CUDA device %d: enabled again for its next window: %s; no samples after this", index, why);
     }
 }
 
@@ -554,11 +599,14 @@ static void stop_device(pm_dev *p, int index)
         say("PM sampling on CUDA device %d: %" PRIu64 " samples, %" PRIu64 " overflows, %" PRIu64
             " samples not evaluated (%" PRIu64 " with no span, %" PRIu64 " with a value not finite%s%s); %.3f s "
             "decoding, %.3f s evaluating; %u enable calls of %.1f ms mean (most %.1f), %u disable calls of %.1f ms "
-            "mean (most %.1f)",
+            "mean (most %.1f)%s",
             index, p->d.samples, p->d.overflows, p->d.eval_errors, p->d.no_span, p->d.not_finite,
             p->d.unusable[0] ? "; the first: " : "", p->d.unusable, p->d.decode_s, p->d.eval_s, p->enables,
             p->enables ? 1e3 * p->enable_s / p->enables : 0.0, 1e3 * p->enable_max_s, p->disables,
-            p->disables ? 1e3 * p->disable_s / p->disables : 0.0, 1e3 * p->disable_max_s);
+            p->disables ? 1e3 * p->disable_s / p->disables : 0.0, 1e3 * p->disable_max_s,
+            !p->restarts     ? ""
+            : pm.c.window_ns ? "; each overflow ended its window"
+                             : "; sampling started afresh after each overflow");
     teardown(p);
     p->state = DEV_OFF;
 }

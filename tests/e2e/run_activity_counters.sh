@@ -296,6 +296,32 @@ assert ks == set(range(max(ks) + 1)), sorted(set(range(max(ks) + 1)) - ks)[:5]
 PY
 grep -q "samples not evaluated" err && fail "samples lost at 0.1 ms: $(cat err)" || ok "none said to be lost"
 
+# ---- an overflow (the H200's decode answered CUPTI_ERROR_OUT_OF_MEMORY from its overflow to the run's end,
+# no sample after it: FAKE_CUPTI_PM=overflow, the first object from its 300th sample on): sampling starts
+# afresh, the run's end is sampled, the overflow counted once and said
+FAKE_CUPTI_PM=overflow "$BIN" run --json --activity-counters -o ov.sqlite -- "$HOST" - gpu >ov.json 2>err ||
+    fail "run with an overflow: $(cat err)"
+python3 - ov.sqlite ov.json <<'PY' && ok "after an overflow sampling starts afresh: the run's end is sampled" || fail "overflow: $(cat err)"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT start_ns, dur_ns FROM pm_samples WHERE device = 0 ORDER BY start_ns").fetchall()
+meta = dict(db.execute("SELECT key, value FROM meta"))
+# two objects' samples, each back to back: one gap between them (the fake's first object lost its 300th on)
+gaps = [b[0] - (a[0] + a[1]) for a, b in zip(rows, rows[1:]) if b[0] != a[0] + a[1]]
+assert len(gaps) == 1 and gaps[0] > 0, gaps[:5]
+first = [r for r in rows if r[0] < rows[0][0] + 300 * 1000000]
+assert 200 <= len(first) <= 300, len(first)
+# the run's last 0.6 s is sampled (a look every 0.25 s, and the stop's decoding): without the restart the
+# samples ended ~0.3 s after sampling began, a second before the program's exit
+last_end = rows[-1][0] + rows[-1][1]
+assert meta["exit_s"] * 1e9 - last_end < 0.6e9, (meta["exit_s"] * 1e9 - last_end) / 1e9
+a = json.load(open(sys.argv[2]))["devices"][0]["activity_counters"]
+assert a["overflows"] == 1 and a["samples"] == len(rows), a
+PY
+grep -q "PM sampling on CUDA device 0: the hardware buffer overflowed: samples were lost; sampling starts afresh" err &&
+    grep -qE "PM sampling on CUDA device 0: [0-9]+ samples, 1 overflows, .*; sampling started afresh after each overflow" err &&
+    ok "the overflow and the restart said" || fail "overflow not said: $(cat err)"
+
 # ---- the fake refuses (profiling reserved to admins): the run goes on, the reason is reported
 FAKE_CUPTI_PM=refuse "$BIN" run --json --activity-counters 0.5 -o b.sqlite -- "$HOST" - gpu >b.json 2>err ||
     fail "run with PM sampling refused: $(cat err)"

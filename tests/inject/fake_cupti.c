@@ -229,7 +229,11 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
  * CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (profiling reserved to admins).
  * $FAKE_CUPTI_PM=slow: a decode of n samples takes 2 n intervals (the
  * H100's decoding at 20-50 us with the per-SM pipe metrics took 1.4-4 times
- * the sampled time, results/h100/activity-calib): the decoding falls behind. */
+ * the sampled time, results/h100/activity-calib): the decoding falls behind.
+ * $FAKE_CUPTI_PM=overflow: the process's first sampling object overflows
+ * once it holds 300 samples: every decode answers CUPTI_ERROR_OUT_OF_MEMORY
+ * until it is disabled (as the H200's did, results/h200/activity-calib-s40);
+ * the objects after it do not. */
 
 #define FAKE_PM_MAX_METRICS 32
 #define FAKE_PM_MAGIC 0x706d6661u
@@ -242,8 +246,10 @@ struct CUpti_Profiler_Host_Object {
 struct CUpti_PmSampling_Object {
     size_t device;
     uint64_t interval, t0, t_stop, next;
-    int started, stopped, after_full;
+    int started, stopped, after_full, overflowed;
 };
+
+static int fake_pm_objects; /* made so far (FAKE_CUPTI_PM=overflow: the first one overflows) */
 
 typedef struct fake_image {
     uint32_t magic, max, n, stale; /* stale: its first samples with no span (full-stale) */
@@ -348,6 +354,11 @@ CUptiResult cuptiPmSamplingEnable(CUpti_PmSampling_Enable_Params *p)
     p->pPmSamplingObject = calloc(1, sizeof *p->pPmSamplingObject);
     if (!p->pPmSamplingObject) return CUPTI_ERROR_OUT_OF_MEMORY;
     p->pPmSamplingObject->device = p->deviceIndex;
+    const char *mode = getenv("FAKE_CUPTI_PM");
+    pthread_mutex_lock(&lock);
+    p->pPmSamplingObject->overflowed = mode && strcmp(mode, "overflow") == 0 && fake_pm_objects == 0 ? -1 : 0;
+    fake_pm_objects++;
+    pthread_mutex_unlock(&lock);
     return CUPTI_SUCCESS;
 }
 
@@ -409,6 +420,10 @@ CUptiResult cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params *p)
     if (!o->started || im.magic != FAKE_PM_MAGIC) return CUPTI_ERROR_INVALID_OPERATION;
     uint64_t now = o->stopped ? o->t_stop : fake_cupti_now();
     uint64_t done = (now - o->t0) / o->interval, left = done - o->next;
+    if (o->overflowed && (o->overflowed > 0 || done >= 300)) {
+        o->overflowed = 1; /* from here on, until disabled */
+        return CUPTI_ERROR_OUT_OF_MEMORY;
+    }
     uint64_t n = left < im.max ? left : im.max;
     const char *mode = getenv("FAKE_CUPTI_PM");
     im.n = (uint32_t)n;
