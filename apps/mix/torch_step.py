@@ -24,6 +24,16 @@ and other kernels of other kinds, for a power model's calibration (scripts/gpu-a
   softmax    over the last dim of (8, 16, 512, 512) bf16
   sum        the column sums of (8192 x 8192) fp32   copy     128 M bf16 copied
   relu       ReLU over (4096, 4096) bf16
+and more of them, so that the calibration's coefficients rest on more kinds of kernels than the
+step's (their uncertainty falls with the rows; each row is also a test of the model fitted without it):
+  matmul_big (8192 x 8192) @ (8192 x 8192), bf16       matmul_fp16  (4096 x 4096) @ (4096 x 4096), fp16
+  bmm        (256, 512, 128) @ (256, 128, 512), bf16   conv2d  3x3, 64 -> 64 channels, (32, 64, 56, 56) bf16
+  mul        a * 2 over 64 M bf16                       exp     exp over 64 M fp32
+  sigmoid_l2 sigmoid over 2 M bf16 (L2-resident)        sin_l2  sin over 1 M fp32 (L2-resident)
+  mean       the row means of (8192 x 8192) fp32        amax    the row maxima of (8192 x 8192) bf16
+  cumsum     over 16 M fp32                             sort    4 M fp32 sorted
+  cross_entropy  over (8192, 32000) bf16 logits         embedding  65536 rows of a (50000 x 1024) bf16 table
+  fill       128 M bf16 set to 1                        where   where(c, a, b) over 64 M bf16
 Each op prints the lines scripts/gpu/attrib_table.py reads (times on truewatt's timeline,
 $TW_T0_MONO_NS, as apps/mix/mix.cu does):
   mix.window pattern=torch-steady only=OP ... quiet_before_start_s=.. start_s=.. end_s=.. ...
@@ -35,7 +45,9 @@ import sys
 import time
 
 OPS = ("linear", "attention", "layernorm", "gelu", "adamw")
-CALIB_OPS = ("linear_out", "matmul_small", "matmul_fp32", "add", "add_l2", "softmax", "sum", "copy", "relu")
+CALIB_OPS = ("linear_out", "matmul_small", "matmul_fp32", "add", "add_l2", "softmax", "sum", "copy", "relu",
+             "matmul_big", "matmul_fp16", "bmm", "conv2d", "mul", "exp", "sigmoid_l2", "sin_l2", "mean", "amax",
+             "cumsum", "sort", "cross_entropy", "embedding", "fill", "where")
 D, HEADS, FF, LAYERS, BATCH, SEQ = 1024, 16, 4096, 4, 8, 512
 
 
@@ -67,12 +79,17 @@ def timeline():
 
 def calib_ops(torch, F, dev, h):
     """CALIB_OPS: their tensors made only when asked for (a few GB in all)."""
-    bf, f32 = torch.bfloat16, torch.float32
+    bf, f32, f16 = torch.bfloat16, torch.float32, torch.float16
     made = {}
 
     def t(key, *shape, dtype=bf):
         if key not in made:
             made[key] = torch.randn(*shape, device=dev, dtype=dtype)
+        return made[key]
+
+    def ints(key, n, high):
+        if key not in made:
+            made[key] = torch.randint(0, high, (n,), device=dev)
         return made[key]
 
     return {
@@ -85,6 +102,22 @@ def calib_ops(torch, F, dev, h):
         "sum": lambda: t("r", 8192, 8192, dtype=f32).sum(dim=0),
         "copy": lambda: t("cd", 128 << 20).copy_(t("cs", 128 << 20)),
         "relu": lambda: F.relu(h),
+        "matmul_big": lambda: torch.mm(t("b1", 8192, 8192), t("b2", 8192, 8192)),
+        "matmul_fp16": lambda: torch.mm(t("h1", 4096, 4096, dtype=f16), t("h2", 4096, 4096, dtype=f16)),
+        "bmm": lambda: torch.bmm(t("q1", 256, 512, 128), t("q2", 256, 128, 512)),
+        "conv2d": lambda: F.conv2d(t("ci", 32, 64, 56, 56), t("cw", 64, 64, 3, 3), padding=1),
+        "mul": lambda: t("a1", 64 << 20) * 2,
+        "exp": lambda: torch.exp(t("e", 64 << 20, dtype=f32)),
+        "sigmoid_l2": lambda: torch.sigmoid(t("l1", 2 << 20)),
+        "sin_l2": lambda: torch.sin(t("sn", 1 << 20, dtype=f32)),
+        "mean": lambda: t("r", 8192, 8192, dtype=f32).mean(dim=1),
+        "amax": lambda: t("rb", 8192, 8192).amax(dim=1),
+        "cumsum": lambda: torch.cumsum(t("cu", 16 << 20, dtype=f32), dim=0),
+        "sort": lambda: torch.sort(t("so", 4 << 20, dtype=f32)),
+        "cross_entropy": lambda: F.cross_entropy(t("lg", 8192, 32000), ints("tg", 8192, 32000)),
+        "embedding": lambda: F.embedding(ints("ix", 65536, 50000), t("em", 50000, 1024)),
+        "fill": lambda: t("fl", 128 << 20).fill_(1.0),
+        "where": lambda: torch.where(t("a1", 64 << 20) > 0, t("a1", 64 << 20), t("a2", 64 << 20)),
     }
 
 
