@@ -2,7 +2,7 @@
 """The tables of scripts/gpu-attrib (docs/attrib.md): truewatt's per-kernel estimates in the
 apps/mix patterns and the PyTorch step, against references measured with the energy counter.
 
-  attrib_table.py mix   RAW OUT   -> OUT/attrib.csv, conservation.csv, solo.csv, naive.csv
+  attrib_table.py mix   RAW OUT   -> OUT/attrib.csv, conservation.csv, solo.csv, naive.csv, additivity.csv
   attrib_table.py torch RAW OUT   -> OUT/torch_repeat.csv, torch_steady.csv
 
 RAW holds, per run STEM: STEM.report.json (`truewatt run --json`), STEM.stderr.txt (the program's
@@ -195,6 +195,11 @@ def report_estimate(dev, where):
         print(f"attrib_table: {where}: the device has no 'estimate' object", file=sys.stderr)
         return {}
     return e
+
+
+def report_pm_recorded(dev):
+    """Whether the run sampled the activity counters (PM sampling raises the GPU's power while on)."""
+    return bool((dev.get("activity_counters") or {}).get("recorded"))
 
 
 def device_and_prefix(raw, stem):
@@ -393,6 +398,20 @@ def loo_reference(raw, p, name, launches):
             math.hypot(full["unc_j"], without["unc_j"]) / launches)
 
 
+def whole_reference(raw, p, dev, full_ref):
+    """The whole pattern's energy above its quiet level and where it comes from: the reference run of the
+    pattern (ref.P) where there is one, else the full run's own window where it did not sample the
+    activity counters; else (None, why): PM sampling's windows raise the full run's quiet stretches by
+    up to its own power (~30 W on an H100 or H200), which its reference would take for the baseline."""
+    stem = "ref." + p
+    if os.path.exists(os.path.join(raw, stem + ".stderr.txt")):
+        wins, _ = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
+        return window_energy(trace_for(raw, stem, prefix_of(raw, stem)), wins[0], stem)["energy_j"], stem
+    if report_pm_recorded(dev):
+        return None, "full.%s sampled the activity counters (its quiet stretches hold that power): none" % p
+    return full_ref["energy_j"], "full." + p
+
+
 def speed_vs_solo(full_dur, solo_dur):
     """How much faster (per cent) a launch ran in the full pattern than in its solo run. The solo run is the
     truth only where the kernel ran the same: on the H100, with the other kernels left out, the GPU idles
@@ -455,7 +474,7 @@ def cmd_mix(raw, outdir):
     patterns.sort(key=lambda p: (PATTERN_ORDER.index(p) if p in PATTERN_ORDER else 99, p))
     if not patterns:
         die(f"{raw}: no full.PATTERN.stderr.txt")
-    attrib, cons, solo_rows, naive_rows, table = [], [], [], [], []
+    attrib, cons, solo_rows, naive_rows, table, additive = [], [], [], [], [], []
     for p in patterns:
         stem = "full." + p
         wins, ks = mix_lines(os.path.join(raw, stem + ".stderr.txt"))
@@ -523,6 +542,12 @@ def cmd_mix(raw, outdir):
                                pct(ts.get(name, 0) / launches, solo_j) if ts else None,
                                inst.get(name, 0) / launches if inst else None,
                                pct(inst.get(name, 0) / launches, solo_j) if inst else None])
+        # the references' sum against the whole pattern's energy above its quiet level (the same counter
+        # method): a conserving estimate cannot meet every solo reference where they add up to more
+        solo_sum = (sum(r["solo"] * r["launches"] for r in rows.values())
+                    if rows and all(r["solo"] is not None for r in rows.values()) else None)
+        whole, source = whole_reference(raw, p, dev, full_ref)
+        additive.append([p, source, whole, solo_sum, pct(solo_sum, whole)])
         for name, r in rows.items():
             attrib.append([p, name, r["launches"], r["dur"], r["steady"], r["solo"], r["est"], r["sd"],
                            pct(r["est"], r["solo"]), r["solo_dur"], speed_vs_solo(r["dur"], r["solo_dur"]), r["busy"],
@@ -555,6 +580,8 @@ def cmd_mix(raw, outdir):
                "loo_error_pct"], attrib)
     write_csv(os.path.join(outdir, "conservation.csv"),
               ["pattern", "counter_j", "kernels_j", "baseline_j", "error_pct"], cons)
+    write_csv(os.path.join(outdir, "additivity.csv"),
+              ["pattern", "whole_from", "whole_above_baseline_j", "solo_sum_j", "solo_excess_pct"], additive)
     write_csv(os.path.join(outdir, "solo.csv"),
               ["pattern", "name", "launches", "start_s", "end_s", "counter_j", "baseline_before_w", "baseline_after_w",
                "baseline_j", "above_baseline_j", "uncertainty_j", "solo_j", "full_gpu_lag_mean_s", "solo_gpu_lag_mean_s",
@@ -601,6 +628,11 @@ def cmd_mix(raw, outdir):
             print("%-8s %-22s %10s %10s %9s %10s %8s %8s %8s" % (
                 p, name[:22], f6(r["solo"]), f6(r["loo"]), f6(r["loo_unc"]), f6(r["est"]), p1(pct(r["est"], r["solo"])),
                 p1(pct(r["est"], r["loo"])), p1(speed_vs_solo(r["dur"], r["solo_dur"]))))
+    print("\nadditivity: the solo references' sum against the whole pattern's energy above its quiet level,\n"
+          "both from the counter (additivity.csv; where they add up to more, a conserving estimate falls short)")
+    print("%-8s %12s %12s %8s  %s" % ("pattern", "whole_j", "solo_sum_j", "excess_%", "whole from"))
+    for p, src, f, ssum, e in additive:
+        print("%-8s %12s %12s %8s  %s" % (p, f6(f), f6(ssum), p1(e), src))
     print("\nconservation (kernels_j includes copies and memsets)")
     print("%-8s %12s %12s %12s %8s" % ("pattern", "counter_j", "kernels_j", "baseline_j", "err_%"))
     for p, c, k, b, e in cons:

@@ -94,6 +94,8 @@ trace(raw + "/busy.bursts.gemm_2ms.trace.csv", [(s, e, 200.0) for s, e in A] + [
 trace(raw + "/steady.wait_1ms.trace.csv", [(2.0, 3.0, 2.0)], buffer=True)
 trace(raw + "/ref.bursts.trace.csv", [(s, e, 200.0) for s, e in A] + [(s, e, 50.0) for s, e in B])
 trace(raw + "/loo.bursts.gemm_2ms.trace.csv", [(s, e, 50.0) for s, e in B])
+# the steps pattern's solo gemm_2ms drew 10 W more than in the full run (210 W): see "steps" below
+trace(raw + "/solo-steps-gemm.trace.csv", [(s, e, 210.0) for s, e in A])
 EOF
 
 win="quiet_before_start_s=0.5 quiet_before_end_s=2.0 start_s=2.0 end_s=3.0 quiet_after_start_s=3.0 quiet_after_end_s=4.5"
@@ -160,10 +162,13 @@ cat > "$raw/full.bursts.report.json" <<'EOF'
                "fit_start_s": 0, "fit_end_s": 5, "idle_before_w": 100, "idle_after_w": 100}}]}
 EOF
 
-# pattern "steps": the same runs, but the report groups the two names (id 7, 100 J, sd 4): one row
-# gemm_2ms+wait_1ms over 3 launches: solo (2 x 40 + 15) / 3 = 31.667, estimate 100 / 3 = 33.333,
-# error 100 / 95 - 1 = +5.263 %, sd 4 / 3; steady (2 x 39.3 + 0.002) / 3 = 26.2007; the members no estimate
+# pattern "steps": the same runs, but the report groups the two names (id 7, 100 J, sd 4), and the solo
+# gemm_2ms drew 210 W (2 x 0.2 s x 210 W = 84 J, 42 a launch): one row gemm_2ms+wait_1ms over 3 launches:
+# solo (84 + 15) / 3 = 33, estimate 100 / 3 = 33.333, error 100 / 99 - 1 = +1.0101 %, sd 4 / 3; steady
+# (2 x 39.3 + 0.002) / 3 = 26.2007; the members no estimate. Additivity: the solos add up to 99 J, the full
+# run holds 95 J above its quiet level: +4.2105 % (bursts: 80 + 15 = 95 J, 0 %)
 for f in "$raw"/*.bursts*; do cp "$f" "${f/.bursts/.steps}"; done
+mv "$raw/solo-steps-gemm.trace.csv" "$raw/solo.steps.gemm_2ms.trace.csv"
 cat > "$raw/full.steps.report.json" <<'EOF2'
 {"devices": [{"index": 0, "names": [
   {"name": "gemm_2ms", "kind": "kernel", "launches": 2, "time_s": 0.4, "energy_j": null, "energy_sd_j": null,
@@ -239,10 +244,29 @@ check solo.csv bursts,gemm_2ms baseline_before_w 100 1e-6
 # period between changes): 100 W x 0.1 s / sqrt(12) x sqrt(1/12 + 1/12) = 1.1785 J; the baselines agree
 check solo.csv bursts,gemm_2ms uncertainty_j 1.1785 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms launches 3 0
-check attrib.csv steps,gemm_2ms+wait_1ms solo_j 31.6667 1e-3
+check attrib.csv steps,gemm_2ms+wait_1ms solo_j 33 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms estimate_j 33.3333 1e-3
 check attrib.csv steps,gemm_2ms+wait_1ms sd_j 1.33333 1e-4
-check attrib.csv steps,gemm_2ms+wait_1ms error_pct 5.26316 1e-3
+check attrib.csv steps,gemm_2ms+wait_1ms error_pct 1.0101 1e-3
+head -1 "$out/additivity.csv" | grep -qx 'pattern,whole_from,whole_above_baseline_j,solo_sum_j,solo_excess_pct' ||
+  bad "additivity.csv header: $(head -1 "$out/additivity.csv")"
+check additivity.csv bursts,ref.bursts whole_above_baseline_j 95 1e-3
+check additivity.csv bursts,ref.bursts solo_sum_j 95 1e-3
+check additivity.csv bursts,ref.bursts solo_excess_pct 0 1e-3
+check additivity.csv steps,ref.steps whole_above_baseline_j 95 1e-3
+check additivity.csv steps,ref.steps solo_sum_j 99 1e-3
+check additivity.csv steps,ref.steps solo_excess_pct 4.2105 1e-3
+# without a reference run, the full run's own window (no PM sampling: 95 J), and none where the full
+# run sampled the activity counters (its quiet stretches would hold PM sampling's power)
+mkdir -p "$T/raw2" && cp "$raw"/* "$T/raw2/" && rm "$T"/raw2/ref.*
+sed 's/"names": \[/"activity_counters": {"recorded": true}, "names": [/' "$raw/full.steps.report.json" > "$T/raw2/full.steps.report.json"
+python3 "$script" mix "$T/raw2" "$T/out2" > /dev/null 2> "$T/err.txt" || { cat "$T/err.txt"; bad "attrib_table.py mix (raw2) failed"; }
+out_main=$out; out=$T/out2
+check additivity.csv bursts,full.bursts whole_above_baseline_j 95 1e-3
+check additivity.csv bursts,full.bursts solo_excess_pct 0 1e-3
+grep -q '^steps,full.steps sampled the activity counters (its quiet stretches hold that power): none,,99,$' "$out/additivity.csv" ||
+  bad "additivity.csv: the PM-sampled full run's row: $(grep '^steps' "$out/additivity.csv")"
+out=$out_main
 check attrib.csv steps,gemm_2ms+wait_1ms steady_j 26.2007 1e-3
 check attrib.csv steps,gemm_2ms estimate_j "" 0
 check conservation.csv steps error_pct 1 1e-9
