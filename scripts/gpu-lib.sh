@@ -85,17 +85,24 @@ gpu_finish() {
 # The tool returns at most 8 files of 16 MiB and drops a larger one: an archive over 15 MiB is split
 # into results.tar.gz.00, .01, ... (join: cat results.tar.gz.* | tar -xz), with a warning past 8
 # parts. Run files kept with TW_KEEP_RUNS=1 are xz-compressed first (*.sqlite.xz, as results keep
-# them): a PyTorch study's kept runs made a 20 MB archive that came back as nothing.
+# them): a PyTorch study's kept runs made a 20 MB archive that came back as nothing. The device tool
+# gives each call an empty $OUT, so an archive already there is an earlier script's of the same call:
+# it is kept as results.1.tar.gz (the next free number; its parts alike), not overwritten (two
+# scripts in one call once came back as the second's alone).
 gpu_pack() {
   [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
-  local part=$((15 * 1024 * 1024)) a p prev=
+  local part=$((15 * 1024 * 1024)) a p prev= n=1 f
+  if compgen -G "$OUT/results.tar.gz*" >/dev/null; then
+    while compgen -G "$OUT/results.$n.tar.gz*" >/dev/null; do n=$((n + 1)); done
+    for f in "$OUT"/results.tar.gz*; do mv "$f" "$OUT/results.$n.tar.gz${f#"$OUT"/results.tar.gz}"; done
+    log "the archive already in \$OUT (an earlier script's) kept as results.$n.tar.gz*"
+  fi
   if [ "${TW_KEEP_RUNS:-0}" = 1 ]; then
     for a in "$@"; do # the folders packed (not -C's)
       if [ "$prev" != -C ] && [ -d "$a" ]; then find "$a" -name '*.sqlite' -type f -exec xz -f -T0 -6 {} \;; fi
       prev=$a
     done
   fi
-  rm -f "$OUT"/results.tar.gz "$OUT"/results.tar.gz.[0-9]*
   tar -czf "$OUT/results.tar.gz" "$@" || return
   if [ "$(stat -c %s "$OUT/results.tar.gz")" -gt "$part" ]; then
     split -b "$part" -d "$OUT/results.tar.gz" "$OUT/results.tar.gz." && rm "$OUT/results.tar.gz"

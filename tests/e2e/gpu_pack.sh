@@ -3,7 +3,8 @@
 # a larger file comes back as nothing). A folder of 20 MiB that does not compress (random bytes) and
 # a kept run file: the archive comes in parts of at most 15 MiB that join into the folder again, byte
 # for byte, the run file xz-compressed (as results keep run files); without TW_KEEP_RUNS the run file
-# stays as it is; a small folder is one results.tar.gz; nothing is packed without $OUT.
+# stays as it is; a small folder is one results.tar.gz; a second pack into the same $OUT keeps the
+# first as results.1.tar.gz; nothing is packed without $OUT.
 # usage: gpu_pack.sh   (temp files under $TW_TMPDIR, else $TMPDIR or /tmp)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +36,14 @@ rm -rf d out back && mkdir -p d out && cp run.copy d/run.sqlite
 OUT=$T/out gpu_pack d 2>log2.txt
 [ -e out/results.tar.gz ] && [ "$(ls out | wc -l)" = 1 ] || bad "a small folder is not one results.tar.gz: $(ls out)"
 tar -tzf out/results.tar.gz | grep -qx 'd/run.sqlite' || bad "the run file was changed without TW_KEEP_RUNS"
+# a second pack in the same $OUT (two scripts in one device call): the first archive kept, renamed
+mkdir -p d2 && echo second >d2/f.txt
+OUT=$T/out gpu_pack d2 2>log3.txt
+[ -e out/results.1.tar.gz ] && [ -e out/results.tar.gz ] || bad "the earlier archive was not kept: $(ls out)"
+tar -tzf out/results.1.tar.gz | grep -qx 'd/run.sqlite' && tar -tzf out/results.tar.gz | grep -qx 'd2/f.txt' ||
+  bad "the archives do not hold the first and the second folder"
+grep -q "kept as results.1.tar.gz" log3.txt || bad "the renaming was not said: $(cat log3.txt)"
+OUT=$T/out gpu_pack d 2>/dev/null && [ -e out/results.2.tar.gz ] || bad "a third pack did not keep the second: $(ls out)"
 rm -f out/* && (unset OUT; gpu_pack d) && [ -z "$(ls out)" ] || bad "packed without \$OUT"
 [ $fail = 0 ] && echo "gpu_pack: PASS"
 exit $fail
