@@ -1397,8 +1397,9 @@ typedef struct tw_recording_options {
     double activity_counters_ms; /* the program records activity counters this often (TW_PM_INTERVAL_MS); 0: none */
 } tw_recording_options;
 
-/* The syntax of `truewatt run --activity-windows`' ON,EVERY (TW_PM_WINDOWS: PM
- * sampling enabled ON s of every EVERY s, 0.1 <= ON < EVERY <= 3600), as the
+/* The syntax of `truewatt run --activity-windows`' ON,EVERY[,busy] (TW_PM_WINDOWS:
+ * PM sampling enabled ON s of every EVERY s, 0.1 <= ON < EVERY <= 3600; busy: a
+ * window falls due only once the GPU has run something since the last), as the
  * injection library reads it: TW_EINVAL saying why for anything else. */
 TW_API tw_status tw_activity_windows_check(const char *spec);
 

@@ -421,8 +421,11 @@ tw_status tw_devices_choose(const char *backend, const char *list, const char *c
 tw_status tw_activity_windows_check(const char *spec)
 {
     uint64_t on_ns, every_ns;
-    if (!twi_pm_parse_windows(spec, &on_ns, &every_ns))
-        return tw_fail(TW_EINVAL, "'%s': ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (e.g. 1,10)",
+    bool busy;
+    if (!twi_pm_parse_windows(spec, &on_ns, &every_ns, &busy))
+        return tw_fail(TW_EINVAL,
+                       "'%s': ON,EVERY in seconds, 0.1 <= ON < EVERY <= 3600 (e.g. 1,10), or ON,EVERY,busy for "
+                       "windows only where the GPU works",
                        spec ? spec : "(null)");
     return TW_OK;
 }

@@ -65,7 +65,7 @@ typedef struct run_args {
     const char *run, *perfetto, *backend, *devices, *profile;
     double fast_s, slow_s, merge_wait_s;
     double pm_ms;           /* --activity-counters: PM sampling's interval (ms); 0 = none */
-    const char *pm_windows; /* --activity-windows ON,EVERY (s): sampling in windows */
+    const char *pm_windows; /* --activity-windows ON,EVERY[,busy] (s): sampling in windows */
     bool no_pm;             /* --no-activity-counters */
     bool json, no_inject;
     char **cmd;
@@ -202,12 +202,13 @@ static int parse_args(int argc, char **argv, run_args *a)
          .max = 1000},
         {.name = "activity-windows",
          .type = CLI_OPT_STRING,
-         .arg = "ON,EVERY",
+         .arg = "ON,EVERY[,busy]",
          .help = "record the activity counters every 0.2 ms (or --activity-counters' MS)\n"
                  "in windows of ON s of every EVERY s (default 1,5: they split the sensor's\n"
                  "energy between kernels finer than its readings); the GPU's extra power\n"
-                 "while they are on is measured and kept out of the kernels' energy\n"
-                 "(docs/usage.md)",
+                 "while they are on is measured and kept out of the kernels' energy;\n"
+                 "busy: a window falls due only once the GPU has run something since the\n"
+                 "last, so that short stretches of GPU work are sampled (docs/usage.md)",
          .out = &a->pm_windows},
         {.name = "no-activity-counters",
          .type = CLI_OPT_FLAG,
@@ -229,7 +230,8 @@ static int parse_args(int argc, char **argv, run_args *a)
             "[--device LIST] [-o RUN] [--perfetto FILE] [--csv FILE] [--json]\n"
             "                    [--no-inject] [--fast-period S] [--slow-period S] [--backend nvml]\n"
             "                    [--profile FILE] [--merge-wait S] [--group PATTERN]... [--group-range NAME]...\n"
-            "                    [--activity-counters[=MS]] [--activity-windows ON,EVERY] [--no-activity-counters]\n"
+            "                    [--activity-counters[=MS]] [--activity-windows ON,EVERY[,busy]]\n"
+            "                    [--no-activity-counters]\n"
             "                    -- CMD [ARGS...]",
         .about = "Runs CMD while sampling the GPU's power sensor, times its kernels, memcpys, memsets and NVTX\n"
                  "ranges with the CUPTI injection library, and reports the energy of each kernel name.\n"

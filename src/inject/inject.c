@@ -51,7 +51,8 @@
  *                        (0.01..1000) on each GPU the program uses, as pm_* lines
  *                        of the events file (pm_sampling.h; truewatt run
  *                        --activity-counters sets it); unset: none
- *   TW_PM_WINDOWS        "ON,EVERY": that sampling enabled ON s of every EVERY s only
+ *   TW_PM_WINDOWS        "ON,EVERY[,busy]": that sampling enabled ON s of every EVERY s only (busy: a
+ *                        window falls due only once the GPU has run something since the last)
  *   TW_PM_METRICS        "a,b,...": the metrics asked for instead of the
  *                        default list (twi_pm_wanted), for studies of the features
  */
@@ -242,6 +243,7 @@ static void reader_begin(void *ctx)
 static void reader_record(void *ctx, const twi_record *r)
 {
     (void)ctx;
+    if (r->kind == TWI_KERNEL || r->kind == TWI_MEMCPY || r->kind == TWI_MEMSET) twi_pm_saw_activity(r->device);
     if (g.fd >= 0) add(r);
 }
 
@@ -921,9 +923,9 @@ static void start_pm_sampling(const twi_cupti_client *cl)
         fprintf(stderr, PREFIX "TW_PM_INTERVAL_MS='%s' is not 0.01..1000 (ms): no activity counters\n", iv);
         return;
     }
-    if (win && *win && !twi_pm_parse_windows(win, &pc.window_ns, &pc.period_ns)) {
+    if (win && *win && !twi_pm_parse_windows(win, &pc.window_ns, &pc.period_ns, &pc.busy_windows)) {
         fprintf(stderr,
-                PREFIX "TW_PM_WINDOWS='%s' is not ON,EVERY (s, 0.1 <= ON < EVERY <= 3600): no activity "
+                PREFIX "TW_PM_WINDOWS='%s' is not ON,EVERY[,busy] (s, 0.1 <= ON < EVERY <= 3600): no activity "
                        "counters\n",
                 win);
         return;

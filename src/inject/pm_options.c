@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool twi_pm_parse_interval(const char *s, uint64_t *ns)
 {
@@ -17,7 +18,7 @@ bool twi_pm_parse_interval(const char *s, uint64_t *ns)
     return true;
 }
 
-bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns)
+bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns, bool *busy)
 {
     if (!s || !*s) return false;
     char *end;
@@ -25,6 +26,8 @@ bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_n
     double on = strtod(s, &end);
     if (errno || *end != ',') return false;
     double every = strtod(end + 1, &end);
+    *busy = strncmp(end, ",busy", 5) == 0;
+    if (*busy) end += 5;
     while (*end == ' ')
         end++;
     if (errno || *end || !(on >= 0.1) || !(every > on) || !(every <= 3600)) return false;

@@ -16,7 +16,9 @@
  * into *ns. False for anything else. */
 bool twi_pm_parse_interval(const char *s, uint64_t *ns);
 /* Parses TW_PM_WINDOWS ("ON,EVERY" in seconds, e.g. "1,10": ON of every
- * EVERY, 0.1 <= ON < EVERY <= 3600) into ns. False for anything else. */
-bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns);
+ * EVERY, 0.1 <= ON < EVERY <= 3600; "ON,EVERY,busy": a window falls due
+ * only once the GPU has run something since the last one) into ns and
+ * *busy. False for anything else. */
+bool twi_pm_parse_windows(const char *s, uint64_t *window_ns, uint64_t *period_ns, bool *busy);
 
 #endif

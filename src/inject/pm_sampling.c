@@ -87,6 +87,7 @@ typedef struct pm_dev {
     /* how long its enable (with the start) and disable calls took, for the verbose summary: the window's
      * power lies within them, ~420 and ~85 ms on the H200 (enabled) */
     unsigned enables, disables, restarts; /* restarts: after an overflow (restart_after_overflow) */
+    uint64_t seen_at_close;               /* its activity count (seen[]) when its last window closed */
     double enable_s, enable_max_s, disable_s, disable_max_s;
 } pm_dev;
 
@@ -106,6 +107,14 @@ static struct {
     bool stop;
     pthread_mutex_t work; /* one decoder at a time: the thread, or twi_pm_stop after it */
 } pm = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_MUTEX_INITIALIZER};
+
+/* Each device's activity records so far (twi_pm_saw_activity), for windows only where the GPU works. */
+static _Atomic uint64_t seen[MAX_DEVICES];
+
+void twi_pm_saw_activity(int device)
+{
+    if (device >= 0 && device < MAX_DEVICES) atomic_fetch_add_explicit(&seen[device], 1, memory_order_relaxed);
+}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -386,6 +395,7 @@ static void window_closed(pm_dev *p, int index, uint64_t t0)
 {
     uint64_t t = timed(t0, &p->disables, &p->disable_s, &p->disable_max_s);
     p->paused = true;
+    p->seen_at_close = atomic_load_explicit(&seen[index], memory_order_relaxed);
     if (pm.c.window_ns && t > p->from_ns) emit(p, index, TWI_PM_WINDOW, "on", p->from_ns, t);
 }
 
@@ -420,12 +430,21 @@ static void give_up(pm_dev *p, int index, const char *why)
     say("PM sampling on CUDA device %d: could not be enabled again: %s; no samples after this", index, why);
 }
 
+/* Whether device p's next window may begin: its period has passed and,
+ * with busy windows, the device has run something since its last one closed
+ * (else it waits, and its period counts from the window it then begins). */
+static bool window_due(const pm_dev *p, int index, uint64_t now)
+{
+    if (!p->paused || now - p->on_ns < pm.c.period_ns) return false;
+    return !pm.c.busy_windows || atomic_load_explicit(&seen[index], memory_order_relaxed) != p->seen_at_close;
+}
+
 /* Sampling in windows: device p disabled at its window's end (what it
  * holds decoded first), enabled again at the next window's start. */
 static void switch_window(pm_dev *p, int index)
 {
     uint64_t now = twi_pm_now();
-    bool off = !p->paused && now - p->on_ns >= pm.c.window_ns, on = p->paused && now - p->on_ns >= pm.c.period_ns;
+    bool off = !p->paused && now - p->on_ns >= pm.c.window_ns, on = window_due(p, index, now);
     if (!off && !on) return;
     if (!p->ctx || cu.ctx_push(p->ctx) != CUDA_SUCCESS) return; /* tried again at the next look */
     char why[600] = "";

@@ -54,6 +54,11 @@ typedef struct twi_pm_config {
      * between (0: enabled throughout). The GPU draws more while it is
      * enabled (results/h100/pm-cycle); each window becomes a pm_window record */
     uint64_t window_ns, period_ns;
+    /* windows only where the GPU works: a window falls due once period_ns has
+     * passed and the device has run a kernel, copy or memset since the last
+     * one closed (twi_pm_saw_activity), so that a program's short stretches
+     * of GPU work are sampled wherever they fall ("ON,EVERY,busy") */
+    bool busy_windows;
     /* the metrics to ask for, comma-separated, most important first (NULL or
      * "": twi_pm_wanted); TW_PM_METRICS, for studies of the features
      * (scripts/gpu-activity-calib): the per-SM pipe metrics cost ~30 % of a
@@ -73,6 +78,9 @@ bool twi_pm_start(const twi_pm_config *c, void *cupti);
 void twi_pm_stop(void);
 /* In a forked child: the thread and the devices are the parent's. */
 void twi_pm_after_fork(void);
+/* CUDA device `device` ran a kernel, copy or memset (its activity record
+ * arrived): any thread, lock-free. */
+void twi_pm_saw_activity(int device);
 
 /* The metrics asked for, most important first (the chip may refuse some;
  * one pass is kept): the cheap ones to decode (pm_sampling.c says why). */

@@ -207,6 +207,27 @@ iv = [d for (d,) in db.execute("SELECT dur_ns FROM pm_samples")]
 assert len(iv) > 200 and sorted(iv)[len(iv) // 2] == 500000, (len(iv), sorted(iv)[len(iv) // 2] if iv else None)
 PY
 
+# ---- windows only where the GPU works (--activity-windows ON,EVERY,busy): a program that idles 3 s after
+# its CUDA set-up, then runs ticks for 1.5 s. Windows of 0.3 s every 1 s: after the first (at the set-up) the
+# next falls due during the idle stretch and waits for the ticks (their records arrive within ~0.1 s, a look
+# every 0.25 s); without busy, two windows would begin in the idle stretch
+"$BIN" run --json --activity-counters 0.5 --activity-windows 0.3,1,busy -o wb.sqlite -- "$HOST" - burst 3 1.5 \
+    >wb.json 2>err || fail "run --activity-windows 0.3,1,busy: $(cat err)"
+python3 - wb.sqlite <<'PY' && ok "busy windows: none in the idle stretch, one on the GPU's work" || fail "busy windows: $(cat err)"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+w = db.execute("SELECT start_ns, end_ns FROM pm_windows ORDER BY start_ns").fetchall()
+k = db.execute("SELECT min(start_ns), max(start_ns + duration_ns) FROM activities").fetchone()
+assert k[0] is not None and k[1] - k[0] > 1.2e9, k
+assert len(w) >= 2 and w[0][0] < k[0] - 2e9, ("the first window at the set-up, before the idle stretch", w, k)
+idle = [x for x in w[1:] if x[0] < k[0] - 0.05e9]
+assert not idle, ("a window began while the GPU idled", idle, k)
+assert w[1][0] - k[0] < 0.6e9, ("the window waiting for the work began late", w[1], k)
+assert any(a < k[1] and b > k[0] for a, b in w[1:]), ("no window on the GPU's work", w, k)
+PY
+"$BIN" run --activity-windows 1,5,bsy -o x.sqlite -- true >out 2>err
+[ $? = 2 ] && grep -q "ON,EVERY,busy" err && ok "a bad busy spelling refused" || fail "bad busy: $(cat err)"
+
 # ---- windows where decoding is slower than sampling (FAKE_CUPTI_PM=slow: twice the sampled time, as
 # the H100's at 20-50 us with the per-SM pipe metrics): sampling still stops at each window's end (the
 # window, enabled, lasts until what was sampled is decoded: CUPTI decodes only while enabled)

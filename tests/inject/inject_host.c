@@ -17,6 +17,8 @@
  *               for SECONDS, each given to the fake CUPTI as it ends (a program
  *               that runs until it is killed: tests/e2e/run_kill.sh); its pid
  *               in PIDFILE first
+ *        burst IDLE SECONDS: the device record, IDLE s with no kernel, then the
+ *               ticks of stream for SECONDS (a program's short stretch of GPU work)
  * In exit and kill modes, the device record of CUDA device 0 (UUID
  * $INJECT_HOST_UUID, default 11223344-5566-7788-99aa-bbccddeeff00) comes after
  * the kernels, in the same buffer, as it may from CUPTI; CUDA devices 1 and 2 have
@@ -93,6 +95,24 @@ static void device_record(uint32_t id, const char *hex)
     push(&d, sizeof d);
 }
 
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* A kernel "tick" of 10 ms every 20 ms for `seconds`, each given to the fake CUPTI as it ends. */
+static void ticks(double seconds)
+{
+    for (uint32_t i = 0; i < (uint32_t)(seconds * 50); i++) {
+        pause_ms(10);
+        uint64_t end = now();
+        kernel("tick", end - 10 * MS, end, 100 + i);
+        pause_ms(10);
+    }
+}
+
 static const char *uuid_hex(void)
 {
     const char *u = getenv("INJECT_HOST_UUID");
@@ -110,17 +130,11 @@ static int count_lines(const char *path)
     return n;
 }
 
-static void pause_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 5 || (argc > 3 && strcmp(argv[2], "stream") != 0)) {
-        fprintf(stderr, "usage: inject_host LIBTRUEWATT_INJECT.so bare|exit|kill|gpu|stream SECONDS [PIDFILE]\n");
+    if (argc < 3 || argc > 5 || (argc > 3 && strcmp(argv[2], "stream") != 0 && strcmp(argv[2], "burst") != 0)) {
+        fprintf(stderr, "usage: inject_host LIBTRUEWATT_INJECT.so bare|exit|kill|gpu|stream SECONDS [PIDFILE]|burst "
+                        "IDLE SECONDS\n");
         return 2;
     }
     const char *mode = argv[2];
@@ -181,6 +195,13 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (strcmp(mode, "burst") == 0) {
+        device_record(0, uuid_hex());
+        pause_ms((long)((argc > 3 ? atof(argv[3]) : 1.0) * 1000));
+        double seconds = argc > 4 ? atof(argv[4]) : 1.0;
+        ticks(seconds);
+        return 0;
+    }
     if (strcmp(mode, "stream") == 0) {
         if (argc > 4) {
             FILE *f = fopen(argv[4], "w");
@@ -188,12 +209,7 @@ int main(int argc, char **argv)
         }
         device_record(0, uuid_hex());
         double seconds = argc > 3 ? atof(argv[3]) : 1.0;
-        for (uint32_t i = 0; i < (uint32_t)(seconds * 50); i++) {
-            pause_ms(10);
-            uint64_t end = now();
-            kernel("tick", end - 10 * MS, end, 100 + i);
-            pause_ms(10);
-        }
+        ticks(seconds);
         return 0;
     }
     unsigned want = 1u << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL | 1u << CUPTI_ACTIVITY_KIND_MEMCPY |

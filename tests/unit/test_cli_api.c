@@ -162,11 +162,13 @@ static void test_listings(void **state)
     assert_int_equal(d[0].index, 0);
     assert_int_equal(tw_devices_check("0,cuda:1,GPU-abc"), TW_OK);
     assert_int_equal(tw_devices_check("zero"), TW_EINVAL);
-    /* --activity-windows ON,EVERY: 0.1 <= ON < EVERY <= 3600 s */
+    /* --activity-windows ON,EVERY[,busy]: 0.1 <= ON < EVERY <= 3600 s */
     assert_int_equal(tw_activity_windows_check("1,10"), TW_OK);
     assert_int_equal(tw_activity_windows_check("0.1,0.2"), TW_OK);
     assert_int_equal(tw_activity_windows_check("1,3600"), TW_OK);
-    const char *bad[] = {"2,1", "1,1", "0.05,1", "1,3601", "1", "1,", ",10", "1;10", "1,10x", "", NULL};
+    assert_int_equal(tw_activity_windows_check("1,5,busy"), TW_OK);
+    const char *bad[] = {"2,1",   "1,1",     "0.05,1",    "1,3601",     "1",        "1,",        ",10", "1;10",
+                         "1,10x", "1,5,bus", "1,5,busyx", "1,5,busy,1", "2,1,busy", "1,5,,busy", "",    NULL};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         assert_int_equal(tw_activity_windows_check(bad[i]), TW_EINVAL);
         assert_non_null(strstr(tw_last_error(), "ON,EVERY in seconds"));
