@@ -460,7 +460,7 @@ static void switch_window(pm_dev *p, int index)
 
 /* After an overflow, sampling afresh: once the hardware buffer had filled,
  * CUPTI's decode answered CUPTI_ERROR_OUT_OF_MEMORY at every call until the
- * end (the H200's calibration at 1 ms with eleven metrics: 117 decodes in a
+ * end (the H200's calibration at 1 ms with seven metrics: 117 decodes in a
  * row, no sample in the last 28 s of its run, results/h200/activity-calib-s40).
  * Stopped and disabled without decoding; in windows its window ends there
  * (the next comes at its time), else it is enabled again at once. */
