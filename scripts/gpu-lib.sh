@@ -4,6 +4,15 @@
 # device tool, in parts of 15 MiB when larger: gpu_pack). Never changes the card's settings.
 log() { echo "== $*" >&2; }
 
+# meta_gpu DIR: "gpu: NAME; driver: VERSION" from DIR/meta.txt's "gpu: NAME, DRIVER, BUS" line (gpu_meta's),
+# as result files name them (scripts/stamp-results, scripts/offline-attrib's tables)
+meta_gpu() {
+  local g rest
+  g=$(sed -n 's/^gpu: //p' "$1/meta.txt" 2>/dev/null | head -1)
+  rest=${g#*, }
+  echo "gpu: ${g%%,*}; driver: ${rest%%,*}"
+}
+
 # gpu_build: builds build-gpu/truewatt (no tests); sets $tw and $start.
 gpu_build() {
   start=$(date +%s)
